@@ -1,0 +1,65 @@
+"""Builder: the one object that emits equations, for tracing and for every pass.
+
+``b.bind(prim, *atoms, **params)`` runs the primitive's shape rule, creates the output
+Vars and appends the equation. ``b.sin(x)``, ``b.add(x, y)`` ... are shorthands for
+``b.bind(registry["sin"], x)``, so rules read like the math they implement.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .ir import Atom, Eqn, Func, Lit, TensorType, Var
+from .primitives.core import Primitive, registry
+
+__all__ = ["Builder", "lit"]
+
+
+def lit(value: Any, dtype: np.dtype) -> Lit:
+    """A scalar literal of the given dtype."""
+    dtype = np.dtype(dtype)
+    return Lit(np.asarray(value, dtype).item(), TensorType((), dtype))
+
+
+class Builder:
+    __slots__ = ("name", "inputs", "eqns", "source")
+
+    def __init__(self, name: str = "f"):
+        self.name = name
+        self.inputs: list[Var] = []
+        self.eqns: list[Eqn] = []
+        self.source: str | None = None     # user source line stamped on new equations
+
+    def input(self, type: TensorType) -> Var:
+        v = Var(type)
+        self.inputs.append(v)
+        return v
+
+    def bind(self, prim: Primitive, *inputs: Atom, **params: Any) -> Any:
+        """Emit ``prim(*inputs)``; return its output Var (a tuple if multiple results)."""
+        out_types = prim.abstract_eval(*(a.type for a in inputs), **params)
+        outputs = tuple(Var(t) for t in out_types)
+        self.eqns.append(Eqn(prim, inputs, params, outputs, self.source))
+        return outputs if prim.multiple_results else outputs[0]
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            prim = registry[name]
+        except KeyError:
+            raise AttributeError(f"Builder has no attribute or primitive {name!r}") from None
+        return lambda *inputs, **params: self.bind(prim, *inputs, **params)
+
+    def inline(self, func: Func, args: Sequence[Atom]) -> list[Atom]:
+        """Emit ``func``'s equations with its inputs replaced by ``args``."""
+        env: dict[Var, Atom] = dict(zip(func.inputs, args, strict=True))
+        for eqn in func.eqns:
+            ins = tuple(a if isinstance(a, Lit) else env[a] for a in eqn.inputs)
+            outs = tuple(Var(v.type) for v in eqn.outputs)
+            env.update(zip(eqn.outputs, outs, strict=True))
+            self.eqns.append(Eqn(eqn.prim, ins, eqn.params, outs, eqn.source))
+        return [a if isinstance(a, Lit) else env[a] for a in func.outputs]
+
+    def build(self, outputs: Sequence[Atom]) -> Func:
+        return Func(self.name, tuple(self.inputs), tuple(self.eqns), tuple(outputs))

@@ -1,0 +1,1 @@
+"""Compiler passes: each is a pure function Func -> Func."""

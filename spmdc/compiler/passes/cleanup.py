@@ -1,0 +1,61 @@
+"""Dead-code elimination and common-subexpression elimination."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir import Atom, Eqn, Func, Lit, Var
+
+__all__ = ["dce", "cse", "cleanup"]
+
+
+def dce(func: Func) -> Func:
+    """Drop equations none of whose outputs reach the function's outputs."""
+    live: set[Var] = {a for a in func.outputs if isinstance(a, Var)}
+    kept: list[Eqn] = []
+    for eqn in reversed(func.eqns):
+        if any(v in live for v in eqn.outputs):
+            kept.append(eqn)
+            live.update(a for a in eqn.inputs if isinstance(a, Var))
+    if len(kept) == len(func.eqns):
+        return func
+    return Func(func.name, func.inputs, tuple(reversed(kept)), func.outputs)
+
+
+def _key(a: Atom) -> Any:
+    return ("lit", repr(a.value), a.type) if isinstance(a, Lit) else a
+
+
+def _hashable_params(params: dict[str, Any]) -> Any:
+    try:
+        key = tuple(params.items())
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+def cse(func: Func) -> Func:
+    """Reuse the result of an earlier equation with the same primitive, operands, params."""
+    seen: dict[Any, tuple[Var, ...]] = {}
+    rename: dict[Var, Var] = {}
+    eqns: list[Eqn] = []
+
+    def sub(a: Atom) -> Atom:
+        return rename.get(a, a) if isinstance(a, Var) else a
+
+    for eqn in func.eqns:
+        inputs = tuple(sub(a) for a in eqn.inputs)
+        params_key = _hashable_params(eqn.params)
+        key = None if params_key is None else (eqn.prim, tuple(map(_key, inputs)), params_key)
+        if key is not None and key in seen:
+            rename.update(zip(eqn.outputs, seen[key], strict=True))
+            continue
+        if key is not None:
+            seen[key] = eqn.outputs
+        eqns.append(eqn if inputs == eqn.inputs else
+                    Eqn(eqn.prim, inputs, eqn.params, eqn.outputs, eqn.source))
+    return Func(func.name, func.inputs, tuple(eqns), tuple(sub(a) for a in func.outputs))
+
+
+def cleanup(func: Func) -> Func:
+    return dce(cse(func))

@@ -1,0 +1,149 @@
+"""Lowering of a Func to a StableHLO module, with the MLIR Python bindings in jaxlib.
+
+``lower_rules[prim](ctx, eqn, *operands) -> value | [values]`` turns one equation into
+StableHLO ops at the current insertion point; ``operands`` are MLIR values (literals are
+already materialised as constants). ``lower(func, ...)`` builds the public ``@main`` and
+verifies the module. MLIR context set-up lives in ``mlir_context()`` alone.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+from jaxlib.mlir.dialects import func as func_dialect
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from .ir import Func, Lit, TensorType, Var, dtype_name
+
+__all__ = ["lower_rules", "LoweringContext", "lower", "mlir_context", "mlir_type",
+           "elementwise_lowering", "LoweringError"]
+
+
+class LoweringError(RuntimeError):
+    """A Func that cannot be lowered (a missing rule or a module that fails verification)."""
+
+
+LowerRule = Callable[..., Any]
+"""``rule(ctx: LoweringContext, eqn: Eqn, *operands: ir.Value) -> ir.Value | list[ir.Value]``"""
+
+lower_rules: dict[Any, LowerRule] = {}
+
+
+@functools.cache
+def mlir_context() -> ir.Context:
+    """The one MLIR context spmdc builds modules in, with StableHLO and func registered."""
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    ctx = ir.Context()
+    ctx.append_dialect_registry(registry)
+    ctx.load_all_available_dialects()
+    hlo.register_dialect(ctx)
+    return ctx
+
+
+def _element_type(dtype: np.dtype) -> ir.Type:
+    name = dtype_name(dtype)
+    if name == "bool":
+        return ir.IntegerType.get_signless(1)
+    if name[0] == "i":
+        return ir.IntegerType.get_signless(int(name[1:]))
+    if name[0] == "u":
+        return ir.IntegerType.get_unsigned(int(name[1:]))
+    return {"bf16": ir.BF16Type, "f16": ir.F16Type, "f32": ir.F32Type,
+            "f64": ir.F64Type}[name].get() if name[0] in "bf" else \
+        ir.ComplexType.get({"c64": ir.F32Type, "c128": ir.F64Type}[name].get())
+
+
+def mlir_type(t: TensorType) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(list(t.shape), _element_type(t.dtype))
+
+
+class LoweringContext:
+    """What lowering rules may ask for besides their operands."""
+
+    def __init__(self, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
+                 mesh_axes: Sequence[str] = ()):
+        self.num_replicas = num_replicas
+        self.axis_env = dict(axis_env or {})   # axis name -> size, outermost first
+        self.mesh_axes = tuple(mesh_axes)      # device mesh axis names, major to minor
+        self._channel = 0
+
+    def next_channel(self) -> int:
+        self._channel += 1
+        return self._channel
+
+    # helpers for rules
+    mlir_type = staticmethod(mlir_type)
+
+    def constant(self, value: Any, t: TensorType) -> ir.Value:
+        """A constant of type ``t`` filled with the scalar ``value``."""
+        element = _element_type(t.dtype)
+        if t.dtype == np.bool_:
+            attr = ir.IntegerAttr.get(element, int(bool(value)))
+        elif t.dtype.kind in "iu":
+            attr = ir.IntegerAttr.get(element, int(value))
+        elif t.dtype.kind == "c":
+            arr = np.full(t.shape, value, t.dtype)
+            return hlo.ConstantOp(ir.DenseElementsAttr.get(arr, type=mlir_type(t))).result
+        else:
+            attr = ir.FloatAttr.get(element, float(value))
+        return hlo.ConstantOp(ir.DenseElementsAttr.get_splat(mlir_type(t), attr)).result
+
+    def broadcast(self, value: ir.Value, src: TensorType, dst: TensorType,
+                  dims: Sequence[int] | None = None) -> ir.Value:
+        """broadcast_in_dim of ``value`` (type ``src``) to ``dst``; rank-0 needs no dims."""
+        if src.shape == dst.shape:
+            return value
+        dims = list(range(dst.ndim - src.ndim, dst.ndim)) if dims is None else list(dims)
+        return hlo.BroadcastInDimOp(mlir_type(dst), value,
+                                    ir.DenseI64ArrayAttr.get(dims)).result
+
+
+def elementwise_lowering(op_class: Any) -> LowerRule:
+    """Lowering for an elementwise op whose rank-0 operands broadcast to the output."""
+    def rule(ctx: LoweringContext, eqn: Any, *operands: ir.Value) -> ir.Value:
+        out = eqn.outputs[0].type
+        args = [ctx.broadcast(x, TensorType(a.type.shape, a.type.dtype),
+                              TensorType(out.shape, a.type.dtype))
+                for x, a in zip(operands, eqn.inputs, strict=True)]
+        return op_class(*args).result
+    return rule
+
+
+def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
+          mesh_axes: Sequence[str] = ()) -> ir.Module:
+    """Lower ``func`` to a verified StableHLO module whose entry point is ``@main``."""
+    ctx = LoweringContext(num_replicas, axis_env, mesh_axes)
+    with mlir_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        i32 = ir.IntegerType.get_signless(32)
+        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
+        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, 1)
+        ftype = ir.FunctionType.get([mlir_type(t) for t in func.in_types],
+                                    [mlir_type(t) for t in func.out_types])
+        with ir.InsertionPoint(module.body):
+            main = func_dialect.FuncOp("main", ftype)
+            main.attributes["sym_visibility"] = ir.StringAttr.get("public")
+            block = main.add_entry_block()
+        with ir.InsertionPoint(block):
+            env: dict[Var, ir.Value] = dict(zip(func.inputs, block.arguments, strict=True))
+
+            def read(a: Any) -> ir.Value:
+                return ctx.constant(a.value, a.type) if isinstance(a, Lit) else env[a]
+
+            for eqn in func.eqns:
+                rule = lower_rules.get(eqn.prim)
+                if rule is None:
+                    raise LoweringError(f"no lowering rule for primitive {eqn.prim.name!r}")
+                outs = rule(ctx, eqn, *(read(a) for a in eqn.inputs))
+                if isinstance(outs, ir.Value):
+                    outs = [outs]
+                env.update(zip(eqn.outputs, outs, strict=True))
+            func_dialect.ReturnOp([read(a) for a in func.outputs])
+        if not module.operation.verify():
+            raise LoweringError("the StableHLO module spmdc built does not verify")
+    return module

@@ -1,0 +1,1 @@
+"""Devices and execution: PJRT client, spmdc.Array, compiled executables."""
