@@ -2,5 +2,13 @@
 
 Importing it registers every primitive family (and with them their rules)."""
 from . import builder, ir  # noqa: F401
-from .primitives import elementwise, reductions, structural  # noqa: F401  (registration)
+from .primitives import (  # noqa: F401  (registration)
+    collectives,  # noqa: F401  (registration)
+    cumulative,  # noqa: F401  (registration)
+    dynamic_slicing,  # noqa: F401  (registration)
+    elementwise,
+    indexing,  # noqa: F401  (registration)
+    reductions,
+    structural,
+)
 from .primitives.core import registry  # noqa: F401

@@ -178,7 +178,8 @@ def print_func(func: Func, indent: str = "") -> str:
         try:
             return names[a]
         except KeyError:
-            raise IRError(f"{func.name}: a Var of type {a.type} is used but never defined") from None
+            raise IRError(f"{func.name}: a Var of type {a.type} is used but never "
+                          "defined") from None
 
     args = ", ".join(define(v) for v in func.inputs)
     lines = []

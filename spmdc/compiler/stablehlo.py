@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+from jaxlib.mlir.dialects import chlo
 from jaxlib.mlir.dialects import func as func_dialect
 from jaxlib.mlir.dialects import stablehlo as hlo
 
@@ -42,6 +43,7 @@ def mlir_context() -> ir.Context:
     ctx.append_dialect_registry(registry)
     ctx.load_all_available_dialects()
     hlo.register_dialect(ctx)
+    chlo.register_dialect(ctx)     # erf, lgamma, ...: PJRT legalises chlo ops
     return ctx
 
 

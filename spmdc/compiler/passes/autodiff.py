@@ -1,7 +1,7 @@
 """Reverse-mode autodiff as a pass over the IR.
 
 ``vjp_func(func, wrt)`` returns a Func with inputs ``func.inputs + (one cotangent per
-output)`` and outputs ``func.outputs + (one gradient per input marked in wrt)``. A forward
+seeded output)`` and outputs ``func.outputs + (one gradient per input marked in wrt)``. A forward
 sweep copies the equations (their values are the residuals); a backward sweep walks them
 in reverse, applying each primitive's VJP rule and accumulating cotangents with ``add``.
 ``None`` stands for a symbolic zero. Rules may recompute forward values (``b.cos(x)``);
@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
-
-import numpy as np
 
 from ..builder import Builder, lit
 from ..ir import Atom, Func, Lit, TensorType, Var
@@ -48,10 +46,13 @@ def unbroadcast(b: Builder, ct: Atom, t: TensorType) -> Atom:
     return b.reduce_sum(ct, axes=tuple(range(ct.type.ndim)))
 
 
-def vjp_func(func: Func, wrt: Sequence[bool]) -> Func:
+def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = None) -> Func:
+    """``seeded[k]``: output k gets a cotangent input (default: every output)."""
     b = Builder(func.name)
     env: dict[Var, Atom] = {v: b.input(v.type) for v in func.inputs}
-    out_cts = [b.input(a.type) for a in func.outputs]
+    seeded = [True] * len(func.outputs) if seeded is None else list(seeded)
+    out_cts = [b.input(a.type) if s else None
+               for a, s in zip(func.outputs, seeded, strict=True)]
 
     def read(a: Atom) -> Atom:
         return a if isinstance(a, Lit) else env[a]
@@ -74,7 +75,7 @@ def vjp_func(func: Func, wrt: Sequence[bool]) -> Func:
         cts[v] = b.add(cts[v], ct) if v in cts else ct
 
     for a, ct in zip(func.outputs, out_cts, strict=True):
-        if isinstance(a, Var) and a in active:
+        if ct is not None and isinstance(a, Var) and a in active:
             accumulate(a, ct)
     for eqn in reversed(func.eqns):
         ct_outs = [cts.pop(v, None) for v in eqn.outputs]

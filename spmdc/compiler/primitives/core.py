@@ -108,9 +108,10 @@ def elementwise_binary(name: str, impl: Impl, kinds: str = NUMBER) -> Primitive:
     return declare(name, rule, impl)
 
 
-def comparison(name: str, impl: Impl) -> Primitive:
+def comparison(name: str, impl: Impl, kinds: str = ANY) -> Primitive:
     """``z = x <op> y`` elementwise, giving bool."""
     def rule(x: TensorType, y: TensorType) -> TensorType:
         same_dtype(name, x, y)
+        _check_kind(name, x, kinds)
         return TensorType(same_shape_or_scalar(name, x, y), np.dtype(np.bool_))
     return declare(name, rule, impl)

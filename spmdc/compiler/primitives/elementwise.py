@@ -1,10 +1,44 @@
-"""Elementwise primitives: unary and binary math, comparisons, logic, select, convert.
+"""Elementwise primitives: unary and binary math, stop_gradient, convert. Comparisons,
+bitwise logic, shifts, select and clamp are in logic.py, imported at the end.
 
-Elementwise operands share one shape, except that rank-0 operands broadcast.
+Elementwise operands share one shape, except that rank-0 operands broadcast. Every
+primitive here batches with ``elementwise_batch_rule``.
+
+NumPy references for special functions (erf, lgamma, ...) come from ``scipy.special``,
+which jaxlib requires; it is imported on first use, not when the compiler is imported.
+Ops that StableHLO lacks (asin, acos, atan, sinh, cosh, asinh, acosh, atanh, erf,
+erf_inv, lgamma, digamma, polygamma, nextafter) lower to ``chlo`` ops, which PJRT
+legalises when it compiles the module (``mlir_context`` registers the dialect).
+
+Note [integer division]
+~~~~~~~~~~~~~~~~~~~~~~~
+``div`` on integers truncates toward zero and ``rem`` has the sign of the dividend, like
+C. Division by zero and ``INT_MIN / -1`` are defined the way XLA defines them (checked on
+PJRT CPU): ``x / 0`` has all bits set (-1, or the maximum of an unsigned type), ``x % 0 ==
+x``, ``INT_MIN / -1 == INT_MIN`` and ``INT_MIN % -1 == 0``. The references follow.
+
+Note [float to integer conversion]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+``convert`` from float to an integer type truncates toward zero and saturates, as XLA
+does (checked on PJRT CPU): values beyond the type's range give its min or max, NaN gives
+0 (NumPy's ``astype`` wraps or is undefined there; the reference follows XLA). Converting
+to bool is ``x != 0`` (NaN -> True) and bool converts as 0/1, as in NumPy.
+
+Note [gradients at kinks]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+``max``/``min`` split the cotangent half/half between equal operands (as JAX does).
+``clamp(lo, x, hi) = min(max(x, lo), hi)`` gives ties to ``x``: ``x`` gets the cotangent
+where ``lo <= x <= hi``, ``lo`` where ``x < lo <= hi``, ``hi`` where ``hi < max(x, lo)``.
+``abs`` uses ``sign(x)`` (0 at 0). ``sign``, ``floor``, ``ceil`` and ``round`` are
+piecewise constant: their VJP rules return zero (``None``), like JAX, rather than being
+listed as nondifferentiable, so ``grad`` through them is well defined.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from jaxlib.mlir.dialects import chlo
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from ..builder import lit
@@ -12,38 +46,267 @@ from ..ir import TensorType
 from ..passes.autodiff import nondifferentiable, unbroadcast, vjp_rules
 from ..passes.vmap import batch_rules
 from ..stablehlo import elementwise_lowering, lower_rules
-from .core import (ShapeError, declare, elementwise_binary, elementwise_unary,
-                   same_shape_or_scalar)
+from .core import (
+    ShapeError,
+    _check_kind,
+    declare,
+    elementwise_binary,
+    elementwise_unary,
+)
 from .rules import elementwise_batch_rule
 
-# --- unary math ----------------------------------------------------------------------------
+REAL = "f"            # real floats (bfloat16 included, see core._check_kind)
+SIGNED = "if"         # what abs and sign accept
+ORDERED = "biuf"      # what max and min accept
+
+
+def _const(x, value):
+    """A rank-0 literal of ``x``'s dtype."""
+    return lit(value, x.type.dtype)
+
+
+def _chain(deriv):
+    """VJP of ``y = f(x)`` from ``deriv(b, x) = f'(x)``: ``ct * f'(x)``."""
+    return lambda b, ct, x: [b.mul(ct, deriv(b, x))]
+
+
+def _partials(dx, dy):
+    """VJP of ``z = f(x, y)`` from ``dx(b, x, y)``, ``dy(b, x, y)`` (None: no gradient)."""
+    def rule(b, ct, x, y):
+        return [None if d is None else unbroadcast(b, b.mul(ct, d(b, x, y)), a.type)
+                for d, a in ((dx, x), (dy, y))]
+    return rule
+
+
+def _zero_vjp(b, ct, *inputs, **params):
+    return [None] * len(inputs)
+
+
+def _special(name):
+    """A scipy.special function as a reference (bfloat16/float16 computed in float32)."""
+    def impl(*args):
+        import scipy.special
+        args = [a if a.dtype in (np.float32, np.float64) else a.astype(np.float32)
+                for a in map(np.asarray, args)]
+        return getattr(scipy.special, name)(*args)
+    return impl
+
+
+# --- unary float math ------------------------------------------------------------------------
 
 neg_p = elementwise_unary("neg", np.negative, "iufc")
 vjp_rules[neg_p] = lambda b, ct, x: [b.neg(ct)]
 lower_rules[neg_p] = elementwise_lowering(hlo.NegOp)
 
 sin_p = elementwise_unary("sin", np.sin)
-vjp_rules[sin_p] = lambda b, ct, x: [b.mul(ct, b.cos(x))]             # d sin = cos
+vjp_rules[sin_p] = _chain(lambda b, x: b.cos(x))                        # d sin = cos
 lower_rules[sin_p] = elementwise_lowering(hlo.SineOp)
 
 cos_p = elementwise_unary("cos", np.cos)
-vjp_rules[cos_p] = lambda b, ct, x: [b.neg(b.mul(ct, b.sin(x)))]      # d cos = -sin
+vjp_rules[cos_p] = _chain(lambda b, x: b.neg(b.sin(x)))                 # d cos = -sin
 lower_rules[cos_p] = elementwise_lowering(hlo.CosineOp)
 
+tan_p = elementwise_unary("tan", np.tan)
+vjp_rules[tan_p] = _chain(lambda b, x: b.add(_const(x, 1), b.mul(b.tan(x), b.tan(x))))
+lower_rules[tan_p] = elementwise_lowering(hlo.TanOp)                    # 1 + tan^2
+
+asin_p = elementwise_unary("asin", np.arcsin)
+vjp_rules[asin_p] = _chain(lambda b, x: b.rsqrt(b.sub(_const(x, 1), b.mul(x, x))))
+lower_rules[asin_p] = elementwise_lowering(chlo.AsinOp)                 # 1/sqrt(1-x^2)
+
+acos_p = elementwise_unary("acos", np.arccos)
+vjp_rules[acos_p] = _chain(lambda b, x: b.neg(b.rsqrt(b.sub(_const(x, 1), b.mul(x, x)))))
+lower_rules[acos_p] = elementwise_lowering(chlo.AcosOp)                 # -1/sqrt(1-x^2)
+
+atan_p = elementwise_unary("atan", np.arctan)
+vjp_rules[atan_p] = lambda b, ct, x: [b.div(ct, b.add(_const(x, 1), b.mul(x, x)))]
+lower_rules[atan_p] = elementwise_lowering(chlo.AtanOp)                 # 1/(1+x^2)
+
+sinh_p = elementwise_unary("sinh", np.sinh)
+vjp_rules[sinh_p] = _chain(lambda b, x: b.cosh(x))
+lower_rules[sinh_p] = elementwise_lowering(chlo.SinhOp)
+
+cosh_p = elementwise_unary("cosh", np.cosh)
+vjp_rules[cosh_p] = _chain(lambda b, x: b.sinh(x))
+lower_rules[cosh_p] = elementwise_lowering(chlo.CoshOp)
+
 tanh_p = elementwise_unary("tanh", np.tanh)
-vjp_rules[tanh_p] = lambda b, ct, x: [                                 # 1 - tanh^2
-    b.mul(ct, b.sub(lit(1, x.type.dtype), b.mul(b.tanh(x), b.tanh(x))))]
-lower_rules[tanh_p] = elementwise_lowering(hlo.TanhOp)
+vjp_rules[tanh_p] = _chain(lambda b, x: b.sub(_const(x, 1), b.mul(b.tanh(x), b.tanh(x))))
+lower_rules[tanh_p] = elementwise_lowering(hlo.TanhOp)                  # 1 - tanh^2
+
+asinh_p = elementwise_unary("asinh", np.arcsinh)
+vjp_rules[asinh_p] = _chain(lambda b, x: b.rsqrt(b.add(b.mul(x, x), _const(x, 1))))
+lower_rules[asinh_p] = elementwise_lowering(chlo.AsinhOp)               # 1/sqrt(x^2+1)
+
+acosh_p = elementwise_unary("acosh", np.arccosh)                        # 1/sqrt((x-1)(x+1))
+vjp_rules[acosh_p] = _chain(lambda b, x: b.rsqrt(b.mul(b.sub(x, _const(x, 1)),
+                                                      b.add(x, _const(x, 1)))))
+lower_rules[acosh_p] = elementwise_lowering(chlo.AcoshOp)
+
+atanh_p = elementwise_unary("atanh", np.arctanh)
+vjp_rules[atanh_p] = lambda b, ct, x: [b.div(ct, b.sub(_const(x, 1), b.mul(x, x)))]
+lower_rules[atanh_p] = elementwise_lowering(chlo.AtanhOp)               # 1/(1-x^2)
 
 exp_p = elementwise_unary("exp", np.exp)
-vjp_rules[exp_p] = lambda b, ct, x: [b.mul(ct, b.exp(x))]
+vjp_rules[exp_p] = _chain(lambda b, x: b.exp(x))
 lower_rules[exp_p] = elementwise_lowering(hlo.ExpOp)
+
+exp2_p = elementwise_unary("exp2", np.exp2)
+vjp_rules[exp2_p] = _chain(lambda b, x: b.mul(b.exp2(x), _const(x, math.log(2))))
+lower_rules[exp2_p] = lambda ctx, eqn, x: hlo.ExpOp(hlo.MulOp(              # e^(x ln 2)
+    x, ctx.constant(math.log(2), eqn.inputs[0].type)).result).result
 
 log_p = elementwise_unary("log", np.log)
 vjp_rules[log_p] = lambda b, ct, x: [b.div(ct, x)]
 lower_rules[log_p] = elementwise_lowering(hlo.LogOp)
 
-# --- binary math ---------------------------------------------------------------------------
+log1p_p = elementwise_unary("log1p", np.log1p)
+vjp_rules[log1p_p] = lambda b, ct, x: [b.div(ct, b.add(x, _const(x, 1)))]
+lower_rules[log1p_p] = elementwise_lowering(hlo.Log1pOp)
+
+expm1_p = elementwise_unary("expm1", np.expm1)
+vjp_rules[expm1_p] = _chain(lambda b, x: b.add(b.expm1(x), _const(x, 1)))
+lower_rules[expm1_p] = elementwise_lowering(hlo.Expm1Op)
+
+sqrt_p = elementwise_unary("sqrt", np.sqrt)
+vjp_rules[sqrt_p] = lambda b, ct, x: [b.div(b.mul(ct, _const(x, 0.5)), b.sqrt(x))]
+lower_rules[sqrt_p] = elementwise_lowering(hlo.SqrtOp)                  # 1/(2 sqrt x)
+
+rsqrt_p = elementwise_unary("rsqrt", lambda x: 1 / np.sqrt(x))
+vjp_rules[rsqrt_p] = _chain(lambda b, x: b.div(b.mul(b.rsqrt(x), _const(x, -0.5)), x))
+lower_rules[rsqrt_p] = elementwise_lowering(hlo.RsqrtOp)                # -x^(-3/2)/2
+
+cbrt_p = elementwise_unary("cbrt", np.cbrt, REAL)
+vjp_rules[cbrt_p] = lambda b, ct, x: [b.div(ct, b.mul(_const(x, 3),     # 1/(3 cbrt(x)^2)
+                                                      b.mul(b.cbrt(x), b.cbrt(x))))]
+lower_rules[cbrt_p] = elementwise_lowering(hlo.CbrtOp)
+
+logistic_p = elementwise_unary("logistic", _special("expit"), REAL)
+vjp_rules[logistic_p] = _chain(lambda b, x: b.mul(b.logistic(x),        # s (1 - s)
+                                                  b.sub(_const(x, 1), b.logistic(x))))
+lower_rules[logistic_p] = elementwise_lowering(hlo.LogisticOp)
+
+erf_p = elementwise_unary("erf", _special("erf"), REAL)
+vjp_rules[erf_p] = _chain(lambda b, x: b.mul(_const(x, 2 / math.sqrt(math.pi)),
+                                             b.exp(b.neg(b.mul(x, x)))))
+lower_rules[erf_p] = elementwise_lowering(chlo.ErfOp)                   # 2/sqrt(pi) e^-x^2
+
+erf_inv_p = elementwise_unary("erf_inv", _special("erfinv"), REAL)
+vjp_rules[erf_inv_p] = _chain(lambda b, x: b.mul(_const(x, math.sqrt(math.pi) / 2),
+                                                 b.exp(b.mul(b.erf_inv(x), b.erf_inv(x)))))
+lower_rules[erf_inv_p] = elementwise_lowering(chlo.ErfInvOp)
+
+lgamma_p = elementwise_unary("lgamma", _special("gammaln"), REAL)
+vjp_rules[lgamma_p] = _chain(lambda b, x: b.digamma(x))
+lower_rules[lgamma_p] = elementwise_lowering(chlo.LgammaOp)
+
+digamma_p = elementwise_unary("digamma", _special("psi"), REAL)
+vjp_rules[digamma_p] = _chain(lambda b, x: b.polygamma(_const(x, 1), x))
+lower_rules[digamma_p] = elementwise_lowering(chlo.DigammaOp)
+
+
+def _polygamma_impl(n: np.ndarray, x: np.ndarray) -> np.ndarray:
+    # Defined for integral n >= 0 only (NaN elsewhere, as chlo.polygamma gives).
+    ok = (n >= 0) & (n == np.floor(n))
+    with np.errstate(invalid="ignore"):
+        return np.where(ok, _special("polygamma")(np.where(ok, n, 0), x), np.nan)
+
+
+# polygamma(n, x) = d^(n+1)/dx^(n+1) lgamma(x): digamma's derivative. n holds integers;
+# it gets no gradient.
+polygamma_p = elementwise_binary("polygamma", _polygamma_impl, REAL)
+vjp_rules[polygamma_p] = _partials(None, lambda b, n, x: b.polygamma(b.add(n, _const(n, 1)), x))
+lower_rules[polygamma_p] = elementwise_lowering(chlo.PolygammaOp)
+
+# --- unary numeric ---------------------------------------------------------------------------
+
+abs_p = elementwise_unary("abs", np.abs, SIGNED)
+vjp_rules[abs_p] = _chain(lambda b, x: b.sign(x))          # See Note [gradients at kinks]
+lower_rules[abs_p] = elementwise_lowering(hlo.AbsOp)
+
+sign_p = elementwise_unary("sign", np.sign, SIGNED)
+vjp_rules[sign_p] = _zero_vjp
+lower_rules[sign_p] = elementwise_lowering(hlo.SignOp)
+
+floor_p = elementwise_unary("floor", np.floor, REAL)
+vjp_rules[floor_p] = _zero_vjp
+lower_rules[floor_p] = elementwise_lowering(hlo.FloorOp)
+
+ceil_p = elementwise_unary("ceil", np.ceil, REAL)
+vjp_rules[ceil_p] = _zero_vjp
+lower_rules[ceil_p] = elementwise_lowering(hlo.CeilOp)
+
+
+def _round_rule(x: TensorType, *, rounding_method: int) -> TensorType:
+    _check_kind("round", x, REAL)
+    if rounding_method not in (0, 1):
+        raise ShapeError(f"round: rounding_method must be 0 (half away from zero) or 1 "
+                         f"(half to even), got {rounding_method!r}")
+    return x
+
+
+def _round_impl(x: np.ndarray, *, rounding_method: int) -> np.ndarray:
+    if rounding_method == 1:
+        return np.rint(x)
+    whole = np.trunc(x)                         # x - trunc(x) is exact, unlike x + 0.5
+    return whole + np.where(np.abs(x - whole) >= 0.5, np.sign(x), 0).astype(x.dtype)
+
+
+round_p = declare("round", _round_rule, _round_impl)
+vjp_rules[round_p] = _zero_vjp
+lower_rules[round_p] = lambda ctx, eqn, x: (
+    hlo.RoundNearestEvenOp if eqn.params["rounding_method"] == 1 else hlo.RoundOp)(x).result
+
+
+def _is_finite_rule(x: TensorType) -> TensorType:
+    _check_kind("is_finite", x, REAL)
+    return TensorType(x.shape, np.dtype(np.bool_))
+
+
+is_finite_p = declare("is_finite", _is_finite_rule, np.isfinite)
+nondifferentiable[is_finite_p] = "its output is bool"
+lower_rules[is_finite_p] = elementwise_lowering(hlo.IsFiniteOp)
+
+def _integer_pow_rule(x: TensorType, *, y: int) -> TensorType:
+    _check_kind("integer_pow", x, "iufc")
+    if not isinstance(y, int) or isinstance(y, bool):
+        raise ShapeError(f"integer_pow: exponent y must be an int, got {y!r}")
+    if y < 0 and x.dtype.kind in "iu":
+        raise ShapeError(f"integer_pow: negative exponent y={y} needs a float operand, got {x}")
+    return x
+
+
+def _integer_pow_impl(x: np.ndarray, *, y: int) -> np.ndarray:
+    return np.power(x, x.dtype.type(y)) if y >= 0 else np.power(x, y)
+
+
+def _integer_pow_lowering(ctx, eqn, x):
+    y, t = eqn.params["y"], eqn.outputs[0].type
+    power, square, n = None, x, abs(y)          # square-and-multiply over the bits of |y|
+    while n:
+        if n & 1:
+            power = square if power is None else hlo.MulOp(power, square).result
+        n >>= 1
+        if n:
+            square = hlo.MulOp(square, square).result
+    if power is None:                           # y == 0: ones
+        return ctx.constant(1, t)
+    return hlo.DivOp(ctx.constant(1, t), power).result if y < 0 else power
+
+
+def _integer_pow_vjp(b, ct, x, *, y):
+    if y == 0:
+        return [None]
+    if y == 1:
+        return [ct]
+    return [b.mul(ct, b.mul(_const(x, y), b.integer_pow(x, y=y - 1)))]  # y x^(y-1)
+
+
+integer_pow_p = declare("integer_pow", _integer_pow_rule, _integer_pow_impl)
+vjp_rules[integer_pow_p] = _integer_pow_vjp
+lower_rules[integer_pow_p] = _integer_pow_lowering
+
+# --- binary math -----------------------------------------------------------------------------
 
 add_p = elementwise_binary("add", np.add)
 vjp_rules[add_p] = lambda b, ct, x, y: [unbroadcast(b, ct, x.type), unbroadcast(b, ct, y.type)]
@@ -55,34 +318,122 @@ vjp_rules[sub_p] = lambda b, ct, x, y: [unbroadcast(b, ct, x.type),
 lower_rules[sub_p] = elementwise_lowering(hlo.SubtractOp)
 
 mul_p = elementwise_binary("mul", np.multiply)
-vjp_rules[mul_p] = lambda b, ct, x, y: [unbroadcast(b, b.mul(ct, y), x.type),
-                                        unbroadcast(b, b.mul(ct, x), y.type)]
+vjp_rules[mul_p] = _partials(lambda b, x, y: y, lambda b, x, y: x)
 lower_rules[mul_p] = elementwise_lowering(hlo.MulOp)
 
+
+def _safe_divisor(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # 1 where y == 0 (patched afterwards) or where INT_MIN / -1 would overflow: x / 1 and
+    # x % 1 then give XLA's INT_MIN and 0. See Note [integer division].
+    bad = y == 0
+    if x.dtype.kind == "i":
+        bad |= (x == np.iinfo(x.dtype).min) & (y == -1)
+    return np.where(bad, np.ones_like(y), y)
+
+
 def _div_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if np.asarray(x).dtype.kind in "iu":     # integer division truncates toward zero, like C
-        return (np.sign(x) * np.sign(y) * (np.abs(x) // np.maximum(np.abs(y), 1))).astype(x.dtype)
-    return np.divide(x, y)
+    if x.dtype.kind not in "iu":
+        return np.divide(x, y)
+    x, y = np.broadcast_arrays(x, y)
+    d = _safe_divisor(x, y)
+    q = x // d                                   # floors; step back up toward zero
+    if x.dtype.kind == "i":
+        q = q + ((x % d != 0) & ((x < 0) != (d < 0))).astype(x.dtype)
+    return np.where(y == 0, ~np.zeros_like(x), q)
+
 
 div_p = elementwise_binary("div", _div_impl)
-vjp_rules[div_p] = lambda b, ct, x, y: [                              # d(x/y) = dx/y - x dy/y^2
-    unbroadcast(b, b.div(ct, y), x.type),
-    unbroadcast(b, b.neg(b.mul(ct, b.div(b.div(x, y), y))), y.type)]
+vjp_rules[div_p] = _partials(lambda b, x, y: b.div(_const(y, 1), y),    # 1/y, -x/y^2
+                             lambda b, x, y: b.neg(b.div(b.div(x, y), y)))
 lower_rules[div_p] = elementwise_lowering(hlo.DivOp)
+
+
+def _rem_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if x.dtype.kind not in "iu":
+        return np.fmod(x, y)
+    x, y = np.broadcast_arrays(x, y)
+    return np.where(y == 0, x, np.fmod(x, _safe_divisor(x, y)))
+
+
+def _trunc(b, q):
+    return b.mul(b.sign(q), b.floor(b.abs(q)))
+
+
+rem_p = elementwise_binary("rem", _rem_impl, "iuf")                     # x - y trunc(x/y)
+vjp_rules[rem_p] = _partials(lambda b, x, y: _const(x, 1),
+                             lambda b, x, y: b.neg(_trunc(b, b.div(x, y))))
+lower_rules[rem_p] = elementwise_lowering(hlo.RemOp)
+
+pow_p = elementwise_binary("pow", np.power, "fc")
+vjp_rules[pow_p] = _partials(                    # y x^(y-1) (0 where y == 0), x^y log x
+    lambda b, x, y: b.select(b.eq(y, _const(y, 0)), _const(y, 0),
+                             b.mul(y, b.pow(x, b.sub(y, _const(y, 1))))),
+    lambda b, x, y: b.mul(b.pow(x, y), b.log(b.select(b.eq(x, _const(x, 0)), _const(x, 1), x))))
+lower_rules[pow_p] = elementwise_lowering(hlo.PowOp)
+
+
+def _share(b, x, y, z):
+    # x's share of the cotangent of z = max/min(x, y): 1, 1/2 on ties, else 0.
+    half, one, zero = _const(x, 0.5), _const(x, 1), _const(x, 0)
+    return b.select(b.eq(x, z), b.select(b.eq(y, z), half, one), zero)
+
+
+max_p = elementwise_binary("max", np.maximum, ORDERED)     # See Note [gradients at kinks]
+vjp_rules[max_p] = _partials(lambda b, x, y: _share(b, x, y, b.max(x, y)),
+                             lambda b, x, y: _share(b, y, x, b.max(x, y)))
+lower_rules[max_p] = elementwise_lowering(hlo.MaxOp)
+
+min_p = elementwise_binary("min", np.minimum, ORDERED)
+vjp_rules[min_p] = _partials(lambda b, x, y: _share(b, x, y, b.min(x, y)),
+                             lambda b, x, y: _share(b, y, x, b.min(x, y)))
+lower_rules[min_p] = elementwise_lowering(hlo.MinOp)
+
+atan2_p = elementwise_binary("atan2", np.arctan2, REAL)                 # atan(x / y)
+vjp_rules[atan2_p] = _partials(lambda b, x, y: b.div(y, b.add(b.mul(x, x), b.mul(y, y))),
+                               lambda b, x, y: b.div(b.neg(x), b.add(b.mul(x, x), b.mul(y, y))))
+lower_rules[atan2_p] = elementwise_lowering(hlo.Atan2Op)
+
+nextafter_p = elementwise_binary("nextafter", np.nextafter, REAL)       # ~ x: slope 1 in x
+vjp_rules[nextafter_p] = lambda b, ct, x, y: [unbroadcast(b, ct, x.type), None]
+lower_rules[nextafter_p] = elementwise_lowering(chlo.NextAfterOp)
+
+# --- stop_gradient ---------------------------------------------------------------------------
+
+stop_gradient_p = declare("stop_gradient", lambda x: x, lambda x: np.array(x))
+vjp_rules[stop_gradient_p] = lambda b, ct, x: [None]
+lower_rules[stop_gradient_p] = lambda ctx, eqn, x: x
 
 # --- type conversion -------------------------------------------------------------------------
 
 def _convert_rule(x: TensorType, *, new_dtype: np.dtype) -> TensorType:
     return TensorType(x.shape, np.dtype(new_dtype))
 
-convert_p = declare("convert", _convert_rule, lambda x, *, new_dtype: np.asarray(x).astype(new_dtype))
+
+def _convert_impl(x: np.ndarray, *, new_dtype: np.dtype) -> np.ndarray:
+    # See Note [float to integer conversion].
+    new_dtype = np.dtype(new_dtype)
+    if not (_is_real_float(x.dtype) and new_dtype.kind in "iu"):
+        return x.astype(new_dtype)
+    info = np.iinfo(new_dtype)
+    high, low = x >= info.max, x <= info.min         # the bounds round to x's precision
+    inside = np.where(high | low | np.isnan(x), 0, x).astype(new_dtype)
+    return np.where(high, info.max, np.where(low, info.min, inside)).astype(new_dtype)
+
+
+def _is_real_float(dtype: np.dtype) -> bool:
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
+convert_p = declare("convert", _convert_rule, _convert_impl)
 vjp_rules[convert_p] = lambda b, ct, x, *, new_dtype: [
     b.convert(ct, new_dtype=x.type.dtype) if x.type.dtype.kind in "fc" else None]
 lower_rules[convert_p] = lambda ctx, eqn, x: hlo.ConvertOp(
     ctx.mlir_type(eqn.outputs[0].type), x).result
 
-for p in (neg_p, sin_p, cos_p, tanh_p, exp_p, log_p, add_p, sub_p, mul_p, div_p, convert_p):
-    batch_rules[p] = elementwise_batch_rule(p)
+# --- batching: every primitive here is elementwise ------------------------------------------
 
 __all__ = [name for name in dir() if name.endswith("_p")]
-_ = (ShapeError, same_shape_or_scalar, nondifferentiable)
+for _prim in [globals()[name] for name in __all__]:
+    batch_rules[_prim] = elementwise_batch_rule(_prim)
+
+from . import logic  # noqa: E402,F401  (registration: the other half of the family)

@@ -1,72 +1,293 @@
-"""Reductions and contractions: reduce_{sum,max,min,prod}, argmax/argmin, dot_general."""
+"""Reductions and contractions: reduce_{sum,max,min,prod,and,or}, argmax/argmin,
+dot_general. (The cumulative scans cumsum/cumprod/cummax/cummin live in cumulative.py.)
+
+Every reduction takes ``axes``, a tuple of distinct dimensions of its operand, and drops
+them from the output; reducing over no axes is the identity, reducing over a size-0 axis
+gives the reduction's identity element (0, 1, -inf/+inf or the integer extremes,
+False/True). See Note [reduction identities].
+"""
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from ..ir import TensorType
-from ..stablehlo import LoweringContext, lower_rules, mlir_type
-from ..passes.autodiff import vjp_rules
+from ..ir import TensorType, dtype_name
+from ..passes.autodiff import nondifferentiable, vjp_rules
 from ..passes.vmap import batch_rules, move_axis
-from .core import ShapeError, declare, same_dtype
+from ..stablehlo import LoweringContext, lower_rules, mlir_type
+from .core import NUMBER, ShapeError, _check_kind, declare, same_dtype
 
-# --- reductions ------------------------------------------------------------------------------
+__all__ = ["reduce_sum_p", "reduce_max_p", "reduce_min_p", "reduce_prod_p", "reduce_and_p",
+           "reduce_or_p", "argmax_p", "argmin_p", "dot_general_p", "reduce_lowering",
+           "identity_of", "fill_reducer", "compare", "compare_type"]
 
-def _reduce_rule(name: str):
+# Note [reduction identities]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A reduction over an empty axis returns its identity element, as NumPy's ``initial=``
+# and StableHLO's ``init_values`` do: sum 0, prod 1, max -inf (floats) / the dtype's
+# minimum (integers) / False (bool), min +inf / the dtype's maximum / True, and True,
+# False for and, or. On bool, max is "or" and min is "and". The same identities seed the
+# StableHLO reductions, so the reference and the lowering agree on empty axes. NaN
+# propagates through max and min (NumPy and StableHLO agree).
+
+
+def identity_of(kind: str, dtype: np.dtype) -> Any:
+    """The identity element of the reduction ``kind`` ('sum', 'prod', 'max', 'min',
+    'and', 'or') over ``dtype``. See Note [reduction identities]."""
+    dtype = np.dtype(dtype)
+    if kind in ("sum", "prod"):
+        return 0 if kind == "sum" else 1
+    if dtype == np.bool_ or kind in ("and", "or"):
+        return kind in ("min", "and")
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min) if kind == "max" else int(info.max)
+    return -np.inf if kind == "max" else np.inf
+
+
+# --- shape rule, reference, lowering, batching -----------------------------------------------
+
+def _reduce_rule(name: str, kinds: str):
     def rule(x: TensorType, *, axes: tuple[int, ...]) -> TensorType:
+        _check_kind(name, x, kinds)
         if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
             raise ShapeError(f"{name}: axes {axes} out of range or repeated for operand {x}")
         return TensorType(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)
     return rule
 
 
-def reduce_lowering(op_class, init):
+def _reduce_impl(kind: str, ufunc: np.ufunc):
+    def impl(x, *, axes):
+        x = np.asarray(x)
+        init = identity_of(kind, x.dtype)
+        return ufunc.reduce(x, axis=axes, dtype=x.dtype, initial=init)
+    return impl
+
+
+def fill_reducer(op_class: Any, scalar: TensorType, region: Any) -> None:
+    """Fill ``region`` with the body ``(a, b) -> op_class(a, b)`` over ``scalar``s."""
+    block = region.blocks.append(mlir_type(scalar), mlir_type(scalar))
+    with ir.InsertionPoint(block):
+        hlo.ReturnOp([op_class(*block.arguments).result])
+
+
+def reduce_lowering(op_class: Any, init: Callable[[np.dtype], Any]):
     """Lower a reduction with the binary ``op_class`` and identity ``init(dtype)``."""
     def rule(ctx: LoweringContext, eqn, x):
         t = eqn.inputs[0].type
         scalar = TensorType((), t.dtype)
-        init_value = ctx.constant(init(t.dtype), scalar)
-        op = hlo.ReduceOp([mlir_type(eqn.outputs[0].type)], [x], [init_value],
+        op = hlo.ReduceOp([mlir_type(eqn.outputs[0].type)], [x],
+                          [ctx.constant(init(t.dtype), scalar)],
                           ir.DenseI64ArrayAttr.get(list(eqn.params["axes"])))
-        block = op.regions[0].blocks.append(mlir_type(scalar), mlir_type(scalar))
-        with ir.InsertionPoint(block):
-            hlo.ReturnOp([op_class(*block.arguments).result])
+        fill_reducer(op_class, scalar, op.regions[0])
         return op.results[0]
     return rule
 
 
-reduce_sum_p = declare("reduce_sum", _reduce_rule("reduce_sum"),
-                       lambda x, *, axes: np.sum(x, axis=axes, dtype=x.dtype))
-lower_rules[reduce_sum_p] = reduce_lowering(hlo.AddOp, lambda dtype: 0)
+def _reduce_batch_rule(prim):
+    def rule(b, axis, args, dims, *, axes):
+        x = move_axis(b, args[0], dims[0], 0)
+        return [b.bind(prim, x, axes=tuple(a + 1 for a in axes))], [0]
+    return rule
+
+
+def _reduction(name: str, kind: str, ufunc: np.ufunc, kinds: str, op_class: Any,
+               bool_op_class: Any = None):
+    """Declare ``name`` with its shape rule, reference, lowering and batching rule.
+    ``bool_op_class`` lowers bool operands (max is or, min is and)."""
+    prim = declare(name, _reduce_rule(name, kinds), _reduce_impl(kind, ufunc))
+    number_rule = reduce_lowering(op_class, lambda dtype: identity_of(kind, dtype))
+    bool_rule = reduce_lowering(bool_op_class or op_class, lambda dtype: identity_of(kind, dtype))
+    lower_rules[prim] = lambda ctx, eqn, x: (
+        bool_rule if eqn.inputs[0].type.dtype == np.bool_ else number_rule)(ctx, eqn, x)
+    batch_rules[prim] = _reduce_batch_rule(prim)
+    return prim
+
+
+def _kept(x: TensorType, axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(d for d in range(x.ndim) if d not in axes)
+
+
+def _expand(b, v, x: TensorType, axes: tuple[int, ...]):
+    """Broadcast a reduced value back to the operand's shape."""
+    return b.broadcast_in_dim(v, shape=x.shape, broadcast_dimensions=_kept(x, axes))
+
+
+# --- the reductions --------------------------------------------------------------------------
+
+reduce_sum_p = _reduction("reduce_sum", "sum", np.add, NUMBER, hlo.AddOp)
+vjp_rules[reduce_sum_p] = lambda b, ct, x, *, axes: [_expand(b, ct, x.type, axes)]
+
+reduce_prod_p = _reduction("reduce_prod", "prod", np.multiply, NUMBER, hlo.MulOp)
+
+
+def _reduce_prod_vjp(b, ct, x, *, axes):
+    # d prod / d x_i = prod / x_i: the product of the others, assuming x has no zeros.
+    # (At a zero this gives nan/inf; JAX handles zeros with a costlier formula.)
+    prod = b.reduce_prod(x, axes=axes)
+    return [b.div(_expand(b, b.mul(ct, prod), x.type, axes), x)]
+
+
+vjp_rules[reduce_prod_p] = _reduce_prod_vjp
+
+reduce_max_p = _reduction("reduce_max", "max", np.maximum, "biuf", hlo.MaxOp, hlo.OrOp)
+reduce_min_p = _reduction("reduce_min", "min", np.minimum, "biuf", hlo.MinOp, hlo.AndOp)
+
+
+def _extremum_vjp(prim):
+    # The cotangent goes to the positions equal to the extremum, divided evenly among
+    # ties (as JAX does), so it sums to ct over each reduced slice.
+    def rule(b, ct, x, *, axes):
+        extremum = _expand(b, b.bind(prim, x, axes=axes), x.type, axes)
+        hits = b.convert(b.eq(x, extremum), new_dtype=x.type.dtype)
+        share = b.div(ct, b.reduce_sum(hits, axes=axes))
+        return [b.mul(hits, _expand(b, share, x.type, axes))]
+    return rule
+
+
+vjp_rules[reduce_max_p] = _extremum_vjp(reduce_max_p)
+vjp_rules[reduce_min_p] = _extremum_vjp(reduce_min_p)
+
+reduce_and_p = _reduction("reduce_and", "and", np.logical_and, "b", hlo.AndOp)
+nondifferentiable[reduce_and_p] = "reduce_and takes and returns bool"
+reduce_or_p = _reduction("reduce_or", "or", np.logical_or, "b", hlo.OrOp)
+nondifferentiable[reduce_or_p] = "reduce_or takes and returns bool"
+
+# --- argmax / argmin -------------------------------------------------------------------------
+
+# Note [argmax ties and NaN]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Like NumPy: the first index of the extreme value wins, and a NaN counts as more extreme
+# than any number (so the first NaN wins). The lowering is a variadic stablehlo.reduce over
+# (value, index) pairs whose body picks one pair by that total order: "more extreme value,
+# then smaller index". The order is total, so the body is associative and commutative, as
+# stablehlo.reduce requires. The init pair is (the reduction's identity, index 0): it can
+# only win when every value equals the identity, and then index 0 is the right answer.
+
+def _arg_rule(name: str):
+    def rule(x: TensorType, *, axis: int, index_dtype: np.dtype) -> TensorType:
+        _check_kind(name, x, "biuf")
+        if np.dtype(index_dtype).kind not in "iu":
+            raise ShapeError(f"{name}: index_dtype must be an integer type, got "
+                             f"{dtype_name(np.dtype(index_dtype))}")
+        if not 0 <= axis < x.ndim:
+            raise ShapeError(f"{name}: axis {axis} is out of range for operand {x}")
+        if x.shape[axis] == 0:
+            raise ShapeError(f"{name}: cannot take the {name} over axis {axis} of size 0 "
+                             f"(operand {x})")
+        return TensorType(x.shape[:axis] + x.shape[axis + 1:], np.dtype(index_dtype))
+    return rule
+
+
+def _arg_impl(np_fn):
+    return lambda x, *, axis, index_dtype: np_fn(x, axis=axis).astype(index_dtype)
+
+
+def compare_type(dtype: np.dtype) -> str:
+    """StableHLO's comparison_type for a dtype."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f" or dtype.name == "bfloat16":
+        return "FLOAT"
+    return "SIGNED" if dtype.kind == "i" else "UNSIGNED"     # bool compares unsigned
+
+
+def compare(a: ir.Value, b: ir.Value, direction: str, dtype: np.dtype) -> ir.Value:
+    """``stablehlo.compare`` with ``direction`` ('EQ', 'LT' ...) for operands of ``dtype``."""
+    return hlo.CompareOp(a, b, hlo.ComparisonDirectionAttr.get(direction),
+                         compare_type=hlo.ComparisonTypeAttr.get(compare_type(dtype))).result
+
+
+def _arg_lowering(kind: str):
+    direction = "GT" if kind == "max" else "LT"
+
+    def rule(ctx: LoweringContext, eqn, x):
+        t, out = eqn.inputs[0].type, eqn.outputs[0].type
+        axis = eqn.params["axis"]
+        value_scalar, index_scalar = TensorType((), t.dtype), TensorType((), out.dtype)
+        index = hlo.IotaOp(mlir_type(TensorType(t.shape, out.dtype)), axis).result
+        op = hlo.ReduceOp([mlir_type(TensorType(out.shape, t.dtype)), mlir_type(out)],
+                          [x, index],
+                          [ctx.constant(identity_of(kind, t.dtype), value_scalar),
+                           ctx.constant(0, index_scalar)],
+                          ir.DenseI64ArrayAttr.get([axis]))
+        block = op.regions[0].blocks.append(mlir_type(value_scalar), mlir_type(index_scalar),
+                                            mlir_type(value_scalar), mlir_type(index_scalar))
+        with ir.InsertionPoint(block):
+            a, a_index, c, c_index = block.arguments
+            # See Note [argmax ties and NaN]: pick a when it is more extreme, or when the
+            # values tie (NaN ties NaN) and its index is smaller.
+            more = compare(a, c, direction, t.dtype)
+            tie = compare(a, c, "EQ", t.dtype)
+            if compare_type(t.dtype) == "FLOAT":
+                a_nan, c_nan = compare(a, a, "NE", t.dtype), compare(c, c, "NE", t.dtype)
+                more = hlo.OrOp(more, hlo.AndOp(a_nan, hlo.NotOp(c_nan)).result).result
+                tie = hlo.OrOp(tie, hlo.AndOp(a_nan, c_nan).result).result
+            first = compare(a_index, c_index, "LT", out.dtype)
+            pick_a = hlo.OrOp(more, hlo.AndOp(tie, first).result).result
+            hlo.ReturnOp([hlo.SelectOp(pick_a, a, c).result,
+                          hlo.SelectOp(pick_a, a_index, c_index).result])
+        return op.results[1]
+    return rule
+
+
+def _arg_batch_rule(prim):
+    # The rule's second argument is the BatchAxis; ``axis`` is the primitive's parameter.
+    def rule(b, batch_axis, args, dims, *, axis, index_dtype):
+        x = move_axis(b, args[0], dims[0], 0)
+        return [b.bind(prim, x, axis=axis + 1, index_dtype=index_dtype)], [0]
+    return rule
+
+
+argmax_p = declare("argmax", _arg_rule("argmax"), _arg_impl(np.argmax))
+batch_rules[argmax_p] = _arg_batch_rule(argmax_p)
+nondifferentiable[argmax_p] = "argmax returns integer indices"
+lower_rules[argmax_p] = _arg_lowering("max")
+
+argmin_p = declare("argmin", _arg_rule("argmin"), _arg_impl(np.argmin))
+batch_rules[argmin_p] = _arg_batch_rule(argmin_p)
+nondifferentiable[argmin_p] = "argmin returns integer indices"
+lower_rules[argmin_p] = _arg_lowering("min")
 
 # --- dot_general -----------------------------------------------------------------------------
+# Output dimensions: the batch dimensions (in the order of ``batch``), then x's free
+# dimensions, then y's free dimensions (each in operand order), like StableHLO.
+
+def _free(ndim: int, contract: tuple[int, ...], batch: tuple[int, ...]) -> list[int]:
+    return [i for i in range(ndim) if i not in contract and i not in batch]
+
 
 def _dot_general_rule(x: TensorType, y: TensorType, *, contract, batch) -> TensorType:
     same_dtype("dot_general", x, y)
+    _check_kind("dot_general", x, NUMBER)
     (xc, yc), (xb, yb) = contract, batch
     if len(xc) != len(yc) or len(xb) != len(yb):
         raise ShapeError(f"dot_general: contract={contract} batch={batch} pair up unequal "
                          "numbers of dimensions")
+    if len(set(xc + xb)) != len(xc + xb) or len(set(yc + yb)) != len(yc + yb):
+        raise ShapeError(f"dot_general: contract={contract} batch={batch} repeat a "
+                         f"dimension of {x} or {y}")
     for a, c in ((xc, yc), (xb, yb)):
         for i, j in zip(a, c, strict=True):
             if not (0 <= i < x.ndim and 0 <= j < y.ndim) or x.shape[i] != y.shape[j]:
                 raise ShapeError(f"dot_general: cannot contract {x} with {y} "
                                  f"(contract={contract}, batch={batch})")
-    free_x = [d for i, d in enumerate(x.shape) if i not in xc and i not in xb]
-    free_y = [d for i, d in enumerate(y.shape) if i not in yc and i not in yb]
-    return TensorType(tuple([x.shape[i] for i in xb] + free_x + free_y), x.dtype)
+    return TensorType(tuple([x.shape[i] for i in xb] + [x.shape[i] for i in _free(x.ndim, xc, xb)]
+                            + [y.shape[i] for i in _free(y.ndim, yc, yb)]), x.dtype)
 
 
 def _dot_general_impl(x, y, *, contract, batch):
     (xc, yc), (xb, yb) = contract, batch
-    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     xs = [next(letters) for _ in range(x.ndim)]
     ys = [next(letters) for _ in range(y.ndim)]
     for i, j in zip(xc + xb, yc + yb, strict=True):
         ys[j] = xs[i]
-    out = [xs[i] for i in xb] + [s for i, s in enumerate(xs) if i not in xc and i not in xb] \
-        + [s for i, s in enumerate(ys) if i not in yc and i not in yb]
+    out = [xs[i] for i in xb] + [xs[i] for i in _free(x.ndim, xc, xb)] \
+        + [ys[i] for i in _free(y.ndim, yc, yb)]
     spec = f"{''.join(xs)},{''.join(ys)}->{''.join(out)}"
     return np.einsum(spec, x, y).astype(np.result_type(x, y))
 
@@ -86,17 +307,57 @@ def _dot_general_lowering(ctx, eqn, x, y):
 lower_rules[dot_general_p] = _dot_general_lowering
 
 
-def _reduce_sum_vjp(b, ct, x, *, axes):
-    kept = tuple(d for d in range(x.type.ndim) if d not in axes)
-    return [b.broadcast_in_dim(ct, shape=x.type.shape, broadcast_dimensions=kept)]
+def _dot_general_batch_rule(b, axis, args, dims, *, contract, batch):
+    # One dot_general, never a loop: a batch dimension on both operands joins ``batch``;
+    # on one operand it is just another free dimension of that operand, and we report
+    # where the output puts it. Operands stay where they are: we renumber dimensions.
+    x, y = args
+    dx, dy = dims
+    (xc, yc), (xb, yb) = contract, batch
+
+    def renumber(ds, d):       # dimension numbers after inserting a batch dim at d
+        return tuple(i + (d is not None and i >= d) for i in ds)
+
+    xc, xb, yc, yb = renumber(xc, dx), renumber(xb, dx), renumber(yc, dy), renumber(yb, dy)
+    if dx is not None and dy is not None:
+        out = b.dot_general(x, y, contract=(xc, yc), batch=((dx, *xb), (dy, *yb)))
+        return [out], [0]
+    out = b.dot_general(x, y, contract=(xc, yc), batch=(xb, yb))
+    x_free, y_free = _free(x.type.ndim, xc, xb), _free(y.type.ndim, yc, yb)
+    if dx is not None:
+        return [out], [len(xb) + x_free.index(dx)]
+    return [out], [len(xb) + len(x_free) + y_free.index(dy)]
 
 
-def _reduce_batch_rule(prim):
-    def rule(b, axis, args, dims, *, axes):
-        x = move_axis(b, args[0], dims[0], 0)
-        return [b.bind(prim, x, axes=tuple(a + 1 for a in axes))], [0]
-    return rule
+batch_rules[dot_general_p] = _dot_general_batch_rule
 
 
-vjp_rules[reduce_sum_p] = _reduce_sum_vjp
-batch_rules[reduce_sum_p] = _reduce_batch_rule(reduce_sum_p)
+def _dot_general_operand_ct(b, ct, other, mine: TensorType, my_contract, my_batch,
+                            other_contract, other_batch, other_free_in_ct):
+    """The cotangent of one operand: ct contracted with the other operand over the other's
+    free dimensions (batched over the batch dimensions), then transposed back."""
+    nb = len(my_batch)
+    other_free = _free(other.type.ndim, other_contract, other_batch)
+    g = b.dot_general(ct, other, contract=(other_free_in_ct, tuple(other_free)),
+                      batch=(tuple(range(nb)), other_batch))
+    # g's dimensions: batch, my free dims, then other's contracted dims in ascending order,
+    # each of which pairs with one of my contracted dims.
+    pair = dict(zip(other_contract, my_contract, strict=True))
+    layout = [*my_batch, *_free(mine.ndim, my_contract, my_batch),
+              *(pair[j] for j in sorted(other_contract))]
+    permutation = tuple(layout.index(i) for i in range(mine.ndim))
+    if permutation == tuple(range(mine.ndim)):
+        return g
+    return b.transpose(g, permutation=permutation)
+
+
+def _dot_general_vjp(b, ct, x, y, *, contract, batch):
+    (xc, yc), (xb, yb) = contract, batch
+    nb, nx = len(xb), len(_free(x.type.ndim, xc, xb))
+    ct_x_free = tuple(range(nb, nb + nx))
+    ct_y_free = tuple(range(nb + nx, ct.type.ndim))
+    return [_dot_general_operand_ct(b, ct, y, x.type, xc, xb, yc, yb, ct_y_free),
+            _dot_general_operand_ct(b, ct, x, y.type, yc, yb, xc, xb, ct_x_free)]
+
+
+vjp_rules[dot_general_p] = _dot_general_vjp

@@ -1,0 +1,130 @@
+"""Cumulative scans: cumsum, cumprod, cummax, cummin (x, axis=int, reverse=bool).
+
+``out[..., i, ...]`` reduces ``x`` over positions ``0..i`` of ``axis`` (``i..n-1`` when
+``reverse``); the output type is the operand type. Lowered with stablehlo.reduce_window: a
+window as long as the axis, padded with the identity on the side the scan comes from.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from ..ir import TensorType
+from ..passes.autodiff import vjp_rules
+from ..passes.vmap import batch_rules, move_axis
+from ..stablehlo import LoweringContext, lower_rules, mlir_type
+from .core import ShapeError, _check_kind, declare
+from .reductions import fill_reducer, identity_of
+
+__all__ = ["cumsum_p", "cumprod_p", "cummax_p", "cummin_p"]
+
+
+def _cumulative_rule(name: str, kinds: str):
+    def rule(x: TensorType, *, axis: int, reverse: bool) -> TensorType:
+        _check_kind(name, x, kinds)
+        if not 0 <= axis < x.ndim:
+            raise ShapeError(f"{name}: axis {axis} is out of range for operand {x}")
+        return x
+    return rule
+
+
+def _cumulative_impl(ufunc: np.ufunc):
+    def impl(x, *, axis, reverse):
+        x = np.asarray(x)
+        if reverse:
+            return np.flip(ufunc.accumulate(np.flip(x, axis), axis=axis, dtype=x.dtype), axis)
+        return ufunc.accumulate(x, axis=axis, dtype=x.dtype)
+    return impl
+
+
+def _cumulative_lowering(kind: str, op_class: Any, bool_op_class: Any = None):
+    def rule(ctx: LoweringContext, eqn, x):
+        t = eqn.inputs[0].type
+        axis, reverse = eqn.params["axis"], eqn.params["reverse"]
+        if t.size == 0:                  # nothing to scan (and windows must be non-empty)
+            return x
+        n = t.shape[axis]
+        window = [n if d == axis else 1 for d in range(t.ndim)]
+        padding = np.zeros((t.ndim, 2), np.int64)
+        padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
+        scalar = TensorType((), t.dtype)
+        op = hlo.ReduceWindowOp([mlir_type(t)], [x],
+                                [ctx.constant(identity_of(kind, t.dtype), scalar)],
+                                ir.DenseI64ArrayAttr.get(window),
+                                window_strides=ir.DenseI64ArrayAttr.get([1] * t.ndim),
+                                padding=ir.DenseIntElementsAttr.get(padding))
+        use_bool = bool_op_class is not None and t.dtype == np.bool_
+        fill_reducer(bool_op_class if use_bool else op_class, scalar, op.regions[0])
+        return op.results[0]
+    return rule
+
+
+def _cumulative_batch_rule(prim):
+    # The rule's second argument is the BatchAxis; ``axis`` is the primitive's parameter.
+    def rule(b, batch_axis, args, dims, *, axis, reverse):
+        x = move_axis(b, args[0], dims[0], 0)
+        return [b.bind(prim, x, axis=axis + 1, reverse=reverse)], [0]
+    return rule
+
+
+def _cumulative(name: str, kind: str, ufunc: np.ufunc, kinds: str, op_class: Any,
+                bool_op_class: Any = None):
+    prim = declare(name, _cumulative_rule(name, kinds), _cumulative_impl(ufunc))
+    lower_rules[prim] = _cumulative_lowering(kind, op_class, bool_op_class)
+    batch_rules[prim] = _cumulative_batch_rule(prim)
+    return prim
+
+
+cumsum_p = _cumulative("cumsum", "sum", np.add, "iufc", hlo.AddOp)
+# Each x_j feeds every later output, so its cotangent is the sum of the later cotangents.
+vjp_rules[cumsum_p] = lambda b, ct, x, *, axis, reverse: [
+    b.cumsum(ct, axis=axis, reverse=not reverse)]
+
+cumprod_p = _cumulative("cumprod", "prod", np.multiply, "iufc", hlo.MulOp)
+
+
+def _cumprod_vjp(b, ct, x, *, axis, reverse):
+    # d out_i / d x_j = out_i / x_j for j in the prefix of i; assumes x has no zeros (at a
+    # zero this gives nan/inf), like reduce_prod's rule.
+    out = b.cumprod(x, axis=axis, reverse=reverse)
+    return [b.div(b.cumsum(b.mul(ct, out), axis=axis, reverse=not reverse), x)]
+
+
+vjp_rules[cumprod_p] = _cumprod_vjp
+
+cummax_p = _cumulative("cummax", "max", np.maximum, "biuf", hlo.MaxOp, hlo.OrOp)
+cummin_p = _cumulative("cummin", "min", np.minimum, "biuf", hlo.MinOp, hlo.AndOp)
+
+
+def _cumulative_extremum_vjp(prim):
+    # out_i is the extremum of a prefix, so its cotangent goes where reduce_max's would: to
+    # the prefix positions equal to out_i, divided evenly among ties. We build the
+    # (n, n) matrix hits[i, j] = (j in the prefix of i) * (x_j == out_i) along the axis, so
+    # this costs O(n^2) memory per scanned row; fine for the sizes scans see in practice.
+    def rule(b, ct, x, *, axis, reverse):
+        t = x.type
+        n, last = t.shape[axis], t.ndim          # in (..., i, j) the j dimension is `last`
+        xs = move_axis(b, x, axis, t.ndim - 1)
+        outs = move_axis(b, b.bind(prim, x, axis=axis, reverse=reverse), axis, t.ndim - 1)
+        cts = move_axis(b, ct, axis, t.ndim - 1)
+        square = (*xs.type.shape, n)
+        rows = tuple(range(t.ndim - 1))
+        x_j = b.broadcast_in_dim(xs, shape=square, broadcast_dimensions=(*rows, last))
+        out_i = b.broadcast_in_dim(outs, shape=square, broadcast_dimensions=(*rows, last - 1))
+        i = b.iota(dtype=np.dtype(np.int32), shape=(n, n), dimension=0)
+        j = b.iota(dtype=np.dtype(np.int32), shape=(n, n), dimension=1)
+        prefix = b.convert(b.ge(j, i) if reverse else b.le(j, i), new_dtype=t.dtype)
+        prefix = b.broadcast_in_dim(prefix, shape=square, broadcast_dimensions=(last - 1, last))
+        hits = b.mul(prefix, b.convert(b.eq(x_j, out_i), new_dtype=t.dtype))
+        share = b.div(cts, b.reduce_sum(hits, axes=(last,)))
+        share = b.broadcast_in_dim(share, shape=square, broadcast_dimensions=(*rows, last - 1))
+        ct_x = b.reduce_sum(b.mul(hits, share), axes=(last - 1,))
+        return [move_axis(b, ct_x, t.ndim - 1, axis)]
+    return rule
+
+
+vjp_rules[cummax_p] = _cumulative_extremum_vjp(cummax_p)
+vjp_rules[cummin_p] = _cumulative_extremum_vjp(cummin_p)
