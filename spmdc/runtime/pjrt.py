@@ -8,15 +8,22 @@ type expects two duck-typed helpers that normally come from the jax package: an 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
-
 from jaxlib import _jax
 from jaxlib import xla_client as xc
+
+# jaxlib's disassemble_into_single_device_arrays tries to import jax._src.sharding_impls
+# once per output shard. Without jax installed, each failed import walks sys.path (tens
+# of microseconds, most of a pmap launch's Python overhead); a None entry in sys.modules
+# makes the same ModuleNotFoundError immediate.
+if importlib.util.find_spec("jax") is None:
+    sys.modules.setdefault("jax._src.sharding_impls", None)
 
 __all__ = ["client", "devices", "compile", "put", "execute", "to_numpy", "Device",
            "Buffer", "optimized_hlo", "cost_analysis", "device_count_env", "is_ready"]

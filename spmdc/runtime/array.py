@@ -1,0 +1,159 @@
+"""spmdc.Array: a device-resident value, on one device or split over several.
+
+An Array holds one jaxlib buffer per device. ``split=False``: the buffers are copies of one
+value (the usual case: a jit result on one device). ``split=True``: buffer k is slice k of
+the leading axis (a pmap result), so the logical shape is ``(len(devices), *buffer shape)``.
+Arithmetic, indexing and the NumPy-like methods are installed by the frontend
+(frontend/numpy.py), because the runtime must not import it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..compiler.ir import TensorType
+from . import pjrt
+
+__all__ = ["Array"]
+
+
+class Array:
+    __slots__ = ("_buffers", "type", "weak", "_devices", "split", "_host", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, buffers: tuple[Any, ...], type: TensorType, weak: bool,
+                 devices: tuple[Any, ...], split: bool = False):
+        self._buffers = buffers
+        self.type = type           # the logical type
+        self.weak = weak
+        self._devices = devices
+        self.split = split
+        self._host: np.ndarray | None = None
+
+    @classmethod
+    def from_host(cls, value: np.ndarray, device: Any, weak: bool = False) -> Array:
+        value = np.asarray(value)
+        return cls((pjrt.put(value, device),), TensorType(value.shape, value.dtype), weak,
+                   (device,))
+
+    # --- what it is -----------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.type.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.type.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.type.ndim
+
+    @property
+    def size(self) -> int:
+        return self.type.size
+
+    @property
+    def nbytes(self) -> int:
+        return self.type.size * self.type.dtype.itemsize
+
+    def devices(self) -> set[Any]:
+        return set(self._devices)
+
+    @property
+    def device_list(self) -> tuple[Any, ...]:
+        """The devices in replica order."""
+        return self._devices
+
+    def buffer_on(self, device: Any) -> Any | None:
+        """This Array's whole value on ``device``, if it is there already, else None."""
+        if not self.split:
+            for d, buf in zip(self._devices, self._buffers, strict=True):
+                if d == device:
+                    return buf
+        return None
+
+    def shard_buffers(self) -> tuple[Any, ...]:
+        return self._buffers
+
+    # --- host access ----------------------------------------------------------------------
+    def _value(self) -> np.ndarray:
+        if self._host is None:
+            if self.split:
+                host = np.stack([pjrt.to_numpy(b) for b in self._buffers]) if self._buffers \
+                    else np.zeros(self.shape, self.dtype)
+            else:
+                host = pjrt.to_numpy(self._buffers[0])
+            host = host.reshape(self.shape)
+            host.flags.writeable = False
+            self._host = host
+        return self._host
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        value = self._value()
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            return value.astype(dtype)
+        return value.copy() if copy else value
+
+    def block_until_ready(self) -> Array:
+        for b in self._buffers:
+            b.block_until_ready()
+        return self
+
+    def is_ready(self) -> bool:
+        return all(pjrt.is_ready(b) for b in self._buffers)
+
+    def tolist(self) -> Any:
+        return self._value().tolist()
+
+    def item(self, *args: Any) -> Any:
+        return self._value().item(*args)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._value(), separator=", ", prefix="Array(",
+                               threshold=1000)
+        extra = ", weak_type=True" if self.weak else ""
+        return f"Array({body}, dtype={self.dtype.name}{extra})"
+
+    def __str__(self) -> str:
+        return str(self._value())
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self._value().item(), spec)
+        return format(str(self), spec)
+
+    def __float__(self) -> float:
+        return float(self._scalar("float()"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int()"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex()"))
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar("bool()"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iub":
+            raise TypeError(f"only integer arrays can be used as an index, not {self.dtype}")
+        return int(self._scalar("an index"))
+
+    def _scalar(self, what: str) -> Any:
+        if self.size != 1:
+            raise TypeError(f"{what} needs an array with one element, got shape {self.shape}")
+        return self._value().reshape(()).item()
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __hash__(self) -> int:
+        raise TypeError("spmdc.Array is not hashable; use a tuple or a NumPy value as a "
+                        "static argument")
+
+    def __reduce__(self) -> Any:
+        return (np.asarray, (self._value(),))
