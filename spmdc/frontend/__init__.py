@@ -1,0 +1,1 @@
+"""The frontend: what user code touches (tracing, transformations, pytrees, dtypes, jnp)."""

@@ -1,0 +1,386 @@
+"""jit, the ahead-of-time API, make_ir, devices, and eager execution of primitives.
+
+``jit(f)(*args)`` at top level: flatten the arguments, look the abstract signature up in
+the compile cache, and on a miss trace ``f`` into a Func, clean it up, lower it to
+StableHLO and compile it; then place the arguments and launch. A cache hit neither
+re-traces nor re-lowers. Under another transformation, ``jit(f)`` traces ``f`` and
+inlines the result into the enclosing trace.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compiler.ir import Func, TensorType, check
+from ..compiler.passes import checks_enabled, observe, run_pass
+from ..compiler.passes.cleanup import cleanup
+from ..runtime import pjrt
+from ..runtime.array import Array
+from ..runtime.executable import Executable, compile_func
+from . import dtypes, tracing
+from .tracing import Tracer, apply_func, current_trace, trace_function, type_of
+from .tree import tree_flatten, tree_unflatten
+
+__all__ = ["jit", "make_ir", "devices", "local_devices", "device_count",
+           "local_device_count", "device_put", "device_get", "block_until_ready",
+           "trace_pytree", "place", "default_device"]
+
+
+# --- devices ----------------------------------------------------------------------------
+
+def devices(backend: str | None = None) -> list[Any]:
+    return list(pjrt.devices())
+
+
+local_devices = devices
+
+
+def device_count(backend: str | None = None) -> int:
+    return len(pjrt.devices())
+
+
+local_device_count = device_count
+
+
+def default_device() -> Any:
+    return pjrt.devices()[0]
+
+
+def place(x: Any, device: Any, t: TensorType) -> Any:
+    """A buffer holding ``x`` (of type ``t``) on ``device``, reusing one already there."""
+    if isinstance(x, Array):
+        buf = x.buffer_on(device)
+        if buf is not None:
+            return buf
+    value = np.asarray(x)
+    if value.dtype != t.dtype:
+        value = value.astype(t.dtype)
+    return pjrt.put(value, device)
+
+
+def device_put(x: Any, device: Any = None) -> Any:
+    """Put ``x`` (a pytree) on ``device``; a *list* of devices shards the leading axis."""
+    if isinstance(device, (list, tuple)):
+        from .parallel import shard_over
+        return _tree_map(lambda v: shard_over(v, tuple(device)), x)
+    device = device or default_device()
+
+    def put_one(v: Any) -> Array:
+        t, weak = type_of(v)
+        return Array((place(v, device, t),), t, weak, (device,))
+    return _tree_map(put_one, x)
+
+
+def device_get(x: Any) -> Any:
+    return _tree_map(lambda v: np.asarray(v) if isinstance(v, Array) else v, x)
+
+
+def block_until_ready(x: Any) -> Any:
+    leaves, _ = tree_flatten(x)
+    for v in leaves:
+        if isinstance(v, Array):
+            v.block_until_ready()
+    return x
+
+
+def _tree_map(f: Callable[[Any], Any], tree: Any) -> Any:
+    leaves, treedef = tree_flatten(tree)
+    return tree_unflatten(treedef, [f(v) for v in leaves])
+
+
+# --- tracing pytree functions ----------------------------------------------------------------
+
+def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+                 name: str, in_types: Sequence[TensorType] | None = None,
+                 in_weak: Sequence[bool] | None = None,
+                 axis_env: dict[str, Any] | None = None
+                 ) -> tuple[Func, list[bool], list[Any], Any, list[Any]]:
+    """Trace ``fun(*args, **kwargs)`` with every array leaf abstract.
+
+    Returns (Func, out weak flags, captured values, out treedef, argument leaves).
+    ``in_types`` overrides the leaves' own types (vmap traces per-example slices)."""
+    leaves, in_tree = tree_flatten((tuple(args), kwargs))
+    if in_types is None:
+        sigs = [type_of(v) for v in leaves]
+        in_types = [t for t, _ in sigs]
+        in_weak = [w for _, w in sigs]
+    out_tree_box: list[Any] = []
+
+    def flat_fun(tracers: list[Tracer]) -> list[Any]:
+        a, k = tree_unflatten(in_tree, tracers)
+        out = fun(*a, **k)
+        out_leaves, out_tree = tree_flatten(out)
+        out_tree_box.append(out_tree)
+        return out_leaves
+
+    func, out_weak, captured = trace_function(flat_fun, in_types, in_weak, name, axis_env)
+    return func, out_weak, captured, out_tree_box[0], leaves
+
+
+def _fun_name(fun: Callable[..., Any]) -> str:
+    name = getattr(fun, "__name__", None) or type(fun).__name__
+    return name if name.isidentifier() else "f"
+
+
+# --- jit ---------------------------------------------------------------------------------
+
+def _leaf_signature(x: Any) -> Any:
+    if type(x) is Array:
+        return x.type, x.weak, x.split
+    return type_of(x)
+
+
+class _Entry:
+    """One compiled specialisation of a jitted function."""
+    __slots__ = ("executable", "device", "func", "consts", "const_buffers", "in_types",
+                 "out_types", "out_weak", "out_tree", "n_args")
+
+    def __init__(self, executable: Executable, func: Func, consts: list[Any],
+                 out_weak: list[bool], out_tree: Any, n_args: int):
+        self.executable = executable
+        self.device = executable.devices[0]
+        self.func = func
+        self.consts = consts
+        self.const_buffers: list[Any] | None = None
+        self.in_types = func.in_types
+        self.out_types = func.out_types
+        self.out_weak = out_weak
+        self.out_tree = out_tree
+        self.n_args = n_args
+
+    def __call__(self, leaves: Sequence[Any]) -> Any:
+        device, in_types = self.device, self.in_types
+        if self.const_buffers is None:
+            self.const_buffers = [place(c, device, t) for c, t in
+                                  zip(self.consts, in_types[self.n_args:], strict=True)]
+        bufs = [[place(x, device, t)] for x, t in zip(leaves, in_types, strict=False)]
+        bufs.extend([b] for b in self.const_buffers)
+        outs = self.executable.execute(bufs)
+        results = [Array((o[0],), t, w, (device,))
+                   for o, t, w in zip(outs, self.out_types, self.out_weak, strict=True)]
+        return tree_unflatten(self.out_tree, results)
+
+
+class Jitted:
+    """The callable returned by ``jit``."""
+
+    def __init__(self, fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
+                 static_argnames: str | Sequence[str] = (), donate_argnums: Any = ()):
+        if not callable(fun):
+            raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.static_argnums = _as_tuple(static_argnums)
+        self.static_argnames = _as_tuple(static_argnames)
+        try:
+            params = list(inspect.signature(fun).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        positional = [p.name for p in params
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        # static_argnames also name positional parameters, and static_argnums name keywords
+        self.static_argnums += tuple(positional.index(n) for n in self.static_argnames
+                                     if n in positional)
+        self.static_argnames += tuple(positional[i] for i in self.static_argnums
+                                      if 0 <= i < len(positional))
+        self._cache: dict[Any, _Entry] = {}
+        self.trace_count = 0          # how many times fun was traced (tests read it)
+
+    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+               ) -> tuple[tuple[Any, ...], tuple[Any, ...], dict[str, Any]]:
+        if not self.static_argnums and not self.static_argnames:
+            return (), args, kwargs
+        n = len(args)
+        nums = {i % n if -n <= i < n else i for i in self.static_argnums}
+        statics = [(i, args[i]) for i in sorted(nums) if i < n]
+        statics += sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames)
+        for where, v in statics:
+            try:
+                hash(v)
+            except TypeError:
+                what = f"argument {where}" if isinstance(where, int) else f"argument {where!r}"
+                raise ValueError(
+                    f"static {what} of jit({_fun_name(self.fun)}) has unhashable type "
+                    f"{type(v).__name__}; static arguments must be hashable (use a tuple "
+                    "instead of a list), or pass it as a regular (traced) argument") from None
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in nums)
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        return tuple(statics), dyn_args, dyn_kwargs
+
+    def _with_statics(self, statics: tuple[Any, ...]) -> Callable[..., Any]:
+        if not statics:
+            return self.fun
+        positional = [(i, v) for i, v in statics if isinstance(i, int)]
+        named = {k: v for k, v in statics if isinstance(k, str)}
+
+        def fun(*args: Any, **kwargs: Any) -> Any:
+            full = list(args)
+            for i, v in positional:
+                full.insert(i, v)
+            return self.fun(*full, **kwargs, **named)
+        return fun
+
+    def _trace(self, statics: tuple[Any, ...], args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> tuple[Func, list[bool], list[Any], Any, list[Any]]:
+        self.trace_count += 1
+        out = trace_pytree(self._with_statics(statics), args, kwargs, _fun_name(self.fun))
+        observe("traced", out[0])
+        return out
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        statics, args, kwargs = self._split(args, kwargs)
+        if current_trace() is not None:        # inside another transformation: inline
+            func, out_weak, captured, out_tree, leaves = self._trace(statics, args, kwargs)
+            outs = apply_func(func, [*leaves, *captured], out_weak)
+            return tree_unflatten(out_tree, outs)
+        leaves, in_tree = tree_flatten((args, kwargs))
+        device = _device_of(leaves)
+        key = (in_tree, tuple(map(_leaf_signature, leaves)), statics, device)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = self._compile(statics, args, kwargs, device)
+        return entry(leaves)
+
+    def _compile(self, statics: tuple[Any, ...], args: tuple[Any, ...],
+                 kwargs: dict[str, Any], device: Any) -> _Entry:
+        func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
+        func = run_pass("cleanup", cleanup, func)
+        executable = compile_func(func, [device])
+        return _Entry(executable, func, consts, out_weak, out_tree, len(leaves))
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        statics, args, kwargs = self._split(args, kwargs)
+        leaves, _ = tree_flatten((args, kwargs))
+        device = _device_of(leaves)
+        func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
+        func = run_pass("cleanup", cleanup, func)
+        return Lowered(func, [device], consts, out_weak, out_tree, len(leaves))
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        # jit applied to a method: bind like a function would
+        return self if obj is None else functools.partial(self, obj)
+
+
+def _device_of(leaves: Sequence[Any]) -> Any:
+    for x in leaves:
+        if type(x) is Array and not x.split and len(x.device_list) == 1:
+            return x.device_list[0]
+    return default_device()
+
+
+def _as_tuple(x: Any) -> tuple[Any, ...]:
+    if x is None:
+        return ()
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = (),
+        static_argnames: Any = (), donate_argnums: Any = ()) -> Any:
+    """Compile ``fun`` with XLA; see the module docstring. Usable as a decorator."""
+    if fun is None:
+        return lambda f: Jitted(f, static_argnums, static_argnames, donate_argnums)
+    return Jitted(fun, static_argnums, static_argnames, donate_argnums)
+
+
+# --- ahead of time -----------------------------------------------------------------------
+
+class Lowered:
+    """``jit(f).lower(*args)``: the traced and cleaned Func and its StableHLO."""
+
+    def __init__(self, func: Func, devices: list[Any], consts: list[Any],
+                 out_weak: list[bool], out_tree: Any, n_args: int,
+                 axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = ()):
+        self.func = func
+        self.devices = devices
+        self.consts = consts
+        self.out_weak = out_weak
+        self.out_tree = out_tree
+        self.n_args = n_args
+        self.axis_env = axis_env
+        self.mesh_axes = tuple(mesh_axes)
+        self._text: str | None = None
+
+    def ir(self) -> str:
+        """Our IR, as text."""
+        return str(self.func)
+
+    def as_text(self) -> str:
+        """The StableHLO module, as text."""
+        if self._text is None:
+            from ..compiler.stablehlo import lower
+            self._text = str(lower(self.func, num_replicas=len(self.devices),
+                                   axis_env=self.axis_env, mesh_axes=self.mesh_axes))
+            observe("stablehlo", self._text)
+        return self._text
+
+    def compile(self) -> Compiled:
+        executable = compile_func(self.func, self.devices, axis_env=self.axis_env,
+                                  mesh_axes=self.mesh_axes)
+        observe("optimized_hlo", executable.optimized_hlo)
+        return Compiled(_Entry(executable, self.func, self.consts, self.out_weak,
+                               self.out_tree, self.n_args))
+
+
+class Compiled:
+    """``jit(f).lower(*args).compile()``: callable with arguments of the lowered types."""
+
+    def __init__(self, entry: _Entry):
+        self._entry = entry
+
+    def as_text(self) -> str:
+        """The optimized HLO XLA produced."""
+        return self._entry.executable.optimized_hlo()
+
+    def cost_analysis(self) -> dict[str, float]:
+        return self._entry.executable.cost_analysis()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves, _ = tree_flatten((args, kwargs))
+        expected = self._entry.in_types[:self._entry.n_args]
+        got = [type_of(x)[0] for x in leaves]
+        if list(expected) != got:
+            raise TypeError("compiled function called with argument types "
+                            f"{[str(t) for t in got]}, but it was compiled for "
+                            f"{[str(t) for t in expected]}")
+        return self._entry(leaves)
+
+
+# --- make_ir -----------------------------------------------------------------------------
+
+def make_ir(fun: Callable[..., Any], static_argnums: Any = ()) -> Callable[..., Func]:
+    """``make_ir(f)(*args)`` returns the Func that tracing ``f`` gives (like make_jaxpr)."""
+    jitted = Jitted(fun, static_argnums)
+
+    def make(*args: Any, **kwargs: Any) -> Func:
+        statics, args, kwargs = jitted._split(args, kwargs)
+        func = jitted._trace(statics, args, kwargs)[0]
+        return check(func) if checks_enabled() else func
+    return make
+
+
+# --- eager execution of single primitives ------------------------------------------------------
+
+_eager: dict[Any, Jitted] = {}
+
+
+def _eager_apply(prim: Any, args: Sequence[Any], params: dict[str, Any], weak: bool) -> Any:
+    """Run one primitive on concrete values, through a cached one-equation jit."""
+    try:
+        key = (prim, tuple(params.items()), weak)
+        fn = _eager.get(key)
+    except TypeError:                       # unhashable params: no caching
+        key, fn = None, None
+    if fn is None:
+        fn = Jitted(lambda *xs: tracing.bind(prim, *xs, weak=weak, **params))
+        fn.__name__ = prim.name
+        if key is not None:
+            _eager[key] = fn
+    return fn(*args)
+
+
+tracing.eager_apply = _eager_apply
+_ = dtypes

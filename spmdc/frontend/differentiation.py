@@ -1,0 +1,222 @@
+"""grad, value_and_grad, vjp, jacrev, hessian: reverse mode through the autodiff pass.
+
+Each traces the function into a Func, runs ``vjp_func`` (passes/autodiff.py) and applies
+the result: inlined under another transformation, compiled at top level. Values closed
+over from an enclosing trace are inputs the pass does not differentiate, which is what
+keeps nested derivatives of closures free of perturbation confusion.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compiler.passes import run_pass
+from ..compiler.passes.autodiff import vjp_func
+from .api import Jitted, _fun_name, trace_pytree
+from .tracing import apply_func, current_trace, type_of, user_source
+from .tree import tree_flatten, tree_structure, tree_unflatten
+
+__all__ = ["grad", "value_and_grad", "vjp", "jacrev", "jacobian", "hessian"]
+
+
+def _where() -> str:
+    source = user_source()
+    return f" (at {source})" if source else ""
+
+
+def _argnums(argnums: int | Sequence[int], nargs: int, what: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for i in nums:
+        if not -nargs <= i < nargs:
+            raise ValueError(f"{what}: argnums={argnums} is out of range for a function "
+                             f"called with {nargs} positional arguments{_where()}")
+    return tuple(i % nargs for i in nums)
+
+
+def _check_differentiable(leaves: list[Any], path: str, what: str) -> None:
+    for leaf in leaves:
+        t, _ = type_of(leaf)
+        if t.dtype.kind not in "fc" and t.dtype.name != "bfloat16":
+            raise TypeError(f"{what} requires real- or complex-valued (floating point) inputs, "
+                            f"but argument {path} has dtype {t.dtype.name}. Differentiate "
+                            "with respect to float arguments only (argnums), or convert "
+                            f"the input with .astype(float){_where()}")
+
+
+def _top_level(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """At top level run ``fn`` through jit (one compiled program); inside a trace, inline."""
+    jitted: list[Jitted] = []
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if current_trace() is None:
+            if not jitted:
+                jitted.append(Jitted(wrapper))
+            return jitted[0](*args, **kwargs)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False) -> Callable[..., Any]:
+    """``(fun(*args), d fun / d args[argnums])`` for a scalar-valued ``fun``."""
+    if not callable(fun):
+        raise TypeError(f"value_and_grad expects a callable, got {type(fun).__name__}")
+    name = _fun_name(fun)
+    what = "grad" if getattr(fun, "_spmdc_grad_only", False) else "value_and_grad"
+
+    def value_and_grad_fn(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums(argnums, len(args), what)
+        for i in nums:
+            _check_differentiable(tree_flatten(args[i])[0], f"args[{i}]", what)
+
+        def wrapped(*a: Any, **k: Any) -> Any:
+            out = fun(*a, **k)
+            if has_aux:
+                if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                    raise TypeError(f"{what} with has_aux=True expects the function to return "
+                                    f"a pair (output, aux), but it returned "
+                                    f"{type(out).__name__}{_where()}")
+                return out[0], out[1]
+            return out, None
+
+        func, out_weak, captured, out_tree, leaves = trace_pytree(wrapped, args, kwargs, name)
+        main = func.out_types[0] if func.outputs else None
+        if out_tree.num_leaves == 0 or main is None:
+            raise TypeError(f"{what} requires a function returning a scalar array")
+        main_tree = tree_structure(tree_unflatten(out_tree, list(range(out_tree.num_leaves)))[0])
+        if main_tree.num_leaves != 1 or main.shape != ():
+            shape = main.shape if main_tree.num_leaves == 1 else "a pytree"
+            raise TypeError(f"{what} requires a function returning a scalar (shape ()), but "
+                            f"{name} returned an output of shape {shape}. Reduce it (e.g. "
+                            f".sum()) or use vjp/jacrev for non-scalar outputs{_where()}")
+        if main.dtype.kind not in "fc" and main.dtype.name != "bfloat16":
+            raise TypeError(f"{what} requires a real- or complex-valued output, but {name} "
+                            f"returned {main.dtype.name}{_where()}")
+        # Which flat leaves are differentiated: those of args[i] for i in argnums.
+        arg_leaf_counts = [len(tree_flatten(a)[0]) for a in args]
+        offsets = np.cumsum([0, *arg_leaf_counts])
+        wrt = [False] * len(leaves)
+        for i in nums:
+            for k in range(offsets[i], offsets[i + 1]):
+                wrt[k] = True
+        n_out = len(func.outputs)
+        grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))],
+                             [True] + [False] * (n_out - 1))
+        one = np.ones((), main.dtype)
+        n_wrt = sum(wrt)
+        outs = apply_func(grad_func, [*leaves, *captured, one],
+                          [*out_weak, *(w for w, m in zip((type_of(v)[1] for v in leaves), wrt,
+                                                          strict=True) if m)])
+        value, aux = tree_unflatten(out_tree, outs[:n_out])
+        grads_flat = outs[n_out:]
+        assert len(grads_flat) == n_wrt
+        grads, pos = [], 0
+        for i in nums:
+            count = arg_leaf_counts[i]
+            grads.append(tree_unflatten(tree_structure(args[i]), grads_flat[pos:pos + count]))
+            pos += count
+        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        return ((value, aux), g) if has_aux else (value, g)
+
+    return functools.wraps(fun)(_top_level(value_and_grad_fn))
+
+
+def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+         has_aux: bool = False) -> Callable[..., Any]:
+    """The gradient of a scalar-valued ``fun`` with respect to ``args[argnums]``."""
+    if not callable(fun):
+        raise TypeError(f"grad expects a callable, got {type(fun).__name__}")
+
+    @functools.wraps(fun)
+    def marked(*args: Any, **kwargs: Any) -> Any:
+        return fun(*args, **kwargs)
+    marked._spmdc_grad_only = True       # error messages say "grad"
+    vg = value_and_grad(marked, argnums, has_aux)
+
+    @functools.wraps(fun)
+    def grad_fn(*args: Any, **kwargs: Any) -> Any:
+        if has_aux:
+            (_, aux), g = vg(*args, **kwargs)
+            return g, aux
+        return vg(*args, **kwargs)[1]
+    return grad_fn
+
+
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``(fun(*primals), vjp_fn)`` where ``vjp_fn(ct)`` pulls a cotangent back to primals."""
+    name = _fun_name(fun)
+
+    def forward(*a: Any) -> Any:
+        return fun(*a)
+
+    out = _top_level(forward)(*primals)
+    if has_aux:
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError("vjp with has_aux=True expects the function to return a pair "
+                            f"(output, aux), but it returned {type(out).__name__}")
+        out, aux = out
+    main_fun = (lambda *a: fun(*a)[0]) if has_aux else fun
+
+    def pullback(primals_: tuple[Any, ...], ct: Any) -> Any:
+        func, _, captured, out_tree, leaves = trace_pytree(main_fun, primals_, {}, name)
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise TypeError(f"vjp: the cotangent has structure {ct_tree}, but the function's "
+                            f"output has structure {out_tree}")
+        for c, t in zip(ct_leaves, func.out_types, strict=True):
+            ct_type = type_of(c)[0]
+            if ct_type.shape != t.shape:
+                raise TypeError(f"vjp: cotangent of shape {ct_type.shape} for an output of "
+                                f"shape {t.shape}")
+        wrt = [type_of(v)[0].dtype.kind in "fc" for v in leaves]
+        grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))])
+        outs = apply_func(grad_func, [*leaves, *captured, *ct_leaves],
+                          [False] * len(grad_func.outputs))
+        grads_iter = iter(outs[len(func.outputs):])
+        flat = [next(grads_iter) if w else np.zeros(type_of(v)[0].shape, type_of(v)[0].dtype)
+                for v, w in zip(leaves, wrt, strict=True)]
+        return tree_unflatten(tree_structure(tuple(primals_)), flat)
+
+    pull = _top_level(pullback)
+
+    def vjp_fn(ct: Any) -> tuple[Any, ...]:
+        return pull(tuple(primals), ct)
+
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+           has_aux: bool = False) -> Callable[..., Any]:
+    """The Jacobian by reverse mode: one vjp per output element, batched with vmap."""
+    from . import numpy as jnp
+    from .batching import vmap
+
+    def jac_fn(*args: Any) -> Any:
+        nums = _argnums(argnums, len(args), "jacrev")
+
+        def partial_fun(*diff: Any) -> Any:
+            full = list(args)
+            for i, d in zip(nums, diff, strict=True):
+                full[i] = d
+            return fun(*full)
+
+        out, pull = vjp(partial_fun, *(args[i] for i in nums))
+        out = jnp.asarray(out)
+        basis = jnp.reshape(jnp.eye(out.size, dtype=out.dtype), (out.size, *out.shape))
+        cols = vmap(pull)(basis)
+        jacs = tuple(jnp.reshape(c, (*out.shape, *jnp.shape(args[i])))
+                     for c, i in zip(cols, nums, strict=True))
+        return jacs[0] if isinstance(argnums, int) else jacs
+
+    return jac_fn
+
+
+jacobian = jacrev
+
+
+def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    return jacrev(jacrev(fun, argnums), argnums)

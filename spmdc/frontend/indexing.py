@@ -1,0 +1,356 @@
+"""NumPy-style advanced indexing (``x[idx]``) and ``x.at[idx].set/add/mul/min/max``.
+
+Both turn the index into ONE gather (retrieval) or ONE scatter (update) whose dimension
+numbers produce NumPy's result layout directly, so neither needs a transpose; see
+Note [index plan]. Basic indexing without arrays is methods.py's job (slice, rev,
+dynamic_slice); updates with only basic indices come here too and become a scatter.
+
+Semantics follow NumPy and JAX: negative indices wrap, out-of-bounds array indices are
+clamped when reading and dropped when updating (Note [out-of-bounds windows] in
+compiler/primitives/indexing.py), out-of-bounds Python ints are an IndexError, and a
+boolean mask must be concrete (its number of True entries is the result's size).
+"""
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..compiler.primitives.core import registry as _prims
+from ..runtime.array import Array
+from . import dtypes
+from .methods import normalize_index
+from .tracing import Tracer, bind, user_source
+
+__all__ = ["advanced_getitem", "scatter_update"]
+
+# Note [index plan]
+# ~~~~~~~~~~~~~~~~~
+# After the Ellipsis is expanded, every index entry is one of
+#
+#   integer array, int  an *advanced* entry: its values (negatives wrapped) are one entry
+#                       of the index vector, and the operand dimension is collapsed;
+#   slice, step 1       a window of the slice's length, starting at the slice's start
+#                       (an index-vector entry holding that constant, unless it is 0);
+#   slice, other step   a dimension of its own in the indices, holding start + step * iota
+#                       (collapsed in the operand, like an advanced entry);
+#   None                a size-1 result dimension, which only a reshape adds or removes.
+#
+# NumPy orders the result's dimensions by the index entries, except that the broadcast
+# shape B of all advanced entries (ints included) is one block: in place of the first
+# advanced entry when they are all adjacent, at the front otherwise. The indices' batch
+# dimensions are the B block and the strided slices, in the order the result has them,
+# and the windows are the result's other dimensions, in operand order. So the gather's
+# output IS the result (less its None dimensions), and the scatter's updates are the
+# values in that same layout, with offset_dims / update_window_dims = the windows'
+# positions. Concrete index components are built on the host into one NumPy block;
+# traced ones are appended to the index vector after it (its order is free: the
+# start_index_map says which operand dimension each entry starts).
+#
+# Boolean masks must be concrete: np.nonzero turns a k-d mask into k adjacent integer
+# arrays. A 0-d boolean (``x[True]``) indexes a new size-1 operand axis with [0] or [].
+
+
+def _index_error(message: str) -> IndexError:
+    source = user_source()
+    return IndexError(message + (f" (at {source})" if source else ""))
+
+
+def _jnp() -> Any:
+    from . import numpy as jnp
+    return jnp
+
+
+@dataclass(frozen=True)
+class _Advanced:
+    """An integer index array (or int) for one operand dimension: a NumPy array, not yet
+    normalised, or a traced integer value."""
+    value: Any
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One gather / scatter standing for an index. See Note [index plan]."""
+    operand_shape: tuple[int, ...]     # the operand's shape, with 0-d boolean axes added
+    result_shape: tuple[int, ...]      # x[index].shape, as NumPy has it
+    core_shape: tuple[int, ...]        # result_shape less the None dimensions
+    indices: Any                       # NumPy or traced, shape batch + (len(index_map),)
+    index_map: tuple[int, ...]         # start_index_map / scatter_dims_to_operand_dims
+    collapsed: tuple[int, ...]         # collapsed_slice_dims / inserted_window_dims
+    slice_sizes: tuple[int, ...]
+    window_positions: tuple[int, ...]  # offset_dims / update_window_dims
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to read or write: an empty result, or an indexed axis of size 0."""
+        return (math.prod(self.result_shape) == 0
+                or any(self.operand_shape[d] == 0 for d in self.collapsed))
+
+
+# --- index entries ------------------------------------------------------------------------------
+
+def _as_index_value(i: Any) -> Any:
+    """An index entry as a NumPy array or a Tracer (ints, lists and spmdc.Arrays included)."""
+    if isinstance(i, Tracer):
+        return i
+    if isinstance(i, Array):                     # concrete: read it once, index on the host
+        return np.asarray(i)
+    if isinstance(i, (list, tuple)):
+        if any(isinstance(v, Tracer) for v in _flat(i)):
+            return _stacked(i)
+        value = np.asarray(i)
+        return value.astype(np.int64) if value.size == 0 else value   # [] means no indices
+    if isinstance(i, (np.ndarray, np.generic, bool, int)):
+        return np.asarray(i)
+    try:
+        return np.asarray(operator.index(i))
+    except TypeError:
+        raise _index_error(f"only integers, slices (`:`), ellipsis (`...`), None and integer "
+                           f"or boolean arrays are valid indices, got {type(i).__name__}") from None
+
+
+def _stacked(values: Any) -> Any:
+    """A (nested) list holding traced values as one array."""
+    jnp = _jnp()
+    return jnp.stack([_stacked(v) if isinstance(v, (list, tuple)) else jnp.asarray(v)
+                      for v in values])
+
+
+def _flat(x: Any) -> list[Any]:
+    if isinstance(x, (list, tuple)):
+        return [y for v in x for y in _flat(v)]
+    return [x]
+
+
+def _entries(shape: tuple[int, ...], index: tuple[Any, ...]
+             ) -> tuple[list[Any], tuple[int, ...]]:
+    """The index (Ellipsis expanded) as None / slice / _Advanced entries, one per operand
+    dimension except None, and the operand shape they index (0-d booleans add axes)."""
+    entries: list[Any] = []
+    operand_shape: list[int] = []
+    dim = 0
+    for i in index:
+        if i is None or isinstance(i, slice):
+            entries.append(i)
+            if i is not None:
+                operand_shape.append(shape[dim])
+                dim += 1
+            continue
+        value = _as_index_value(i)
+        if value.dtype == np.bool_:
+            if isinstance(value, Tracer):
+                raise _index_error(
+                    f"a traced boolean mask ({value.type}) cannot be used as an index: the "
+                    "result's shape would depend on the data. Use spmdc.numpy.where(mask, x, "
+                    "other) instead, or pass a concrete (NumPy) mask")
+            if value.ndim == 0:               # a new size-1 axis, indexed by [0] or []
+                entries.append(_Advanced(np.zeros(int(value), np.int64)))
+                operand_shape.append(1)
+                continue
+            if value.shape != shape[dim:dim + value.ndim]:
+                raise _index_error(f"boolean index of shape {value.shape} does not match the "
+                                   f"indexed dimensions {shape[dim:dim + value.ndim]} of an "
+                                   f"array of shape {shape} (starting at axis {dim})")
+            for nonzero in np.nonzero(value):
+                entries.append(_Advanced(nonzero))
+                operand_shape.append(shape[dim])
+                dim += 1
+            continue
+        if value.dtype.kind not in "iu":
+            raise _index_error(f"indices must be integers or booleans, got dtype {value.dtype}")
+        if isinstance(value, np.ndarray) and value.ndim == 0:      # a concrete int
+            n = shape[dim]
+            if not -n <= int(value) < n:
+                raise _index_error(f"index {int(value)} is out of bounds for axis {dim} with "
+                                   f"size {n}")
+        entries.append(_Advanced(value))
+        operand_shape.append(shape[dim])
+        dim += 1
+    if dim != len(shape):
+        raise _index_error(f"too many indices for array of shape {shape}")
+    return entries, tuple(operand_shape)
+
+
+def _normalised(value: Any, n: int) -> Any:
+    """Integer indices into an axis of size ``n`` with negatives wrapped, in the default int
+    type. Out-of-range values stay out of range (gather clamps them, scatter drops them)."""
+    int_type = dtypes.default_int()
+    if isinstance(value, np.ndarray):
+        # Clip first, so that the conversion to a narrower int cannot wrap a huge index
+        # back into range; -n-1 and n are still out of bounds.
+        value = np.clip(value.astype(np.int64), -n - 1, n)
+        return np.where(value < 0, value + n, value).astype(int_type)
+    jnp = _jnp()
+    signed = value.dtype.kind == "i"
+    value = value.astype(int_type) if value.dtype != int_type else value
+    return jnp.where(value < 0, value + n, value) if signed else value
+
+
+# --- the plan -----------------------------------------------------------------------------------
+
+def _plan(shape: tuple[int, ...], index: tuple[Any, ...]) -> _Plan:
+    """See Note [index plan]."""
+    entries, operand_shape = _entries(shape, index)
+    advanced = [k for k, e in enumerate(entries) if isinstance(e, _Advanced)]
+    try:
+        batch = np.broadcast_shapes(*(entries[k].value.shape for k in advanced))
+    except ValueError:
+        shapes = " ".join(str(tuple(entries[k].value.shape)) for k in advanced)
+        raise _index_error(f"shape mismatch: indexing arrays could not be broadcast together "
+                           f"with shapes {shapes}") from None
+    adjacent = bool(advanced) and advanced[-1] - advanced[0] + 1 == len(advanced)
+    block = [("advanced", j, n) for j, n in enumerate(batch)]
+
+    labels: list[Any] = [] if adjacent else list(block)   # result dims; None for None entries
+    components: list[tuple[int, str, Any]] = []           # (operand dim, kind, value)
+    collapsed, sizes = [], []
+    dim = 0
+    for k, e in enumerate(entries):
+        if e is None:
+            labels.append(None)
+            continue
+        n = operand_shape[dim]
+        if isinstance(e, _Advanced):
+            if k == advanced[0] and adjacent:
+                labels += block
+            components.append((dim, "advanced", _normalised(e.value, n)))
+            collapsed.append(dim)
+            sizes.append(1)
+        else:
+            start, stop, step = e.indices(n)
+            count = len(range(start, stop, step))
+            if step == 1:
+                labels.append(("window", dim, count))
+                sizes.append(count)
+                if start:
+                    components.append((dim, "start", start))
+            else:
+                labels.append(("strided", dim, count))
+                collapsed.append(dim)
+                sizes.append(1)
+                components.append((dim, "strided", start + step * np.arange(count)))
+        dim += 1
+    if not components:        # every dimension a window from 0: name one start anyway
+        first = next(label[1] for label in labels if label is not None)
+        components.append((first, "start", 0))
+
+    core = [label for label in labels if label is not None]
+    batch_labels = [label for label in core if label[0] != "window"]
+    batch_shape = tuple(label[2] for label in batch_labels)
+    # Where each component's dimensions go among the indices' batch dimensions.
+    block_at = next((p for p, label in enumerate(batch_labels) if label[0] == "advanced"), 0)
+    placed = []
+    for d, kind, value in components:
+        if kind == "advanced":
+            first = block_at + len(batch) - value.ndim          # NumPy aligns shapes right
+            positions = tuple(range(first, first + value.ndim))
+        elif kind == "strided":
+            positions = (batch_labels.index(("strided", d, len(value))),)
+        else:
+            value, positions = np.asarray(value), ()
+        placed.append((d, value, positions))
+    indices, index_map = _build_indices(placed, batch_shape)
+    return _Plan(operand_shape=operand_shape,
+                 result_shape=tuple(1 if label is None else label[2] for label in labels),
+                 core_shape=tuple(label[2] for label in core), indices=indices,
+                 index_map=index_map, collapsed=tuple(collapsed), slice_sizes=tuple(sizes),
+                 window_positions=tuple(p for p, label in enumerate(core)
+                                        if label[0] == "window"))
+
+
+def _build_indices(placed: list[tuple[int, Any, tuple[int, ...]]],
+                   batch_shape: tuple[int, ...]) -> tuple[Any, tuple[int, ...]]:
+    """The index array (batch_shape + (k,)) and the operand dimension of each of its k
+    entries: the concrete components as one NumPy block first, then the traced ones."""
+    int_type = dtypes.default_int()
+    rank = len(batch_shape)
+    concrete = [(d, v, p) for d, v, p in placed if isinstance(v, np.ndarray)]
+    traced = [(d, v, p) for d, v, p in placed if not isinstance(v, np.ndarray)]
+    pieces: list[Any] = []
+    if concrete:
+        columns = []
+        for _, value, positions in concrete:
+            expanded = [1] * rank
+            for axis, p in enumerate(positions):
+                expanded[p] = value.shape[axis]
+            columns.append(np.broadcast_to(value.reshape(expanded), batch_shape))
+        pieces.append(np.stack(columns, axis=-1).astype(int_type))
+    for _, value, positions in traced:
+        # size-1 dimensions stretch; the trailing 1 is this component's index-vector entry
+        pieces.append(bind(_prims["broadcast_in_dim"], value, shape=batch_shape + (1,),
+                           broadcast_dimensions=positions))
+    index_map = tuple(d for d, _, _ in concrete + traced)
+    if len(pieces) == 1:
+        return pieces[0], index_map
+    return bind(_prims["concatenate"], *pieces, dimension=rank), index_map
+
+
+# --- x[index] and x.at[index].<combine>(values) ---------------------------------------------
+
+def advanced_getitem(x: Any, index: tuple[Any, ...]) -> Any:
+    """``x[index]`` for an index (Ellipsis expanded) with at least one integer or boolean
+    array: one gather that clamps out-of-bounds indices."""
+    jnp = _jnp()
+    plan = _plan(x.shape, index)
+    if plan.empty:
+        if math.prod(plan.result_shape):
+            axis = next(d for d in plan.collapsed if plan.operand_shape[d] == 0)
+            raise _index_error(f"index is out of bounds for axis {axis} with size 0")
+        return jnp.zeros(plan.result_shape, x.dtype)
+    operand = jnp.reshape(x, plan.operand_shape)
+    out = bind(_prims["gather"], operand, plan.indices, offset_dims=plan.window_positions,
+               collapsed_slice_dims=plan.collapsed, start_index_map=plan.index_map,
+               slice_sizes=plan.slice_sizes, weak=x.weak)
+    return jnp.reshape(out, plan.result_shape)
+
+
+def scatter_update(x: Any, index: Any, values: Any, combine: str) -> Any:
+    """``x.at[index].set(values)`` (combine='set'), or 'add', 'mul', 'min', 'max': one
+    scatter; ``values`` broadcast to ``x[index].shape`` and convert to x's dtype, and
+    updates at out-of-bounds indices are dropped."""
+    jnp = _jnp()
+    if x.ndim == 0:                # give the scalar an axis, so that a start can name it
+        index = index if isinstance(index, tuple) else (index,)
+        out = scatter_update(jnp.reshape(x, (1,)), (0,) + index, values, combine)
+        return jnp.reshape(out, ())
+    plan = _plan(x.shape, normalize_index(x.ndim, index))
+    updates = _broadcast_values(values, plan.result_shape, x.dtype)
+    if plan.empty:
+        return x
+    updates = jnp.reshape(updates, plan.core_shape)
+    operand = jnp.reshape(x, plan.operand_shape)
+    out = bind(_prims["scatter"], operand, plan.indices, updates,
+               update_window_dims=plan.window_positions, inserted_window_dims=plan.collapsed,
+               scatter_dims_to_operand_dims=plan.index_map, combine=combine, weak=x.weak)
+    return jnp.reshape(out, x.shape)
+
+
+def _broadcast_values(values: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """``values`` in ``dtype``, broadcast to ``shape`` as NumPy's assignment does (leading
+    size-1 dimensions beyond the rank of ``shape`` are dropped)."""
+    if isinstance(values, (Tracer, Array)):
+        values = values.astype(dtype) if values.dtype != dtype else values
+    elif any(isinstance(v, Tracer) for v in _flat(values)):
+        values = _stacked(values).astype(dtype)
+    else:
+        values = np.asarray(values).astype(dtype)
+    vshape = tuple(values.shape)
+    extra = len(vshape) - len(shape)
+    if extra > 0 and all(n == 1 for n in vshape[:extra]):
+        values, vshape = values.reshape(vshape[extra:]), vshape[extra:]
+    try:
+        np.broadcast_shapes(vshape, shape)
+        if len(vshape) > len(shape):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"cannot broadcast update values of shape {vshape} to the indexed "
+                         f"shape {shape}" + (f" (at {user_source()})" if user_source() else "")
+                         ) from None
+    if vshape == shape and not isinstance(values, np.ndarray):
+        return values
+    lead = len(shape) - len(vshape)
+    return bind(_prims["broadcast_in_dim"], values, shape=shape,
+                broadcast_dimensions=tuple(range(lead, len(shape))))

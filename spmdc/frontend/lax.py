@@ -1,0 +1,312 @@
+"""spmdc.lax: low-level operations and the collectives (psum, pmean, all_gather ...).
+
+Unlike spmdc.numpy these do not promote dtypes: operands must already agree, as in JAX.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compiler.primitives.core import registry as _prims
+from . import dtypes
+from .tracing import bind
+
+__all__ = ["select", "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim",
+           "stop_gradient", "convert_element_type", "broadcast_in_dim", "iota",
+           "dot_general", "integer_pow", "slice", "concatenate", "pad", "rev", "clamp",
+           "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "sin", "cos", "tanh",
+           "exp", "log", "sqrt", "rsqrt", "neg", "add", "sub", "mul", "div", "max", "min"]
+
+
+def _arr(x: Any) -> Any:
+    from .numpy import asarray
+    return asarray(x)
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    on_true, on_false = _arr(on_true), _arr(on_false)
+    return bind(_prims["select"], _arr(pred), on_true, on_false,
+                weak=on_true.weak and on_false.weak)
+
+
+def _index(i: Any) -> Any:
+    return _arr(i).astype(dtypes.default_int()) if not isinstance(i, int) else \
+        np.asarray(i, dtypes.default_int())
+
+
+def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
+    x = _arr(operand)
+    return bind(_prims["dynamic_slice"], x, *map(_index, start_indices),
+                slice_sizes=tuple(int(s) for s in slice_sizes), weak=x.weak)
+
+
+def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0) -> Any:
+    x = _arr(operand)
+    starts = [0] * x.ndim
+    starts[axis] = start_index
+    sizes = list(x.shape)
+    sizes[axis] = slice_size
+    return dynamic_slice(x, starts, sizes)
+
+
+def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]) -> Any:
+    x = _arr(operand)
+    return bind(_prims["dynamic_update_slice"], x, _arr(update).astype(x.dtype),
+                *map(_index, start_indices), weak=x.weak)
+
+
+def stop_gradient(x: Any) -> Any:
+    from .numpy import stop_gradient as sg
+    from .tree import tree_map
+    return tree_map(sg, x)
+
+
+def convert_element_type(x: Any, new_dtype: Any) -> Any:
+    return _arr(x).astype(new_dtype)
+
+
+def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
+    x = _arr(x)
+    return bind(_prims["broadcast_in_dim"], x, shape=tuple(shape),
+                broadcast_dimensions=tuple(broadcast_dimensions), weak=x.weak)
+
+
+def iota(dtype: Any, size: int) -> Any:
+    from .numpy import iota as jnp_iota
+    return jnp_iota(dtype, size)
+
+
+def dot_general(x: Any, y: Any, dimension_numbers: Any, precision: Any = None,
+                preferred_element_type: Any = None) -> Any:
+    (xc, yc), (xb, yb) = dimension_numbers
+    x, y = _arr(x), _arr(y)
+    return bind(_prims["dot_general"], x, y, contract=(tuple(xc), tuple(yc)),
+                batch=(tuple(xb), tuple(yb)))
+
+
+def integer_pow(x: Any, y: int) -> Any:
+    x = _arr(x)
+    return bind(_prims["integer_pow"], x, y=int(y), weak=x.weak)
+
+
+def slice(x: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
+          strides: Sequence[int] | None = None) -> Any:
+    x = _arr(x)
+    return bind(_prims["slice"], x, start_indices=tuple(start_indices),
+                limit_indices=tuple(limit_indices),
+                strides=None if strides is None else tuple(strides), weak=x.weak)
+
+
+def concatenate(operands: Sequence[Any], dimension: int) -> Any:
+    xs = [_arr(x) for x in operands]
+    return bind(_prims["concatenate"], *xs, dimension=dimension)
+
+
+def pad(x: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
+    x = _arr(x)
+    return bind(_prims["pad"], x, _arr(padding_value).astype(x.dtype),
+                padding_config=tuple(tuple(c) for c in padding_config), weak=x.weak)
+
+
+def rev(x: Any, dimensions: Sequence[int]) -> Any:
+    x = _arr(x)
+    return bind(_prims["rev"], x, dimensions=tuple(dimensions), weak=x.weak)
+
+
+def clamp(lo: Any, x: Any, hi: Any) -> Any:
+    x = _arr(x)
+    return bind(_prims["clamp"], _arr(lo).astype(x.dtype), x, _arr(hi).astype(x.dtype),
+                weak=x.weak)
+
+
+def _reducer(name: str) -> Any:
+    def fn(x: Any, axes: Sequence[int]) -> Any:
+        x = _arr(x)
+        return bind(_prims[name], x, axes=tuple(axes), weak=x.weak)
+    fn.__name__ = name
+    return fn
+
+
+reduce_sum, reduce_max, reduce_min, reduce_prod = map(
+    _reducer, ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"))
+
+
+def _unary(name: str) -> Any:
+    def fn(x: Any) -> Any:
+        x = _arr(x)
+        return bind(_prims[name], x, weak=x.weak)
+    fn.__name__ = name
+    return fn
+
+
+sin, cos, tanh, exp, log, sqrt, rsqrt, neg = map(
+    _unary, ("sin", "cos", "tanh", "exp", "log", "sqrt", "rsqrt", "neg"))
+
+
+def _binary(name: str) -> Any:
+    def fn(x: Any, y: Any) -> Any:
+        x, y = _arr(x), _arr(y)
+        return bind(_prims[name], x, y, weak=x.weak and y.weak)
+    fn.__name__ = name
+    return fn
+
+
+add, sub, mul, div, max, min = map(_binary, ("add", "sub", "mul", "div", "max", "min"))
+
+
+# --- collectives (compiler/primitives/collectives.py) --------------------------------------------
+# Each takes an axis name or a tuple of names bound by an enclosing pmap or vmap, and maps
+# over pytrees. pmean is psum divided by the group size, so its transpose is right by
+# construction (Note [collective transpose]).
+
+__all__ += ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
+            "pshuffle", "all_to_all", "axis_index"]
+
+
+def _axis_names(op: str, axis_name: Any) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The names as a tuple and their sizes; an unbound name is an error here, at the
+    user's line (the collectives pass checks compiled programs again)."""
+    from ..compiler.passes.collectives import UnboundAxisError, unbound_axis_message
+    from .tracing import current_trace, user_source
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    trace = current_trace()
+    bound = trace.axis_env if trace is not None else {}
+    for name in names:
+        if name not in bound:
+            raise UnboundAxisError(unbound_axis_message(op, name, list(map(str, bound)),
+                                                        user_source()))
+    return names, tuple(int(bound[n]) for n in names)
+
+
+def _no_groups(op: str, axis_index_groups: Any) -> None:
+    if axis_index_groups is not None:
+        raise NotImplementedError(f"{op}: axis_index_groups is not supported by spmdc")
+
+
+def _tree_map(f: Any, x: Any) -> Any:
+    from .tree import tree_map
+    return tree_map(f, x)
+
+
+def _collective(op: str, x: Any, **params: Any) -> Any:
+    x = _arr(x)
+    return bind(_prims[op], x, weak=x.weak, **params)
+
+
+def _canonical_axis(op: str, what: str, axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise ValueError(f"{op}: {what}={axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The sum over the devices (or batch elements) of the named axes, on every one."""
+    _no_groups("psum", axis_index_groups)
+    axes, _ = _axis_names("psum", axis_name)
+
+    def one(v: Any) -> Any:
+        v = _arr(v)
+        if v.dtype == np.bool_:           # psum of booleans counts them
+            v = v.astype(np.int32)
+        return _collective("psum", v, axes=axes)
+    return _tree_map(one, x)
+
+
+def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    _no_groups("pmean", axis_index_groups)
+    _, sizes = _axis_names("pmean", axis_name)
+    n = int(np.prod(sizes))
+    return _tree_map(lambda v: psum(v, axis_name) / n, x)
+
+
+def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    _no_groups("pmax", axis_index_groups)
+    axes, _ = _axis_names("pmax", axis_name)
+    return _tree_map(lambda v: _collective("pmax", v, axes=axes), x)
+
+
+def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    _no_groups("pmin", axis_index_groups)
+    axes, _ = _axis_names("pmin", axis_name)
+    return _tree_map(lambda v: _collective("pmin", v, axes=axes), x)
+
+
+def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: int = 0,
+               tiled: bool = False) -> Any:
+    """Every member's value, stacked along a new ``axis`` (or concatenated if tiled)."""
+    _no_groups("all_gather", axis_index_groups)
+    axes, sizes = _axis_names("all_gather", axis_name)
+
+    def one(v: Any) -> Any:
+        v = _arr(v)
+        dim = _canonical_axis("all_gather", "axis", axis, v.ndim + (0 if tiled else 1))
+        return _collective("all_gather", v, axes=axes, axis_sizes=sizes, dimension=dim,
+                           tiled=bool(tiled))
+    return _tree_map(one, x)
+
+
+def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,
+                 axis_index_groups: Any = None, tiled: bool = False) -> Any:
+    """psum, of which each member keeps its own slice along ``scatter_dimension``."""
+    _no_groups("psum_scatter", axis_index_groups)
+    axes, sizes = _axis_names("psum_scatter", axis_name)
+
+    def one(v: Any) -> Any:
+        v = _arr(v)
+        dim = _canonical_axis("psum_scatter", "scatter_dimension", scatter_dimension, v.ndim)
+        return _collective("psum_scatter", v, axes=axes, axis_sizes=sizes,
+                           scatter_dimension=dim, tiled=bool(tiled))
+    return _tree_map(one, x)
+
+
+def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
+    """Send each member's value along the (source, destination) pairs of ``perm``; a
+    member no pair sends to gets zeros."""
+    from ..compiler.primitives.collectives import check_permutation
+    from ..compiler.primitives.core import ShapeError
+    from .tracing import user_source
+    axes, sizes = _axis_names("ppermute", axis_name)
+    try:
+        pairs = tuple((int(s), int(d)) for s, d in perm)
+        check_permutation("ppermute", pairs, int(np.prod(sizes)))
+    except (ShapeError, TypeError, ValueError) as e:
+        source = user_source()
+        raise ValueError(f"{e}" + (f" (at {source})" if source else "")) from None
+    return _tree_map(lambda v: _collective("ppermute", v, axes=axes, axis_sizes=sizes,
+                                           perm=pairs), x)
+
+
+def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:
+    """ppermute where ``perm[i]`` is the member that member ``i`` receives from."""
+    _, sizes = _axis_names("pshuffle", axis_name)
+    n = int(np.prod(sizes))
+    if sorted(int(p) for p in perm) != list(range(n)):
+        raise ValueError(f"pshuffle: perm={list(perm)} is not a permutation of "
+                         f"range({n}) (the axis size)")
+    return ppermute(x, axis_name, [(int(src), dst) for dst, src in enumerate(perm)])
+
+
+def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
+               axis_index_groups: Any = None, tiled: bool = False) -> Any:
+    """Member j gets piece j (along ``split_axis``) of every member, stacked (or, tiled,
+    concatenated) along ``concat_axis`` in member order."""
+    _no_groups("all_to_all", axis_index_groups)
+    axes, sizes = _axis_names("all_to_all", axis_name)
+
+    def one(v: Any) -> Any:
+        v = _arr(v)
+        return _collective("all_to_all", v, axes=axes, axis_sizes=sizes,
+                           split_axis=_canonical_axis("all_to_all", "split_axis",
+                                                      split_axis, v.ndim),
+                           concat_axis=_canonical_axis("all_to_all", "concat_axis",
+                                                       concat_axis, v.ndim),
+                           tiled=bool(tiled))
+    return _tree_map(one, x)
+
+
+def axis_index(axis_name: Any) -> Any:
+    """This device's (or batch element's) index along the named axes, an int32."""
+    axes, sizes = _axis_names("axis_index", axis_name)
+    return bind(_prims["axis_index"], axes=axes, axis_sizes=sizes)

@@ -1,0 +1,266 @@
+"""Operators, NumPy-style methods and basic indexing for Tracer and spmdc.Array.
+
+``install_methods(cls)`` gives both classes the same behaviour, so code reads the same
+inside and outside transformations. Basic indexing (ints, slices, None, Ellipsis, traced
+scalar ints) is one ``slice`` (plus ``rev`` for negative steps, ``dynamic_slice`` for
+traced indices) and a reshape; integer-array indexing and ``.at[...]`` go through
+gather/scatter in indexing.py.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..compiler.primitives.core import registry as _prims
+from . import dtypes
+from .tracing import Tracer, bind, user_source
+
+__all__ = ["install_methods", "getitem", "normalize_index"]
+
+
+def _jnp() -> Any:
+    from . import numpy as jnp
+    return jnp
+
+
+def _is_array(x: Any) -> bool:
+    from ..runtime.array import Array
+    return isinstance(x, (Tracer, Array))
+
+
+def _index_error(message: str) -> IndexError:
+    source = user_source()
+    return IndexError(message + (f" (at {source})" if source else ""))
+
+
+# --- indexing ---------------------------------------------------------------------------------
+
+def _is_advanced(i: Any) -> bool:
+    if isinstance(i, (list, np.ndarray, bool, np.bool_)):   # x[True] adds an axis, as NumPy
+        return True
+    return _is_array(i) and (i.ndim > 0 or i.dtype == np.bool_)
+
+
+def _consumed(i: Any) -> int:
+    """How many dimensions of the array the index entry ``i`` indexes: a boolean mask its
+    rank (0 for a scalar boolean), None and Ellipsis none, anything else one."""
+    if i is None or i is Ellipsis or isinstance(i, (bool, np.bool_)):
+        return 0
+    if isinstance(i, list):
+        try:
+            i = np.asarray(i)
+        except (TypeError, ValueError):     # holds traced values: an integer index array
+            return 1
+    if (isinstance(i, np.ndarray) or _is_array(i)) and i.dtype == np.bool_:
+        return i.ndim
+    return 1
+
+
+def normalize_index(ndim: int, index: Any) -> tuple[Any, ...]:
+    """``index`` as a tuple with the Ellipsis expanded into full slices."""
+    index = index if isinstance(index, tuple) else (index,)
+    ellipses = [k for k, i in enumerate(index) if i is Ellipsis]
+    if len(ellipses) > 1:
+        raise _index_error("an index can only have a single ellipsis ('...')")
+    consumed = sum(_consumed(i) for i in index)
+    if consumed > ndim:
+        raise _index_error(f"too many indices for array: array is {ndim}-dimensional, but "
+                           f"{consumed} were indexed")
+    fill = (slice(None),) * (ndim - consumed)
+    if ellipses:
+        k = ellipses[0]
+        return index[:k] + fill + index[k + 1:]
+    return index + fill
+
+
+def getitem(x: Any, index: Any) -> Any:
+    jnp = _jnp()
+    index = normalize_index(x.ndim, index)
+    if any(_is_advanced(i) for i in index):
+        from .indexing import advanced_getitem
+        return advanced_getitem(x, index)
+    starts, limits, strides, flips, out_shape = [], [], [], [], []
+    dynamic: list[tuple[int, Any]] = []
+    dim = 0
+    for i in index:
+        if i is None:
+            out_shape.append(1)
+            continue
+        n = x.shape[dim]
+        if isinstance(i, slice):
+            start, stop, step = i.indices(n)
+            if step < 0:
+                flips.append(dim)
+                start, stop, step = n - 1 - start, n - 1 - stop, -step
+            count = max(0, -(-(stop - start) // step))
+            starts.append(start)
+            limits.append(start + (count - 1) * step + 1 if count else start)
+            strides.append(step)
+            out_shape.append(count)
+        elif _is_array(i):                      # a traced (or device) scalar index
+            if i.dtype.kind not in "iu":
+                raise _index_error(f"indices must be integers, got {i.dtype}")
+            dynamic.append((dim, i))
+            starts.append(0)
+            limits.append(n)
+            strides.append(1)
+        else:
+            try:
+                k = operator.index(i)
+            except TypeError:
+                raise _index_error(f"only integers, slices, None, Ellipsis and integer "
+                                   f"arrays are valid indices, got {type(i).__name__}") from None
+            if not -n <= k < n:
+                raise _index_error(f"index {k} is out of bounds for axis {dim} with size {n}")
+            k %= n
+            starts.append(k)
+            limits.append(k + 1)
+            strides.append(1)
+        dim += 1
+    y = x
+    if flips:
+        y = bind(_prims["rev"], y, dimensions=tuple(flips), weak=y.weak)
+    if (tuple(starts) != (0,) * y.ndim or tuple(limits) != y.shape
+            or any(s != 1 for s in strides)):
+        y = bind(_prims["slice"], y, start_indices=tuple(starts), limit_indices=tuple(limits),
+                 strides=None if all(s == 1 for s in strides) else tuple(strides), weak=y.weak)
+    if dynamic:
+        zero = np.zeros((), dtypes.default_int())
+        idx = [zero] * y.ndim
+        sizes = list(y.shape)
+        for d, i in dynamic:
+            i = i.astype(dtypes.default_int())
+            idx[d] = jnp.where(i < 0, i + x.shape[d], i)
+            sizes[d] = 1
+        y = bind(_prims["dynamic_slice"], y, *idx, slice_sizes=tuple(sizes), weak=y.weak)
+    return jnp.reshape(y, tuple(out_shape)) if tuple(out_shape) != y.shape else y
+
+
+class _IndexUpdateHelper:
+    """``x.at``: ``x.at[idx].set(v)``, ``.add``, ``.multiply``, ``.min``, ``.max``, ``.get``."""
+    __slots__ = ("array",)
+
+    def __init__(self, array: Any):
+        self.array = array
+
+    def __getitem__(self, index: Any) -> _IndexUpdateRef:
+        return _IndexUpdateRef(self.array, index)
+
+
+class _IndexUpdateRef:
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: Any, index: Any):
+        self.array, self.index = array, index
+
+    def get(self, **kwargs: Any) -> Any:
+        return getitem(self.array, self.index)
+
+    def _update(self, values: Any, combine: str) -> Any:
+        from .indexing import scatter_update
+        return scatter_update(self.array, self.index, values, combine)
+
+    def set(self, values: Any, **kwargs: Any) -> Any:
+        return self._update(values, "set")
+
+    def add(self, values: Any, **kwargs: Any) -> Any:
+        return self._update(values, "add")
+
+    def multiply(self, values: Any, **kwargs: Any) -> Any:
+        return self._update(values, "mul")
+
+    mul = multiply
+
+    def divide(self, values: Any, **kwargs: Any) -> Any:
+        return self._update(_jnp().reciprocal(values), "mul")
+
+    def min(self, values: Any, **kwargs: Any) -> Any:
+        return self._update(values, "min")
+
+    def max(self, values: Any, **kwargs: Any) -> Any:
+        return self._update(values, "max")
+
+
+# --- installation --------------------------------------------------------------------------------
+
+def _binary(name: str, reflected: bool = False) -> Any:
+    def op(self: Any, other: Any) -> Any:
+        if not _operand_ok(other):
+            return NotImplemented
+        fn = getattr(_jnp(), name)
+        return fn(other, self) if reflected else fn(self, other)
+    return op
+
+
+def _operand_ok(x: Any) -> bool:
+    return _is_array(x) or isinstance(x, (int, float, complex, bool, np.ndarray, np.generic))
+
+
+def _astype(self: Any, dtype: Any) -> Any:
+    dtype = dtypes.canonicalize(dtype)
+    if self.dtype == dtype:
+        return self if not self.weak else _strong(self)
+    return bind(_prims["convert"], self, new_dtype=dtype)
+
+
+def _strong(x: Any) -> Any:
+    if isinstance(x, Tracer):
+        return Tracer(x.var, x.trace, False)
+    from ..runtime.array import Array
+    return Array(x._buffers, x.type, False, x._devices, x.split)
+
+
+def _reshape(self: Any, *shape: Any, order: str = "C") -> Any:
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        shape = tuple(shape[0])
+    return _jnp().reshape(self, shape)
+
+
+def _transpose(self: Any, *axes: Any) -> Any:
+    if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
+        axes = axes[0]
+    return _jnp().transpose(self, axes or None)
+
+
+def _method(name: str) -> Any:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(_jnp(), name)(self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+def install_methods(cls: type) -> None:
+    for dunder, name in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
+                         ("truediv", "true_divide"), ("floordiv", "floor_divide"),
+                         ("mod", "remainder"), ("pow", "power"), ("matmul", "matmul"),
+                         ("and", "bitwise_and"), ("or", "bitwise_or"),
+                         ("xor", "bitwise_xor"), ("lshift", "left_shift"),
+                         ("rshift", "right_shift")]:
+        setattr(cls, f"__{dunder}__", _binary(name))
+        setattr(cls, f"__r{dunder}__", _binary(name, reflected=True))
+    for dunder, name in [("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
+                         ("ge", "greater_equal"), ("eq", "equal"), ("ne", "not_equal")]:
+        setattr(cls, f"__{dunder}__", _binary(name))
+    cls.__neg__ = lambda self: _jnp().negative(self)
+    cls.__pos__ = lambda self: self
+    cls.__abs__ = lambda self: _jnp().absolute(self)
+    cls.__invert__ = lambda self: _jnp().invert(self)
+    cls.__getitem__ = getitem
+    cls.__divmod__ = lambda self, o: (_jnp().floor_divide(self, o), _jnp().remainder(self, o))
+    cls.at = property(_IndexUpdateHelper)
+    cls.T = property(lambda self: _jnp().transpose(self))
+    cls.mT = property(lambda self: _jnp().swapaxes(self, -1, -2))
+    cls.astype = _astype
+    cls.reshape = _reshape
+    cls.transpose = _transpose
+    cls.flatten = lambda self: _jnp().ravel(self)
+    for name in ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "all", "any",
+                 "var", "std", "ravel", "squeeze", "clip", "dot", "cumsum", "round",
+                 "swapaxes", "repeat", "take", "trace"):
+        # Tracer's own slots `var` and `trace` must survive (its IR Var and its Trace).
+        if isinstance(cls.__dict__.get(name), type(Tracer.var)):
+            continue
+        setattr(cls, name, _method(name))
+    cls.copy = lambda self: self          # values are immutable

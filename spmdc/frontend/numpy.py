@@ -1,0 +1,968 @@
+"""spmdc.numpy: NumPy's API over spmdc primitives (users import it as ``jnp``).
+
+Every function is a thin wrapper: promote dtypes (JAX's lattice, weak Python scalars),
+broadcast shapes (NumPy's rules, made explicit with broadcast_in_dim), then bind
+primitives. The same code runs while tracing (equations) and eagerly (one cached
+executable per primitive). Array methods and operators for Tracer and spmdc.Array are
+installed at the bottom of this module and in methods.py.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from ..compiler.primitives.core import registry as _prims
+from ..runtime.array import Array
+from . import dtypes
+from .tracing import Tracer, bind, type_of, user_source
+
+ndarray = Array
+
+# --- dtypes and constants ----------------------------------------------------------------
+
+bool_ = np.bool_
+int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
+uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
+float16, float32, float64 = np.float16, np.float32, np.float64
+bfloat16 = ml_dtypes.bfloat16
+complex64, complex128 = np.complex64, np.complex128
+dtype = np.dtype
+float_ = float64
+int_ = int64
+pi, e, inf, nan, euler_gamma = np.pi, np.e, np.inf, np.nan, np.euler_gamma
+newaxis = None
+finfo, iinfo = dtypes.finfo, dtypes.iinfo
+issubdtype = dtypes.issubdtype
+floating, integer, inexact, number, signedinteger, unsignedinteger, complexfloating = (
+    np.floating, np.integer, np.inexact, np.number, np.signedinteger, np.unsignedinteger,
+    np.complexfloating)
+
+
+def _is_array(x: Any) -> bool:
+    return isinstance(x, (Tracer, Array))
+
+
+def _error(op: str, message: str) -> TypeError:
+    source = user_source()
+    return TypeError(f"{op}: {message}" + (f" (at {source})" if source else ""))
+
+
+# --- conversion --------------------------------------------------------------------------
+
+def asarray(x: Any, dtype: Any = None) -> Any:
+    """``x`` as an spmdc value (a Tracer while tracing, else an Array)."""
+    if _is_array(x):
+        return x if dtype is None else x.astype(dtype)
+    if isinstance(x, (list, tuple)) and any(_is_array(v) for v in _flat(x)):
+        return stack([asarray(v) for v in x]) if dtype is None else \
+            stack([asarray(v) for v in x]).astype(dtype)
+    t, weak = type_of(x if dtype is None else np.asarray(x, dtypes.canonicalize(dtype)))
+    value = np.asarray(x, t.dtype)
+    from .api import device_put
+    out = device_put(value)
+    out.weak = weak and dtype is None
+    return out
+
+
+def array(x: Any, dtype: Any = None, copy: bool = True) -> Any:
+    return asarray(x, dtype)
+
+
+def _flat(x: Any) -> list[Any]:
+    if isinstance(x, (list, tuple)):
+        return [y for v in x for y in _flat(v)]
+    return [x]
+
+
+def _operand(x: Any, dtype: np.dtype) -> Any:
+    """``x`` converted to ``dtype``: arrays with convert, Python values as 0-d NumPy."""
+    if _is_array(x):
+        return x if x.dtype == dtype else bind(_prims["convert"], x, new_dtype=dtype,
+                                                   weak=False)
+    return np.asarray(x, dtype)
+
+
+def _promote(op: str, *args: Any) -> tuple[list[Any], np.dtype, bool]:
+    pairs = [(a.dtype, a.weak) if _is_array(a) else dtypes.dtype_and_weak(a) for a in args]
+    dtype, weak = dtypes.result_type(*pairs)
+    return [_operand(a, dtype) for a in args], dtype, weak
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return x.shape if _is_array(x) else np.shape(x)
+
+
+def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tuple[int, ...]:
+    ndim = builtins.max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(ndim):
+        sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise _error(op, "incompatible shapes for broadcasting: "
+                         + ", ".join(str(tuple(s)) for s in shapes))
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
+    """NumPy broadcasting of one operand; rank-0 operands stay rank 0 (primitives take them)."""
+    xs = _shape(x)
+    if xs == shape or xs == ():
+        return x
+    if not _is_array(x):
+        x = np.asarray(x)
+        return np.broadcast_to(x, shape) if x.ndim else x
+    lead = len(shape) - len(xs)
+    keep = [i for i, d in enumerate(xs) if d == shape[lead + i]]
+    if len(keep) != len(xs):            # size-1 axes that grow: drop them first
+        x = reshape(x, tuple(xs[i] for i in keep))
+    return bind(_prims["broadcast_in_dim"], x, shape=tuple(shape),
+                broadcast_dimensions=tuple(lead + i for i in keep), weak=x.weak)
+
+
+def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
+    x = asarray(x)
+    shape = tuple(shape)
+    broadcast_shapes(x.shape, shape, op="broadcast_to")
+    if x.shape == shape:
+        return x
+    if x.ndim == 0:
+        return bind(_prims["broadcast_in_dim"], x, shape=shape, broadcast_dimensions=(),
+                    weak=x.weak)
+    return _broadcast_to(x, shape)
+
+
+def _elementwise(op: str, prim: str, *args: Any, out_dtype: Any = None,
+                 kinds: str | None = None) -> Any:
+    args_, dtype, weak = _promote(op, *args)
+    if kinds is not None and np.dtype(dtype).kind not in kinds and dtype != bfloat16:
+        raise _error(op, f"not defined for dtype {np.dtype(dtype).name}")
+    shape = broadcast_shapes(*map(_shape, args_), op=op)
+    args_ = [_broadcast_to(a, shape) for a in args_]
+    if not builtins.any(_is_array(a) for a in args_):
+        args_[0] = asarray(args_[0])
+    return bind(_prims[prim], *args_, weak=weak and out_dtype is None)
+
+
+# --- elementwise math --------------------------------------------------------------------
+
+def _float_operand(x: Any) -> Any:
+    """Integers and bools become the default float (true division, sin of an int ...)."""
+    t, weak = type_of(x) if _is_array(x) else type_of(np.asarray(x))
+    if t.dtype.kind in "biu":
+        return _operand(asarray(x) if not _is_array(x) else x, dtypes.default_float())
+    return x
+
+
+def _unary(name: str, prim: str | None = None, float_only: bool = True) -> Any:
+    prim = prim or name
+
+    def fn(x: Any) -> Any:
+        x = asarray(x)
+        if float_only:
+            x = _float_operand(x)
+        return bind(_prims[prim], x, weak=x.weak)
+    fn.__name__ = name
+    return fn
+
+
+sin, cos, tan, tanh, exp, log = (_unary(n) for n in ("sin", "cos", "tan", "tanh", "exp", "log"))
+arcsin, arccos = _unary("arcsin", "asin"), _unary("arccos", "acos")
+arctan = _unary("arctan", "atan")
+sinh, cosh = _unary("sinh"), _unary("cosh")
+arcsinh, arccosh, arctanh = (_unary("arcsinh", "asinh"), _unary("arccosh", "acosh"),
+                             _unary("arctanh", "atanh"))
+exp2, log1p, expm1, sqrt, cbrt = (_unary(n) for n in ("exp2", "log1p", "expm1", "sqrt", "cbrt"))
+negative = _unary("negative", "neg", float_only=False)
+absolute = abs = _unary("abs", float_only=False)
+sign = _unary("sign", float_only=False)
+floor, ceil = _unary("floor"), _unary("ceil")
+isfinite = _unary("isfinite", "is_finite")
+
+
+def log2(x: Any) -> Any:
+    return log(x) / math.log(2)
+
+
+def log10(x: Any) -> Any:
+    return log(x) / math.log(10)
+
+
+def square(x: Any) -> Any:
+    x = asarray(x)
+    return bind(_prims["integer_pow"], x, y=2, weak=x.weak)
+
+
+def reciprocal(x: Any) -> Any:
+    return 1 / asarray(x)
+
+
+def round(x: Any, decimals: int = 0) -> Any:
+    x = asarray(x)
+    if x.dtype.kind in "biu":
+        return x
+    if decimals == 0:
+        return bind(_prims["round"], x, rounding_method=1, weak=x.weak)
+    scale = 10.0 ** decimals
+    return bind(_prims["round"], x * scale, rounding_method=1, weak=x.weak) / scale
+
+
+around = round
+
+
+def isnan(x: Any) -> Any:
+    return not_equal(x, x)
+
+
+def isinf(x: Any) -> Any:
+    return logical_and(logical_not(isfinite(x)), logical_not(isnan(x)))
+
+
+def add(x: Any, y: Any) -> Any:
+    return _elementwise("add", "add", x, y)
+
+
+def subtract(x: Any, y: Any) -> Any:
+    return _elementwise("subtract", "sub", x, y)
+
+
+def multiply(x: Any, y: Any) -> Any:
+    return _elementwise("multiply", "mul", x, y)
+
+
+def true_divide(x: Any, y: Any) -> Any:
+    (x, y), dtype, _ = _promote("divide", x, y)
+    if np.dtype(dtype).kind in "biu":
+        x, y = _float_operand(x), _float_operand(y)
+    return _elementwise("divide", "div", x, y)
+
+
+divide = true_divide
+
+
+def floor_divide(x: Any, y: Any) -> Any:
+    (x, y), dtype, _ = _promote("floor_divide", x, y)
+    if np.dtype(dtype).kind in "iu":
+        q = _elementwise("floor_divide", "div", x, y)
+        r = _elementwise("floor_divide", "rem", x, y)
+        # C division truncates; Python floors: step down when the signs differ
+        fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
+        return where(fix, q - 1, q)
+    return floor(_elementwise("floor_divide", "div", x, y))
+
+
+def remainder(x: Any, y: Any) -> Any:
+    r = _elementwise("remainder", "rem", x, y)
+    # C fmod takes the dividend's sign; Python takes the divisor's
+    fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
+    return where(fix, r + y, r)
+
+
+mod = remainder
+fmod = lambda x, y: _elementwise("fmod", "rem", x, y)  # noqa: E731
+
+
+def power(x: Any, y: Any) -> Any:
+    if isinstance(y, int) and not isinstance(y, bool) and not _is_array(y):
+        x = asarray(x)
+        if x.dtype.kind in "iu" and y < 0:
+            raise _error("power", "integers to negative integer powers are not allowed")
+        return bind(_prims["integer_pow"], x, y=y, weak=x.weak)
+    (x, y), dtype, _ = _promote("power", x, y)
+    if np.dtype(dtype).kind in "biu":
+        raise _error("power", "integer ** integer array powers are not supported; "
+                     "use a Python int exponent or floats")
+    return _elementwise("power", "pow", x, y)
+
+
+pow = power
+
+
+def maximum(x: Any, y: Any) -> Any:
+    return _elementwise("maximum", "max", x, y)
+
+
+def minimum(x: Any, y: Any) -> Any:
+    return _elementwise("minimum", "min", x, y)
+
+
+def arctan2(x: Any, y: Any) -> Any:
+    return _elementwise("arctan2", "atan2", _float_operand(x), _float_operand(y))
+
+
+def _compare(name: str, prim: str) -> Any:
+    def fn(x: Any, y: Any) -> Any:
+        out = _elementwise(name, prim, x, y, out_dtype=np.bool_)
+        out.weak = False
+        return out
+    fn.__name__ = name
+    return fn
+
+
+equal, not_equal = _compare("equal", "eq"), _compare("not_equal", "ne")
+less, less_equal = _compare("less", "lt"), _compare("less_equal", "le")
+greater, greater_equal = _compare("greater", "gt"), _compare("greater_equal", "ge")
+
+
+def _logical(name: str, prim: str) -> Any:
+    def fn(x: Any, y: Any) -> Any:
+        return _elementwise(name, prim, asarray(x).astype(bool), asarray(y).astype(bool))
+    fn.__name__ = name
+    return fn
+
+
+logical_and, logical_or, logical_xor = (_logical("logical_and", "and"),
+                                        _logical("logical_or", "or"),
+                                        _logical("logical_xor", "xor"))
+
+
+def logical_not(x: Any) -> Any:
+    return bind(_prims["not"], asarray(x).astype(bool))
+
+
+def bitwise_and(x: Any, y: Any) -> Any:
+    return _elementwise("bitwise_and", "and", x, y, kinds="biu")
+
+
+def bitwise_or(x: Any, y: Any) -> Any:
+    return _elementwise("bitwise_or", "or", x, y, kinds="biu")
+
+
+def bitwise_xor(x: Any, y: Any) -> Any:
+    return _elementwise("bitwise_xor", "xor", x, y, kinds="biu")
+
+
+def invert(x: Any) -> Any:
+    x = asarray(x)
+    return bind(_prims["not"], x, weak=x.weak)
+
+
+bitwise_not = invert
+
+
+def left_shift(x: Any, y: Any) -> Any:
+    return _elementwise("left_shift", "shift_left", x, y, kinds="iu")
+
+
+def right_shift(x: Any, y: Any) -> Any:
+    (x, y), dtype, _ = _promote("right_shift", x, y)
+    prim = "shift_right_logical" if np.dtype(dtype).kind == "u" else "shift_right_arithmetic"
+    return _elementwise("right_shift", prim, x, y, kinds="iu")
+
+
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    if x is None and y is None:
+        raise _error("where", "the one-argument form needs a concrete result size; "
+                     "use where(condition, x, y)")
+    (x, y), dtype, weak = _promote("where", x, y)
+    condition = asarray(condition)
+    if condition.dtype != np.bool_:
+        condition = not_equal(condition, 0)
+    shape = broadcast_shapes(condition.shape, _shape(x), _shape(y), op="where")
+    x, y = (asarray(v) if not _is_array(v) and np.ndim(v) else v for v in (x, y))
+    args = [_broadcast_to(v, shape) for v in (condition, x, y)]
+    if builtins.all(not _is_array(a) for a in args[1:]) and args[0].ndim == 0:
+        args[1] = asarray(args[1])
+    return bind(_prims["select"], *args, weak=weak)
+
+
+def clip(x: Any, min: Any = None, max: Any = None, a_min: Any = None,
+         a_max: Any = None) -> Any:
+    lo = min if min is not None else a_min
+    hi = max if max is not None else a_max
+    x = asarray(x)
+    if lo is not None:
+        x = maximum(x, lo)
+    if hi is not None:
+        x = minimum(x, hi)
+    return x
+
+
+# --- creation ----------------------------------------------------------------------------
+
+def _dtype_or(dtype: Any, default: np.dtype) -> np.dtype:
+    return dtypes.canonicalize(dtype if dtype is not None else default)
+
+
+def _shape_arg(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    try:
+        return tuple(int(operator_index(d)) for d in shape)
+    except TypeError:
+        raise _error("shape", f"shape must be a tuple of Python ints, got {shape!r} "
+                     "(a traced value cannot be a shape; make it static)") from None
+
+
+def operator_index(d: Any) -> int:
+    import operator
+    return operator.index(d)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+    shape = _shape_arg(shape)
+    if dtype is None:
+        fill = asarray(fill_value)
+    else:
+        fill = asarray(fill_value).astype(dtypes.canonicalize(dtype))
+    if fill.ndim:
+        return broadcast_to(fill, shape)
+    return bind(_prims["broadcast_in_dim"], fill, shape=shape, broadcast_dimensions=(),
+                weak=fill.weak)
+
+
+def zeros(shape: Any, dtype: Any = None) -> Any:
+    return full(shape, 0, _dtype_or(dtype, dtypes.default_float()))
+
+
+def ones(shape: Any, dtype: Any = None) -> Any:
+    return full(shape, 1, _dtype_or(dtype, dtypes.default_float()))
+
+
+def empty(shape: Any, dtype: Any = None) -> Any:
+    return zeros(shape, dtype)
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
+    return full(_shape(x) if shape is None else shape, fill_value,
+                dtype if dtype is not None else _dtype_of(x))
+
+
+def zeros_like(x: Any, dtype: Any = None, shape: Any = None) -> Any:
+    return full_like(x, 0, dtype, shape)
+
+
+def ones_like(x: Any, dtype: Any = None, shape: Any = None) -> Any:
+    return full_like(x, 1, dtype, shape)
+
+
+empty_like = zeros_like
+
+
+def _dtype_of(x: Any) -> np.dtype:
+    return x.dtype if _is_array(x) else dtypes.dtype_and_weak(x)[0]
+
+
+def iota(dtype: Any, size: int) -> Any:
+    return _iota(dtypes.canonicalize(dtype), (size,), 0)
+
+
+def _iota(dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> Any:
+    from .tracing import current_trace
+    if current_trace() is None:            # a constant: build it on the host
+        value = np.broadcast_to(np.arange(shape[dimension], dtype=dtype).reshape(
+            [-1 if i == dimension else 1 for i in range(len(shape))]), shape)
+        return asarray(np.ascontiguousarray(value))
+    return bind(_prims["iota"], dtype=dtype, shape=shape, dimension=dimension)
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:
+    for v in (start, stop, step):
+        if isinstance(v, Tracer):
+            raise _error("arange", "arguments must be concrete Python numbers, not traced "
+                         "values (the result's size must be known when tracing)")
+    value = np.arange(start, stop, step) if dtype is None else \
+        np.arange(start, stop, step, dtype=dtypes.canonicalize(dtype))
+    if dtype is None and value.dtype.kind == "f":
+        value = value.astype(dtypes.default_float())
+    return asarray(value.astype(dtypes.canonicalize(value.dtype)))
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             dtype: Any = None) -> Any:
+    if num < 0:
+        raise _error("linspace", f"num must be non-negative, got {num}")
+    dtype = _dtype_or(dtype, dtypes.default_float())
+    if not _is_array(start) and not _is_array(stop):
+        return asarray(np.linspace(start, stop, num, endpoint=endpoint).astype(dtype))
+    div = (num - 1) if endpoint else num
+    steps = _iota(np.dtype(dtype), (num,), 0)
+    start, stop = asarray(start).astype(dtype), asarray(stop).astype(dtype)
+    return start + steps * ((stop - start) / builtins.max(div, 1))
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
+    M = N if M is None else M
+    return asarray(np.eye(N, M, k, dtype=_dtype_or(dtype, dtypes.default_float())))
+
+
+def identity(n: int, dtype: Any = None) -> Any:
+    return eye(n, dtype=dtype)
+
+
+# --- shape manipulation ------------------------------------------------------------------
+
+def reshape(x: Any, shape: Any, order: str = "C") -> Any:
+    x = asarray(x)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if builtins.sum(1 for d in shape if d == -1) > 1:
+        raise _error("reshape", f"can only specify one unknown dimension, got {shape}")
+    if -1 in shape:
+        known = math.prod(d for d in shape if d != -1)
+        if known == 0 or x.size % known:
+            raise _error("reshape", f"cannot reshape array of shape {x.shape} into {shape}")
+        shape = tuple(x.size // known if d == -1 else d for d in shape)
+    shape = tuple(int(d) for d in shape)
+    if math.prod(shape) != x.size:
+        raise _error("reshape", f"cannot reshape array of shape {x.shape} "
+                     f"({x.size} elements) into shape {shape}")
+    if shape == x.shape:
+        return x
+    return bind(_prims["reshape"], x, new_sizes=shape, weak=x.weak)
+
+
+def ravel(x: Any) -> Any:
+    return reshape(x, (-1,))
+
+
+def _axis(axis: int, ndim: int, op: str) -> int:
+    if not -ndim <= axis < builtins.max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+        raise _error(op, f"axis {axis} is out of bounds for an array of rank {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def _axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = tuple(_axis(int(a), ndim, op) for a in axes)
+    if len(set(out)) != len(out):
+        raise _error(op, f"repeated axis in {axis}")
+    return out
+
+
+def transpose(x: Any, axes: Any = None) -> Any:
+    x = asarray(x)
+    perm = tuple(reversed(range(x.ndim))) if axes is None else \
+        tuple(_axis(a, x.ndim, "transpose") for a in axes)
+    if sorted(perm) != list(range(x.ndim)):
+        raise _error("transpose", f"axes {axes} are not a permutation of {x.ndim} axes")
+    if perm == tuple(range(x.ndim)):
+        return x
+    return bind(_prims["transpose"], x, permutation=perm, weak=x.weak)
+
+
+def moveaxis(x: Any, source: Any, destination: Any) -> Any:
+    x = asarray(x)
+    src = _axes(source, x.ndim, "moveaxis")
+    dst = _axes(destination, x.ndim, "moveaxis")
+    order = [i for i in range(x.ndim) if i not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return transpose(x, order)
+
+
+def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
+    x = asarray(x)
+    perm = list(range(x.ndim))
+    a, b = _axis(axis1, x.ndim, "swapaxes"), _axis(axis2, x.ndim, "swapaxes")
+    perm[a], perm[b] = perm[b], perm[a]
+    return transpose(x, perm)
+
+
+def expand_dims(x: Any, axis: Any) -> Any:
+    x = asarray(x)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    ndim = x.ndim + len(axes)
+    axes = sorted(_axis(a, ndim, "expand_dims") for a in axes)
+    shape = list(x.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return reshape(x, tuple(shape))
+
+
+def squeeze(x: Any, axis: Any = None) -> Any:
+    x = asarray(x)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(x.shape) if d == 1)
+    else:
+        axes = _axes(axis, x.ndim, "squeeze")
+        for a in axes:
+            if x.shape[a] != 1:
+                raise _error("squeeze", f"cannot select an axis to squeeze out which has "
+                             f"size not equal to one (axis {a} of shape {x.shape})")
+    return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
+
+
+def atleast_1d(x: Any) -> Any:
+    x = asarray(x)
+    return reshape(x, (1,)) if x.ndim == 0 else x
+
+
+def atleast_2d(x: Any) -> Any:
+    x = atleast_1d(x)
+    return reshape(x, (1, *x.shape)) if x.ndim == 1 else x
+
+
+def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
+    if not len(arrays):
+        raise _error("concatenate", "needs at least one array")
+    if axis is None:
+        arrays, axis = [ravel(a) for a in arrays], 0
+    arrays, dtype, weak = _promote("concatenate", *arrays)
+    arrays = [asarray(a) for a in arrays]
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        raise _error("concatenate", "zero-dimensional arrays cannot be concatenated")
+    axis = _axis(axis, ndim, "concatenate")
+    for a in arrays:
+        if a.ndim != ndim or builtins.any(a.shape[i] != arrays[0].shape[i]
+                                          for i in range(ndim) if i != axis):
+            raise _error("concatenate", "all input array dimensions except the "
+                         f"concatenation axis must match: {[tuple(a.shape) for a in arrays]}")
+    if len(arrays) == 1:
+        return arrays[0]
+    return bind(_prims["concatenate"], *arrays, dimension=axis, weak=weak)
+
+
+def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
+    if not len(arrays):
+        raise _error("stack", "needs at least one array")
+    arrays = [asarray(a) for a in arrays]
+    shapes = {a.shape for a in arrays}
+    if len(shapes) != 1:
+        raise _error("stack", f"all input arrays must have the same shape, got {sorted(shapes)}")
+    axis = _axis(axis, arrays[0].ndim + 1, "stack")
+    return concatenate([expand_dims(a, axis) for a in arrays], axis)
+
+
+def hstack(arrays: Sequence[Any]) -> Any:
+    arrays = [atleast_1d(a) for a in arrays]
+    return concatenate(arrays, 0 if arrays[0].ndim == 1 else 1)
+
+
+def vstack(arrays: Sequence[Any]) -> Any:
+    return concatenate([atleast_2d(a) for a in arrays], 0)
+
+
+def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    x = asarray(x)
+    axis = _axis(axis, x.ndim, "split")
+    n = x.shape[axis]
+    if isinstance(indices_or_sections, int):
+        if n % indices_or_sections:
+            raise _error("split", f"array split does not result in an equal division "
+                         f"({n} into {indices_or_sections})")
+        step = n // indices_or_sections
+        bounds = list(range(0, n + 1, step)) if step else [0] * (indices_or_sections + 1)
+    else:
+        bounds = [0, *indices_or_sections, n]
+    return [_slice_axis(x, axis, a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _slice_axis(x: Any, axis: int, start: int, stop: int) -> Any:
+    start_indices = tuple(start if i == axis else 0 for i in range(x.ndim))
+    limits = tuple(builtins.max(stop, start) if i == axis else d for i, d in enumerate(x.shape))
+    return bind(_prims["slice"], x, start_indices=start_indices, limit_indices=limits,
+                strides=None, weak=x.weak)
+
+
+def flip(x: Any, axis: Any = None) -> Any:
+    x = asarray(x)
+    return bind(_prims["rev"], x, dimensions=_axes(axis, x.ndim, "flip"), weak=x.weak)
+
+
+def tile(x: Any, reps: Any) -> Any:
+    x = asarray(x)
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    shape = (1,) * (len(reps) - x.ndim) + x.shape
+    reps = (1,) * (len(shape) - len(reps)) + reps
+    x = reshape(x, shape)
+    big = broadcast_to(reshape(x, tuple(v for d in shape for v in (1, d))),
+                       tuple(v for r, d in zip(reps, shape, strict=True) for v in (r, d)))
+    return reshape(big, tuple(r * d for r, d in zip(reps, shape, strict=True)))
+
+
+def repeat(x: Any, repeats: int, axis: int | None = None) -> Any:
+    x = asarray(x)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = _axis(axis, x.ndim, "repeat")
+    y = expand_dims(x, axis + 1)
+    shape = list(y.shape)
+    shape[axis + 1] = repeats
+    y = broadcast_to(y, tuple(shape))
+    out = list(x.shape)
+    out[axis] *= repeats
+    return reshape(y, tuple(out))
+
+
+def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
+    if mode != "constant":
+        raise _error("pad", f"mode {mode!r} is not supported; only 'constant'")
+    x = asarray(x)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
+    value = _operand(constant_values, x.dtype)
+    config = tuple((int(lo), int(hi), 0) for lo, hi in widths)
+    return bind(_prims["pad"], x, asarray(value) if not _is_array(value) else value,
+                padding_config=config, weak=x.weak)
+
+
+# --- reductions --------------------------------------------------------------------------
+
+def _reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None,
+            initial: Any = None) -> Any:
+    x = asarray(x)
+    if dtype is not None:
+        x = x.astype(dtype)
+    elif prim in ("reduce_sum", "reduce_prod") and x.dtype.kind in "bu" \
+            or (prim in ("reduce_sum", "reduce_prod") and x.dtype == np.bool_):
+        x = x.astype(dtypes.default_int())
+    axes = _axes(axis, x.ndim, op)
+    if prim in ("reduce_max", "reduce_min") and builtins.any(x.shape[a] == 0 for a in axes) \
+            and initial is None:
+        raise _error(op, "zero-size array to reduction operation which has no identity")
+    out = bind(_prims[prim], x, axes=axes, weak=x.weak)
+    if initial is not None:
+        out = (maximum if prim == "reduce_max" else minimum if prim == "reduce_min"
+               else add if prim == "reduce_sum" else multiply)(out, initial)
+    if keepdims:
+        out = reshape(out, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+    return out
+
+
+def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+        initial: Any = None, where: Any = None) -> Any:
+    if where is not None:
+        x = _where_for_reduce(x, where, 0)
+    return _reduce("sum", "reduce_sum", x, axis, keepdims, dtype, initial)
+
+
+def prod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+         initial: Any = None, where: Any = None) -> Any:
+    if where is not None:
+        x = _where_for_reduce(x, where, 1)
+    return _reduce("prod", "reduce_prod", x, axis, keepdims, dtype, initial)
+
+
+def max(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None,
+        where: Any = None) -> Any:
+    return _reduce("max", "reduce_max", x, axis, keepdims, None, initial)
+
+
+def min(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None,
+        where: Any = None) -> Any:
+    return _reduce("min", "reduce_min", x, axis, keepdims, None, initial)
+
+
+amax, amin = max, min
+
+
+def _where_for_reduce(x: Any, mask: Any, identity: Any) -> Any:
+    return where(mask, x, identity)
+
+
+def all(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _reduce("all", "reduce_and", asarray(x).astype(bool), axis, keepdims)
+
+
+def any(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _reduce("any", "reduce_or", asarray(x).astype(bool), axis, keepdims)
+
+
+def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+         where: Any = None) -> Any:
+    x = asarray(x)
+    if x.dtype.kind in "biu" and dtype is None:
+        x = x.astype(dtypes.default_float())
+    axes = _axes(axis, x.ndim, "mean")
+    if where is not None:
+        count = sum(broadcast_to(asarray(where), x.shape).astype(x.dtype), axis=axes,
+                    keepdims=keepdims)
+        return sum(x, axis=axes, dtype=dtype, keepdims=keepdims, where=where) / count
+    n = math.prod(x.shape[a] for a in axes)
+    total = sum(x, axis=axes, dtype=dtype, keepdims=keepdims)
+    return total / np.asarray(n, total.dtype) if n else total * np.asarray(np.nan, total.dtype)
+
+
+def var(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
+        keepdims: bool = False) -> Any:
+    x = asarray(x)
+    if x.dtype.kind in "biu":
+        x = x.astype(dtypes.default_float())
+    axes = _axes(axis, x.ndim, "var")
+    centered = x - mean(x, axis=axes, keepdims=True)
+    n = math.prod(x.shape[a] for a in axes) - ddof
+    return sum(centered * centered, axis=axes, keepdims=keepdims) / np.asarray(n, x.dtype)
+
+
+def std(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
+        keepdims: bool = False) -> Any:
+    return sqrt(var(x, axis, dtype, ddof, keepdims))
+
+
+def _arg_reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool) -> Any:
+    x = asarray(x)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = _axis(axis, x.ndim, op)
+    if x.shape[axis] == 0:
+        raise _error(op, "attempt to get argmax/argmin of an empty sequence")
+    out = bind(_prims[prim], x, axis=axis, index_dtype=dtypes.default_int())
+    if keepdims:
+        out = expand_dims(out, axis)
+    return out
+
+
+def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _arg_reduce("argmax", "argmax", x, axis, keepdims)
+
+
+def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _arg_reduce("argmin", "argmin", x, axis, keepdims)
+
+
+def cumsum(x: Any, axis: Any = None, dtype: Any = None) -> Any:
+    x = asarray(x) if dtype is None else asarray(x).astype(dtype)
+    if axis is None:
+        x, axis = ravel(x), 0
+    return bind(_prims["cumsum"], x, axis=_axis(axis, x.ndim, "cumsum"), reverse=False,
+                weak=x.weak)
+
+
+def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    x = asarray(x)
+    m = stop_gradient(max(x, axis=axis, keepdims=True))
+    m = where(isfinite(m), m, 0)
+    out = log(sum(exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else squeeze(out, axis=_axes(axis, x.ndim, "logsumexp"))
+
+
+def stop_gradient(x: Any) -> Any:
+    x = asarray(x)
+    return bind(_prims["stop_gradient"], x, weak=x.weak)
+
+
+# --- linear algebra ----------------------------------------------------------------------
+
+def _dot_general(x: Any, y: Any, contract: Any, batch: Any, op: str) -> Any:
+    (x, y), dtype, weak = _promote(op, x, y)
+    x, y = asarray(x), asarray(y)
+    for (i, j) in zip(*contract, strict=True):
+        if x.shape[i] != y.shape[j]:
+            raise _error(op, f"contracting dimension mismatch: {x.dtype.name}{list(x.shape)} "
+                         f"and {y.dtype.name}{list(y.shape)} (axis {i} has size {x.shape[i]}, "
+                         f"axis {j} has size {y.shape[j]})")
+    return bind(_prims["dot_general"], x, y, contract=contract, batch=batch, weak=weak)
+
+
+def matmul(x: Any, y: Any) -> Any:
+    x, y = asarray(x), asarray(y)
+    if x.ndim == 0 or y.ndim == 0:
+        raise _error("matmul", "operands must be at least 1-dimensional, got shapes "
+                     f"{x.shape} and {y.shape}")
+    if x.shape[-1] != y.shape[-2 if y.ndim > 1 else 0]:
+        raise _error("matmul", f"contracting dimension mismatch: {x.dtype.name}"
+                     f"{list(x.shape)} @ {y.dtype.name}{list(y.shape)} "
+                     f"({x.shape[-1]} != {y.shape[-2 if y.ndim > 1 else 0]})")
+    # A 1-D operand contracts directly: dot_general puts y's free dims after x's, which
+    # is exactly matmul's result shape, so no reshape is needed.
+    if x.ndim == 1 or y.ndim == 1:
+        contract = ((x.ndim - 1,), (builtins.max(y.ndim - 2, 0),))
+        return _dot_general(x, y, contract, ((), ()), "matmul")
+    batch = broadcast_shapes(x.shape[:-2], y.shape[:-2], op="matmul")
+    x = broadcast_to(x, batch + x.shape[-2:])
+    y = broadcast_to(y, batch + y.shape[-2:])
+    nb = len(batch)
+    return _dot_general(x, y, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))),
+                        "matmul")
+
+
+def dot(x: Any, y: Any) -> Any:
+    x, y = asarray(x), asarray(y)
+    if x.ndim == 0 or y.ndim == 0:
+        return multiply(x, y)
+    if y.ndim == 1:
+        return _dot_general(x, y, ((x.ndim - 1,), (0,)), ((), ()), "dot")
+    return _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 2,)), ((), ()), "dot")
+
+
+def vdot(x: Any, y: Any) -> Any:
+    return dot(ravel(x), ravel(y))
+
+
+def inner(x: Any, y: Any) -> Any:
+    x, y = asarray(x), asarray(y)
+    if x.ndim == 0 or y.ndim == 0:
+        return multiply(x, y)
+    return _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 1,)), ((), ()), "inner")
+
+
+def outer(x: Any, y: Any) -> Any:
+    return multiply(reshape(ravel(x), (-1, 1)), ravel(y))
+
+
+def tensordot(x: Any, y: Any, axes: Any = 2) -> Any:
+    x, y = asarray(x), asarray(y)
+    if isinstance(axes, int):
+        xa, ya = tuple(range(x.ndim - axes, x.ndim)), tuple(range(axes))
+    else:
+        xa, ya = (tuple(np.atleast_1d(a).tolist()) for a in axes)
+    return _dot_general(x, y, (xa, ya), ((), ()), "tensordot")
+
+
+def einsum(subscripts: str, *operands: Any) -> Any:
+    from .einsum import einsum as _einsum
+    return _einsum(subscripts, *operands)
+
+
+def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    x = asarray(x)
+    n, m = x.shape[axis1], x.shape[axis2]
+    mask = asarray(np.eye(n, m, offset, dtype=bool))
+    x = moveaxis(x, (axis1, axis2), (-2, -1))
+    return sum(where(mask, x, 0), axis=(-2, -1))
+
+
+def take(x: Any, indices: Any, axis: int | None = None) -> Any:
+    x = asarray(x)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = _axis(axis, x.ndim, "take")
+    index = (slice(None),) * axis + (asarray(indices),)
+    return x[index]
+
+
+def sort(x: Any, axis: int = -1) -> Any:
+    raise NotImplementedError("spmdc.numpy.sort is not implemented yet")
+
+
+def size(x: Any) -> int:
+    return int(np.prod(_shape(x)))
+
+
+def shape(x: Any) -> tuple[int, ...]:
+    return _shape(x)
+
+
+def ndim(x: Any) -> int:
+    return len(_shape(x))
+
+
+def result_type(*args: Any) -> np.dtype:
+    return dtypes.result_type(*[(a.dtype, a.weak) if _is_array(a) else
+                                dtypes.dtype_and_weak(a) for a in args])[0]
+
+
+def allclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8) -> Any:
+    return all(less_equal(abs(asarray(a) - b), atol + rtol * abs(asarray(b))))
+
+
+def isclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8) -> Any:
+    return less_equal(abs(asarray(a) - b), atol + rtol * abs(asarray(b)))
+
+
+def array_equal(a: Any, b: Any) -> Any:
+    a, b = asarray(a), asarray(b)
+    return a.shape == b.shape and bool(all(equal(a, b)))
+
+
+from .methods import install_methods  # noqa: E402
+
+install_methods(Tracer)
+install_methods(Array)

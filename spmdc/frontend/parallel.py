@@ -1,0 +1,475 @@
+"""spmdc.pmap: run one per-device program on several devices (SPMD), and shard_over.
+
+At top level ``pmap(f)(*args)`` splits each mapped argument along its ``in_axes`` over N
+devices, traces ``f`` once per signature on one device's slice with the axis name bound
+(``axis_env``), runs the collectives pass (axis names, Note [replication]), compiles the
+program for N replicas and launches it (sharded.py places the arguments and wraps the
+results). Results are ``spmdc.Array``s split over the devices; one passed to the next
+pmap over the same devices is used in place. ``pmap(f).lower(*args)`` shows the
+per-device IR and the StableHLO.
+
+Under another transformation:
+- inside an enclosing pmap, a pmap adds an axis to the device mesh (Note [nested pmap]);
+- anywhere else (jit, grad, vmap at top level), it has vmap's semantics on one device:
+  the numbers are the same, and grad of a pmap then sums over the mapped axis as in JAX.
+
+Note [nested pmap]
+~~~~~~~~~~~~~~~~~~
+``pmap(pmap(f, 'j'), 'i')`` on 2 x 4 devices runs the outer program on the whole mesh
+``(('i', 2), ('j', 4))``: device ``(i, j)`` holds the outer program's values for ``i``
+(the same on every ``j``). The inner pmap is flattened at trace time into ordinary
+collectives over ``'j'``: each device slices its piece of the mapped inputs at
+``axis_index('j')``, runs the body inline, and ``all_gather``s each mapped output over
+``'j'``, so the outer program sees the whole inner result. Collectives in the body over
+``'i'``, ``'j'`` or ``('i', 'j')`` then mean what they mean in JAX, because the mesh
+groups devices by the other axes. An outer output that is such a gathered inner output
+(both out_axes 0) is not gathered: each device returns its own piece and the result is
+one Array of shape ``(2, 4, ...)`` over all 8 devices, and DCE removes the gather. We
+chose this over a dedicated nested-map primitive because grad and vmap of the flattened
+program need no new rules: the collectives already have them.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compiler.builder import lit
+from ..compiler.ir import Func, Lit, TensorType
+from ..compiler.passes import observe, run_pass
+from ..compiler.passes.cleanup import cleanup
+from ..compiler.passes.collectives import (
+    Mesh,
+    ReplicationError,
+    check_collectives,
+    varying_axes,
+)
+from ..runtime import pjrt
+from ..runtime.executable import compile_func
+from .api import Lowered, _fun_name, _leaf_signature, trace_pytree
+from .batching import _batched_call
+from .sharded import PmapEntry, shard_over
+from .tracing import Tracer, current_trace, to_atom, type_of, user_source
+from .tree import broadcast_prefix, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+
+__all__ = ["pmap", "shard_over", "DeviceAxis"]
+
+
+class DeviceAxis(int):
+    """The size of an axis bound by pmap, in ``Trace.axis_env``: a device-mesh axis (an
+    int, like the sizes vmap binds, but marking the axis as one of devices)."""
+
+
+def _where() -> str:
+    source = user_source()
+    return f" (at {source})" if source else ""
+
+
+# --- in_axes and out_axes --------------------------------------------------------------------
+
+def _normalize_axes(spec: Any, what: str) -> Any:
+    spec = tuple(spec) if isinstance(spec, list) else spec
+    leaves, _ = tree_flatten(spec, is_leaf=lambda x: x is None)
+    for leaf in leaves:
+        if leaf is not None and (not isinstance(leaf, int) or isinstance(leaf, bool)):
+            raise TypeError(f"pmap {what} must be an int, None, or a (nested) tuple/list/dict "
+                            f"of those; got an entry {leaf!r} of type {type(leaf).__name__}")
+    return spec
+
+
+def _arg_path(path: Any) -> str:
+    text = keystr(path)
+    # the flattened tree is (args, kwargs): show args[i] / kwargs['k']
+    if text.startswith("[0]"):
+        return "args" + text[3:]
+    if text.startswith("[1]"):
+        return "kwargs" + text[3:]
+    return text
+
+
+def _mapped_leaves(args: tuple[Any, ...], kwargs: dict[str, Any], in_axes: Any
+                   ) -> tuple[list[Any], list[int | None], list[str]]:
+    """The argument leaves, where each is mapped (None: replicated) and its path."""
+    if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+        raise ValueError(f"pmap in_axes is a tuple of {len(in_axes)} entries but the function "
+                         f"was called with {len(args)} positional arguments; in_axes must be "
+                         f"an int, None, or a tuple with one entry per positional argument"
+                         f"{_where()}")
+    path_leaves, _ = tree_flatten_with_path((args, kwargs))
+    leaves = [leaf for _, leaf in path_leaves]
+    paths = [_arg_path(p) for p, _ in path_leaves]
+    dims = broadcast_prefix((in_axes, {k: 0 for k in kwargs}), (args, kwargs),
+                            is_leaf=lambda x: x is None, what="pmap in_axes")
+    out: list[int | None] = []
+    for leaf, d, path in zip(leaves, dims, paths, strict=True):
+        if d is None:
+            out.append(None)
+            continue
+        t = type_of(leaf)[0]
+        if not -t.ndim <= d < t.ndim:
+            raise ValueError(
+                f"pmap in_axes={d} is out of range for argument {path} of rank {t.ndim} "
+                f"(shape {t.shape}); valid axes are {-t.ndim}..{t.ndim - 1}{_where()}"
+                if t.ndim else
+                f"pmap cannot map over axis {d} of argument {path}, which is a scalar "
+                f"(rank 0); use in_axes=None for it{_where()}")
+        out.append(d % t.ndim)
+    return leaves, out, paths
+
+
+def _mapped_size(leaves: list[Any], dims: list[int | None], paths: list[str],
+                 axis_size: int | None) -> int:
+    sizes = {path: type_of(leaf)[0].shape[d]
+             for leaf, d, path in zip(leaves, dims, paths, strict=True) if d is not None}
+    if len(set(sizes.values())) > 1 or (axis_size is not None and sizes
+                                        and set(sizes.values()) != {axis_size}):
+        detail = ", ".join(f"{p} has size {s}" for p, s in sizes.items())
+        extra = f" and axis_size={axis_size}" if axis_size is not None else ""
+        raise ValueError(f"pmap got inconsistent sizes for the mapped axis: {detail}{extra}; "
+                         f"every mapped argument must have the same size along its in_axes"
+                         f"{_where()}")
+    if sizes:
+        return next(iter(sizes.values()))
+    if axis_size is not None:
+        return axis_size
+    raise ValueError("pmap needs at least one argument with a mapped axis (in_axes not None), "
+                     f"or axis_size to say how many devices to use{_where()}")
+
+
+def _per_device_types(leaves: list[Any], dims: list[int | None]
+                      ) -> tuple[list[TensorType], list[bool]]:
+    types, weak = [], []
+    for leaf, d in zip(leaves, dims, strict=True):
+        t, w = type_of(leaf)
+        if d is not None:
+            t = TensorType(t.shape[:d] + t.shape[d + 1:], t.dtype)
+        types.append(t)
+        weak.append(w)
+    return types, weak
+
+
+def _out_dims(out_axes: Any, out_tree: Any, out_types: Sequence[TensorType]
+              ) -> list[int | None]:
+    skeleton = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+    dims = broadcast_prefix(out_axes, skeleton, is_leaf=lambda x: x is None,
+                            what="pmap out_axes")
+    out: list[int | None] = []
+    for d, t in zip(dims, out_types, strict=True):
+        if d is not None:
+            if not -(t.ndim + 1) <= d <= t.ndim:
+                raise ValueError(f"pmap out_axes={d} is out of range for an output of rank "
+                                 f"{t.ndim} (mapped rank {t.ndim + 1}){_where()}")
+            d %= t.ndim + 1
+        out.append(d)
+    return out
+
+
+def _out_names(out_tree: Any) -> list[str]:
+    skeleton = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+    paths = [keystr(p) for p, _ in tree_flatten_with_path(skeleton)[0]]
+    return ["" if not p else p for p in paths] if len(paths) > 1 else [""]
+
+
+# --- the mesh a top-level pmap collects while tracing ----------------------------------------
+
+class _MeshRecorder:
+    """Axes that nested pmaps add to the mesh, and the gathers they emit (Note [nested pmap])."""
+
+    def __init__(self, name: str, size: int):
+        self.axes: list[tuple[str, int]] = [(name, size)]
+        self.gathered: dict[Any, tuple[Any, str]] = {}   # gathered Var -> (piece, axis)
+
+    def add_axis(self, name: str, size: int) -> None:
+        known = dict(self.axes)
+        if name in known and known[name] != size:
+            raise ValueError(f"pmap: nested pmaps over axis {name!r} have different sizes "
+                             f"({known[name]} and {size}){_where()}")
+        if name not in known:
+            self.axes.append((name, size))
+
+
+_recorders: list[_MeshRecorder] = []
+_fresh_names = itertools.count()
+
+
+# --- pmap ------------------------------------------------------------------------------------
+
+def pmap(fun: Callable[..., Any] | None = None, axis_name: str | None = None, *,
+         in_axes: Any = 0, out_axes: Any = 0, static_broadcasted_argnums: Any = (),
+         devices: Sequence[Any] | None = None, axis_size: int | None = None,
+         donate_argnums: Any = (), backend: str | None = None) -> Any:
+    """Map ``fun`` over devices, JAX style (see the module docstring)."""
+    if fun is None:
+        return lambda f: pmap(f, axis_name, in_axes=in_axes, out_axes=out_axes,
+                              static_broadcasted_argnums=static_broadcasted_argnums,
+                              devices=devices, axis_size=axis_size,
+                              donate_argnums=donate_argnums)
+    return Pmapped(fun, axis_name, in_axes, out_axes, static_broadcasted_argnums, devices,
+                   axis_size)
+
+
+class Pmapped:
+    """The callable ``pmap`` returns; compiled specialisations are cached by signature."""
+
+    def __init__(self, fun: Callable[..., Any], axis_name: str | None, in_axes: Any,
+                 out_axes: Any, static_argnums: Any, devices: Sequence[Any] | None,
+                 axis_size: int | None):
+        if not callable(fun):
+            raise TypeError(f"pmap expects a callable, got {type(fun).__name__}")
+        if axis_name is not None and not isinstance(axis_name, str):
+            raise TypeError(f"pmap axis_name must be a string, got {axis_name!r}")
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.name = _fun_name(fun)
+        self.user_axis_name = axis_name
+        # An unnamed pmap still needs a mesh axis; no user code can name this one.
+        self.axis_name = axis_name if axis_name is not None else f"_pmap{next(_fresh_names)}"
+        self.in_axes = _normalize_axes(in_axes, "in_axes")
+        self.out_axes = _normalize_axes(out_axes, "out_axes")
+        nums = static_argnums if isinstance(static_argnums, (tuple, list)) else \
+            (static_argnums,)
+        self.static_argnums = tuple(int(i) for i in nums)
+        self.devices = None if devices is None else tuple(devices)
+        self.axis_size = axis_size
+        self._cache: dict[Any, PmapEntry] = {}
+        self.trace_count = 0            # how many times fun was traced (tests read it)
+
+    # --- static arguments --------------------------------------------------------------------
+    def _split(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        if not self.static_argnums:
+            return (), args
+        n = len(args)
+        nums = sorted({i % n for i in self.static_argnums if -n <= i < n})
+        for i in nums:
+            try:
+                hash(args[i])
+            except TypeError:
+                raise ValueError(
+                    f"static_broadcasted_argnums: argument {i} of pmap({self.name}) has "
+                    f"unhashable type {type(args[i]).__name__}; static arguments must be "
+                    "hashable (use a tuple instead of a list), or pass it as a regular "
+                    "argument") from None
+        statics = tuple((i, args[i]) for i in nums)
+        return statics, tuple(a for i, a in enumerate(args) if i not in nums)
+
+    def _with_statics(self, statics: tuple[Any, ...]) -> Callable[..., Any]:
+        if not statics:
+            return self.fun
+
+        def fun(*args: Any, **kwargs: Any) -> Any:
+            full = list(args)
+            for i, v in statics:
+                full.insert(i, v)
+            return self.fun(*full, **kwargs)
+        return fun
+
+    def _in_axes_for(self, statics: tuple[Any, ...]) -> Any:
+        if not statics or not isinstance(self.in_axes, tuple):
+            return self.in_axes
+        drop = {i for i, _ in statics}
+        return tuple(a for i, a in enumerate(self.in_axes) if i not in drop) \
+            if len(self.in_axes) > max(drop) else self.in_axes
+
+    # --- calls -------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        statics, args = self._split(args)
+        trace = current_trace()
+        if trace is not None:
+            if any(isinstance(s, DeviceAxis) for s in trace.axis_env.values()):
+                return self._nested(trace, statics, args, kwargs)
+            # No device axis around: vmap's semantics, on one device.
+            return _batched_call(self._with_statics(statics), self.name, args, kwargs,
+                                 self._in_axes_for(statics), self.out_axes,
+                                 self.user_axis_name, self.axis_size)
+        leaves, in_tree = tree_flatten((args, kwargs))
+        key = (in_tree, tuple(map(_leaf_signature, leaves)), statics)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = self._compile(statics, args, kwargs)
+        return entry(leaves)
+
+    def _build(self, statics: tuple[Any, ...], args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> _Built:
+        """Trace, check and clean up the per-device program for these arguments."""
+        leaves, dims, paths = _mapped_leaves(args, kwargs, self._in_axes_for(statics))
+        size = _mapped_size(leaves, dims, paths, self.axis_size)
+        self._check_devices(size, f"the mapped axis has size {size}")
+        in_types, in_weak = _per_device_types(leaves, dims)
+        recorder = _MeshRecorder(self.axis_name, size)
+        _recorders.append(recorder)
+        self.trace_count += 1
+        try:
+            func, out_weak, consts, out_tree, _ = trace_pytree(
+                self._with_statics(statics), args, kwargs, self.name, in_types, in_weak,
+                {self.axis_name: DeviceAxis(size)})
+        finally:
+            _recorders.pop()
+        observe("traced", func)
+        mesh: Mesh = tuple(recorder.axes)
+        total = math.prod(s for _, s in mesh)
+        if len(mesh) > 1:
+            self._check_devices(total, "the device mesh " + " x ".join(
+                str(s) if n.startswith("_pmap") else f"{s} ({n!r})" for n, s in mesh)
+                + f" has {total} devices")
+        out_dims = _out_dims(self.out_axes, out_tree, func.out_types)
+        func, depths = _peel_gathers(func, out_dims, recorder)
+        names = [f"output{n}" if n else "the output" for n in _out_names(out_tree)]
+        in_varying = [frozenset({self.axis_name}) if d is not None else frozenset()
+                      for d in dims] + [frozenset()] * len(consts)
+        func = run_pass("collectives", check_collectives, func, mesh, in_varying,
+                        [d is None for d in out_dims], names, f"pmap({self.name})")
+        func = run_pass("cleanup", cleanup, func)
+        devices = self.devices or pjrt.devices()[:total]
+        return _Built(func, mesh, tuple(devices), dims, consts, out_weak, out_tree, out_dims,
+                      depths)
+
+    def _compile(self, statics: tuple[Any, ...], args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> PmapEntry:
+        return self._build(statics, args, kwargs).compile()
+
+    def lower(self, *args: Any, **kwargs: Any) -> PmapLowered:
+        """The per-device program for these arguments (``.ir()``), its StableHLO for all
+        replicas (``.as_text()``), and ``.compile()``."""
+        statics, args = self._split(args)
+        return PmapLowered(self._build(statics, args, kwargs))
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else functools.partial(self, obj)
+
+    def _check_devices(self, needed: int, what: str) -> None:
+        if self.devices is not None:
+            if len(self.devices) != needed:
+                raise ValueError(f"pmap({self.name}): {what}, but devices= lists "
+                                 f"{len(self.devices)} devices; with devices= the mapped "
+                                 f"size must equal len(devices){_where()}")
+            return
+        available = len(pjrt.devices())
+        if needed > available:
+            raise ValueError(
+                f"pmap({self.name}): {what}, but only {available} devices are available "
+                f"({needed} > {available}). Map over at most {available}, or create more "
+                f"virtual CPU devices by setting SPMDC_CPU_DEVICES={needed} before spmdc is "
+                f"imported{_where()}")
+
+    # --- inside an enclosing pmap: one more mesh axis ----------------------------------------
+    def _nested(self, trace: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> Any:
+        # See Note [nested pmap].
+        if self.devices is not None:
+            raise ValueError(f"pmap({self.name}): devices= is only supported on the "
+                             f"outermost pmap; a nested pmap uses the enclosing pmap's "
+                             f"devices{_where()}")
+        name = self.axis_name
+        if name in trace.axis_env:
+            raise ValueError(f"pmap({self.name}): axis name {name!r} is already bound by an "
+                             f"enclosing pmap or vmap; use a different axis_name{_where()}")
+        leaves, dims, paths = _mapped_leaves(args, kwargs, self._in_axes_for(statics))
+        size = _mapped_size(leaves, dims, paths, self.axis_size)
+        recorder = _recorders[-1]
+        recorder.add_axis(name, size)
+        deeper_from = [n for n, _ in recorder.axes].index(name)
+        in_types, in_weak = _per_device_types(leaves, dims)
+        body, out_weak, captured, out_tree, _ = trace_pytree(
+            self._with_statics(statics), args, kwargs, self.name, in_types, in_weak,
+            {name: DeviceAxis(size)})
+        out_dims = _out_dims(self.out_axes, out_tree, body.out_types)
+        inner_axes = {n for n, _ in recorder.axes[deeper_from:]}
+        varying = varying_axes(body, [frozenset({name}) if d is not None else frozenset()
+                                      for d in dims] + [frozenset()] * len(captured))
+        names = [f"output{n}" if n else "the output" for n in _out_names(out_tree)]
+        for k, (v, d) in enumerate(zip(varying, out_dims, strict=True)):
+            if d is None and v & inner_axes:      # See Note [replication]
+                raise ReplicationError(
+                    f"pmap({self.name}): {names[k]} has out_axes=None, but its value may "
+                    f"differ over axis {name!r}, so there is no single copy to return; "
+                    f"reduce it with a collective first (e.g. lax.pmean){_where()}")
+        b = trace.builder
+        b.source = user_source()
+        i32 = np.dtype(np.int32)
+        index = b.axis_index(axes=(name,), axis_sizes=(size,))
+        inputs = []
+        for leaf, d in zip(leaves, dims, strict=True):
+            x = to_atom(trace, leaf)
+            if d is not None:            # this device's slice along the mapped axis
+                starts = [lit(0, i32)] * x.type.ndim
+                starts[d] = index
+                sizes = list(x.type.shape)
+                sizes[d] = 1
+                x = b.dynamic_slice(x, *starts, slice_sizes=tuple(sizes))
+                del sizes[d]
+                x = b.reshape(x, new_sizes=tuple(sizes))
+            inputs.append(x)
+        inputs += [to_atom(trace, c) for c in captured]
+        outs = []
+        for o, d in zip(b.inline(body, inputs), out_dims, strict=True):
+            if isinstance(o, Lit):
+                o = b.convert(o, new_dtype=o.type.dtype)
+            if d is not None:
+                piece = o
+                o = b.all_gather(o, axes=(name,), axis_sizes=(size,), dimension=d, tiled=False)
+                if d == 0:
+                    recorder.gathered[o] = (piece, name)
+            outs.append(o)
+        return tree_unflatten(out_tree, [Tracer(o, trace, w)
+                                         for o, w in zip(outs, out_weak, strict=True)])
+
+
+class _Built:
+    """A traced, checked per-device program and what launching it needs."""
+
+    def __init__(self, func: Func, mesh: Mesh, devices: tuple[Any, ...],
+                 dims: list[int | None], consts: list[Any], out_weak: list[bool],
+                 out_tree: Any, out_dims: list[int | None], depths: list[int]):
+        self.func, self.mesh, self.devices, self.dims = func, mesh, devices, dims
+        self.consts, self.out_weak, self.out_tree = consts, out_weak, out_tree
+        self.out_dims, self.depths = out_dims, depths
+
+    def compile(self) -> PmapEntry:
+        executable = compile_func(self.func, self.devices, axis_env=dict(self.mesh),
+                                  mesh_axes=[n for n, _ in self.mesh])
+        return PmapEntry(executable, self.mesh, self.func, self.dims, self.consts,
+                         self.out_weak, self.out_tree, self.out_dims, self.depths)
+
+
+class PmapLowered(Lowered):
+    """``pmap(f).lower(*args)``: ``ir()``, ``as_text()`` (StableHLO for every replica),
+    and ``compile()``, which gives a callable taking arguments of the lowered types."""
+
+    def __init__(self, built: _Built):
+        super().__init__(built.func, list(built.devices), built.consts, built.out_weak,
+                         built.out_tree, len(built.dims), axis_env=dict(built.mesh),
+                         mesh_axes=[n for n, _ in built.mesh])
+        self._built = built
+
+    def compile(self) -> Callable[..., Any]:
+        entry = self._built.compile()
+        observe("optimized_hlo", entry.executable.optimized_hlo)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return entry(tree_flatten((args, kwargs))[0])
+        call.as_text = entry.executable.optimized_hlo
+        return call
+
+
+def _peel_gathers(func: Func, out_dims: list[int | None], recorder: _MeshRecorder
+                  ) -> tuple[Func, list[int]]:
+    """Return gathered nested-pmap outputs as per-device pieces (Note [nested pmap]);
+    ``depths[k]``: how many leading mesh axes output k is split over."""
+    mesh_names = [n for n, _ in recorder.axes]
+    outputs, depths = list(func.outputs), []
+    for k, d in enumerate(out_dims):
+        depth = 1
+        while d == 0 and depth < len(mesh_names):
+            hit = recorder.gathered.get(outputs[k])
+            if hit is None or hit[1] != mesh_names[depth]:
+                break
+            outputs[k] = hit[0]
+            depth += 1
+        depths.append(depth)
+    if outputs == list(func.outputs):
+        return func, depths
+    return Func(func.name, func.inputs, func.eqns, tuple(outputs)), depths

@@ -1,0 +1,152 @@
+"""Launching replicated programs: placing pmap arguments on the devices, pacing launches,
+wrapping results as spmdc.Arrays split over the devices, and device_put to a device list.
+
+A pmap result passed to the next pmap over the same devices is used in place: its
+buffers already sit one per device. Everything else is copied from the host once.
+"""
+from __future__ import annotations
+
+import collections
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compiler.ir import Func, TensorType
+from ..compiler.passes.collectives import Mesh, mesh_coords
+from ..runtime import pjrt
+from ..runtime.array import Array
+from .tracing import type_of, user_source
+from .tree import tree_unflatten
+
+__all__ = ["PmapEntry", "shard_over"]
+
+
+# Note [pacing replicated launches]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# PJRT's CPU client runs each replica of a multi-device program as a task on a pool with
+# one thread per device, and starts one collective program at a time. A launch first
+# takes a slot of a per-device semaphore of in-flight computations, *blocking a pool
+# thread* when the slots are gone. If Python dispatches far ahead (a training loop that
+# never reads its results), a blocked launch can hold the thread that the running
+# program's last replica needs to reach its all-reduce, and the process deadlocks. So
+# at most _MAX_IN_FLIGHT pmap launches are outstanding: before the next one, we wait for
+# the oldest. That still overlaps dispatch with execution.
+_MAX_IN_FLIGHT = 4
+_in_flight: collections.deque[list[list[Any]]] = collections.deque()
+
+
+def _pace() -> None:
+    while len(_in_flight) >= _MAX_IN_FLIGHT:
+        for per_replica in _in_flight.popleft():
+            for buf in per_replica:
+                buf.block_until_ready()
+
+
+class PmapEntry:
+    """One compiled specialisation: placement of inputs, launch, wrapping of outputs."""
+    __slots__ = ("executable", "devices", "mesh", "in_types", "dims", "consts",
+                 "const_buffers", "out_types", "out_weak", "out_tree", "out_dims", "depths",
+                 "leading", "n_args", "selections")
+
+    def __init__(self, executable: Any, mesh: Mesh, func: Func, dims: list[int | None],
+                 consts: list[Any], out_weak: list[bool], out_tree: Any,
+                 out_dims: list[int | None], depths: list[int]):
+        self.executable = executable
+        self.devices = tuple(executable.devices)
+        self.mesh = mesh
+        self.in_types = func.in_types
+        self.dims = dims
+        self.n_args = len(dims)
+        self.consts = consts
+        self.const_buffers: list[list[Any]] | None = None
+        self.out_types = func.out_types
+        self.out_weak = out_weak
+        self.out_tree = out_tree
+        self.out_dims = out_dims
+        self.depths = depths
+        coords = [mesh_coords(mesh, r) for r in range(len(self.devices))]
+        names = [n for n, _ in mesh]
+        self.leading = [c[names[0]] for c in coords]        # each replica's outer index
+        # For an output split over the first m mesh axes: the replicas at coordinate 0 on
+        # the others, in order (they hold the pieces; the others hold copies).
+        self.selections = {m: [r for r, c in enumerate(coords)
+                               if all(c[n] == 0 for n in names[m:])]
+                           for m in set(depths)}
+
+    def _place_mapped(self, x: Any, d: int, t: TensorType) -> list[Any]:
+        if (d == 0 and type(x) is Array and x.split and x.device_list == self.devices
+                and len(self.mesh) == 1 and x.dtype == t.dtype):
+            return list(x.shard_buffers())          # a pmap result: already in place
+        host = np.asarray(x)
+        if host.dtype != t.dtype:
+            host = host.astype(t.dtype)
+        if d != 0:
+            host = np.moveaxis(host, d, 0)
+        return [pjrt.put(host[i], dev) for i, dev in zip(self.leading, self.devices,
+                                                         strict=True)]
+
+    def _place_replicated(self, x: Any, t: TensorType) -> list[Any]:
+        host = None
+        bufs = []
+        for dev in self.devices:
+            buf = x.buffer_on(dev) if type(x) is Array else None
+            if buf is None:
+                if host is None:
+                    host = np.asarray(x)
+                    if host.dtype != t.dtype:
+                        host = host.astype(t.dtype)
+                buf = pjrt.put(host, dev)
+            bufs.append(buf)
+        return bufs
+
+    def __call__(self, leaves: Sequence[Any]) -> Any:
+        if self.const_buffers is None:
+            self.const_buffers = [self._place_replicated(c, t) for c, t in
+                                  zip(self.consts, self.in_types[self.n_args:], strict=True)]
+        bufs = [self._place_replicated(x, t) if d is None else self._place_mapped(x, d, t)
+                for x, d, t in zip(leaves, self.dims, self.in_types, strict=False)]
+        bufs.extend(self.const_buffers)
+        _pace()
+        outs = self.executable.execute(bufs)
+        _in_flight.append(outs)
+        results = [self._wrap(o, t, w, d, m) for o, t, w, d, m in
+                   zip(outs, self.out_types, self.out_weak, self.out_dims, self.depths,
+                       strict=True)]
+        return tree_unflatten(self.out_tree, results)
+
+    def _wrap(self, bufs: list[Any], t: TensorType, weak: bool, d: int | None,
+              depth: int) -> Array:
+        if d is None:                      # replicated (checked by Note [replication])
+            return Array((bufs[0],), t, weak, (self.devices[0],))
+        chosen = self.selections[depth]
+        lead = tuple(s for _, s in self.mesh[:depth])
+        out = Array(tuple(bufs[r] for r in chosen), TensorType((*lead, *t.shape), t.dtype),
+                    weak, tuple(self.devices[r] for r in chosen), split=True)
+        if d == 0:
+            return out
+        # Only the leading axis can be split over devices: move it on the host.
+        return Array.from_host(np.moveaxis(np.asarray(out), 0, d), self.devices[0], weak)
+
+
+# --- device_put with a list of devices -------------------------------------------------------
+
+def shard_over(x: Any, devices: tuple[Any, ...]) -> Array:
+    """``x`` split along its leading axis over ``devices`` (slice k on ``devices[k]``)."""
+    if type(x) is Array and x.split and x.device_list == devices:
+        return x
+    t, weak = type_of(x)
+    if t.ndim == 0 or t.shape[0] != len(devices):
+        raise ValueError(f"device_put with a list of {len(devices)} devices shards the "
+                         f"leading axis over them, so it needs an array whose leading axis "
+                         f"has size {len(devices)}; got shape {t.shape}{_where()}")
+    host = np.asarray(x)
+    if host.dtype != t.dtype:
+        host = host.astype(t.dtype)
+    bufs = tuple(pjrt.put(host[k], dev) for k, dev in enumerate(devices))
+    return Array(bufs, t, weak, tuple(devices), split=True)
+
+
+def _where() -> str:
+    source = user_source()
+    return f" (at {source})" if source else ""

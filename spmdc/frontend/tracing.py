@@ -1,0 +1,296 @@
+"""Tracing Python functions into Funcs: Tracer, the current trace, closure conversion.
+
+While a function is traced, one ``Trace`` is current (``tracing(...)`` sets it); every
+primitive bound by spmdc.numpy / spmdc.lax lands in its Builder as an equation and comes
+back as a ``Tracer``. Values that do not belong to the current trace become explicit
+inputs of the Func being built (closure conversion):
+
+- a Tracer of an enclosing trace (a transformation inside a transformation) — unbatched
+  for vmap, not differentiated for grad, because the pass only sees an extra input;
+- a concrete array (NumPy or spmdc.Array) — at the outermost trace these are the
+  "constants" that jit passes to the executable as inputs instead of embedding them.
+
+Python scalars and 0-d NumPy values become literals. Each capture records the value it
+stands for in ``Trace.capture_values``, so whoever applies the Func passes them along.
+
+A Tracer used after its trace has ended (it escaped, e.g. stored in a global) is an
+error, as is using it where Python needs a concrete value (``if``, ``int()``...).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ..compiler.builder import Builder
+from ..compiler.ir import Atom, Func, Lit, TensorType, Var
+from ..compiler.primitives.core import Primitive, ShapeError
+from ..runtime.array import Array
+from . import dtypes
+
+__all__ = ["Tracer", "Trace", "tracing", "current_trace", "bind", "to_atom",
+           "trace_function", "apply_func", "user_source", "UnexpectedTracerError",
+           "ConcretizationTypeError", "TracerArrayConversionError", "type_of"]
+
+
+class UnexpectedTracerError(RuntimeError):
+    """A traced value was used outside the transformation that created it."""
+
+
+class ConcretizationTypeError(TypeError):
+    """Python needed a concrete value (``if``, ``bool()``, ``int()``) but got a traced one."""
+
+
+class TracerArrayConversionError(TypeError):
+    """A traced value was passed to NumPy, which needs a concrete array."""
+
+
+# --- source lines ------------------------------------------------------------------------
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_source() -> str | None:
+    """``file:line`` of the innermost caller outside spmdc (where the user's op is)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_PACKAGE_DIR):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def _at(source: str | None) -> str:
+    return f" (at {source})" if source else ""
+
+
+# --- traces ------------------------------------------------------------------------------
+
+class Trace:
+    __slots__ = ("builder", "parent", "captures", "capture_values", "closed", "axis_env")
+
+    def __init__(self, parent: Trace | None, name: str, axis_env: dict[str, Any] | None = None):
+        self.builder = Builder(name)
+        self.parent = parent
+        self.captures: dict[int, Var] = {}       # id(outer value) -> the input standing for it
+        self.capture_values: list[Any] = []     # the outer values, in input order
+        self.closed = False
+        # Axis names bound here (vmap/pmap), on top of the enclosing traces' names.
+        self.axis_env: dict[str, Any] = dict(parent.axis_env if parent else {})
+        self.axis_env.update(axis_env or {})
+
+
+_current: Trace | None = None
+
+
+def current_trace() -> Trace | None:
+    return _current
+
+
+@contextmanager
+def tracing(name: str, axis_env: dict[str, Any] | None = None) -> Iterator[Trace]:
+    """Make a new Trace (child of the current one) current for the ``with`` body."""
+    global _current
+    trace = Trace(_current, name, axis_env)
+    _current = trace
+    try:
+        yield trace
+    finally:
+        _current = trace.parent
+        trace.closed = True
+
+
+class Tracer:
+    """A value being traced: a Var of one Trace, with JAX's weak-type flag."""
+    __slots__ = ("var", "trace", "weak")
+    __array_priority__ = 1000
+
+    def __init__(self, var: Var, trace: Trace, weak: bool = False):
+        self.var = var
+        self.trace = trace
+        self.weak = weak
+
+    @property
+    def type(self) -> TensorType:
+        return self.var.type
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.var.type.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.var.type.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.var.type.ndim
+
+    @property
+    def size(self) -> int:
+        return self.var.type.size
+
+    def __repr__(self) -> str:
+        return f"Tracer<{self.var.type}{', weak' if self.weak else ''}>"
+
+    def _concrete(self, what: str) -> Any:
+        raise ConcretizationTypeError(
+            f"{what} needs a concrete value, but got a traced {self.var.type} inside a "
+            f"transformation{_at(user_source())}. Python control flow cannot depend on "
+            "traced values: use spmdc.numpy.where / lax.select for data-dependent choices, "
+            "or mark the argument static (jit(..., static_argnums=...)).")
+
+    def __bool__(self) -> bool:
+        return self._concrete("bool() (e.g. an `if` or `while` on a traced value)")
+
+    def __int__(self) -> int:
+        return self._concrete("int()")
+
+    def __float__(self) -> float:
+        return self._concrete("float()")
+
+    def __complex__(self) -> complex:
+        return self._concrete("complex()")
+
+    def __index__(self) -> int:
+        return self._concrete("using a traced value as a Python index")
+
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        raise TracerArrayConversionError(
+            f"cannot convert a traced {self.var.type} to a NumPy array{_at(user_source())}; "
+            "use spmdc.numpy functions inside transformed functions")
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d traced value")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d traced value")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __hash__(self) -> int:
+        raise TypeError("traced values are not hashable")
+
+
+# --- atoms: getting any value into the current Builder --------------------------------------
+
+def type_of(x: Any) -> tuple[TensorType, bool]:
+    """The (canonical) type and weak flag of any array-like value."""
+    if isinstance(x, (Tracer, Array)):
+        return x.type, x.weak
+    dtype, weak = dtypes.dtype_and_weak(x)
+    return TensorType(np.shape(x), dtype), weak
+
+
+def _escaped(x: Tracer) -> UnexpectedTracerError:
+    return UnexpectedTracerError(
+        f"a traced value ({x.var.type}) escaped the transformation that created it and "
+        f"was used later{_at(user_source())}. Return values from transformed functions "
+        "instead of storing them in globals or closures.")
+
+
+def _capture(trace: Trace, key: int, value: Any, t: TensorType) -> Var:
+    var = trace.captures.get(key)
+    if var is None:
+        var = trace.captures[key] = trace.builder.input(t)
+        trace.capture_values.append(value)
+    return var
+
+
+def to_atom(trace: Trace, x: Any) -> Atom:
+    """``x`` as an operand in ``trace``'s Builder (see the module docstring)."""
+    if isinstance(x, Tracer):
+        if x.trace is trace:
+            return x.var
+        if x.trace.closed:
+            raise _escaped(x)
+        if trace.parent is None:
+            raise _escaped(x)
+        outer = x if x.trace is trace.parent else _lift(trace.parent, x)
+        return _capture(trace, id(x), outer, x.var.type)
+    if isinstance(x, Array):
+        return _capture(trace, id(x), x, x.type)
+    if isinstance(x, np.ndarray) and x.ndim > 0:
+        t, _ = type_of(x)
+        value = x if x.dtype == t.dtype else x.astype(t.dtype)
+        return _capture(trace, id(x), value, t)
+    if isinstance(x, (Var, Lit)):
+        return x
+    t, _ = type_of(x)
+    if t.shape != ():
+        raise TypeError(f"cannot use {type(x).__name__} of shape {t.shape} as an operand")
+    return Lit(np.asarray(x, t.dtype).item(), t)
+
+
+def _lift(trace: Trace, x: Tracer) -> Tracer:
+    """``x`` (a Tracer of an ancestor of ``trace``) as a Tracer of ``trace``."""
+    return Tracer(to_atom(trace, x), trace, x.weak)  # type: ignore[arg-type]
+
+
+# --- binding primitives ----------------------------------------------------------------------
+
+eager_apply: Callable[..., Any] | None = None
+"""Set by the api module: runs one primitive on concrete values (a cached executable)."""
+
+
+def bind(prim: Primitive, *args: Any, weak: bool = False, **params: Any) -> Any:
+    """Apply ``prim`` to ``args``: emitted into the current trace, or run eagerly."""
+    trace = _current
+    if trace is None:
+        for a in args:
+            if isinstance(a, Tracer):
+                raise _escaped(a)
+        return eager_apply(prim, args, params, weak)
+    b = trace.builder
+    atoms = [to_atom(trace, a) for a in args]
+    b.source = user_source()
+    try:
+        out = b.bind(prim, *atoms, **params)
+    except ShapeError as e:
+        raise TypeError(f"{e}{_at(b.source)}") from None
+    if prim.multiple_results:
+        return [Tracer(v, trace, weak) for v in out]
+    return Tracer(out, trace, weak)
+
+
+# --- tracing whole functions ---------------------------------------------------------------
+
+def trace_function(fun: Callable[[list[Tracer]], list[Any]], in_types: Sequence[TensorType],
+                   in_weak: Sequence[bool], name: str,
+                   axis_env: dict[str, Any] | None = None
+                   ) -> tuple[Func, list[bool], list[Any]]:
+    """Trace ``fun`` (flat Tracers in, flat values out) in a child of the current trace.
+
+    Returns the Func (explicit inputs first, then one input per captured value), the
+    outputs' weak flags and the captured values (to pass along when applying the Func).
+    """
+    with tracing(name, axis_env) as trace:
+        b = trace.builder
+        args = [Tracer(b.input(t), trace, w) for t, w in zip(in_types, in_weak, strict=True)]
+        outs = fun(args)
+        atoms = [to_atom(trace, o) for o in outs]
+        weak = [type_of(o)[1] for o in outs]
+    return b.build(atoms), weak, trace.capture_values
+
+
+def apply_func(func: Func, args: Sequence[Any], out_weak: Sequence[bool]) -> list[Tracer]:
+    """Inline ``func`` into the current trace with ``args`` (explicit inputs + captures)."""
+    trace = _current
+    assert trace is not None
+    atoms = [to_atom(trace, a) for a in args]
+    outs = trace.builder.inline(func, atoms)
+    return [Tracer(_var(trace, o), trace, w) for o, w in zip(outs, out_weak, strict=True)]
+
+
+def _var(trace: Trace, a: Atom) -> Var:
+    # Outputs that are literals become values, so that every result is a Tracer.
+    if isinstance(a, Lit):
+        return trace.builder.convert(a, new_dtype=a.type.dtype)
+    return a
