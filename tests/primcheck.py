@@ -83,7 +83,7 @@ def _scalarized(func: Func, weights: Sequence[np.ndarray]) -> Func:
     ins = [b.input(t) for t in func.in_types]
     outs = b.inline(func, ins)
     total = None
-    for o, w in zip(outs, weights, strict=True):
+    for o in outs:
         wv = b.input(o.type)
         term = b.reduce_sum(b.mul(o, wv), axes=tuple(range(o.type.ndim)))
         total = term if total is None else b.add(total, term)
