@@ -1,0 +1,37 @@
+# spmdc — `make help` lists the targets.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: help install demo test lint bench sz clean
+
+help:  ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 10
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test,dev]'
+	touch $(STAMP)
+
+install: $(STAMP)  ## create .venv and install spmdc with its test tools
+
+demo: $(STAMP)  ## data-parallel MLP training with pmap on 8 virtual CPU devices
+	$(PY) examples/train_data_parallel.py
+
+test: $(STAMP)  ## the whole test suite (what CI runs)
+	SPMDC_CHECKS=1 HYPOTHESIS_PROFILE=ci $(PY) -m pytest -n 2 tests
+
+lint: $(STAMP)  ## ruff
+	$(VENV)/bin/ruff check spmdc tests tools examples
+
+bench: $(STAMP)  ## spmdc vs JAX benchmarks (installs the optional jax extra)
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) tools/bench.py
+
+sz: $(STAMP)  ## lines of code per package and the number of primitives
+	$(PY) tools/sz.py
+
+clean:  ## remove the virtual environment and caches
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache
