@@ -58,7 +58,7 @@ def asarray(x: Any, dtype: Any = None) -> Any:
     """``x`` as an spmdc value (a Tracer while tracing, else an Array)."""
     if _is_array(x):
         return x if dtype is None else x.astype(dtype)
-    if isinstance(x, (list, tuple)) and any(_is_array(v) for v in _flat(x)):
+    if isinstance(x, (list, tuple)) and builtins.any(_is_array(v) for v in _flat(x)):
         return stack([asarray(v) for v in x]) if dtype is None else \
             stack([asarray(v) for v in x]).astype(dtype)
     t, weak = type_of(x if dtype is None else np.asarray(x, dtypes.canonicalize(dtype)))
