@@ -129,8 +129,11 @@ def _fun_name(fun: Callable[..., Any]) -> str:
 # --- jit ---------------------------------------------------------------------------------
 
 def _leaf_signature(x: Any) -> Any:
+    # Where a value lives is not part of the signature: launching places each argument
+    # (reusing buffers already on the right device), so a NumPy array and an Array of
+    # the same type share one compiled program.
     if type(x) is Array:
-        return x.type, x.weak, x.split
+        return x.type, x.weak
     return type_of(x)
 
 
