@@ -33,6 +33,7 @@ from .frontend.tracing import (  # noqa: E402
 from .runtime.array import Array  # noqa: E402
 
 tree_util = tree
+Array.__module__ = __name__     # users see spmdc.Array, where they construct and check it
 errors = type("errors", (), {"ConcretizationTypeError": ConcretizationTypeError,
                              "UnexpectedTracerError": UnexpectedTracerError,
                              "TracerArrayConversionError": TracerArrayConversionError})
