@@ -1,0 +1,234 @@
+"""jit: values against NumPy, the compile cache, static arguments, pytrees in and out, the
+ahead-of-time API, make_ir, and the errors users hit while tracing."""
+from __future__ import annotations
+
+import collections
+import functools
+import re
+
+import numpy as np
+import pytest
+import spmdc.numpy as jnp
+
+import spmdc
+from spmdc import tree_util
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(8, 3)).astype(np.float32)
+W = rng.normal(size=(3, 5)).astype(np.float32)
+
+
+def tanh_matmul_sum(x, w):
+    return jnp.tanh(x @ w).sum()
+
+
+# --- the foundation issue's acceptance check ---------------------------------------------------
+
+def test_jit_matches_numpy_and_its_stablehlo_compiles():
+    f = spmdc.jit(tanh_matmul_sum)
+    np.testing.assert_allclose(f(X, W), np.tanh(X @ W).sum(), rtol=1e-5)
+    text = f.lower(X, W).as_text()
+    assert "stablehlo.dot_general" in text and "stablehlo.tanh" in text
+    assert "func.func public @main" in text
+    compiled = f.lower(X, W).compile()          # PJRT compiles the text above
+    np.testing.assert_allclose(compiled(X, W), np.tanh(X @ W).sum(), rtol=1e-5)
+
+
+# --- the compile cache -------------------------------------------------------------------------
+
+def test_cache_hits_do_not_retrace_but_new_shapes_and_statics_do():
+    def scale(x, n):
+        return x * n
+
+    f = spmdc.jit(scale, static_argnums=1)
+    f(X, 2)
+    f(X + 1, 2)                                  # same types: a cache hit
+    f(spmdc.device_put(X), 2)                    # an Array of the same type: a hit
+    assert f.trace_count == 1
+    f(X, 3)                                      # a new static value
+    assert f.trace_count == 2
+    f(X[:4], 3)                                  # a new shape
+    assert f.trace_count == 3
+    f(X.astype(np.int32), 3)                     # a new dtype
+    assert f.trace_count == 4
+    np.testing.assert_allclose(f(X, 3), X * 3)
+    assert f.trace_count == 4
+
+
+def test_weak_and_strong_scalars_are_different_signatures():
+    f = spmdc.jit(lambda x: x + 1)
+    assert f(2.0).weak and not f(np.float32(2.0)).weak
+    assert f.trace_count == 2
+
+
+# --- arguments -------------------------------------------------------------------------------
+
+def test_keyword_arguments_and_static_argnames():
+    f = spmdc.jit(lambda x, *, power, bias=0.0: x ** power + bias, static_argnames="power")
+    np.testing.assert_allclose(f(X, power=3, bias=1.0), X ** 3 + 1.0, rtol=1e-5)
+    np.testing.assert_allclose(f(X, power=2), X ** 2, rtol=1e-5)
+    assert f.trace_count == 2
+
+
+def test_static_argnames_can_name_a_positional_parameter():
+    f = spmdc.jit(lambda x, axis: x.sum(axis=axis), static_argnames="axis")
+    np.testing.assert_allclose(f(X, 1), X.sum(1), rtol=1e-5)
+    np.testing.assert_allclose(f(X, axis=0), X.sum(0), rtol=1e-5)
+
+
+Pair = collections.namedtuple("Pair", "first second")
+
+
+class Box:
+    """A user-registered pytree node."""
+
+    def __init__(self, value, label):
+        self.value, self.label = value, label
+
+
+tree_util.register_pytree_node(Box, lambda b: ((b.value,), b.label),
+                               lambda label, children: Box(children[0], label))
+
+
+def test_pytrees_in_and_out():
+    def f(params, box):
+        w, extras = params["w"], params["extras"]
+        return {"y": Pair(box.value @ w, extras[0] * 2), "none": None,
+                "box": Box(box.value.sum(), box.label)}
+
+    out = spmdc.jit(f)({"w": W, "extras": [np.float32(3.0), None]}, Box(X, "data"))
+    assert set(out) == {"y", "none", "box"} and out["none"] is None
+    assert isinstance(out["y"], Pair) and isinstance(out["box"], Box)
+    np.testing.assert_allclose(out["y"].first, X @ W, rtol=1e-5)
+    assert float(out["y"].second) == 6.0
+    assert out["box"].label == "data"
+    np.testing.assert_allclose(out["box"].value, X.sum(), rtol=1e-5)
+
+
+def test_closed_over_arrays_become_inputs_not_constants():
+    table = rng.normal(size=(64, 64)).astype(np.float32)
+    f = spmdc.jit(lambda x: x @ table)
+    x = np.ones((2, 64), np.float32)
+    np.testing.assert_allclose(f(x), x @ table, rtol=1e-5)
+    text = f.lower(x).as_text()
+    main = re.search(r"func\.func public @main\(([^)]*)\)", text).group(1)
+    assert main.count("%arg") == 2 and "tensor<64x64xf32>" in main
+    assert "dense<" not in text                 # nothing was embedded in the module
+
+
+def test_jit_as_decorator_and_on_methods():
+    @spmdc.jit
+    def double(x):
+        return x * 2
+
+    class Model:
+        def __init__(self, scale):
+            self.scale = scale
+
+        def __hash__(self):
+            return hash(self.scale)
+
+        @functools.partial(spmdc.jit, static_argnums=0)
+        def apply(self, x):
+            return x * self.scale
+
+    np.testing.assert_allclose(double(X), X * 2)
+    np.testing.assert_allclose(Model(3.0).apply(X), X * 3.0, rtol=1e-6)
+
+
+def test_nested_jit_is_inlined():
+    inner = spmdc.jit(lambda x: jnp.sin(x) * 2)
+    outer = spmdc.jit(lambda x: inner(x) + inner(x * 2))
+    np.testing.assert_allclose(outer(X), np.sin(X) * 2 + np.sin(X * 2) * 2, rtol=1e-5)
+    assert "func @" in outer.lower(X).ir()
+
+
+# --- ahead of time -------------------------------------------------------------------------
+
+def test_lower_ir_and_compile():
+    lowered = spmdc.jit(tanh_matmul_sum).lower(X, W)
+    ir_text = lowered.ir()
+    assert ir_text.startswith("func @tanh_matmul_sum(%0: f32[8,3], %1: f32[3,5]) -> (f32[])")
+    assert [line.split("=")[1].split("(")[0].strip() for line in ir_text.splitlines()[1:-2]] \
+        == ["dot_general", "tanh", "reduce_sum"]
+    compiled = lowered.compile()
+    assert "HloModule" in compiled.as_text()
+    cost = compiled.cost_analysis()
+    assert cost["flops"] >= 2 * 8 * 3 * 5
+    with pytest.raises(TypeError, match=r"compiled for \['f32\[8,3\]', 'f32\[3,5\]'\]"):
+        compiled(W, X)
+
+
+def test_make_ir_returns_the_traced_func():
+    func = spmdc.make_ir(tanh_matmul_sum)(X, W)
+    assert [e.prim.name for e in func.eqns] == ["dot_general", "tanh", "reduce_sum"]
+    assert [str(t) for t in func.in_types] == ["f32[8,3]", "f32[3,5]"]
+    assert str(func).splitlines()[1] == \
+        "  %2: f32[8,5] = dot_general(%0, %1) {contract=((1,), (0,)), batch=((), ())}"
+
+
+# --- errors ------------------------------------------------------------------------------
+
+def test_shape_mismatch_in_add_names_the_op_and_the_line():
+    def f(x, y):
+        return x + y                              # the line the error must name
+
+    line = f"test_jit.py:{f.__code__.co_firstlineno + 1}"
+    with pytest.raises(TypeError, match=rf"add: incompatible shapes .*\(8, 3\), \(5,\).*{line}"):
+        spmdc.jit(f)(X, np.ones(5, np.float32))
+
+
+def test_shape_mismatch_in_matmul_names_the_op_and_the_line():
+    def f(x, w):
+        return x @ w
+
+    line = f"test_jit.py:{f.__code__.co_firstlineno + 1}"
+    with pytest.raises(TypeError, match=rf"matmul: contracting dimension mismatch.*{line}"):
+        spmdc.jit(f)(X, X)
+    np.testing.assert_allclose(spmdc.jit(f)(X, W), X @ W, rtol=1e-5)   # still works
+
+
+def test_python_if_on_a_traced_value():
+    def f(x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+    with pytest.raises(spmdc.errors.ConcretizationTypeError,
+                       match=r"bool\(\).*traced bool\[\].*test_jit.py.*where"):
+        spmdc.jit(f)(X)
+    static = spmdc.jit(lambda x, flip: -x if flip else x, static_argnums=1)
+    np.testing.assert_allclose(static(X, True), -X)
+
+
+@pytest.mark.parametrize("value, fragment", [
+    (np.array(["a", "b"]), "does not support dtype <U1"),
+    (np.array([object()]), "does not support dtype object"),
+    ("text", "cannot use a value of type str"),
+])
+def test_unsupported_dtypes(value, fragment):
+    with pytest.raises(TypeError, match=fragment):
+        spmdc.jit(lambda x: x)(value)
+
+
+def test_a_tracer_leaked_out_of_jit_and_used_later():
+    leaked = []
+
+    def f(x):
+        leaked.append(x)
+        return x * 2
+
+    spmdc.jit(f)(X)
+    with pytest.raises(spmdc.errors.UnexpectedTracerError,
+                       match=r"escaped the transformation.*test_jit.py"):
+        jnp.sin(leaked[0])
+    with pytest.raises(spmdc.errors.UnexpectedTracerError, match="escaped"):
+        spmdc.jit(lambda x: x + leaked[0])(X)
+    np.testing.assert_allclose(spmdc.jit(f)(X), X * 2)                  # still works
+
+
+def test_numpy_on_a_tracer_and_unhashable_statics():
+    with pytest.raises(spmdc.errors.TracerArrayConversionError, match="spmdc.numpy"):
+        spmdc.jit(lambda x: np.sin(x))(X)
+    with pytest.raises(ValueError, match="unhashable type list.*use a tuple"):
+        spmdc.jit(lambda x, s: x * len(s), static_argnums=1)(X, [1, 2])
