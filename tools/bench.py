@@ -1,0 +1,372 @@
+"""spmdc against JAX, side by side in one process (``make bench``; issue 7).
+
+Every workload runs on spmdc and, when the optional ``bench`` extra is installed (jax at
+jaxlib's version), on JAX, alternating the two every repetition (and which goes first),
+so that noise from a shared machine lands on both. We print the median, min and max per
+library and the ratio of medians spmdc/JAX, and write everything to a JSON file.
+
+Workloads (issue 7):
+  W1  jit dispatch latency: ``x * 2.0 + 1.0`` on a device-resident f32[8].
+  W2  trace + lower (``jit(f).lower(...).as_text()``, no compile) of a chain of K ops
+      alternating ``tanh(x @ W)`` and ``+ b``, K = 100, 1000, 4000, forward and grad;
+      a fresh Python function every repetition so no cache helps.
+  W3  cold first call (trace, lower, compile, run) of ``jit(value_and_grad(loss))`` for
+      an MLP 784-512-512-10, batch 128, fresh function every repetition.
+  W4  steady-state data-parallel SGD step: pmap over 8 devices, 32 examples per device,
+      pmean of the gradients, in_axes=(None, 0, 0), out_axes=(None, None), the new
+      parameters fed back every step (MLP 64-128-128-10).
+  W5  per-example gradients: ``jit(vmap(grad(loss), in_axes=(None, 0, 0)))``, batch 128
+      (MLP 64-128-128-10).
+  W6  pmap dispatch latency: ``x * 2`` on 8 devices, device-resident input [8, 4].
+
+Usage: tools/bench.py [--reps N] [--only W1,W6] [--quick] [--no-jax] [--json PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("SPMDC_CPU_DEVICES", "8")
+if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                               + " --xla_force_host_platform_device_count=8").strip()
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import spmdc  # noqa: E402
+
+N_DEVICES = 8
+TARGETS = {"W1": 1.5, "W2": 0.5, "W3": 1.0, "W4": 1.05, "W5": 1.05, "W6": 1.0}
+LINEARITY_TARGET = 1.3        # per-op trace+lower cost at K=4000 over that at K=1000
+
+
+def import_jax() -> Any:
+    try:
+        import jax
+    except ImportError:
+        return None
+    try:
+        jax.config.update("jax_num_cpu_devices", N_DEVICES)
+    except Exception:  # noqa: BLE001  (older/newer jax: XLA_FLAGS above does the same)
+        pass
+    return jax
+
+
+# --- models ----------------------------------------------------------------------------------
+
+def mlp_params(sizes: list[int], seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    return [(rng.normal(size=(m, n)).astype(np.float32) / np.sqrt(m),
+             np.zeros(n, np.float32)) for m, n in zip(sizes[:-1], sizes[1:], strict=True)]
+
+
+def mlp_data(n: int, features: int, classes: int, seed: int = 1
+             ) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, features)).astype(np.float32)
+    y = np.eye(classes, dtype=np.float32)[rng.integers(0, classes, size=n)]
+    return x, y
+
+
+def make_loss(jnp: Any) -> Callable[..., Any]:
+    """A fresh softmax cross-entropy loss of an MLP (a new function object every call)."""
+    def loss(params, x, y):
+        for w, b in params[:-1]:
+            x = jnp.maximum(x @ w + b, 0.0)
+        w, b = params[-1]
+        logits = x @ w + b
+        shifted = logits - jnp.max(logits, axis=-1, keepdims=True)
+        log_probs = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=-1, keepdims=True))
+        return -jnp.mean(jnp.sum(y * log_probs, axis=-1))
+    return loss
+
+
+def make_chain(jnp: Any, k: int) -> Callable[..., Any]:
+    """A fresh function: K ops alternating ``tanh(x @ w)`` and ``x + b``."""
+    def chain(x, w, b):
+        for i in range(k):
+            x = jnp.tanh(x @ w) if i % 2 == 0 else x + b
+        return x
+    return chain
+
+
+# --- one measurement per library -----------------------------------------------------------
+
+Runner = Callable[[], float]          # one repetition -> seconds (per call where inner > 1)
+
+
+def per_call(call: Callable[[], Any], block: Callable[[Any], Any], inner: int) -> Runner:
+    def run() -> float:
+        t0 = time.perf_counter()
+        out = None
+        for _ in range(inner):
+            out = call()
+        block(out)
+        return (time.perf_counter() - t0) / inner
+    return run
+
+
+def block_tree(lib: Any) -> Callable[[Any], Any]:
+    return lambda out: lib.block_until_ready(out)
+
+
+def w1(lib: Any, quick: bool) -> Runner:
+    f = lib.jit(lambda x: x * 2.0 + 1.0)
+    x = lib.device_put(np.arange(8, dtype=np.float32))
+    return per_call(lambda: f(x), block_tree(lib), 200 if quick else 1000)
+
+
+def w2(k: int, grad: bool) -> Callable[[Any, bool], Runner]:
+    def make(lib: Any, quick: bool) -> Runner:
+        rng = np.random.default_rng(0)
+        x = rng.normal(size=(16, 16)).astype(np.float32)
+        w = rng.normal(size=(16, 16)).astype(np.float32) / 4
+        b = rng.normal(size=(16, 16)).astype(np.float32)
+        jnp = lib.numpy
+
+        def run() -> float:
+            chain = make_chain(jnp, k)          # fresh every repetition: no cache helps
+            if grad:
+                fresh = chain
+                f = lib.grad(lambda x, w, b: jnp.sum(fresh(x, w, b)))
+            else:
+                f = chain
+            t0 = time.perf_counter()
+            text = lib.jit(f).lower(x, w, b).as_text()
+            elapsed = time.perf_counter() - t0
+            assert "tanh" in text
+            return elapsed
+        return run
+    return make
+
+
+def w3(lib: Any, quick: bool) -> Runner:
+    params = lib.device_put(mlp_params([784, 512, 512, 10]))
+    x, y = (lib.device_put(a) for a in mlp_data(128, 784, 10))
+
+    def run() -> float:
+        f = lib.jit(lib.value_and_grad(make_loss(lib.numpy)))
+        t0 = time.perf_counter()
+        out = f(params, x, y)
+        lib.block_until_ready(out)
+        return time.perf_counter() - t0
+    return run
+
+
+SMALL_MLP = [64, 128, 128, 10]
+
+
+def w4(lib: Any, quick: bool) -> Runner:
+    loss = make_loss(lib.numpy)
+    lr = 0.01
+
+    def step(params, x, y):
+        value, grads = lib.value_and_grad(loss)(params, x, y)
+        grads = lib.lax.pmean(grads, axis_name="batch")
+        params = lib.tree_util.tree_map(lambda p, g: p - lr * g, params, grads)
+        return params, lib.lax.pmean(value, axis_name="batch")
+
+    pstep = lib.pmap(step, axis_name="batch", in_axes=(None, 0, 0), out_axes=(None, None))
+    x, y = mlp_data(N_DEVICES * 32, SMALL_MLP[0], SMALL_MLP[-1])
+    x = x.reshape(N_DEVICES, 32, -1)
+    y = y.reshape(N_DEVICES, 32, -1)
+    shard = lib.pmap(lambda a: a)             # device-resident, split over the devices
+    x, y = shard(x), shard(y)
+    state = {"params": lib.device_put(mlp_params(SMALL_MLP))}
+    inner = 3 if quick else 10
+
+    def run() -> float:
+        params = state["params"]
+        t0 = time.perf_counter()
+        value = None
+        for _ in range(inner):
+            params, value = pstep(params, x, y)
+        lib.block_until_ready((params, value))
+        elapsed = (time.perf_counter() - t0) / inner
+        state["params"] = params
+        return elapsed
+    return run
+
+
+def w5(lib: Any, quick: bool) -> Runner:
+    f = lib.jit(lib.vmap(lib.grad(make_loss(lib.numpy)), in_axes=(None, 0, 0)))
+    params = lib.device_put(mlp_params(SMALL_MLP))
+    x, y = mlp_data(128, SMALL_MLP[0], SMALL_MLP[-1])
+    x, y = lib.device_put(x[:, None, :]), lib.device_put(y[:, None, :])
+    return per_call(lambda: f(params, x, y), block_tree(lib), 5 if quick else 20)
+
+
+def w6(lib: Any, quick: bool) -> Runner:
+    f = lib.pmap(lambda x: x * 2)
+    x = lib.pmap(lambda x: x)(np.arange(N_DEVICES * 4, dtype=np.float32).reshape(8, 4))
+    return per_call(lambda: f(x), block_tree(lib), 100 if quick else 500)
+
+
+@dataclass
+class Case:
+    workload: str
+    name: str
+    make: Callable[[Any, bool], Runner]
+    reps: int                   # repetitions at full length (--reps scales them)
+    warmup: int = 2
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def cases() -> list[Case]:
+    out = [Case("W1", "jit dispatch x*2+1 f32[8]", w1, 30)]
+    for grad in (False, True):
+        for k in (100, 1000, 4000):
+            out.append(Case("W2", f"trace+lower K={k} {'grad' if grad else 'fwd'}",
+                            w2(k, grad), {100: 30, 1000: 10, 4000: 5}[k],
+                            warmup=1, extra={"K": k, "grad": grad}))
+    out += [Case("W3", "cold jit(value_and_grad) MLP 784-512-512-10 b128", w3, 5, warmup=1),
+            Case("W4", "pmap SGD step 8x32 MLP 64-128-128-10", w4, 15),
+            Case("W5", "jit(vmap(grad)) per-example b128 MLP 64-128-128-10", w5, 15),
+            Case("W6", "pmap dispatch x*2 [8,4]", w6, 30)]
+    return out
+
+
+# --- running and reporting -------------------------------------------------------------------
+
+def timed(run: Runner) -> float:
+    gc.collect()
+    gc.disable()
+    try:
+        return run()
+    finally:
+        gc.enable()
+
+
+def summary(samples: list[float]) -> dict[str, Any]:
+    return {"median": statistics.median(samples), "min": min(samples), "max": max(samples),
+            "n": len(samples), "samples": samples}
+
+
+def fmt(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:8.1f}us"
+    if seconds < 1:
+        return f"{seconds * 1e3:8.2f}ms"
+    return f"{seconds:8.3f}s "
+
+
+def run_case(case: Case, libs: dict[str, Any], reps: int, quick: bool) -> dict[str, Any]:
+    runners = {name: case.make(lib, quick) for name, lib in libs.items()}
+    for _ in range(case.warmup):
+        for run in runners.values():
+            timed(run)
+    samples: dict[str, list[float]] = {name: [] for name in runners}
+    order = list(runners)
+    for rep in range(reps):
+        for name in (order if rep % 2 == 0 else order[::-1]):
+            samples[name].append(timed(runners[name]))
+    result: dict[str, Any] = {"workload": case.workload, "case": case.name, **case.extra}
+    for name, s in samples.items():
+        result[name] = summary(s)
+    if "jax" in samples:
+        result["ratio"] = result["spmdc"]["median"] / result["jax"]["median"]
+        result["target"] = TARGETS[case.workload]
+        result["met"] = result["ratio"] <= result["target"]
+    return result
+
+
+def print_row(r: dict[str, Any]) -> None:
+    s = r["spmdc"]
+    line = (f"{r['workload']:3} {r['case']:52} spmdc {fmt(s['median'])} "
+            f"[{fmt(s['min']).strip()}..{fmt(s['max']).strip()}]")
+    if "jax" in r:
+        j = r["jax"]
+        line += (f"  jax {fmt(j['median'])} [{fmt(j['min']).strip()}..{fmt(j['max']).strip()}]"
+                 f"  ratio {r['ratio']:5.2f} (target <= {r['target']}: "
+                 f"{'met' if r['met'] else 'MISSED'})")
+    print(line, flush=True)
+
+
+def linearity(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for grad in (False, True):
+        by_k = {r["K"]: r for r in results if r["workload"] == "W2" and r["grad"] == grad}
+        if 1000 not in by_k or 4000 not in by_k:
+            continue
+        entry: dict[str, Any] = {"grad": grad}
+        for lib in ("spmdc", "jax"):
+            if lib in by_k[1000]:
+                per1 = by_k[1000][lib]["median"] / 1000
+                per4 = by_k[4000][lib]["median"] / 4000
+                entry[lib] = {"per_op_K1000": per1, "per_op_K4000": per4,
+                              "growth": per4 / per1}
+        entry["target"] = LINEARITY_TARGET
+        entry["met"] = entry["spmdc"]["growth"] <= LINEARITY_TARGET
+        out.append(entry)
+        line = f"W2  per-op trace+lower {'grad' if grad else 'fwd '}: spmdc " \
+               f"{entry['spmdc']['per_op_K1000'] * 1e6:.1f}us (K=1000) -> " \
+               f"{entry['spmdc']['per_op_K4000'] * 1e6:.1f}us (K=4000), growth " \
+               f"{entry['spmdc']['growth']:.2f}"
+        if "jax" in entry:
+            line += f"; jax growth {entry['jax']['growth']:.2f}"
+        line += f" (target <= {LINEARITY_TARGET}: {'met' if entry['met'] else 'MISSED'})"
+        print(line)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=float, default=1.0,
+                        help="scale every workload's repetitions by this factor")
+    parser.add_argument("--only", default="",
+                        help="comma-separated workloads (W1..W6) or case names substrings")
+    parser.add_argument("--quick", action="store_true",
+                        help="few repetitions and short inner loops (a smoke run)")
+    parser.add_argument("--no-jax", action="store_true", help="measure spmdc alone")
+    parser.add_argument("--json", default="bench-results.json", help="where to write results")
+    args = parser.parse_args(argv)
+
+    jax = None if args.no_jax else import_jax()
+    libs: dict[str, Any] = {"spmdc": spmdc}
+    if jax is not None:
+        libs["jax"] = jax
+    else:
+        print("jax is not installed (make bench installs the 'bench' extra): "
+              "measuring spmdc alone", file=sys.stderr)
+    only = [w.strip() for w in args.only.split(",") if w.strip()]
+    selected = [c for c in cases()
+                if not only or c.workload in only or any(o in c.name for o in only)]
+
+    print(f"spmdc vs {'jax ' + jax.__version__ if jax else 'nothing'}; "
+          f"{os.cpu_count()} CPUs; {N_DEVICES} virtual CPU devices; medians of alternated "
+          f"repetitions [min..max]")
+    results = []
+    for case in selected:
+        reps = 3 if args.quick else max(3, round(case.reps * args.reps))
+        result = run_case(case, libs, reps, args.quick)
+        results.append(result)
+        print_row(result)
+    lin = linearity(results)
+
+    import jaxlib
+    report = {
+        "meta": {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                 "python": platform.python_version(), "machine": platform.machine(),
+                 "cpus": os.cpu_count(), "jaxlib": jaxlib.__version__,
+                 "jax": jax.__version__ if jax else None, "quick": args.quick,
+                 "reps_scale": args.reps, "argv": sys.argv[1:]},
+        "results": results, "linearity": lin}
+    with open(args.json, "w") as fh:
+        json.dump(report, fh, indent=1)
+    print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
