@@ -20,7 +20,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from .ir import Func, Lit, TensorType, Var, dtype_name
 
-__all__ = ["lower_rules", "LoweringContext", "lower", "mlir_context", "mlir_type",
+__all__ = ["lower_rules", "LoweringContext", "lower", "lower_body", "mlir_context", "mlir_type",
            "elementwise_lowering", "LoweringError"]
 
 
@@ -116,6 +116,26 @@ def elementwise_lowering(op_class: Any) -> LowerRule:
     return rule
 
 
+def lower_body(ctx: LoweringContext, func: Func, args: Sequence[ir.Value]) -> list[ir.Value]:
+    """Emit ``func``'s equations at the current insertion point with its inputs bound to
+    ``args``; return its outputs. ``lower`` uses it for @main, control-flow rules for the
+    blocks of their regions (sub-Funcs in params)."""
+    env: dict[Var, ir.Value] = dict(zip(func.inputs, args, strict=True))
+
+    def read(a: Any) -> ir.Value:
+        return ctx.constant(a.value, a.type) if isinstance(a, Lit) else env[a]
+
+    for eqn in func.eqns:
+        rule = lower_rules.get(eqn.prim)
+        if rule is None:
+            raise LoweringError(f"no lowering rule for primitive {eqn.prim.name!r}")
+        outs = rule(ctx, eqn, *(read(a) for a in eqn.inputs))
+        if isinstance(outs, ir.Value):
+            outs = [outs]
+        env.update(zip(eqn.outputs, outs, strict=True))
+    return [read(a) for a in func.outputs]
+
+
 def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
           mesh_axes: Sequence[str] = ()) -> ir.Module:
     """Lower ``func`` to a verified StableHLO module whose entry point is ``@main``."""
@@ -132,20 +152,7 @@ def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None 
             main.attributes["sym_visibility"] = ir.StringAttr.get("public")
             block = main.add_entry_block()
         with ir.InsertionPoint(block):
-            env: dict[Var, ir.Value] = dict(zip(func.inputs, block.arguments, strict=True))
-
-            def read(a: Any) -> ir.Value:
-                return ctx.constant(a.value, a.type) if isinstance(a, Lit) else env[a]
-
-            for eqn in func.eqns:
-                rule = lower_rules.get(eqn.prim)
-                if rule is None:
-                    raise LoweringError(f"no lowering rule for primitive {eqn.prim.name!r}")
-                outs = rule(ctx, eqn, *(read(a) for a in eqn.inputs))
-                if isinstance(outs, ir.Value):
-                    outs = [outs]
-                env.update(zip(eqn.outputs, outs, strict=True))
-            func_dialect.ReturnOp([read(a) for a in func.outputs])
+            func_dialect.ReturnOp(lower_body(ctx, func, block.arguments))
         if not module.operation.verify():
             raise LoweringError("the StableHLO module spmdc built does not verify")
     return module

@@ -310,3 +310,10 @@ def axis_index(axis_name: Any) -> Any:
     """This device's (or batch element's) index along the named axes, an int32."""
     axes, sizes = _axis_names("axis_index", axis_name)
     return bind(_prims["axis_index"], axes=axes, axis_sizes=sizes)
+
+
+# --- structured control flow (frontend/control_flow.py) ------------------------------------------
+
+from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: E402
+
+__all__ += ["cond", "switch", "while_loop", "fori_loop", "scan"]

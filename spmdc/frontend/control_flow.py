@@ -1,0 +1,348 @@
+"""lax.cond, lax.switch, lax.while_loop, lax.fori_loop, lax.scan (re-exported by lax.py).
+
+Each traces the user's functions into closed Funcs (trace_pytree: values they close over
+become extra inputs, passed as consts) and binds one control-flow primitive
+(compiler/primitives/control_flow.py). Called outside any transformation, the whole call
+is staged through jit, as JAX does.
+
+Carries follow JAX: a weakly typed initial value (a Python scalar) whose body output has
+another dtype or is strongly typed is promoted and the body traced again; any other
+difference between a carry's input and output types is an error naming the leaf, both
+types and the user's line. Branches of cond/switch must return the same pytree of types.
+fori_loop with Python int bounds is a scan (so it is differentiable, as in JAX); with
+traced bounds a while loop.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compiler.ir import Func, TensorType, Var
+from ..compiler.primitives.control_flow import cond_p, scan_p, while_p
+from . import dtypes
+from .api import Jitted, trace_pytree
+from .tracing import bind, current_trace, type_of, user_source
+from .tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan"]
+
+
+def _where(source: str | None) -> str:
+    return f" (at {source})" if source else ""
+
+
+def _type_text(t: TensorType) -> str:
+    return f"{t.dtype.name}[{','.join(map(str, t.shape))}]"
+
+
+def _staged(fn: Callable[..., Any], *args: Any) -> Any:
+    """Outside any trace, run ``fn(*args)`` as one jitted program (a fresh trace)."""
+    return Jitted(fn)(*args)
+
+
+def _arr(x: Any) -> Any:
+    from .numpy import asarray
+    return asarray(x)
+
+
+def _leaves_and_types(tree: Any) -> tuple[list[Any], Any, list[TensorType], list[bool],
+                                          list[str]]:
+    path_leaves, treedef = tree_flatten_with_path(tree)
+    leaves = [_arr(leaf) for _, leaf in path_leaves]
+    sigs = [type_of(leaf) for leaf in leaves]
+    return (leaves, treedef, [t for t, _ in sigs], [w for _, w in sigs],
+            [keystr(p) for p, _ in path_leaves])
+
+
+def _consts_first(func: Func, n_explicit: int) -> Func:
+    """``func`` with its captured-value inputs (last) moved in front of the explicit ones."""
+    return Func(func.name, func.inputs[n_explicit:] + func.inputs[:n_explicit], func.eqns,
+                func.outputs)
+
+
+def _bind(prim: Any, operands: Sequence[Any], out_weak: Sequence[bool], **params: Any
+          ) -> list[Any]:
+    outs = bind(prim, *operands, **params)
+    for o, w in zip(outs, out_weak, strict=True):
+        o.weak = w
+    return outs
+
+
+# --- cond, switch ----------------------------------------------------------------------------
+
+def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
+         *operands: Any) -> Any:
+    """``true_fun(*operands) if pred else false_fun(*operands)``, with ``pred`` traced."""
+    if not (callable(true_fun) and callable(false_fun)):
+        raise TypeError("lax.cond: true_fun and false_fun must be callable")
+    if current_trace() is None:
+        return _staged(lambda p, ops: cond(p, true_fun, false_fun, *ops), pred, operands)
+    source = user_source()
+    pred = _arr(pred)
+    if pred.shape != ():
+        raise TypeError(f"lax.cond: pred must be a scalar, got a value of shape {pred.shape}"
+                        f"{_where(source)}")
+    if pred.dtype != np.bool_ and pred.dtype.kind not in "iuf":
+        raise TypeError(f"lax.cond: pred must be a boolean or a number, got "
+                        f"{pred.dtype.name}{_where(source)}")
+    if pred.dtype != np.bool_:
+        pred = pred != 0
+    index = pred.astype(np.int32)
+    return _branches(index, [false_fun, true_fun], ["false_fun", "true_fun"], operands,
+                     "lax.cond", source, reference=1)
+
+
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+    """``branches[index](*operands)``, with ``index`` clamped to ``[0, len(branches) - 1]``."""
+    branches = list(branches)
+    if not branches or not all(callable(f) for f in branches):
+        raise TypeError("lax.switch: branches must be a non-empty sequence of callables")
+    if current_trace() is None:
+        return _staged(lambda i, ops: switch(i, branches, *ops), index, operands)
+    source = user_source()
+    index = _arr(index)
+    if index.shape != () or index.dtype.kind not in "iu":
+        raise TypeError(f"lax.switch: index must be a scalar integer, got "
+                        f"{_type_text(index.type)}{_where(source)}")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    from .lax import clamp
+    index = clamp(0, index.astype(np.int32), len(branches) - 1)
+    return _branches(index, branches, [f"branches[{k}]" for k in range(len(branches))],
+                     operands, "lax.switch", source)
+
+
+def _branches(index: Any, funs: Sequence[Callable[..., Any]], names: Sequence[str],
+              operands: tuple[Any, ...], what: str, source: str | None,
+              reference: int = 0) -> Any:
+    leaves, _, in_types, in_weak, _ = _leaves_and_types(operands)
+    traced = [trace_pytree(f, operands, {}, _name(f, "branch"), in_types, in_weak)
+              for f in funs]
+    first_func, _, _, first_tree, _ = traced[reference]
+    first = names[reference]
+    for name, (func, _, _, out_tree, _) in zip(names, traced, strict=True):
+        if out_tree != first_tree:
+            raise TypeError(f"{what}: {first} and {name} must return the same pytree "
+                            f"structure, but {first} returned {first_tree} and {name} "
+                            f"returned {out_tree}{_where(source)}")
+        paths = _paths(out_tree)
+        for path, a, c in zip(paths, first_func.out_types, func.out_types, strict=True):
+            if a != c:
+                raise TypeError(
+                    f"{what}: {first} and {name} must return identical types, but the "
+                    f"output{path} of {first} has type {_type_text(a)} and that of "
+                    f"{name} has type {_type_text(c)}{_differs(a, c)}{_where(source)}")
+    # One operand list for all branches: the explicit operands, then each branch's
+    # captured values; a branch ignores the captures of the others.
+    captured = [c for _, _, caps, _, _ in traced for c in caps]
+    funcs = []
+    offset = 0
+    for func, _, caps, _, _ in traced:
+        n = len(leaves)
+        before = tuple(Var(type_of(c)[0]) for c in captured[:offset])
+        after = tuple(Var(type_of(c)[0]) for c in captured[offset + len(caps):])
+        funcs.append(Func(func.name, func.inputs[:n] + before + func.inputs[n:] + after,
+                          func.eqns, func.outputs))
+        offset += len(caps)
+    out_weak = [all(ws) for ws in zip(*(w for _, w, _, _, _ in traced), strict=True)]
+    outs = _bind(cond_p, [index, *leaves, *captured], out_weak, branches=tuple(funcs))
+    return tree_unflatten(first_tree, outs)
+
+
+def _paths(treedef: Any) -> list[str]:
+    skeleton = tree_unflatten(treedef, [0] * treedef.num_leaves)
+    return [keystr(p) for p, _ in tree_flatten_with_path(skeleton)[0]]
+
+
+def _differs(a: TensorType, b: TensorType) -> str:
+    if a.shape != b.shape and a.dtype != b.dtype:
+        return ", so the shapes and the dtypes do not match"
+    return ", so the shapes do not match" if a.shape != b.shape else \
+        ", so the dtypes do not match"
+
+
+def _name(f: Any, default: str) -> str:
+    name = getattr(f, "__name__", default)
+    return name if name.isidentifier() else default
+
+
+# --- carries (while_loop, scan) ----------------------------------------------------------------
+
+def _trace_carry_body(fun: Callable[..., Any], args: tuple[Any, ...], in_types: list[TensorType],
+                      in_weak: list[bool], n_carry: int, carry_of: Callable[[Any], Any],
+                      what: str, carry_paths: Sequence[str], source: str | None
+                      ) -> tuple[Any, list[TensorType], list[bool]]:
+    """Trace ``fun`` and check that its carry output matches the carry input; promote weakly
+    typed initial values (once) as JAX does. Returns the trace_pytree result and the
+    final carry types and weak flags."""
+    for attempt in range(2):
+        out = trace_pytree(fun, args, {}, _name(fun, "body"), in_types, in_weak)
+        func, out_weak = out[0], out[1]
+        carry_tree, in_tree = carry_of(out), tree_structure(args[0])
+        if carry_tree != in_tree:
+            raise TypeError(f"{what} carry output must have the same pytree structure as "
+                            f"the carry input, but the input is {in_tree} and the output "
+                            f"is {carry_tree}{_where(source)}")
+        promoted = False
+        for k in range(n_carry):
+            t_in, t_out = in_types[k], func.out_types[k]
+            if in_weak[k] and t_in.shape == t_out.shape and (
+                    t_in.dtype != t_out.dtype or not out_weak[k]):
+                dtype, weak = dtypes.result_type((t_in.dtype, True), (t_out.dtype, out_weak[k]))
+                in_types[k], in_weak[k] = TensorType(t_in.shape, dtype), weak
+                promoted = True
+        if not promoted or attempt == 1:
+            break
+    bad = [(p, a, b) for p, a, b in zip(carry_paths, in_types[:n_carry],
+                                        func.out_types[:n_carry], strict=True) if a != b]
+    if bad:
+        lines = "".join(f"\n  * the input carry component {p} has type {_type_text(a)} but "
+                        f"the corresponding output carry component has type "
+                        f"{_type_text(b)}{_differs(a, b)}" for p, a, b in bad)
+        raise TypeError(f"{what} carry input and carry output must have equal types, but "
+                        f"they differ{_where(source)}:{lines}")
+    return out, in_types[:n_carry], [w and ow for w, ow in
+                                     zip(in_weak[:n_carry], out_weak[:n_carry], strict=True)]
+
+
+def _carry_structure(traced: Any) -> Any:
+    """The pytree structure of the carry in a scan body's (carry, y) output."""
+    out_tree = traced[3]
+    return tree_structure(tree_unflatten(out_tree, [0] * out_tree.num_leaves)[0])
+
+
+def _cast(leaves: list[Any], types: Sequence[TensorType]) -> list[Any]:
+    """The initial carry, converted where a weakly typed value was promoted."""
+    return [x if x.dtype == t.dtype else x.astype(t.dtype)
+            for x, t in zip(leaves, types, strict=True)]
+
+
+def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
+               init_val: Any) -> Any:
+    """``val = init_val; while cond_fun(val): val = body_fun(val); return val``."""
+    if current_trace() is None:
+        return _staged(lambda v: while_loop(cond_fun, body_fun, v), init_val)
+    return _while(cond_fun, body_fun, init_val, "lax.while_loop body_fun", user_source())
+
+
+def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any,
+           what: str, source: str | None) -> Any:
+    leaves, treedef, in_types, in_weak, paths = _leaves_and_types(init_val)
+    init_val = tree_unflatten(treedef, leaves)
+    paths = ["init_val" + p for p in paths]
+    n = len(leaves)
+    body, types, weak = _trace_carry_body(
+        body_fun, (init_val,), list(in_types), list(in_weak), n, lambda out: out[3],
+        what, paths, source)
+    body_func, _, body_consts, _, _ = body
+    cond_func, _, cond_consts, cond_tree, _ = trace_pytree(
+        cond_fun, (init_val,), {}, _name(cond_fun, "cond"), types, weak)
+    if cond_tree.num_leaves != 1 or cond_func.out_types[0].shape != () or \
+            cond_func.out_types[0].dtype != np.bool_:
+        got = ", ".join(_type_text(t) for t in cond_func.out_types) or "no value"
+        raise TypeError(f"lax.while_loop: cond_fun must return a boolean scalar, but it "
+                        f"returned {got}{_where(source)}")
+    outs = _bind(while_p, [*cond_consts, *body_consts, *_cast(leaves, types)], weak,
+                 cond_func=_consts_first(cond_func, n), body_func=_consts_first(body_func, n),
+                 cond_nconsts=len(cond_consts), body_nconsts=len(body_consts))
+    return tree_unflatten(treedef, outs)
+
+
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
+              init_val: Any) -> Any:
+    """``for i in range(lower, upper): val = body_fun(i, val)``. Python int bounds give a
+    scan (differentiable); traced bounds a while loop (not reverse-differentiable)."""
+    if current_trace() is None:
+        return _staged(lambda lo, hi, v: fori_loop(lo, hi, body_fun, v), lower, upper,
+                       init_val) if not _static(lower, upper) else \
+            _staged(lambda v: fori_loop(lower, upper, body_fun, v), init_val)
+    source = user_source()
+    if _static(lower, upper):
+        lower, upper = int(lower), int(upper)
+
+        def step(carry: Any, _: Any) -> Any:
+            i, val = carry
+            return (i + 1, body_fun(i, val)), None
+        index = np.asarray(lower, dtypes.default_int())
+        (_, val), _ = _scan(step, (index, init_val), None, max(upper - lower, 0), False,
+                            "lax.fori_loop body_fun", source)
+        return val
+    lo, hi = _arr(lower), _arr(upper)
+    for name, v in (("lower", lo), ("upper", hi)):
+        if v.shape != () or v.dtype.kind not in "iu":
+            raise TypeError(f"lax.fori_loop: {name} must be a scalar integer, got "
+                            f"{_type_text(v.type)}{_where(source)}")
+    dtype = dtypes.promote_types((lo.dtype, lo.weak), (hi.dtype, hi.weak))
+    lo, hi = lo.astype(dtype), hi.astype(dtype)
+
+    def body(state: Any) -> Any:
+        i, stop, val = state
+        return i + 1, stop, body_fun(i, val)
+    _, _, val = _while(lambda s: s[0] < s[1], body, (lo, hi, init_val),
+                       "lax.fori_loop body_fun", source)
+    return val
+
+
+def _static(lower: Any, upper: Any) -> bool:
+    return all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+               for v in (lower, upper))
+
+
+# --- scan ------------------------------------------------------------------------------------
+
+def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
+         length: int | None = None, reverse: bool = False, unroll: int = 1) -> Any:
+    """``carry = init; for x in xs: carry, y = f(carry, x)``; returns ``(carry, stacked ys)``."""
+    if current_trace() is None:
+        return _staged(lambda c, x: scan(f, c, x, length, reverse, unroll), init, xs)
+    source = user_source()
+    x_leaves = [_arr(x) for x in tree_flatten(xs)[0]]
+    lengths = {x.shape[0] for x in x_leaves if x.ndim > 0}
+    if any(x.ndim == 0 for x in x_leaves):
+        raise ValueError(f"lax.scan: every leaf of xs must have a leading axis to scan over, "
+                         f"got a scalar{_where(source)}")
+    if length is not None:
+        length = int(length)
+        if lengths and lengths != {length}:
+            raise ValueError(f"lax.scan: length={length} but xs have leading axis sizes "
+                             f"{sorted(lengths)}{_where(source)}")
+    elif len(lengths) > 1:
+        raise ValueError(f"lax.scan: all leaves of xs must have the same leading axis size, "
+                         f"got sizes {sorted(lengths)}{_where(source)}")
+    elif not lengths:
+        raise ValueError(f"lax.scan: got no xs to scan over and no length=; give length= "
+                         f"for a scan without xs{_where(source)}")
+    else:
+        length = lengths.pop()
+    return _scan(f, init, xs, length, bool(reverse), "lax.scan body function", source)
+
+
+def _scan(f: Callable[[Any, Any], Any], init: Any, xs: Any, length: int, reverse: bool,
+          what: str, source: str | None) -> Any:
+    c_leaves, c_tree, c_types, c_weak, paths = _leaves_and_types(init)
+    x_leaves, x_tree, x_types, x_weak, _ = _leaves_and_types(xs)
+    init = tree_unflatten(c_tree, c_leaves)
+    xs = tree_unflatten(x_tree, x_leaves)
+    n = len(c_leaves)
+    slices = [TensorType(t.shape[1:], t.dtype) for t in x_types]
+    y_tree_box: list[Any] = []
+
+    def body(carry: Any, x: Any) -> Any:
+        out = f(carry, x)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError(f"{what} must return a pair (carry, y), but it returned "
+                            f"{type(out).__name__}{_where(source)}")
+        y_tree_box.append(tree_structure(out[1]))
+        return out[0], out[1]
+
+    traced, types, weak = _trace_carry_body(
+        body, (init, xs), [*c_types, *slices], [*c_weak, *x_weak], n, _carry_structure,
+        what, ["init" + p for p in paths], source)
+    func, out_weak, consts, _, _ = traced
+    n_explicit = n + len(x_leaves)
+    outs = _bind(scan_p, [*consts, *_cast(c_leaves, types), *x_leaves],
+                 [*weak, *out_weak[n:]], body=_consts_first(func, n_explicit),
+                 length=length, reverse=reverse, num_consts=len(consts), num_carry=n)
+    return tree_unflatten(c_tree, outs[:n]), tree_unflatten(y_tree_box[-1], outs[n:])
