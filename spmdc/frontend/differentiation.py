@@ -13,8 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from ..compiler.ir import Func
 from ..compiler.passes import run_pass
 from ..compiler.passes.autodiff import vjp_func
+from ..compiler.passes.cleanup import cleanup
 from .api import Jitted, _fun_name, trace_pytree
 from .tracing import apply_func, current_trace, type_of, user_source
 from .tree import tree_flatten, tree_structure, tree_unflatten
@@ -44,6 +46,16 @@ def _check_differentiable(leaves: list[Any], path: str, what: str) -> None:
                             f"but argument {path} has dtype {t.dtype.name}. Differentiate "
                             "with respect to float arguments only (argnums), or convert "
                             f"the input with .astype(float){_where()}")
+
+
+def _pruned(func: Func, keep: Sequence[bool]) -> Func:
+    """``func`` with only the outputs marked in ``keep``, after DCE and CSE.
+
+    A VJP rule may recompute a forward value (``tanh`` for its derivative); CSE merges it
+    with the forward copy. Dropping outputs the caller discards (the value, for ``grad``)
+    lets DCE remove what only they needed, so the inlined program is already clean."""
+    outputs = tuple(a for a, k in zip(func.outputs, keep, strict=True) if k)
+    return run_pass("cleanup", cleanup, Func(func.name, func.inputs, func.eqns, outputs))
 
 
 def _top_level(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -88,14 +100,15 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         if out_tree.num_leaves == 0 or main is None:
             raise TypeError(f"{what} requires a function returning a scalar array")
         main_tree = tree_structure(tree_unflatten(out_tree, list(range(out_tree.num_leaves)))[0])
-        if main_tree.num_leaves != 1 or main.shape != ():
-            shape = main.shape if main_tree.num_leaves == 1 else "a pytree"
+        is_leaf = main_tree == tree_structure(0)
+        if not is_leaf or main.shape != ():
+            got = f"an output of shape {main.shape}" if is_leaf else f"a pytree {main_tree}"
             raise TypeError(f"{what} requires a function returning a scalar (shape ()), but "
-                            f"{name} returned an output of shape {shape}. Reduce it (e.g. "
+                            f"{name} returned {got}. Reduce it (e.g. "
                             f".sum()) or use vjp/jacrev for non-scalar outputs{_where()}")
-        if main.dtype.kind not in "fc" and main.dtype.name != "bfloat16":
-            raise TypeError(f"{what} requires a real- or complex-valued output, but {name} "
-                            f"returned {main.dtype.name}{_where()}")
+        if main.dtype.kind != "f" and main.dtype.name != "bfloat16":
+            raise TypeError(f"{what} requires a real-valued (floating point) output, but "
+                            f"{name} returned {main.dtype.name}{_where()}")
         # Which flat leaves are differentiated: those of args[i] for i in argnums.
         arg_leaf_counts = [len(tree_flatten(a)[0]) for a in args]
         offsets = np.cumsum([0, *arg_leaf_counts])
@@ -106,11 +119,17 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         n_out = len(func.outputs)
         grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))],
                              [True] + [False] * (n_out - 1))
+        # grad discards the value: drop it, so that nothing only it needs survives.
+        keep_value = what != "grad"
+        grad_func = _pruned(grad_func, [keep_value] + [True] * (len(grad_func.outputs) - 1))
         one = np.ones((), main.dtype)
         n_wrt = sum(wrt)
         outs = apply_func(grad_func, [*leaves, *captured, one],
-                          [*out_weak, *(w for w, m in zip((type_of(v)[1] for v in leaves), wrt,
-                                                          strict=True) if m)])
+                          [*(out_weak if keep_value else out_weak[1:]),
+                           *(w for w, m in zip((type_of(v)[1] for v in leaves), wrt,
+                                               strict=True) if m)])
+        if not keep_value:
+            outs.insert(0, None)
         value, aux = tree_unflatten(out_tree, outs[:n_out])
         grads_flat = outs[n_out:]
         assert len(grads_flat) == n_wrt
@@ -174,9 +193,11 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                                 f"shape {t.shape}")
         wrt = [type_of(v)[0].dtype.kind in "fc" for v in leaves]
         grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))])
+        n_out = len(func.outputs)
+        grad_func = _pruned(grad_func, [False] * n_out + [True] * (len(grad_func.outputs) - n_out))
         outs = apply_func(grad_func, [*leaves, *captured, *ct_leaves],
                           [False] * len(grad_func.outputs))
-        grads_iter = iter(outs[len(func.outputs):])
+        grads_iter = iter(outs)
         flat = [next(grads_iter) if w else np.zeros(type_of(v)[0].shape, type_of(v)[0].dtype)
                 for v, w in zip(leaves, wrt, strict=True)]
         return tree_unflatten(tree_structure(tuple(primals_)), flat)

@@ -299,7 +299,8 @@ def _integer_pow_vjp(b, ct, x, *, y):
         return [None]
     if y == 1:
         return [ct]
-    return [b.mul(ct, b.mul(_const(x, y), b.integer_pow(x, y=y - 1)))]  # y x^(y-1)
+    power = x if y == 2 else b.integer_pow(x, y=y - 1)
+    return [b.mul(ct, b.mul(_const(x, y), power))]  # y x^(y-1)
 
 
 integer_pow_p = declare("integer_pow", _integer_pow_rule, _integer_pow_impl)
