@@ -15,7 +15,8 @@ from spmdc import lax
 from spmdc.compiler.interpreter import evaluate
 from spmdc.compiler.ir import check, parse
 from spmdc.compiler.passes.cleanup import cleanup
-from spmdc.compiler.primitives.control_flow import WhileLoopVJPError
+from spmdc.compiler.passes.collectives import ReplicationError
+from spmdc.compiler.primitives.control_flow import DivergentCollectiveError, WhileLoopVJPError
 
 SMALL = settings(max_examples=8)
 
@@ -291,6 +292,30 @@ def test_control_flow_inside_pmap_with_psum_in_the_body():
     k = spmdc.pmap(lambda x: lax.scan(lambda c, v: (c + lax.psum(v * x, "i"), c), 0.0,
                                       jnp.arange(3.0))[0], axis_name="i")
     close(k(x), [18] * 4)
+
+
+def test_loop_results_kept_equal_by_a_psum_may_be_returned_replicated():
+    x = np.arange(4.0, dtype=np.float32)
+    f = spmdc.pmap(lambda x: lax.fori_loop(0, 3, lambda i, c: c + lax.psum(x, "i"), 0.0),
+                   axis_name="i", out_axes=None)
+    close(f(x), 18.0)
+    g = spmdc.pmap(lambda x: lax.scan(lambda c, v: (c + v, c), 0.0, x)[0], axis_name="i",
+                   out_axes=None)
+    with pytest.raises(ReplicationError):            # the carry takes in the varying x
+        g(np.ones((4, 3), np.float32))
+
+
+def test_a_collective_under_a_device_dependent_predicate_is_an_error_not_a_hang():
+    x = np.arange(4.0, dtype=np.float32)
+    h = spmdc.pmap(lambda x: lax.cond(x > 1, lambda v: lax.psum(v, "i"), lambda v: v, x),
+                   axis_name="i")
+    with pytest.raises(DivergentCollectiveError, match=r"psum over axis 'i' \(at .*"
+                                                       r"test_control_flow.py"):
+        h(x)
+    w = spmdc.pmap(lambda x: lax.while_loop(lambda c: c < x, lambda c: c + lax.psum(
+        x, "i"), 0.0), axis_name="i")
+    with pytest.raises(DivergentCollectiveError, match="lax.while_loop whose predicate"):
+        w(x)
 
 
 def test_ir_round_trip_of_a_function_with_loops():

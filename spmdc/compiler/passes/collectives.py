@@ -40,9 +40,9 @@ from typing import Any
 
 from ..ir import Func, Lit, Var
 
-__all__ = ["Mesh", "varying_rules", "replica_groups", "mesh_coords", "axis_strides",
-           "check_collectives", "check_axis_names", "varying_axes", "UnboundAxisError",
-           "ReplicationError", "collective_axes"]
+__all__ = ["Mesh", "varying_rules", "control_varying_rules", "replica_groups", "mesh_coords",
+           "axis_strides", "check_collectives", "check_axis_names", "varying_axes",
+           "UnboundAxisError", "ReplicationError", "collective_axes"]
 
 Mesh = tuple[tuple[str, int], ...]
 """The device mesh: ``(axis name, size)`` pairs, major to minor."""
@@ -65,6 +65,11 @@ SPMD interpreter (interpreter_spmd.py) that the primitive's reference implementa
 takes the values of a whole replica group, stacked along a new leading axis."""
 
 varying_rules: dict[Any, VaryingRule] = {}
+
+control_varying_rules: dict[Any, VaryingRule] = {}
+"""The same, for primitives with sub-Funcs (control flow): their rules run
+``varying_axes`` on the sub-Funcs, and may reject a collective that some devices of its
+group would not reach. Not collectives themselves, so kept apart from ``varying_rules``."""
 
 
 # --- the mesh ------------------------------------------------------------------------------
@@ -177,7 +182,7 @@ def varying_axes(func: Func, in_varying: Sequence[frozenset[str]]
 
     for eqn in func.eqns:
         ins = [read(a) for a in eqn.inputs]
-        rule = varying_rules.get(eqn.prim)
+        rule = varying_rules.get(eqn.prim) or control_varying_rules.get(eqn.prim)
         if rule is not None:
             outs = rule(ins, **eqn.params)
         else:
@@ -199,6 +204,9 @@ def check_collectives(func: Func, mesh: Mesh, in_varying: Sequence[frozenset[str
         if replicated and axes:
             names = ", ".join(repr(a) for a in sorted(axes) if not a.startswith("_"))
             over = f" over axis {names}" if names else " between devices"
+            source = next((e.source for e in reversed(func.eqns)
+                           if func.outputs[k] in e.outputs and e.source), None)
+            over += f" (computed at {source})" if source else ""
             raise ReplicationError(
                 f"{what}: output {out_names[k]} has out_axes=None, but its value may "
                 f"differ{over}, so there is no single copy to return. Reduce it with a "

@@ -30,6 +30,7 @@ from ..interpreter import evaluate
 from ..ir import Eqn, Func, TensorType, Var
 from ..passes.autodiff import is_float, vjp_func, vjp_rules, zeros
 from ..passes.cleanup import dce
+from ..passes.collectives import collective_axes, control_varying_rules, varying_axes
 from ..passes.vmap import (
     BatchAxis,
     always_rewrite,
@@ -41,7 +42,7 @@ from ..passes.vmap import (
 from ..stablehlo import lower_body, lower_rules, mlir_type
 from .core import ShapeError, declare
 
-__all__ = ["cond_p", "while_p", "scan_p", "WhileLoopVJPError"]
+__all__ = ["cond_p", "while_p", "scan_p", "WhileLoopVJPError", "DivergentCollectiveError"]
 
 I32 = np.dtype(np.int32)
 BOOL = np.dtype(np.bool_)
@@ -49,6 +50,55 @@ BOOL = np.dtype(np.bool_)
 
 def _types(ts: Sequence[TensorType]) -> str:
     return "(" + ", ".join(map(str, ts)) + ")"
+
+
+# Note [collectives under divergent control flow]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Under pmap every device of a replica group must reach each collective, or the others
+# wait for it forever (XLA on CPU aborts the process after 40 s). A collective over axis
+# ``a`` inside a cond branch, or a while loop's cond or body, is therefore an error when
+# the branch index or the loop predicate may differ along ``a`` (Note [replication]);
+# compute it from a psum/pmax first, so every device takes the same path. The replication
+# rules below also give the carries of loops a fixed point, so a carry that a psum keeps
+# equal on every device stays replicated. scan always runs ``length`` steps: no check.
+
+class DivergentCollectiveError(ValueError):
+    """A collective that some devices of its group would skip (a deadlock)."""
+
+
+def _collectives_in(funcs: Sequence[Func]):
+    for func in funcs:
+        for eqn in func.eqns:
+            if collective_axes(eqn) and eqn.prim.name != "axis_index":   # communicates
+                yield eqn
+            yield from _collectives_in([v for value in eqn.params.values() for v in
+                                        (value if isinstance(value, tuple) else (value,))
+                                        if isinstance(v, Func)])
+
+
+def _check_uniform(control: frozenset[str], funcs: Sequence[Func], what: str) -> None:
+    for eqn in _collectives_in(funcs):
+        clash = sorted(control & set(collective_axes(eqn)))
+        if clash:
+            where = f" (at {eqn.source})" if eqn.source else ""
+            names = ", ".join(map(repr, clash))
+            raise DivergentCollectiveError(
+                f"{eqn.prim.name} over axis {names}{where} is inside {what} that may "
+                f"differ between the devices along {names}: some devices would skip the "
+                "collective and the others would wait for them forever. Make the "
+                "predicate the same on every device (compute it from a lax.psum / lax.pmax "
+                "over the axis), or move the collective out of the branch or loop. "
+                "See Note [collectives under divergent control flow].")
+
+
+def _carry_fixed_point(body: Func, consts: list, carry: list, n_out: int) -> list:
+    """The carries' varying axes once the body has run any number of times."""
+    while True:
+        new = [c | v for c, v in zip(carry, varying_axes(body, consts + carry)[:n_out],
+                                     strict=True)]
+        if new == carry:
+            return carry
+        carry = new
 
 
 # --- cond ------------------------------------------------------------------------------------
@@ -168,6 +218,18 @@ vjp_rules[cond_p] = _cond_vjp
 lower_rules[cond_p] = _cond_lowering
 always_rewrite.add(cond_p)      # a branch may use the vmapped axis name (axis_index ...)
 
+
+def _cond_varying(ins, *, branches):
+    index, operands = ins[0], list(ins[1:])
+    _check_uniform(index, branches, "a lax.cond / lax.switch whose predicate")
+    outs = [index] * len(branches[0].outputs)
+    for br in branches:
+        outs = [o | v for o, v in zip(outs, varying_axes(br, operands), strict=True)]
+    return outs
+
+
+control_varying_rules[cond_p] = _cond_varying
+
 # --- while -------------------------------------------------------------------------------------
 
 def _while_rule(*operands: TensorType, cond_func: Func, body_func: Func, cond_nconsts: int,
@@ -286,6 +348,18 @@ batch_rules[while_p] = _while_batch
 vjp_rules[while_p] = _while_vjp                     # raises: see Note [while has no VJP]
 lower_rules[while_p] = _while_lowering
 always_rewrite.add(while_p)
+
+
+def _while_varying(ins, *, cond_func, body_func, cond_nconsts, body_nconsts):
+    cn, bn = cond_nconsts, body_nconsts
+    carry = _carry_fixed_point(body_func, list(ins[cn:cn + bn]), list(ins[cn + bn:]),
+                               len(body_func.outputs))
+    pred = varying_axes(cond_func, list(ins[:cn]) + carry)[0]
+    _check_uniform(pred, [cond_func, body_func], "a lax.while_loop whose predicate")
+    return [c | pred for c in carry]          # the trip count itself may differ
+
+
+control_varying_rules[while_p] = _while_varying
 
 # --- scan --------------------------------------------------------------------------------------
 
@@ -469,3 +543,17 @@ batch_rules[scan_p] = _scan_batch
 vjp_rules[scan_p] = _scan_vjp
 lower_rules[scan_p] = _scan_lowering
 always_rewrite.add(scan_p)
+
+
+def _scan_varying(ins, *, body, length, reverse, num_consts, num_carry):
+    consts, xs = list(ins[:num_consts]), list(ins[num_consts + num_carry:])
+    carry = list(ins[num_consts:num_consts + num_carry])
+    while True:
+        outs = varying_axes(body, consts + carry + xs)
+        new = [c | v for c, v in zip(carry, outs[:num_carry], strict=True)]
+        if new == carry:
+            return carry + outs[num_carry:]      # length 0 returns the initial carry
+        carry = new
+
+
+control_varying_rules[scan_p] = _scan_varying
