@@ -120,7 +120,8 @@ def _run(pass_line: str, func: Func) -> Func:
     if name == "vmap":
         dims = [None if d == "None" else int(d) for d in options["in_dims"].split(",")]
         out = [None if d == "None" else int(d) for d in options.get("out_dims", "0").split(",")]
-        return cleanup(vmap_func(func, dims, BatchAxis(int(options["size"])), out))
+        axis = BatchAxis(int(options["size"]), options.get("name"))
+        return cleanup(vmap_func(func, dims, axis, out))
     if name == "grad":
         wrt = [w == "1" for w in options["wrt"].split(",")]
         return cleanup(vjp_func(func, wrt))

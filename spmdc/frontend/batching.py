@@ -12,7 +12,7 @@ from typing import Any
 
 from ..compiler.ir import TensorType
 from ..compiler.passes import run_pass
-from ..compiler.passes.vmap import BatchAxis, vmap_func
+from ..compiler.passes.vmap import BatchAxis, BatchingError, vmap_func
 from .api import Jitted, _fun_name, trace_pytree
 from .tracing import apply_func, current_trace, type_of, user_source
 from .tree import broadcast_prefix, tree_flatten, tree_flatten_with_path, tree_unflatten
@@ -47,6 +47,12 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
     in_axes, out_axes = _normalize_axes(in_axes), _normalize_axes(out_axes)
     _check_axis_spec(in_axes, "in_axes")
     _check_axis_spec(out_axes, "out_axes")
+    if not (in_axes is None or isinstance(in_axes, int | tuple)):
+        # Like JAX: a top-level container other than a tuple is almost always meant as the
+        # axes of a single container argument, which needs wrapping in a tuple.
+        raise TypeError("vmap in_axes must be an int, None, or a tuple with one entry per "
+                        f"positional argument; got a {type(in_axes).__name__}. For the axes "
+                        "of a single container argument, wrap it: in_axes=(spec,)")
     name = _fun_name(fun)
     jitted: list[Jitted] = []
 
@@ -131,10 +137,26 @@ def _batched_call(fun: Callable[..., Any], name: str, args: tuple[Any, ...],
     func, out_weak, captured, out_tree, _ = trace_pytree(
         fun, args, kwargs, name, in_types, in_weak, axis_env)
     out_dims = _out_dims(out_axes, out_tree, func)
-    batched = run_pass("vmap", vmap_func, func, [*dims, *([None] * len(captured))],
-                       BatchAxis(size, axis_name), out_dims)
+    try:
+        batched = run_pass("vmap", vmap_func, func, [*dims, *([None] * len(captured))],
+                           BatchAxis(size, axis_name), out_dims)
+    except BatchingError as error:
+        if error.output is None:
+            raise
+        # The pass knows outputs by position; the user knows them by pytree path.
+        path = _out_path(out_tree, error.output)
+        raise BatchingError(f"vmap: out_axes is None for {path}, but that output depends on "
+                            f"the mapped inputs; give it an integer out_axes{_where()}",
+                            error.output) from None
     outs = apply_func(batched, [*leaves, *captured], out_weak)
     return tree_unflatten(out_tree, outs)
+
+
+def _out_path(out_tree: Any, index: int) -> str:
+    from .tree import keystr
+    skeleton = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+    path = keystr(tree_flatten_with_path(skeleton)[0][index][0])
+    return f"output {path}" if path else "the output"
 
 
 def _out_dims(out_axes: Any, out_tree: Any, func: Any) -> list[int | None]:

@@ -22,7 +22,12 @@ __all__ = ["batch_rules", "BatchAxis", "vmap_func", "move_axis", "batch_to_front
 
 
 class BatchingError(ValueError):
-    """An out_axes or in_axes that does not fit the function being batched."""
+    """An out_axes or in_axes that does not fit the function being batched. ``output`` is
+    the position of the offending output, so the frontend can name it by pytree path."""
+
+    def __init__(self, message: str, output: int | None = None):
+        super().__init__(message)
+        self.output = output
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,7 @@ def vmap_func(func: Func, in_dims: Sequence[int | None], axis: BatchAxis,
             if d is not None:
                 raise BatchingError(
                     f"vmap: out_axes is None for output {k}, but that output depends on "
-                    "the mapped inputs; give it an integer out_axes")
+                    "the mapped inputs; give it an integer out_axes", output=k)
             results.append(x)
         elif d is None:
             results.append(broadcast_batch(b, _materialise(b, x), axis.size, want))
