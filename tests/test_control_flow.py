@@ -344,6 +344,16 @@ def test_cse_never_merges_different_loops():
     assert float(a) == 8.0 and float(b) == 27.0
 
 
+def test_cleanup_also_cleans_loop_bodies():
+    def f(x):
+        def step(c, v):
+            unused = jnp.exp(v) * 3.0            # noqa: F841  (dead code)
+            return c + jnp.sin(v) * jnp.sin(v), v
+        return lax.scan(step, 0.0, x)[0]
+    text = str(cleanup(spmdc.make_ir(f)(np.arange(3.0, dtype=np.float32))))
+    assert "exp" not in text and text.count("sin(") == 1
+
+
 # --- errors ---------------------------------------------------------------------------------
 
 def test_carry_type_change_names_the_leaf_both_types_and_the_line():

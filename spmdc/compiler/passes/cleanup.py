@@ -58,4 +58,23 @@ def cse(func: Func) -> Func:
 
 
 def cleanup(func: Func) -> Func:
-    return dce(cse(func))
+    """CSE then DCE, inside the sub-Funcs of control flow too (their signatures stay)."""
+    return dce(cse(_clean_sub_funcs(func)))
+
+
+def _clean_sub_funcs(func: Func) -> Func:
+    if not any(_holds_func(v) for eqn in func.eqns for v in eqn.params.values()):
+        return func
+    eqns = tuple(Eqn(eqn.prim, eqn.inputs, {k: _clean_param(v) for k, v in eqn.params.items()},
+                     eqn.outputs, eqn.source) for eqn in func.eqns)
+    return Func(func.name, func.inputs, eqns, func.outputs)
+
+
+def _holds_func(v: Any) -> bool:
+    return isinstance(v, Func) or (isinstance(v, tuple) and any(isinstance(x, Func) for x in v))
+
+
+def _clean_param(v: Any) -> Any:
+    if isinstance(v, Func):
+        return cleanup(v)
+    return tuple(_clean_param(x) for x in v) if _holds_func(v) else v

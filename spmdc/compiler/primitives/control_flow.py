@@ -495,12 +495,12 @@ def _scan_vjp(b, ct, *operands, body, length, reverse, num_consts, num_carry):
                                                                  strict=True) if f)
                             or any(ys_seeded)):
         return [None] * len(operands)
-    params = dict(length=length, num_consts=n_consts, num_carry=nc)
 
     # Forward, keeping the carry each step started from.
     forward = Func(body.name, body.inputs, body.eqns,
                    body.outputs + body.inputs[n_consts:n_consts + nc])
-    saved = b.scan(*consts, *init, *xs, body=forward, reverse=reverse, **params)
+    saved = b.scan(*consts, *init, *xs, body=forward, length=length, reverse=reverse,
+                   num_consts=n_consts, num_carry=nc)
     saved_carries = list(saved[len(body.outputs):])
 
     # Backward: one step of the body's VJP per iteration, in the opposite order.
