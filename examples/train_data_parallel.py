@@ -60,6 +60,20 @@ def train_step(params, x, labels):
     return params, lax.pmean(loss, axis_name="batch")
 
 
+step = jax.pmap(train_step, axis_name="batch")
+
+
+def example_args():
+    """One step's arguments: ``spmdc dump examples/train_data_parallel.py:step
+    --example example_args`` shows every stage of its compilation."""
+    rng = np.random.default_rng(0)
+    x, labels = make_data(rng, N_DEVICES * PER_DEVICE_BATCH)
+    params = [(np.broadcast_to(w, (N_DEVICES, *w.shape)), np.broadcast_to(b, (N_DEVICES, *b.shape)))
+              for w, b in init_params(rng)]
+    return (params, x.reshape(N_DEVICES, PER_DEVICE_BATCH, FEATURES),
+            labels.reshape(N_DEVICES, PER_DEVICE_BATCH))
+
+
 def accuracy(params, x, labels):
     predicted = jnp.argmax(logits_of(params, x), axis=-1)
     return lax.pmean(jnp.mean((predicted == labels).astype(jnp.float32)), axis_name="batch")
@@ -74,7 +88,6 @@ def main() -> None:
     params = jax.tree_util.tree_map(
         lambda p: jax.device_put(np.broadcast_to(p, (N_DEVICES, *p.shape)), devices),
         init_params(rng))
-    step = jax.pmap(train_step, axis_name="batch")
     evaluate = jax.pmap(accuracy, axis_name="batch")
 
     def shard(a: np.ndarray) -> jax.Array:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ir import Func, TensorType, check
-from ..compiler.passes import checks_enabled, observe, run_pass
+from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..runtime import pjrt
 from ..runtime.array import Array
@@ -259,9 +259,11 @@ class Jitted:
         statics, args, kwargs = self._split(args, kwargs)
         leaves, _ = tree_flatten((args, kwargs))
         device = _device_of(leaves)
-        func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
-        func = run_pass("cleanup", cleanup, func)
-        return Lowered(func, [device], consts, out_weak, out_tree, len(leaves))
+        with recording() as stages:
+            func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
+            func = run_pass("cleanup", cleanup, func)
+        return Lowered(func, [device], consts, out_weak, out_tree, len(leaves),
+                       recorded=stages)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # jit applied to a method: bind like a function would
@@ -292,11 +294,13 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = (),
 # --- ahead of time -----------------------------------------------------------------------
 
 class Lowered:
-    """``jit(f).lower(*args)``: the traced and cleaned Func and its StableHLO."""
+    """``jit(f).lower(*args)``: the traced and cleaned Func, its StableHLO, and every
+    stage recorded on the way (``stages()``, ``stage(name)``)."""
 
     def __init__(self, func: Func, devices: list[Any], consts: list[Any],
                  out_weak: list[bool], out_tree: Any, n_args: int,
-                 axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = ()):
+                 axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = (),
+                 recorded: Sequence[tuple[str, Any]] = ()):
         self.func = func
         self.devices = devices
         self.consts = consts
@@ -306,6 +310,42 @@ class Lowered:
         self.axis_env = axis_env
         self.mesh_axes = tuple(mesh_axes)
         self._text: str | None = None
+        self._optimized: str | None = None
+        # (unique name, Func): the traced program and each pass's output, in order
+        self.recorded: list[tuple[str, Func]] = _unique_names(
+            [(n, v) for n, v in recorded if isinstance(v, Func)])
+
+    def stages(self, hlo: bool = True) -> list[tuple[str, str]]:
+        """The stages in order as ``(name, text)``: ``traced``, the output of each pass
+        that ran (``vmap``, ``grad``, ``collectives``, ``cleanup`` ...; a name seen twice
+        gets ``.2``, ``.3``), then, with ``hlo``, ``stablehlo`` and ``optimized_hlo``
+        (which compiles)."""
+        out = [(name, str(func)) for name, func in self.recorded]
+        if hlo:
+            out += [("stablehlo", self.as_text()), ("optimized_hlo", self.optimized_hlo())]
+        return out
+
+    def stage_names(self, hlo: bool = True) -> list[str]:
+        return [n for n, _ in self.recorded] + (["stablehlo", "optimized_hlo"] if hlo else [])
+
+    def stage(self, name: str) -> str:
+        """One stage's text (see ``stages``); a bare name such as ``cleanup`` means its
+        last occurrence."""
+        if name == "stablehlo":
+            return self.as_text()
+        if name == "optimized_hlo":
+            return self.optimized_hlo()
+        for n, func in reversed(self.recorded):
+            if n == name or n.split(".")[0] == name:
+                return str(func)
+        raise KeyError(f"no stage {name!r}; the stages are "
+                       f"{', '.join(self.stage_names())}")
+
+    def optimized_hlo(self) -> str:
+        """The HLO XLA produced after its own optimisations (compiles once)."""
+        if self._optimized is None:
+            self._optimized = self.compile().as_text()
+        return self._optimized
 
     def ir(self) -> str:
         """Our IR, as text."""
@@ -326,6 +366,15 @@ class Lowered:
         observe("optimized_hlo", executable.optimized_hlo)
         return Compiled(_Entry(executable, self.func, self.consts, self.out_weak,
                                self.out_tree, self.n_args))
+
+
+def _unique_names(stages: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    seen: dict[str, int] = {}
+    out = []
+    for name, value in stages:
+        seen[name] = seen.get(name, 0) + 1
+        out.append((name if seen[name] == 1 else f"{name}.{seen[name]}", value))
+    return out
 
 
 class Compiled:

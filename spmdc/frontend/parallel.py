@@ -40,7 +40,7 @@ import numpy as np
 
 from ..compiler.builder import lit
 from ..compiler.ir import Func, Lit, TensorType
-from ..compiler.passes import observe, run_pass
+from ..compiler.passes import observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.collectives import (
     Mesh,
@@ -335,7 +335,9 @@ class Pmapped:
         """The per-device program for these arguments (``.ir()``), its StableHLO for all
         replicas (``.as_text()``), and ``.compile()``."""
         statics, args = self._split(args)
-        return PmapLowered(self._build(statics, args, kwargs))
+        with recording() as stages:
+            built = self._build(statics, args, kwargs)
+        return PmapLowered(built, stages)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self, obj)
@@ -439,10 +441,10 @@ class PmapLowered(Lowered):
     """``pmap(f).lower(*args)``: ``ir()``, ``as_text()`` (StableHLO for every replica),
     and ``compile()``, which gives a callable taking arguments of the lowered types."""
 
-    def __init__(self, built: _Built):
+    def __init__(self, built: _Built, recorded: Sequence[tuple[str, Any]] = ()):
         super().__init__(built.func, list(built.devices), built.consts, built.out_weak,
                          built.out_tree, len(built.dims), axis_env=dict(built.mesh),
-                         mesh_axes=[n for n, _ in built.mesh])
+                         mesh_axes=[n for n, _ in built.mesh], recorded=recorded)
         self._built = built
 
     def compile(self) -> Callable[..., Any]:

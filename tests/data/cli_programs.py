@@ -1,0 +1,32 @@
+"""Small programs for tests/test_cli.py (``spmdc dump`` / ``spmdc check``)."""
+import numpy as np
+import spmdc.numpy as jnp
+
+import spmdc
+from spmdc import lax
+
+
+def loss(w, x):
+    return jnp.tanh(x @ w).sum()
+
+
+def scale(x):
+    return jnp.sin(x) * 2.0
+
+
+batched = spmdc.vmap(scale)                  # dumped as jit(vmap(scale))
+
+
+def power(x, k):
+    return x ** k
+
+
+def local_loss(w, x):
+    return jnp.sum(lax.psum(x * w, "i"))            # psum of an f32[5,3] per device
+
+
+step = spmdc.pmap(spmdc.grad(local_loss), axis_name="i", in_axes=(None, 0))
+
+
+def example():
+    return np.ones(3, np.float32), np.ones((4, 5, 3), np.float32)
