@@ -328,8 +328,11 @@ def _dump(opts: argparse.Namespace, lowered: Any, style: _Style) -> int:
 def _check(opts: argparse.Namespace, obj: Any, args: list[Any],
            statics: dict[str, Any]) -> int:
     os.environ["SPMDC_CHECKS"] = "1"               # the verifier after every pass
+    from .compiler.ir import check
     try:
         lowered = _lower(obj, args, statics)
+        for _, func in lowered.recorded:            # the verifier, on every stage
+            check(func)
     except Exception as e:                          # what the user must fix, with its line
         kind = type(e).__name__
         message = str(e)
