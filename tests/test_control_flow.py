@@ -177,6 +177,10 @@ def test_fori_loop_with_static_bounds_is_differentiable():
     cube = lambda x: lax.fori_loop(0, 3, lambda i, c: c * x, 1.0)  # noqa: E731
     close(spmdc.grad(cube)(2.0), 12.0)
     close(spmdc.grad(spmdc.grad(cube))(2.0), 12.0)                # d2 x^3 = 6x
+    # concrete (not traced) array bounds are static too, as in JAX
+    cube_np = lambda x: lax.fori_loop(np.int32(0), jnp.asarray(3),  # noqa: E731
+                                      lambda i, c: c * x, 1.0)
+    close(spmdc.grad(cube_np)(2.0), 12.0)
 
 
 def test_grad_of_while_loop_is_a_clear_error():
@@ -366,6 +370,11 @@ def test_carry_type_change_names_the_leaf_both_types_and_the_line():
         lax.scan(lambda c, x: (jnp.stack([c, c]), x), jnp.float32(0), np.arange(3.0))
     with pytest.raises(TypeError, match="same pytree structure"):
         lax.fori_loop(0, 2, lambda i, c: (c, c), 1.0)
+    body = lambda i, c: {"a": c["a"].astype(jnp.int32)}      # noqa: E731
+    for loop in (lambda x, hi: lax.fori_loop(0, 3, body, {"a": x}),     # a scan
+                 lambda x, hi: lax.fori_loop(0, hi, body, {"a": x})):   # a while loop
+        with pytest.raises(TypeError, match=r"init_val\['a'\] has type float32\[\].*int32"):
+            spmdc.jit(loop)(1.0, 3)
 
 
 def test_cond_branches_of_different_types_are_an_error():

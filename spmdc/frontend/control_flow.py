@@ -23,7 +23,7 @@ from ..compiler.ir import Func, TensorType, Var
 from ..compiler.primitives.control_flow import cond_p, scan_p, while_p
 from . import dtypes
 from .api import Jitted, trace_pytree
-from .tracing import bind, current_trace, type_of, user_source
+from .tracing import Tracer, bind, current_trace, type_of, user_source
 from .tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan"]
@@ -228,10 +228,11 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
 
 
 def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any,
-           what: str, source: str | None) -> Any:
+           what: str, source: str | None,
+           path_name: Callable[[str], str] = lambda p: "init_val" + p) -> Any:
     leaves, treedef, in_types, in_weak, paths = _leaves_and_types(init_val)
     init_val = tree_unflatten(treedef, leaves)
-    paths = ["init_val" + p for p in paths]
+    paths = list(map(path_name, paths))
     n = len(leaves)
     body, types, weak = _trace_carry_body(
         body_fun, (init_val,), list(in_types), list(in_weak), n, lambda out: out[3],
@@ -267,7 +268,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
             return (i + 1, body_fun(i, val)), None
         index = np.asarray(lower, dtypes.default_int())
         (_, val), _ = _scan(step, (index, init_val), None, max(upper - lower, 0), False,
-                            "lax.fori_loop body_fun", source)
+                            "lax.fori_loop body_fun", source, _fori_path(1))
         return val
     lo, hi = _arr(lower), _arr(upper)
     for name, v in (("lower", lo), ("upper", hi)):
@@ -281,13 +282,25 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
         i, stop, val = state
         return i + 1, stop, body_fun(i, val)
     _, _, val = _while(lambda s: s[0] < s[1], body, (lo, hi, init_val),
-                       "lax.fori_loop body_fun", source)
+                       "lax.fori_loop body_fun", source, _fori_path(2))
     return val
 
 
+def _fori_path(position: int) -> Callable[[str], str]:
+    """Names for the leaves of fori_loop's internal carry: init_val sits at ``position``."""
+    prefix = f"[{position}]"
+    return lambda p: "init_val" + p[len(prefix):] if p.startswith(prefix) else "the loop index"
+
+
 def _static(lower: Any, upper: Any) -> bool:
-    return all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-               for v in (lower, upper))
+    """Both bounds are concrete integers (as in JAX, not only Python ints)."""
+    for v in (lower, upper):
+        if isinstance(v, (Tracer, bool)):
+            return False
+        value = np.asarray(v)
+        if value.shape != () or value.dtype.kind not in "iu":
+            return False
+    return True
 
 
 # --- scan ------------------------------------------------------------------------------------
@@ -320,7 +333,8 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
 
 
 def _scan(f: Callable[[Any, Any], Any], init: Any, xs: Any, length: int, reverse: bool,
-          what: str, source: str | None) -> Any:
+          what: str, source: str | None,
+          path_name: Callable[[str], str] = lambda p: "init" + p) -> Any:
     c_leaves, c_tree, c_types, c_weak, paths = _leaves_and_types(init)
     x_leaves, x_tree, x_types, x_weak, _ = _leaves_and_types(xs)
     init = tree_unflatten(c_tree, c_leaves)
@@ -339,7 +353,7 @@ def _scan(f: Callable[[Any, Any], Any], init: Any, xs: Any, length: int, reverse
 
     traced, types, weak = _trace_carry_body(
         body, (init, xs), [*c_types, *slices], [*c_weak, *x_weak], n, _carry_structure,
-        what, ["init" + p for p in paths], source)
+        what, list(map(path_name, paths)), source)
     func, out_weak, consts, _, _ = traced
     n_explicit = n + len(x_leaves)
     outs = _bind(scan_p, [*consts, *_cast(c_leaves, types), *x_leaves],
