@@ -235,6 +235,16 @@ def test_scan_pytrees_length_only_and_no_ys():
     assert int(c) == 3 and list(np.asarray(ys)) == [0, 2, 4]
 
 
+def test_empty_scans_and_operandless_branches():
+    carry, ys = spmdc.jit(lambda c, xs: lax.scan(lambda c, x: (c + x[0], x * 2), c, xs))(
+        np.float32(5), np.zeros((0, 2), np.float32))
+    assert float(carry) == 5.0 and np.asarray(ys).shape == (0, 2)
+    assert lax.fori_loop(4, 2, lambda i, c: c + 1.0, 0.5) == 0.5           # empty range
+    pick = lambda p: lax.cond(p, lambda: 1.0, lambda: 2.0)                  # noqa: E731
+    close(spmdc.jit(pick)(False), 2.0)
+    close(spmdc.vmap(pick)(np.array([True, False])), [1.0, 2.0])
+
+
 def test_vmap_scan_batched_xs_and_batched_consts():
     xs = np.arange(12.0, dtype=np.float32).reshape(3, 4)     # 3 sequences of 4
     got_c, got_ys = spmdc.vmap(lambda xs: lax.scan(cumulative, 0.0, xs))(xs)
@@ -277,6 +287,17 @@ def test_grad_of_reverse_scan_and_grad_vmap_commute():
     xs = np.stack([x, x * 0.5])
     close(spmdc.grad(lambda xs: jnp.sum(spmdc.vmap(f)(xs)))(xs),
           spmdc.vmap(spmdc.grad(f))(xs))
+
+
+def test_hessian_through_scan_and_cond_matches_finite_differences():
+    def f(x):
+        c, ys = lax.scan(lambda c, v: (c * v + jnp.sin(c), c * c), x[0], x)
+        return c + jnp.sum(ys) + lax.cond(x[1] > 0, lambda v: jnp.sum(v ** 3), jnp.sum, x)
+    x = np.array([0.3, 0.7, -0.4])
+    g = spmdc.jit(spmdc.grad(f))
+    want = np.stack([numeric_grad(lambda v: np.asarray(g(v.astype(np.float32)))[j], x)
+                     for j in range(3)])
+    close(spmdc.hessian(f)(x.astype(np.float32)), want, 5e-2)
 
 
 # --- pmap, IR, cleanup ----------------------------------------------------------------------------

@@ -448,6 +448,8 @@ def _scan_lowering(ctx, eqn, *operands):
     consts, carry = operands[:n_consts], operands[n_consts:n_consts + nc]
     xs = operands[n_consts + nc:]
     ys_init = [ctx.constant(0, v.type) for v in eqn.outputs[nc:]]
+    if p["length"] == 0:                      # no step runs (and no slice of xs exists)
+        return [*carry, *ys_init]
     start = ctx.constant(0, TensorType((), I32))
     outs = _while_lowering(ctx, _scan_as_while(eqn), *consts, *xs, start, *carry, *ys_init)
     return outs[1:]                                      # without the counter
