@@ -319,6 +319,15 @@ def test_control_flow_inside_pmap_with_psum_in_the_body():
     close(k(x), [18] * 4)
 
 
+def test_the_spmd_reference_interpreter_refuses_collectives_in_loop_bodies():
+    from spmdc.compiler.interpreter_spmd import evaluate_spmd
+    f = spmdc.pmap(lambda x: lax.fori_loop(0, 3, lambda i, c: c + lax.psum(x, "i"), x),
+                   axis_name="i")
+    func = f.lower(np.arange(4.0, dtype=np.float32)).func
+    with pytest.raises(NotImplementedError, match="collective in a sub-function"):
+        evaluate_spmd(func, (("i", 4),), np.arange(4.0, dtype=np.float32))
+
+
 def test_loop_results_kept_equal_by_a_psum_may_be_returned_replicated():
     x = np.arange(4.0, dtype=np.float32)
     f = spmdc.pmap(lambda x: lax.fori_loop(0, 3, lambda i, c: c + lax.psum(x, "i"), 0.0),

@@ -10,7 +10,7 @@ the oracle that pmap (compiled) and vmap with ``axis_name`` (batched) are tested
 Each argument carries the mesh as leading axes: for the mesh ``(('i', 2), ('j', 4))`` an
 argument of per-device type ``f32[3]`` is passed as an array of shape ``(2, 4, 3)``, and
 results come back the same way. Sub-functions in params (loop bodies) run with the plain
-interpreter, so collectives inside them are not supported here.
+interpreter, so collectives inside them are not supported here (an error says so).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .ir import Atom, Func, Lit, Var
-from .passes.collectives import Mesh, replica_groups, varying_rules
+from .passes.collectives import Mesh, _sub_funcs, collective_axes, replica_groups, varying_rules
 
 __all__ = ["evaluate_spmd"]
 
@@ -59,8 +59,18 @@ def evaluate_spmd(func: Func, mesh: Mesh, *args: Any) -> list[np.ndarray]:
                 for pos, r in enumerate(group):
                     store(r, eqn.outputs, [o[pos] for o in outs])
             continue
+        if _holds_collective(eqn):
+            raise NotImplementedError(
+                f"evaluate_spmd: {prim.name} has a collective in a sub-function; bodies run "
+                "one device at a time here, so they cannot communicate. Test such programs "
+                "against the compiled pmap, or against vmap with axis_name=...")
         for r in range(n):
             outs = prim.impl(*(read(r, a) for a in eqn.inputs), **eqn.params)
             store(r, eqn.outputs, outs if prim.multiple_results else (outs,))
     return [np.stack([read(r, a) for r in range(n)]).reshape(sizes + a.type.shape)
             for a in func.outputs]
+
+
+def _holds_collective(eqn: Any) -> bool:
+    return any(collective_axes(e) or _holds_collective(e)
+               for sub in _sub_funcs(eqn) for e in sub.eqns)

@@ -50,7 +50,8 @@ def _arr(x: Any) -> Any:
 def _leaves_and_types(tree: Any) -> tuple[list[Any], Any, list[TensorType], list[bool],
                                           list[str]]:
     path_leaves, treedef = tree_flatten_with_path(tree)
-    leaves = [_arr(leaf) for _, leaf in path_leaves]
+    # Leaves stay as given: Python scalars then bind as literals, not as captured arrays.
+    leaves = [leaf for _, leaf in path_leaves]
     sigs = [type_of(leaf) for leaf in leaves]
     return (leaves, treedef, [t for t, _ in sigs], [w for _, w in sigs],
             [keystr(p) for p, _ in path_leaves])
@@ -215,7 +216,7 @@ def _carry_structure(traced: Any) -> Any:
 
 def _cast(leaves: list[Any], types: Sequence[TensorType]) -> list[Any]:
     """The initial carry, converted where a weakly typed value was promoted."""
-    return [x if x.dtype == t.dtype else x.astype(t.dtype)
+    return [x if type_of(x)[0].dtype == t.dtype else _arr(x).astype(t.dtype)
             for x, t in zip(leaves, types, strict=True)]
 
 
@@ -311,9 +312,9 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     if current_trace() is None:
         return _staged(lambda c, x: scan(f, c, x, length, reverse, unroll), init, xs)
     source = user_source()
-    x_leaves = [_arr(x) for x in tree_flatten(xs)[0]]
-    lengths = {x.shape[0] for x in x_leaves if x.ndim > 0}
-    if any(x.ndim == 0 for x in x_leaves):
+    shapes = [type_of(x)[0].shape for x in tree_flatten(xs)[0]]
+    lengths = {shape[0] for shape in shapes if shape}
+    if any(shape == () for shape in shapes):
         raise ValueError(f"lax.scan: every leaf of xs must have a leading axis to scan over, "
                          f"got a scalar{_where(source)}")
     if length is not None:
