@@ -143,6 +143,17 @@ def test_vmap_while_loop_with_batched_predicate():
     ns = np.array([1, 6, 7, 27], np.int32)
     assert list(np.asarray(spmdc.vmap(collatz_steps)(ns))) == [python_collatz(int(n))
                                                                for n in ns]
+    # the predicate is batched through a closed-over limit; the body through a const
+    def doubling(limit, step):
+        return lax.while_loop(lambda c: c[1] < limit, lambda c: (c[0] + 1, c[1] * step),
+                              (0, 1.0))
+    limits = np.array([1.0, 5.0, 100.0], np.float32)
+    n, v = spmdc.vmap(doubling, in_axes=(0, None))(limits, np.float32(2))
+    assert list(np.asarray(n)) == [0, 3, 7]
+    close(v, [1, 8, 128])
+    n, v = spmdc.vmap(doubling, in_axes=(None, 0))(np.float32(10), np.array([2.0, 3.0]))
+    assert list(np.asarray(n)) == [4, 3]
+    close(v, [16, 27])
 
 
 def test_while_loop_pytree_carry_closure_and_reference():
@@ -317,6 +328,18 @@ def test_control_flow_inside_pmap_with_psum_in_the_body():
     k = spmdc.pmap(lambda x: lax.scan(lambda c, v: (c + lax.psum(v * x, "i"), c), 0.0,
                                       jnp.arange(3.0))[0], axis_name="i")
     close(k(x), [18] * 4)
+
+
+def test_pmap_of_grad_through_scan_and_cond_with_collectives_matches_named_vmap():
+    def loss(w, x):
+        c, ys = lax.scan(lambda c, v: (jnp.tanh(c * w + lax.psum(v * x, "i")), c), 0.1,
+                         jnp.arange(3.0))
+        return c + jnp.sum(ys) + lax.cond(lax.psum(x, "i") > 0, lambda: w * w, lambda: w)
+    x = np.arange(4.0, dtype=np.float32) / 4
+    w = np.full(4, 0.5, np.float32)
+    value, grads = spmdc.pmap(spmdc.value_and_grad(loss), axis_name="i")(w, x)
+    close(grads, spmdc.vmap(spmdc.grad(loss), axis_name="i")(w, x))
+    close(value, spmdc.vmap(loss, axis_name="i")(w, x))
 
 
 def test_the_spmd_reference_interpreter_refuses_collectives_in_loop_bodies():
