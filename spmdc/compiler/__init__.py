@@ -10,6 +10,7 @@ from .primitives import (  # noqa: F401  (registration)
     elementwise,
     indexing,  # noqa: F401  (registration)
     reductions,
+    scan,  # noqa: F401  (registration)
     structural,
 )
 from .primitives.core import registry  # noqa: F401

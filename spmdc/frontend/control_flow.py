@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ir import Func, TensorType, Var
-from ..compiler.primitives.control_flow import cond_p, scan_p, while_p
+from ..compiler.primitives.control_flow import cond_p, while_p
+from ..compiler.primitives.scan import scan_p
 from . import dtypes
 from .api import Jitted, trace_pytree
 from .tracing import Tracer, bind, current_trace, type_of, user_source

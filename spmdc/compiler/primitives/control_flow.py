@@ -6,16 +6,14 @@
     while(*cond_consts, *body_consts, *carry)
                                       {cond_func, body_func, cond_nconsts, body_nconsts}
         ``while cond_func(*cond_consts, *carry): carry = body_func(*body_consts, *carry)``
-    scan(*consts, *init, *xs)         {body, length, reverse, num_consts, num_carry}
-        ``carry, y = body(*consts, *carry, *x)`` over the slices ``x = xs[i]`` (i counting
-        down if ``reverse``); returns the final carry and the ys stacked along axis 0.
+    scan                              in primitives/scan.py, which shares the helpers here
 
 Every sub-Func is closed (the frontend's closure conversion made captured values explicit
 consts), so passes treat an equation as a unit and recurse into its params. The rules:
 batching vmaps the sub-Funcs (Note [batched control flow]); the VJP of cond is a cond
-over the branches' VJPs, of scan a forward scan saving each step's carry and a reverse
-scan over the body's VJP; while has no VJP (Note [while has no VJP]). scan lowers to a
-``stablehlo.while`` built as an IR while (``_scan_as_while``).
+over the branches' VJPs; while has no VJP (Note [while has no VJP]); under pmap the
+replication rules reject collectives that would deadlock (Note [collectives under
+divergent control flow]).
 """
 from __future__ import annotations
 
@@ -27,8 +25,8 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from ..builder import Builder, lit
 from ..interpreter import evaluate
-from ..ir import Eqn, Func, TensorType, Var
-from ..passes.autodiff import is_float, vjp_func, vjp_rules, zeros
+from ..ir import Func, TensorType, Var
+from ..passes.autodiff import is_float, vjp_func, vjp_rules
 from ..passes.cleanup import dce
 from ..passes.collectives import collective_axes, control_varying_rules, varying_axes
 from ..passes.vmap import (
@@ -42,7 +40,7 @@ from ..passes.vmap import (
 from ..stablehlo import lower_body, lower_rules, mlir_type
 from .core import ShapeError, declare
 
-__all__ = ["cond_p", "while_p", "scan_p", "WhileLoopVJPError", "DivergentCollectiveError"]
+__all__ = ["cond_p", "while_p", "WhileLoopVJPError", "DivergentCollectiveError"]
 
 I32 = np.dtype(np.int32)
 BOOL = np.dtype(np.bool_)
@@ -360,202 +358,3 @@ def _while_varying(ins, *, cond_func, body_func, cond_nconsts, body_nconsts):
 
 
 control_varying_rules[while_p] = _while_varying
-
-# --- scan --------------------------------------------------------------------------------------
-
-def _scan_rule(*operands: TensorType, body: Func, length: int, reverse: bool,
-               num_consts: int, num_carry: int):
-    consts = operands[:num_consts]
-    carry = operands[num_consts:num_consts + num_carry]
-    xs = operands[num_consts + num_carry:]
-    if length < 0:
-        raise ShapeError(f"scan: length must be >= 0, got {length}")
-    for x in xs:
-        if x.ndim == 0 or x.shape[0] != length:
-            raise ShapeError(f"scan: every xs must have leading dimension length={length}, "
-                             f"got {x}")
-    slices = tuple(TensorType(x.shape[1:], x.dtype) for x in xs)
-    if body.in_types != consts + carry + slices:
-        raise ShapeError(f"scan: body takes {_types(body.in_types)}, expected "
-                         f"{_types(consts + carry + slices)}")
-    if body.out_types[:num_carry] != carry:
-        raise ShapeError(f"scan: body returns the carry {_types(body.out_types[:num_carry])}"
-                         f" but the carry is {_types(carry)}")
-    return carry + tuple(TensorType((length, *t.shape), t.dtype)
-                         for t in body.out_types[num_carry:])
-
-
-def _scan_impl(*operands, body, length, reverse, num_consts, num_carry):
-    consts = operands[:num_consts]
-    carry = list(operands[num_consts:num_consts + num_carry])
-    xs = operands[num_consts + num_carry:]
-    ys: list[list[np.ndarray]] = [[] for _ in body.outputs[num_carry:]]
-    for i in (reversed(range(length)) if reverse else range(length)):
-        outs = evaluate(body, *consts, *carry, *(x[i] for x in xs))
-        carry = outs[:num_carry]
-        for stack, y in zip(ys, outs[num_carry:], strict=True):
-            stack.append(y)
-    stacked = [np.stack(s[::-1] if reverse else s) if s else np.zeros((0, *t.shape), t.dtype)
-               for s, t in zip(ys, body.out_types[num_carry:], strict=True)]
-    return (*carry, *stacked)
-
-
-def _scan_as_while(eqn: Eqn) -> Eqn:
-    """The scan ``eqn`` as a while equation over ``(i, *carry, *ys)`` whose body consts are
-    the scan's consts and xs (its outputs: the counter, the carry, the ys)."""
-    p = eqn.params
-    body, length, nc = p["body"], p["length"], p["num_carry"]
-    n_consts = p["num_consts"]
-    consts = [a.type for a in eqn.inputs[:n_consts]]
-    carry = [a.type for a in eqn.inputs[n_consts:n_consts + nc]]
-    xs = [a.type for a in eqn.inputs[n_consts + nc:]]
-    ys = [v.type for v in eqn.outputs[nc:]]
-    counter = TensorType((), I32)
-
-    cond = Builder("scan_cond")
-    i = cond.input(counter)
-    for t in (*carry, *ys):
-        cond.input(t)
-    cond_func = cond.build([cond.lt(i, lit(length, I32))])
-
-    step = Builder("scan_step")
-    c_consts = [step.input(t) for t in consts]
-    c_xs = [step.input(t) for t in xs]
-    i = step.input(counter)
-    c_carry = [step.input(t) for t in carry]
-    c_ys = [step.input(t) for t in ys]
-    at = step.sub(lit(length - 1, I32), i) if p["reverse"] else i
-    x_slices = []
-    for x in c_xs:
-        rest = (lit(0, I32),) * (x.type.ndim - 1)
-        piece = step.dynamic_slice(x, at, *rest, slice_sizes=(1, *x.type.shape[1:]))
-        x_slices.append(step.reshape(piece, new_sizes=x.type.shape[1:]))
-    outs = step.inline(body, [*c_consts, *c_carry, *x_slices])
-    new_ys = []
-    for buf, y in zip(c_ys, outs[nc:], strict=True):
-        rest = (lit(0, I32),) * (buf.type.ndim - 1)
-        row = step.reshape(y, new_sizes=(1, *buf.type.shape[1:]))
-        new_ys.append(step.dynamic_update_slice(buf, row, at, *rest))
-    body_func = step.build([step.add(i, lit(1, I32)), *outs[:nc], *new_ys])
-    inputs = tuple(Var(t) for t in (*consts, *xs, counter, *carry, *ys))   # placeholders
-    return Eqn(while_p, inputs, {"cond_func": cond_func, "body_func": body_func,
-                                 "cond_nconsts": 0, "body_nconsts": n_consts + len(xs)}, ())
-
-
-def _scan_lowering(ctx, eqn, *operands):
-    p = eqn.params
-    n_consts, nc = p["num_consts"], p["num_carry"]
-    consts, carry = operands[:n_consts], operands[n_consts:n_consts + nc]
-    xs = operands[n_consts + nc:]
-    ys_init = [ctx.constant(0, v.type) for v in eqn.outputs[nc:]]
-    if p["length"] == 0:                      # no step runs (and no slice of xs exists)
-        return [*carry, *ys_init]
-    start = ctx.constant(0, TensorType((), I32))
-    outs = _while_lowering(ctx, _scan_as_while(eqn), *consts, *xs, start, *carry, *ys_init)
-    return outs[1:]                                      # without the counter
-
-
-def _scan_batch(b, axis, args, dims, *, body, length, reverse, num_consts, num_carry):
-    n_consts, nc = num_consts, num_carry
-    batched = [d is not None for d in dims]
-    consts_b, carry_b = batched[:n_consts], batched[n_consts:n_consts + nc]
-    xs_b = batched[n_consts + nc:]
-    while True:                                  # See Note [batched control flow]
-        out_b = _batched_outputs(body, consts_b + carry_b + xs_b, axis)
-        new = [x or y for x, y in zip(carry_b, out_b[:nc], strict=True)]
-        if new == carry_b:
-            break
-        carry_b = new
-    ys_b = out_b[nc:]
-    consts = _to_front(b, args[:n_consts], dims[:n_consts])
-    carry = [batch_to_front(b, a, d, axis.size) if want else a for a, d, want in
-             zip(args[n_consts:n_consts + nc], dims[n_consts:n_consts + nc], carry_b,
-                 strict=True)]
-    xs = [a if d is None else move_axis(b, a, d, 1)     # the scanned axis stays first
-          for a, d in zip(args[n_consts + nc:], dims[n_consts + nc:], strict=True)]
-    new_body = _batch_func(body, consts_b + carry_b + xs_b, axis, carry_b + ys_b)
-    outs = b.scan(*consts, *carry, *xs, body=new_body, length=length, reverse=reverse,
-                  num_consts=n_consts, num_carry=nc)
-    return list(outs), [0 if x else None for x in carry_b] + [1 if y else None for y in ys_b]
-
-
-def _scan_vjp(b, ct, *operands, body, length, reverse, num_consts, num_carry):
-    """A forward scan that also stacks each step's input carry, then a reverse scan over
-    the body's VJP (which recomputes the step from that carry), accumulating the consts'
-    cotangents in its carry."""
-    n_consts, nc = num_consts, num_carry
-    consts = list(operands[:n_consts])
-    init = list(operands[n_consts:n_consts + nc])
-    xs = list(operands[n_consts + nc:])
-    cts = ct if isinstance(ct, tuple) else (ct,)
-    ct_carry, ct_ys = cts[:nc], cts[nc:]
-    wrt = [is_float(a.type) for a in operands]
-    carry_float = [is_float(a.type) for a in init]
-    ys_seeded = [c is not None and is_float(t) for c, t in
-                 zip(ct_ys, body.out_types[nc:], strict=True)]
-    if not any(wrt) or not (any(c is not None for c, f in zip(ct_carry, carry_float,
-                                                                 strict=True) if f)
-                            or any(ys_seeded)):
-        return [None] * len(operands)
-
-    # Forward, keeping the carry each step started from.
-    forward = Func(body.name, body.inputs, body.eqns,
-                   body.outputs + body.inputs[n_consts:n_consts + nc])
-    saved = b.scan(*consts, *init, *xs, body=forward, length=length, reverse=reverse,
-                   num_consts=n_consts, num_carry=nc)
-    saved_carries = list(saved[len(body.outputs):])
-
-    # Backward: one step of the body's VJP per iteration, in the opposite order.
-    step_vjp = vjp_func(body, wrt, carry_float + ys_seeded)
-    wrt_consts = [w for w in wrt[:n_consts]]
-    n_acc = sum(wrt_consts)
-    n_ct_carry = sum(carry_float)
-    back = Builder(f"{body.name}_vjp")
-    bk_consts = [back.input(a.type) for a in consts]
-    bk_acc = [back.input(a.type) for a, w in zip(consts, wrt_consts, strict=True) if w]
-    bk_ct_carry = [back.input(a.type) for a, f in zip(init, carry_float, strict=True) if f]
-    bk_xs = [back.input(v.type) for v in body.inputs[n_consts + nc:]]
-    bk_carry = [back.input(v.type) for v in body.inputs[n_consts:n_consts + nc]]
-    bk_ct_ys = [back.input(t) for t, s in zip(body.out_types[nc:], ys_seeded, strict=True)
-                if s]
-    outs = back.inline(step_vjp, [*bk_consts, *bk_carry, *bk_xs, *bk_ct_carry, *bk_ct_ys])
-    grads = outs[len(body.outputs):]
-    g_consts, g_carry = grads[:n_acc], grads[n_acc:n_acc + sum(wrt[n_consts:n_consts + nc])]
-    g_xs = grads[n_acc + len(g_carry):]
-    new_acc = [back.add(a, g) for a, g in zip(bk_acc, g_consts, strict=True)]
-    back_func = dce(back.build([*new_acc, *g_carry, *g_xs]))
-
-    acc0 = [zeros(b, a.type) for a, w in zip(consts, wrt_consts, strict=True) if w]
-    ct0 = [c if c is not None else zeros(b, a.type)
-           for a, c, f in zip(init, ct_carry, carry_float, strict=True) if f]
-    seeded_ys = [c for c, s in zip(ct_ys, ys_seeded, strict=True) if s]
-    res = b.scan(*consts, *acc0, *ct0, *xs, *saved_carries, *seeded_ys, body=back_func,
-                 length=length, reverse=not reverse, num_consts=n_consts,
-                 num_carry=n_acc + n_ct_carry)
-    ct_consts = iter(res[:n_acc])
-    ct_init = iter(res[n_acc:n_acc + n_ct_carry])
-    ct_xs = iter(res[n_acc + n_ct_carry:])
-    return [*(next(ct_consts) if w else None for w in wrt_consts),
-            *(next(ct_init) if f else None for f in carry_float),
-            *(next(ct_xs) if w else None for w in wrt[n_consts + nc:])]
-
-
-scan_p = declare("scan", _scan_rule, _scan_impl, multiple_results=True)
-batch_rules[scan_p] = _scan_batch
-vjp_rules[scan_p] = _scan_vjp
-lower_rules[scan_p] = _scan_lowering
-always_rewrite.add(scan_p)
-
-
-def _scan_varying(ins, *, body, length, reverse, num_consts, num_carry):
-    consts, xs = list(ins[:num_consts]), list(ins[num_consts + num_carry:])
-    carry = list(ins[num_consts:num_consts + num_carry])
-    while True:
-        outs = varying_axes(body, consts + carry + xs)
-        new = [c | v for c, v in zip(carry, outs[:num_carry], strict=True)]
-        if new == carry:
-            return carry + outs[num_carry:]      # length 0 returns the initial carry
-        carry = new
-
-
-control_varying_rules[scan_p] = _scan_varying
