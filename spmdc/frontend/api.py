@@ -22,7 +22,7 @@ from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import Executable, compile_func
 from . import dtypes, tracing
-from .tracing import Tracer, apply_func, current_trace, trace_function, type_of
+from .tracing import Tracer, apply_func, trace_function, type_of
 from .tree import tree_flatten, tree_unflatten
 
 __all__ = ["jit", "make_ir", "devices", "local_devices", "device_count",
@@ -156,14 +156,19 @@ class _Entry:
         self.n_args = n_args
 
     def __call__(self, leaves: Sequence[Any]) -> Any:
+        # The hot path of every jit call (Note [dispatch fast path]): an Array already on
+        # the device hands over its buffer without a method call; anything else is placed.
         device, in_types = self.device, self.in_types
         if self.const_buffers is None:
             self.const_buffers = [place(c, device, t) for c, t in
                                   zip(self.consts, in_types[self.n_args:], strict=True)]
-        bufs = [[place(x, device, t)] for x, t in zip(leaves, in_types, strict=False)]
-        bufs.extend([b] for b in self.const_buffers)
-        outs = self.executable.execute(bufs)
-        results = [Array((o[0],), t, w, (device,))
+        bufs = [x._buffers[0] if type(x) is Array and x._devices[0] == device
+                and not x.split else place(x, device, t)
+                for x, t in zip(leaves, in_types, strict=False)]
+        bufs += self.const_buffers
+        outs = pjrt.execute_one(self.executable.exe, bufs)
+        devs = (device,)
+        results = [Array((o,), t, w, devs)
                    for o, t, w in zip(outs, self.out_types, self.out_weak, strict=True)]
         return tree_unflatten(self.out_tree, results)
 
@@ -191,6 +196,7 @@ class Jitted:
         self.static_argnames += tuple(positional[i] for i in self.static_argnums
                                       if 0 <= i < len(positional))
         self._cache: dict[Any, _Entry] = {}
+        self._has_statics = bool(self.static_argnums or self.static_argnames)
         self.trace_count = 0          # how many times fun was traced (tests read it)
 
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -235,14 +241,19 @@ class Jitted:
         return out
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        statics, args, kwargs = self._split(args, kwargs)
-        if current_trace() is not None:        # inside another transformation: inline
+        if self._has_statics:
+            statics, args, kwargs = self._split(args, kwargs)
+        else:
+            statics = ()
+        if tracing._current is not None:        # inside another transformation: inline
             func, out_weak, captured, out_tree, leaves = self._trace(statics, args, kwargs)
             outs = apply_func(func, [*leaves, *captured], out_weak)
             return tree_unflatten(out_tree, outs)
         leaves, in_tree = tree_flatten((args, kwargs))
+        # See Note [dispatch fast path].
         device = _device_of(leaves)
-        key = (in_tree, tuple(map(_leaf_signature, leaves)), statics, device)
+        key = (in_tree, statics, device,
+               *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._compile(statics, args, kwargs, device)
@@ -270,11 +281,20 @@ class Jitted:
         return self if obj is None else functools.partial(self, obj)
 
 
+# Note [dispatch fast path]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# A call of a jitted function with a cached executable should cost little more than
+# PJRT's own launch (about 7 us here, ../shared/notes/pjrt.md). So the path from
+# Jitted.__call__ to the launch avoids per-leaf helper calls and method lookups: the
+# cache key is one flat tuple (treedef, statics, device, then each leaf's type and weak
+# flag), Arrays already on the device hand over their
+# buffer directly, and the single-replica launch returns a flat list of buffers.
+
 def _device_of(leaves: Sequence[Any]) -> Any:
     for x in leaves:
-        if type(x) is Array and not x.split and len(x.device_list) == 1:
-            return x.device_list[0]
-    return default_device()
+        if type(x) is Array and not x.split and len(x._devices) == 1:
+            return x._devices[0]
+    return pjrt.devices()[0]
 
 
 def _as_tuple(x: Any) -> tuple[Any, ...]:

@@ -25,7 +25,7 @@ from jaxlib import xla_client as xc
 if importlib.util.find_spec("jax") is None:
     sys.modules.setdefault("jax._src.sharding_impls", None)
 
-__all__ = ["client", "devices", "compile", "put", "execute", "to_numpy", "Device",
+__all__ = ["client", "devices", "compile", "put", "execute", "execute_one", "to_numpy", "Device",
            "Buffer", "optimized_hlo", "cost_analysis", "device_count_env", "is_ready"]
 
 Device = Any          # a jaxlib device (CpuDevice(id=0) ...)
@@ -148,6 +148,12 @@ def execute(exe: Executable, args: Sequence[Sequence[Buffer]],
         packed = [_jax.ArrayImpl(_aval(*t), sharding, list(a), True, True)
                   for a, t in zip(args, in_types, strict=True)]
     return exe.execute_sharded(packed).disassemble_into_single_device_arrays()
+
+
+def execute_one(exe: Executable, args: list[Buffer]) -> list[Buffer]:
+    """Run a single-replica ``exe`` on one buffer per argument; one buffer per output."""
+    return [outs[0] for outs in
+            exe.execute_sharded(args).disassemble_into_single_device_arrays()]
 
 
 def optimized_hlo(exe: Executable) -> str:
