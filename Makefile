@@ -28,7 +28,7 @@ lint: $(STAMP)  ## ruff
 
 bench: $(STAMP)  ## spmdc vs JAX benchmarks (installs the optional jax extra)
 	$(PY) -m pip install --quiet -e '.[bench]'
-	$(PY) tools/bench.py
+	$(PY) tools/bench.py $(BENCH_ARGS)   # e.g. make bench BENCH_ARGS='--only W1,W6 --quick'
 
 sz: $(STAMP)  ## lines of code per package and the number of primitives
 	$(PY) tools/sz.py
