@@ -118,7 +118,12 @@ class PmapEntry:
     def _wrap(self, bufs: list[Any], t: TensorType, weak: bool, d: int | None,
               depth: int) -> Array:
         if d is None:                      # replicated (checked by Note [replication])
-            return Array((bufs[0],), t, weak, (self.devices[0],))
+            # The value lives on device 0, like JAX's; the other replicas' copies are kept
+            # so that passing it back with in_axes=None (the parameters of a training
+            # step) needs no copy through the host.
+            out = Array((bufs[0],), t, weak, (self.devices[0],))
+            out._copies = dict(zip(self.devices, bufs, strict=True))
+            return out
         chosen = self.selections[depth]
         lead = tuple(s for _, s in self.mesh[:depth])
         out = Array(tuple(bufs[r] for r in chosen), TensorType((*lead, *t.shape), t.dtype),

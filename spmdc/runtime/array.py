@@ -19,7 +19,8 @@ __all__ = ["Array"]
 
 
 class Array:
-    __slots__ = ("_buffers", "type", "weak", "_devices", "split", "_host", "__weakref__")
+    __slots__ = ("_buffers", "type", "weak", "_devices", "split", "_host", "_copies",
+                 "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, buffers: tuple[Any, ...], type: TensorType, weak: bool,
@@ -30,6 +31,9 @@ class Array:
         self._devices = devices
         self.split = split
         self._host: np.ndarray | None = None
+        # Extra copies of an unsplit value on other devices (device -> buffer), kept by
+        # whoever made them (a replicated pmap output) so placement can reuse them.
+        self._copies: dict[Any, Any] | None = None
 
     @classmethod
     def from_host(cls, value: np.ndarray, device: Any, weak: bool = False) -> Array:
@@ -72,6 +76,8 @@ class Array:
             for d, buf in zip(self._devices, self._buffers, strict=True):
                 if d == device:
                     return buf
+            if self._copies is not None:
+                return self._copies.get(device)
         return None
 
     def shard_buffers(self) -> tuple[Any, ...]:
