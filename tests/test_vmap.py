@@ -401,7 +401,7 @@ def test_error_out_axes_do_not_match_outputs():
     with pytest.raises(ValueError, match="out_axes is None for the output, but that output "
                                          "depends on the mapped inputs"):
         spmdc.vmap(lambda a: a * 2, out_axes=None)(x)
-    with pytest.raises(ValueError, match=r"out_axes is None for output \['u'\]\[1\]"):
+    with pytest.raises(ValueError, match=r"out_axes is None for output\['u'\]\[1\]"):
         spmdc.vmap(lambda a: {"u": (a.sum(), a * 2)}, out_axes={"u": (0, None)})(x)
     with pytest.raises(ValueError, match="depends on the mapped inputs"):
         spmdc.vmap(lambda a: lax.axis_index("i"), axis_name="i", out_axes=None)(x)

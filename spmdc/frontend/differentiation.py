@@ -18,15 +18,11 @@ from ..compiler.passes import run_pass
 from ..compiler.passes.autodiff import vjp_func
 from ..compiler.passes.cleanup import cleanup
 from .api import Jitted, _fun_name, trace_pytree
-from .tracing import apply_func, current_trace, type_of, user_source
+from .tracing import apply_func, current_trace, type_of, where
 from .tree import tree_flatten, tree_structure, tree_unflatten
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacrev", "jacobian", "hessian"]
 
-
-def _where() -> str:
-    source = user_source()
-    return f" (at {source})" if source else ""
 
 
 def _argnums(argnums: int | Sequence[int], nargs: int, what: str) -> tuple[int, ...]:
@@ -34,7 +30,7 @@ def _argnums(argnums: int | Sequence[int], nargs: int, what: str) -> tuple[int, 
     for i in nums:
         if not -nargs <= i < nargs:
             raise ValueError(f"{what}: argnums={argnums} is out of range for a function "
-                             f"called with {nargs} positional arguments{_where()}")
+                             f"called with {nargs} positional arguments{where()}")
     return tuple(i % nargs for i in nums)
 
 
@@ -45,7 +41,7 @@ def _check_differentiable(leaves: list[Any], path: str, what: str) -> None:
             raise TypeError(f"{what} requires real- or complex-valued (floating point) inputs, "
                             f"but argument {path} has dtype {t.dtype.name}. Differentiate "
                             "with respect to float arguments only (argnums), or convert "
-                            f"the input with .astype(float){_where()}")
+                            f"the input with .astype(float){where()}")
 
 
 def _pruned(func: Func, keep: Sequence[bool]) -> Func:
@@ -91,7 +87,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 if not (isinstance(out, (tuple, list)) and len(out) == 2):
                     raise TypeError(f"{what} with has_aux=True expects the function to return "
                                     f"a pair (output, aux), but it returned "
-                                    f"{type(out).__name__}{_where()}")
+                                    f"{type(out).__name__}{where()}")
                 return out[0], out[1]
             return out, None
 
@@ -105,10 +101,10 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             got = f"an output of shape {main.shape}" if is_leaf else f"a pytree {main_tree}"
             raise TypeError(f"{what} requires a function returning a scalar (shape ()), but "
                             f"{name} returned {got}. Reduce it (e.g. "
-                            f".sum()) or use vjp/jacrev for non-scalar outputs{_where()}")
+                            f".sum()) or use vjp/jacrev for non-scalar outputs{where()}")
         if main.dtype.kind != "f" and main.dtype.name != "bfloat16":
             raise TypeError(f"{what} requires a real-valued (floating point) output, but "
-                            f"{name} returned {main.dtype.name}{_where()}")
+                            f"{name} returned {main.dtype.name}{where()}")
         # Which flat leaves are differentiated: those of args[i] for i in argnums.
         arg_leaf_counts = [len(tree_flatten(a)[0]) for a in args]
         offsets = np.cumsum([0, *arg_leaf_counts])

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.builder import lit
-from ..compiler.ir import Func, Lit, TensorType
+from ..compiler.ir import Func, Lit
 from ..compiler.passes import observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.collectives import (
@@ -50,11 +50,13 @@ from ..compiler.passes.collectives import (
 )
 from ..runtime import pjrt
 from ..runtime.executable import compile_func
+from . import mapping
 from .api import Lowered, _fun_name, _leaf_signature, trace_pytree
 from .batching import _batched_call
+from .mapping import axis_spec, mapped_leaves, mapped_size, out_paths, slice_types
 from .sharded import PmapEntry, shard_over
-from .tracing import Tracer, current_trace, to_atom, type_of, user_source
-from .tree import broadcast_prefix, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from .tracing import Tracer, current_trace, to_atom, user_source, where
+from .tree import tree_flatten, tree_unflatten
 
 __all__ = ["pmap", "shard_over", "DeviceAxis"]
 
@@ -62,116 +64,6 @@ __all__ = ["pmap", "shard_over", "DeviceAxis"]
 class DeviceAxis(int):
     """The size of an axis bound by pmap, in ``Trace.axis_env``: a device-mesh axis (an
     int, like the sizes vmap binds, but marking the axis as one of devices)."""
-
-
-def _where() -> str:
-    source = user_source()
-    return f" (at {source})" if source else ""
-
-
-# --- in_axes and out_axes --------------------------------------------------------------------
-
-def _normalize_axes(spec: Any, what: str) -> Any:
-    spec = tuple(spec) if isinstance(spec, list) else spec
-    leaves, _ = tree_flatten(spec, is_leaf=lambda x: x is None)
-    for leaf in leaves:
-        if leaf is not None and (not isinstance(leaf, int) or isinstance(leaf, bool)):
-            raise TypeError(f"pmap {what} must be an int, None, or a (nested) tuple/list/dict "
-                            f"of those; got an entry {leaf!r} of type {type(leaf).__name__}")
-    return spec
-
-
-def _arg_path(path: Any) -> str:
-    text = keystr(path)
-    # the flattened tree is (args, kwargs): show args[i] / kwargs['k']
-    if text.startswith("[0]"):
-        return "args" + text[3:]
-    if text.startswith("[1]"):
-        return "kwargs" + text[3:]
-    return text
-
-
-def _mapped_leaves(args: tuple[Any, ...], kwargs: dict[str, Any], in_axes: Any
-                   ) -> tuple[list[Any], list[int | None], list[str]]:
-    """The argument leaves, where each is mapped (None: replicated) and its path."""
-    if isinstance(in_axes, tuple) and len(in_axes) != len(args):
-        raise ValueError(f"pmap in_axes is a tuple of {len(in_axes)} entries but the function "
-                         f"was called with {len(args)} positional arguments; in_axes must be "
-                         f"an int, None, or a tuple with one entry per positional argument"
-                         f"{_where()}")
-    path_leaves, _ = tree_flatten_with_path((args, kwargs))
-    leaves = [leaf for _, leaf in path_leaves]
-    paths = [_arg_path(p) for p, _ in path_leaves]
-    dims = broadcast_prefix((in_axes, {k: 0 for k in kwargs}), (args, kwargs),
-                            is_leaf=lambda x: x is None, what="pmap in_axes")
-    out: list[int | None] = []
-    for leaf, d, path in zip(leaves, dims, paths, strict=True):
-        if d is None:
-            out.append(None)
-            continue
-        t = type_of(leaf)[0]
-        if not -t.ndim <= d < t.ndim:
-            raise ValueError(
-                f"pmap in_axes={d} is out of range for argument {path} of rank {t.ndim} "
-                f"(shape {t.shape}); valid axes are {-t.ndim}..{t.ndim - 1}{_where()}"
-                if t.ndim else
-                f"pmap cannot map over axis {d} of argument {path}, which is a scalar "
-                f"(rank 0); use in_axes=None for it{_where()}")
-        out.append(d % t.ndim)
-    return leaves, out, paths
-
-
-def _mapped_size(leaves: list[Any], dims: list[int | None], paths: list[str],
-                 axis_size: int | None) -> int:
-    sizes = {path: type_of(leaf)[0].shape[d]
-             for leaf, d, path in zip(leaves, dims, paths, strict=True) if d is not None}
-    if len(set(sizes.values())) > 1 or (axis_size is not None and sizes
-                                        and set(sizes.values()) != {axis_size}):
-        detail = ", ".join(f"{p} has size {s}" for p, s in sizes.items())
-        extra = f" and axis_size={axis_size}" if axis_size is not None else ""
-        raise ValueError(f"pmap got inconsistent sizes for the mapped axis: {detail}{extra}; "
-                         f"every mapped argument must have the same size along its in_axes"
-                         f"{_where()}")
-    if sizes:
-        return next(iter(sizes.values()))
-    if axis_size is not None:
-        return axis_size
-    raise ValueError("pmap needs at least one argument with a mapped axis (in_axes not None), "
-                     f"or axis_size to say how many devices to use{_where()}")
-
-
-def _per_device_types(leaves: list[Any], dims: list[int | None]
-                      ) -> tuple[list[TensorType], list[bool]]:
-    types, weak = [], []
-    for leaf, d in zip(leaves, dims, strict=True):
-        t, w = type_of(leaf)
-        if d is not None:
-            t = TensorType(t.shape[:d] + t.shape[d + 1:], t.dtype)
-        types.append(t)
-        weak.append(w)
-    return types, weak
-
-
-def _out_dims(out_axes: Any, out_tree: Any, out_types: Sequence[TensorType]
-              ) -> list[int | None]:
-    skeleton = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
-    dims = broadcast_prefix(out_axes, skeleton, is_leaf=lambda x: x is None,
-                            what="pmap out_axes")
-    out: list[int | None] = []
-    for d, t in zip(dims, out_types, strict=True):
-        if d is not None:
-            if not -(t.ndim + 1) <= d <= t.ndim:
-                raise ValueError(f"pmap out_axes={d} is out of range for an output of rank "
-                                 f"{t.ndim} (mapped rank {t.ndim + 1}){_where()}")
-            d %= t.ndim + 1
-        out.append(d)
-    return out
-
-
-def _out_names(out_tree: Any) -> list[str]:
-    skeleton = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
-    paths = [keystr(p) for p, _ in tree_flatten_with_path(skeleton)[0]]
-    return ["" if not p else p for p in paths] if len(paths) > 1 else [""]
 
 
 # --- the mesh a top-level pmap collects while tracing ----------------------------------------
@@ -187,7 +79,7 @@ class _MeshRecorder:
         known = dict(self.axes)
         if name in known and known[name] != size:
             raise ValueError(f"pmap: nested pmaps over axis {name!r} have different sizes "
-                             f"({known[name]} and {size}){_where()}")
+                             f"({known[name]} and {size}){where()}")
         if name not in known:
             self.axes.append((name, size))
 
@@ -228,8 +120,8 @@ class Pmapped:
         self.user_axis_name = axis_name
         # An unnamed pmap still needs a mesh axis; no user code can name this one.
         self.axis_name = axis_name if axis_name is not None else f"_pmap{next(_fresh_names)}"
-        self.in_axes = _normalize_axes(in_axes, "in_axes")
-        self.out_axes = _normalize_axes(out_axes, "out_axes")
+        self.in_axes = axis_spec(in_axes, "pmap", "in_axes")
+        self.out_axes = axis_spec(out_axes, "pmap", "out_axes")
         nums = static_argnums if isinstance(static_argnums, (tuple, list)) else \
             (static_argnums,)
         self.static_argnums = tuple(int(i) for i in nums)
@@ -295,10 +187,10 @@ class Pmapped:
     def _build(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                kwargs: dict[str, Any]) -> _Built:
         """Trace, check and clean up the per-device program for these arguments."""
-        leaves, dims, paths = _mapped_leaves(args, kwargs, self._in_axes_for(statics))
-        size = _mapped_size(leaves, dims, paths, self.axis_size)
+        leaves, dims, paths = mapped_leaves("pmap", args, kwargs, self._in_axes_for(statics))
+        size = mapped_size("pmap", leaves, dims, paths, self.axis_size)
         self._check_devices(size, f"the mapped axis has size {size}")
-        in_types, in_weak = _per_device_types(leaves, dims)
+        in_types, in_weak = slice_types(leaves, dims)
         recorder = _MeshRecorder(self.axis_name, size)
         _recorders.append(recorder)
         self.trace_count += 1
@@ -315,9 +207,9 @@ class Pmapped:
             self._check_devices(total, "the device mesh " + " x ".join(
                 str(s) if n.startswith("_pmap") else f"{s} ({n!r})" for n, s in mesh)
                 + f" has {total} devices")
-        out_dims = _out_dims(self.out_axes, out_tree, func.out_types)
+        out_dims = mapping.out_dims("pmap", self.out_axes, out_tree, func.out_types)
         func, depths = _peel_gathers(func, out_dims, recorder)
-        names = [f"output{n}" if n else "the output" for n in _out_names(out_tree)]
+        names = out_paths(out_tree)
         in_varying = [frozenset({self.axis_name}) if d is not None else frozenset()
                       for d in dims] + [frozenset()] * len(consts)
         func = run_pass("collectives", check_collectives, func, mesh, in_varying,
@@ -347,7 +239,7 @@ class Pmapped:
             if len(self.devices) != needed:
                 raise ValueError(f"pmap({self.name}): {what}, but devices= lists "
                                  f"{len(self.devices)} devices; with devices= the mapped "
-                                 f"size must equal len(devices){_where()}")
+                                 f"size must equal len(devices){where()}")
             return
         available = len(pjrt.devices())
         if needed > available:
@@ -355,7 +247,7 @@ class Pmapped:
                 f"pmap({self.name}): {what}, but only {available} devices are available "
                 f"({needed} > {available}). Map over at most {available}, or create more "
                 f"virtual CPU devices by setting SPMDC_CPU_DEVICES={needed} before spmdc is "
-                f"imported{_where()}")
+                f"imported{where()}")
 
     # --- inside an enclosing pmap: one more mesh axis ----------------------------------------
     def _nested(self, trace: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
@@ -364,31 +256,31 @@ class Pmapped:
         if self.devices is not None:
             raise ValueError(f"pmap({self.name}): devices= is only supported on the "
                              f"outermost pmap; a nested pmap uses the enclosing pmap's "
-                             f"devices{_where()}")
+                             f"devices{where()}")
         name = self.axis_name
         if name in trace.axis_env:
             raise ValueError(f"pmap({self.name}): axis name {name!r} is already bound by an "
-                             f"enclosing pmap or vmap; use a different axis_name{_where()}")
-        leaves, dims, paths = _mapped_leaves(args, kwargs, self._in_axes_for(statics))
-        size = _mapped_size(leaves, dims, paths, self.axis_size)
+                             f"enclosing pmap or vmap; use a different axis_name{where()}")
+        leaves, dims, paths = mapped_leaves("pmap", args, kwargs, self._in_axes_for(statics))
+        size = mapped_size("pmap", leaves, dims, paths, self.axis_size)
         recorder = _recorders[-1]
         recorder.add_axis(name, size)
         deeper_from = [n for n, _ in recorder.axes].index(name)
-        in_types, in_weak = _per_device_types(leaves, dims)
+        in_types, in_weak = slice_types(leaves, dims)
         body, out_weak, captured, out_tree, _ = trace_pytree(
             self._with_statics(statics), args, kwargs, self.name, in_types, in_weak,
             {name: DeviceAxis(size)})
-        out_dims = _out_dims(self.out_axes, out_tree, body.out_types)
+        out_dims = mapping.out_dims("pmap", self.out_axes, out_tree, body.out_types)
         inner_axes = {n for n, _ in recorder.axes[deeper_from:]}
         varying = varying_axes(body, [frozenset({name}) if d is not None else frozenset()
                                       for d in dims] + [frozenset()] * len(captured))
-        names = [f"output{n}" if n else "the output" for n in _out_names(out_tree)]
+        names = out_paths(out_tree)
         for k, (v, d) in enumerate(zip(varying, out_dims, strict=True)):
             if d is None and v & inner_axes:      # See Note [replication]
                 raise ReplicationError(
                     f"pmap({self.name}): {names[k]} has out_axes=None, but its value may "
                     f"differ over axis {name!r}, so there is no single copy to return; "
-                    f"reduce it with a collective first (e.g. lax.pmean){_where()}")
+                    f"reduce it with a collective first (e.g. lax.pmean){where()}")
         b = trace.builder
         b.source = user_source()
         i32 = np.dtype(np.int32)

@@ -16,7 +16,7 @@ from ..compiler.ir import Func, TensorType
 from ..compiler.passes.collectives import Mesh, mesh_coords
 from ..runtime import pjrt
 from ..runtime.array import Array
-from .tracing import type_of, user_source
+from .tracing import type_of, where
 from .tree import tree_unflatten
 
 __all__ = ["PmapEntry", "shard_over"]
@@ -144,14 +144,10 @@ def shard_over(x: Any, devices: tuple[Any, ...]) -> Array:
     if t.ndim == 0 or t.shape[0] != len(devices):
         raise ValueError(f"device_put with a list of {len(devices)} devices shards the "
                          f"leading axis over them, so it needs an array whose leading axis "
-                         f"has size {len(devices)}; got shape {t.shape}{_where()}")
+                         f"has size {len(devices)}; got shape {t.shape}{where()}")
     host = np.asarray(x)
     if host.dtype != t.dtype:
         host = host.astype(t.dtype)
     bufs = tuple(pjrt.put(host[k], dev) for k, dev in enumerate(devices))
     return Array(bufs, t, weak, tuple(devices), split=True)
 
-
-def _where() -> str:
-    source = user_source()
-    return f" (at {source})" if source else ""

@@ -33,7 +33,7 @@ from ..runtime.array import Array
 from . import dtypes
 
 __all__ = ["Tracer", "Trace", "tracing", "current_trace", "bind", "to_atom",
-           "trace_function", "apply_func", "user_source", "UnexpectedTracerError",
+           "trace_function", "apply_func", "user_source", "where", "UnexpectedTracerError",
            "ConcretizationTypeError", "TracerArrayConversionError", "type_of"]
 
 
@@ -67,6 +67,11 @@ def user_source() -> str | None:
 
 def _at(source: str | None) -> str:
     return f" (at {source})" if source else ""
+
+
+def where() -> str:
+    """`` (at file:line)`` of the user's code that called into spmdc, for messages."""
+    return _at(user_source())
 
 
 # --- traces ------------------------------------------------------------------------------
