@@ -67,7 +67,7 @@ def import_jax() -> Any:
 
 def mlp_params(sizes: list[int], seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
     rng = np.random.default_rng(seed)
-    return [(rng.normal(size=(m, n)).astype(np.float32) / np.sqrt(m),
+    return [((rng.normal(size=(m, n)) / np.sqrt(m)).astype(np.float32),
              np.zeros(n, np.float32)) for m, n in zip(sizes[:-1], sizes[1:], strict=True)]
 
 
