@@ -371,7 +371,7 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     return bind(_prims["select"], *args, weak=weak)
 
 
-def clip(x: Any, min: Any = None, max: Any = None, a_min: Any = None,
+def clip(x: Any, min: Any = None, max: Any = None, a_min: Any = None,  # noqa: F811  (NumPy's parameter names)
          a_max: Any = None) -> Any:
     lo = min if min is not None else a_min
     hi = max if max is not None else a_max
@@ -495,430 +495,6 @@ def identity(n: int, dtype: Any = None) -> Any:
     return eye(n, dtype=dtype)
 
 
-# --- shape manipulation ------------------------------------------------------------------
-
-def reshape(x: Any, shape: Any, order: str = "C") -> Any:
-    x = asarray(x)
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    if builtins.sum(1 for d in shape if d == -1) > 1:
-        raise _error("reshape", f"can only specify one unknown dimension, got {shape}")
-    if -1 in shape:
-        known = math.prod(d for d in shape if d != -1)
-        if known == 0 or x.size % known:
-            raise _error("reshape", f"cannot reshape array of shape {x.shape} into {shape}")
-        shape = tuple(x.size // known if d == -1 else d for d in shape)
-    shape = tuple(int(d) for d in shape)
-    if math.prod(shape) != x.size:
-        raise _error("reshape", f"cannot reshape array of shape {x.shape} "
-                     f"({x.size} elements) into shape {shape}")
-    if shape == x.shape:
-        return x
-    return bind(_prims["reshape"], x, new_sizes=shape, weak=x.weak)
-
-
-def ravel(x: Any) -> Any:
-    return reshape(x, (-1,))
-
-
-def _axis(axis: int, ndim: int, op: str) -> int:
-    if not -ndim <= axis < builtins.max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
-        raise _error(op, f"axis {axis} is out of bounds for an array of rank {ndim}")
-    return axis % ndim if ndim else 0
-
-
-def _axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
-    if axis is None:
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    out = tuple(_axis(int(a), ndim, op) for a in axes)
-    if len(set(out)) != len(out):
-        raise _error(op, f"repeated axis in {axis}")
-    return out
-
-
-def transpose(x: Any, axes: Any = None) -> Any:
-    x = asarray(x)
-    perm = tuple(reversed(range(x.ndim))) if axes is None else \
-        tuple(_axis(a, x.ndim, "transpose") for a in axes)
-    if sorted(perm) != list(range(x.ndim)):
-        raise _error("transpose", f"axes {axes} are not a permutation of {x.ndim} axes")
-    if perm == tuple(range(x.ndim)):
-        return x
-    return bind(_prims["transpose"], x, permutation=perm, weak=x.weak)
-
-
-def moveaxis(x: Any, source: Any, destination: Any) -> Any:
-    x = asarray(x)
-    src = _axes(source, x.ndim, "moveaxis")
-    dst = _axes(destination, x.ndim, "moveaxis")
-    order = [i for i in range(x.ndim) if i not in src]
-    for d, s in sorted(zip(dst, src, strict=True)):
-        order.insert(d, s)
-    return transpose(x, order)
-
-
-def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
-    x = asarray(x)
-    perm = list(range(x.ndim))
-    a, b = _axis(axis1, x.ndim, "swapaxes"), _axis(axis2, x.ndim, "swapaxes")
-    perm[a], perm[b] = perm[b], perm[a]
-    return transpose(x, perm)
-
-
-def expand_dims(x: Any, axis: Any) -> Any:
-    x = asarray(x)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    ndim = x.ndim + len(axes)
-    axes = sorted(_axis(a, ndim, "expand_dims") for a in axes)
-    shape = list(x.shape)
-    for a in axes:
-        shape.insert(a, 1)
-    return reshape(x, tuple(shape))
-
-
-def squeeze(x: Any, axis: Any = None) -> Any:
-    x = asarray(x)
-    if axis is None:
-        axes = tuple(i for i, d in enumerate(x.shape) if d == 1)
-    else:
-        axes = _axes(axis, x.ndim, "squeeze")
-        for a in axes:
-            if x.shape[a] != 1:
-                raise _error("squeeze", f"cannot select an axis to squeeze out which has "
-                             f"size not equal to one (axis {a} of shape {x.shape})")
-    return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
-
-
-def atleast_1d(x: Any) -> Any:
-    x = asarray(x)
-    return reshape(x, (1,)) if x.ndim == 0 else x
-
-
-def atleast_2d(x: Any) -> Any:
-    x = atleast_1d(x)
-    return reshape(x, (1, *x.shape)) if x.ndim == 1 else x
-
-
-def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
-    if not len(arrays):
-        raise _error("concatenate", "needs at least one array")
-    if axis is None:
-        arrays, axis = [ravel(a) for a in arrays], 0
-    arrays, dtype, weak = _promote("concatenate", *arrays)
-    arrays = [asarray(a) for a in arrays]
-    ndim = arrays[0].ndim
-    if ndim == 0:
-        raise _error("concatenate", "zero-dimensional arrays cannot be concatenated")
-    axis = _axis(axis, ndim, "concatenate")
-    for a in arrays:
-        if a.ndim != ndim or builtins.any(a.shape[i] != arrays[0].shape[i]
-                                          for i in range(ndim) if i != axis):
-            raise _error("concatenate", "all input array dimensions except the "
-                         f"concatenation axis must match: {[tuple(a.shape) for a in arrays]}")
-    if len(arrays) == 1:
-        return arrays[0]
-    return bind(_prims["concatenate"], *arrays, dimension=axis, weak=weak)
-
-
-def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
-    if not len(arrays):
-        raise _error("stack", "needs at least one array")
-    arrays = [asarray(a) for a in arrays]
-    shapes = {a.shape for a in arrays}
-    if len(shapes) != 1:
-        raise _error("stack", f"all input arrays must have the same shape, got {sorted(shapes)}")
-    axis = _axis(axis, arrays[0].ndim + 1, "stack")
-    return concatenate([expand_dims(a, axis) for a in arrays], axis)
-
-
-def hstack(arrays: Sequence[Any]) -> Any:
-    arrays = [atleast_1d(a) for a in arrays]
-    return concatenate(arrays, 0 if arrays[0].ndim == 1 else 1)
-
-
-def vstack(arrays: Sequence[Any]) -> Any:
-    return concatenate([atleast_2d(a) for a in arrays], 0)
-
-
-def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
-    x = asarray(x)
-    axis = _axis(axis, x.ndim, "split")
-    n = x.shape[axis]
-    if isinstance(indices_or_sections, int):
-        if n % indices_or_sections:
-            raise _error("split", f"array split does not result in an equal division "
-                         f"({n} into {indices_or_sections})")
-        step = n // indices_or_sections
-        bounds = list(range(0, n + 1, step)) if step else [0] * (indices_or_sections + 1)
-    else:
-        bounds = [0, *indices_or_sections, n]
-    return [_slice_axis(x, axis, a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-
-
-def _slice_axis(x: Any, axis: int, start: int, stop: int) -> Any:
-    start_indices = tuple(start if i == axis else 0 for i in range(x.ndim))
-    limits = tuple(builtins.max(stop, start) if i == axis else d for i, d in enumerate(x.shape))
-    return bind(_prims["slice"], x, start_indices=start_indices, limit_indices=limits,
-                strides=None, weak=x.weak)
-
-
-def flip(x: Any, axis: Any = None) -> Any:
-    x = asarray(x)
-    return bind(_prims["rev"], x, dimensions=_axes(axis, x.ndim, "flip"), weak=x.weak)
-
-
-def tile(x: Any, reps: Any) -> Any:
-    x = asarray(x)
-    reps = (reps,) if isinstance(reps, int) else tuple(reps)
-    shape = (1,) * (len(reps) - x.ndim) + x.shape
-    reps = (1,) * (len(shape) - len(reps)) + reps
-    x = reshape(x, shape)
-    big = broadcast_to(reshape(x, tuple(v for d in shape for v in (1, d))),
-                       tuple(v for r, d in zip(reps, shape, strict=True) for v in (r, d)))
-    return reshape(big, tuple(r * d for r, d in zip(reps, shape, strict=True)))
-
-
-def repeat(x: Any, repeats: int, axis: int | None = None) -> Any:
-    x = asarray(x)
-    if axis is None:
-        x, axis = ravel(x), 0
-    axis = _axis(axis, x.ndim, "repeat")
-    y = expand_dims(x, axis + 1)
-    shape = list(y.shape)
-    shape[axis + 1] = repeats
-    y = broadcast_to(y, tuple(shape))
-    out = list(x.shape)
-    out[axis] *= repeats
-    return reshape(y, tuple(out))
-
-
-def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
-    if mode != "constant":
-        raise _error("pad", f"mode {mode!r} is not supported; only 'constant'")
-    x = asarray(x)
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
-    value = _operand(constant_values, x.dtype)
-    config = tuple((int(lo), int(hi), 0) for lo, hi in widths)
-    return bind(_prims["pad"], x, asarray(value) if not _is_array(value) else value,
-                padding_config=config, weak=x.weak)
-
-
-# --- reductions --------------------------------------------------------------------------
-
-def _reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None,
-            initial: Any = None) -> Any:
-    x = asarray(x)
-    if dtype is not None:
-        x = x.astype(dtype)
-    elif prim in ("reduce_sum", "reduce_prod") and x.dtype.kind in "bu" \
-            or (prim in ("reduce_sum", "reduce_prod") and x.dtype == np.bool_):
-        x = x.astype(dtypes.default_int())
-    axes = _axes(axis, x.ndim, op)
-    if prim in ("reduce_max", "reduce_min") and builtins.any(x.shape[a] == 0 for a in axes) \
-            and initial is None:
-        raise _error(op, "zero-size array to reduction operation which has no identity")
-    out = bind(_prims[prim], x, axes=axes, weak=x.weak)
-    if initial is not None:
-        out = (maximum if prim == "reduce_max" else minimum if prim == "reduce_min"
-               else add if prim == "reduce_sum" else multiply)(out, initial)
-    if keepdims:
-        out = reshape(out, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
-    return out
-
-
-def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
-        initial: Any = None, where: Any = None) -> Any:
-    if where is not None:
-        x = _where_for_reduce(x, where, 0)
-    return _reduce("sum", "reduce_sum", x, axis, keepdims, dtype, initial)
-
-
-def prod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
-         initial: Any = None, where: Any = None) -> Any:
-    if where is not None:
-        x = _where_for_reduce(x, where, 1)
-    return _reduce("prod", "reduce_prod", x, axis, keepdims, dtype, initial)
-
-
-def max(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None,
-        where: Any = None) -> Any:
-    return _reduce("max", "reduce_max", x, axis, keepdims, None, initial)
-
-
-def min(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None,
-        where: Any = None) -> Any:
-    return _reduce("min", "reduce_min", x, axis, keepdims, None, initial)
-
-
-amax, amin = max, min
-
-
-def _where_for_reduce(x: Any, mask: Any, identity: Any) -> Any:
-    return where(mask, x, identity)
-
-
-def all(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _reduce("all", "reduce_and", asarray(x).astype(bool), axis, keepdims)
-
-
-def any(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _reduce("any", "reduce_or", asarray(x).astype(bool), axis, keepdims)
-
-
-def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
-         where: Any = None) -> Any:
-    x = asarray(x)
-    if x.dtype.kind in "biu" and dtype is None:
-        x = x.astype(dtypes.default_float())
-    axes = _axes(axis, x.ndim, "mean")
-    if where is not None:
-        count = sum(broadcast_to(asarray(where), x.shape).astype(x.dtype), axis=axes,
-                    keepdims=keepdims)
-        return sum(x, axis=axes, dtype=dtype, keepdims=keepdims, where=where) / count
-    n = math.prod(x.shape[a] for a in axes)
-    total = sum(x, axis=axes, dtype=dtype, keepdims=keepdims)
-    return total / np.asarray(n, total.dtype) if n else total * np.asarray(np.nan, total.dtype)
-
-
-def var(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
-        keepdims: bool = False) -> Any:
-    x = asarray(x)
-    if x.dtype.kind in "biu":
-        x = x.astype(dtypes.default_float())
-    axes = _axes(axis, x.ndim, "var")
-    centered = x - mean(x, axis=axes, keepdims=True)
-    n = math.prod(x.shape[a] for a in axes) - ddof
-    return sum(centered * centered, axis=axes, keepdims=keepdims) / np.asarray(n, x.dtype)
-
-
-def std(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
-        keepdims: bool = False) -> Any:
-    return sqrt(var(x, axis, dtype, ddof, keepdims))
-
-
-def _arg_reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool) -> Any:
-    x = asarray(x)
-    if axis is None:
-        x, axis = ravel(x), 0
-    axis = _axis(axis, x.ndim, op)
-    if x.shape[axis] == 0:
-        raise _error(op, "attempt to get argmax/argmin of an empty sequence")
-    out = bind(_prims[prim], x, axis=axis, index_dtype=dtypes.default_int())
-    if keepdims:
-        out = expand_dims(out, axis)
-    return out
-
-
-def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _arg_reduce("argmax", "argmax", x, axis, keepdims)
-
-
-def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _arg_reduce("argmin", "argmin", x, axis, keepdims)
-
-
-def cumsum(x: Any, axis: Any = None, dtype: Any = None) -> Any:
-    x = asarray(x) if dtype is None else asarray(x).astype(dtype)
-    if axis is None:
-        x, axis = ravel(x), 0
-    return bind(_prims["cumsum"], x, axis=_axis(axis, x.ndim, "cumsum"), reverse=False,
-                weak=x.weak)
-
-
-def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    x = asarray(x)
-    m = stop_gradient(max(x, axis=axis, keepdims=True))
-    m = where(isfinite(m), m, 0)
-    out = log(sum(exp(x - m), axis=axis, keepdims=True)) + m
-    return out if keepdims else squeeze(out, axis=_axes(axis, x.ndim, "logsumexp"))
-
-
-def stop_gradient(x: Any) -> Any:
-    x = asarray(x)
-    return bind(_prims["stop_gradient"], x, weak=x.weak)
-
-
-# --- linear algebra ----------------------------------------------------------------------
-
-def _dot_general(x: Any, y: Any, contract: Any, batch: Any, op: str) -> Any:
-    (x, y), dtype, weak = _promote(op, x, y)
-    x, y = asarray(x), asarray(y)
-    for (i, j) in zip(*contract, strict=True):
-        if x.shape[i] != y.shape[j]:
-            raise _error(op, f"contracting dimension mismatch: {x.dtype.name}{list(x.shape)} "
-                         f"and {y.dtype.name}{list(y.shape)} (axis {i} has size {x.shape[i]}, "
-                         f"axis {j} has size {y.shape[j]})")
-    return bind(_prims["dot_general"], x, y, contract=contract, batch=batch, weak=weak)
-
-
-def matmul(x: Any, y: Any) -> Any:
-    x, y = asarray(x), asarray(y)
-    if x.ndim == 0 or y.ndim == 0:
-        raise _error("matmul", "operands must be at least 1-dimensional, got shapes "
-                     f"{x.shape} and {y.shape}")
-    if x.shape[-1] != y.shape[-2 if y.ndim > 1 else 0]:
-        raise _error("matmul", f"contracting dimension mismatch: {x.dtype.name}"
-                     f"{list(x.shape)} @ {y.dtype.name}{list(y.shape)} "
-                     f"({x.shape[-1]} != {y.shape[-2 if y.ndim > 1 else 0]})")
-    # A 1-D operand contracts directly: dot_general puts y's free dims after x's, which
-    # is exactly matmul's result shape, so no reshape is needed.
-    if x.ndim == 1 or y.ndim == 1:
-        contract = ((x.ndim - 1,), (builtins.max(y.ndim - 2, 0),))
-        return _dot_general(x, y, contract, ((), ()), "matmul")
-    batch = broadcast_shapes(x.shape[:-2], y.shape[:-2], op="matmul")
-    x = broadcast_to(x, batch + x.shape[-2:])
-    y = broadcast_to(y, batch + y.shape[-2:])
-    nb = len(batch)
-    return _dot_general(x, y, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))),
-                        "matmul")
-
-
-def dot(x: Any, y: Any) -> Any:
-    x, y = asarray(x), asarray(y)
-    if x.ndim == 0 or y.ndim == 0:
-        return multiply(x, y)
-    if y.ndim == 1:
-        return _dot_general(x, y, ((x.ndim - 1,), (0,)), ((), ()), "dot")
-    return _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 2,)), ((), ()), "dot")
-
-
-def vdot(x: Any, y: Any) -> Any:
-    return dot(ravel(x), ravel(y))
-
-
-def inner(x: Any, y: Any) -> Any:
-    x, y = asarray(x), asarray(y)
-    if x.ndim == 0 or y.ndim == 0:
-        return multiply(x, y)
-    return _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 1,)), ((), ()), "inner")
-
-
-def outer(x: Any, y: Any) -> Any:
-    return multiply(reshape(ravel(x), (-1, 1)), ravel(y))
-
-
-def tensordot(x: Any, y: Any, axes: Any = 2) -> Any:
-    x, y = asarray(x), asarray(y)
-    if isinstance(axes, int):
-        xa, ya = tuple(range(x.ndim - axes, x.ndim)), tuple(range(axes))
-    else:
-        xa, ya = (tuple(np.atleast_1d(a).tolist()) for a in axes)
-    return _dot_general(x, y, (xa, ya), ((), ()), "tensordot")
-
-
-def einsum(subscripts: str, *operands: Any) -> Any:
-    from .einsum import einsum as _einsum
-    return _einsum(subscripts, *operands)
-
-
-def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
-    x = asarray(x)
-    n, m = x.shape[axis1], x.shape[axis2]
-    mask = asarray(np.eye(n, m, offset, dtype=bool))
-    x = moveaxis(x, (axis1, axis2), (-2, -1))
-    return sum(where(mask, x, 0), axis=(-2, -1))
-
-
 def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     x = asarray(x)
     if axis is None:
@@ -962,7 +538,54 @@ def array_equal(a: Any, b: Any) -> Any:
     return a.shape == b.shape and bool(all(equal(a, b)))
 
 
+# The rest of the namespace, split by concept; each part imports only from the parts
+# above it, so this order matters.
 from .methods import install_methods  # noqa: E402
+from .numpy_linalg import _dot_general, dot, einsum, inner, matmul, outer, tensordot, trace, vdot  # noqa: E402,F401
+from .numpy_reduce import (  # noqa: E402,F401
+    _arg_reduce,
+    _reduce,
+    _where_for_reduce,
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    cumsum,
+    logsumexp,
+    max,
+    mean,
+    min,
+    prod,
+    std,
+    stop_gradient,
+    sum,
+    var,
+)
+from .numpy_shape import (  # noqa: E402,F401
+    _axes,
+    _axis,
+    _slice_axis,
+    atleast_1d,
+    atleast_2d,
+    concatenate,
+    expand_dims,
+    flip,
+    hstack,
+    moveaxis,
+    pad,
+    ravel,
+    repeat,
+    reshape,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    tile,
+    transpose,
+    vstack,
+)
 
 install_methods(Tracer)
 install_methods(Array)

@@ -1,0 +1,95 @@
+"""Linear algebra for spmdc.numpy: matmul, dot, vdot, inner, outer, tensordot, einsum,
+trace, all as dot_general with explicit contracting and batch dimensions.
+
+Part of spmdc.numpy, which re-exports every name defined here."""
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from ..compiler.primitives.core import registry as _prims
+from .numpy import _error, _promote, asarray, broadcast_shapes, broadcast_to, multiply, where
+from .numpy_reduce import sum
+from .numpy_shape import moveaxis, ravel, reshape
+from .tracing import bind
+
+
+def _dot_general(x: Any, y: Any, contract: Any, batch: Any, op: str) -> Any:
+    (x, y), dtype, weak = _promote(op, x, y)
+    x, y = asarray(x), asarray(y)
+    for (i, j) in zip(*contract, strict=True):
+        if x.shape[i] != y.shape[j]:
+            raise _error(op, f"contracting dimension mismatch: {x.dtype.name}{list(x.shape)} "
+                         f"and {y.dtype.name}{list(y.shape)} (axis {i} has size {x.shape[i]}, "
+                         f"axis {j} has size {y.shape[j]})")
+    return bind(_prims["dot_general"], x, y, contract=contract, batch=batch, weak=weak)
+
+
+def matmul(x: Any, y: Any) -> Any:
+    x, y = asarray(x), asarray(y)
+    if x.ndim == 0 or y.ndim == 0:
+        raise _error("matmul", "operands must be at least 1-dimensional, got shapes "
+                     f"{x.shape} and {y.shape}")
+    if x.shape[-1] != y.shape[-2 if y.ndim > 1 else 0]:
+        raise _error("matmul", f"contracting dimension mismatch: {x.dtype.name}"
+                     f"{list(x.shape)} @ {y.dtype.name}{list(y.shape)} "
+                     f"({x.shape[-1]} != {y.shape[-2 if y.ndim > 1 else 0]})")
+    # A 1-D operand contracts directly: dot_general puts y's free dims after x's, which
+    # is exactly matmul's result shape, so no reshape is needed.
+    if x.ndim == 1 or y.ndim == 1:
+        contract = ((x.ndim - 1,), (builtins.max(y.ndim - 2, 0),))
+        return _dot_general(x, y, contract, ((), ()), "matmul")
+    batch = broadcast_shapes(x.shape[:-2], y.shape[:-2], op="matmul")
+    x = broadcast_to(x, batch + x.shape[-2:])
+    y = broadcast_to(y, batch + y.shape[-2:])
+    nb = len(batch)
+    return _dot_general(x, y, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))),
+                        "matmul")
+
+
+def dot(x: Any, y: Any) -> Any:
+    x, y = asarray(x), asarray(y)
+    if x.ndim == 0 or y.ndim == 0:
+        return multiply(x, y)
+    if y.ndim == 1:
+        return _dot_general(x, y, ((x.ndim - 1,), (0,)), ((), ()), "dot")
+    return _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 2,)), ((), ()), "dot")
+
+
+def vdot(x: Any, y: Any) -> Any:
+    return dot(ravel(x), ravel(y))
+
+
+def inner(x: Any, y: Any) -> Any:
+    x, y = asarray(x), asarray(y)
+    if x.ndim == 0 or y.ndim == 0:
+        return multiply(x, y)
+    return _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 1,)), ((), ()), "inner")
+
+
+def outer(x: Any, y: Any) -> Any:
+    return multiply(reshape(ravel(x), (-1, 1)), ravel(y))
+
+
+def tensordot(x: Any, y: Any, axes: Any = 2) -> Any:
+    x, y = asarray(x), asarray(y)
+    if isinstance(axes, int):
+        xa, ya = tuple(range(x.ndim - axes, x.ndim)), tuple(range(axes))
+    else:
+        xa, ya = (tuple(np.atleast_1d(a).tolist()) for a in axes)
+    return _dot_general(x, y, (xa, ya), ((), ()), "tensordot")
+
+
+def einsum(subscripts: str, *operands: Any) -> Any:
+    from .einsum import einsum as _einsum
+    return _einsum(subscripts, *operands)
+
+
+def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    x = asarray(x)
+    n, m = x.shape[axis1], x.shape[axis2]
+    mask = asarray(np.eye(n, m, offset, dtype=bool))
+    x = moveaxis(x, (axis1, axis2), (-2, -1))
+    return sum(where(mask, x, 0), axis=(-2, -1))

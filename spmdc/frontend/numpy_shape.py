@@ -1,0 +1,222 @@
+"""Shape manipulation for spmdc.numpy: reshape, transpose, broadcasting, stacking,
+splitting, padding, flipping and friends.
+
+Part of spmdc.numpy, which re-exports every name defined here."""
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compiler.primitives.core import registry as _prims
+from .numpy import _error, _is_array, _operand, _promote, asarray, broadcast_to
+from .tracing import bind
+
+
+def reshape(x: Any, shape: Any, order: str = "C") -> Any:
+    x = asarray(x)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if builtins.sum(1 for d in shape if d == -1) > 1:
+        raise _error("reshape", f"can only specify one unknown dimension, got {shape}")
+    if -1 in shape:
+        known = math.prod(d for d in shape if d != -1)
+        if known == 0 or x.size % known:
+            raise _error("reshape", f"cannot reshape array of shape {x.shape} into {shape}")
+        shape = tuple(x.size // known if d == -1 else d for d in shape)
+    shape = tuple(int(d) for d in shape)
+    if math.prod(shape) != x.size:
+        raise _error("reshape", f"cannot reshape array of shape {x.shape} "
+                     f"({x.size} elements) into shape {shape}")
+    if shape == x.shape:
+        return x
+    return bind(_prims["reshape"], x, new_sizes=shape, weak=x.weak)
+
+
+def ravel(x: Any) -> Any:
+    return reshape(x, (-1,))
+
+
+def _axis(axis: int, ndim: int, op: str) -> int:
+    if not -ndim <= axis < builtins.max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+        raise _error(op, f"axis {axis} is out of bounds for an array of rank {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def _axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = tuple(_axis(int(a), ndim, op) for a in axes)
+    if len(set(out)) != len(out):
+        raise _error(op, f"repeated axis in {axis}")
+    return out
+
+
+def transpose(x: Any, axes: Any = None) -> Any:
+    x = asarray(x)
+    perm = tuple(reversed(range(x.ndim))) if axes is None else \
+        tuple(_axis(a, x.ndim, "transpose") for a in axes)
+    if sorted(perm) != list(range(x.ndim)):
+        raise _error("transpose", f"axes {axes} are not a permutation of {x.ndim} axes")
+    if perm == tuple(range(x.ndim)):
+        return x
+    return bind(_prims["transpose"], x, permutation=perm, weak=x.weak)
+
+
+def moveaxis(x: Any, source: Any, destination: Any) -> Any:
+    x = asarray(x)
+    src = _axes(source, x.ndim, "moveaxis")
+    dst = _axes(destination, x.ndim, "moveaxis")
+    order = [i for i in range(x.ndim) if i not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return transpose(x, order)
+
+
+def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
+    x = asarray(x)
+    perm = list(range(x.ndim))
+    a, b = _axis(axis1, x.ndim, "swapaxes"), _axis(axis2, x.ndim, "swapaxes")
+    perm[a], perm[b] = perm[b], perm[a]
+    return transpose(x, perm)
+
+
+def expand_dims(x: Any, axis: Any) -> Any:
+    x = asarray(x)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    ndim = x.ndim + len(axes)
+    axes = sorted(_axis(a, ndim, "expand_dims") for a in axes)
+    shape = list(x.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return reshape(x, tuple(shape))
+
+
+def squeeze(x: Any, axis: Any = None) -> Any:
+    x = asarray(x)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(x.shape) if d == 1)
+    else:
+        axes = _axes(axis, x.ndim, "squeeze")
+        for a in axes:
+            if x.shape[a] != 1:
+                raise _error("squeeze", f"cannot select an axis to squeeze out which has "
+                             f"size not equal to one (axis {a} of shape {x.shape})")
+    return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
+
+
+def atleast_1d(x: Any) -> Any:
+    x = asarray(x)
+    return reshape(x, (1,)) if x.ndim == 0 else x
+
+
+def atleast_2d(x: Any) -> Any:
+    x = atleast_1d(x)
+    return reshape(x, (1, *x.shape)) if x.ndim == 1 else x
+
+
+def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
+    if not len(arrays):
+        raise _error("concatenate", "needs at least one array")
+    if axis is None:
+        arrays, axis = [ravel(a) for a in arrays], 0
+    arrays, dtype, weak = _promote("concatenate", *arrays)
+    arrays = [asarray(a) for a in arrays]
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        raise _error("concatenate", "zero-dimensional arrays cannot be concatenated")
+    axis = _axis(axis, ndim, "concatenate")
+    for a in arrays:
+        if a.ndim != ndim or builtins.any(a.shape[i] != arrays[0].shape[i]
+                                          for i in range(ndim) if i != axis):
+            raise _error("concatenate", "all input array dimensions except the "
+                         f"concatenation axis must match: {[tuple(a.shape) for a in arrays]}")
+    if len(arrays) == 1:
+        return arrays[0]
+    return bind(_prims["concatenate"], *arrays, dimension=axis, weak=weak)
+
+
+def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
+    if not len(arrays):
+        raise _error("stack", "needs at least one array")
+    arrays = [asarray(a) for a in arrays]
+    shapes = {a.shape for a in arrays}
+    if len(shapes) != 1:
+        raise _error("stack", f"all input arrays must have the same shape, got {sorted(shapes)}")
+    axis = _axis(axis, arrays[0].ndim + 1, "stack")
+    return concatenate([expand_dims(a, axis) for a in arrays], axis)
+
+
+def hstack(arrays: Sequence[Any]) -> Any:
+    arrays = [atleast_1d(a) for a in arrays]
+    return concatenate(arrays, 0 if arrays[0].ndim == 1 else 1)
+
+
+def vstack(arrays: Sequence[Any]) -> Any:
+    return concatenate([atleast_2d(a) for a in arrays], 0)
+
+
+def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    x = asarray(x)
+    axis = _axis(axis, x.ndim, "split")
+    n = x.shape[axis]
+    if isinstance(indices_or_sections, int):
+        if n % indices_or_sections:
+            raise _error("split", f"array split does not result in an equal division "
+                         f"({n} into {indices_or_sections})")
+        step = n // indices_or_sections
+        bounds = list(range(0, n + 1, step)) if step else [0] * (indices_or_sections + 1)
+    else:
+        bounds = [0, *indices_or_sections, n]
+    return [_slice_axis(x, axis, a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _slice_axis(x: Any, axis: int, start: int, stop: int) -> Any:
+    start_indices = tuple(start if i == axis else 0 for i in range(x.ndim))
+    limits = tuple(builtins.max(stop, start) if i == axis else d for i, d in enumerate(x.shape))
+    return bind(_prims["slice"], x, start_indices=start_indices, limit_indices=limits,
+                strides=None, weak=x.weak)
+
+
+def flip(x: Any, axis: Any = None) -> Any:
+    x = asarray(x)
+    return bind(_prims["rev"], x, dimensions=_axes(axis, x.ndim, "flip"), weak=x.weak)
+
+
+def tile(x: Any, reps: Any) -> Any:
+    x = asarray(x)
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    shape = (1,) * (len(reps) - x.ndim) + x.shape
+    reps = (1,) * (len(shape) - len(reps)) + reps
+    x = reshape(x, shape)
+    big = broadcast_to(reshape(x, tuple(v for d in shape for v in (1, d))),
+                       tuple(v for r, d in zip(reps, shape, strict=True) for v in (r, d)))
+    return reshape(big, tuple(r * d for r, d in zip(reps, shape, strict=True)))
+
+
+def repeat(x: Any, repeats: int, axis: int | None = None) -> Any:
+    x = asarray(x)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = _axis(axis, x.ndim, "repeat")
+    y = expand_dims(x, axis + 1)
+    shape = list(y.shape)
+    shape[axis + 1] = repeats
+    y = broadcast_to(y, tuple(shape))
+    out = list(x.shape)
+    out[axis] *= repeats
+    return reshape(y, tuple(out))
+
+
+def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
+    if mode != "constant":
+        raise _error("pad", f"mode {mode!r} is not supported; only 'constant'")
+    x = asarray(x)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
+    value = _operand(constant_values, x.dtype)
+    config = tuple((int(lo), int(hi), 0) for lo, hi in widths)
+    return bind(_prims["pad"], x, asarray(value) if not _is_array(value) else value,
+                padding_config=config, weak=x.weak)
