@@ -39,8 +39,8 @@ class Builder:
 
     def bind(self, prim: Primitive, *inputs: Atom, **params: Any) -> Any:
         """Emit ``prim(*inputs)``; return its output Var (a tuple if multiple results)."""
-        out_types = prim.abstract_eval(*(a.type for a in inputs), **params)
-        outputs = tuple(Var(t) for t in out_types)
+        out_types = prim.abstract_eval(*[a.type for a in inputs], **params)
+        outputs = tuple(map(Var, out_types))
         self.eqns.append(Eqn(prim, inputs, params, outputs, self.source))
         return outputs if prim.multiple_results else outputs[0]
 

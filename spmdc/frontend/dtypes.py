@@ -273,6 +273,20 @@ def result_type(*args: Any) -> tuple[np.dtype, bool]:
     return canonicalize(node), False
 
 
+_pairs_cache: dict[tuple[Any, ...], tuple[np.dtype, bool]] = {}
+
+
+def result_type_of_pairs(pairs: tuple[tuple[np.dtype, bool], ...]) -> tuple[np.dtype, bool]:
+    """``result_type(*pairs)`` for ``(np.dtype, bool)`` pairs, memoized (per x64 mode)."""
+    key = (pairs, _x64)
+    try:
+        return _pairs_cache[key]
+    except KeyError:
+        pass
+    out = _pairs_cache[key] = result_type(*pairs)
+    return out
+
+
 def promote_types(a: Any, b: Any) -> np.dtype:
     """Like ``jnp.promote_types``: the dtype of combining ``a`` and ``b``."""
     return result_type(a, b)[0]

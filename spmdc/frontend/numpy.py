@@ -88,8 +88,9 @@ def _operand(x: Any, dtype: np.dtype) -> Any:
 
 
 def _promote(op: str, *args: Any) -> tuple[list[Any], np.dtype, bool]:
-    pairs = [(a.dtype, a.weak) if _is_array(a) else dtypes.dtype_and_weak(a) for a in args]
-    dtype, weak = dtypes.result_type(*pairs)
+    pairs = tuple([(a.dtype, bool(a.weak)) if _is_array(a) else dtypes.dtype_and_weak(a)
+                   for a in args])
+    dtype, weak = dtypes.result_type_of_pairs(pairs)
     return [_operand(a, dtype) for a in args], dtype, weak
 
 
@@ -98,6 +99,8 @@ def _shape(x: Any) -> tuple[int, ...]:
 
 
 def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tuple[int, ...]:
+    if shapes and builtins.all(type(s) is tuple and s == shapes[0] for s in shapes):
+        return shapes[0]                # the common case: nothing to broadcast
     ndim = builtins.max((len(s) for s in shapes), default=0)
     out = []
     for i in range(ndim):

@@ -42,8 +42,10 @@ def matmul(x: Any, y: Any) -> Any:
         contract = ((x.ndim - 1,), (builtins.max(y.ndim - 2, 0),))
         return _dot_general(x, y, contract, ((), ()), "matmul")
     batch = broadcast_shapes(x.shape[:-2], y.shape[:-2], op="matmul")
-    x = broadcast_to(x, batch + x.shape[-2:])
-    y = broadcast_to(y, batch + y.shape[-2:])
+    if x.shape[:-2] != batch:
+        x = broadcast_to(x, batch + x.shape[-2:])
+    if y.shape[:-2] != batch:
+        y = broadcast_to(y, batch + y.shape[-2:])
     nb = len(batch)
     return _dot_general(x, y, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))),
                         "matmul")
