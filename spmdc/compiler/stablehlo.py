@@ -109,8 +109,8 @@ def elementwise_lowering(op_class: Any) -> LowerRule:
     """Lowering for an elementwise op whose rank-0 operands broadcast to the output."""
     def rule(ctx: LoweringContext, eqn: Any, *operands: ir.Value) -> ir.Value:
         out = eqn.outputs[0].type
-        args = [ctx.broadcast(x, TensorType(a.type.shape, a.type.dtype),
-                              TensorType(out.shape, a.type.dtype))
+        args = [x if a.type.shape == out.shape else
+                ctx.broadcast(x, a.type, TensorType(out.shape, a.type.dtype))
                 for x, a in zip(operands, eqn.inputs, strict=True)]
         return op_class(*args).result
     return rule
@@ -129,7 +129,7 @@ def lower_body(ctx: LoweringContext, func: Func, args: Sequence[ir.Value]) -> li
         rule = lower_rules.get(eqn.prim)
         if rule is None:
             raise LoweringError(f"no lowering rule for primitive {eqn.prim.name!r}")
-        outs = rule(ctx, eqn, *(read(a) for a in eqn.inputs))
+        outs = rule(ctx, eqn, *[read(a) for a in eqn.inputs])
         if isinstance(outs, ir.Value):
             outs = [outs]
         env.update(zip(eqn.outputs, outs, strict=True))

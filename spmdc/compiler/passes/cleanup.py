@@ -21,19 +21,6 @@ def dce(func: Func) -> Func:
     return Func(func.name, func.inputs, tuple(reversed(kept)), func.outputs)
 
 
-def _key(a: Atom) -> Any:
-    return ("lit", repr(a.value), a.type) if isinstance(a, Lit) else a
-
-
-def _hashable_params(params: dict[str, Any]) -> Any:
-    try:
-        key = tuple(params.items())
-        hash(key)
-        return key
-    except TypeError:
-        return None
-
-
 def cse(func: Func) -> Func:
     """Reuse the result of an earlier equation with the same primitive, operands, params."""
     seen: dict[Any, tuple[Var, ...]] = {}
@@ -44,11 +31,15 @@ def cse(func: Func) -> Func:
         return rename.get(a, a) if isinstance(a, Var) else a
 
     for eqn in func.eqns:
-        inputs = tuple(sub(a) for a in eqn.inputs)
-        params_key = _hashable_params(eqn.params)
-        key = None if params_key is None else (eqn.prim, tuple(map(_key, inputs)), params_key)
-        if key is not None and key in seen:
-            rename.update(zip(eqn.outputs, seen[key], strict=True))
+        inputs = tuple([rename.get(a, a) if isinstance(a, Var) else a for a in eqn.inputs])
+        try:                            # one hash of the key (unhashable params: no CSE)
+            key = (eqn.prim, tuple([("lit", repr(a.value), a.type) if isinstance(a, Lit)
+                                    else a for a in inputs]), tuple(eqn.params.items()))
+            prev = seen.get(key)
+        except TypeError:
+            key = prev = None
+        if prev is not None:
+            rename.update(zip(eqn.outputs, prev, strict=True))
             continue
         if key is not None:
             seen[key] = eqn.outputs
