@@ -20,14 +20,25 @@ from .tracing import Tracer, bind, user_source
 __all__ = ["install_methods", "getitem", "normalize_index"]
 
 
+_loaded: dict[str, Any] = {}      # imported on first use (import cycles), then looked up
+
+
 def _jnp() -> Any:
-    from . import numpy as jnp
-    return jnp
+    try:
+        return _loaded["jnp"]
+    except KeyError:
+        from . import numpy as jnp
+        _loaded["jnp"] = jnp
+        return jnp
 
 
 def _is_array(x: Any) -> bool:
-    from ..runtime.array import Array
-    return isinstance(x, (Tracer, Array))
+    try:
+        types = _loaded["array_types"]
+    except KeyError:
+        from ..runtime.array import Array
+        types = _loaded["array_types"] = (Tracer, Array)
+    return isinstance(x, types)
 
 
 def _index_error(message: str) -> IndexError:
