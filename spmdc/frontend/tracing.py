@@ -254,7 +254,8 @@ def bind(prim: Primitive, *args: Any, weak: bool = False, **params: Any) -> Any:
                 raise _escaped(a)
         return eager_apply(prim, args, params, weak)
     b = trace.builder
-    atoms = [to_atom(trace, a) for a in args]
+    atoms = [a.var if a.__class__ is Tracer and a.trace is trace else to_atom(trace, a)
+             for a in args]             # the first case is to_atom's common one, inlined
     b.source = user_source()
     try:
         out = b.bind(prim, *atoms, **params)
