@@ -335,18 +335,30 @@ batch_rules[dot_general_p] = _dot_general_batch_rule
 def _dot_general_operand_ct(b, ct, other, mine: TensorType, my_contract, my_batch,
                             other_contract, other_batch, other_free_in_ct):
     """The cotangent of one operand: ct contracted with the other operand over the other's
-    free dimensions (batched over the batch dimensions), then transposed back."""
+    free dimensions (batched over the batch dimensions), then transposed back.
+
+    Operand order matters for speed: ``dot_general(ct, other)`` lists my free dims before
+    my contracted ones, ``dot_general(other, ct)`` the other way round. We pick the order
+    that needs no transpose when one does (the weight cotangent ``x^T @ ct`` of ``x @ w``
+    is ``dot_general(x, ct)``): a transpose after a batched dot_general (vmap of grad) is
+    a separate full copy of the result in XLA, 3x the time of W5 (docs/PERFORMANCE.md)."""
     nb = len(my_batch)
-    other_free = _free(other.type.ndim, other_contract, other_batch)
-    g = b.dot_general(ct, other, contract=(other_free_in_ct, tuple(other_free)),
-                      batch=(tuple(range(nb)), other_batch))
-    # g's dimensions: batch, my free dims, then other's contracted dims in ascending order,
-    # each of which pairs with one of my contracted dims.
+    other_free = tuple(_free(other.type.ndim, other_contract, other_batch))
+    # Output dimensions: batch, then my free dims and other's contracted dims (in
+    # ascending order, each paired with one of my contracted dims), in operand order.
     pair = dict(zip(other_contract, my_contract, strict=True))
-    layout = [*my_batch, *_free(mine.ndim, my_contract, my_batch),
-              *(pair[j] for j in sorted(other_contract))]
-    permutation = tuple(layout.index(i) for i in range(mine.ndim))
-    if permutation == tuple(range(mine.ndim)):
+    my_free = _free(mine.ndim, my_contract, my_batch)
+    contracted = [pair[j] for j in sorted(other_contract)]
+    identity = tuple(range(mine.ndim))
+    swapped = [*my_batch, *contracted, *my_free]
+    if tuple(swapped.index(i) for i in identity) == identity and my_free and contracted:
+        return b.dot_general(other, ct, contract=(other_free, other_free_in_ct),
+                             batch=(other_batch, tuple(range(nb))))
+    g = b.dot_general(ct, other, contract=(other_free_in_ct, other_free),
+                      batch=(tuple(range(nb)), other_batch))
+    layout = [*my_batch, *my_free, *contracted]
+    permutation = tuple(layout.index(i) for i in identity)
+    if permutation == identity:
         return g
     return b.transpose(g, permutation=permutation)
 
