@@ -43,8 +43,11 @@ floating, integer, inexact, number, signedinteger, unsignedinteger, complexfloat
     np.complexfloating)
 
 
+_ARRAY_TYPES = (Tracer, Array)
+
+
 def _is_array(x: Any) -> bool:
-    return isinstance(x, (Tracer, Array))
+    return isinstance(x, _ARRAY_TYPES)
 
 
 def _error(op: str, message: str) -> TypeError:
@@ -81,21 +84,21 @@ def _flat(x: Any) -> list[Any]:
 
 def _operand(x: Any, dtype: np.dtype) -> Any:
     """``x`` converted to ``dtype``: arrays with convert, Python values as 0-d NumPy."""
-    if _is_array(x):
+    if isinstance(x, _ARRAY_TYPES):
         return x if x.dtype == dtype else bind(_prims["convert"], x, new_dtype=dtype,
                                                    weak=False)
     return np.asarray(x, dtype)
 
 
 def _promote(op: str, *args: Any) -> tuple[list[Any], np.dtype, bool]:
-    pairs = tuple([(a.dtype, bool(a.weak)) if _is_array(a) else dtypes.dtype_and_weak(a)
-                   for a in args])
+    pairs = tuple([(a.dtype, bool(a.weak)) if isinstance(a, _ARRAY_TYPES)
+                   else dtypes.dtype_and_weak(a) for a in args])
     dtype, weak = dtypes.result_type_of_pairs(pairs)
     return [_operand(a, dtype) for a in args], dtype, weak
 
 
 def _shape(x: Any) -> tuple[int, ...]:
-    return x.shape if _is_array(x) else np.shape(x)
+    return x.shape if isinstance(x, _ARRAY_TYPES) else np.shape(x)
 
 
 def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tuple[int, ...]:
