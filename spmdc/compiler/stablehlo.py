@@ -4,6 +4,10 @@
 StableHLO ops at the current insertion point; ``operands`` are MLIR values (literals are
 already materialised as constants). ``lower(func, ...)`` builds the public ``@main`` and
 verifies the module. MLIR context set-up lives in ``mlir_context()`` alone.
+
+This module is the compiler's one door to ``jaxlib.mlir``: the lowering rules next to
+each primitive use the bindings it re-exports (``ir``, ``hlo`` for StableHLO, ``chlo``),
+so a jaxlib upgrade that moves them touches this file alone.
 """
 from __future__ import annotations
 
@@ -20,8 +24,8 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from .ir import Func, Lit, TensorType, Var, dtype_name
 
-__all__ = ["lower_rules", "LoweringContext", "lower", "lower_body", "mlir_context", "mlir_type",
-           "elementwise_lowering", "LoweringError"]
+__all__ = ["ir", "hlo", "chlo", "lower_rules", "LoweringContext", "lower", "lower_body",
+           "mlir_context", "mlir_type", "elementwise_lowering", "LoweringError"]
 
 
 class LoweringError(RuntimeError):

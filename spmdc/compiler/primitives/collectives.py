@@ -34,14 +34,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo as hlo
 
 from ..ir import TensorType
 from ..passes.autodiff import nondifferentiable, vjp_rules
 from ..passes.collectives import replica_groups, varying_rules
 from ..passes.vmap import always_rewrite, batch_rules
-from ..stablehlo import lower_rules, mlir_type
+from ..stablehlo import hlo, ir, lower_rules, mlir_type
 from . import collectives_batching as batching
 from .core import NUMBER, ShapeError, _check_kind, declare
 from .reductions import fill_reducer

@@ -20,8 +20,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo as hlo
 
 from ..builder import Builder, lit
 from ..interpreter import evaluate
@@ -37,7 +35,7 @@ from ..passes.vmap import (
     move_axis,
     vmap_func,
 )
-from ..stablehlo import lower_body, lower_rules, mlir_type
+from ..stablehlo import hlo, ir, lower_body, lower_rules, mlir_type
 from .core import ShapeError, declare
 
 __all__ = ["cond_p", "while_p", "WhileLoopVJPError", "DivergentCollectiveError"]

@@ -9,13 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo as hlo
 
 from ..ir import TensorType
 from ..passes.autodiff import vjp_rules
 from ..passes.vmap import batch_rules, move_axis
-from ..stablehlo import LoweringContext, lower_rules, mlir_type
+from ..stablehlo import LoweringContext, hlo, ir, lower_rules, mlir_type
 from .core import ShapeError, _check_kind, declare
 from .reductions import fill_reducer, identity_of
 

@@ -6,14 +6,12 @@ window stays inside the operand: ``start = clip(start, 0, size - window)``.
 from __future__ import annotations
 
 import numpy as np
-from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo as hlo
 
 from ..builder import lit
 from ..ir import Atom, TensorType
 from ..passes.autodiff import vjp_rules, zeros
 from ..passes.vmap import batch_rules, batch_to_front
-from ..stablehlo import lower_rules, mlir_type
+from ..stablehlo import hlo, ir, lower_rules, mlir_type
 from .core import ShapeError, declare
 
 # Note [batched start indices]

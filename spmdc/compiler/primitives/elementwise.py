@@ -38,14 +38,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from jaxlib.mlir.dialects import chlo
-from jaxlib.mlir.dialects import stablehlo as hlo
 
 from ..builder import lit
 from ..ir import TensorType
 from ..passes.autodiff import nondifferentiable, unbroadcast, vjp_rules
 from ..passes.vmap import batch_rules
-from ..stablehlo import elementwise_lowering, lower_rules
+from ..stablehlo import chlo, elementwise_lowering, hlo, lower_rules
 from .core import (
     ShapeError,
     _check_kind,

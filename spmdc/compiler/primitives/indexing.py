@@ -19,13 +19,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo as hlo
 
 from ..ir import TensorType
 from ..passes.autodiff import vjp_rules, zeros
 from ..passes.vmap import batch_rules, batch_to_front, move_axis
-from ..stablehlo import LoweringContext, lower_rules, mlir_type
+from ..stablehlo import LoweringContext, hlo, ir, lower_rules, mlir_type
 from .core import ShapeError, declare
 
 __all__ = ["gather_p", "scatter_p", "COMBINES"]

@@ -13,13 +13,12 @@ acts on the bit pattern, so on unsigned types it copies the top bit.
 from __future__ import annotations
 
 import numpy as np
-from jaxlib.mlir.dialects import stablehlo as hlo
 
 from ..builder import lit
 from ..ir import TensorType
 from ..passes.autodiff import nondifferentiable, unbroadcast, vjp_rules
 from ..passes.vmap import batch_rules, broadcast_batch
-from ..stablehlo import elementwise_lowering, lower_rules
+from ..stablehlo import elementwise_lowering, hlo, lower_rules
 from .core import (
     INTEGRAL,
     ShapeError,

@@ -12,13 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo as hlo
 
 from ..ir import TensorType, dtype_name
 from ..passes.autodiff import nondifferentiable, vjp_rules
 from ..passes.vmap import batch_rules, move_axis
-from ..stablehlo import LoweringContext, lower_rules, mlir_type
+from ..stablehlo import LoweringContext, hlo, ir, lower_rules, mlir_type
 from .core import NUMBER, ShapeError, _check_kind, declare, same_dtype
 
 __all__ = ["reduce_sum_p", "reduce_max_p", "reduce_min_p", "reduce_prod_p", "reduce_and_p",

@@ -8,14 +8,12 @@ slices with run-time start indices live in primitives/dynamic_slicing.py.
 from __future__ import annotations
 
 import numpy as np
-from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo as hlo
 
 from ..builder import lit
 from ..ir import TensorType, dtype_name
 from ..passes.autodiff import nondifferentiable, vjp_rules, zeros
 from ..passes.vmap import batch_rules, batch_to_front, move_axis
-from ..stablehlo import lower_rules
+from ..stablehlo import hlo, ir, lower_rules
 from .core import ShapeError, declare, same_dtype
 
 
