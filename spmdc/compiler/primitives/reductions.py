@@ -293,13 +293,22 @@ def _dot_general_impl(x, y, *, contract, batch):
 dot_general_p = declare("dot_general", _dot_general_rule, _dot_general_impl)
 
 
+# (contract, batch) -> DotDimensionNumbers attribute. Attributes belong to the one MLIR
+# context (mlir_context), so every lowering can reuse them; making one costs more than
+# making the op. See Note [fast op creation] in stablehlo.py.
+_dimension_numbers: dict[tuple[Any, Any], ir.Attribute] = {}
+
+
 def _dot_general_lowering(ctx, eqn, x, y):
-    (xc, yc), (xb, yb) = eqn.params["contract"], eqn.params["batch"]
-    dims = hlo.DotDimensionNumbers.get(lhs_batching_dimensions=list(xb),
-                                       rhs_batching_dimensions=list(yb),
-                                       lhs_contracting_dimensions=list(xc),
-                                       rhs_contracting_dimensions=list(yc))
-    return hlo.DotGeneralOp(mlir_type(eqn.outputs[0].type), x, y, dims).result
+    key = (eqn.params["contract"], eqn.params["batch"])
+    dims = _dimension_numbers.get(key)
+    if dims is None:
+        (xc, yc), (xb, yb) = key
+        dims = _dimension_numbers[key] = hlo.DotDimensionNumbers.get(
+            lhs_batching_dimensions=list(xb), rhs_batching_dimensions=list(yb),
+            lhs_contracting_dimensions=list(xc), rhs_contracting_dimensions=list(yc))
+    return ctx.create_op(hlo.DotGeneralOp, eqn.outputs[0].type, [x, y],
+                         {"dot_dimension_numbers": dims})
 
 
 lower_rules[dot_general_p] = _dot_general_lowering
