@@ -39,10 +39,15 @@ class Builder:
 
     def bind(self, prim: Primitive, *inputs: Atom, **params: Any) -> Any:
         """Emit ``prim(*inputs)``; return its output Var (a tuple if multiple results)."""
-        out_types = prim.abstract_eval(*[a.type for a in inputs], **params)
-        outputs = tuple(map(Var, out_types))
-        self.eqns.append(Eqn(prim, inputs, params, outputs, self.source))
-        return outputs if prim.multiple_results else outputs[0]
+        # Primitive.abstract_eval, inlined: this is the hottest call of tracing.
+        out_type = prim.shape_rule(*[a.type for a in inputs], **params)
+        if prim.multiple_results:
+            outputs = tuple(map(Var, out_type))
+            self.eqns.append(Eqn(prim, inputs, params, outputs, self.source))
+            return outputs
+        out = Var(out_type)
+        self.eqns.append(Eqn(prim, inputs, params, (out,), self.source))
+        return out
 
     def __getattr__(self, name: str) -> Any:
         try:

@@ -102,6 +102,9 @@ def elementwise_unary(name: str, impl: Impl, kinds: str = FLOAT) -> Primitive:
 def elementwise_binary(name: str, impl: Impl, kinds: str = NUMBER) -> Primitive:
     """``z = f(x, y)`` elementwise over operands of one dtype; rank-0 operands broadcast."""
     def rule(x: TensorType, y: TensorType) -> TensorType:
+        if x == y:                      # the common case: nothing to compare or build
+            _check_kind(name, x, kinds)
+            return x
         dtype = same_dtype(name, x, y)
         _check_kind(name, x, kinds)
         return TensorType(same_shape_or_scalar(name, x, y), dtype)

@@ -262,19 +262,21 @@ def _dot_general_rule(x: TensorType, y: TensorType, *, contract, batch) -> Tenso
     same_dtype("dot_general", x, y)
     _check_kind("dot_general", x, NUMBER)
     (xc, yc), (xb, yb) = contract, batch
+    xs, ys = x.shape, y.shape
+    x_paired, y_paired = xc + xb, yc + yb
     if len(xc) != len(yc) or len(xb) != len(yb):
         raise ShapeError(f"dot_general: contract={contract} batch={batch} pair up unequal "
                          "numbers of dimensions")
-    if len(set(xc + xb)) != len(xc + xb) or len(set(yc + yb)) != len(yc + yb):
+    if len(set(x_paired)) != len(x_paired) or len(set(y_paired)) != len(y_paired):
         raise ShapeError(f"dot_general: contract={contract} batch={batch} repeat a "
                          f"dimension of {x} or {y}")
-    for a, c in ((xc, yc), (xb, yb)):
-        for i, j in zip(a, c, strict=True):
-            if not (0 <= i < x.ndim and 0 <= j < y.ndim) or x.shape[i] != y.shape[j]:
-                raise ShapeError(f"dot_general: cannot contract {x} with {y} "
-                                 f"(contract={contract}, batch={batch})")
-    return TensorType(tuple([x.shape[i] for i in xb] + [x.shape[i] for i in _free(x.ndim, xc, xb)]
-                            + [y.shape[i] for i in _free(y.ndim, yc, yb)]), x.dtype)
+    for i, j in zip(x_paired, y_paired, strict=True):
+        if not (0 <= i < len(xs) and 0 <= j < len(ys)) or xs[i] != ys[j]:
+            raise ShapeError(f"dot_general: cannot contract {x} with {y} "
+                             f"(contract={contract}, batch={batch})")
+    return TensorType((*[xs[i] for i in xb],
+                       *[d for i, d in enumerate(xs) if i not in x_paired],    # x's free dims
+                       *[d for i, d in enumerate(ys) if i not in y_paired]), x.dtype)
 
 
 def _dot_general_impl(x, y, *, contract, batch):
