@@ -232,3 +232,111 @@ def test_numpy_on_a_tracer_and_unhashable_statics():
         spmdc.jit(lambda x: np.sin(x))(X)
     with pytest.raises(ValueError, match="unhashable type list.*use a tuple"):
         spmdc.jit(lambda x, s: x * len(s), static_argnums=1)(X, [1, 2])
+
+
+# --- the C++ dispatch path (Note [C++ dispatch] in runtime/pjrt.py) ------------------------------
+
+AB = collections.namedtuple("AB", "a b")
+
+
+@tree_util.register_pytree_node_class
+class Scaled:
+    """A registered node with aux data, in and out of jit."""
+
+    def __init__(self, value, factor):
+        self.value, self.factor = value, factor
+
+    def tree_flatten(self):
+        return (self.value,), self.factor
+
+    @classmethod
+    def tree_unflatten(cls, factor, children):
+        return cls(children[0], factor)
+
+
+def _count_python_calls(f):
+    """Count the calls that reach spmdc's Python path (the C++ dispatcher's misses)."""
+    calls = []
+    python_path = f._call
+
+    def spy(args, kwargs):
+        calls.append(1)
+        return python_path(args, kwargs)
+    f._call = spy
+    return calls
+
+
+def _tree_fn(p, *, scale):
+    d = p["d"]
+    return {"sum": d[0] + d[1].a * d[1].b, "none": None,
+            "scaled": Scaled(p["s"].value * p["s"].factor * scale, p["s"].factor)}
+
+
+def test_device_resident_calls_launch_in_cpp_and_match_the_python_path():
+    f = spmdc.jit(_tree_fn)
+    calls = _count_python_calls(f)
+    x, y = spmdc.device_put(X), spmdc.device_put(X + 1)
+    p = {"d": [x, AB(y, x)], "s": Scaled(y, 3.0)}
+    scale = spmdc.device_put(np.float32(2.0))
+    expected = _tree_fn({"d": [X, AB(X + 1, X)], "s": Scaled(X + 1, 3.0)}, scale=2.0)
+    for _ in range(4):
+        out = f(p, scale=scale)
+        np.testing.assert_allclose(out["sum"], expected["sum"], rtol=1e-6)
+        assert out["none"] is None and isinstance(out["scaled"], Scaled)
+        assert out["scaled"].factor == 3.0
+        np.testing.assert_allclose(out["scaled"].value, expected["scaled"].value, rtol=1e-6)
+        assert type(out["sum"]) is spmdc.Array and out["sum"].dtype == np.float32
+    assert len(calls) <= 2 and f.trace_count == 1          # later calls never left C++
+    # outputs of the C++ path are ordinary Arrays: feed them back, do eager arithmetic
+    again = f({"d": [out["sum"], AB(y, x)], "s": out["scaled"]}, scale=scale)
+    np.testing.assert_allclose(again["sum"], expected["sum"] + (X + 1) * X, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(out["sum"] * 2), expected["sum"] * 2, rtol=1e-6)
+
+
+def test_calls_the_cpp_path_does_not_take_still_give_the_right_answer():
+    f = spmdc.jit(lambda a, b: a * 10 + b)
+    calls = _count_python_calls(f)
+    a, b = spmdc.device_put(X), spmdc.device_put(X * 3)
+    for _ in range(3):
+        np.testing.assert_allclose(f(a, b), X * 13, rtol=1e-6)
+    fast = len(calls)
+    # keywords in either order, NumPy and Python values, an Array on another device,
+    # a weakly typed Array: each a different signature, each correct
+    np.testing.assert_allclose(f(b=b, a=a), X * 13, rtol=1e-6)
+    np.testing.assert_allclose(f(a=a, b=b), X * 13, rtol=1e-6)
+    np.testing.assert_allclose(f(X, b), X * 13, rtol=1e-6)
+    np.testing.assert_allclose(f(a, 1.0), X * 10 + 1, rtol=1e-6)
+    other = spmdc.device_put(X, spmdc.devices()[-1])
+    for _ in range(3):
+        np.testing.assert_allclose(f(other, b), X * 13, rtol=1e-6)
+    weak = spmdc.jit(lambda v: v)(2.0)              # a weakly typed f32 Array
+    for _ in range(3):
+        out = f(weak, a)
+        np.testing.assert_allclose(out, 20 + X, rtol=1e-6)
+        assert out.dtype == np.float32
+    before = len(calls)
+    f(X, b)
+    f(X, b)
+    assert len(calls) == before + 2                 # NumPy arguments always take Python
+    assert fast <= 2
+
+
+def test_captured_constants_and_unsortable_dict_keys_take_the_python_path():
+    w = spmdc.device_put(W)
+    f = spmdc.jit(lambda x: x @ w)                  # w is captured: a program constant
+    x = spmdc.device_put(X)
+    for _ in range(3):
+        np.testing.assert_allclose(f(x), X @ W, rtol=1e-5)
+    g = spmdc.jit(lambda d: d[1] - d["a"])
+    for _ in range(3):
+        np.testing.assert_allclose(g({1: x, "a": spmdc.device_put(X * 2)}), -X, rtol=1e-6)
+
+
+def test_an_error_on_a_later_signature_leaves_the_cpp_path_working():
+    f = spmdc.jit(lambda a, b: a @ b)
+    a, w = spmdc.device_put(X), spmdc.device_put(W)
+    for _ in range(3):
+        np.testing.assert_allclose(f(a, w), X @ W, rtol=1e-5)
+    with pytest.raises(TypeError, match="contracting dimension mismatch.*test_jit.py"):
+        f(a, a)
+    np.testing.assert_allclose(f(a, w), X @ W, rtol=1e-5)

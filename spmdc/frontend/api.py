@@ -172,6 +172,22 @@ class _Entry:
                    for o, t, w in zip(outs, self.out_types, self.out_weak, strict=True)]
         return tree_unflatten(self.out_tree, results)
 
+    def fast_path(self, args: Any, out: Any) -> Any:
+        """The C++ launch for calls like ``args`` that returned ``out``, if it is safe
+        (Note [C++ dispatch] in runtime/pjrt.py)."""
+        if self.consts:
+            return None
+        in_leaves, _ = tree_flatten(args)
+        if not all(type(x) is Array and not x.split and len(x._buffers) == 1
+                   for x in in_leaves):
+            return None
+        out_leaves, _ = tree_flatten(out)
+        return pjrt.fast_path(self.executable.exe, self.device,
+                              [(t.shape, t.dtype) for t in self.in_types],
+                              [(t.shape, t.dtype) for t in self.out_types],
+                              args, [x._buffers[0] for x in in_leaves],
+                              out, [x._buffers[0] for x in out_leaves])
+
 
 class Jitted:
     """The callable returned by ``jit``."""
@@ -198,6 +214,9 @@ class Jitted:
         self._cache: dict[Any, _Entry] = {}
         self._has_statics = bool(self.static_argnums or self.static_argnames)
         self.trace_count = 0          # how many times fun was traced (tests read it)
+        # jaxlib's C++ dispatcher in front of the Python path (Note [dispatch fast path])
+        self._dispatch = None if self._has_statics else pjrt.dispatcher(
+            _fun_name(fun), self._cache_miss)
 
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                ) -> tuple[tuple[Any, ...], tuple[Any, ...], dict[str, Any]]:
@@ -241,6 +260,19 @@ class Jitted:
         return out
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if tracing._current is None and self._dispatch is not None:
+            try:
+                return self._dispatch(*args, **kwargs)
+            except ValueError as e:
+                # spmdc's pytrees keep a dict whose keys do not sort in insertion order;
+                # the C++ registry refuses it, so such a call takes the Python path.
+                if not pjrt.is_unsortable_keys_error(e):
+                    raise
+        return self._call(args, kwargs)[0]
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+              ) -> tuple[Any, _Entry | None]:
+        """The Python path: the outputs, and the entry that ran (None when inlined)."""
         if self._has_statics:
             statics, args, kwargs = self._split(args, kwargs)
         else:
@@ -248,7 +280,7 @@ class Jitted:
         if tracing._current is not None:        # inside another transformation: inline
             func, out_weak, captured, out_tree, leaves = self._trace(statics, args, kwargs)
             outs = apply_func(func, [*leaves, *captured], out_weak)
-            return tree_unflatten(out_tree, outs)
+            return tree_unflatten(out_tree, outs), None
         leaves, in_tree = tree_flatten((args, kwargs))
         # See Note [dispatch fast path].
         device = _device_of(leaves)
@@ -257,7 +289,12 @@ class Jitted:
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._compile(statics, args, kwargs, device)
-        return entry(leaves)
+        return entry(leaves), entry
+
+    def _cache_miss(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
+        """What the C++ dispatcher calls for a signature it cannot launch itself."""
+        out, entry = self._call(args, kwargs)
+        return out, entry and entry.fast_path((args, kwargs), out), False
 
     def _compile(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                  kwargs: dict[str, Any], device: Any) -> _Entry:
@@ -289,6 +326,13 @@ class Jitted:
 # cache key is one flat tuple (treedef, statics, device, then each leaf's type and weak
 # flag), Arrays already on the device hand over their
 # buffer directly, and the single-replica launch returns a flat list of buffers.
+#
+# In front of that path sits jaxlib's C++ dispatcher (Note [C++ dispatch] in
+# runtime/pjrt.py): at top level a call goes to it first; it launches signatures it has
+# been granted (device-resident Array arguments, no captured constants) entirely in C++
+# and sends everything else to ``_cache_miss``, i.e. to the Python path above, which
+# then decides whether to grant the signature. Functions with static arguments, and
+# calls under a transformation (which inline), take the Python path only.
 
 def _device_of(leaves: Sequence[Any]) -> Any:
     for x in leaves:

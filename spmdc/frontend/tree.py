@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..runtime import pjrt
+
 __all__ = ["PyTreeDef", "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves",
            "tree_structure", "tree_flatten_with_path", "tree_leaves_with_path", "keystr",
            "register_pytree_node", "register_pytree_node_class", "broadcast_prefix",
@@ -181,6 +183,7 @@ def register_pytree_node(nodetype: type, flatten_func: Callable[[Any], tuple[Any
     _registered.add(nodetype)
     _leaf_types.discard(nodetype)
     _node_types[nodetype] = _NodeType(flatten_func, unflatten_func, keys)
+    pjrt.register_node(nodetype, flatten_func, unflatten_func)   # for jit's C++ dispatch
 
 
 def register_pytree_node_class(cls: type) -> type:

@@ -163,3 +163,14 @@ class Array:
 
     def __reduce__(self) -> Any:
         return (np.asarray, (self._value(),))
+
+    # --- as a node of the C++ dispatcher's pytrees (Note [C++ dispatch] in pjrt.py) -------
+    def _flatten(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        return self._buffers, (self.type, self.weak, self._devices, self.split)
+
+    @classmethod
+    def _unflatten(cls, aux: tuple[Any, ...], buffers: Any) -> Array:
+        return cls(tuple(buffers), *aux)
+
+
+pjrt.register_node(Array, Array._flatten, Array._unflatten)

@@ -12,7 +12,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from jaxlib import _jax
@@ -26,7 +26,8 @@ if importlib.util.find_spec("jax") is None:
     sys.modules.setdefault("jax._src.sharding_impls", None)
 
 __all__ = ["client", "devices", "compile", "put", "execute", "execute_one", "to_numpy", "Device",
-           "Buffer", "optimized_hlo", "cost_analysis", "device_count_env", "is_ready"]
+           "Buffer", "optimized_hlo", "cost_analysis", "device_count_env", "is_ready",
+           "register_node", "dispatcher", "fast_path", "is_unsortable_keys_error"]
 
 Device = Any          # a jaxlib device (CpuDevice(id=0) ...)
 Buffer = Any          # a jaxlib single-device array
@@ -111,7 +112,7 @@ def _group_sharding(devs: tuple[Device, ...]) -> Any:
 
 def put(value: np.ndarray, device: Device) -> Buffer:
     """Copy a host array to ``device``."""
-    value = np.ascontiguousarray(value)
+    value = np.asarray(value, order="C")     # (ascontiguousarray would make a 0-d array 1-d)
     return xc.batched_device_put(_aval(value.shape, value.dtype), _sharding(device),
                                  [value], [device], enable_x64=True)
 
@@ -162,3 +163,108 @@ def optimized_hlo(exe: Executable) -> str:
 
 def cost_analysis(exe: Executable) -> dict[str, float]:
     return dict(exe.cost_analysis())
+
+
+# --- jaxlib's C++ dispatch -------------------------------------------------------------------
+
+# Note [C++ dispatch]
+# ~~~~~~~~~~~~~~~~~~~
+# PJRT's Python-level launch (execute_sharded, then disassembling the results) costs about
+# 7 us per call, more than a whole jitted call should. jaxlib also has a C++ dispatcher
+# (``_jax.pjit``): a callable that flattens its arguments with a C++ pytree registry,
+# computes their signature (structure, and per array shape, dtype, weak type and
+# sharding), finds a cached executable and launches it, building the output arrays and
+# the output pytree in C++. On a signature it has not seen it calls ``cache_miss(*args,
+# **kwargs)``, which must return ``(outputs, fast_path_or_None, False)``; with ``None``
+# the C++ side simply calls ``cache_miss`` again next time.
+#
+# spmdc uses it for single-replica jit calls (frontend/api.py): ``cache_miss`` is the
+# ordinary Python path, and ``fast_path`` grants the C++ launch only when that is exactly
+# what the Python path would have done: every argument leaf is a device buffer of the
+# program's parameter type on the program's device (spmdc.Array is a registered node
+# whose child is its buffer; NumPy arrays, Python scalars and Arrays elsewhere keep the
+# Python path), the program takes no captured constants (jaxlib would pass them first,
+# spmdc passes them last), and every output leaf is a buffer the C++ side can rebuild.
+# The dispatcher needs three process-wide config slots (disable_jit, enable_x64,
+# post_hook) that the jax package sets when it is imported; without jax spmdc sets them
+# to constant defaults, with jax it leaves jax's in place.
+
+_registry = _jax.pytree.PyTreeRegistry(enable_none=True, enable_tuple=True,
+                                       enable_namedtuple=True, enable_list=True,
+                                       enable_dict=True)
+
+
+def register_node(nodetype: type, flatten: Any, unflatten: Any) -> None:
+    """Teach the C++ dispatcher's pytree registry a node type (same protocol as spmdc.tree)."""
+    _registry.register_node(nodetype, flatten, unflatten)
+
+
+class FastPath(NamedTuple):
+    """What jaxlib's C++ dispatcher reads to launch a cached executable."""
+    xla_executable: Executable
+    out_pytree_def: Any
+    in_shardings: list[Any]
+    out_shardings: list[Any]
+    out_avals: list[_Aval]
+    out_committed: list[bool]
+    kept_var_bitvec: list[bool]
+    in_device_local_layouts: list[None]
+    const_args: list[Any]
+
+
+@functools.cache
+def _dispatch_state() -> None:
+    if "jax._src.config" in sys.modules:       # jax has set (and owns) the slots
+        return
+    config = _jax.config.Config
+    _jax.jax_jit.set_disable_jit_state(config("spmdc_disable_jit", False))
+    _jax.jax_jit.set_enable_x64_state(config("spmdc_enable_x64", False))
+    _jax.jax_jit.set_post_hook_state(config("spmdc_post_hook", None))
+
+
+def is_unsortable_keys_error(e: Exception) -> bool:
+    """Whether the C++ registry refused a dict whose keys do not sort."""
+    return str(e).startswith("Comparator raised exception while sorting pytree dictionary")
+
+
+def _no_fallback(x: Any, *rest: Any) -> Any:
+    # Only called for an argument whose sharding differs from the program's, which
+    # fast_path never grants.
+    raise AssertionError(f"spmdc: the C++ dispatcher asked to move {type(x).__name__}")
+
+
+def dispatcher(name: str, cache_miss: Any) -> Any:
+    """A C++ callable that runs granted signatures itself and the rest via ``cache_miss``."""
+    _dispatch_state()
+    return _jax.pjit(name, None, cache_miss, [], [], (), _registry, _no_fallback)
+
+
+def _same_objects(xs: Sequence[Any], ys: Sequence[Any]) -> bool:
+    return len(xs) == len(ys) and all(x is y for x, y in zip(xs, ys, strict=True))
+
+
+def fast_path(exe: Executable, device: Device, in_types: Sequence[tuple[tuple[int, ...], Any]],
+              out_types: Sequence[tuple[tuple[int, ...], Any]], args: Any,
+              in_buffers: Sequence[Buffer], outs: Any,
+              out_buffers: Sequence[Buffer]) -> FastPath | None:
+    """The C++ launch of single-replica ``exe`` for calls like ``args``, or None where it
+    could differ from the Python path. The Python path flattened ``args`` to
+    ``in_buffers`` (of ``in_types``, as (shape, dtype)) and built ``outs`` from
+    ``out_buffers`` (of ``out_types``); the C++ registry must find the same buffers in
+    the same order on both sides, and each argument must be a buffer placed by spmdc
+    (``put`` or this fast path) on ``device``, with that type."""
+    sharding = _sharding(device)
+    leaves, _ = _registry.flatten(args)
+    if not _same_objects(leaves, in_buffers):
+        return None
+    for x, (shape, dtype) in zip(leaves, in_types, strict=True):
+        if (type(x) is not _jax.ArrayImpl or x._sharding is not sharding
+                or x.aval is None or x.aval.shape != shape or x.aval.dtype != dtype):
+            return None
+    out_leaves, out_tree = _registry.flatten(outs)
+    if not _same_objects(out_leaves, out_buffers):
+        return None
+    n, m = len(leaves), len(out_leaves)
+    return FastPath(exe, out_tree, [sharding] * n, [sharding] * m,
+                    [_aval(shape, dtype) for shape, dtype in out_types],
+                    [True] * m, [True] * n, [None] * n, [])
