@@ -148,9 +148,12 @@ def _elementwise(op: str, prim: str, *args: Any, out_dtype: Any = None,
     args_, dtype, weak = _promote(op, *args)
     if kinds is not None and np.dtype(dtype).kind not in kinds and dtype != bfloat16:
         raise _error(op, f"not defined for dtype {np.dtype(dtype).name}")
-    shape = broadcast_shapes(*map(_shape, args_), op=op)
-    args_ = [_broadcast_to(a, shape) for a in args_]
-    if not builtins.any(_is_array(a) for a in args_):
+    # After _promote every operand is an array (ours, or NumPy for Python values).
+    shapes = [a.shape for a in args_]
+    if shapes.count(shapes[0]) != len(shapes):      # else nothing to broadcast
+        shape = broadcast_shapes(*shapes, op=op)
+        args_ = [_broadcast_to(a, shape) for a in args_]
+    if not isinstance(args_[0], _ARRAY_TYPES) and not builtins.any(_is_array(a) for a in args_):
         args_[0] = asarray(args_[0])
     return bind(_prims[prim], *args_, weak=weak and out_dtype is None)
 

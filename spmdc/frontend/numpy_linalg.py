@@ -19,33 +19,37 @@ from .tracing import bind
 def _dot_general(x: Any, y: Any, contract: Any, batch: Any, op: str) -> Any:
     (x, y), dtype, weak = _promote(op, x, y)
     x, y = asarray(x), asarray(y)
+    xs, ys = x.shape, y.shape
     for (i, j) in zip(*contract, strict=True):
-        if x.shape[i] != y.shape[j]:
-            raise _error(op, f"contracting dimension mismatch: {x.dtype.name}{list(x.shape)} "
-                         f"and {y.dtype.name}{list(y.shape)} (axis {i} has size {x.shape[i]}, "
-                         f"axis {j} has size {y.shape[j]})")
+        if xs[i] != ys[j]:
+            raise _error(op, f"contracting dimension mismatch: {x.dtype.name}{list(xs)} "
+                         f"and {y.dtype.name}{list(ys)} (axis {i} has size {xs[i]}, "
+                         f"axis {j} has size {ys[j]})")
     return bind(_prims["dot_general"], x, y, contract=contract, batch=batch, weak=weak)
 
 
 def matmul(x: Any, y: Any) -> Any:
     x, y = asarray(x), asarray(y)
-    if x.ndim == 0 or y.ndim == 0:
+    xs, ys = x.shape, y.shape
+    if not xs or not ys:
         raise _error("matmul", "operands must be at least 1-dimensional, got shapes "
-                     f"{x.shape} and {y.shape}")
-    if x.shape[-1] != y.shape[-2 if y.ndim > 1 else 0]:
+                     f"{xs} and {ys}")
+    if xs[-1] != ys[-2 if len(ys) > 1 else 0]:
         raise _error("matmul", f"contracting dimension mismatch: {x.dtype.name}"
-                     f"{list(x.shape)} @ {y.dtype.name}{list(y.shape)} "
-                     f"({x.shape[-1]} != {y.shape[-2 if y.ndim > 1 else 0]})")
+                     f"{list(xs)} @ {y.dtype.name}{list(ys)} "
+                     f"({xs[-1]} != {ys[-2 if len(ys) > 1 else 0]})")
     # A 1-D operand contracts directly: dot_general puts y's free dims after x's, which
     # is exactly matmul's result shape, so no reshape is needed.
-    if x.ndim == 1 or y.ndim == 1:
-        contract = ((x.ndim - 1,), (builtins.max(y.ndim - 2, 0),))
+    if len(xs) == 1 or len(ys) == 1:
+        contract = ((len(xs) - 1,), (builtins.max(len(ys) - 2, 0),))
         return _dot_general(x, y, contract, ((), ()), "matmul")
-    batch = broadcast_shapes(x.shape[:-2], y.shape[:-2], op="matmul")
-    if x.shape[:-2] != batch:
-        x = broadcast_to(x, batch + x.shape[-2:])
-    if y.shape[:-2] != batch:
-        y = broadcast_to(y, batch + y.shape[-2:])
+    if len(xs) == 2 and len(ys) == 2:       # the common case: no batch dimensions
+        return _dot_general(x, y, ((1,), (0,)), ((), ()), "matmul")
+    batch = broadcast_shapes(xs[:-2], ys[:-2], op="matmul")
+    if xs[:-2] != batch:
+        x = broadcast_to(x, batch + xs[-2:])
+    if ys[:-2] != batch:
+        y = broadcast_to(y, batch + ys[-2:])
     nb = len(batch)
     return _dot_general(x, y, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))),
                         "matmul")
