@@ -13,9 +13,9 @@ def dce(func: Func) -> Func:
     live: set[Var] = {a for a in func.outputs if isinstance(a, Var)}
     kept: list[Eqn] = []
     for eqn in reversed(func.eqns):
-        if any(v in live for v in eqn.outputs):
+        if not live.isdisjoint(eqn.outputs):
             kept.append(eqn)
-            live.update(a for a in eqn.inputs if isinstance(a, Var))
+            live.update([a for a in eqn.inputs if isinstance(a, Var)])
     if len(kept) == len(func.eqns):
         return func
     return Func(func.name, func.inputs, tuple(reversed(kept)), func.outputs)
@@ -31,7 +31,9 @@ def cse(func: Func) -> Func:
         return rename.get(a, a) if isinstance(a, Var) else a
 
     for eqn in func.eqns:
-        inputs = tuple([rename.get(a, a) if isinstance(a, Var) else a for a in eqn.inputs])
+        inputs = eqn.inputs
+        if rename:
+            inputs = tuple([rename.get(a, a) if isinstance(a, Var) else a for a in inputs])
         try:                            # one hash of the key (unhashable params: no CSE)
             key = (eqn.prim, tuple([("lit", repr(a.value), a.type) if isinstance(a, Lit)
                                     else a for a in inputs]), tuple(eqn.params.items()))
