@@ -54,14 +54,21 @@ class Builder:
             prim = registry[name]
         except KeyError:
             raise AttributeError(f"Builder has no attribute or primitive {name!r}") from None
-        return lambda *inputs, **params: self.bind(prim, *inputs, **params)
+
+        def shorthand(self: Builder, *inputs: Atom, **params: Any) -> Any:
+            return self.bind(prim, *inputs, **params)
+        # Kept as a method of the class: later uses are ordinary method calls, not a
+        # failed attribute lookup and a new closure each (rules call these in hot loops).
+        shorthand.__name__ = name
+        setattr(Builder, name, shorthand)
+        return getattr(self, name)
 
     def inline(self, func: Func, args: Sequence[Atom]) -> list[Atom]:
         """Emit ``func``'s equations with its inputs replaced by ``args``."""
         env: dict[Var, Atom] = dict(zip(func.inputs, args, strict=True))
         for eqn in func.eqns:
-            ins = tuple(a if isinstance(a, Lit) else env[a] for a in eqn.inputs)
-            outs = tuple(Var(v.type) for v in eqn.outputs)
+            ins = tuple([a if isinstance(a, Lit) else env[a] for a in eqn.inputs])
+            outs = tuple([Var(v.type) for v in eqn.outputs])
             env.update(zip(eqn.outputs, outs, strict=True))
             self.eqns.append(Eqn(eqn.prim, ins, eqn.params, outs, eqn.source))
         return [a if isinstance(a, Lit) else env[a] for a in func.outputs]
