@@ -341,10 +341,12 @@ def _dot_general_batch_rule(b, axis, args, dims, *, contract, batch):
 batch_rules[dot_general_p] = _dot_general_batch_rule
 
 
-def _dot_general_operand_ct(b, ct, other, mine: TensorType, my_contract, my_batch,
-                            other_contract, other_batch, other_free_in_ct):
-    """The cotangent of one operand: ct contracted with the other operand over the other's
-    free dimensions (batched over the batch dimensions), then transposed back.
+def _operand_ct_plan(mine_ndim: int, other_ndim: int, my_contract, my_batch,
+                     other_contract, other_batch, other_free_in_ct):
+    """How to compute the cotangent of one operand: ct contracted with the other operand
+    over the other's free dimensions (batched over the batch dimensions), then transposed
+    back. Returns ``(other_first, contract, batch, permutation)``, with ``permutation``
+    None when no transpose is needed.
 
     Operand order matters for speed: ``dot_general(ct, other)`` lists my free dims before
     my contracted ones, ``dot_general(other, ct)`` the other way round. We pick the order
@@ -352,33 +354,47 @@ def _dot_general_operand_ct(b, ct, other, mine: TensorType, my_contract, my_batc
     is ``dot_general(x, ct)``): a transpose after a batched dot_general (vmap of grad) is
     a separate full copy of the result in XLA, 3x the time of W5 (docs/PERFORMANCE.md)."""
     nb = len(my_batch)
-    other_free = tuple(_free(other.type.ndim, other_contract, other_batch))
+    other_free = tuple(_free(other_ndim, other_contract, other_batch))
     # Output dimensions: batch, then my free dims and other's contracted dims (in
     # ascending order, each paired with one of my contracted dims), in operand order.
     pair = dict(zip(other_contract, my_contract, strict=True))
-    my_free = _free(mine.ndim, my_contract, my_batch)
+    my_free = _free(mine_ndim, my_contract, my_batch)
     contracted = [pair[j] for j in sorted(other_contract)]
-    identity = tuple(range(mine.ndim))
+    identity = tuple(range(mine_ndim))
     swapped = [*my_batch, *contracted, *my_free]
     if tuple(swapped.index(i) for i in identity) == identity and my_free and contracted:
-        return b.dot_general(other, ct, contract=(other_free, other_free_in_ct),
-                             batch=(other_batch, tuple(range(nb))))
-    g = b.dot_general(ct, other, contract=(other_free_in_ct, other_free),
-                      batch=(tuple(range(nb)), other_batch))
+        return True, (other_free, other_free_in_ct), (other_batch, tuple(range(nb))), None
     layout = [*my_batch, *my_free, *contracted]
     permutation = tuple(layout.index(i) for i in identity)
-    if permutation == identity:
-        return g
-    return b.transpose(g, permutation=permutation)
+    return (False, (other_free_in_ct, other_free), (tuple(range(nb)), other_batch),
+            None if permutation == identity else permutation)
+
+
+def _operand_ct(b, ct, other, plan):
+    other_first, contract, batch, permutation = plan
+    if other_first:
+        return b.dot_general(other, ct, contract=contract, batch=batch)
+    g = b.dot_general(ct, other, contract=contract, batch=batch)
+    return g if permutation is None else b.transpose(g, permutation=permutation)
+
+
+# (x.ndim, y.ndim, contract, batch) -> the plans of both cotangents: they depend on the
+# dimension numbers alone, and a gradient asks for the same few over and over (W2).
+_vjp_plans: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
 
 def _dot_general_vjp(b, ct, x, y, *, contract, batch):
-    (xc, yc), (xb, yb) = contract, batch
-    nb, nx = len(xb), len(_free(x.type.ndim, xc, xb))
-    ct_x_free = tuple(range(nb, nb + nx))
-    ct_y_free = tuple(range(nb + nx, ct.type.ndim))
-    return [_dot_general_operand_ct(b, ct, y, x.type, xc, xb, yc, yb, ct_y_free),
-            _dot_general_operand_ct(b, ct, x, y.type, yc, yb, xc, xb, ct_x_free)]
+    key = (x.type.ndim, y.type.ndim, contract, batch)
+    plans = _vjp_plans.get(key)
+    if plans is None:
+        (xc, yc), (xb, yb) = contract, batch
+        nb, nx = len(xb), len(_free(x.type.ndim, xc, xb))
+        ct_x_free = tuple(range(nb, nb + nx))
+        ct_y_free = tuple(range(nb + nx, ct.type.ndim))
+        plans = _vjp_plans[key] = (
+            _operand_ct_plan(x.type.ndim, y.type.ndim, xc, xb, yc, yb, ct_y_free),
+            _operand_ct_plan(y.type.ndim, x.type.ndim, yc, yb, xc, xb, ct_x_free))
+    return [_operand_ct(b, ct, y, plans[0]), _operand_ct(b, ct, x, plans[1])]
 
 
 vjp_rules[dot_general_p] = _dot_general_vjp
