@@ -182,7 +182,7 @@ class _Entry:
                    for x in in_leaves):
             return None
         out_leaves, _ = tree_flatten(out)
-        return pjrt.fast_path(self.executable.exe, self.device,
+        return pjrt.fast_path(self.executable.exe, (self.device,),
                               [(t.shape, t.dtype) for t in self.in_types],
                               [(t.shape, t.dtype) for t in self.out_types],
                               args, [x._buffers[0] for x in in_leaves],

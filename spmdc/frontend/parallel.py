@@ -49,12 +49,13 @@ from ..compiler.passes.collectives import (
     varying_axes,
 )
 from ..runtime import pjrt
+from ..runtime.array import Array
 from ..runtime.executable import compile_func
 from . import mapping
 from .api import Lowered, _fun_name, _leaf_signature, trace_pytree
 from .batching import _batched_call
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_paths, slice_types
-from .sharded import PmapEntry, shard_over
+from .sharded import PmapEntry, launched, pace, shard_over
 from .tracing import Tracer, current_trace, to_atom, user_source, where
 from .tree import tree_flatten, tree_unflatten
 
@@ -129,6 +130,10 @@ class Pmapped:
         self.axis_size = axis_size
         self._cache: dict[Any, PmapEntry] = {}
         self.trace_count = 0            # how many times fun was traced (tests read it)
+        # jaxlib's C++ dispatcher in front of the Python path (Note [C++ dispatch] in
+        # runtime/pjrt.py); functions with static arguments take the Python path only.
+        self._dispatch = None if self.static_argnums else pjrt.dispatcher(
+            self.name, self._cache_miss, "replicated")
 
     # --- static arguments --------------------------------------------------------------------
     def _split(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -168,21 +173,43 @@ class Pmapped:
 
     # --- calls -------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._dispatch is None or current_trace() is not None:
+            return self._call(args, kwargs)[0]
+        try:
+            pace()              # Note [pacing replicated launches], for the C++ launch
+            out = self._dispatch(*args, **kwargs)
+        except ValueError as e:
+            if not pjrt.is_unsortable_keys_error(e):   # see Jitted.__call__
+                raise
+            return self._call(args, kwargs)[0]
+        leaves, _ = tree_flatten(out)
+        if leaves and type(leaves[0]) is Array and leaves[0]._group is not None:
+            launched([leaves[0]._group])
+        return out
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+              ) -> tuple[Any, PmapEntry | None]:
+        """The Python path: the outputs, and the entry that ran (None under a trace)."""
         statics, args = self._split(args)
         trace = current_trace()
         if trace is not None:
             if any(isinstance(s, DeviceAxis) for s in trace.axis_env.values()):
-                return self._nested(trace, statics, args, kwargs)
+                return self._nested(trace, statics, args, kwargs), None
             # No device axis around: vmap's semantics, on one device.
             return _batched_call(self._with_statics(statics), self.name, args, kwargs,
                                  self._in_axes_for(statics), self.out_axes,
-                                 self.user_axis_name, self.axis_size)
+                                 self.user_axis_name, self.axis_size), None
         leaves, in_tree = tree_flatten((args, kwargs))
         key = (in_tree, tuple(map(_leaf_signature, leaves)), statics)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._compile(statics, args, kwargs)
-        return entry(leaves)
+        return entry(leaves), entry
+
+    def _cache_miss(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
+        """What the C++ dispatcher calls for a signature it cannot launch itself."""
+        out, entry = self._call(args, kwargs)
+        return out, entry and entry.fast_path((args, kwargs), out), False
 
     def _build(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                kwargs: dict[str, Any]) -> _Built:

@@ -17,9 +17,9 @@ from ..compiler.passes.collectives import Mesh, mesh_coords
 from ..runtime import pjrt
 from ..runtime.array import Array
 from .tracing import type_of, where
-from .tree import tree_unflatten
+from .tree import tree_flatten, tree_unflatten
 
-__all__ = ["PmapEntry", "shard_over"]
+__all__ = ["PmapEntry", "shard_over", "pace", "launched"]
 
 
 # Note [pacing replicated launches]
@@ -32,15 +32,22 @@ __all__ = ["PmapEntry", "shard_over"]
 # program's last replica needs to reach its all-reduce, and the process deadlocks. So
 # at most _MAX_IN_FLIGHT pmap launches are outstanding: before the next one, we wait for
 # the oldest. That still overlaps dispatch with execution.
+# Launches through jaxlib's C++ dispatcher (Note [C++ dispatch] in runtime/pjrt.py) are
+# paced the same way, by Pmapped.__call__ around the dispatcher.
 _MAX_IN_FLIGHT = 4
-_in_flight: collections.deque[list[list[Any]]] = collections.deque()
+_in_flight: collections.deque[list[Any]] = collections.deque()
 
 
-def _pace() -> None:
+def pace() -> None:
+    """Wait until fewer than _MAX_IN_FLIGHT launches are outstanding."""
     while len(_in_flight) >= _MAX_IN_FLIGHT:
-        for per_replica in _in_flight.popleft():
-            for buf in per_replica:
-                buf.block_until_ready()
+        for buf in _in_flight.popleft():
+            buf.block_until_ready()
+
+
+def launched(buffers: list[Any]) -> None:
+    """Record a launch; ``buffers`` are ready when it has finished on every replica."""
+    _in_flight.append(buffers)
 
 
 class PmapEntry:
@@ -107,13 +114,34 @@ class PmapEntry:
         bufs = [self._place_replicated(x, t) if d is None else self._place_mapped(x, d, t)
                 for x, d, t in zip(leaves, self.dims, self.in_types, strict=False)]
         bufs.extend(self.const_buffers)
-        _pace()
+        pace()
         outs = self.executable.execute(bufs)
-        _in_flight.append(outs)
+        launched([buf for per_replica in outs for buf in per_replica])
         results = [self._wrap(o, t, w, d, m) for o, t, w, d, m in
                    zip(outs, self.out_types, self.out_weak, self.out_dims, self.depths,
                        strict=True)]
         return tree_unflatten(self.out_tree, results)
+
+    def fast_path(self, args: Any, out: Any) -> Any:
+        """The C++ launch for calls like ``args`` that returned ``out``, where it does
+        what the Python path does: one mesh axis, no captured constants, every argument
+        an Array already in place (split over these devices for in_axes 0, replicated
+        on them for None), and every output split on axis 0 or replicated."""
+        if (self.consts or len(self.mesh) != 1 or not self.out_types
+                or any(d not in (0, None) for d in self.out_dims)):
+            return None
+        leaves, _ = tree_flatten(args)
+        if len(leaves) != self.n_args:
+            return None
+        for x, d in zip(leaves, self.dims, strict=True):
+            if type(x) is not Array or x.split != (d is not None) or x.group() is None:
+                return None
+        out_leaves, _ = tree_flatten(out)
+        return pjrt.fast_path(self.executable.exe, self.devices,
+                              [(t.shape, t.dtype) for t in self.in_types],
+                              [(t.shape, t.dtype) for t in self.out_types],
+                              args, [x.group() for x in leaves],
+                              out, [x.group() for x in out_leaves])
 
     def _wrap(self, bufs: list[Any], t: TensorType, weak: bool, d: int | None,
               depth: int) -> Array:

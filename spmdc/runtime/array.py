@@ -19,13 +19,13 @@ __all__ = ["Array"]
 
 
 class Array:
-    __slots__ = ("_buffers", "type", "weak", "_devices", "split", "_host", "_copies",
-                 "__weakref__")
+    __slots__ = ("_bufs", "type", "weak", "_devices", "split", "_host", "_copies",
+                 "_group", "__weakref__")
     __array_priority__ = 100
 
-    def __init__(self, buffers: tuple[Any, ...], type: TensorType, weak: bool,
+    def __init__(self, buffers: tuple[Any, ...] | None, type: TensorType, weak: bool,
                  devices: tuple[Any, ...], split: bool = False):
-        self._buffers = buffers
+        self._bufs: tuple[Any, ...] | None = buffers      # None: still only in _group
         self.type = type           # the logical type
         self.weak = weak
         self._devices = devices
@@ -34,6 +34,9 @@ class Array:
         # Extra copies of an unsplit value on other devices (device -> buffer), kept by
         # whoever made them (a replicated pmap output) so placement can reuse them.
         self._copies: dict[Any, Any] | None = None
+        # The buffers of a split or replicated value as one multi-device array, the form
+        # a replicated program's launch takes (made on first use, see group()).
+        self._group: Any = None
 
     @classmethod
     def from_host(cls, value: np.ndarray, device: Any, weak: bool = False) -> Array:
@@ -70,6 +73,22 @@ class Array:
         """The devices in replica order."""
         return self._devices
 
+    @property
+    def _buffers(self) -> tuple[Any, ...]:
+        """One buffer per device of ``_devices``."""
+        if self._bufs is None:
+            # A result of a C++ launch (Array._unflatten_grouped): take the buffers out of
+            # the group only now, because doing so before the launch has finished waits
+            # for it.
+            shards = pjrt.shards(self._group)
+            if self.split:
+                self._bufs = tuple(shards)
+            else:
+                self._bufs = (shards[0],)
+                self._copies = dict(zip(pjrt.group_devices(self._group), shards,
+                                        strict=True))
+        return self._bufs
+
     def buffer_on(self, device: Any) -> Any | None:
         """This Array's whole value on ``device``, if it is there already, else None."""
         if not self.split:
@@ -103,8 +122,11 @@ class Array:
         return value.copy() if copy else value
 
     def block_until_ready(self) -> Array:
-        for b in self._buffers:
-            b.block_until_ready()
+        if self._bufs is None:
+            self._group.block_until_ready()
+        else:
+            for b in self._bufs:
+                b.block_until_ready()
         return self
 
     def is_ready(self) -> bool:
@@ -164,7 +186,21 @@ class Array:
     def __reduce__(self) -> Any:
         return (np.asarray, (self._value(),))
 
-    # --- as a node of the C++ dispatcher's pytrees (Note [C++ dispatch] in pjrt.py) -------
+    def group(self) -> Any | None:
+        """This value as one jaxlib array with a buffer per replica, in replica order:
+        the slices of a split Array, or the copies of a replicated pmap result (None for
+        a value on one device)."""
+        if self._group is None:
+            if self.split:
+                self._group = pjrt.group_array(self._buffers, self._devices,
+                                               self.type.shape[1:], self.type.dtype)
+            elif self._copies is not None:
+                self._group = pjrt.group_array(list(self._copies.values()),
+                                               tuple(self._copies), self.type.shape,
+                                               self.type.dtype)
+        return self._group
+
+    # --- as a node of the C++ dispatchers' pytrees (Note [C++ dispatch] in pjrt.py) ------
     def _flatten(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         return self._buffers, (self.type, self.weak, self._devices, self.split)
 
@@ -172,5 +208,19 @@ class Array:
     def _unflatten(cls, aux: tuple[Any, ...], buffers: Any) -> Array:
         return cls(tuple(buffers), *aux)
 
+    def _flatten_grouped(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        group = self.group()
+        children = self._buffers if group is None else (group,)
+        return children, (self.type, self.weak, self._devices, self.split)
 
-pjrt.register_node(Array, Array._flatten, Array._unflatten)
+    @classmethod
+    def _unflatten_grouped(cls, aux: tuple[Any, ...], children: Any) -> Array:
+        # Only outputs of replicated launches come back this way, one group_array each;
+        # the per-device buffers are taken out of it on first use (see _buffers).
+        out = cls(None, *aux)
+        out._group = children[0]
+        return out
+
+
+pjrt.register_node(Array, Array._flatten, Array._unflatten, "one")
+pjrt.register_node(Array, Array._flatten_grouped, Array._unflatten_grouped, "replicated")

@@ -27,7 +27,8 @@ if importlib.util.find_spec("jax") is None:
 
 __all__ = ["client", "devices", "compile", "put", "execute", "execute_one", "to_numpy", "Device",
            "Buffer", "optimized_hlo", "cost_analysis", "device_count_env", "is_ready",
-           "register_node", "dispatcher", "fast_path", "is_unsortable_keys_error"]
+           "register_node", "dispatcher", "fast_path", "is_unsortable_keys_error",
+           "group_array", "group_devices", "shards"]
 
 Device = Any          # a jaxlib device (CpuDevice(id=0) ...)
 Buffer = Any          # a jaxlib single-device array
@@ -189,14 +190,42 @@ def cost_analysis(exe: Executable) -> dict[str, float]:
 # post_hook) that the jax package sets when it is imported; without jax spmdc sets them
 # to constant defaults, with jax it leaves jax's in place.
 
-_registry = _jax.pytree.PyTreeRegistry(enable_none=True, enable_tuple=True,
-                                       enable_namedtuple=True, enable_list=True,
-                                       enable_dict=True)
+def _new_registry() -> Any:
+    return _jax.pytree.PyTreeRegistry(enable_none=True, enable_tuple=True,
+                                      enable_namedtuple=True, enable_list=True,
+                                      enable_dict=True)
 
 
-def register_node(nodetype: type, flatten: Any, unflatten: Any) -> None:
-    """Teach the C++ dispatcher's pytree registry a node type (same protocol as spmdc.tree)."""
-    _registry.register_node(nodetype, flatten, unflatten)
+# One registry per kind of launch, because an spmdc.Array flattens differently for each:
+# to its one buffer for a single-device program, to one multi-device array holding a
+# buffer per replica (group_array) for a replicated one.
+_registries = {"one": _new_registry(), "replicated": _new_registry()}
+
+
+def register_node(nodetype: type, flatten: Any, unflatten: Any,
+                  kind: str | None = None) -> None:
+    """Teach the C++ dispatchers' pytree registries a node type (the protocol of
+    spmdc.tree); ``kind`` names one registry ("one" or "replicated"), None both."""
+    for k, registry in _registries.items():
+        if kind is None or k == kind:
+            registry.register_node(nodetype, flatten, unflatten)
+
+
+def group_array(buffers: Sequence[Buffer], devs: tuple[Device, ...],
+                shape: tuple[int, ...], dtype: np.dtype) -> Buffer:
+    """One jaxlib array over ``devs`` whose shard r is ``buffers[r]`` (each of ``shape``):
+    the form in which a replicated program takes an argument and returns a result."""
+    return _jax.ArrayImpl(_aval(shape, dtype), _group_sharding(devs), list(buffers),
+                          True, True)
+
+
+def group_devices(group: Buffer) -> tuple[Device, ...]:
+    return tuple(group._sharding._devices)
+
+
+def shards(group: Buffer) -> list[Buffer]:
+    """The per-replica buffers of a ``group_array``, in replica order."""
+    return group._arrays
 
 
 class FastPath(NamedTuple):
@@ -233,35 +262,39 @@ def _no_fallback(x: Any, *rest: Any) -> Any:
     raise AssertionError(f"spmdc: the C++ dispatcher asked to move {type(x).__name__}")
 
 
-def dispatcher(name: str, cache_miss: Any) -> Any:
-    """A C++ callable that runs granted signatures itself and the rest via ``cache_miss``."""
+def dispatcher(name: str, cache_miss: Any, kind: str = "one") -> Any:
+    """A C++ callable that runs granted signatures itself and the rest via ``cache_miss``;
+    ``kind``: "one" for single-device programs, "replicated" for multi-replica ones."""
     _dispatch_state()
-    return _jax.pjit(name, None, cache_miss, [], [], (), _registry, _no_fallback)
+    return _jax.pjit(name, None, cache_miss, [], [], (), _registries[kind], _no_fallback)
 
 
 def _same_objects(xs: Sequence[Any], ys: Sequence[Any]) -> bool:
     return len(xs) == len(ys) and all(x is y for x, y in zip(xs, ys, strict=True))
 
 
-def fast_path(exe: Executable, device: Device, in_types: Sequence[tuple[tuple[int, ...], Any]],
+def fast_path(exe: Executable, devs: tuple[Device, ...],
+              in_types: Sequence[tuple[tuple[int, ...], Any]],
               out_types: Sequence[tuple[tuple[int, ...], Any]], args: Any,
               in_buffers: Sequence[Buffer], outs: Any,
               out_buffers: Sequence[Buffer]) -> FastPath | None:
-    """The C++ launch of single-replica ``exe`` for calls like ``args``, or None where it
-    could differ from the Python path. The Python path flattened ``args`` to
-    ``in_buffers`` (of ``in_types``, as (shape, dtype)) and built ``outs`` from
+    """The C++ launch of ``exe`` (one replica per device of ``devs``) for calls like
+    ``args``, or None where it could differ from the Python path. The Python path
+    flattened ``args`` to ``in_buffers`` (of per-replica ``in_types``, as (shape, dtype);
+    with several replicas each a ``group_array`` over ``devs``) and built ``outs`` from
     ``out_buffers`` (of ``out_types``); the C++ registry must find the same buffers in
     the same order on both sides, and each argument must be a buffer placed by spmdc
-    (``put`` or this fast path) on ``device``, with that type."""
-    sharding = _sharding(device)
-    leaves, _ = _registry.flatten(args)
+    (``put``, ``group_array`` or a fast path) on ``devs``, with that type."""
+    sharding = _sharding(devs[0]) if len(devs) == 1 else _group_sharding(devs)
+    registry = _registries["one" if len(devs) == 1 else "replicated"]
+    leaves, _ = registry.flatten(args)
     if not _same_objects(leaves, in_buffers):
         return None
     for x, (shape, dtype) in zip(leaves, in_types, strict=True):
         if (type(x) is not _jax.ArrayImpl or x._sharding is not sharding
                 or x.aval is None or x.aval.shape != shape or x.aval.dtype != dtype):
             return None
-    out_leaves, out_tree = _registry.flatten(outs)
+    out_leaves, out_tree = registry.flatten(outs)
     if not _same_objects(out_leaves, out_buffers):
         return None
     n, m = len(leaves), len(out_leaves)
