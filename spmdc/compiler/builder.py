@@ -63,9 +63,12 @@ class Builder:
         setattr(Builder, name, shorthand)
         return getattr(self, name)
 
-    def inline(self, func: Func, args: Sequence[Atom]) -> list[Atom]:
-        """Emit ``func``'s equations with its inputs replaced by ``args``."""
-        env: dict[Var, Atom] = dict(zip(func.inputs, args, strict=True))
+    def inline(self, func: Func, args: Sequence[Atom],
+               env: dict[Var, Atom] | None = None) -> list[Atom]:
+        """Emit ``func``'s equations with its inputs replaced by ``args``. ``env``, if
+        given, receives what each of ``func``'s Vars became."""
+        env = {} if env is None else env
+        env.update(zip(func.inputs, args, strict=True))
         for eqn in func.eqns:
             ins = tuple([a if isinstance(a, Lit) else env[a] for a in eqn.inputs])
             outs = tuple([Var(v.type) for v in eqn.outputs])

@@ -49,24 +49,24 @@ def unbroadcast(b: Builder, ct: Atom, t: TensorType) -> Atom:
 def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = None) -> Func:
     """``seeded[k]``: output k gets a cotangent input (default: every output)."""
     b = Builder(func.name)
-    env: dict[Var, Atom] = {v: b.input(v.type) for v in func.inputs}
+    inputs = [b.input(v.type) for v in func.inputs]
     seeded = [True] * len(func.outputs) if seeded is None else list(seeded)
     out_cts = [b.input(a.type) if s else None
                for a, s in zip(func.outputs, seeded, strict=True)]
 
+    # Forward sweep: a copy of the equations (their types are known: no shape rules run).
+    env: dict[Var, Atom] = {}
+    primal_outs = b.inline(func, inputs, env)
+    b.source = func.eqns[-1].source if func.eqns else None
+
     def read(a: Atom) -> Atom:
         return a if isinstance(a, Lit) else env[a]
 
-    # Forward sweep; ``active`` are values that depend on a differentiated input.
+    # ``active`` are values that depend on a differentiated input.
     active: set[Var] = {v for v, w in zip(func.inputs, wrt, strict=True) if w}
     for eqn in func.eqns:
-        b.source = eqn.source
-        outs = b.bind(eqn.prim, *map(read, eqn.inputs), **eqn.params)
-        outs = outs if eqn.prim.multiple_results else (outs,)
-        env.update(zip(eqn.outputs, outs, strict=True))
-        if any(isinstance(a, Var) and a in active for a in eqn.inputs):
-            active.update(v for v in eqn.outputs if is_float(v.type))
-    primal_outs = [read(a) for a in func.outputs]
+        if not active.isdisjoint(eqn.inputs):
+            active.update([v for v in eqn.outputs if is_float(v.type)])
 
     # Backward sweep.
     cts: dict[Var, Atom] = {}
