@@ -8,6 +8,7 @@ Arithmetic, indexing and the NumPy-like methods are installed by the frontend
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ __all__ = ["Array"]
 
 class Array:
     __slots__ = ("_bufs", "type", "weak", "_devices", "split", "_host", "_copies",
-                 "_group", "__weakref__")
+                 "_group", "_aux", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, buffers: tuple[Any, ...] | None, type: TensorType, weak: bool,
@@ -37,6 +38,7 @@ class Array:
         # The buffers of a split or replicated value as one multi-device array, the form
         # a replicated program's launch takes (made on first use, see group()).
         self._group: Any = None
+        self._aux: tuple[Any, ...] | None = None     # see _node_aux
 
     @classmethod
     def from_host(cls, value: np.ndarray, device: Any, weak: bool = False) -> Array:
@@ -201,17 +203,27 @@ class Array:
         return self._group
 
     # --- as a node of the C++ dispatchers' pytrees (Note [C++ dispatch] in pjrt.py) ------
+    # The node's aux data is part of every call's signature, which the dispatcher compares
+    # with the cached one; one shared tuple per distinct aux (_node_aux), kept by the
+    # Array and handed on to the Arrays unflattened from it, makes that an identity test.
+    def _node_aux(self) -> tuple[Any, ...]:
+        if self._aux is None:
+            self._aux = _interned_aux(self.type, self.weak, self._devices, self.split)
+        return self._aux
+
     def _flatten(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-        return self._buffers, (self.type, self.weak, self._devices, self.split)
+        bufs = self._bufs
+        return (self._buffers if bufs is None else bufs), self._node_aux()
 
     @classmethod
     def _unflatten(cls, aux: tuple[Any, ...], buffers: Any) -> Array:
-        return cls(tuple(buffers), *aux)
+        out = cls(tuple(buffers), *aux)
+        out._aux = aux
+        return out
 
     def _flatten_grouped(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         group = self.group()
-        children = self._buffers if group is None else (group,)
-        return children, (self.type, self.weak, self._devices, self.split)
+        return (self._buffers if group is None else (group,)), self._node_aux()
 
     @classmethod
     def _unflatten_grouped(cls, aux: tuple[Any, ...], children: Any) -> Array:
@@ -219,7 +231,14 @@ class Array:
         # the per-device buffers are taken out of it on first use (see _buffers).
         out = cls(None, *aux)
         out._group = children[0]
+        out._aux = aux
         return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _interned_aux(type: TensorType, weak: bool, devices: tuple[Any, ...],
+                  split: bool) -> tuple[Any, ...]:
+    return (type, weak, devices, split)
 
 
 pjrt.register_node(Array, Array._flatten, Array._unflatten, "one")
