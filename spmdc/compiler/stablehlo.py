@@ -120,7 +120,8 @@ class LoweringContext:
             return hlo.ConstantOp(ir.DenseElementsAttr.get(arr, type=mlir_type(t))).result
         else:
             attr = ir.FloatAttr.get(element, float(value))
-        return hlo.ConstantOp(ir.DenseElementsAttr.get_splat(mlir_type(t), attr)).result
+        return create_op(hlo.ConstantOp, t, [],       # See Note [fast op creation]
+                         {"value": ir.DenseElementsAttr.get_splat(mlir_type(t), attr)})
 
     def broadcast(self, value: ir.Value, src: TensorType, dst: TensorType,
                   dims: Sequence[int] | None = None) -> ir.Value:
@@ -128,8 +129,8 @@ class LoweringContext:
         if src.shape == dst.shape:
             return value
         dims = list(range(dst.ndim - src.ndim, dst.ndim)) if dims is None else list(dims)
-        return hlo.BroadcastInDimOp(mlir_type(dst), value,
-                                    ir.DenseI64ArrayAttr.get(dims)).result
+        return create_op(hlo.BroadcastInDimOp, dst, [value],   # See Note [fast op creation]
+                         {"broadcast_dimensions": ir.DenseI64ArrayAttr.get(dims)})
 
 
 def elementwise_lowering(op_class: Any) -> LowerRule:
