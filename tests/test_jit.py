@@ -340,3 +340,24 @@ def test_an_error_on_a_later_signature_leaves_the_cpp_path_working():
     with pytest.raises(TypeError, match="contracting dimension mismatch.*test_jit.py"):
         f(a, a)
     np.testing.assert_allclose(f(a, w), X @ W, rtol=1e-5)
+
+
+def test_static_arguments_are_part_of_the_cpp_signature_by_value():
+    f = spmdc.jit(lambda x, n, *, flip=False: (-x if flip else x) * n,
+                  static_argnums=1, static_argnames="flip")
+    calls = _count_python_calls(f)
+    x = spmdc.device_put(X)
+    for _ in range(3):
+        np.testing.assert_allclose(f(x, 2), X * 2, rtol=1e-6)
+    fast = len(calls)
+    for _ in range(3):
+        np.testing.assert_allclose(f(x, 3), X * 3, rtol=1e-6)      # a new static value
+        np.testing.assert_allclose(f(x, 3, flip=True), -X * 3, rtol=1e-6)
+        np.testing.assert_allclose(f(x, n=2), X * 2, rtol=1e-6)   # by keyword
+    assert f.trace_count == 4 and fast <= 2 and len(calls) <= fast + 3 * 2
+    with pytest.raises(ValueError, match="unhashable type list.*use a tuple"):
+        f(x, [1])
+    np.testing.assert_allclose(f(x, 2), X * 2, rtol=1e-6)
+    g = spmdc.jit(lambda x, n: x * n, static_argnums=-1)          # counted from the end
+    for _ in range(2):
+        np.testing.assert_allclose(g(x, 5), X * 5, rtol=1e-6)

@@ -215,8 +215,10 @@ class Jitted:
         self._has_statics = bool(self.static_argnums or self.static_argnames)
         self.trace_count = 0          # how many times fun was traced (tests read it)
         # jaxlib's C++ dispatcher in front of the Python path (Note [dispatch fast path])
-        self._dispatch = None if self._has_statics else pjrt.dispatcher(
-            _fun_name(fun), self._cache_miss)
+        # (static arguments counted from the end depend on the call: Python path only)
+        self._dispatch = None if any(i < 0 for i in self.static_argnums) else \
+            pjrt.dispatcher(_fun_name(fun), self._cache_miss, self.static_argnums,
+                            self.static_argnames)
 
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                ) -> tuple[tuple[Any, ...], tuple[Any, ...], dict[str, Any]]:
@@ -264,9 +266,10 @@ class Jitted:
             try:
                 return self._dispatch(*args, **kwargs)
             except ValueError as e:
-                # spmdc's pytrees keep a dict whose keys do not sort in insertion order;
-                # the C++ registry refuses it, so such a call takes the Python path.
-                if not pjrt.is_unsortable_keys_error(e):
+                # spmdc's pytrees keep a dict whose keys do not sort in insertion order,
+                # and _split explains an unhashable static argument better: the C++
+                # dispatcher refuses both before running anything, so take the Python path.
+                if not (pjrt.is_unsortable_keys_error(e) or pjrt.is_unhashable_static_error(e)):
                     raise
         return self._call(args, kwargs)[0]
 
@@ -294,7 +297,10 @@ class Jitted:
     def _cache_miss(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
         """What the C++ dispatcher calls for a signature it cannot launch itself."""
         out, entry = self._call(args, kwargs)
-        return out, entry and entry.fast_path((args, kwargs), out), False
+        if entry is None:
+            return out, None, False
+        _, args, kwargs = self._split(args, kwargs)          # the dynamic arguments
+        return out, entry.fast_path((args, kwargs), out), False
 
     def _compile(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                  kwargs: dict[str, Any], device: Any) -> _Entry:
@@ -331,8 +337,9 @@ class Jitted:
 # runtime/pjrt.py): at top level a call goes to it first; it launches signatures it has
 # been granted (device-resident Array arguments, no captured constants) entirely in C++
 # and sends everything else to ``_cache_miss``, i.e. to the Python path above, which
-# then decides whether to grant the signature. Functions with static arguments, and
-# calls under a transformation (which inline), take the Python path only.
+# then decides whether to grant the signature. Calls under a transformation (which
+# inline) and functions with a static argument counted from the end take the Python
+# path only.
 
 def _device_of(leaves: Sequence[Any]) -> Any:
     for x in leaves:

@@ -133,7 +133,7 @@ class Pmapped:
         # jaxlib's C++ dispatcher in front of the Python path (Note [C++ dispatch] in
         # runtime/pjrt.py); functions with static arguments take the Python path only.
         self._dispatch = None if self.static_argnums else pjrt.dispatcher(
-            self.name, self._cache_miss, "replicated")
+            self.name, self._cache_miss, kind="replicated")
 
     # --- static arguments --------------------------------------------------------------------
     def _split(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:

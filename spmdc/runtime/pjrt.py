@@ -28,6 +28,7 @@ if importlib.util.find_spec("jax") is None:
 __all__ = ["client", "devices", "compile", "put", "execute", "execute_one", "to_numpy", "Device",
            "Buffer", "optimized_hlo", "cost_analysis", "device_count_env", "is_ready",
            "register_node", "dispatcher", "fast_path", "is_unsortable_keys_error",
+           "is_unhashable_static_error",
            "group_array", "group_devices", "shards"]
 
 Device = Any          # a jaxlib device (CpuDevice(id=0) ...)
@@ -179,16 +180,19 @@ def cost_analysis(exe: Executable) -> dict[str, float]:
 # **kwargs)``, which must return ``(outputs, fast_path_or_None, False)``; with ``None``
 # the C++ side simply calls ``cache_miss`` again next time.
 #
-# spmdc uses it for single-replica jit calls (frontend/api.py): ``cache_miss`` is the
-# ordinary Python path, and ``fast_path`` grants the C++ launch only when that is exactly
-# what the Python path would have done: every argument leaf is a device buffer of the
-# program's parameter type on the program's device (spmdc.Array is a registered node
-# whose child is its buffer; NumPy arrays, Python scalars and Arrays elsewhere keep the
+# spmdc puts one in front of every jit and pmap (frontend/api.py, frontend/parallel.py):
+# ``cache_miss`` is the ordinary Python path, and ``fast_path`` grants the C++ launch
+# only when that is exactly what the Python path would have done: every argument leaf is
+# a buffer spmdc placed, of the program's parameter type, on the program's devices
+# (spmdc.Array is a registered node whose child is its buffer, or for a replicated
+# program its group_array; NumPy arrays, Python scalars and Arrays elsewhere keep the
 # Python path), the program takes no captured constants (jaxlib would pass them first,
 # spmdc passes them last), and every output leaf is a buffer the C++ side can rebuild.
-# The dispatcher needs three process-wide config slots (disable_jit, enable_x64,
-# post_hook) that the jax package sets when it is imported; without jax spmdc sets them
-# to constant defaults, with jax it leaves jax's in place.
+# Static arguments are part of the C++ signature by value. The dispatcher needs three
+# process-wide config slots (disable_jit, enable_x64, post_hook) that the jax package
+# sets when it is imported; without jax spmdc sets them to constant defaults, with jax
+# it leaves jax's in place (so jax.disable_jit() would then reach spmdc's dispatchers
+# too; spmdc has no disable_jit of its own).
 
 def _new_registry() -> Any:
     return _jax.pytree.PyTreeRegistry(enable_none=True, enable_tuple=True,
@@ -256,17 +260,26 @@ def is_unsortable_keys_error(e: Exception) -> bool:
     return str(e).startswith("Comparator raised exception while sorting pytree dictionary")
 
 
+def is_unhashable_static_error(e: Exception) -> bool:
+    """Whether the C++ dispatcher refused a static argument it cannot hash."""
+    return str(e).startswith("Non-hashable static arguments are not supported")
+
+
 def _no_fallback(x: Any, *rest: Any) -> Any:
     # Only called for an argument whose sharding differs from the program's, which
     # fast_path never grants.
     raise AssertionError(f"spmdc: the C++ dispatcher asked to move {type(x).__name__}")
 
 
-def dispatcher(name: str, cache_miss: Any, kind: str = "one") -> Any:
+def dispatcher(name: str, cache_miss: Any, static_argnums: Sequence[int] = (),
+               static_argnames: Sequence[str] = (), kind: str = "one") -> Any:
     """A C++ callable that runs granted signatures itself and the rest via ``cache_miss``;
-    ``kind``: "one" for single-device programs, "replicated" for multi-replica ones."""
+    the static arguments (non-negative positions, keyword names) are part of the
+    signature by value; ``kind``: "one" for single-device programs, "replicated" for
+    multi-replica ones."""
     _dispatch_state()
-    return _jax.pjit(name, None, cache_miss, [], [], (), _registries[kind], _no_fallback)
+    return _jax.pjit(name, None, cache_miss, list(static_argnums), list(static_argnames),
+                     (), _registries[kind], _no_fallback)
 
 
 def _same_objects(xs: Sequence[Any], ys: Sequence[Any]) -> bool:
