@@ -321,12 +321,20 @@ def test_calls_the_cpp_path_does_not_take_still_give_the_right_answer():
     assert fast <= 2
 
 
-def test_captured_constants_and_unsortable_dict_keys_take_the_python_path():
-    w = spmdc.device_put(W)
-    f = spmdc.jit(lambda x: x @ w)                  # w is captured: a program constant
+def test_captured_constants_launch_in_cpp_in_the_right_order():
+    w1, w2 = spmdc.device_put(X * 2), X + 1          # an Array and a NumPy constant
+    f = spmdc.jit(lambda x, y: (x * w1 - w2) @ y)
+    calls = _count_python_calls(f)
+    x, y = spmdc.device_put(X), spmdc.device_put(W)
+    for _ in range(4):
+        np.testing.assert_allclose(f(x, y), (X * X * 2 - X - 1) @ W, rtol=1e-5)
+    assert len(calls) <= 2
+    text = f.lower(x, y).as_text()            # the program shown keeps arguments first
+    assert "%arg0: tensor<8x3xf32>, %arg1: tensor<3x5xf32>" in text
+
+
+def test_unsortable_dict_keys_take_the_python_path():
     x = spmdc.device_put(X)
-    for _ in range(3):
-        np.testing.assert_allclose(f(x), X @ W, rtol=1e-5)
     g = spmdc.jit(lambda d: d[1] - d["a"])
     for _ in range(3):
         np.testing.assert_allclose(g({1: x, "a": spmdc.device_put(X * 2)}), -X, rtol=1e-6)

@@ -165,8 +165,8 @@ class _Entry:
         bufs = [x._buffers[0] if type(x) is Array and x._devices[0] == device
                 and not x.split else place(x, device, t)
                 for x, t in zip(leaves, in_types, strict=False)]
-        bufs += self.const_buffers
-        outs = pjrt.execute_one(self.executable.exe, bufs)
+        # the executable takes the captured constants first (see Jitted._compile)
+        outs = pjrt.execute_one(self.executable.exe, self.const_buffers + bufs)
         devs = (device,)
         results = [Array((o,), t, w, devs)
                    for o, t, w in zip(outs, self.out_types, self.out_weak, strict=True)]
@@ -175,18 +175,21 @@ class _Entry:
     def fast_path(self, args: Any, out: Any) -> Any:
         """The C++ launch for calls like ``args`` that returned ``out``, if it is safe
         (Note [C++ dispatch] in runtime/pjrt.py)."""
-        if self.consts:
+        if self.const_buffers is None:
             return None
         in_leaves, _ = tree_flatten(args)
         if not all(type(x) is Array and not x.split and len(x._buffers) == 1
                    for x in in_leaves):
             return None
         out_leaves, _ = tree_flatten(out)
+        n = self.n_args
         return pjrt.fast_path(self.executable.exe, (self.device,),
-                              [(t.shape, t.dtype) for t in self.in_types],
+                              [(t.shape, t.dtype) for t in self.in_types[:n]],
                               [(t.shape, t.dtype) for t in self.out_types],
                               args, [x._buffers[0] for x in in_leaves],
-                              out, [x._buffers[0] for x in out_leaves])
+                              out, [x._buffers[0] for x in out_leaves],
+                              self.const_buffers,
+                              [(t.shape, t.dtype) for t in self.in_types[n:]])
 
 
 class Jitted:
@@ -306,8 +309,12 @@ class Jitted:
                  kwargs: dict[str, Any], device: Any) -> _Entry:
         func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
         func = run_pass("cleanup", cleanup, func)
-        executable = compile_func(func, [device])
-        return _Entry(executable, func, consts, out_weak, out_tree, len(leaves))
+        # The executable takes the captured constants before the arguments, the order in
+        # which jaxlib's C++ dispatcher passes them (Note [C++ dispatch]).
+        n = len(leaves)
+        launched = Func(func.name, func.inputs[n:] + func.inputs[:n], func.eqns, func.outputs)
+        executable = compile_func(launched, [device])
+        return _Entry(executable, func, consts, out_weak, out_tree, n)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         statics, args, kwargs = self._split(args, kwargs)
@@ -335,7 +342,7 @@ class Jitted:
 #
 # In front of that path sits jaxlib's C++ dispatcher (Note [C++ dispatch] in
 # runtime/pjrt.py): at top level a call goes to it first; it launches signatures it has
-# been granted (device-resident Array arguments, no captured constants) entirely in C++
+# been granted (device-resident Array arguments) entirely in C++
 # and sends everything else to ``_cache_miss``, i.e. to the Python path above, which
 # then decides whether to grant the signature. Calls under a transformation (which
 # inline) and functions with a static argument counted from the end take the Python

@@ -186,8 +186,10 @@ def cost_analysis(exe: Executable) -> dict[str, float]:
 # a buffer spmdc placed, of the program's parameter type, on the program's devices
 # (spmdc.Array is a registered node whose child is its buffer, or for a replicated
 # program its group_array; NumPy arrays, Python scalars and Arrays elsewhere keep the
-# Python path), the program takes no captured constants (jaxlib would pass them first,
-# spmdc passes them last), and every output leaf is a buffer the C++ side can rebuild.
+# Python path), and every output leaf is a buffer the C++ side can rebuild. Captured
+# constants go with the grant (``const_args``); jaxlib passes them before the arguments,
+# so jit compiles its programs with the constants first. (pmap does not grant programs
+# with constants.)
 # Static arguments are part of the C++ signature by value. The dispatcher needs three
 # process-wide config slots (disable_jit, enable_x64, post_hook) that the jax package
 # sets when it is imported; without jax spmdc sets them to constant defaults, with jax
@@ -289,28 +291,32 @@ def _same_objects(xs: Sequence[Any], ys: Sequence[Any]) -> bool:
 def fast_path(exe: Executable, devs: tuple[Device, ...],
               in_types: Sequence[tuple[tuple[int, ...], Any]],
               out_types: Sequence[tuple[tuple[int, ...], Any]], args: Any,
-              in_buffers: Sequence[Buffer], outs: Any,
-              out_buffers: Sequence[Buffer]) -> FastPath | None:
+              in_buffers: Sequence[Buffer], outs: Any, out_buffers: Sequence[Buffer],
+              const_buffers: Sequence[Buffer] = (),
+              const_types: Sequence[tuple[tuple[int, ...], Any]] = ()) -> FastPath | None:
     """The C++ launch of ``exe`` (one replica per device of ``devs``) for calls like
     ``args``, or None where it could differ from the Python path. The Python path
     flattened ``args`` to ``in_buffers`` (of per-replica ``in_types``, as (shape, dtype);
     with several replicas each a ``group_array`` over ``devs``) and built ``outs`` from
     ``out_buffers`` (of ``out_types``); the C++ registry must find the same buffers in
     the same order on both sides, and each argument must be a buffer placed by spmdc
-    (``put``, ``group_array`` or a fast path) on ``devs``, with that type."""
+    (``put``, ``group_array`` or a fast path) on ``devs``, with that type.
+    ``const_buffers`` (of ``const_types``) are the captured constants, which ``exe``
+    takes before the arguments."""
     sharding = _sharding(devs[0]) if len(devs) == 1 else _group_sharding(devs)
     registry = _registries["one" if len(devs) == 1 else "replicated"]
     leaves, _ = registry.flatten(args)
     if not _same_objects(leaves, in_buffers):
         return None
-    for x, (shape, dtype) in zip(leaves, in_types, strict=True):
+    for x, (shape, dtype) in zip([*leaves, *const_buffers], [*in_types, *const_types],
+                                 strict=True):
         if (type(x) is not _jax.ArrayImpl or x._sharding is not sharding
                 or x.aval is None or x.aval.shape != shape or x.aval.dtype != dtype):
             return None
     out_leaves, out_tree = registry.flatten(outs)
     if not _same_objects(out_leaves, out_buffers):
         return None
-    n, m = len(leaves), len(out_leaves)
+    n, m = len(leaves) + len(const_buffers), len(out_leaves)
     return FastPath(exe, out_tree, [sharding] * n, [sharding] * m,
                     [_aval(shape, dtype) for shape, dtype in out_types],
-                    [True] * m, [True] * n, [None] * n, [])
+                    [True] * m, [True] * n, [None] * n, list(const_buffers))
