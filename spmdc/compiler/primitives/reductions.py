@@ -258,7 +258,23 @@ def _free(ndim: int, contract: tuple[int, ...], batch: tuple[int, ...]) -> list[
     return [i for i in range(ndim) if i not in contract and i not in batch]
 
 
+# Memo of _dot_general_rule, (x, y, contract, batch) -> output type: a program multiplies
+# the same few types over and over, and the checks cost four times the lookup (W2).
+# Cleared when full, so that it stays small.
+_dot_general_types: dict[tuple[Any, ...], TensorType] = {}
+
+
 def _dot_general_rule(x: TensorType, y: TensorType, *, contract, batch) -> TensorType:
+    key = (x, y, contract, batch)
+    out = _dot_general_types.get(key)
+    if out is None:
+        if len(_dot_general_types) >= 4096:
+            _dot_general_types.clear()
+        out = _dot_general_types[key] = _dot_general_type(x, y, contract, batch)
+    return out
+
+
+def _dot_general_type(x: TensorType, y: TensorType, contract, batch) -> TensorType:
     same_dtype("dot_general", x, y)
     _check_kind("dot_general", x, NUMBER)
     (xc, yc), (xb, yb) = contract, batch
