@@ -27,7 +27,7 @@ from .api import Jitted, trace_pytree
 from .tracing import Tracer, bind, current_trace, type_of, user_source
 from .tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
 
-__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan"]
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map_"]
 
 
 def _where(source: str | None) -> str:
@@ -332,6 +332,52 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     else:
         length = lengths.pop()
     return _scan(f, init, xs, length, bool(reverse), "lax.scan body function", source)
+
+
+def map_(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:
+    """``lax.map``: ``f`` applied to each slice of ``xs`` along the leading axis, the
+    results stacked, as one scan (a loop in the compiled program, unlike vmap, so memory
+    stays that of one application). ``batch_size=b`` vmaps ``f`` over chunks of ``b``
+    slices and scans over the chunks; a remainder is one more vmapped call."""
+    if current_trace() is None:
+        return _staged(lambda x: map_(f, x, batch_size=batch_size), xs)
+    source = user_source()
+    shapes = [type_of(x)[0].shape for x in tree_flatten(xs)[0]]
+    if not shapes or any(shape == () for shape in shapes):
+        raise ValueError(f"lax.map: xs must have at least one leaf, each with a leading axis "
+                         f"to map over{_where(source)}")
+    lengths = sorted({shape[0] for shape in shapes})
+    if len(lengths) > 1:
+        raise ValueError(f"lax.map: all leaves of xs must have the same leading axis size, "
+                         f"got sizes {lengths}{_where(source)}")
+    if batch_size is None:
+        return _scan(lambda c, x: (c, f(x)), (), xs, lengths[0], False,
+                     "lax.map function", source)[1]
+    if int(batch_size) < 1:
+        raise ValueError(f"lax.map: batch_size must be a positive integer, got "
+                         f"{batch_size!r}{_where(source)}")
+    from .batching import vmap
+    from .numpy import concatenate
+    n, b = lengths[0], int(batch_size)
+    chunks, rest = divmod(n, b)
+    leaves, treedef = tree_flatten(xs)
+    ys = None
+    if chunks:
+        main = tree_unflatten(treedef, [x[:chunks * b].reshape(chunks, b, *x.shape[1:])
+                                        for x in leaves])
+        ys = _scan(lambda c, x: (c, vmap(f)(x)), (), main, chunks, False,
+                   "lax.map function", source)[1]
+        ys = _tree_map(lambda y: y.reshape(chunks * b, *y.shape[2:]), ys)
+    if rest:
+        tail = vmap(f)(tree_unflatten(treedef, [x[chunks * b:] for x in leaves]))
+        ys = tail if ys is None else _tree_map(lambda y, t: concatenate([y, t]), ys, tail)
+    return ys
+
+
+def _tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
+    leaves, treedef = tree_flatten(tree)
+    others = [tree_flatten(r)[0] for r in rest]
+    return tree_unflatten(treedef, [fn(*xs) for xs in zip(leaves, *others, strict=True)])
 
 
 def _scan(f: Callable[[Any, Any], Any], init: Any, xs: Any, length: int, reverse: bool,

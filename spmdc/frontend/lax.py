@@ -38,7 +38,7 @@ def _index(i: Any) -> Any:
 
 def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
     x = _arr(operand)
-    return bind(_prims["dynamic_slice"], x, *map(_index, start_indices),
+    return bind(_prims["dynamic_slice"], x, *[_index(i) for i in start_indices],
                 slice_sizes=tuple(int(s) for s in slice_sizes), weak=x.weak)
 
 
@@ -54,7 +54,7 @@ def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: 
 def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]) -> Any:
     x = _arr(operand)
     return bind(_prims["dynamic_update_slice"], x, _arr(update).astype(x.dtype),
-                *map(_index, start_indices), weak=x.weak)
+                *[_index(i) for i in start_indices], weak=x.weak)
 
 
 def stop_gradient(x: Any) -> Any:
@@ -175,7 +175,7 @@ def _axis_names(op: str, axis_name: Any) -> tuple[tuple[str, ...], tuple[int, ..
     bound = trace.axis_env if trace is not None else {}
     for name in names:
         if name not in bound:
-            raise UnboundAxisError(unbound_axis_message(op, name, list(map(str, bound)),
+            raise UnboundAxisError(unbound_axis_message(op, name, [str(b) for b in bound],
                                                         user_source()))
     return names, tuple(int(bound[n]) for n in names)
 
@@ -315,5 +315,6 @@ def axis_index(axis_name: Any) -> Any:
 # --- structured control flow (frontend/control_flow.py) ------------------------------------------
 
 from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: E402
+from .control_flow import map_ as map  # noqa: E402,A004  (lax.map; no builtin map below)
 
-__all__ += ["cond", "switch", "while_loop", "fori_loop", "scan"]
+__all__ += ["cond", "switch", "while_loop", "fori_loop", "scan", "map"]
