@@ -141,7 +141,7 @@ class PmapEntry:
                               [(t.shape, t.dtype) for t in self.in_types],
                               [(t.shape, t.dtype) for t in self.out_types],
                               args, [x.group() for x in leaves],
-                              out, [x.group() for x in out_leaves])
+                              out, [x.group() for x in out_leaves], kind="replicated")
 
     def _wrap(self, bufs: list[Any], t: TensorType, weak: bool, d: int | None,
               depth: int) -> Array:

@@ -293,7 +293,8 @@ def fast_path(exe: Executable, devs: tuple[Device, ...],
               out_types: Sequence[tuple[tuple[int, ...], Any]], args: Any,
               in_buffers: Sequence[Buffer], outs: Any, out_buffers: Sequence[Buffer],
               const_buffers: Sequence[Buffer] = (),
-              const_types: Sequence[tuple[tuple[int, ...], Any]] = ()) -> FastPath | None:
+              const_types: Sequence[tuple[tuple[int, ...], Any]] = (),
+              kind: str = "one") -> FastPath | None:
     """The C++ launch of ``exe`` (one replica per device of ``devs``) for calls like
     ``args``, or None where it could differ from the Python path. The Python path
     flattened ``args`` to ``in_buffers`` (of per-replica ``in_types``, as (shape, dtype);
@@ -302,9 +303,9 @@ def fast_path(exe: Executable, devs: tuple[Device, ...],
     the same order on both sides, and each argument must be a buffer placed by spmdc
     (``put``, ``group_array`` or a fast path) on ``devs``, with that type.
     ``const_buffers`` (of ``const_types``) are the captured constants, which ``exe``
-    takes before the arguments."""
-    sharding = _sharding(devs[0]) if len(devs) == 1 else _group_sharding(devs)
-    registry = _registries["one" if len(devs) == 1 else "replicated"]
+    takes before the arguments. ``kind`` is that of the dispatcher (see ``dispatcher``)."""
+    sharding = _sharding(devs[0]) if kind == "one" else _group_sharding(devs)
+    registry = _registries[kind]
     leaves, _ = registry.flatten(args)
     if not _same_objects(leaves, in_buffers):
         return None
