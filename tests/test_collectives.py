@@ -209,11 +209,12 @@ def test_replication_analysis():
     mesh_i = (("i", 8),)
     ok = parse(IR_VARYING.replace("{axes=('j',), axis_sizes=(4,)}",
                                   "{axes=('i',), axis_sizes=(8,)}"))
+    names = ["output a", "output b", "output c", "output d"]
     check_collectives(ok, mesh_i, [frozenset({"i"}), frozenset()],
-                      [True, False, True, False], ["a", "b", "c", "d"])
-    with pytest.raises(ReplicationError, match="output b has out_axes=None.*axis 'i'"):
+                      [True, False, True, False], names)
+    with pytest.raises(ReplicationError, match="pmap: output b has out_axes=None.*axis 'i'"):
         check_collectives(ok, mesh_i, [frozenset({"i"}), frozenset()],
-                          [False, True, False, False], ["a", "b", "c", "d"])
+                          [False, True, False, False], names)
 
 
 def test_unbound_axis_names_the_op():

@@ -252,9 +252,12 @@ def test_invalid_ppermute_permutations(perm, fragment):
 
 
 def test_out_axes_none_on_a_varying_value():
-    with pytest.raises(ReplicationError, match="output\\[1\\] has out_axes=None.*axis 'i'"):
+    with pytest.raises(ReplicationError,
+                       match="pmap\\(f\\): output\\[1\\] has out_axes=None.*axis 'i'"):
         spmdc.pmap(lambda v: (lax.psum(v, "i"), v * 2), axis_name="i",
                    out_axes=(None, None))(np.zeros(3))
+    with pytest.raises(ReplicationError, match="pmap\\(f\\): the output has out_axes=None"):
+        spmdc.pmap(lambda v: v * 2, axis_name="i", out_axes=None)(np.zeros(3))
     with pytest.raises(ReplicationError, match="out_axes=None.*axis 'j'"):
         spmdc.pmap(spmdc.pmap(lambda v: v, "j", out_axes=None), "i")(np.zeros((2, 4)))
     still_works()

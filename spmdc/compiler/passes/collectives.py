@@ -208,7 +208,7 @@ def check_collectives(func: Func, mesh: Mesh, in_varying: Sequence[frozenset[str
                            if func.outputs[k] in e.outputs and e.source), None)
             over += f" (computed at {source})" if source else ""
             raise ReplicationError(
-                f"{what}: output {out_names[k]} has out_axes=None, but its value may "
+                f"{what}: {out_names[k]} has out_axes=None, but its value may "
                 f"differ{over}, so there is no single copy to return. Reduce it with a "
                 "collective first (e.g. lax.pmean / lax.psum over the axis), or give it "
                 "an integer out_axes to get every device's value. See Note [replication].")
