@@ -369,3 +369,12 @@ def test_static_arguments_are_part_of_the_cpp_signature_by_value():
     g = spmdc.jit(lambda x, n: x * n, static_argnums=-1)          # counted from the end
     for _ in range(2):
         np.testing.assert_allclose(g(x, 5), X * 5, rtol=1e-6)
+
+
+def test_ahead_of_time_compile_with_captured_constants():
+    w1, w2 = spmdc.device_put(X * 2), X + 1
+    f = spmdc.jit(lambda x: x * w1 - w2)
+    compiled = f.lower(X).compile()
+    for x in (X, spmdc.device_put(X)):
+        np.testing.assert_allclose(compiled(x), X * X * 2 - X - 1, rtol=1e-6)
+        np.testing.assert_allclose(f(x), X * X * 2 - X - 1, rtol=1e-6)

@@ -192,6 +192,16 @@ class _Entry:
                               [(t.shape, t.dtype) for t in self.in_types[n:]])
 
 
+def _compile_entry(func: Func, device: Any, consts: list[Any], out_weak: list[bool],
+                   out_tree: Any, n_args: int) -> _Entry:
+    """Compile ``func`` (arguments, then captured constants) for ``device``. The
+    executable takes the constants *before* the arguments, the order in which jaxlib's
+    C++ dispatcher passes them (Note [C++ dispatch]); _Entry launches it that way."""
+    launched = Func(func.name, func.inputs[n_args:] + func.inputs[:n_args], func.eqns,
+                    func.outputs)
+    return _Entry(compile_func(launched, [device]), func, consts, out_weak, out_tree, n_args)
+
+
 class Jitted:
     """The callable returned by ``jit``."""
 
@@ -309,12 +319,7 @@ class Jitted:
                  kwargs: dict[str, Any], device: Any) -> _Entry:
         func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
         func = run_pass("cleanup", cleanup, func)
-        # The executable takes the captured constants before the arguments, the order in
-        # which jaxlib's C++ dispatcher passes them (Note [C++ dispatch]).
-        n = len(leaves)
-        launched = Func(func.name, func.inputs[n:] + func.inputs[:n], func.eqns, func.outputs)
-        executable = compile_func(launched, [device])
-        return _Entry(executable, func, consts, out_weak, out_tree, n)
+        return _compile_entry(func, device, consts, out_weak, out_tree, len(leaves))
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         statics, args, kwargs = self._split(args, kwargs)
@@ -439,11 +444,10 @@ class Lowered:
         return self._text
 
     def compile(self) -> Compiled:
-        executable = compile_func(self.func, self.devices, axis_env=self.axis_env,
-                                  mesh_axes=self.mesh_axes)
-        observe("optimized_hlo", executable.optimized_hlo)
-        return Compiled(_Entry(executable, self.func, self.consts, self.out_weak,
-                               self.out_tree, self.n_args))
+        entry = _compile_entry(self.func, self.devices[0], self.consts, self.out_weak,
+                               self.out_tree, self.n_args)
+        observe("optimized_hlo", entry.executable.optimized_hlo)
+        return Compiled(entry)
 
 
 def _unique_names(stages: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
