@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pytest
 import spmdc.numpy as jnp
+from dispatch_spy import count_python_calls
 
 import spmdc
 from spmdc import tree_util
@@ -254,18 +255,6 @@ class Scaled:
         return cls(children[0], factor)
 
 
-def _count_python_calls(f):
-    """Count the calls that reach spmdc's Python path (the C++ dispatcher's misses)."""
-    calls = []
-    python_path = f._call
-
-    def spy(args, kwargs):
-        calls.append(1)
-        return python_path(args, kwargs)
-    f._call = spy
-    return calls
-
-
 def _tree_fn(p, *, scale):
     d = p["d"]
     return {"sum": d[0] + d[1].a * d[1].b, "none": None,
@@ -274,7 +263,7 @@ def _tree_fn(p, *, scale):
 
 def test_device_resident_calls_launch_in_cpp_and_match_the_python_path():
     f = spmdc.jit(_tree_fn)
-    calls = _count_python_calls(f)
+    calls = count_python_calls(f)
     x, y = spmdc.device_put(X), spmdc.device_put(X + 1)
     p = {"d": [x, AB(y, x)], "s": Scaled(y, 3.0)}
     scale = spmdc.device_put(np.float32(2.0))
@@ -295,7 +284,7 @@ def test_device_resident_calls_launch_in_cpp_and_match_the_python_path():
 
 def test_calls_the_cpp_path_does_not_take_still_give_the_right_answer():
     f = spmdc.jit(lambda a, b: a * 10 + b)
-    calls = _count_python_calls(f)
+    calls = count_python_calls(f)
     a, b = spmdc.device_put(X), spmdc.device_put(X * 3)
     for _ in range(3):
         np.testing.assert_allclose(f(a, b), X * 13, rtol=1e-6)
@@ -324,7 +313,7 @@ def test_calls_the_cpp_path_does_not_take_still_give_the_right_answer():
 def test_captured_constants_launch_in_cpp_in_the_right_order():
     w1, w2 = spmdc.device_put(X * 2), X + 1          # an Array and a NumPy constant
     f = spmdc.jit(lambda x, y: (x * w1 - w2) @ y)
-    calls = _count_python_calls(f)
+    calls = count_python_calls(f)
     x, y = spmdc.device_put(X), spmdc.device_put(W)
     for _ in range(4):
         np.testing.assert_allclose(f(x, y), (X * X * 2 - X - 1) @ W, rtol=1e-5)
@@ -353,7 +342,7 @@ def test_an_error_on_a_later_signature_leaves_the_cpp_path_working():
 def test_static_arguments_are_part_of_the_cpp_signature_by_value():
     f = spmdc.jit(lambda x, n, *, flip=False: (-x if flip else x) * n,
                   static_argnums=1, static_argnames="flip")
-    calls = _count_python_calls(f)
+    calls = count_python_calls(f)
     x = spmdc.device_put(X)
     for _ in range(3):
         np.testing.assert_allclose(f(x, 2), X * 2, rtol=1e-6)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import spmdc.numpy as jnp
+from dispatch_spy import count_python_calls
 
 import spmdc
 from spmdc import lax
@@ -265,17 +266,6 @@ def test_out_axes_none_on_a_varying_value():
 
 # --- the C++ dispatch path (Note [C++ dispatch] in runtime/pjrt.py) ------------------------------
 
-def _count_python_calls(f):
-    calls = []
-    python_path = f._call
-
-    def spy(args, kwargs):
-        calls.append(1)
-        return python_path(args, kwargs)
-    f._call = spy
-    return calls
-
-
 def test_a_training_loop_launches_in_cpp_and_matches_numpy():
     rng = np.random.default_rng(3)
     xs = rng.normal(size=(8, 4, 3)).astype(np.float32)
@@ -290,7 +280,7 @@ def test_a_training_loop_launches_in_cpp_and_matches_numpy():
         return new, lax.pmean(value, "batch")
 
     pstep = spmdc.pmap(step, axis_name="batch", in_axes=(None, 0, 0), out_axes=(None, None))
-    calls = _count_python_calls(pstep)
+    calls = count_python_calls(pstep)
     params = {"w": np.zeros(3, np.float32), "b": np.float32(0.0)}
     x, y = spmdc.device_put(xs, DEVICES), spmdc.device_put(ys, DEVICES)
     w, b = np.zeros(3), 0.0
@@ -326,7 +316,7 @@ def test_split_results_of_cpp_launches_feed_other_programs():
                                       np.arange(16.0).reshape(8, 2) * 2 + 1)
     # out_axes=1 moves the axis on the host: the Python path, every call
     moved = spmdc.pmap(lambda v: v * 3, out_axes=1)
-    calls = _count_python_calls(moved)
+    calls = count_python_calls(moved)
     for _ in range(3):
         np.testing.assert_array_equal(np.asarray(moved(x)),
                                       np.arange(16.0).reshape(8, 2).T * 3)
