@@ -11,6 +11,7 @@ import pytest
 import spmdc.numpy as jnp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from primcheck import numeric_grad
 
 import spmdc
 from spmdc.compiler.passes.cleanup import cleanup
@@ -26,17 +27,6 @@ def x64():
 
 def close(got, want, rtol=1e-9, atol=1e-9):
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=atol)
-
-
-def numeric_grad(f, x, eps=1e-6):
-    """Central finite differences of a scalar NumPy function."""
-    x = np.asarray(x, np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        dx = np.zeros_like(x)
-        dx[i] = eps
-        g[i] = (f(x + dx) - f(x - dx)) / (2 * eps)
-    return g
 
 
 # --- options: argnums, has_aux, pytrees ---------------------------------------------------
