@@ -13,9 +13,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import spmdc.numpy as jnp
 
 import spmdc as jax
+import spmdc.numpy as jnp
 from spmdc import lax
 
 N_DEVICES = jax.device_count()

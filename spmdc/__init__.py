@@ -8,10 +8,18 @@ import os as _os
 
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's device log quiet
 
-from . import compiler  # noqa: E402,F401  (registers every primitive)
-from .frontend import lax, tree  # noqa: E402
-from .frontend import numpy as numpy  # noqa: E402
-from .frontend.api import (  # noqa: E402
+# compiler registers every primitive; numpy, lax, tree_util are real modules, so
+# ``import spmdc.numpy as jnp`` and ``from spmdc import lax`` need no sys.modules entries.
+from . import compiler, lax, numpy, tree_util  # noqa: E402,F401
+from .core import tree  # noqa: E402,F401  (spmdc.tree, the module behind tree_util)
+from .core.tracing import (  # noqa: E402
+                           ConcretizationTypeError,
+                           TracerArrayConversionError,
+                           UnexpectedTracerError,
+)
+from .runtime.array import Array  # noqa: E402
+from .transforms.grad import grad, hessian, jacobian, jacrev, value_and_grad, vjp  # noqa: E402
+from .transforms.jit import (  # noqa: E402
                            block_until_ready,
                            device_count,
                            device_get,
@@ -22,17 +30,9 @@ from .frontend.api import (  # noqa: E402
                            local_devices,
                            make_ir,
 )
-from .frontend.batching import vmap  # noqa: E402
-from .frontend.differentiation import grad, hessian, jacobian, jacrev, value_and_grad, vjp  # noqa: E402
-from .frontend.parallel import pmap  # noqa: E402
-from .frontend.tracing import (  # noqa: E402
-                           ConcretizationTypeError,
-                           TracerArrayConversionError,
-                           UnexpectedTracerError,
-)
-from .runtime.array import Array  # noqa: E402
+from .transforms.pmap import pmap  # noqa: E402
+from .transforms.vmap import vmap  # noqa: E402
 
-tree_util = tree
 Array.__module__ = __name__     # users see spmdc.Array, where they construct and check it
 errors = type("errors", (), {"ConcretizationTypeError": ConcretizationTypeError,
                              "UnexpectedTracerError": UnexpectedTracerError,
@@ -43,10 +43,3 @@ __all__ = ["Array", "jit", "make_ir", "devices", "local_devices", "device_count"
            "lax", "tree_util", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "pmap", "vmap", "grad", "value_and_grad", "vjp",
            "jacrev", "jacobian", "hessian"]
-
-# ``import spmdc.numpy as jnp``, ``from spmdc import lax``, ``spmdc.tree_util`` all work.
-import sys as _sys  # noqa: E402
-
-_sys.modules[__name__ + ".numpy"] = numpy
-_sys.modules[__name__ + ".lax"] = lax
-_sys.modules[__name__ + ".tree_util"] = tree

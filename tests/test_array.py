@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import spmdc.numpy as jnp
 
 import spmdc
+import spmdc.numpy as jnp
 
 X = np.arange(12, dtype=np.float32).reshape(3, 4)
 

@@ -15,11 +15,11 @@ import math
 
 import numpy as np
 import pytest
-import spmdc.numpy as jnp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spmdc
+import spmdc.numpy as jnp
 from spmdc import lax
 from spmdc.compiler.builder import Builder
 from spmdc.compiler.interpreter import evaluate
@@ -36,10 +36,10 @@ from spmdc.compiler.passes.collectives import (
 )
 from spmdc.compiler.passes.vmap import BatchAxis, vmap_func
 from spmdc.compiler.stablehlo import lower
-from spmdc.frontend.api import trace_pytree
-from spmdc.frontend.batching import vmap
 from spmdc.runtime import pjrt
 from spmdc.runtime.executable import compile_func
+from spmdc.transforms.jit import trace_pytree
+from spmdc.transforms.vmap import vmap
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 MESH = (("i", 2), ("j", 4))

@@ -9,11 +9,11 @@ import functools
 import numpy as np
 import primcheck
 import pytest
-import spmdc.numpy as jnp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spmdc
+import spmdc.numpy as jnp
 from spmdc import lax
 from spmdc.compiler.interpreter import evaluate
 from spmdc.compiler.ir import check, parse

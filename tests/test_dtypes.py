@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spmdc.frontend import dtypes
+from spmdc.core import dtypes
 
 # --- JAX's binary promotion table --------------------------------------------------------------
 

@@ -8,14 +8,14 @@ from collections import Counter
 
 import numpy as np
 import pytest
-import spmdc.numpy as jnp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from primcheck import numeric_grad
 
 import spmdc
+import spmdc.numpy as jnp
 from spmdc.compiler.passes.cleanup import cleanup
-from spmdc.frontend import dtypes
+from spmdc.core import dtypes
 
 
 @pytest.fixture(autouse=True)

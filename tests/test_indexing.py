@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import spmdc.numpy as jnp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spmdc
+import spmdc.numpy as jnp
 
 SETTINGS = settings(max_examples=30, deadline=None)
 

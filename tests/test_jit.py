@@ -8,10 +8,10 @@ import re
 
 import numpy as np
 import pytest
-import spmdc.numpy as jnp
 from dispatch_spy import count_python_calls
 
 import spmdc
+import spmdc.numpy as jnp
 from spmdc import tree_util
 
 rng = np.random.default_rng(0)

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import spmdc.numpy as jnp
 from dispatch_spy import count_python_calls
 
 import spmdc
+import spmdc.numpy as jnp
 from spmdc import lax
 from spmdc.compiler.passes.collectives import ReplicationError, UnboundAxisError
-from spmdc.frontend import parallel
-from spmdc.frontend.batching import vmap
-from spmdc.frontend.differentiation import grad
+from spmdc.transforms import pmap as parallel
+from spmdc.transforms.grad import grad
+from spmdc.transforms.vmap import vmap
 
 DEVICES = spmdc.devices()
 

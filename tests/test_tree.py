@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spmdc.frontend import tree as tu
+from spmdc.core import tree as tu
 
 Point = collections.namedtuple("Point", ["x", "y"])
 

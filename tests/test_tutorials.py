@@ -6,9 +6,9 @@ They use the public API the way the tutorials do: ``import spmdc as jax``."""
 from __future__ import annotations
 
 import numpy as np
-import spmdc.numpy as jnp
 
 import spmdc as jax
+import spmdc.numpy as jnp
 
 
 def test_listing_devices():

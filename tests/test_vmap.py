@@ -6,11 +6,11 @@ against NumPy loops over slices.
 """
 import numpy as np
 import pytest
-import spmdc.numpy as jnp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spmdc
+import spmdc.numpy as jnp
 from spmdc import lax
 
 RNG = np.random.default_rng(0)

@@ -1,8 +1,8 @@
 """Small programs for tests/test_cli.py (``spmdc dump`` / ``spmdc check``)."""
 import numpy as np
-import spmdc.numpy as jnp
 
 import spmdc
+import spmdc.numpy as jnp
 from spmdc import lax
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .tracing import user_source
+from ..core.tracing import user_source
 
 
 def _parse(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
@@ -28,7 +28,7 @@ def _parse(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
 def _reduce_own(x: Any, spec: str, keep: set[str]) -> tuple[Any, str]:
     """Sum out letters that appear only in this operand (and not in the output);
     take diagonals of repeated letters."""
-    from . import numpy as jnp
+    from . import core as jnp
     for c in set(spec):
         while spec.count(c) > 1:                       # a diagonal: x[..., i, ..., i, ...]
             i = spec.index(c)
@@ -47,7 +47,7 @@ def _reduce_own(x: Any, spec: str, keep: set[str]) -> tuple[Any, str]:
 
 
 def einsum(subscripts: str, *operands: Any) -> Any:
-    from . import numpy as jnp
+    from . import core as jnp
     operands = [jnp.asarray(x) for x in operands]
     inputs, out = _parse(subscripts, [x.ndim for x in operands])
     if len(operands) == 1:

@@ -22,10 +22,10 @@ import numpy as np
 from ..compiler.ir import Func, TensorType, Var
 from ..compiler.primitives.control_flow import cond_p, while_p
 from ..compiler.primitives.scan import scan_p
-from . import dtypes
-from .api import Jitted, trace_pytree
-from .tracing import Tracer, bind, current_trace, type_of, user_source
-from .tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
+from ..core import dtypes
+from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
+from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
+from ..transforms.jit import Jitted, trace_pytree
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map_"]
 
@@ -44,7 +44,7 @@ def _staged(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 def _arr(x: Any) -> Any:
-    from .numpy import asarray
+    from ..numpy.core import asarray
     return asarray(x)
 
 
@@ -110,7 +110,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
                         f"{_type_text(index.type)}{_where(source)}")
     if len(branches) == 1:
         return branches[0](*operands)
-    from .lax import clamp
+    from .core import clamp
     index = clamp(0, index.astype(np.int32), len(branches) - 1)
     return _branches(index, branches, [f"branches[{k}]" for k in range(len(branches))],
                      operands, "lax.switch", source)
@@ -356,8 +356,8 @@ def map_(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> 
     if int(batch_size) < 1:
         raise ValueError(f"lax.map: batch_size must be a positive integer, got "
                          f"{batch_size!r}{_where(source)}")
-    from .batching import vmap
-    from .numpy import concatenate
+    from ..numpy.core import concatenate
+    from ..transforms.vmap import vmap
     n, b = lengths[0], int(batch_size)
     chunks, rest = divmod(n, b)
     leaves, treedef = tree_flatten(xs)

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
-from .numpy import _error, _promote, asarray, broadcast_shapes, broadcast_to, multiply, where
-from .numpy_reduce import sum
-from .numpy_shape import moveaxis, ravel, reshape
-from .tracing import bind
+from ..core.tracing import bind
+from .core import _error, _promote, asarray, broadcast_shapes, broadcast_to, multiply, where
+from .reductions import sum
+from .shape_ops import moveaxis, ravel, reshape
 
 
 def _dot_general(x: Any, y: Any, contract: Any, batch: Any, op: str) -> Any:
@@ -89,7 +89,7 @@ def tensordot(x: Any, y: Any, axes: Any = 2) -> Any:
 
 
 def einsum(subscripts: str, *operands: Any) -> Any:
-    from .einsum import einsum as _einsum
+    from .einsum_impl import einsum as _einsum
     return _einsum(subscripts, *operands)
 
 

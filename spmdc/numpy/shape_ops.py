@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
-from .numpy import _error, _is_array, _operand, _promote, asarray, broadcast_to
-from .tracing import bind
+from ..core.tracing import bind
+from .core import _error, _is_array, _operand, _promote, asarray, broadcast_to
 
 
 def reshape(x: Any, shape: Any, order: str = "C") -> Any:

@@ -48,16 +48,16 @@ from ..compiler.passes.collectives import (
     check_collectives,
     varying_axes,
 )
+from ..core.tracing import Tracer, current_trace, to_atom, user_source, where
+from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
 from . import mapping
-from .api import Lowered, _fun_name, _leaf_signature, trace_pytree
-from .batching import _batched_call
+from .jit import Lowered, _fun_name, _leaf_signature, trace_pytree
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_paths, slice_types
 from .sharded import PmapEntry, launched, pace, shard_over
-from .tracing import Tracer, current_trace, to_atom, user_source, where
-from .tree import tree_flatten, tree_unflatten
+from .vmap import _batched_call
 
 __all__ = ["pmap", "shard_over", "DeviceAxis"]
 

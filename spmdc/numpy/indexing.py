@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
+from ..core import dtypes
+from ..core.tracing import Tracer, bind, user_source
 from ..runtime.array import Array
-from . import dtypes
-from .methods import normalize_index
-from .tracing import Tracer, bind, user_source
+from .array_methods import normalize_index
 
 __all__ = ["advanced_getitem", "scatter_update"]
 
@@ -60,7 +60,7 @@ def _index_error(message: str) -> IndexError:
 
 
 def _jnp() -> Any:
-    from . import numpy as jnp
+    from . import core as jnp
     return jnp
 
 

@@ -18,12 +18,12 @@ import numpy as np
 from ..compiler.ir import Func, TensorType, check
 from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
+from ..core import dtypes, tracing
+from ..core.tracing import Tracer, apply_func, trace_function, type_of
+from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import Executable, compile_func
-from . import dtypes, tracing
-from .tracing import Tracer, apply_func, trace_function, type_of
-from .tree import tree_flatten, tree_unflatten
 
 __all__ = ["jit", "make_ir", "devices", "local_devices", "device_count",
            "local_device_count", "device_put", "device_get", "block_until_ready",
@@ -65,7 +65,7 @@ def place(x: Any, device: Any, t: TensorType) -> Any:
 def device_put(x: Any, device: Any = None) -> Any:
     """Put ``x`` (a pytree) on ``device``; a *list* of devices shards the leading axis."""
     if isinstance(device, (list, tuple)):
-        from .parallel import shard_over
+        from .pmap import shard_over
         return _tree_map(lambda v: shard_over(v, tuple(device)), x)
     device = device or default_device()
 

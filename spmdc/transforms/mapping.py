@@ -11,8 +11,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..compiler.ir import TensorType
-from .tracing import type_of, where
-from .tree import broadcast_prefix, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from ..core.tracing import type_of, where
+from ..core.tree import (
+    broadcast_prefix,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_unflatten,
+)
 
 __all__ = ["axis_spec", "mapped_leaves", "mapped_size", "slice_types", "out_dims",
            "out_paths"]

@@ -12,10 +12,10 @@ from typing import Any
 
 from ..compiler.passes import run_pass
 from ..compiler.passes.vmap import BatchAxis, BatchingError, vmap_func
-from .api import Jitted, _fun_name, trace_pytree
+from ..core.tracing import apply_func, current_trace, where
+from ..core.tree import tree_unflatten
+from .jit import Jitted, _fun_name, trace_pytree
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_dims, out_paths, slice_types
-from .tracing import apply_func, current_trace, where
-from .tree import tree_unflatten
 
 __all__ = ["vmap"]
 

@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
-from . import dtypes
-from .numpy import (
+from ..core import dtypes
+from ..core.tracing import bind
+from .core import (
     _error,
     add,
     asarray,
@@ -26,8 +27,7 @@ from .numpy import (
     sqrt,
     where,
 )
-from .numpy_shape import _axes, _axis, expand_dims, ravel, reshape, squeeze
-from .tracing import bind
+from .shape_ops import _axes, _axis, expand_dims, ravel, reshape, squeeze
 
 
 def _reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None,

@@ -17,9 +17,9 @@ import ml_dtypes
 import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
+from ..core import dtypes
+from ..core.tracing import Tracer, bind, type_of, user_source
 from ..runtime.array import Array
-from . import dtypes
-from .tracing import Tracer, bind, type_of, user_source
 
 ndarray = Array
 
@@ -66,7 +66,7 @@ def asarray(x: Any, dtype: Any = None) -> Any:
             stack([asarray(v) for v in x]).astype(dtype)
     t, weak = type_of(x if dtype is None else np.asarray(x, dtypes.canonicalize(dtype)))
     value = np.asarray(x, t.dtype)
-    from .api import device_put
+    from ..transforms.jit import device_put
     out = device_put(value)
     out.weak = weak and dtype is None
     return out
@@ -462,7 +462,7 @@ def iota(dtype: Any, size: int) -> Any:
 
 
 def _iota(dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> Any:
-    from .tracing import current_trace
+    from ..core.tracing import current_trace
     if current_trace() is None:            # a constant: build it on the host
         value = np.broadcast_to(np.arange(shape[dimension], dtype=dtype).reshape(
             [-1 if i == dimension else 1 for i in range(len(shape))]), shape)
@@ -549,9 +549,9 @@ def array_equal(a: Any, b: Any) -> Any:
 
 # The rest of the namespace, split by concept; each part imports only from the parts
 # above it, so this order matters.
-from .methods import install_methods  # noqa: E402
-from .numpy_linalg import _dot_general, dot, einsum, inner, matmul, outer, tensordot, trace, vdot  # noqa: E402,F401
-from .numpy_reduce import (  # noqa: E402,F401
+from .array_methods import install_methods  # noqa: E402
+from .products import _dot_general, dot, einsum, inner, matmul, outer, tensordot, trace, vdot  # noqa: E402,F401
+from .reductions import (  # noqa: E402,F401
     _arg_reduce,
     _reduce,
     _where_for_reduce,
@@ -572,7 +572,7 @@ from .numpy_reduce import (  # noqa: E402,F401
     sum,
     var,
 )
-from .numpy_shape import (  # noqa: E402,F401
+from .shape_ops import (  # noqa: E402,F401
     _axes,
     _axis,
     _slice_axis,

@@ -14,10 +14,10 @@ import numpy as np
 
 from ..compiler.ir import Func, TensorType
 from ..compiler.passes.collectives import Mesh, mesh_coords
+from ..core.tracing import type_of, where
+from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt
 from ..runtime.array import Array
-from .tracing import type_of, where
-from .tree import tree_flatten, tree_unflatten
 
 __all__ = ["PmapEntry", "shard_over", "pace", "launched"]
 

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
-from . import dtypes
-from .tracing import bind
+from ..core import dtypes
+from ..core.tracing import bind
 
 __all__ = ["select", "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim",
            "stop_gradient", "convert_element_type", "broadcast_in_dim", "iota",
@@ -21,7 +21,7 @@ __all__ = ["select", "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_
 
 
 def _arr(x: Any) -> Any:
-    from .numpy import asarray
+    from ..numpy.core import asarray
     return asarray(x)
 
 
@@ -58,8 +58,8 @@ def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]
 
 
 def stop_gradient(x: Any) -> Any:
-    from .numpy import stop_gradient as sg
-    from .tree import tree_map
+    from ..core.tree import tree_map
+    from ..numpy.core import stop_gradient as sg
     return tree_map(sg, x)
 
 
@@ -74,7 +74,7 @@ def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequenc
 
 
 def iota(dtype: Any, size: int) -> Any:
-    from .numpy import iota as jnp_iota
+    from ..numpy.core import iota as jnp_iota
     return jnp_iota(dtype, size)
 
 
@@ -169,7 +169,7 @@ def _axis_names(op: str, axis_name: Any) -> tuple[tuple[str, ...], tuple[int, ..
     """The names as a tuple and their sizes; an unbound name is an error here, at the
     user's line (the collectives pass checks compiled programs again)."""
     from ..compiler.passes.collectives import UnboundAxisError, unbound_axis_message
-    from .tracing import current_trace, user_source
+    from ..core.tracing import current_trace, user_source
     names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
     trace = current_trace()
     bound = trace.axis_env if trace is not None else {}
@@ -186,7 +186,7 @@ def _no_groups(op: str, axis_index_groups: Any) -> None:
 
 
 def _tree_map(f: Any, x: Any) -> Any:
-    from .tree import tree_map
+    from ..core.tree import tree_map
     return tree_map(f, x)
 
 
@@ -266,7 +266,7 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
     member no pair sends to gets zeros."""
     from ..compiler.primitives.collectives import check_permutation
     from ..compiler.primitives.core import ShapeError
-    from .tracing import user_source
+    from ..core.tracing import user_source
     axes, sizes = _axis_names("ppermute", axis_name)
     try:
         pairs = tuple((int(s), int(d)) for s, d in perm)

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
-from . import dtypes
-from .tracing import Tracer, bind, user_source
+from ..core import dtypes
+from ..core.tracing import Tracer, bind, user_source
 
 __all__ = ["install_methods", "getitem", "normalize_index"]
 
@@ -27,7 +27,7 @@ def _jnp() -> Any:
     try:
         return _loaded["jnp"]
     except KeyError:
-        from . import numpy as jnp
+        from . import core as jnp
         _loaded["jnp"] = jnp
         return jnp
 

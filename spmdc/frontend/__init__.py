@@ -1,1 +1,0 @@
-"""The frontend: what user code touches (tracing, transformations, pytrees, dtypes, jnp)."""
