@@ -24,9 +24,42 @@ collectives over ``'j'``: each device slices its piece of the mapped inputs at
 ``'i'``, ``'j'`` or ``('i', 'j')`` then mean what they mean in JAX, because the mesh
 groups devices by the other axes. An outer output that is such a gathered inner output
 (both out_axes 0) is not gathered: each device returns its own piece and the result is
-one Array of shape ``(2, 4, ...)`` over all 8 devices, and DCE removes the gather. We
-chose this over a dedicated nested-map primitive because grad and vmap of the flattened
-program need no new rules: the collectives already have them.
+one Array of shape ``(2, 4, ...)`` over all 8 devices, and DCE removes the gather.
+
+Reverse mode. Two kinds of value meet at the boundary, and their cotangents follow
+different conventions. A value of the outer program is *one* value that every device
+along 'j' holds a copy of; its cotangent is likewise one value, held by every copy. A
+value of the body is per device; collectives transpose per device (Note [collective
+transpose]), i.e. the body's VJP is the derivative of the sum over devices of
+<cotangent_j, output_j>. Reading the inner pmap as the function the outer program
+calls, with the reference semantics of vmap(axis_name='j'):
+
+    Z = inner(X, B)    Z[j] = y_j  (mapped outputs),  O = o_j for any j  (out_axes=None)
+                       y_j, o_j = body_j(X[j], B)  (X mapped, B in_axes=None or closed over)
+
+    <ct_Z, Z> + <ct_O, O> = sum_j <ct_Z[j], y_j> + sum_j <[j == 0] ct_O, o_j>
+
+(the o_j are equal as functions of the inputs: the replication check below proves it
+before any of this runs). So the body's cotangent seeds are ct_Z[j] on device j for a
+mapped output and ct_O on device 0 only, zeros elsewhere, for an unmapped one. Pulled
+through the body per device, they give ct_{X[j]} and ct_{B,j} on device j, and by the
+chain rule through X[j] = slice(X, j) and "B is used on every device":
+ct_X = sum_j onehot_j(ct_{X[j]}) (the stack of the pieces) and ct_B = sum_j ct_{B,j}.
+
+Flattened into ordinary primitives, that is what per-device transposes give *except* at
+the boundary: all_gather's transpose (psum_scatter) would add up the n identical copies
+of ct_Z (n times too much), and the slice's transpose (a one-hot) and B's cotangent would
+never be summed over 'j'. Hence two identity markers around the body
+(primitives/collectives_nested.py): every float value entering it goes through
+``nested_pmap_in`` (transpose: psum over 'j', which turns the per-device one-hots into the
+stack and sums B's cotangents), and every float output, after its all_gather, through
+``nested_pmap_out`` (transpose: ct on the group's device 0, zeros elsewhere, so
+psum_scatter hands device j exactly ct_Z[j], and an unmapped output's cotangent is
+counted once). The markers lower to nothing. Checked against vmap for every shape of
+nested pmap in tests/test_nested_pmap_grad.py.
+
+We chose this over a dedicated nested-map primitive because vmap of the flattened
+program needs no new rules, and grad only these two.
 """
 from __future__ import annotations
 
@@ -41,6 +74,7 @@ import numpy as np
 from ..compiler.builder import lit
 from ..compiler.ir import Func, Lit
 from ..compiler.passes import observe, recording, run_pass
+from ..compiler.passes.autodiff import is_float
 from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.collectives import (
     Mesh,
@@ -312,9 +346,14 @@ class Pmapped:
         b.source = user_source()
         i32 = np.dtype(np.int32)
         index = b.axis_index(axes=(name,), axis_sizes=(size,))
+        sizes_of = {"axes": (name,), "axis_sizes": (size,)}
+
+        def enter(x: Any) -> Any:        # See Note [nested pmap]: transposes to a psum
+            return b.nested_pmap_in(x, **sizes_of) if is_float(x.type) else x
+
         inputs = []
         for leaf, d in zip(leaves, dims, strict=True):
-            x = to_atom(trace, leaf)
+            x = enter(to_atom(trace, leaf))
             if d is not None:            # this device's slice along the mapped axis
                 starts = [lit(0, i32)] * x.type.ndim
                 starts[d] = index
@@ -324,16 +363,18 @@ class Pmapped:
                 del sizes[d]
                 x = b.reshape(x, new_sizes=tuple(sizes))
             inputs.append(x)
-        inputs += [to_atom(trace, c) for c in captured]
+        inputs += [enter(to_atom(trace, c)) for c in captured]
         outs = []
         for o, d in zip(b.inline(body, inputs), out_dims, strict=True):
             if isinstance(o, Lit):
                 o = b.convert(o, new_dtype=o.type.dtype)
+            piece = o
             if d is not None:
-                piece = o
                 o = b.all_gather(o, axes=(name,), axis_sizes=(size,), dimension=d, tiled=False)
-                if d == 0:
-                    recorder.gathered[o] = (piece, name)
+            if is_float(o.type):         # See Note [nested pmap]: transposes to a one-hot
+                o = b.nested_pmap_out(o, **sizes_of)
+            if d == 0:
+                recorder.gathered[o] = (piece, name)
             outs.append(o)
         return tree_unflatten(out_tree, [Tracer(o, trace, w)
                                          for o, w in zip(outs, out_weak, strict=True)])
