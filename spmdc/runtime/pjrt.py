@@ -120,7 +120,9 @@ def put(value: np.ndarray, device: Device) -> Buffer:
 
 
 def to_numpy(buffer: Buffer) -> np.ndarray:
-    return np.asarray(buffer)
+    # Not np.asarray(buffer): that goes through the buffer protocol, which has no
+    # bfloat16 (nor the other ml_dtypes types) and gave an object array for them.
+    return buffer._single_device_array_to_np_array_did_copy()[0]
 
 
 def is_ready(buffer: Buffer) -> bool:

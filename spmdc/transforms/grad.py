@@ -15,7 +15,7 @@ import numpy as np
 
 from ..compiler.ir import Func
 from ..compiler.passes import run_pass
-from ..compiler.passes.autodiff import vjp_func
+from ..compiler.passes.autodiff import is_float, vjp_func
 from ..compiler.passes.cleanup import cleanup
 from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_structure, tree_unflatten
@@ -187,7 +187,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             if ct_type.shape != t.shape:
                 raise TypeError(f"vjp: cotangent of shape {ct_type.shape} for an output of "
                                 f"shape {t.shape}")
-        wrt = [type_of(v)[0].dtype.kind in "fc" for v in leaves]
+        wrt = [is_float(type_of(v)[0]) for v in leaves]
         grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))])
         n_out = len(func.outputs)
         grad_func = _pruned(grad_func, [False] * n_out + [True] * (len(grad_func.outputs) - n_out))

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..builder import lit
 from ..ir import TensorType
-from ..passes.autodiff import nondifferentiable, unbroadcast, vjp_rules
+from ..passes.autodiff import is_float, nondifferentiable, unbroadcast, vjp_rules
 from ..passes.vmap import batch_rules
 from ..stablehlo import chlo, elementwise_lowering, hlo, lower_rules
 from .core import (
@@ -424,8 +424,8 @@ def _is_real_float(dtype: np.dtype) -> bool:
 
 
 convert_p = declare("convert", _convert_rule, _convert_impl)
-vjp_rules[convert_p] = lambda b, ct, x, *, new_dtype: [
-    b.convert(ct, new_dtype=x.type.dtype) if x.type.dtype.kind in "fc" else None]
+vjp_rules[convert_p] = lambda b, ct, x, *, new_dtype: [     # bfloat16 is a float too
+    b.convert(ct, new_dtype=x.type.dtype) if is_float(x.type) else None]
 lower_rules[convert_p] = lambda ctx, eqn, x: hlo.ConvertOp(
     ctx.mlir_type(eqn.outputs[0].type), x).result
 
