@@ -262,15 +262,17 @@ def test_enable_x64_returns_previous():
 
 
 @pytest.mark.parametrize("value,enabled", [("1", True), ("true", True), ("True", True),
+                                           ("yes", True), ("ON", True), (" on ", True),
                                            ("0", False), ("", False), ("no", False),
-                                           (None, False)])
+                                           ("off", False), ("FALSE", False), (None, False)])
 def test_x64_environment_variable(monkeypatch, value, enabled):
     if value is None:
         monkeypatch.delenv("SPMDC_ENABLE_X64", raising=False)
     else:
         monkeypatch.setenv("SPMDC_ENABLE_X64", value)
     # a private copy of the module: the flag is read once, at import
-    spec = importlib.util.spec_from_file_location("_dtypes_copy", dtypes.__file__)
+    spec = importlib.util.spec_from_file_location(dtypes.__package__ + "._dtypes_copy",
+                                                  dtypes.__file__)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.x64_enabled() is enabled

@@ -12,6 +12,7 @@ so a jaxlib upgrade that moves them touches this file alone.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,8 +25,9 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from .ir import Func, Lit, TensorType, Var, dtype_name
 
-__all__ = ["ir", "hlo", "chlo", "lower_rules", "LoweringContext", "lower", "lower_body",
-           "mlir_context", "mlir_type", "create_op", "elementwise_lowering", "LoweringError"]
+__all__ = ["ir", "hlo", "chlo", "lower_rules", "LoweringContext", "lower", "lower_text",
+           "lower_body", "mlir_context", "mlir_type", "create_op", "elementwise_lowering",
+           "LoweringError"]
 
 
 class LoweringError(RuntimeError):
@@ -38,9 +40,33 @@ LowerRule = Callable[..., Any]
 lower_rules: dict[Any, LowerRule] = {}
 
 
-@functools.cache
+# Note [one lowering at a time]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# All modules are built in one MLIR context, and the Python bindings keep the current
+# context, location and insertion point per thread; but building IR in one context from
+# several threads at once is not something the bindings promise to support, and the caches
+# of MLIR types and attributes (mlir_type, the dot_general attribute memo) would be
+# filled from several threads. Lowering is a small part of a compile (XLA's own work
+# dominates), so it is simply serialised: ``lower`` and ``lower_text`` (which also prints
+# the module) run under one lock, and so does making the context.
+
+lowering_lock = threading.RLock()
+
+
 def mlir_context() -> ir.Context:
     """The one MLIR context spmdc builds modules in, with StableHLO and func registered."""
+    if _context:
+        return _context[0]
+    with lowering_lock:
+        if not _context:
+            _context.append(_make_context())
+    return _context[0]
+
+
+_context: list[ir.Context] = []
+
+
+def _make_context() -> ir.Context:
     registry = ir.DialectRegistry()
     _jax_mlir_ext.register_dialects(registry)
     ctx = ir.Context()
@@ -169,7 +195,7 @@ def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None 
           mesh_axes: Sequence[str] = ()) -> ir.Module:
     """Lower ``func`` to a verified StableHLO module whose entry point is ``@main``."""
     ctx = LoweringContext(num_replicas, axis_env, mesh_axes)
-    with mlir_context(), ir.Location.unknown():
+    with lowering_lock, mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         i32 = ir.IntegerType.get_signless(32)
         module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
@@ -185,3 +211,14 @@ def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None 
         if not module.operation.verify():
             raise LoweringError("the StableHLO module spmdc built does not verify")
     return module
+
+
+def lower_text(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
+               mesh_axes: Sequence[str] = ()) -> str:
+    """``lower`` and print the module, under the lock (Note [one lowering at a time])."""
+    with lowering_lock:
+        module = lower(func, num_replicas=num_replicas, axis_env=axis_env,
+                       mesh_axes=mesh_axes)
+        text = str(module)
+        del module
+    return text

@@ -12,11 +12,12 @@ The rules are JAX's ("Type promotion semantics" in JAX's documentation):
 """
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import ml_dtypes
 import numpy as np
+
+from ..env import flag as _env_flag
 
 __all__ = ["x64_enabled", "enable_x64", "canonicalize", "dtype_and_weak", "result_type",
            "promote_types", "is_float", "is_int", "is_unsigned", "is_complex", "is_inexact",
@@ -42,7 +43,7 @@ _NARROW = {_I64: _I32, np.dtype(np.uint64): np.dtype(np.uint32), _F64: _F32, _C1
 
 # --- x64 -------------------------------------------------------------------------------------
 
-_x64 = os.environ.get("SPMDC_ENABLE_X64", "").strip().lower() in ("1", "true")
+_x64 = _env_flag("SPMDC_ENABLE_X64")
 
 
 def x64_enabled() -> bool:

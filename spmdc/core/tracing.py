@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -90,23 +91,37 @@ class Trace:
         self.axis_env.update(axis_env or {})
 
 
-_current: Trace | None = None
+# Note [thread-local trace]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# The current trace belongs to the thread that is tracing, as JAX's trace state does: a
+# thread that traces a function must not make another thread's primitives land in its
+# Builder (they would come back as Tracers, silently, instead of values), and two threads
+# may trace at once. Every read of "the current trace" goes through ``_state.current``.
+# What is shared between threads (the PJRT client, the MLIR context, the compile caches)
+# is guarded where it lives; see Note [threads] in runtime/pjrt.py.
+
+class _State(threading.local):
+    current: Trace | None = None
+
+
+_state = _State()
 
 
 def current_trace() -> Trace | None:
-    return _current
+    return _state.current
 
 
 @contextmanager
 def tracing(name: str, axis_env: dict[str, Any] | None = None) -> Iterator[Trace]:
-    """Make a new Trace (child of the current one) current for the ``with`` body."""
-    global _current
-    trace = Trace(_current, name, axis_env)
-    _current = trace
+    """Make a new Trace (child of this thread's current one) current for the ``with``
+    body. See Note [thread-local trace]."""
+    state = _state
+    trace = Trace(state.current, name, axis_env)
+    state.current = trace
     try:
         yield trace
     finally:
-        _current = trace.parent
+        state.current = trace.parent
         trace.closed = True
 
 
@@ -247,7 +262,7 @@ eager_apply: Callable[..., Any] | None = None
 
 def bind(prim: Primitive, *args: Any, weak: bool = False, **params: Any) -> Any:
     """Apply ``prim`` to ``args``: emitted into the current trace, or run eagerly."""
-    trace = _current
+    trace = _state.current
     if trace is None:
         for a in args:
             if isinstance(a, Tracer):
@@ -288,7 +303,7 @@ def trace_function(fun: Callable[[list[Tracer]], list[Any]], in_types: Sequence[
 
 def apply_func(func: Func, args: Sequence[Any], out_weak: Sequence[bool]) -> list[Tracer]:
     """Inline ``func`` into the current trace with ``args`` (explicit inputs + captures)."""
-    trace = _current
+    trace = _state.current
     assert trace is not None
     atoms = [to_atom(trace, a) for a in args]
     outs = trace.builder.inline(func, atoms)

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 from jaxlib import _jax
 from jaxlib import xla_client as xc
+
+from .. import env
 
 # jaxlib's disassemble_into_single_device_arrays tries to import jax._src.sharding_impls
 # once per output shard. Without jax installed, each failed import walks sys.path (tens
@@ -38,22 +40,55 @@ Executable = Any      # a jaxlib LoadedExecutable
 
 def device_count_env() -> int:
     """How many virtual CPU devices to create (``SPMDC_CPU_DEVICES``, default 8)."""
-    raw = os.environ.get("SPMDC_CPU_DEVICES", "8")
-    try:
-        n = int(raw)
-    except ValueError:
-        raise ValueError(f"SPMDC_CPU_DEVICES must be a positive integer, got {raw!r}") from None
-    if n < 1:
-        raise ValueError(f"SPMDC_CPU_DEVICES must be a positive integer, got {n}")
-    return n
+    return env.positive_int("SPMDC_CPU_DEVICES", 8)
 
 
-@functools.cache
+# Note [threads]
+# ~~~~~~~~~~~~~~
+# spmdc may be used from several threads at once (README, "Threads"). What the threads
+# share is made safe where it lives:
+# - the trace being built is per thread (Note [thread-local trace] in tracing.py);
+# - lazily made singletons (the PJRT client, the devices, the shardings that the C++
+#   dispatcher compares by identity, the dispatcher's config slots) are made once under a
+#   lock (``_once``): two threads making the first call at once used to create two CPU
+#   clients and mix their devices, which crashed the process;
+# - lowering to StableHLO runs one at a time (Note [one lowering at a time] in
+#   compiler/stablehlo.py); XLA compiles and PJRT launches run concurrently, which PJRT
+#   supports;
+# - the memo tables and compile caches are dicts read with ``get`` and filled with one
+#   store of a value held in a local, which the GIL makes atomic: two threads that miss
+#   at once both compute, one store wins, and each uses its own (equal) value.
+# - jaxlib's C++ dispatcher (Note [C++ dispatch]) keeps its own cache under its own lock
+#   and calls ``cache_miss`` on the calling thread; whether a call may take it is decided
+#   from that thread's trace state.
+
+_init_lock = threading.RLock()
+
+
+def _once(fn: Any) -> Any:
+    """``functools.cache`` whose first call per argument runs once, under a lock, so
+    that every thread gets the same object (Note [threads])."""
+    made: dict[Any, Any] = {}
+
+    @functools.wraps(fn)
+    def cached(*args: Any) -> Any:
+        try:
+            return made[args]
+        except KeyError:
+            pass
+        with _init_lock:
+            if args not in made:
+                made[args] = fn(*args)
+            return made[args]
+    return cached
+
+
+@_once
 def client() -> Any:
     return xc.make_cpu_client(num_devices=device_count_env())
 
 
-@functools.cache
+@_once
 def devices() -> tuple[Device, ...]:
     return tuple(client().devices())
 
@@ -102,12 +137,12 @@ class _OneDevice(_jax.SingleDeviceSharding):
         return 1
 
 
-@functools.cache
+@_once
 def _sharding(device: Device) -> _OneDevice:
     return _OneDevice(device)
 
 
-@functools.cache
+@_once
 def _group_sharding(devs: tuple[Device, ...]) -> Any:
     return _jax.GSPMDSharding(list(devs), xc.HloSharding.replicate())
 
@@ -249,7 +284,7 @@ class FastPath(NamedTuple):
     const_args: list[Any]
 
 
-@functools.cache
+@_once
 def _dispatch_state() -> None:
     if "jax._src.config" in sys.modules:       # jax has set (and owns) the slots
         return

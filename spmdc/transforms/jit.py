@@ -275,7 +275,7 @@ class Jitted:
         return out
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if tracing._current is None and self._dispatch is not None:
+        if tracing._state.current is None and self._dispatch is not None:
             try:
                 return self._dispatch(*args, **kwargs)
             except ValueError as e:
@@ -293,7 +293,7 @@ class Jitted:
             statics, args, kwargs = self._split(args, kwargs)
         else:
             statics = ()
-        if tracing._current is not None:        # inside another transformation: inline
+        if tracing._state.current is not None:        # inside another transformation: inline
             func, out_weak, captured, out_tree, leaves = self._trace(statics, args, kwargs)
             outs = apply_func(func, [*leaves, *captured], out_weak)
             return tree_unflatten(out_tree, outs), None
@@ -437,9 +437,9 @@ class Lowered:
     def as_text(self) -> str:
         """The StableHLO module, as text."""
         if self._text is None:
-            from ..compiler.stablehlo import lower
-            self._text = str(lower(self.func, num_replicas=len(self.devices),
-                                   axis_env=self.axis_env, mesh_axes=self.mesh_axes))
+            from ..compiler.stablehlo import lower_text
+            self._text = lower_text(self.func, num_replicas=len(self.devices),
+                                    axis_env=self.axis_env, mesh_axes=self.mesh_axes)
             observe("stablehlo", self._text)
         return self._text
 

@@ -66,6 +66,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -119,7 +120,12 @@ class _MeshRecorder:
             self.axes.append((name, size))
 
 
-_recorders: list[_MeshRecorder] = []
+class _Recorders(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[_MeshRecorder] = []   # this thread's outermost pmaps being traced
+
+
+_recorders = _Recorders()
 _fresh_names = itertools.count()
 
 
@@ -253,14 +259,14 @@ class Pmapped:
         self._check_devices(size, f"the mapped axis has size {size}")
         in_types, in_weak = slice_types(leaves, dims)
         recorder = _MeshRecorder(self.axis_name, size)
-        _recorders.append(recorder)
+        _recorders.stack.append(recorder)
         self.trace_count += 1
         try:
             func, out_weak, consts, out_tree, _ = trace_pytree(
                 self._with_statics(statics), args, kwargs, self.name, in_types, in_weak,
                 {self.axis_name: DeviceAxis(size)})
         finally:
-            _recorders.pop()
+            _recorders.stack.pop()
         observe("traced", func)
         mesh: Mesh = tuple(recorder.axes)
         total = math.prod(s for _, s in mesh)
@@ -324,7 +330,7 @@ class Pmapped:
                              f"enclosing pmap or vmap; use a different axis_name{where()}")
         leaves, dims, paths = mapped_leaves("pmap", args, kwargs, self._in_axes_for(statics))
         size = mapped_size("pmap", leaves, dims, paths, self.axis_size)
-        recorder = _recorders[-1]
+        recorder = _recorders.stack[-1]
         recorder.add_axis(name, size)
         deeper_from = [n for n, _ in recorder.axes].index(name)
         in_types, in_weak = slice_types(leaves, dims)

@@ -41,7 +41,11 @@ _in_flight: collections.deque[list[Any]] = collections.deque()
 def pace() -> None:
     """Wait until fewer than _MAX_IN_FLIGHT launches are outstanding."""
     while len(_in_flight) >= _MAX_IN_FLIGHT:
-        for buf in _in_flight.popleft():
+        try:
+            oldest = _in_flight.popleft()
+        except IndexError:          # another thread took it (Note [threads] in pjrt.py)
+            break
+        for buf in oldest:
             buf.block_until_ready()
 
 

@@ -3,35 +3,45 @@
 ``run_pass(name, pass_fn, func, ...)`` is how every transformation applies a pass: it runs
 the verifier afterwards when ``SPMDC_CHECKS=1`` (the test suite always sets it) and tells
 the registered observers (``spmdc dump`` records each stage this way). With no observer
-registered, recording costs one truth test per pass.
+registered, recording costs one truth test per pass. Observers are per thread: a
+``recording()`` sees the passes its own thread runs, not another thread's compiles.
 """
 from __future__ import annotations
 
 import contextlib
-import os
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ...env import flag as env_flag
 from ..ir import Func, Lit, check
 
-__all__ = ["run_pass", "observers", "checks_enabled", "observe", "recording"]
+__all__ = ["run_pass", "checks_enabled", "observe", "recording"]
 
-observers: list[Callable[[str, Any], None]] = []
-"""Called as ``observer(stage_name, func_or_text)`` after each pass, and as
-``observer(stage_name + ".input", func)`` with what each pass received."""
+
+class _Observers(threading.local):
+    def __init__(self) -> None:
+        self.observers: list[Callable[[str, Any], None]] = []
+        """This thread's observers, called as ``observer(stage_name, func_or_text)`` after
+        each pass, and as ``observer(stage_name + ".input", func)`` with what each pass
+        received."""
+
+
+_local = _Observers()
 
 
 def checks_enabled() -> bool:
-    return os.environ.get("SPMDC_CHECKS", "") not in ("", "0")
+    return env_flag("SPMDC_CHECKS")
 
 
 def observe(name: str, value: Any) -> None:
-    for observer in observers:
+    for observer in _local.observers:
         observer(name, value)
 
 
 def run_pass(name: str, pass_fn: Callable[..., Func], func: Func, *args: Any,
              **kwargs: Any) -> Func:
+    observers = _local.observers
     if observers:
         observe(name + ".input", func)
     out = pass_fn(func, *args, **kwargs)
@@ -60,6 +70,7 @@ def recording() -> Iterator[list[tuple[str, Any]]]:
         if name == "traced" and isinstance(last, Func) and _prints_alike(last, value):
             return
         stages.append((name, value))
+    observers = _local.observers
     observers.append(record)
     try:
         yield stages

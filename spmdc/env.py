@@ -1,0 +1,61 @@
+"""The SPMDC_* environment variables, parsed strictly.
+
+Every variable spmdc reads is read here, by one of two parsers, so that each one accepts
+the same spellings and a mistake is an error naming the variable rather than a silent
+default (``SPMDC_ENABLE_X64=on`` once meant *off*):
+
+- ``flag``: true for ``1``, ``true``, ``yes``, ``on`` (also ``t``, ``y``), false for
+  ``0``, ``false``, ``no``, ``off`` (also ``f``, ``n``) and for the empty string or an
+  unset variable; case and surrounding blanks do not matter (JAX's ``bool_env`` accepts
+  the same words). Anything else raises ``EnvironmentVariableError``.
+- ``positive_int``: a decimal integer >= 1; unset or empty means the default.
+
+This module imports nothing from spmdc, so every layer (the compiler included) may use it.
+"""
+from __future__ import annotations
+
+import os
+
+__all__ = ["EnvironmentVariableError", "flag", "positive_int", "VARIABLES"]
+
+VARIABLES = {
+    "SPMDC_CPU_DEVICES": "how many virtual CPU devices the CPU client creates (default 8)",
+    "SPMDC_ENABLE_X64": "keep float64/int64 instead of converting them to 32 bits",
+    "SPMDC_CHECKS": "run the IR verifier after every pass",
+}
+"""Every variable spmdc reads, with what it does (the README lists the same)."""
+
+_TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
+_FALSE = frozenset({"", "0", "false", "f", "no", "n", "off"})
+
+
+class EnvironmentVariableError(ValueError):
+    """An SPMDC_* environment variable holds a value spmdc does not understand."""
+
+
+def flag(name: str, default: bool = False) -> bool:
+    """The boolean variable ``name`` (see the module docstring); ``default`` when unset."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    word = raw.strip().lower()
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise EnvironmentVariableError(
+        f"environment variable {name}={raw!r} is not a boolean: use 1/true/yes/on to turn "
+        "it on, or 0/false/no/off (or leave it empty or unset) to turn it off")
+
+
+def positive_int(name: str, default: int) -> int:
+    """The integer variable ``name`` (>= 1); ``default`` when unset or empty."""
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    text = raw.strip()
+    if not text.isdigit() or int(text) < 1:
+        raise EnvironmentVariableError(
+            f"environment variable {name}={raw!r} must be a positive integer (e.g. "
+            f"{name}={default}), or unset for the default {default}")
+    return int(text)
