@@ -13,8 +13,11 @@ transformed (a module-level ``step = spmdc.pmap(...)``); each ``--arg`` is a typ
 ``optimized_hlo``. Transposed collectives carry a comment naming the rule used (See Note
 [collective transpose]).
 
-Exit status: 0 when all went well, 1 when ``check`` found a mistake (or ``dump`` could not
-trace the program), 2 for a bad command line (one line on stderr).
+Exit status: 0 when all went well, 1 when ``check`` found a mistake or the user's program
+failed (``dump`` could not trace it, importing the file or ``--example`` raised), 2 for a
+bad command line. Either way stderr gets one line saying what went wrong; when the
+exception was raised by the user's own code, the user's frames of the traceback come
+before it (spmdc's frames are left out), as Python would show them.
 """
 from __future__ import annotations
 
@@ -26,6 +29,8 @@ import json
 import os
 import re
 import sys
+import sysconfig
+import traceback
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,7 +46,44 @@ class UsageError(Exception):
 
 
 class UserCodeError(Exception):
-    """The user's file could not be run: reported in one line, exit status 1."""
+    """The user's file could not be run: reported in one line (after the user's frames
+    of the traceback of ``__cause__``, when the user's code raised it), exit status 1."""
+
+
+# --- whose code raised ---------------------------------------------------------------------
+
+_SPMDC_DIR = str(Path(__file__).resolve().parent)
+_LIBRARY_DIRS = tuple({str(Path(p).resolve()) for key in ("stdlib", "platstdlib", "purelib",
+                                                            "platlib")
+                       if (p := sysconfig.get_paths().get(key))})
+
+
+def _inside(filename: str, folder: str) -> bool:
+    return filename == folder or filename.startswith(folder + os.sep)
+
+
+def _is_user_file(filename: str) -> bool:
+    """Whether a traceback frame's file is the user's (not spmdc, Python or a library)."""
+    if filename.startswith("<"):                   # <frozen importlib._bootstrap> ...
+        return False
+    resolved = str(Path(filename).resolve())
+    return not _inside(resolved, _SPMDC_DIR) and \
+        not any(_inside(resolved, d) for d in _LIBRARY_DIRS)
+
+
+def _user_traceback(e: BaseException) -> str:
+    """The user's frames of ``e``'s traceback, formatted like Python's, when the user's
+    code raised ``e`` (no spmdc frame after the last user frame); otherwise ""."""
+    frames = traceback.extract_tb(e.__traceback__)
+    kinds = [_is_user_file(f.filename) for f in frames]
+    last_user = max((i for i, k in enumerate(kinds) if k), default=-1)
+    last_spmdc = max((i for i, f in enumerate(frames)
+                      if _inside(str(Path(f.filename).resolve()), _SPMDC_DIR)), default=-1)
+    if last_user < 0 or last_spmdc > last_user:
+        return ""
+    user = [f for f, k in zip(frames, kinds, strict=True) if k]
+    return ("Traceback (most recent call last; spmdc's own frames left out):\n"
+            + "".join(traceback.format_list(user)))
 
 
 # --- loading the user's program ------------------------------------------------------------
@@ -110,8 +152,28 @@ def _arguments(opts: argparse.Namespace, module: Any) -> tuple[list[Any], dict[s
         except (IRError, ValueError):
             raise UsageError(f"malformed type {text!r} for --arg (expected a dtype and a "
                              "shape, e.g. 'f32[8,3]' or 'i32[]')") from None
+        if any(d < 0 for d in t.shape):
+            raise UsageError(f"negative dimension in --arg {text!r}: dimensions are sizes "
+                             ">= 0")
         args.append(np.zeros(t.shape, t.dtype))
     return args, statics
+
+
+def _check_arity(target: str, obj: Any, args: list[Any], statics: dict[str, Any],
+                 opts: argparse.Namespace) -> None:
+    """A call that cannot bind (too few or too many --arg) is a bad command line."""
+    import inspect
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(*args, **statics)
+    except TypeError as e:
+        given = f"--example {opts.example}() gave {len(args)} argument(s)" if opts.example \
+            else f"{len(opts.arg)} --arg given"
+        raise UsageError(f"{target} cannot be called with these arguments ({e}; "
+                         f"{given}); its signature is {signature}") from None
 
 
 def _lower(obj: Any, args: list[Any], statics: dict[str, Any]) -> Any:
@@ -281,7 +343,11 @@ def _dump(opts: argparse.Namespace, lowered: Any, style: _Style) -> int:
         _pick(lowered, opts.stage)
     if opts.dot:
         name = opts.stage or lowered.recorded[-1][0]
-        Path(opts.dot).write_text(dot(_ir_stage(lowered, name)[1], name))
+        graph = dot(_ir_stage(lowered, name)[1], name)
+        try:
+            Path(opts.dot).write_text(graph)
+        except OSError as e:
+            raise UsageError(f"cannot write --dot {opts.dot}: {e.strerror or e}") from None
     if opts.stages:
         names = lowered.stage_names()
         print(json.dumps({"stages": names}) if as_json else "\n".join(names))
@@ -334,17 +400,23 @@ def _check(opts: argparse.Namespace, obj: Any, args: list[Any],
         for _, func in lowered.recorded:            # the verifier, on every stage
             check(func)
     except Exception as e:                          # what the user must fix, with its line
-        kind = type(e).__name__
-        message = str(e)
-        source = _user_line(e, opts.target.rpartition(":")[0])
-        if source and source not in message:
-            message += f" (at {source})"
-        print(f"{opts.target}: {kind}: {message}", file=sys.stderr)
-        return 1
+        return _failed(opts.target, e, "")
     n = sum(1 for _ in _walk(lowered.func))
     print(f"{opts.target}: ok ({n} equations, stages {', '.join(lowered.stage_names(False))}"
           ")")
     return 0
+
+
+def _failed(target: str, e: BaseException, prefix: str) -> int:
+    """Report that tracing ``target`` raised ``e``: the user's frames when the user's code
+    raised it, then one line naming the user's line; exit status 1."""
+    message = str(e)
+    source = _user_line(e, target.rpartition(":")[0])
+    if source and source not in message:
+        message += f" (at {source})"
+    print(f"{_user_traceback(e)}{prefix}{target}: {type(e).__name__}: {message}",
+          file=sys.stderr)
+    return 1
 
 
 def _user_line(e: BaseException, path: str) -> str | None:
@@ -403,6 +475,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError("give either --arg or --example, not both")
         module, obj = _load(opts.target)
         args, statics = _arguments(opts, module)
+        _check_arity(opts.target, obj, args, statics, opts)
         if opts.command == "check":
             return _check(opts, obj, args, statics)
         if opts.stage and opts.stage.split(".")[0] not in {
@@ -412,8 +485,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             lowered = _lower(obj, args, statics)
         except Exception as e:
-            print(f"spmdc: {opts.target}: {type(e).__name__}: {e}", file=sys.stderr)
-            return 1
+            return _failed(opts.target, e, "spmdc: ")
         color = opts.color == "always" or (opts.color == "auto" and sys.stdout.isatty()
                                            and not os.environ.get("NO_COLOR"))
         return _dump(opts, lowered, _Style(color))
@@ -421,8 +493,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"spmdc: error: {e}", file=sys.stderr)
         return 2
     except UserCodeError as e:
-        print(f"spmdc: {e}", file=sys.stderr)
+        cause = _user_traceback(e.__cause__) if e.__cause__ is not None else ""
+        print(f"{cause}spmdc: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("spmdc: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

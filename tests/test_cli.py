@@ -228,3 +228,89 @@ def test_subprocess_colour_on_a_terminal_unless_no_color(no_color):
     assert done.returncode == 0, done.stderr
     assert b"f32[8,3] = sin(%0)" in out
     assert (b"\x1b[32m+" in out) != no_color
+
+
+# --- the user's mistakes: one line each, the user's traceback only for the user's raise -----
+
+USER = f"{DATA / 'cli_user_errors.py'}"
+
+
+def _user_file(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["dump", f"{USER}:NOT_A_FUNCTION", "--arg", "f32[3]"], "is a int, not a function"),
+    (["check", f"{USER}:nothing", "--arg", "f32[3]"], "has no function 'nothing'"),
+    (["dump", f"{USER}:two_arguments", "--arg", "f32[3]"],
+     "cannot be called with these arguments (missing a required argument: 'y'; 1 --arg "
+     "given); its signature is (x, y)"),
+    (["check", f"{USER}:raises", "--example", "example_of_two"],
+     "too many positional arguments; --example example_of_two() gave 2 argument(s)"),
+    (["dump", f"{USER}:raises", "--arg", "f32[-1]"], "negative dimension in --arg 'f32[-1]'"),
+    (["dump", f"{USER}:raises", "--arg", "q9[3]"], "malformed type 'q9[3]'"),
+    (["dump", f"{USER}:two_arguments", "--arg", "f32[3]", "--arg", "f32[3]", "--dot",
+      "/no/such/folder/g.dot"], "cannot write --dot /no/such/folder/g.dot"),
+])
+def test_usage_mistakes_exit_2_with_one_line(capsys, argv, fragment):
+    status, out, err = run(capsys, *argv)
+    assert status == 2, err
+    assert fragment in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["dump", "check"])
+def test_the_users_raise_shows_only_the_users_frames(capsys, command):
+    status, out, err = run(capsys, command, f"{USER}:raises", "--arg", "f32[3]")
+    assert status == 1
+    lines = err.splitlines()
+    assert lines[0].startswith("Traceback (most recent call last; spmdc's own frames left")
+    assert lines[-1].endswith("ValueError: the user's own error (at "
+                              f"{USER}:13)")
+    frames = [line for line in lines if line.startswith('  File "')]
+    assert frames == [f'  File "{USER}", line 9, in raises',
+                      f'  File "{USER}", line 13, in _helper']
+
+
+def test_example_that_raises(capsys):
+    status, out, err = run(capsys, "dump", f"{USER}:raises", "--example", "example_raises")
+    assert status == 1
+    frames = [line for line in err.splitlines() if line.startswith('  File "')]
+    assert frames == [f'  File "{USER}", line 17, in example_raises']
+    assert err.splitlines()[-1] == ("spmdc: --example example_raises() failed: RuntimeError: "
+                                    "no example today")
+
+
+def test_spmdc_errors_caused_by_the_user_stay_one_line(capsys):
+    # spmdc raised (a shape error in the user's op): no traceback, the user's line named
+    status, out, err = run(capsys, "check", f"{BROKEN}:shape_error", "--arg", "f32[3]",
+                           "--arg", "f32[4]")
+    assert status == 1 and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_files_that_do_not_import(capsys, tmp_path):
+    syntax = _user_file(tmp_path, "syntax.py", "def f(x:\n    return x\n")
+    status, out, err = run(capsys, "dump", f"{syntax}:f", "--arg", "f32[3]")
+    assert status == 1 and err.count("\n") == 1
+    assert "importing" in err and "SyntaxError: '(' was never closed" in err
+    boom = _user_file(tmp_path, "boom.py", "import os\n\nraise KeyError('at import')\n")
+    status, out, err = run(capsys, "check", f"{boom}:f", "--arg", "f32[3]")
+    assert status == 1
+    assert [line for line in err.splitlines() if line.startswith('  File "')] == \
+        [f'  File "{boom}", line 3, in <module>']
+    assert err.splitlines()[-1].endswith("failed: KeyError: 'at import'")
+    missing = _user_file(tmp_path, "missing_import.py", "import no_such_module_spmdc\n")
+    status, out, err = run(capsys, "dump", f"{missing}:f", "--arg", "f32[3]")
+    assert status == 1
+    assert "ModuleNotFoundError: No module named 'no_such_module_spmdc'" in err
+
+
+def test_subprocess_user_errors_have_no_spmdc_traceback(tmp_path):
+    done = spmdc_process("dump", f"{USER}:raises", "--arg", "f32[3]")
+    assert done.returncode == 1
+    assert "spmdc/" not in done.stderr.replace(USER, "")     # no frame of spmdc itself
+    done = spmdc_process("check", str(tmp_path / "absent.py") + ":f", "--arg", "f32[3]")
+    assert done.returncode == 2
+    assert done.stderr == f"spmdc: error: no such file: {tmp_path / 'absent.py'}\n"
