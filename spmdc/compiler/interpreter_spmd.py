@@ -9,7 +9,8 @@ the oracle that pmap (compiled) and vmap with ``axis_name`` (batched) are tested
 
 Each argument carries the mesh as leading axes: for the mesh ``(('i', 2), ('j', 4))`` an
 argument of per-device type ``f32[3]`` is passed as an array of shape ``(2, 4, 3)``, and
-results come back the same way. Sub-functions in params (loop bodies) run with the plain
+results come back the same way. ``real=True`` holds floating-point values in float64, as
+``evaluate`` does (see compiler/interpreter.py). Sub-functions in params (loop bodies) run with the plain
 interpreter, so collectives inside them are not supported here (an error says so).
 """
 from __future__ import annotations
@@ -20,13 +21,14 @@ from typing import Any
 
 import numpy as np
 
+from .interpreter import apply_eqn, storage_dtype
 from .ir import Atom, Func, Lit, Var
 from .passes.collectives import Mesh, _sub_funcs, collective_axes, replica_groups, varying_rules
 
 __all__ = ["evaluate_spmd"]
 
 
-def evaluate_spmd(func: Func, mesh: Mesh, *args: Any) -> list[np.ndarray]:
+def evaluate_spmd(func: Func, mesh: Mesh, *args: Any, real: bool = False) -> list[np.ndarray]:
     mesh = tuple(mesh)
     sizes = tuple(s for _, s in mesh)
     n = math.prod(sizes)
@@ -34,7 +36,7 @@ def evaluate_spmd(func: Func, mesh: Mesh, *args: Any) -> list[np.ndarray]:
         raise TypeError(f"{func.name} takes {len(func.inputs)} inputs, got {len(args)}")
     envs: list[dict[Var, np.ndarray]] = [{} for _ in range(n)]
     for v, x in zip(func.inputs, args, strict=True):
-        x = np.asarray(x, v.type.dtype)
+        x = np.asarray(x, storage_dtype(v.type.dtype, real))
         if x.shape != sizes + v.type.shape:
             raise TypeError(f"{func.name}: an argument for an input of type {v.type} on the "
                             f"mesh {mesh} must have shape {sizes + v.type.shape}, got {x.shape}")
@@ -43,11 +45,14 @@ def evaluate_spmd(func: Func, mesh: Mesh, *args: Any) -> list[np.ndarray]:
             envs[r][v] = flat[r]
 
     def read(r: int, a: Atom) -> np.ndarray:
-        return np.asarray(a.value, a.type.dtype) if isinstance(a, Lit) else envs[r][a]
+        if isinstance(a, Lit):
+            return np.asarray(a.value, storage_dtype(a.type.dtype, real))
+        return envs[r][a]
 
     def store(r: int, outputs: Sequence[Var], values: Any) -> None:
         for v, o in zip(outputs, values, strict=True):
-            envs[r][v] = np.asarray(o).astype(v.type.dtype, copy=False).reshape(v.type.shape)
+            envs[r][v] = np.asarray(o).astype(storage_dtype(v.type.dtype, real),
+                                             copy=False).reshape(v.type.shape)
 
     for eqn in func.eqns:
         prim = eqn.prim
@@ -65,8 +70,7 @@ def evaluate_spmd(func: Func, mesh: Mesh, *args: Any) -> list[np.ndarray]:
                 "one device at a time here, so they cannot communicate. Test such programs "
                 "against the compiled pmap, or against vmap with axis_name=...")
         for r in range(n):
-            outs = prim.impl(*(read(r, a) for a in eqn.inputs), **eqn.params)
-            store(r, eqn.outputs, outs if prim.multiple_results else (outs,))
+            store(r, eqn.outputs, apply_eqn(eqn, [read(r, a) for a in eqn.inputs], real))
     return [np.stack([read(r, a) for r in range(n)]).reshape(sizes + a.type.shape)
             for a in func.outputs]
 

@@ -1,0 +1,61 @@
+# spmdc vs reference: raises
+# spmdc: float32[3, 1], int32[6], float32[2, 3, 1], int32[2, 6]
+# reference: error: AttributeError: 'Tracer' object has no attribute 'at'
+# fuzz program, seed 17
+import spmdc as jax
+import spmdc.numpy as jnp
+from spmdc import lax
+import ml_dtypes
+import numpy as np
+
+
+def _flat(f):
+    return lambda *a: tuple(jax.tree_util.tree_leaves(f(*a)))
+
+
+def _isfloat(x):
+    return jnp.issubdtype(x.dtype, jnp.floating)
+
+
+def _floats(f):
+    return lambda *a: tuple(o for o in f(*a) if _isfloat(o))
+
+
+def _total(f):
+    return lambda *a: sum(jnp.sum(o) for o in _floats(f)(*a))
+
+
+def _neg(outs):
+    return tuple(o if o.dtype == jnp.bool_ else -o for o in outs)
+
+
+def _acc(acc, new):
+    return tuple(a | b if a.dtype == jnp.bool_ else a + b for a, b in zip(acc, new))
+
+
+def _bump(args, i):
+    return tuple(x * (1 + 0.25 * i).astype(x.dtype) if _isfloat(x) else x for x in args)
+
+
+def _only(args, nums, diff):
+    args = list(args)
+    for k, d in zip(nums, diff):
+        args[k] = d
+    return args
+
+
+def body(a0, a1):
+    v2 = a0[a1]
+    return (v2,)
+
+
+f = body
+rng = np.random.default_rng(17)
+a0 = np.asarray(rng.standard_normal((3, 1)), np.float32)
+a1 = np.asarray(rng.integers(-3, 3, (3,)), np.int32)
+out = f(a0, a1)
+
+if __name__ == '__main__':
+    for o in out:
+        print(o.dtype, o.shape)
+        print(np.asarray(o))

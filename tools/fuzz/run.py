@@ -1,0 +1,373 @@
+"""Running programs on each backend, comparing, and minimising what disagrees.
+
+A backend runs a program's script and returns a ``Result``: the outputs (values,
+shapes, dtypes) or the exception it raised. spmdc runs in this process (tests) or in a
+worker process (long runs: a crash or a hang then costs one case, not the run); JAX
+always runs in a worker, started with ``--jax-python``'s interpreter, so that spmdc never
+imports jax. The worker protocol is one JSON line per case each way.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .program import Op, Program, Wrapper, is_float, to_source
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@dataclass
+class Result:
+    status: str                                   # ok, error, crash, timeout, skipped
+    outs: list[np.ndarray] = field(default_factory=list)
+    dtypes: list[str] = field(default_factory=list)
+    error: str = ""
+
+    def describe(self) -> str:
+        if self.status == "ok":
+            return ", ".join(f"{d}{list(o.shape)}" for o, d in zip(self.outs, self.dtypes, strict=True))
+        return f"{self.status}: {self.error}"
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"[:300]
+
+
+def result_of(outs: Any) -> Result:
+    arrays = [np.asarray(o) for o in outs]
+    return Result("ok", arrays, [a.dtype.name for a in arrays])
+
+
+def execute(source: str) -> Result:
+    """Run a program's script here; ``out`` is its result."""
+    namespace: dict[str, Any] = {"__name__": "fuzz_case"}
+    try:
+        exec(compile(source, "<fuzz program>", "exec"), namespace)
+        return result_of(namespace["out"])
+    except Exception as e:  # noqa: BLE001  (any exception is the program's outcome)
+        return Result("error", error=_first_line(e))
+
+
+# --- workers --------------------------------------------------------------------------------
+
+def encode(r: Result) -> str:
+    outs = []
+    for o, d in zip(r.outs, r.dtypes, strict=True):
+        buf = io.BytesIO()
+        np.save(buf, o.astype(np.float32) if d == "bfloat16" else o, allow_pickle=False)
+        outs.append([d, base64.b64encode(buf.getvalue()).decode()])
+    return json.dumps({"status": r.status, "outs": outs, "error": r.error})
+
+
+def decode(line: str) -> Result:
+    d = json.loads(line)
+    outs, dtypes = [], []
+    for dtype, data in d["outs"]:
+        outs.append(np.load(io.BytesIO(base64.b64decode(data)), allow_pickle=False))
+        dtypes.append(dtype)
+    return Result(d["status"], outs, dtypes, d["error"])
+
+
+def worker_main() -> None:
+    """Read one JSON line per case from stdin, answer one line per case."""
+    channel = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)                                 # whatever the programs print goes to stderr
+    sys.stdout = sys.stderr
+    for line in sys.stdin:
+        source = json.loads(line)["source"]
+        channel.write(encode(execute(source)) + "\n")
+        channel.flush()
+
+
+class Worker:
+    """A backend in a child process, restarted after a crash or a timeout."""
+
+    def __init__(self, python: str, timeout: float = 120.0):
+        self.python, self.timeout = python, timeout
+        self.proc: subprocess.Popen[str] | None = None
+
+    def start(self) -> None:
+        env = dict(os.environ)
+        env.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+        env.setdefault("JAX_PLATFORMS", "cpu")
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.dirname(os.path.dirname(HERE)),
+                                                        env.get("PYTHONPATH")) if p)
+        self.proc = subprocess.Popen([self.python, HERE, "--worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                     env=env)
+
+    def run(self, source: str) -> Result:
+        if self.proc is None or self.proc.poll() is not None:
+            self.start()
+        assert self.proc and self.proc.stdin and self.proc.stdout
+        try:
+            self.proc.stdin.write(json.dumps({"source": source}) + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            return self._lost("crash", "the worker exited")
+        ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
+        if not ready:
+            return self._lost("timeout", f"no answer in {self.timeout:.0f} s")
+        line = self.proc.stdout.readline()
+        if not line:
+            return self._lost("crash", f"the process died (exit status {self.proc.wait()})")
+        return decode(line)
+
+    def _lost(self, status: str, why: str) -> Result:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+        return Result(status, error=why)
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class InProcess:
+    def run(self, source: str) -> Result:
+        return execute(source)
+
+    def close(self) -> None:
+        pass
+
+
+# --- the reference ----------------------------------------------------------------------------
+
+def program_args(p: Program) -> list[np.ndarray]:
+    """The arguments the script draws, drawn the same way."""
+    source = to_source(p)
+    lines = source[source.index("rng = np.random"):source.index("out = f(")]
+    import ml_dtypes
+    namespace: dict[str, Any] = {"np": np, "ml_dtypes": ml_dtypes}
+    exec(lines, namespace)
+    return [namespace[f"a{k}"] for k in range(len(p.inputs))]
+
+
+def run_reference(p: Program, step: float = 1e-3, budget: int = 4000) -> Result:
+    from .reference import Reference, TooCostly
+    try:
+        with np.errstate(all="ignore"):
+            outs = Reference(p, step, budget)(program_args(p))
+        return result_of(outs)
+    except TooCostly as e:
+        return Result("skipped", error=str(e))
+    except Exception as e:  # noqa: BLE001
+        return Result("error", error=_first_line(e))
+
+
+# --- comparing ----------------------------------------------------------------------------------
+
+def differentiated(p: Program) -> bool:
+    return any(w.kind in ("grad", "value_and_grad", "jacrev", "jacfwd", "jvp") for w in p.wrappers)
+
+
+def tolerance(p: Program, oracle: str) -> tuple[float, float]:
+    """(rtol, atol relative to the output's largest magnitude)."""
+    low = any(i.dtype == "bfloat16" for i in p.inputs) or any("bfloat16" in op.template or
+                                                                 op.out[1] == "bfloat16" for op in p.ops)
+    rtol, atol = (4e-2, 2e-2) if low else (2e-3, 2e-4)
+    if oracle == "reference" and differentiated(p):
+        rtol, atol = (0.1, 0.05) if low else (2e-2, 2e-3)
+    return rtol, atol
+
+
+def compare(p: Program, got: Result, want: Result, oracle: str) -> tuple[str, str] | None:
+    """None when ``got`` (spmdc) agrees with ``want``; else (category, description)."""
+    if want.status in ("skipped",):
+        return None
+    if got.status in ("crash", "timeout"):
+        return got.status, got.error
+    if (got.status == "error") != (want.status == "error"):
+        return "raises", f"spmdc: {got.describe()}\n{oracle}: {want.describe()}"
+    if got.status == "error":
+        return None
+    if len(got.outs) != len(want.outs):
+        return "count", f"spmdc: {got.describe()}\n{oracle}: {want.describe()}"
+    rtol, atol = tolerance(p, oracle)
+    for k, (a, b, da, db) in enumerate(zip(got.outs, want.outs, got.dtypes, want.dtypes, strict=True)):
+        if a.shape != b.shape:
+            return "shape", f"output {k}: spmdc {da}{list(a.shape)}, {oracle} {db}{list(b.shape)}"
+        if da != db:
+            return "dtype", f"output {k}: spmdc {da}{list(a.shape)}, {oracle} {db}{list(b.shape)}"
+        why = values_differ(a, b, da, rtol, atol)
+        if why:
+            return "value", f"output {k} ({da}{list(a.shape)}): {why}"
+    return None
+
+
+def values_differ(a: np.ndarray, b: np.ndarray, dtype: str, rtol: float, atol: float) -> str | None:
+    if not (is_float(dtype) or dtype in ("float64", "float16")):
+        if np.array_equal(a, b):
+            return None
+        bad = np.argwhere(a != b)[0]
+        return f"at {tuple(bad)}: spmdc {a[tuple(bad)]}, expected {b[tuple(bad)]}"
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    if not np.array_equal(np.isnan(a), np.isnan(b)):
+        return "NaN in different places"
+    finite = np.isfinite(b)
+    if not np.array_equal(a[~finite & ~np.isnan(b)], b[~finite & ~np.isnan(b)]):
+        return "infinities differ"
+    scale = float(np.max(np.abs(b[finite]), initial=1.0))
+    ok = np.isclose(a, b, rtol=rtol, atol=atol * scale, equal_nan=True)
+    if ok.all():
+        return None
+    bad = tuple(np.argwhere(~ok)[0])
+    return f"at {bad}: spmdc {a[bad]:.6g}, expected {b[bad]:.6g} ({int((~ok).sum())} of {ok.size} differ)"
+
+
+# --- deliberate differences from JAX ---------------------------------------------------------------
+
+def _pmaps(p: Program) -> list[Wrapper]:
+    return [w for w in p.wrappers if w.kind == "pmap"]
+
+
+KNOWN_DIFFERENCES: list[tuple[str, Callable[[Program], bool], str]] = [
+    ("nested pmap", lambda p: len(_pmaps(p)) > 1,
+     "JAX 0.10.2 cannot run a pmap inside a pmap; spmdc flattens nested pmaps onto one device "
+     "mesh (Note [nested pmap]). Checked against the reference only."),
+    ("pmap negative in_axes", lambda p: any(a is not None and a < 0 for w in _pmaps(p)
+                                            for a in w.get("in_axes")),
+     "pmap(in_axes=-1) maps the last axis in spmdc (the sensible meaning); JAX raises."),
+    ("grad of pmax/pmin", lambda p: differentiated(p) and any(
+        "lax.pmax(" in op.template or "lax.pmin(" in op.template for op in p.ops),
+     "JAX has no differentiation rule for pmax/pmin; spmdc routes the cotangent to the device "
+     "holding the extreme (Note [collective transpose]). Checked against the reference only."),
+]
+
+
+def known_difference(p: Program, jax_result: Result) -> str | None:
+    """The deliberate difference that explains JAX raising on ``p``, if any."""
+    if jax_result.status != "error":
+        return None
+    for name, applies, _ in KNOWN_DIFFERENCES:
+        if applies(p):
+            return name
+    return None
+
+
+# --- minimising ----------------------------------------------------------------------------------
+
+def drop_input(p: Program, i: int) -> Program | None:
+    """``p`` without body input ``i`` (unused), its wrappers' parameters adjusted."""
+    if len(p.inputs) == 1 or any(i in op.args for op in p.ops) or i in p.outputs:
+        return None
+    shift = lambda k: k - (k > i)          # noqa: E731
+    ops = tuple(Op(op.template, tuple(map(shift, op.args)), op.out, op.collective, op.smooth)
+                for op in p.ops)
+    wrappers = []
+    for w in p.wrappers:
+        params = dict(w.params)
+        if "in_axes" in params:
+            params["in_axes"] = params["in_axes"][:i] + params["in_axes"][i + 1:]
+        if "argnums" in params:
+            nums = params["argnums"]
+            as_tuple = nums if isinstance(nums, tuple) else (nums,)
+            if i in as_tuple:
+                return None
+            new = tuple(map(shift, as_tuple))
+            params["argnums"] = new if isinstance(nums, tuple) else new[0]
+        if w.kind == "scan" and i == 0:
+            return None
+        wrappers.append(Wrapper(w.kind, tuple(params.items())))
+    return p.replace(inputs=p.inputs[:i] + p.inputs[i + 1:], ops=ops,
+                     outputs=tuple(map(shift, p.outputs)), wrappers=tuple(wrappers))
+
+
+def dead_code(p: Program) -> Program:
+    n_in = len(p.inputs)
+    alias = {}                                      # identity ops left by bypassing
+    for k, op in enumerate(p.ops):
+        if op.template == "{0}":
+            alias[n_in + k] = alias.get(op.args[0], op.args[0])
+    if alias:
+        ops = tuple(Op(op.template, tuple(alias.get(a, a) for a in op.args), op.out, op.collective,
+                       op.smooth) for op in p.ops)
+        p = p.replace(ops=ops, outputs=tuple(alias.get(k, k) for k in p.outputs))
+    live = set(p.outputs)
+    for k in range(len(p.ops) - 1, -1, -1):
+        if n_in + k in live:
+            live.update(p.ops[k].args)
+    keep = [k for k in range(len(p.ops)) if n_in + k in live]
+    new = {**{i: i for i in range(n_in)}, **{n_in + k: n_in + j for j, k in enumerate(keep)}}
+    ops = tuple(Op(p.ops[k].template, tuple(new[a] for a in p.ops[k].args), p.ops[k].out,
+                   p.ops[k].collective, p.ops[k].smooth) for k in keep)
+    p = p.replace(ops=ops, outputs=tuple(new[k] for k in p.outputs))
+    for i in range(len(p.inputs) - 1, -1, -1):
+        q = drop_input(p, i)
+        if q is not None:
+            p = q
+    return p
+
+
+def candidates(p: Program) -> list[Program]:
+    out = []
+    for i in range(len(p.wrappers)):                            # drop a wrapper
+        out.append(p.replace(wrappers=p.wrappers[:i] + p.wrappers[i + 1:]))
+    if len(p.outputs) > 1:                                        # keep one output
+        for k in p.outputs:
+            out.append(_one_output(p, k))
+    types = p.value_types()
+    n_in = len(p.inputs)
+    for k in range(len(p.ops) - 1, -1, -1):                       # bypass an op
+        for a in dict.fromkeys(p.ops[k].args):
+            op = Op("{0}", (a,), types[a])
+            out.append(p.replace(ops=p.ops[:k] + (op,) + p.ops[k + 1:]))
+        if n_in + k not in p.outputs:                             # return an earlier value
+            out.append(_one_output(p, n_in + k))
+    return [dead_code(q) for q in out]
+
+
+def _one_output(p: Program, k: int) -> Program:
+    wrappers = []
+    for w in p.wrappers:
+        params = dict(w.params)
+        if "out_axes" in params:
+            params["out_axes"] = params["out_axes"][:1]
+        wrappers.append(Wrapper(w.kind, tuple(params.items())))
+    return p.replace(outputs=(k,), wrappers=tuple(wrappers))
+
+
+def weight(p: Program) -> tuple[int, int]:
+    return p.size(), sum(len(op.template) for op in p.ops)
+
+
+def minimise(p: Program, fails: Callable[[Program], bool], budget_s: float = 120.0) -> Program:
+    """Greedy delta debugging: take any smaller variant that still fails the same way."""
+    deadline = time.monotonic() + budget_s
+    improved = True
+    while improved and time.monotonic() < deadline:
+        improved = False
+        for q in candidates(p):
+            if time.monotonic() > deadline:
+                break
+            if weight(q) < weight(p) and _fails(fails, q):
+                p, improved = q, True
+                break
+    return p
+
+
+def _fails(fails: Callable[[Program], bool], q: Program) -> bool:
+    try:
+        return fails(q)
+    except Exception:  # noqa: BLE001  (a candidate that cannot even be printed)
+        return False
+
+
+def traceback_text() -> str:
+    return traceback.format_exc()
