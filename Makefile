@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help install demo test lint bench sz clean
+.PHONY: help install demo test lint bench sz fuzz clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 10
@@ -29,6 +29,10 @@ lint: $(STAMP)  ## ruff
 bench: $(STAMP)  ## spmdc vs JAX benchmarks (installs the optional jax extra)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) tools/bench.py $(BENCH_ARGS)   # e.g. make bench BENCH_ARGS='--only W1,W6 --quick'
+
+N ?= 200
+fuzz: $(STAMP)  ## differential testing: N random programs vs the reference (and JAX if importable)
+	$(PY) tools/fuzz -n $(N) $(FUZZ_ARGS)   # e.g. make fuzz N=5000 FUZZ_ARGS='--jax-python /path/to/python'
 
 sz: $(STAMP)  ## lines of code per package and the number of primitives
 	$(PY) tools/sz.py

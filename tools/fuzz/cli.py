@@ -21,8 +21,6 @@ from .run import KNOWN_DIFFERENCES, InProcess, Result, Worker, compare, known_di
     run_reference
 from .reference import estimate_cost
 
-ALL_FEATURES = frozenset({"where", "modes", "jvp"})
-
 
 @dataclass
 class Finding:
@@ -33,12 +31,40 @@ class Finding:
     program: Program
 
 
-def features_available(without: frozenset[str] = frozenset()) -> frozenset[str]:
+ALL_FEATURES = frozenset({"where", "modes", "jvp", "jacrev", "bfloat16", "sort"})
+
+# What each optional feature needs from spmdc. The generator leaves a feature out when its
+# probe fails (and says so), so that a gap someone is still filling shows up once, as a
+# line in the summary, rather than as every other program failing.
+PROBES = {
+    "jvp": "spmdc.jvp(lambda x: (x,), (x,), (x,)); spmdc.jacfwd(lambda x: (x,))(x)",
+    "jacrev": "spmdc.jacrev(lambda x: (x, 2 * x))(x)",
+    "bfloat16": "np.asarray(spmdc.jit(lambda x: x)(x.astype(jnp.bfloat16)[0]))"
+                ".astype(np.float32) + 0",
+    "sort": "jnp.sort(x)",
+    "modes": "jnp.take(x, np.array([5]), mode='fill'); jnp.asarray(x).at[5].get(mode='fill', "
+             "fill_value=0)",
+    "where": "assert float(jnp.max(x, where=x < 1, initial=-5)) == -5",
+}
+
+
+def features_available(without: frozenset[str] = frozenset(), probe: bool = True
+                       ) -> tuple[frozenset[str], dict[str, str]]:
+    """The features to generate, and why each probed one that failed was left out."""
+    import numpy as np
+
     import spmdc
-    found = set(ALL_FEATURES - without)
-    if not (hasattr(spmdc, "jvp") and hasattr(spmdc, "jacfwd")):
-        found.discard("jvp")
-    return frozenset(found)
+    import spmdc.numpy as jnp
+    found, missing = set(ALL_FEATURES - without), {}
+    for name, code in PROBES.items():
+        if name not in found or not probe:
+            continue
+        try:
+            exec(code, {"spmdc": spmdc, "jnp": jnp, "np": np, "x": np.ones(3, np.float32)})
+        except Exception as e:  # noqa: BLE001
+            found.discard(name)
+            missing[name] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
+    return frozenset(found), missing
 
 
 class Checker:
@@ -119,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-reference", action="store_true", help="the JAX oracle only")
     ap.add_argument("--in-process", action="store_true", help="run spmdc in this process")
     ap.add_argument("--without", default="", help="features to leave out: where,modes,jvp")
+    ap.add_argument("--all-features", action="store_true",
+                    help="generate every feature, even those whose probe fails")
     ap.add_argument("--minimise-seconds", type=float, default=90.0)
     ap.add_argument("--out", default="fuzz-out", help="where reproducers are written")
     ap.add_argument("--show", type=int, metavar="SEED", help="print one program and exit")
@@ -128,7 +156,10 @@ def main(argv: list[str] | None = None) -> int:
         from .run import worker_main
         worker_main()
         return 0
-    features = features_available(frozenset(filter(None, args.without.split(","))))
+    features, missing = features_available(frozenset(filter(None, args.without.split(","))),
+                                           probe=not args.all_features)
+    for name, why in missing.items():
+        print(f"fuzz: leaving out {name}: spmdc fails its probe ({why})")
     if args.show is not None:
         print(to_source(generate(args.show, features)))
         return 0

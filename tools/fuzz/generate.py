@@ -73,7 +73,8 @@ class Body:
         return self.add_input(shape, dtype or self.dtype(), low, high)
 
     def dtype(self) -> str:
-        return self.rng.choice(DTYPES)
+        dtype = self.rng.choice(DTYPES)
+        return dtype if dtype != "bfloat16" or "bfloat16" in self.features else "float32"
 
     def shape(self, max_rank: int = 3) -> tuple[int, ...]:
         rank = self.rng.choices(range(max_rank + 1), [1, 3, 3, 2][:max_rank + 1])[0]
@@ -178,6 +179,8 @@ def op_reduce(b: Body) -> int | None:
     shape, dtype = b.types()[x]
     name = b.rng.choice(("sum", "sum", "max", "min", "mean", "prod", "argmax", "any", "all",
                          "var", "std", "cumsum", "sort"))
+    if name == "sort" and "sort" not in b.features:
+        name = "cumsum"
     if name in ("any", "all") and dtype != "bool":
         name = "sum"
     if name in ("argmax", "cumsum", "sort"):
@@ -284,6 +287,7 @@ def op_shape(b: Body) -> int | None:
                       (tuple(dims), dtype))
     if kind == "astype":
         to = b.rng.choice(("float32", "bfloat16", "int32", "int8", "bool"))
+        to = to if to != "bfloat16" or "bfloat16" in b.features else "float32"
         return b.emit(f"{{0}}.astype(jnp.{to if to != 'bool' else 'bool_'})", (x,), (shape, to),
                       smooth=is_float(to))
     if kind == "expand":
@@ -545,6 +549,8 @@ def choose_stack(rng: random.Random, features: frozenset[str], devices: int) -> 
              "cond": 1, "while": 1, "fori": 1, "scan": 1}
     if "jvp" in features:
         kinds.update(jvp=1, jacfwd=1)
+    if "jacrev" not in features:
+        del kinds["jacrev"]
     depth = rng.choices(range(5), [1, 4, 4, 3, 1])[0]
     stack: list[dict] = []
     left, n_diff, n_names = devices, 0, 0

@@ -213,6 +213,24 @@ def _only(args, nums, diff):
 '''
 
 
+def prelude(code: str) -> str:
+    """The helpers that ``code`` calls, directly or through another helper."""
+    helpers = ["def " + h for h in PRELUDE.split("\ndef ") if h]
+    helpers = [h[4:] if h.startswith("def def ") else h for h in helpers]
+    used: list[str] = []
+    text = code
+    changed = True
+    while changed:
+        changed = False
+        for h in helpers:
+            name = h.split("(")[0][4:]
+            if h not in used and name + "(" in text:
+                used.append(h)
+                text += h
+                changed = True
+    return "".join(h.rstrip() + "\n\n\n" for h in helpers if h in used)
+
+
 def wrapper_source(w: Wrapper) -> str:
     """The statement that wraps ``f`` in ``w``."""
     k = w.kind
@@ -293,8 +311,9 @@ def to_source(p: Program, backend: str = "spmdc") -> str:
             for k, ((shape, _), inp) in enumerate(zip(outer_args, _outer_inputs(p), strict=True))]
     wrappers = "\n".join(wrapper_source(w) for w in p.wrappers)
     names = ", ".join(f"a{k}" for k in range(len(outer_args)))
+    rest = body_source(p) + wrappers
     return (f"# fuzz program, seed {p.seed}\n" + HEADERS[backend] +
-            "import ml_dtypes\nimport numpy as np\n\n\n" + PRELUDE + "\n\n" + body_source(p) +
+            "import ml_dtypes\nimport numpy as np\n\n\n" + prelude(rest) + body_source(p) +
             "\n\nf = body\n" + (wrappers + "\n" if wrappers else "") +
             f"rng = np.random.default_rng({p.seed})\n" + "\n".join(args) + "\n" +
             f"out = f({names})\n\n"

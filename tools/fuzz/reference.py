@@ -30,6 +30,9 @@ Mesh = tuple[tuple[str, int], ...]
 Fn = Callable[[Mesh, list[np.ndarray], bool], list[np.ndarray]]
 
 
+REVERSE = ("grad", "value_and_grad", "jacrev")
+
+
 class TooCostly(Exception):
     """Finite differences would take too many body evaluations for this program."""
 
@@ -53,6 +56,10 @@ class Reference:
         self.fresh = itertools.count()
 
     def __call__(self, args: list[np.ndarray]) -> list[np.ndarray]:
+        kinds = [w.kind for w in self.p.wrappers]
+        if "while" in kinds and any(k in REVERSE for k in kinds[kinds.index("while"):]):
+            raise ReferenceError("reverse-mode differentiation of a while_loop (JAX raises: the "
+                                 "number of iterations is not known ahead of time)")
         fn: Fn = self.body
         for w in self.p.wrappers:
             fn = self.wrap(w, fn)
@@ -215,7 +222,7 @@ def _trace_function() -> Any:
     # The tracer's entry point; the frontend is being split into packages, so look for it
     # where it lives now.
     import importlib
-    for module in ("spmdc.core.tracing", "spmdc.frontend.tracing"):
+    for module in ("spmdc.core.tracing",):
         try:
             return importlib.import_module(module).trace_function
         except (ImportError, AttributeError):

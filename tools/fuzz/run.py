@@ -48,6 +48,10 @@ def _first_line(e: BaseException) -> str:
 
 def result_of(outs: Any) -> Result:
     arrays = [np.asarray(o) for o in outs]
+    for k, a in enumerate(arrays):
+        if a.dtype == object:
+            return Result("error", error=f"ReadBack: output {k} ({type(outs[k]).__name__}, "
+                                         f"dtype {outs[k].dtype}) reads back as a NumPy object array")
     return Result("ok", arrays, [a.dtype.name for a in arrays])
 
 
@@ -244,6 +248,10 @@ KNOWN_DIFFERENCES: list[tuple[str, Callable[[Program], bool], str]] = [
     ("pmap negative in_axes", lambda p: any(a is not None and a < 0 for w in _pmaps(p)
                                             for a in w.get("in_axes")),
      "pmap(in_axes=-1) maps the last axis in spmdc (the sensible meaning); JAX raises."),
+    ("partial ppermute under vmap", lambda p: any(
+        "lax.ppermute(" in op.template for op in p.ops) and any(w.kind == "vmap" for w in p.wrappers),
+     "JAX's vmap of ppermute asserts that the permutation covers the whole axis; spmdc (like "
+     "ppermute under pmap) gives zeros to the positions nobody sends to."),
     ("grad of pmax/pmin", lambda p: differentiated(p) and any(
         "lax.pmax(" in op.template or "lax.pmin(" in op.template for op in p.ops),
      "JAX has no differentiation rule for pmax/pmin; spmdc routes the cotangent to the device "

@@ -1,0 +1,132 @@
+"""Differential testing in CI: a fixed batch of random programs (tools/fuzz) against the
+NumPy reference oracle, and tests that the fuzzer's oracle, comparison and minimiser can
+fail. The long run against JAX is ``make fuzz N=5000`` (docs/TESTING.md)."""
+import os
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "tools"))
+
+from fuzz.cli import Checker, features_available  # noqa: E402
+from fuzz.generate import generate  # noqa: E402
+from fuzz.program import Op, Program, to_source  # noqa: E402
+from fuzz.run import InProcess, Result, execute, minimise, run_reference  # noqa: E402
+
+from spmdc.compiler.interpreter import evaluate  # noqa: E402
+
+BATCH = range(40)                     # the fixed CI batch: seeds 0..39
+
+
+@pytest.fixture(scope="module")
+def features():
+    found, _ = features_available()
+    return found
+
+
+def test_fixed_batch_agrees_with_reference(features):
+    checker = Checker(InProcess(), reference=True)
+    failures = []
+    for seed in BATCH:
+        p = generate(seed, features)
+        for f in checker.check(p):
+            small = minimise(p, checker.still_fails(f), budget_s=20)
+            failures.append(f"seed {seed}: {f.category}: {f.detail}\n{to_source(small)}")
+    assert not failures, "\n\n".join(failures)
+    # The batch must exercise things: most programs run, and the reference checks them.
+    assert checker.counts["spmdc ok"] >= len(BATCH) * 3 // 4
+    assert checker.counts["reference ok"] >= len(BATCH) * 3 // 4
+
+
+def test_generation_is_deterministic_and_covers_the_wrappers(features):
+    assert generate(7, features) == generate(7, features)
+    kinds = {w.kind for seed in range(200) for w in generate(seed, features).wrappers}
+    assert {"jit", "vmap", "pmap", "grad", "value_and_grad", "cond", "while", "fori",
+            "scan"} <= kinds
+    templates = " ".join(op.template for seed in range(200) for op in generate(seed, features).ops)
+    for name in ("lax.psum(", "lax.all_gather(", "lax.ppermute(", "lax.all_to_all(",
+                 "lax.psum_scatter(", "lax.axis_index(", "jnp.einsum(", ".at[", "@"):
+        assert name in templates
+
+
+def test_scripts_differ_only_in_imports():
+    p = generate(3)
+    a, b = to_source(p, "spmdc"), to_source(p, "jax")
+    assert "import spmdc as jax" in a and "import jax\n" in b
+    assert a.split("import ml_dtypes")[1] == b.split("import ml_dtypes")[1]
+
+
+def _program(template: str, shape=(3,)) -> Program:
+    from fuzz.program import Input
+    return Program(0, (Input(shape, "float32"),), (Op(template, (0,), (shape, "float32")),), (1,))
+
+
+def test_a_wrong_value_is_caught_and_minimised():
+    # A backend that gets sin wrong: the checker must report it, and the minimiser must
+    # shrink a larger program down to the one op.
+    class WrongSin(InProcess):
+        def run(self, source):
+            return execute(source.replace("jnp.sin(", "jnp.cos("))
+
+    from fuzz.program import Input, Wrapper
+    p = Program(0, (Input((3,), "float32"), Input((3,), "float32")),
+                (Op("jnp.tanh({0})", (0,), ((3,), "float32")),
+                 Op("jnp.sin({0})", (2,), ((3,), "float32")),
+                 Op("{0} * {1}", (3, 1), ((3,), "float32"))), (4,),
+                (Wrapper("jit"), Wrapper("vmap", (("size", 2), ("axis_name", None),
+                                                  ("in_axes", (0, None)), ("out_axes", (0,))))))
+    checker = Checker(WrongSin(), reference=True)
+    findings = checker.check(p)
+    assert [f.category for f in findings] == ["value"]
+    small = minimise(p, checker.still_fails(findings[0]), budget_s=30)
+    assert [op.template for op in small.ops] == ["jnp.sin({0})"]
+    assert small.wrappers == ()
+
+
+def test_reference_gradients_are_finite_differences():
+    from fuzz.program import Wrapper
+    p = _program("jnp.sin({0}) * {0}").replace(wrappers=(Wrapper("grad", (("argnums", 0),)),))
+    got = run_reference(p)
+    x = np.asarray(np.random.default_rng(0).standard_normal((3,)), np.float32)
+    assert got.status == "ok"
+    np.testing.assert_allclose(got.outs[0], np.cos(x) * x + np.sin(x), rtol=1e-5)
+
+
+def test_reference_pmap_grad_follows_collective_transpose():
+    # grad inside pmap of psum(x): every device's cotangent is the psum of the ones, N.
+    from fuzz.program import Input, Wrapper
+    p = Program(0, (Input((), "float32"),), (Op("lax.psum({0}, 'i')", (0,), ((), "float32"),
+                                                 collective=True),), (1,),
+                (Wrapper("grad", (("argnums", 0),)),
+                 Wrapper("pmap", (("size", 4), ("axis_name", "i"), ("in_axes", (0,)),
+                                  ("out_axes", (0,))))))
+    got = run_reference(p)
+    np.testing.assert_allclose(got.outs[0], np.full(4, 4.0), rtol=1e-6)
+    assert Checker(InProcess()).check(p) == []
+
+
+def test_raising_is_compared():
+    ok = Result("ok", [np.zeros(2, np.float32)], ["float32"])
+    err = Result("error", error="TypeError: no")
+    from fuzz.run import compare
+    p = _program("jnp.sin({0})")
+    assert compare(p, ok, err, "jax")[0] == "raises"
+    assert compare(p, err, err, "jax") is None
+    assert compare(p, ok, Result("ok", [np.zeros(3, np.float32)], ["float32"]), "jax")[0] == "shape"
+    assert compare(p, ok, Result("ok", [np.zeros(2, np.int32)], ["int32"]), "jax")[0] == "dtype"
+
+
+def test_interpreter_real_mode_ignores_float_rounding():
+    # real=True holds floats in float64 and lets a float->float convert through, so finite
+    # differences through a bfloat16 cast see the real function, not bfloat16's steps.
+    import spmdc
+    import spmdc.numpy as jnp
+    func = spmdc.make_ir(lambda x: x.astype(jnp.bfloat16).astype(jnp.float32) * 3)(np.float32(1.0))
+    x = np.float64(1.001)
+    (rounded,) = evaluate(func, x)
+    (real,) = evaluate(func, x, real=True)
+    assert rounded.dtype == np.float32 and rounded == np.float32(3.0)
+    assert real.dtype == np.float64 and abs(real - 3.003) < 1e-12
+    assert ml_dtypes.bfloat16(1.001) == 1.0
