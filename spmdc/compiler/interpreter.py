@@ -26,14 +26,14 @@ def storage_dtype(dtype: np.dtype, real: bool) -> np.dtype:
 
 def apply_eqn(eqn: Eqn, args: Sequence[np.ndarray], real: bool) -> tuple[np.ndarray, ...]:
     """``eqn``'s outputs from its input values, each in its storage dtype."""
-    if real and eqn.prim.name == "convert" and \
-            storage_dtype(eqn.inputs[0].type.dtype, True) == storage_dtype(eqn.outputs[0].type.dtype, True):
+    if real and eqn.prim.name == "convert" and (storage_dtype(eqn.inputs[0].type.dtype, True)
+                                                == storage_dtype(eqn.outputs[0].type.dtype, True)):
         outs: Any = (np.asarray(args[0]),)          # float -> float: the identity on reals
     else:
         outs = eqn.prim.impl(*args, **eqn.params)
         outs = outs if eqn.prim.multiple_results else (outs,)
-    return tuple(np.asarray(o).astype(storage_dtype(v.type.dtype, real), copy=False).reshape(v.type.shape)
-                 for v, o in zip(eqn.outputs, outs, strict=True))
+    return tuple(np.asarray(o).astype(storage_dtype(v.type.dtype, real), copy=False)
+                 .reshape(v.type.shape) for v, o in zip(eqn.outputs, outs, strict=True))
 
 
 def evaluate(func: Func, *args: Any, real: bool = False) -> list[np.ndarray]:

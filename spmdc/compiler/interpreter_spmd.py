@@ -10,7 +10,8 @@ the oracle that pmap (compiled) and vmap with ``axis_name`` (batched) are tested
 Each argument carries the mesh as leading axes: for the mesh ``(('i', 2), ('j', 4))`` an
 argument of per-device type ``f32[3]`` is passed as an array of shape ``(2, 4, 3)``, and
 results come back the same way. ``real=True`` holds floating-point values in float64, as
-``evaluate`` does (see compiler/interpreter.py). Sub-functions in params (loop bodies) run with the plain
+``evaluate`` does (see compiler/interpreter.py). Sub-functions in params (loop bodies) run
+with the plain
 interpreter, so collectives inside them are not supported here (an error says so).
 """
 from __future__ import annotations

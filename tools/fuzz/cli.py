@@ -17,9 +17,17 @@ from dataclasses import dataclass
 
 from .generate import generate
 from .program import Program, to_source
-from .run import KNOWN_DIFFERENCES, InProcess, Result, Worker, compare, known_difference, minimise, \
-    run_reference
 from .reference import estimate_cost
+from .run import (
+    KNOWN_DIFFERENCES,
+    InProcess,
+    Result,
+    Worker,
+    compare,
+    known_difference,
+    minimise,
+    run_reference,
+)
 
 
 @dataclass
@@ -71,7 +79,8 @@ class Checker:
     """Runs one program on spmdc and on each oracle; ``check`` returns the disagreements."""
 
     def __init__(self, spmdc_backend, jax_backend=None, reference: bool = True, budget: int = 4000):
-        self.spmdc, self.jax, self.reference, self.budget = spmdc_backend, jax_backend, reference, budget
+        self.spmdc, self.jax = spmdc_backend, jax_backend
+        self.reference, self.budget = reference, budget
         self.counts: collections.Counter[str] = collections.Counter()
 
     def outcome(self, p: Program, oracle: str) -> tuple[Result, Result]:
@@ -119,7 +128,8 @@ def jax_python(arg: str | None) -> str | None:
     candidates = [arg] if arg else [sys.executable]
     for python in candidates:
         try:
-            ok = subprocess.run([python, "-c", "import jax"], capture_output=True, timeout=120).returncode == 0
+            ok = subprocess.run([python, "-c", "import jax"], capture_output=True,
+                                timeout=120).returncode == 0
         except (OSError, subprocess.TimeoutExpired):
             ok = False
         if ok:
@@ -140,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=200, help="how many programs (default 200)")
     ap.add_argument("--seed", type=int, default=0, help="the first program's seed")
-    ap.add_argument("--jax-python", help="an interpreter that has jax (default: this one, if it does)")
+    ap.add_argument("--jax-python",
+                    help="an interpreter that has jax (default: this one, if it does)")
     ap.add_argument("--no-jax", action="store_true", help="the reference oracle only")
     ap.add_argument("--no-reference", action="store_true", help="the JAX oracle only")
     ap.add_argument("--in-process", action="store_true", help="run spmdc in this process")

@@ -12,8 +12,18 @@ import math
 import random
 from collections.abc import Callable
 
-from .program import FLOATS, Input, Op, Program, Type, Wrapper, float_outs, is_float, promote, \
-    wrap_types
+from .program import (
+    FLOATS,
+    Input,
+    Op,
+    Program,
+    Type,
+    Wrapper,
+    float_outs,
+    is_float,
+    promote,
+    wrap_types,
+)
 
 DIFF = ("grad", "value_and_grad", "jacrev", "jvp", "jacfwd")
 DTYPES = ("float32", "float32", "float32", "bfloat16", "int32", "int8", "uint8", "bool")
@@ -125,7 +135,8 @@ def op_binary(b: Body) -> int | None:
     r = b.rng.random()
     if r < 0.25:                                           # a Python scalar: weakly typed
         scalar = b.rng.choice(("2", "-1", "0.5", "3.0", "True"))
-        t = b.rng.choice(("{0} + S", "S * {0}", "{0} - S", "S - {0}", "{0} * S")).replace("S", scalar)
+        t = b.rng.choice(("{0} + S", "S * {0}", "{0} - S", "S - {0}", "{0} * S"))
+        t = t.replace("S", scalar)
         out = dtype if not ("." in scalar and not is_float(dtype)) else "float32"
         return b.emit(t, (x,), (shape, out))
     other = broadcast_partner(b, shape)
@@ -190,7 +201,8 @@ def op_reduce(b: Body) -> int | None:
         if name == "argmax":
             fn = b.rng.choice(("argmax", "argmin"))
             return b.emit(f"jnp.{fn}({{0}}, axis={a})", (x,),
-                          (shape[:a % len(shape)] + shape[a % len(shape) + 1:], "int32"), smooth=False)
+                          (shape[:a % len(shape)] + shape[a % len(shape) + 1:], "int32"),
+                          smooth=False)
         out = dtype if name == "sort" or dtype in FLOATS + ("int32",) else \
             ("uint32" if dtype.startswith("u") else "int32")
         if dtype == "bool" and name == "cumsum":
@@ -250,7 +262,8 @@ def op_matmul(b: Body) -> int | None:
     letters: dict[str, int] = {}
     subs = ins.split(",")
     first = subs[0].replace("...", "")
-    if len(first) != len(shape) - (1 if "..." in subs[0] else 0) or ("..." in subs[0] and len(shape) < 3):
+    ellipsis = "..." in subs[0]
+    if len(first) != len(shape) - ellipsis or (ellipsis and len(shape) < 3):
         return None
     if "..." in subs[0]:
         batch = shape[:len(shape) - len(first)]
@@ -266,7 +279,7 @@ def op_matmul(b: Body) -> int | None:
         y_shape = tuple(letters.setdefault(ch, b.rng.choice((1, 2, 3))) for ch in s)
         args.append(b.operand(y_shape, dtype))
     out = batch + tuple(letters[ch] for ch in out_spec.replace("...", ""))
-    srcs = ", ".join("{%d}" % k for k in range(len(args)))
+    srcs = ", ".join(f"{{{k}}}" for k in range(len(args)))
     return b.emit(f"jnp.einsum({spec!r}, {srcs})", tuple(args), (out, dtype))
 
 
@@ -293,7 +306,8 @@ def op_shape(b: Body) -> int | None:
     if kind == "expand":
         a = b.rng.randint(-rank - 1, rank)
         a_n = a % (rank + 1)
-        return b.emit(f"jnp.expand_dims({{0}}, {a})", (x,), (shape[:a_n] + (1,) + shape[a_n:], dtype))
+        return b.emit(f"jnp.expand_dims({{0}}, {a})", (x,),
+                      (shape[:a_n] + (1,) + shape[a_n:], dtype))
     if kind == "ravel":
         return b.emit("jnp.ravel({0})", (x,), ((n,), dtype))
     if kind == "broadcast_to":
@@ -330,17 +344,20 @@ def op_shape(b: Body) -> int | None:
         yd = b.types()[y][1]
         if kind == "concat":
             out = shape[:an] + (shape[an] + other[an],) + shape[an + 1:]
-            return b.emit(f"jnp.concatenate([{{0}}, {{1}}], axis={a})", (x, y), (out, promote(dtype, yd)))
+            return b.emit(f"jnp.concatenate([{{0}}, {{1}}], axis={a})", (x, y),
+                          (out, promote(dtype, yd)))
         s = b.rng.randint(-rank - 1, rank)
         sn = s % (rank + 1)
         return b.emit(f"jnp.stack([{{0}}, {{1}}], axis={s})", (x, y),
                       (shape[:sn] + (2,) + shape[sn:], promote(dtype, yd)))
     if kind == "tile":
         reps = tuple(b.rng.choice((1, 2)) for _ in range(rank))
-        return b.emit(f"jnp.tile({{0}}, {reps!r})", (x,), (tuple(d * r for d, r in zip(shape, reps, strict=True)), dtype))
+        tiled = tuple(d * r for d, r in zip(shape, reps, strict=True))
+        return b.emit(f"jnp.tile({{0}}, {reps!r})", (x,), (tiled, dtype))
     if kind == "repeat":
         r = b.rng.choice((1, 2, 3))
-        return b.emit(f"jnp.repeat({{0}}, {r}, axis={a})", (x,), (shape[:an] + (shape[an] * r,) + shape[an + 1:], dtype))
+        return b.emit(f"jnp.repeat({{0}}, {r}, axis={a})", (x,),
+                      (shape[:an] + (shape[an] * r,) + shape[an + 1:], dtype))
     if kind == "pad":
         widths = tuple((b.rng.randint(0, 2), b.rng.randint(0, 2)) for _ in range(rank))
         out = tuple(d + lo + hi for d, (lo, hi) in zip(shape, widths, strict=True))
@@ -408,7 +425,8 @@ def op_index(b: Body) -> int | None:
         mode = ""
         if modes and (oob or b.rng.random() < 0.3):
             mode = ", mode='fill', fill_value=0" if method == "get" else \
-                ", mode=" + b.rng.choice(("'drop'", "'clip'", "'promise_in_bounds'" if not oob else "'drop'"))
+                ", mode=" + b.rng.choice(("'drop'", "'clip'",
+                                          "'promise_in_bounds'" if not oob else "'drop'"))
         elif oob:
             return None
         if method == "get":
@@ -490,7 +508,8 @@ def op_collective(b: Body) -> int | None:
     shape, dtype = b.types()[y]
     if kind == "psum_scatter":
         out = shape[:pos] + ((dim // size,) if tiled else ()) + shape[pos + 1:]
-        return b.emit(f"lax.psum_scatter({{0}}, {name_src}, scatter_dimension={pos}, tiled={tiled})",
+        return b.emit(f"lax.psum_scatter({{0}}, {name_src}, scatter_dimension={pos}, "
+                      f"tiled={tiled})",
                       (y,), (out, dtype), collective=True)
     concat = b.rng.randrange(len(shape))
     if tiled:
@@ -537,7 +556,8 @@ def generate_body(b: Body, n_ops: int) -> tuple[int, ...]:
         if k not in outs:
             outs.append(k)
     if b.differentiated and not any(is_float(types[k][1]) for k in outs):
-        outs.append(b.emit("jnp.sin({0}.astype(jnp.float32))", (last,), (types[last][0], "float32")))
+        outs.append(b.emit("jnp.sin({0}.astype(jnp.float32))", (last,),
+                           (types[last][0], "float32")))
     return tuple(outs)
 
 

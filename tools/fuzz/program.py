@@ -69,7 +69,8 @@ class Op:
 
 @dataclass(frozen=True)
 class Wrapper:
-    kind: str                    # jit vmap pmap grad value_and_grad jacrev jvp jacfwd cond while fori scan
+    # jit vmap pmap grad value_and_grad jacrev jvp jacfwd cond while fori scan
+    kind: str
     params: tuple[tuple[str, Any], ...] = ()
 
     def get(self, key: str, default: Any = None) -> Any:

@@ -168,7 +168,8 @@ class Reference:
                 value = sum((np.sum(o.astype(np.float64).reshape(shape + (-1,)), axis=-1)
                              for o in floats(base)), np.zeros(shape))
                 dtypes = [(o.shape, o.dtype.name) for o in floats(base)]
-                return [cast(np.asarray(value), total_dtype(dtypes) if not real else "float64")] + grads
+                value_dtype = total_dtype(dtypes) if not real else "float64"
+                return [cast(np.asarray(value), value_dtype)] + grads
             if kind == "jacrev":
                 outs = []
                 for index, o in enumerate(floats(base)):
@@ -256,7 +257,8 @@ def _bump(args: list[np.ndarray], i: int) -> list[np.ndarray]:
 
 def _acc(acc: list[np.ndarray], new: list[np.ndarray]) -> list[np.ndarray]:
     with np.errstate(over="ignore"):
-        return [a | b if a.dtype == bool else (a + b).astype(a.dtype) for a, b in zip(acc, new, strict=True)]
+        return [a | b if a.dtype == bool else (a + b).astype(a.dtype)
+                for a, b in zip(acc, new, strict=True)]
 
 
 def _loop(fn: Fn, n: int) -> Fn:

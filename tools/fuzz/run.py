@@ -37,7 +37,8 @@ class Result:
 
     def describe(self) -> str:
         if self.status == "ok":
-            return ", ".join(f"{d}{list(o.shape)}" for o, d in zip(self.outs, self.dtypes, strict=True))
+            return ", ".join(f"{d}{list(o.shape)}"
+                             for o, d in zip(self.outs, self.dtypes, strict=True))
         return f"{self.status}: {self.error}"
 
 
@@ -50,8 +51,8 @@ def result_of(outs: Any) -> Result:
     arrays = [np.asarray(o) for o in outs]
     for k, a in enumerate(arrays):
         if a.dtype == object:
-            return Result("error", error=f"ReadBack: output {k} ({type(outs[k]).__name__}, "
-                                         f"dtype {outs[k].dtype}) reads back as a NumPy object array")
+            return Result("error", error=f"ReadBack: output {k} ({type(outs[k]).__name__}, dtype "
+                                         f"{outs[k].dtype}) reads back as a NumPy object array")
     return Result("ok", arrays, [a.dtype.name for a in arrays])
 
 
@@ -183,8 +184,8 @@ def differentiated(p: Program) -> bool:
 
 def tolerance(p: Program, oracle: str) -> tuple[float, float]:
     """(rtol, atol relative to the output's largest magnitude)."""
-    low = any(i.dtype == "bfloat16" for i in p.inputs) or any("bfloat16" in op.template or
-                                                                 op.out[1] == "bfloat16" for op in p.ops)
+    low = any(i.dtype == "bfloat16" for i in p.inputs) or any(
+        "bfloat16" in op.template or op.out[1] == "bfloat16" for op in p.ops)
     rtol, atol = (4e-2, 2e-2) if low else (2e-3, 2e-4)
     if oracle == "reference" and differentiated(p):
         rtol, atol = (0.1, 0.05) if low else (2e-2, 2e-3)
@@ -204,7 +205,8 @@ def compare(p: Program, got: Result, want: Result, oracle: str) -> tuple[str, st
     if len(got.outs) != len(want.outs):
         return "count", f"spmdc: {got.describe()}\n{oracle}: {want.describe()}"
     rtol, atol = tolerance(p, oracle)
-    for k, (a, b, da, db) in enumerate(zip(got.outs, want.outs, got.dtypes, want.dtypes, strict=True)):
+    pairs = zip(got.outs, want.outs, got.dtypes, want.dtypes, strict=True)
+    for k, (a, b, da, db) in enumerate(pairs):
         if a.shape != b.shape:
             return "shape", f"output {k}: spmdc {da}{list(a.shape)}, {oracle} {db}{list(b.shape)}"
         if da != db:
@@ -232,10 +234,11 @@ def values_differ(a: np.ndarray, b: np.ndarray, dtype: str, rtol: float, atol: f
     if ok.all():
         return None
     bad = tuple(np.argwhere(~ok)[0])
-    return f"at {bad}: spmdc {a[bad]:.6g}, expected {b[bad]:.6g} ({int((~ok).sum())} of {ok.size} differ)"
+    return (f"at {bad}: spmdc {a[bad]:.6g}, expected {b[bad]:.6g} "
+            f"({int((~ok).sum())} of {ok.size} differ)")
 
 
-# --- deliberate differences from JAX ---------------------------------------------------------------
+# --- deliberate differences from JAX --------------------------------------------------------
 
 def _pmaps(p: Program) -> list[Wrapper]:
     return [w for w in p.wrappers if w.kind == "pmap"]
@@ -249,7 +252,8 @@ KNOWN_DIFFERENCES: list[tuple[str, Callable[[Program], bool], str]] = [
                                             for a in w.get("in_axes")),
      "pmap(in_axes=-1) maps the last axis in spmdc (the sensible meaning); JAX raises."),
     ("partial ppermute under vmap", lambda p: any(
-        "lax.ppermute(" in op.template for op in p.ops) and any(w.kind == "vmap" for w in p.wrappers),
+        "lax.ppermute(" in op.template for op in p.ops) and any(
+            w.kind == "vmap" for w in p.wrappers),
      "JAX's vmap of ppermute asserts that the permutation covers the whole axis; spmdc (like "
      "ppermute under pmap) gives zeros to the positions nobody sends to."),
     ("grad of pmax/pmin", lambda p: differentiated(p) and any(
