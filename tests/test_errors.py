@@ -1,0 +1,81 @@
+"""The error-message table: each bad input (DESIGN.md section 8, issue 12 item 8) with the
+exception type and a fragment of the message it must give, and, after it, a normal call
+that must still work (the library keeps working after any of these)."""
+import numpy as np
+import pytest
+
+import spmdc
+import spmdc.numpy as jnp
+from spmdc import lax
+
+X = np.arange(24, dtype=np.float32).reshape(8, 3)
+
+
+def _escaped_tracer():
+    box = []
+    spmdc.jit(lambda a: box.append(a) or a)(X)
+    return box[0] + 1
+
+
+# (name, bad call, exception type, fragments of the message that must all appear)
+TABLE = [
+    ("pmap over more devices than exist",
+     lambda: spmdc.pmap(lambda a: a)(np.ones((9, 3), np.float32)),
+     ValueError, ["mapped axis has size 9", "only 8 devices", "SPMDC_CPU_DEVICES"]),
+    ("vmap with inconsistent mapped sizes names the argument's path",
+     lambda: spmdc.vmap(lambda a, b: a + b["w"])(np.ones((2, 3)), {"w": np.ones((3, 3))}),
+     ValueError, ["inconsistent sizes", "args[0] has size 2", "args[1]['w'] has size 3"]),
+    ("an unbound axis name lists the bound ones",
+     lambda: spmdc.pmap(lambda a: lax.psum(a, "j"), "i")(X),
+     NameError, ["psum", "unbound axis name 'j'", "'i'"]),
+    ("a misspelled axis name under vmap",
+     lambda: spmdc.vmap(lambda a: lax.pmean(a, "bach"), axis_name="batch")(X),
+     NameError, ["pmean", "'bach'", "'batch'"]),
+    ("in_axes that is not a prefix of the arguments",
+     lambda: spmdc.vmap(lambda a: a, in_axes=(0, 0))(X),
+     ValueError, ["in_axes", "2 entries", "1 positional"]),
+    ("a shape mismatch names the op and the user's line",
+     lambda: spmdc.jit(lambda a, b: a + b)(X, np.ones((4,), np.float32)),
+     TypeError, ["add", "(8, 3), (4,)", "test_errors.py"]),
+    ("a matmul mismatch",
+     lambda: spmdc.jit(lambda a, b: a @ b)(X, np.ones((4,), np.float32)),
+     TypeError, ["matmul", "3 != 4", "test_errors.py"]),
+    ("Python control flow on a traced value",
+     lambda: spmdc.jit(lambda a: a if a.sum() > 0 else -a)(X),
+     spmdc.ConcretizationTypeError, ["traced", "where"]),
+    ("grad of a non-scalar function",
+     lambda: spmdc.grad(lambda a: a * 2)(X),
+     TypeError, ["scalar", "(8, 3)"]),
+    ("grad with respect to an integer input",
+     lambda: spmdc.grad(lambda a: a.sum())(np.ones(3, np.int32)),
+     TypeError, ["floating point", "int32", "argnums"]),
+    ("grad of an integer-valued function",
+     lambda: spmdc.grad(lambda a: a.astype(jnp.int32).sum())(X),
+     TypeError, ["real-valued", "int32"]),
+    ("ppermute sending to one device twice",
+     lambda: spmdc.pmap(lambda a: lax.ppermute(a, "i", [(0, 1), (1, 1)]), "i")(X),
+     ValueError, ["ppermute", "destination 1 more than once"]),
+    ("ppermute to a device outside the axis",
+     lambda: spmdc.pmap(lambda a: lax.ppermute(a, "i", [(0, 9)]), "i")(X),
+     ValueError, ["ppermute", "destination index 9", "0..7"]),
+    ("a tracer that escapes its transformation",
+     _escaped_tracer,
+     spmdc.UnexpectedTracerError, ["escaped", "Return values"]),
+    ("pmap out_axes=None on a value that differs between devices",
+     lambda: spmdc.pmap(lambda a: a, out_axes=None)(X),
+     ValueError, ["out_axes=None", "differ between devices", "pmean"]),
+]
+
+
+@pytest.mark.parametrize("name, bad, exc, fragments", TABLE, ids=[t[0] for t in TABLE])
+def test_error_message(name, bad, exc, fragments):
+    with pytest.raises(exc) as info:
+        bad()
+    message = str(info.value)
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} not in {message!r}"
+    # ... and the next ordinary calls still work.
+    assert float(spmdc.jit(lambda a: a.sum())(X)) == float(X.sum())
+    np.testing.assert_allclose(spmdc.pmap(lambda a: lax.psum(a, "i"), "i")(X),
+                               np.broadcast_to(X.sum(0), X.shape))
+    np.testing.assert_allclose(spmdc.grad(lambda a: (a * a).sum())(X), 2 * X)
