@@ -34,6 +34,9 @@ from .transforms.pmap import pmap  # noqa: E402
 from .transforms.vmap import vmap  # noqa: E402
 
 Array.__module__ = __name__     # users see spmdc.Array, where they construct and check it
+
+from . import nn, scipy  # noqa: E402,F401  (libraries built on the API above)
+
 errors = type("errors", (), {"ConcretizationTypeError": ConcretizationTypeError,
                              "UnexpectedTracerError": UnexpectedTracerError,
                              "TracerArrayConversionError": TracerArrayConversionError})

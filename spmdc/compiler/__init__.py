@@ -12,6 +12,7 @@ from .primitives import (  # noqa: F401  (registration)
     indexing,  # noqa: F401  (registration)
     reductions,
     scan,  # noqa: F401  (registration)
+    special,  # noqa: F401  (registration)
     structural,
 )
 from .primitives.core import registry  # noqa: F401

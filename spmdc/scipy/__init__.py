@@ -1,0 +1,2 @@
+"""``spmdc.scipy``: SciPy's special functions and distributions on spmdc arrays (JAX's
+``jax.scipy``): ``special`` and ``stats``."""
