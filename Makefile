@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help install demo test lint bench sz fuzz clean
+.PHONY: help install demo test test-slow lint bench sz fuzz clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 10
@@ -21,7 +21,10 @@ demo: $(STAMP)  ## data-parallel MLP training with pmap on 8 virtual CPU devices
 	$(PY) examples/train_data_parallel.py
 
 test: $(STAMP)  ## the whole test suite (what CI runs)
-	SPMDC_CHECKS=1 HYPOTHESIS_PROFILE=ci $(PY) -m pytest -n 2 tests
+	SPMDC_CHECKS=1 HYPOTHESIS_PROFILE=ci $(PY) -m pytest -n 2 -m "not slow" tests
+
+test-slow: $(STAMP)  ## the slow variants only (e.g. every random draw under every transformation)
+	SPMDC_CHECKS=1 HYPOTHESIS_PROFILE=ci $(PY) -m pytest -n 2 -m slow tests
 
 lint: $(STAMP)  ## ruff
 	$(VENV)/bin/ruff check spmdc tests tools examples

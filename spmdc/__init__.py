@@ -10,7 +10,7 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's d
 
 # compiler registers every primitive; numpy, lax, tree_util are real modules, so
 # ``import spmdc.numpy as jnp`` and ``from spmdc import lax`` need no sys.modules entries.
-from . import compiler, lax, numpy, tree_util  # noqa: E402,F401
+from . import compiler, lax, numpy, random, tree_util  # noqa: E402,F401
 from .core import tree  # noqa: E402,F401  (spmdc.tree, the module behind tree_util)
 from .core.tracing import (  # noqa: E402
                            ConcretizationTypeError,

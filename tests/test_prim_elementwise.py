@@ -154,6 +154,7 @@ CASES = [
     unary("integer_pow", "special", (I32,), params=st.fixed_dictionaries(
         {"y": st.integers(0, 13)}), id="integer_pow-int", **NOGRAD),
     unary("stop_gradient", "special", ORDERED, **NOGRAD),    # grad: see its own test
+    unary("bitcast_convert", "special", (F32,), params={"new_dtype": I32}, **NOGRAD),
     unary("convert", "special", ORDERED, params=st.fixed_dictionaries(
         {"new_dtype": st.sampled_from([F32, F64, I32, I8, U8, BOOL])}),
         grad_domains=("any",), grad_params={"new_dtype": F32}, grad_eps=1e-2,
@@ -340,6 +341,16 @@ def test_conversions():
                                         new_dtype=BOOL), [False, True, True])
     np.testing.assert_array_equal(_both("convert", np.array([300, -1], np.int32),
                                         new_dtype=U8), [44, 255])
+
+
+def test_bitcast_convert_reinterprets_bits():
+    one_half = np.array([1.0, -2.0, 0.5], np.float32)
+    got = _both("bitcast_convert", one_half, new_dtype=np.dtype(np.uint32))
+    np.testing.assert_array_equal(got, one_half.view(np.uint32))
+    back = _both("bitcast_convert", got, new_dtype=F32)
+    np.testing.assert_array_equal(back, one_half)
+    with pytest.raises(ShapeError, match="bit width"):
+        registry["bitcast_convert"].shape_rule(TensorType((3,), F32), new_dtype=U8)
 
 
 def test_nan_comparisons_and_extrema():

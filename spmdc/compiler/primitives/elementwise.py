@@ -429,6 +429,23 @@ vjp_rules[convert_p] = lambda b, ct, x, *, new_dtype: [     # bfloat16 is a floa
 lower_rules[convert_p] = lambda ctx, eqn, x: hlo.ConvertOp(
     ctx.mlir_type(eqn.outputs[0].type), x).result
 
+def _bitcast_convert_rule(x: TensorType, *, new_dtype: np.dtype) -> TensorType:
+    new_dtype = np.dtype(new_dtype)
+    if new_dtype.itemsize != x.dtype.itemsize or np.dtype(np.bool_) in (x.dtype, new_dtype):
+        raise ShapeError(f"bitcast_convert: {x} and {new_dtype} differ in bit width (or one "
+                         "is bool); only same-width reinterpretation is supported")
+    return TensorType(x.shape, new_dtype)
+
+
+# The same bits read as another type of the same width (random number generation builds
+# floats from random integers this way). Its output is not a differentiable function of
+# its input's value.
+bitcast_convert_p = declare("bitcast_convert", _bitcast_convert_rule,
+                            lambda x, *, new_dtype: np.ascontiguousarray(x).view(new_dtype))
+nondifferentiable[bitcast_convert_p] = "it reinterprets bits; no derivative of the value"
+lower_rules[bitcast_convert_p] = lambda ctx, eqn, x: hlo.BitcastConvertOp(
+    ctx.mlir_type(eqn.outputs[0].type), x).result
+
 # --- batching: every primitive here is elementwise ------------------------------------------
 
 __all__ = [name for name in dir() if name.endswith("_p")]

@@ -1,0 +1,191 @@
+"""PRNG keys: raw ``uint32[..., 2]`` arrays (``PRNGKey``) and typed key arrays (``key``).
+
+Note [typed keys]
+~~~~~~~~~~~~~~~~~
+JAX gives typed keys an extended dtype (``key<fry>``) whose elements are whole keys.
+spmdc has no extended dtypes in its IR, so a typed key array is a thin Python object,
+``PRNGKeyArray``, around its raw data ``uint32[*shape, 2]``, registered as a pytree node
+with that data as its one child. Everything that moves pytrees (jit, vmap, pmap, grad,
+lax control flow) therefore carries keys through as their data and rebuilds the typed
+key on the other side, and the key data dimension stays last, so mapping over axis
+``k >= 0`` of a key array maps over axis ``k`` of its data. ``shape``/``ndim``/``size``
+exclude that dimension, as in JAX; ``dtype`` is ``key<fry>``; it prints as JAX prints
+it; indexing, ``reshape``, ``len``, iteration and ``==`` act on keys. Differences from
+JAX: ``jax.tree.leaves(key)`` gives the uint32 data rather than the key itself, a
+negative ``in_axes`` counts from the data's last axis (give a non-negative one), and
+``jnp`` functions do not accept typed keys (use ``key_data``/``wrap_key_data``).
+Every function in spmdc.random accepts a typed key or a raw one and returns keys of the
+kind it was given.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import numpy as jnp
+from ..core import tree as _tree
+from ..core.tracing import Tracer
+from . import threefry
+
+IMPL_NAME = "threefry2x32"
+
+
+class PRNGKeyDType:
+    """The dtype of typed threefry keys: ``key<fry>``."""
+    name = "key<fry>"
+    impl = IMPL_NAME
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PRNGKeyDType) or other in (self.name, IMPL_NAME)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+KEY_DTYPE = PRNGKeyDType()
+
+
+class PRNGKeyArray:
+    """An array of typed threefry keys. See Note [typed keys]."""
+    __slots__ = ("_base",)
+
+    def __init__(self, data: Any):
+        data = jnp.asarray(data)
+        _check_data("wrap_key_data", data)
+        self._base = data
+
+    @classmethod
+    def _wrap(cls, data: Any) -> PRNGKeyArray:
+        obj = object.__new__(cls)      # no checks: pytree unflattening passes any leaf
+        obj._base = data
+        return obj
+
+    shape = property(lambda self: tuple(self._base.shape[:-1]))
+    ndim = property(lambda self: len(self._base.shape) - 1)
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    dtype = property(lambda self: KEY_DTYPE)
+    T = property(lambda self: self.transpose())
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object (a single key)")
+        return self.shape[0]
+
+    def __iter__(self) -> Any:
+        if not self.shape:
+            raise TypeError("iteration over a single key (a 0-d key array)")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __getitem__(self, index: Any) -> PRNGKeyArray:
+        if not isinstance(index, tuple):
+            index = (index,)
+        if any(i is Ellipsis for i in index):
+            index = (*index, slice(None))
+        elif len(index) > self.ndim:
+            raise IndexError(f"too many indices for a key array of shape {self.shape}: "
+                             f"{len(index)} given")
+        else:
+            index = (*index, *([slice(None)] * (self.ndim - len(index))), slice(None))
+        return PRNGKeyArray._wrap(self._base[index])
+
+    def reshape(self, *shape: Any) -> PRNGKeyArray:
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return PRNGKeyArray._wrap(jnp.reshape(self._base, (*shape, 2)))
+
+    def ravel(self) -> PRNGKeyArray:
+        return self.reshape(-1)
+
+    def transpose(self, *axes: Any) -> PRNGKeyArray:
+        axes = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], (tuple, list)) \
+            else axes or tuple(reversed(range(self.ndim)))
+        return PRNGKeyArray._wrap(jnp.transpose(self._base, (*axes, self.ndim)))
+
+    def __eq__(self, other: object) -> Any:
+        if not isinstance(other, PRNGKeyArray):
+            return NotImplemented
+        return jnp.all(self._base == other._base, axis=-1)
+
+    def __ne__(self, other: object) -> Any:
+        if not isinstance(other, PRNGKeyArray):
+            return NotImplemented
+        return jnp.any(self._base != other._base, axis=-1)
+
+    __hash__ = None  # type: ignore[assignment]   # like arrays: mutable-looking, unhashable
+
+    def block_until_ready(self) -> PRNGKeyArray:
+        if hasattr(self._base, "block_until_ready"):
+            self._base.block_until_ready()
+        return self
+
+    def __repr__(self) -> str:
+        if isinstance(self._base, Tracer):
+            return f"Traced<{KEY_DTYPE}{list(self.shape)}>"
+        return f"Array({self.shape}, dtype={KEY_DTYPE}) overlaying:\n{np.asarray(self._base)}"
+
+    __str__ = __repr__
+
+
+_tree.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None),
+                           lambda _, children: PRNGKeyArray._wrap(children[0]))
+
+
+def _check_data(name: str, data: Any) -> None:
+    if data.ndim < 1 or data.shape[-1] != 2:
+        raise TypeError(f"{name}: threefry2x32 key data must have shape (..., 2), got "
+                        f"shape {tuple(data.shape)}")
+    if data.dtype != threefry.U32:
+        raise TypeError(f"{name}: threefry2x32 key data must have dtype uint32, got "
+                        f"{data.dtype}; make keys with random.key(seed) or "
+                        "random.PRNGKey(seed)")
+
+
+def check_key(name: str, key: Any, *, allow_batched: bool = False) -> tuple[Any, bool]:
+    """``(raw data uint32[..., 2], typed)`` of a key given to ``name``, checked."""
+    if isinstance(key, PRNGKeyArray):
+        data, typed = key._base, True
+    else:
+        if not hasattr(key, "shape") or not hasattr(key, "dtype"):
+            if isinstance(key, (list, tuple, np.ndarray)):
+                key = np.asarray(key)
+            else:
+                raise TypeError(f"{name}: unexpected PRNG key type {type(key).__name__}; "
+                                "make keys with random.key(seed) or random.PRNGKey(seed)")
+        data, typed = jnp.asarray(key), False
+        _check_data(name, data)
+    if not allow_batched and data.ndim != 1:
+        shape = tuple(data.shape[:-1])
+        raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
+                         f"{shape} != (). Use jax.vmap for batching.")
+    return data, typed
+
+
+def as_keys(data: Any, typed: bool) -> Any:
+    """New key data returned as the kind of key the caller gave."""
+    return PRNGKeyArray._wrap(data) if typed else data
+
+
+def seed_array(seed: Any, name: str) -> Any:
+    """An integer seed (a Python int, a NumPy or spmdc integer scalar) as an array."""
+    from ..core import dtypes
+    if isinstance(seed, PRNGKeyArray):
+        raise TypeError(f"{name} accepts a scalar seed, but was given a PRNG key.")
+    if np.ndim(seed):
+        raise TypeError(f"{name} accepts a scalar seed, but was given an array of shape "
+                        f"{np.shape(seed)} != (). Use jax.vmap for batching")
+    if isinstance(seed, (bool, np.bool_)) or not (
+            isinstance(seed, int) or np.issubdtype(getattr(seed, "dtype", np.float64),
+                                                   np.integer)):
+        raise TypeError(f"{name}: PRNG key seed must be an integer; got {seed!r}")
+    if isinstance(seed, int):
+        # Like JAX: a Python int is taken as int64, then narrowed to int32 (keeping its low
+        # 32 bits) unless x64 is on.
+        value = np.int64(seed)
+        seed = value if dtypes.x64_enabled() else value.astype(np.int32)
+    return jnp.asarray(seed)

@@ -1,0 +1,141 @@
+"""The threefry2x32 generator on raw key data: the hash, seeding, split, fold_in and bits.
+
+Everything here takes and returns *raw* keys, ``uint32[..., 2]`` arrays, and is built
+from ordinary spmdc primitives (uint32 ``add``, ``xor``, ``shift_left``,
+``shift_right_logical``, ``or``), so keys and draws trace, batch (vmap over a batch of
+keys), differentiate (as constants) and run per device under pmap with no special rules.
+
+Note [threefry bits]
+~~~~~~~~~~~~~~~~~~~~
+The stream is JAX 0.10.2's default: threefry2x32 (Salmon et al., 20 rounds, key schedule
+constant 0x1BD11BDA) with ``jax_threefry_partitionable=True``, the default since JAX 0.5.
+In that mode every output element is hashed from its own flat (row-major) index, split
+into a 64-bit counter ``(hi, lo)``:
+
+- ``bits(key, shape)``: ``(b1, b2) = threefry(key, hi, lo)``; 32-bit draws are
+  ``b1 ^ b2``, 8- and 16-bit draws are its low bits, 64-bit draws are ``b1 << 32 | b2``.
+- ``split(key, shape)``: the new key at index ``i`` is ``(b1, b2)`` at that index.
+- ``fold_in(key, d)``: ``threefry(key, 0, uint32(d))`` (the same in both modes).
+- ``seed(s)``: ``(s >> 32, s & 0xFFFFFFFF)`` of the integer seed.
+
+So a draw does not depend on how the array is laid out or partitioned, and the same key
+gives the same values for a given shape whatever the dtype's width (below 64 bits).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..compiler.primitives.core import registry as _prims
+from ..core.tracing import bind
+
+U32 = np.dtype(np.uint32)
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = np.uint32(0x1BD11BDA)
+
+
+def _op(name: str, *args: Any, **params: Any) -> Any:
+    return bind(_prims[name], *args, **params)
+
+
+def _rotate_left(x: Any, d: int) -> Any:
+    return _op("or", _op("shift_left", x, np.uint32(d)),
+               _op("shift_right_logical", x, np.uint32(32 - d)))
+
+
+def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
+    """The threefry2x32 hash of the counters ``(x1, x2)`` under the key ``(k1, k2)``:
+    uint32 arrays of one shape (rank-0 keys broadcast); returns two such arrays."""
+    ks = (k1, k2, _op("xor", _op("xor", k1, k2), _PARITY))
+    x1, x2 = _op("add", x1, ks[0]), _op("add", x2, ks[1])
+    for block in range(5):
+        for r in _ROTATIONS[block % 2]:
+            x1 = _op("add", x1, x2)
+            x2 = _op("xor", x1, _rotate_left(x2, r))
+        # key injection: the next two schedule words, the second plus the block number
+        x1 = _op("add", x1, ks[(block + 1) % 3])
+        x2 = _op("add", x2, _op("add", ks[(block + 2) % 3], np.uint32(block + 1)))
+    return x1, x2
+
+
+def _key_words(key: Any) -> tuple[Any, Any]:
+    first = bind(_prims["slice"], key, start_indices=(0,), limit_indices=(1,), strides=None)
+    second = bind(_prims["slice"], key, start_indices=(1,), limit_indices=(2,), strides=None)
+    return (bind(_prims["reshape"], first, new_sizes=()),
+            bind(_prims["reshape"], second, new_sizes=()))
+
+
+def _counters(shape: tuple[int, ...]) -> tuple[Any, Any]:
+    """The high and low words of each element's 64-bit flat index, shaped ``shape``."""
+    size = math.prod(shape)
+    if size >= 2**32:
+        raise ValueError(f"random arrays of 2**32 or more elements are not supported "
+                         f"(shape {shape} has {size}); draw them in smaller pieces")
+    if not shape:
+        return np.uint32(0), np.uint32(0)
+    high = bind(_prims["broadcast_in_dim"], np.uint32(0), shape=shape, broadcast_dimensions=())
+    low = bind(_prims["iota"], dtype=U32, shape=(size,), dimension=0)
+    if len(shape) != 1:
+        low = bind(_prims["reshape"], low, new_sizes=shape)
+    return high, low
+
+
+def _hash_shape(key: Any, shape: tuple[int, ...]) -> tuple[Any, Any]:
+    k1, k2 = _key_words(key)
+    high, low = _counters(shape)
+    if not shape:
+        # rank-0 counters are literals; broadcast them like the keys so the hash is rank 0
+        return threefry2x32(k1, k2, *(bind(_prims["broadcast_in_dim"], c, shape=(),
+                                           broadcast_dimensions=()) for c in (high, low)))
+    return threefry2x32(k1, k2, high, low)
+
+
+def seed(s: Any) -> Any:
+    """A raw key ``uint32[2]`` from a rank-0 integer seed (traced or not)."""
+    dtype = s.dtype if hasattr(s, "dtype") else np.asarray(s).dtype
+    if dtype.itemsize == 8:
+        high = _op("convert", _op("shift_right_logical", s, dtype.type(32)), new_dtype=U32)
+    else:
+        # a 32-bit (or narrower) seed: the shift by 32 shifts everything out
+        high = np.uint32(0)
+    low = _op("convert", s, new_dtype=U32)
+    parts = [bind(_prims["broadcast_in_dim"], w, shape=(1,), broadcast_dimensions=())
+             for w in (high, low)]
+    return bind(_prims["concatenate"], *parts, dimension=0)
+
+
+def _stack_last(a: Any, b: Any, shape: tuple[int, ...]) -> Any:
+    n = len(shape)
+    parts = [bind(_prims["broadcast_in_dim"], w, shape=(*shape, 1),
+                  broadcast_dimensions=tuple(range(n))) for w in (a, b)]
+    return bind(_prims["concatenate"], *parts, dimension=n)
+
+
+def split(key: Any, shape: tuple[int, ...]) -> Any:
+    """``uint32[*shape, 2]``: new keys, one per index of ``shape``."""
+    b1, b2 = _hash_shape(key, shape)
+    return _stack_last(b1, b2, shape)
+
+
+def fold_in(key: Any, data: Any) -> Any:
+    """A new raw key from ``key`` and a rank-0 uint32 ``data``."""
+    k1, k2 = _key_words(key)
+    zero = bind(_prims["broadcast_in_dim"], np.uint32(0), shape=(), broadcast_dimensions=())
+    b1, b2 = threefry2x32(k1, k2, zero, data)
+    return _stack_last(b1, b2, ())
+
+
+def random_bits(key: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
+    """Unsigned integers of ``bit_width`` bits, shaped ``shape``. See Note [threefry bits]."""
+    b1, b2 = _hash_shape(key, shape)
+    if bit_width == 64:
+        u64 = np.dtype(np.uint64)
+        high = _op("convert", b1, new_dtype=u64)
+        return _op("or", _op("shift_left", high, np.uint64(32)),
+                   _op("convert", b2, new_dtype=u64))
+    bits = _op("xor", b1, b2)
+    if bit_width == 32:
+        return bits
+    return _op("convert", bits, new_dtype=np.dtype(f"uint{bit_width}"))
