@@ -12,6 +12,15 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's d
 # ``import spmdc.numpy as jnp`` and ``from spmdc import lax`` need no sys.modules entries.
 from . import compiler, lax, numpy, random, tree_util  # noqa: E402,F401
 from .core import tree  # noqa: E402,F401  (spmdc.tree, the module behind tree_util)
+from .core.devices import (  # noqa: E402
+                           block_until_ready,
+                           device_count,
+                           device_get,
+                           device_put,
+                           devices,
+                           local_device_count,
+                           local_devices,
+)
 from .core.tracing import (  # noqa: E402
                            ConcretizationTypeError,
                            TracerArrayConversionError,
@@ -19,17 +28,7 @@ from .core.tracing import (  # noqa: E402
 )
 from .runtime.array import Array  # noqa: E402
 from .transforms.grad import grad, hessian, jacobian, jacrev, value_and_grad, vjp  # noqa: E402
-from .transforms.jit import (  # noqa: E402
-                           block_until_ready,
-                           device_count,
-                           device_get,
-                           device_put,
-                           devices,
-                           jit,
-                           local_device_count,
-                           local_devices,
-                           make_ir,
-)
+from .transforms.jit import jit, make_ir  # noqa: E402
 from .transforms.pmap import pmap  # noqa: E402
 from .transforms.vmap import vmap  # noqa: E402
 

@@ -36,9 +36,9 @@ from spmdc.compiler.passes.collectives import (
 )
 from spmdc.compiler.passes.vmap import BatchAxis, vmap_func
 from spmdc.compiler.stablehlo import lower
+from spmdc.core.pytree_tracing import trace_pytree
 from spmdc.runtime import pjrt
 from spmdc.runtime.executable import compile_func
-from spmdc.transforms.jit import trace_pytree
 from spmdc.transforms.vmap import vmap
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)

@@ -23,9 +23,11 @@ from ..compiler.ir import Func, TensorType, Var
 from ..compiler.primitives.control_flow import cond_p, while_p
 from ..compiler.primitives.scan import scan_p
 from ..core import dtypes
+from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
-from ..transforms.jit import Jitted, trace_pytree
+from ..transforms.jit import Jitted
+from .core import clamp
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map_"]
 
@@ -110,7 +112,6 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
                         f"{_type_text(index.type)}{_where(source)}")
     if len(branches) == 1:
         return branches[0](*operands)
-    from .core import clamp
     index = clamp(0, index.astype(np.int32), len(branches) - 1)
     return _branches(index, branches, [f"branches[{k}]" for k in range(len(branches))],
                      operands, "lax.switch", source)
@@ -356,7 +357,7 @@ def map_(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> 
     if int(batch_size) < 1:
         raise ValueError(f"lax.map: batch_size must be a positive integer, got "
                          f"{batch_size!r}{_where(source)}")
-    from ..numpy.core import concatenate
+    from ..numpy.shape_ops import concatenate
     from ..transforms.vmap import vmap
     n, b = lengths[0], int(batch_size)
     chunks, rest = divmod(n, b)

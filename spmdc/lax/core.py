@@ -59,7 +59,7 @@ def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]
 
 def stop_gradient(x: Any) -> Any:
     from ..core.tree import tree_map
-    from ..numpy.core import stop_gradient as sg
+    from ..numpy.reductions import stop_gradient as sg
     return tree_map(sg, x)
 
 
@@ -310,11 +310,3 @@ def axis_index(axis_name: Any) -> Any:
     """This device's (or batch element's) index along the named axes, an int32."""
     axes, sizes = _axis_names("axis_index", axis_name)
     return bind(_prims["axis_index"], axes=axes, axis_sizes=sizes)
-
-
-# --- structured control flow (frontend/control_flow.py) ------------------------------------------
-
-from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: E402
-from .control_flow import map_ as map  # noqa: E402,A004  (lax.map; no builtin map below)
-
-__all__ += ["cond", "switch", "while_loop", "fori_loop", "scan", "map"]

@@ -16,20 +16,16 @@ import numpy as np
 from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
 from ..core.tracing import Tracer, bind, user_source
+from .indexing import advanced_getitem, normalize_index, scatter_update
 
-__all__ = ["install_methods", "getitem", "normalize_index"]
+__all__ = ["install_methods", "getitem"]
 
 
-_loaded: dict[str, Any] = {}      # imported on first use (import cycles), then looked up
+_loaded: dict[str, Any] = {}      # the namespace (set by install_methods), Array (on first use)
 
 
 def _jnp() -> Any:
-    try:
-        return _loaded["jnp"]
-    except KeyError:
-        from . import core as jnp
-        _loaded["jnp"] = jnp
-        return jnp
+    return _loaded["jnp"]
 
 
 def _is_array(x: Any) -> bool:
@@ -54,43 +50,10 @@ def _is_advanced(i: Any) -> bool:
     return _is_array(i) and (i.ndim > 0 or i.dtype == np.bool_)
 
 
-def _consumed(i: Any) -> int:
-    """How many dimensions of the array the index entry ``i`` indexes: a boolean mask its
-    rank (0 for a scalar boolean), None and Ellipsis none, anything else one."""
-    if i is None or i is Ellipsis or isinstance(i, (bool, np.bool_)):
-        return 0
-    if isinstance(i, list):
-        try:
-            i = np.asarray(i)
-        except (TypeError, ValueError):     # holds traced values: an integer index array
-            return 1
-    if (isinstance(i, np.ndarray) or _is_array(i)) and i.dtype == np.bool_:
-        return i.ndim
-    return 1
-
-
-def normalize_index(ndim: int, index: Any) -> tuple[Any, ...]:
-    """``index`` as a tuple with the Ellipsis expanded into full slices."""
-    index = index if isinstance(index, tuple) else (index,)
-    ellipses = [k for k, i in enumerate(index) if i is Ellipsis]
-    if len(ellipses) > 1:
-        raise _index_error("an index can only have a single ellipsis ('...')")
-    consumed = sum(_consumed(i) for i in index)
-    if consumed > ndim:
-        raise _index_error(f"too many indices for array: array is {ndim}-dimensional, but "
-                           f"{consumed} were indexed")
-    fill = (slice(None),) * (ndim - consumed)
-    if ellipses:
-        k = ellipses[0]
-        return index[:k] + fill + index[k + 1:]
-    return index + fill
-
-
 def getitem(x: Any, index: Any) -> Any:
     jnp = _jnp()
     index = normalize_index(x.ndim, index)
     if any(_is_advanced(i) for i in index):
-        from .indexing import advanced_getitem
         return advanced_getitem(x, index)
     starts, limits, strides, flips, out_shape = [], [], [], [], []
     dynamic: list[tuple[int, Any]] = []
@@ -170,7 +133,6 @@ class _IndexUpdateRef:
         return getitem(self.array, self.index)
 
     def _update(self, values: Any, combine: str) -> Any:
-        from .indexing import scatter_update
         return scatter_update(self.array, self.index, values, combine)
 
     def set(self, values: Any, **kwargs: Any) -> Any:
@@ -242,7 +204,10 @@ def _method(name: str) -> Any:
     return method
 
 
-def install_methods(cls: type) -> None:
+def install_methods(cls: type, namespace: Any) -> None:
+    """Give ``cls`` NumPy's operators and methods, each calling ``namespace``'s function of
+    that name (spmdc.numpy, which installs them once all its functions are defined)."""
+    _loaded["jnp"] = namespace
     for dunder, name in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
                          ("truediv", "true_divide"), ("floordiv", "floor_divide"),
                          ("mod", "remainder"), ("pow", "power"), ("matmul", "matmul"),

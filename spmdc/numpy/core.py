@@ -3,8 +3,8 @@
 Every function is a thin wrapper: promote dtypes (JAX's lattice, weak Python scalars),
 broadcast shapes (NumPy's rules, made explicit with broadcast_in_dim), then bind
 primitives. The same code runs while tracing (equations) and eagerly (one cached
-executable per primitive). Array methods and operators for Tracer and spmdc.Array are
-installed at the bottom of this module and in methods.py.
+executable per primitive). This module holds dtypes, conversion, elementwise functions
+and array creation; the other modules of spmdc.numpy build on it.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
+from ..core.devices import device_put
 from ..core.tracing import Tracer, bind, type_of, user_source
 from ..runtime.array import Array
 
@@ -62,11 +63,11 @@ def asarray(x: Any, dtype: Any = None) -> Any:
     if _is_array(x):
         return x if dtype is None else x.astype(dtype)
     if isinstance(x, (list, tuple)) and builtins.any(_is_array(v) for v in _flat(x)):
+        from .shape_ops import stack  # the one upward import: a list of arrays is a stack
         return stack([asarray(v) for v in x]) if dtype is None else \
             stack([asarray(v) for v in x]).astype(dtype)
     t, weak = type_of(x if dtype is None else np.asarray(x, dtypes.canonicalize(dtype)))
     value = np.asarray(x, t.dtype)
-    from ..transforms.jit import device_put
     out = device_put(value)
     out.weak = weak and dtype is None
     return out
@@ -126,7 +127,7 @@ def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
     lead = len(shape) - len(xs)
     keep = [i for i, d in enumerate(xs) if d == shape[lead + i]]
     if len(keep) != len(xs):            # size-1 axes that grow: drop them first
-        x = reshape(x, tuple(xs[i] for i in keep))
+        x = bind(_prims["reshape"], x, new_sizes=tuple(xs[i] for i in keep), weak=x.weak)
     return bind(_prims["broadcast_in_dim"], x, shape=tuple(shape),
                 broadcast_dimensions=tuple(lead + i for i in keep), weak=x.weak)
 
@@ -504,15 +505,6 @@ def identity(n: int, dtype: Any = None) -> Any:
     return eye(n, dtype=dtype)
 
 
-def take(x: Any, indices: Any, axis: int | None = None) -> Any:
-    x = asarray(x)
-    if axis is None:
-        x, axis = ravel(x), 0
-    axis = _axis(axis, x.ndim, "take")
-    index = (slice(None),) * axis + (asarray(indices),)
-    return x[index]
-
-
 def sort(x: Any, axis: int = -1) -> Any:
     raise NotImplementedError("spmdc.numpy.sort is not implemented yet")
 
@@ -532,69 +524,3 @@ def ndim(x: Any) -> int:
 def result_type(*args: Any) -> np.dtype:
     return dtypes.result_type(*[(a.dtype, a.weak) if _is_array(a) else
                                 dtypes.dtype_and_weak(a) for a in args])[0]
-
-
-def allclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8) -> Any:
-    return all(less_equal(abs(asarray(a) - b), atol + rtol * abs(asarray(b))))
-
-
-def isclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8) -> Any:
-    return less_equal(abs(asarray(a) - b), atol + rtol * abs(asarray(b)))
-
-
-def array_equal(a: Any, b: Any) -> Any:
-    a, b = asarray(a), asarray(b)
-    return a.shape == b.shape and bool(all(equal(a, b)))
-
-
-# The rest of the namespace, split by concept; each part imports only from the parts
-# above it, so this order matters.
-from .array_methods import install_methods  # noqa: E402
-from .products import _dot_general, dot, einsum, inner, matmul, outer, tensordot, trace, vdot  # noqa: E402,F401
-from .reductions import (  # noqa: E402,F401
-    _arg_reduce,
-    _reduce,
-    _where_for_reduce,
-    all,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
-    cumsum,
-    logsumexp,
-    max,
-    mean,
-    min,
-    prod,
-    std,
-    stop_gradient,
-    sum,
-    var,
-)
-from .shape_ops import (  # noqa: E402,F401
-    _axes,
-    _axis,
-    _slice_axis,
-    atleast_1d,
-    atleast_2d,
-    concatenate,
-    expand_dims,
-    flip,
-    hstack,
-    moveaxis,
-    pad,
-    ravel,
-    repeat,
-    reshape,
-    split,
-    squeeze,
-    stack,
-    swapaxes,
-    tile,
-    transpose,
-    vstack,
-)
-
-install_methods(Tracer)
-install_methods(Array)

@@ -23,9 +23,10 @@ from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
 from ..core.tracing import Tracer, bind, user_source
 from ..runtime.array import Array
-from .array_methods import normalize_index
+from .core import asarray, where, zeros
+from .shape_ops import _axis, ravel, reshape, stack
 
-__all__ = ["advanced_getitem", "scatter_update"]
+__all__ = ["advanced_getitem", "scatter_update", "normalize_index", "take"]
 
 # Note [index plan]
 # ~~~~~~~~~~~~~~~~~
@@ -59,9 +60,40 @@ def _index_error(message: str) -> IndexError:
     return IndexError(message + (f" (at {source})" if source else ""))
 
 
-def _jnp() -> Any:
-    from . import core as jnp
-    return jnp
+def _is_array(x: Any) -> bool:
+    return isinstance(x, (Tracer, Array))
+
+
+def _consumed(i: Any) -> int:
+    """How many dimensions of the array the index entry ``i`` indexes: a boolean mask its
+    rank (0 for a scalar boolean), None and Ellipsis none, anything else one."""
+    if i is None or i is Ellipsis or isinstance(i, (bool, np.bool_)):
+        return 0
+    if isinstance(i, list):
+        try:
+            i = np.asarray(i)
+        except (TypeError, ValueError):     # holds traced values: an integer index array
+            return 1
+    if (isinstance(i, np.ndarray) or _is_array(i)) and i.dtype == np.bool_:
+        return i.ndim
+    return 1
+
+
+def normalize_index(ndim: int, index: Any) -> tuple[Any, ...]:
+    """``index`` as a tuple with the Ellipsis expanded into full slices."""
+    index = index if isinstance(index, tuple) else (index,)
+    ellipses = [k for k, i in enumerate(index) if i is Ellipsis]
+    if len(ellipses) > 1:
+        raise _index_error("an index can only have a single ellipsis ('...')")
+    consumed = sum(_consumed(i) for i in index)
+    if consumed > ndim:
+        raise _index_error(f"too many indices for array: array is {ndim}-dimensional, but "
+                           f"{consumed} were indexed")
+    fill = (slice(None),) * (ndim - consumed)
+    if ellipses:
+        k = ellipses[0]
+        return index[:k] + fill + index[k + 1:]
+    return index + fill
 
 
 @dataclass(frozen=True)
@@ -114,8 +146,7 @@ def _as_index_value(i: Any) -> Any:
 
 def _stacked(values: Any) -> Any:
     """A (nested) list holding traced values as one array."""
-    jnp = _jnp()
-    return jnp.stack([_stacked(v) if isinstance(v, (list, tuple)) else jnp.asarray(v)
+    return stack([_stacked(v) if isinstance(v, (list, tuple)) else asarray(v)
                       for v in values])
 
 
@@ -183,10 +214,9 @@ def _normalised(value: Any, n: int) -> Any:
         # back into range; -n-1 and n are still out of bounds.
         value = np.clip(value.astype(np.int64), -n - 1, n)
         return np.where(value < 0, value + n, value).astype(int_type)
-    jnp = _jnp()
     signed = value.dtype.kind == "i"
     value = value.astype(int_type) if value.dtype != int_type else value
-    return jnp.where(value < 0, value + n, value) if signed else value
+    return where(value < 0, value + n, value) if signed else value
 
 
 # --- the plan -----------------------------------------------------------------------------------
@@ -293,39 +323,37 @@ def _build_indices(placed: list[tuple[int, Any, tuple[int, ...]]],
 def advanced_getitem(x: Any, index: tuple[Any, ...]) -> Any:
     """``x[index]`` for an index (Ellipsis expanded) with at least one integer or boolean
     array: one gather that clamps out-of-bounds indices."""
-    jnp = _jnp()
     plan = _plan(x.shape, index)
     if plan.empty:
         if math.prod(plan.result_shape):
             axis = next(d for d in plan.collapsed if plan.operand_shape[d] == 0)
             raise _index_error(f"index is out of bounds for axis {axis} with size 0")
-        return jnp.zeros(plan.result_shape, x.dtype)
-    operand = jnp.reshape(x, plan.operand_shape)
+        return zeros(plan.result_shape, x.dtype)
+    operand = reshape(x, plan.operand_shape)
     out = bind(_prims["gather"], operand, plan.indices, offset_dims=plan.window_positions,
                collapsed_slice_dims=plan.collapsed, start_index_map=plan.index_map,
                slice_sizes=plan.slice_sizes, weak=x.weak)
-    return jnp.reshape(out, plan.result_shape)
+    return reshape(out, plan.result_shape)
 
 
 def scatter_update(x: Any, index: Any, values: Any, combine: str) -> Any:
     """``x.at[index].set(values)`` (combine='set'), or 'add', 'mul', 'min', 'max': one
     scatter; ``values`` broadcast to ``x[index].shape`` and convert to x's dtype, and
     updates at out-of-bounds indices are dropped."""
-    jnp = _jnp()
     if x.ndim == 0:                # give the scalar an axis, so that a start can name it
         index = index if isinstance(index, tuple) else (index,)
-        out = scatter_update(jnp.reshape(x, (1,)), (0,) + index, values, combine)
-        return jnp.reshape(out, ())
+        out = scatter_update(reshape(x, (1,)), (0,) + index, values, combine)
+        return reshape(out, ())
     plan = _plan(x.shape, normalize_index(x.ndim, index))
     updates = _broadcast_values(values, plan.result_shape, x.dtype)
     if plan.empty:
         return x
-    updates = jnp.reshape(updates, plan.core_shape)
-    operand = jnp.reshape(x, plan.operand_shape)
+    updates = reshape(updates, plan.core_shape)
+    operand = reshape(x, plan.operand_shape)
     out = bind(_prims["scatter"], operand, plan.indices, updates,
                update_window_dims=plan.window_positions, inserted_window_dims=plan.collapsed,
                scatter_dims_to_operand_dims=plan.index_map, combine=combine, weak=x.weak)
-    return jnp.reshape(out, x.shape)
+    return reshape(out, x.shape)
 
 
 def _broadcast_values(values: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
@@ -354,3 +382,12 @@ def _broadcast_values(values: Any, shape: tuple[int, ...], dtype: np.dtype) -> A
     lead = len(shape) - len(vshape)
     return bind(_prims["broadcast_in_dim"], values, shape=shape,
                 broadcast_dimensions=tuple(range(lead, len(shape))))
+
+
+def take(x: Any, indices: Any, axis: int | None = None) -> Any:
+    x = asarray(x)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = _axis(axis, x.ndim, "take")
+    index = (slice(None),) * axis + (asarray(indices),)
+    return x[index]

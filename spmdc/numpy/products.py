@@ -1,5 +1,6 @@
-"""Linear algebra for spmdc.numpy: matmul, dot, vdot, inner, outer, tensordot, einsum,
-trace, all as dot_general with explicit contracting and batch dimensions.
+"""Linear algebra for spmdc.numpy: matmul, dot, vdot, inner, outer, tensordot and
+trace, all as dot_general with explicit contracting and batch dimensions (einsum_impl.py
+builds einsum on the same _dot_general).
 
 Part of spmdc.numpy, which re-exports every name defined here."""
 from __future__ import annotations
@@ -86,11 +87,6 @@ def tensordot(x: Any, y: Any, axes: Any = 2) -> Any:
     else:
         xa, ya = (tuple(np.atleast_1d(a).tolist()) for a in axes)
     return _dot_general(x, y, (xa, ya), ((), ()), "tensordot")
-
-
-def einsum(subscripts: str, *operands: Any) -> Any:
-    from .einsum_impl import einsum as _einsum
-    return _einsum(subscripts, *operands)
 
 
 def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:

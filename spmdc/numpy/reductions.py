@@ -15,11 +15,14 @@ from ..core import dtypes
 from ..core.tracing import bind
 from .core import (
     _error,
+    abs,
     add,
     asarray,
     broadcast_to,
+    equal,
     exp,
     isfinite,
+    less_equal,
     log,
     maximum,
     minimum,
@@ -161,3 +164,16 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
 def stop_gradient(x: Any) -> Any:
     x = asarray(x)
     return bind(_prims["stop_gradient"], x, weak=x.weak)
+
+
+def allclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8) -> Any:
+    return all(less_equal(abs(asarray(a) - b), atol + rtol * abs(asarray(b))))
+
+
+def isclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8) -> Any:
+    return less_equal(abs(asarray(a) - b), atol + rtol * abs(asarray(b)))
+
+
+def array_equal(a: Any, b: Any) -> Any:
+    a, b = asarray(a), asarray(b)
+    return a.shape == b.shape and bool(all(equal(a, b)))

@@ -17,9 +17,11 @@ from ..compiler.ir import Func
 from ..compiler.passes import run_pass
 from ..compiler.passes.autodiff import is_float, vjp_func
 from ..compiler.passes.cleanup import cleanup
+from ..core.pytree_tracing import fun_name as _fun_name
+from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_structure, tree_unflatten
-from .jit import Jitted, _fun_name, trace_pytree
+from .jit import Jitted
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacrev", "jacobian", "hessian"]
 
@@ -209,7 +211,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
 def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
            has_aux: bool = False) -> Callable[..., Any]:
     """The Jacobian by reverse mode: one vjp per output element, batched with vmap."""
-    from ..numpy import core as jnp
+    from .. import numpy as jnp
     from .vmap import vmap
 
     def jac_fn(*args: Any) -> Any:

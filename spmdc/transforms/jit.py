@@ -1,4 +1,4 @@
-"""jit, the ahead-of-time API, make_ir, devices, and eager execution of primitives.
+"""jit, the ahead-of-time API, make_ir, and eager execution of primitives.
 
 ``jit(f)(*args)`` at top level: flatten the arguments, look the abstract signature up in
 the compile cache, and on a miss trace ``f`` into a Func, clean it up, lower it to
@@ -13,117 +13,20 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
-from ..compiler.ir import Func, TensorType, check
+from ..compiler.ir import Func, check
 from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..core import dtypes, tracing
-from ..core.tracing import Tracer, apply_func, trace_function, type_of
+from ..core.devices import place
+from ..core.pytree_tracing import fun_name as _fun_name
+from ..core.pytree_tracing import trace_pytree
+from ..core.tracing import apply_func, type_of
 from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import Executable, compile_func
 
-__all__ = ["jit", "make_ir", "devices", "local_devices", "device_count",
-           "local_device_count", "device_put", "device_get", "block_until_ready",
-           "trace_pytree", "place", "default_device"]
-
-
-# --- devices ----------------------------------------------------------------------------
-
-def devices(backend: str | None = None) -> list[Any]:
-    return list(pjrt.devices())
-
-
-local_devices = devices
-
-
-def device_count(backend: str | None = None) -> int:
-    return len(pjrt.devices())
-
-
-local_device_count = device_count
-
-
-def default_device() -> Any:
-    return pjrt.devices()[0]
-
-
-def place(x: Any, device: Any, t: TensorType) -> Any:
-    """A buffer holding ``x`` (of type ``t``) on ``device``, reusing one already there."""
-    if isinstance(x, Array):
-        buf = x.buffer_on(device)
-        if buf is not None:
-            return buf
-    value = np.asarray(x)
-    if value.dtype != t.dtype:
-        value = value.astype(t.dtype)
-    return pjrt.put(value, device)
-
-
-def device_put(x: Any, device: Any = None) -> Any:
-    """Put ``x`` (a pytree) on ``device``; a *list* of devices shards the leading axis."""
-    if isinstance(device, (list, tuple)):
-        from .pmap import shard_over
-        return _tree_map(lambda v: shard_over(v, tuple(device)), x)
-    device = device or default_device()
-
-    def put_one(v: Any) -> Array:
-        t, weak = type_of(v)
-        return Array((place(v, device, t),), t, weak, (device,))
-    return _tree_map(put_one, x)
-
-
-def device_get(x: Any) -> Any:
-    return _tree_map(lambda v: np.asarray(v) if isinstance(v, Array) else v, x)
-
-
-def block_until_ready(x: Any) -> Any:
-    leaves, _ = tree_flatten(x)
-    for v in leaves:
-        if isinstance(v, Array):
-            v.block_until_ready()
-    return x
-
-
-def _tree_map(f: Callable[[Any], Any], tree: Any) -> Any:
-    leaves, treedef = tree_flatten(tree)
-    return tree_unflatten(treedef, [f(v) for v in leaves])
-
-
-# --- tracing pytree functions ----------------------------------------------------------------
-
-def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
-                 name: str, in_types: Sequence[TensorType] | None = None,
-                 in_weak: Sequence[bool] | None = None,
-                 axis_env: dict[str, Any] | None = None
-                 ) -> tuple[Func, list[bool], list[Any], Any, list[Any]]:
-    """Trace ``fun(*args, **kwargs)`` with every array leaf abstract.
-
-    Returns (Func, out weak flags, captured values, out treedef, argument leaves).
-    ``in_types`` overrides the leaves' own types (vmap traces per-example slices)."""
-    leaves, in_tree = tree_flatten((tuple(args), kwargs))
-    if in_types is None:
-        sigs = [type_of(v) for v in leaves]
-        in_types = [t for t, _ in sigs]
-        in_weak = [w for _, w in sigs]
-    out_tree_box: list[Any] = []
-
-    def flat_fun(tracers: list[Tracer]) -> list[Any]:
-        a, k = tree_unflatten(in_tree, tracers)
-        out = fun(*a, **k)
-        out_leaves, out_tree = tree_flatten(out)
-        out_tree_box.append(out_tree)
-        return out_leaves
-
-    func, out_weak, captured = trace_function(flat_fun, in_types, in_weak, name, axis_env)
-    return func, out_weak, captured, out_tree_box[0], leaves
-
-
-def _fun_name(fun: Callable[..., Any]) -> str:
-    name = getattr(fun, "__name__", None) or type(fun).__name__
-    return name if name.isidentifier() else "f"
+__all__ = ["jit", "make_ir"]
 
 
 # --- jit ---------------------------------------------------------------------------------

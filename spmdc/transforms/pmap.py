@@ -1,4 +1,4 @@
-"""spmdc.pmap: run one per-device program on several devices (SPMD), and shard_over.
+"""spmdc.pmap: run one per-device program on several devices (SPMD).
 
 At top level ``pmap(f)(*args)`` splits each mapped argument along its ``in_axes`` over N
 devices, traces ``f`` once per signature on one device's slice with the axis name bound
@@ -83,18 +83,20 @@ from ..compiler.passes.collectives import (
     check_collectives,
     varying_axes,
 )
+from ..core.pytree_tracing import fun_name as _fun_name
+from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import Tracer, current_trace, to_atom, user_source, where
 from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
 from . import mapping
-from .jit import Lowered, _fun_name, _leaf_signature, trace_pytree
+from .jit import Lowered, _leaf_signature
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_paths, slice_types
-from .sharded import PmapEntry, launched, pace, shard_over
+from .sharded import PmapEntry, launched, pace
 from .vmap import _batched_call
 
-__all__ = ["pmap", "shard_over", "DeviceAxis"]
+__all__ = ["pmap", "DeviceAxis"]
 
 
 class DeviceAxis(int):

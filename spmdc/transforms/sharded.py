@@ -1,5 +1,5 @@
 """Launching replicated programs: placing pmap arguments on the devices, pacing launches,
-wrapping results as spmdc.Arrays split over the devices, and device_put to a device list.
+wrapping results as spmdc.Arrays split over the devices.
 
 A pmap result passed to the next pmap over the same devices is used in place: its
 buffers already sit one per device. Everything else is copied from the host once.
@@ -14,12 +14,11 @@ import numpy as np
 
 from ..compiler.ir import Func, TensorType
 from ..compiler.passes.collectives import Mesh, mesh_coords
-from ..core.tracing import type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt
 from ..runtime.array import Array
 
-__all__ = ["PmapEntry", "shard_over", "pace", "launched"]
+__all__ = ["PmapEntry", "pace", "launched"]
 
 
 # Note [pacing replicated launches]
@@ -164,22 +163,3 @@ class PmapEntry:
             return out
         # Only the leading axis can be split over devices: move it on the host.
         return Array.from_host(np.moveaxis(np.asarray(out), 0, d), self.devices[0], weak)
-
-
-# --- device_put with a list of devices -------------------------------------------------------
-
-def shard_over(x: Any, devices: tuple[Any, ...]) -> Array:
-    """``x`` split along its leading axis over ``devices`` (slice k on ``devices[k]``)."""
-    if type(x) is Array and x.split and x.device_list == devices:
-        return x
-    t, weak = type_of(x)
-    if t.ndim == 0 or t.shape[0] != len(devices):
-        raise ValueError(f"device_put with a list of {len(devices)} devices shards the "
-                         f"leading axis over them, so it needs an array whose leading axis "
-                         f"has size {len(devices)}; got shape {t.shape}{where()}")
-    host = np.asarray(x)
-    if host.dtype != t.dtype:
-        host = host.astype(t.dtype)
-    bufs = tuple(pjrt.put(host[k], dev) for k, dev in enumerate(devices))
-    return Array(bufs, t, weak, tuple(devices), split=True)
-

@@ -12,9 +12,11 @@ from typing import Any
 
 from ..compiler.passes import run_pass
 from ..compiler.passes.vmap import BatchAxis, BatchingError, vmap_func
+from ..core.pytree_tracing import fun_name as _fun_name
+from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, current_trace, where
 from ..core.tree import tree_unflatten
-from .jit import Jitted, _fun_name, trace_pytree
+from .jit import Jitted
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_dims, out_paths, slice_types
 
 __all__ = ["vmap"]

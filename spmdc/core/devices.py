@@ -1,0 +1,98 @@
+"""Devices and data placement: devices(), device_put (to one device, or split over a
+list of them), device_get, block_until_ready, and the buffer placement jit and pmap use.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..compiler.ir import TensorType
+from ..runtime import pjrt
+from ..runtime.array import Array
+from .tracing import type_of, where
+from .tree import tree_flatten, tree_unflatten
+
+__all__ = ["devices", "local_devices", "device_count", "local_device_count", "default_device",
+           "place", "device_put", "device_get", "block_until_ready", "shard_over"]
+
+
+# --- devices ----------------------------------------------------------------------------
+
+def devices(backend: str | None = None) -> list[Any]:
+    return list(pjrt.devices())
+
+
+local_devices = devices
+
+
+def device_count(backend: str | None = None) -> int:
+    return len(pjrt.devices())
+
+
+local_device_count = device_count
+
+
+def default_device() -> Any:
+    return pjrt.devices()[0]
+
+
+def place(x: Any, device: Any, t: TensorType) -> Any:
+    """A buffer holding ``x`` (of type ``t``) on ``device``, reusing one already there."""
+    if isinstance(x, Array):
+        buf = x.buffer_on(device)
+        if buf is not None:
+            return buf
+    value = np.asarray(x)
+    if value.dtype != t.dtype:
+        value = value.astype(t.dtype)
+    return pjrt.put(value, device)
+
+
+def device_put(x: Any, device: Any = None) -> Any:
+    """Put ``x`` (a pytree) on ``device``; a *list* of devices shards the leading axis."""
+    if isinstance(device, (list, tuple)):
+        return _tree_map(lambda v: shard_over(v, tuple(device)), x)
+    device = device or default_device()
+
+    def put_one(v: Any) -> Array:
+        t, weak = type_of(v)
+        return Array((place(v, device, t),), t, weak, (device,))
+    return _tree_map(put_one, x)
+
+
+def device_get(x: Any) -> Any:
+    return _tree_map(lambda v: np.asarray(v) if isinstance(v, Array) else v, x)
+
+
+def block_until_ready(x: Any) -> Any:
+    leaves, _ = tree_flatten(x)
+    for v in leaves:
+        if isinstance(v, Array):
+            v.block_until_ready()
+    return x
+
+
+def _tree_map(f: Callable[[Any], Any], tree: Any) -> Any:
+    leaves, treedef = tree_flatten(tree)
+    return tree_unflatten(treedef, [f(v) for v in leaves])
+
+
+# --- device_put with a list of devices -------------------------------------------------------
+
+def shard_over(x: Any, devices: tuple[Any, ...]) -> Array:
+    """``x`` split along its leading axis over ``devices`` (slice k on ``devices[k]``)."""
+    if type(x) is Array and x.split and x.device_list == devices:
+        return x
+    t, weak = type_of(x)
+    if t.ndim == 0 or t.shape[0] != len(devices):
+        raise ValueError(f"device_put with a list of {len(devices)} devices shards the "
+                         f"leading axis over them, so it needs an array whose leading axis "
+                         f"has size {len(devices)}; got shape {t.shape}{where()}")
+    host = np.asarray(x)
+    if host.dtype != t.dtype:
+        host = host.astype(t.dtype)
+    bufs = tuple(pjrt.put(host[k], dev) for k, dev in enumerate(devices))
+    return Array(bufs, t, weak, tuple(devices), split=True)
+

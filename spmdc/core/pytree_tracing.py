@@ -1,0 +1,47 @@
+"""Tracing functions of pytrees: what jit, vmap, grad, pmap and the control flow share.
+
+``trace_pytree`` flattens the arguments, traces the function over abstract leaves
+(tracing.trace_function) and remembers the output's tree structure.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..compiler.ir import Func, TensorType
+from .tracing import Tracer, trace_function, type_of
+from .tree import tree_flatten, tree_unflatten
+
+__all__ = ["trace_pytree", "fun_name"]
+
+
+def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+                 name: str, in_types: Sequence[TensorType] | None = None,
+                 in_weak: Sequence[bool] | None = None,
+                 axis_env: dict[str, Any] | None = None
+                 ) -> tuple[Func, list[bool], list[Any], Any, list[Any]]:
+    """Trace ``fun(*args, **kwargs)`` with every array leaf abstract.
+
+    Returns (Func, out weak flags, captured values, out treedef, argument leaves).
+    ``in_types`` overrides the leaves' own types (vmap traces per-example slices)."""
+    leaves, in_tree = tree_flatten((tuple(args), kwargs))
+    if in_types is None:
+        sigs = [type_of(v) for v in leaves]
+        in_types = [t for t, _ in sigs]
+        in_weak = [w for _, w in sigs]
+    out_tree_box: list[Any] = []
+
+    def flat_fun(tracers: list[Tracer]) -> list[Any]:
+        a, k = tree_unflatten(in_tree, tracers)
+        out = fun(*a, **k)
+        out_leaves, out_tree = tree_flatten(out)
+        out_tree_box.append(out_tree)
+        return out_leaves
+
+    func, out_weak, captured = trace_function(flat_fun, in_types, in_weak, name, axis_env)
+    return func, out_weak, captured, out_tree_box[0], leaves
+
+
+def fun_name(fun: Callable[..., Any]) -> str:
+    name = getattr(fun, "__name__", None) or type(fun).__name__
+    return name if name.isidentifier() else "f"
