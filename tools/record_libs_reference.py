@@ -48,9 +48,81 @@ def record_nn(out: dict) -> None:
         out[f"nn.int.{name}"] = np.asarray(getattr(jax.nn, name)(ints))
 
 
+# Shared with tests/test_scipy.py.
+SPECIAL_X = np.array([-40., -12., -6., -1.5, -1e-3, 0., 1e-3, 0.3, 1., 4., 6., 9., 30.],
+                     np.float32)
+POSITIVE = np.array([1e-3, 0.1, 0.5, 1., 2.5, 7., 9., 40., 1e3], np.float32)
+UNIT = np.array([0., 1e-30, 1e-10, 1e-3, 0.1, 0.3, 0.5, 0.8, 0.9, 0.99, 1 - 1e-7, 1.],
+                np.float32)
+SPECIAL_UNARY = {"erf": SPECIAL_X, "erfc": SPECIAL_X, "ndtr": SPECIAL_X, "log_ndtr": SPECIAL_X,
+                 "i0e": SPECIAL_X, "i1e": SPECIAL_X, "i0": SPECIAL_X[2:-1],
+                 "i1": SPECIAL_X[2:-1], "expit": SPECIAL_X, "entr": SPECIAL_X,
+                 "gammaln": POSITIVE, "digamma": POSITIVE, "gamma": SPECIAL_X[3:-2],
+                 "gammasgn": SPECIAL_X, "erfinv": UNIT * 2 - 1, "ndtri": UNIT,
+                 "logit": UNIT}
+PAIR_A = np.array([0.5, 1., 3., 10., 100., 1e4, 2., 0.], np.float32)
+PAIR_B = np.array([2., 9., 50., 1e3, 1., 7., 0., 3.], np.float32)
+SPECIAL_BINARY = ["betaln", "xlogy", "xlog1py", "rel_entr", "kl_div", "beta"]
+DIFFERENTIABLE = ["erf", "erfc", "ndtr", "log_ndtr", "i0e", "i1e", "expit", "gammaln",
+                  "digamma", "ndtri", "logit", "erfinv"]
+
+
+def record_special(out: dict) -> None:
+    import jax.scipy.special as sp
+    for name, x in SPECIAL_UNARY.items():
+        out[f"special.{name}"] = np.asarray(getattr(sp, name)(x))
+    for name in DIFFERENTIABLE:
+        x = SPECIAL_UNARY[name]
+        out[f"special.{name}.grad"] = np.asarray(jax.vmap(jax.grad(getattr(sp, name)))(x))
+    for name in SPECIAL_BINARY:
+        out[f"special.{name}"] = np.asarray(getattr(sp, name)(PAIR_A, PAIR_B))
+    out["special.multigammaln"] = np.asarray(sp.multigammaln(POSITIVE[3:] + 2, 3))
+    out["special.polygamma"] = np.asarray(sp.polygamma(np.arange(3)[:, None], POSITIVE))
+    out["special.logsumexp.b"] = np.asarray(sp.logsumexp(PAIR_A, b=PAIR_B - 2.))
+    lse, sign = sp.logsumexp(PAIR_A, b=PAIR_B - 2., return_sign=True)
+    out["special.logsumexp.sign"] = np.stack([np.asarray(lse), np.asarray(sign)])
+
+
+STATS_X = np.array([-30., -3., -1., -0.2, 0., 0.2, 0.5, 0.9, 1., 2., 7., 40.], np.float32)
+STATS = {  # name: (function, extra arguments)
+    "norm.logpdf": ((), {}), "norm.pdf": ((), {"loc": 1., "scale": 2.}),
+    "norm.cdf": ((), {}), "norm.logcdf": ((), {}), "norm.sf": ((), {"loc": -1.}),
+    "norm.logsf": ((), {}), "bernoulli.logpmf": ((0.3,), {}), "bernoulli.pmf": ((0.3,), {}),
+    "bernoulli.cdf": ((0.3,), {}), "beta.logpdf": ((2., 3.), {}), "beta.pdf": ((0.5, 0.5), {}),
+    "gamma.logpdf": ((2.5,), {}), "gamma.pdf": ((0.5,), {"scale": 2.}),
+    "poisson.logpmf": ((3.,), {}), "poisson.pmf": ((3.,), {}),
+    "uniform.logpdf": ((), {}), "uniform.pdf": ((), {"loc": -1., "scale": 3.}),
+    "uniform.cdf": ((), {}), "t.logpdf": ((3.,), {}), "t.pdf": ((1.5,), {"scale": 2.}),
+    "cauchy.logpdf": ((), {}), "cauchy.pdf": ((), {}), "cauchy.cdf": ((), {}),
+    "cauchy.logcdf": ((), {}), "cauchy.sf": ((), {}), "cauchy.logsf": ((), {}),
+    "laplace.logpdf": ((), {}), "laplace.pdf": ((), {}), "laplace.cdf": ((), {}),
+    "logistic.logpdf": ((), {}), "logistic.pdf": ((), {}), "logistic.cdf": ((), {}),
+    "logistic.sf": ((), {}), "expon.logpdf": ((), {}), "expon.pdf": ((), {}),
+    "expon.cdf": ((), {}), "expon.sf": ((), {}), "expon.logsf": ((), {}),
+    "expon.logcdf": ((), {})}
+STATS_Q = {"norm.ppf": ((), {}), "norm.isf": ((), {"loc": 2.}), "bernoulli.ppf": ((0.3,), {}),
+           "uniform.ppf": ((), {}), "cauchy.ppf": ((), {}), "cauchy.isf": ((), {}),
+           "logistic.ppf": ((), {}), "logistic.isf": ((), {}), "expon.ppf": ((), {})}
+
+
+def record_stats(out: dict) -> None:
+    import jax.scipy.stats as st
+    for table, x in ((STATS, STATS_X), (STATS_Q, UNIT)):
+        for name, (args, kwargs) in table.items():
+            module, fn = name.split(".")
+            f = getattr(getattr(st, module), fn)
+            out[f"stats.{name}"] = np.asarray(f(x, *args, **kwargs))
+    simplex = np.array([[0.2, 0.1], [0.3, 0.6], [0.5, 0.3]], np.float32)
+    alpha = np.array([1.5, 2., 3.], np.float32)
+    out["stats.dirichlet.logpdf"] = np.asarray(st.dirichlet.logpdf(simplex, alpha))
+    out["stats.dirichlet.logpdf.short"] = np.asarray(st.dirichlet.logpdf(simplex[:2], alpha))
+
+
 def main() -> None:
     out: dict = {}
     record_nn(out)
+    record_special(out)
+    record_stats(out)
     OUT.parent.mkdir(exist_ok=True)
     np.savez_compressed(OUT, **out)
     print(f"wrote {len(out)} arrays to {OUT}")

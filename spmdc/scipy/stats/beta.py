@@ -1,0 +1,25 @@
+"""The beta distribution (``scipy.stats.beta``): densities only (the CDF needs the
+incomplete beta function, which spmdc does not have yet)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import spmdc.numpy as jnp
+from spmdc.scipy.special import betaln, xlog1py, xlogy
+from spmdc.scipy.stats._common import const, promote
+
+
+def logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    x, a, b, loc, scale = promote(x, a, b, loc, scale)
+    one = const(x, 1)
+    y = (x - loc) / scale
+    log_linear = xlogy(a - one, y) + xlog1py(b - one, -y)
+    log_probs = -betaln(a, b) + log_linear - jnp.log(scale)
+    result = jnp.where((x > loc + scale) | (x < loc), const(x, -np.inf), log_probs)
+    return jnp.where((a <= 0) | (b <= 0) | (scale <= 0), const(x, np.nan), result)
+
+
+def pdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    return jnp.exp(logpdf(x, a, b, loc, scale))
