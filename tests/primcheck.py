@@ -5,7 +5,10 @@ Each check builds a one-equation Func, so it tests the primitive's rules alone:
 - ``check_vmap``: the batching rule == stacking the reference over slices (and the
   batched program also compiles and agrees);
 - ``check_grad``: the VJP rule == central finite differences (float64), first order, and
-  with ``second_order=True`` also the gradient of <grad, v>.
+  with ``second_order=True`` also the gradient of <grad, v>; it runs ``check_jvp`` too;
+- ``check_jvp``: the JVP rule == central finite differences of every output along a
+  random direction, and agrees with the VJP rule (<J v, w> == <v, J^T w>); with
+  ``second_order=True`` also the JVP of the VJP program (forward over reverse).
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from spmdc.compiler.interpreter import evaluate
 from spmdc.compiler.ir import Func, TensorType, check
 from spmdc.compiler.passes.autodiff import vjp_func
 from spmdc.compiler.passes.cleanup import cleanup
+from spmdc.compiler.passes.forward import jvp_func
 from spmdc.compiler.passes.vmap import BatchAxis, vmap_func
 from spmdc.runtime.executable import run_func
 
@@ -135,6 +139,12 @@ def check_grad(prim: Any, args: Sequence[np.ndarray], params: dict[str, Any],
     for g, k in zip(got, wrt, strict=True):
         want = _numeric_grad(value, list(args), k, eps)
         assert_close(g, want.astype(g.dtype), rtol, atol, f"{prim.name} grad wrt input {k}")
+    check_jvp(prim, args, params, wrt, eps, rtol, atol, seed=seed, weights=weights,
+              grads=got)
+    if second_order:
+        # Forward over reverse: the JVP of the gradient program, by finite differences.
+        check_jvp_of(grad_func, [*args, *weights, one], wrt, eps, rtol * 10, atol * 10,
+                     f"{prim.name} jvp of grad", seed)
     if not second_order:
         return
     # d/dx <grad(x), v>
@@ -164,3 +174,55 @@ def check_grad(prim: Any, args: Sequence[np.ndarray], params: dict[str, Any],
         assert_close(g, want.astype(g.dtype), rtol * 10, atol * 10,
                      f"{prim.name} second-order grad wrt input {k}")
     _ = seed_in
+
+
+def _directions(args: Sequence[np.ndarray], wrt: Sequence[int], seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed + 1)
+    return [rng.normal(size=np.shape(args[k])).astype(np.asarray(args[k]).dtype) for k in wrt]
+
+
+def check_jvp_of(func: Func, args: Sequence[np.ndarray], wrt: Sequence[int], eps: float,
+                 rtol: float, atol: float, what: str, seed: int = 0) -> list[np.ndarray]:
+    """The JVP program of ``func`` along random directions of ``args[wrt]`` == central
+    finite differences (float64) of each float output. Returns the tangents."""
+    args = [np.asarray(a) for a in args]
+    mask = [k in wrt for k in range(len(args))]
+    vs = _directions(args, wrt, seed)
+    jf = check(cleanup(jvp_func(func, mask)))
+    n = len(func.outputs)
+    outs = evaluate(jf, *args, *vs)
+    tangents = outs[n:]
+
+    def at(step: float) -> list[np.ndarray]:
+        moved = list(args)
+        for k, v in zip(wrt, vs, strict=True):
+            moved[k] = args[k] + step * v
+        return evaluate(func, *moved)
+
+    plus, minus = at(eps), at(-eps)
+    floats = [k for k, t in enumerate(func.out_types) if t.dtype.kind in "fc"]
+    assert len(floats) == len(tangents), what
+    for t, k in zip(tangents, floats, strict=True):
+        want = (np.asarray(plus[k], np.float64) - np.asarray(minus[k], np.float64)) / (2 * eps)
+        assert_close(t, want.astype(t.dtype), rtol, atol, f"{what}, output {k}")
+    return tangents
+
+
+def check_jvp(prim: Any, args: Sequence[np.ndarray], params: dict[str, Any],
+              wrt: Sequence[int] | None = None, eps: float = 1e-6, rtol: float = 1e-4,
+              atol: float = 1e-6, seed: int = 0, weights: Sequence[np.ndarray] | None = None,
+              grads: Sequence[np.ndarray] | None = None) -> None:
+    """The JVP rule against finite differences; given the VJP's ``grads`` of
+    sum(out * weights), also <J v, weights> == <v, grads>."""
+    args = [np.asarray(a) for a in args]
+    wrt = [k for k, a in enumerate(args) if a.dtype.kind == "f"] if wrt is None else list(wrt)
+    func = eqn_func(prim, _types(args), params)
+    tangents = check_jvp_of(func, args, wrt, eps, rtol, atol, f"{prim.name} jvp", seed)
+    if weights is None or grads is None:
+        return
+    floats = [k for k, t in enumerate(func.out_types) if t.dtype.kind in "fc"]
+    lhs = sum(float(np.sum(t * weights[k])) for t, k in zip(tangents, floats, strict=True))
+    rhs = sum(float(np.sum(v * g)) for v, g in zip(_directions(args, wrt, seed), grads,
+                                                    strict=True))
+    np.testing.assert_allclose(lhs, rhs, rtol=max(rtol, 1e-9) * 10, atol=atol * 10,
+                               err_msg=f"{prim.name}: <J v, w> != <v, J^T w>")

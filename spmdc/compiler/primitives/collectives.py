@@ -37,6 +37,7 @@ import numpy as np
 
 from ..ir import TensorType
 from ..passes.autodiff import nondifferentiable, vjp_rules
+from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.collectives import replica_groups, varying_rules
 from ..passes.vmap import always_rewrite, batch_rules
 from ..stablehlo import hlo, ir, lower_rules, mlir_type
@@ -121,6 +122,7 @@ def _groups(ctx, axes) -> ir.DenseIntElementsAttr:
 psum_p = declare("psum", _allreduce_rule("psum", NUMBER), _allreduce_impl(np.add))
 batch_rules[psum_p] = batching.psum_batch
 always_rewrite.add(psum_p)           # psum of an unbatched value over the vmapped name
+jvp_rules[psum_p] = linear_jvp(psum_p)
 vjp_rules[psum_p] = lambda b, ct, x, *, axes, note=None: [
     b.psum(ct, axes=axes, note=transpose_note("psum"))]     # See Note [collective transpose]
 lower_rules[psum_p] = _allreduce_lowering(hlo.AddOp)
@@ -138,9 +140,21 @@ def _extremum_vjp(prim):
     return rule
 
 
+def _extremum_jvp(prim):
+    # The mean tangent of the devices holding the extreme (the transpose of _extremum_vjp).
+    def rule(b, primals, tangents, *, axes, note=None):
+        (x,), (t,) = primals, tangents
+        extreme = b.bind(prim, x, axes=axes, note=note)
+        hits = b.convert(b.eq(x, extreme), new_dtype=x.type.dtype)
+        return [extreme], [b.div(b.psum(b.mul(hits, t), axes=axes),
+                                 b.psum(hits, axes=axes))]
+    return rule
+
+
 pmax_p = declare("pmax", _allreduce_rule("pmax", "iuf"), _allreduce_impl(np.maximum))
 batch_rules[pmax_p] = batching.extremum_batch("reduce_max")
 always_rewrite.add(pmax_p)
+jvp_rules[pmax_p] = _extremum_jvp(pmax_p)
 vjp_rules[pmax_p] = _extremum_vjp(pmax_p)
 lower_rules[pmax_p] = _allreduce_lowering(hlo.MaxOp)
 varying_rules[pmax_p] = _reduce_out_axes
@@ -148,6 +162,7 @@ varying_rules[pmax_p] = _reduce_out_axes
 pmin_p = declare("pmin", _allreduce_rule("pmin", "iuf"), _allreduce_impl(np.minimum))
 batch_rules[pmin_p] = batching.extremum_batch("reduce_min")
 always_rewrite.add(pmin_p)
+jvp_rules[pmin_p] = _extremum_jvp(pmin_p)
 vjp_rules[pmin_p] = _extremum_vjp(pmin_p)
 lower_rules[pmin_p] = _allreduce_lowering(hlo.MinOp)
 varying_rules[pmin_p] = _reduce_out_axes
@@ -186,6 +201,7 @@ def _all_gather_lowering(ctx, eqn, x):
 all_gather_p = declare("all_gather", _all_gather_rule, _all_gather_impl)
 batch_rules[all_gather_p] = batching.all_gather_batch
 always_rewrite.add(all_gather_p)
+jvp_rules[all_gather_p] = linear_jvp(all_gather_p)
 vjp_rules[all_gather_p] = lambda b, ct, x, *, axes, axis_sizes, dimension, tiled, note=None: [
     b.psum_scatter(ct, axes=axes, axis_sizes=axis_sizes, scatter_dimension=dimension,
                    tiled=tiled, note=transpose_note("all_gather"))]
@@ -238,6 +254,7 @@ def _psum_scatter_lowering(ctx, eqn, x):
 psum_scatter_p = declare("psum_scatter", _psum_scatter_rule, _psum_scatter_impl)
 batch_rules[psum_scatter_p] = batching.psum_scatter_batch
 always_rewrite.add(psum_scatter_p)
+jvp_rules[psum_scatter_p] = linear_jvp(psum_scatter_p)
 vjp_rules[psum_scatter_p] = lambda b, ct, x, *, axes, axis_sizes, scatter_dimension, tiled, \
     note=None: [b.all_gather(ct, axes=axes, axis_sizes=axis_sizes, dimension=scatter_dimension,
                              tiled=tiled, note=transpose_note("psum_scatter"))]
@@ -295,6 +312,7 @@ def _inverse(perm):
 ppermute_p = declare("ppermute", _ppermute_rule, _ppermute_impl)
 batch_rules[ppermute_p] = batching.ppermute_batch
 always_rewrite.add(ppermute_p)
+jvp_rules[ppermute_p] = linear_jvp(ppermute_p)
 vjp_rules[ppermute_p] = lambda b, ct, x, *, axes, axis_sizes, perm, note=None: [
     b.ppermute(ct, axes=axes, axis_sizes=axis_sizes, perm=_inverse(perm),
                note=transpose_note("ppermute"))]
@@ -368,6 +386,7 @@ def _all_to_all_vjp(b, ct, x, *, axes, axis_sizes, split_axis, concat_axis, tile
 all_to_all_p = declare("all_to_all", _all_to_all_rule, _all_to_all_impl)
 batch_rules[all_to_all_p] = batching.all_to_all_batch
 always_rewrite.add(all_to_all_p)
+jvp_rules[all_to_all_p] = linear_jvp(all_to_all_p)
 vjp_rules[all_to_all_p] = _all_to_all_vjp
 lower_rules[all_to_all_p] = _all_to_all_lowering
 varying_rules[all_to_all_p] = _vary_over_axes

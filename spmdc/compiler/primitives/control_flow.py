@@ -25,6 +25,7 @@ from ..builder import Builder, lit
 from ..interpreter import evaluate
 from ..ir import Func, TensorType, Var
 from ..passes.autodiff import is_float, vjp_func, vjp_rules
+from ..passes.forward import instantiate, jvp_func, jvp_rules, tangent_types
 from ..passes.cleanup import dce
 from ..passes.collectives import collective_axes, control_varying_rules, varying_axes
 from ..passes.vmap import (
@@ -208,8 +209,38 @@ def _drop_outputs(func: Func, n: int) -> Func:
     return dce(Func(func.name, func.inputs, func.eqns, func.outputs[n:]))
 
 
+def _cond_jvp(b, primals, tangents, *, branches):
+    # A cond over the branches' JVPs; every float output gets a tangent (zeros where a
+    # branch has none), so that the branches agree on their outputs.
+    index, operands, tangents = primals[0], primals[1:], tangents[1:]
+    tangent_in = [t is not None for t in tangents]
+    tangent_out = tangent_types(branches[0].out_types)
+    jvp_branches = tuple(jvp_func(br, tangent_in, tangent_out) for br in branches)
+    outs = b.cond(index, *operands, *(t for t in tangents if t is not None),
+                  branches=jvp_branches)
+    n = len(branches[0].outputs)
+    touts = iter(outs[n:])
+    return list(outs[:n]), [next(touts) if f else None for f in tangent_out]
+
+
+def regroup(func: Func, groups: Sequence[int], order: Sequence[int],
+            what: str = "inputs") -> Func:
+    """``func`` with its inputs (or outputs) cut into consecutive groups of the given
+    sizes and the groups put in ``order``. JVP rules use it to interleave primals and
+    tangents as a loop's operands need them."""
+    atoms = func.inputs if what == "inputs" else func.outputs
+    assert sum(groups) == len(atoms)
+    starts = np.cumsum([0, *groups])
+    cut = [atoms[starts[k]:starts[k + 1]] for k in range(len(groups))]
+    moved = tuple(a for k in order for a in cut[k])
+    if what == "inputs":
+        return Func(func.name, moved, func.eqns, func.outputs)
+    return Func(func.name, func.inputs, func.eqns, moved)
+
+
 cond_p = declare("cond", _cond_rule, _cond_impl, multiple_results=True)
 batch_rules[cond_p] = _cond_batch
+jvp_rules[cond_p] = _cond_jvp
 vjp_rules[cond_p] = _cond_vjp
 lower_rules[cond_p] = _cond_lowering
 always_rewrite.add(cond_p)      # a branch may use the vmapped axis name (axis_index ...)
@@ -339,8 +370,35 @@ def _while_vjp(b, ct, *operands, **params):
         "which is lowered to a scan and is differentiable.")
 
 
+def _while_jvp(b, primals, tangents, *, cond_func, body_func, cond_nconsts, body_nconsts):
+    # Forward mode through a while loop is a while loop that carries tangents beside the
+    # primals (every float carry gets one); the predicate ignores them. Tangents of the
+    # predicate's consts do not matter: the predicate is piecewise constant.
+    nc, nb = cond_nconsts, body_nconsts
+    cond_consts, body_consts, carry = primals[:nc], primals[nc:nc + nb], primals[nc + nb:]
+    t_consts, t_carry = tangents[nc:nc + nb], tangents[nc + nb:]
+    params = dict(cond_func=cond_func, body_func=body_func, cond_nconsts=nc, body_nconsts=nb)
+    if all(t is None for t in (*t_consts, *t_carry)):
+        outs = b.bind(while_p, *primals, **params)
+        return list(outs), [None] * len(outs)
+    carry_t = tangent_types([c.type for c in carry])
+    consts_t = [t is not None for t in t_consts]
+    body = jvp_func(body_func, consts_t + carry_t, carry_t)
+    body = regroup(body, [nb, len(carry), sum(consts_t), sum(carry_t)], [0, 2, 1, 3])
+    t_carry = [instantiate(b, t, c) for t, c, f in zip(t_carry, carry, carry_t, strict=True)
+               if f]
+    cond = Func(cond_func.name, cond_func.inputs + tuple(Var(t.type) for t in t_carry),
+                cond_func.eqns, cond_func.outputs)
+    outs = b.bind(while_p, *cond_consts, *body_consts, *(t for t in t_consts if t is not None),
+                  *carry, *t_carry, cond_func=cond, body_func=body, cond_nconsts=nc,
+                  body_nconsts=nb + sum(consts_t))
+    touts = iter(outs[len(carry):])
+    return list(outs[:len(carry)]), [next(touts) if f else None for f in carry_t]
+
+
 while_p = declare("while", _while_rule, _while_impl, multiple_results=True)
 batch_rules[while_p] = _while_batch
+jvp_rules[while_p] = _while_jvp
 vjp_rules[while_p] = _while_vjp                     # raises: see Note [while has no VJP]
 lower_rules[while_p] = _while_lowering
 always_rewrite.add(while_p)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ir import TensorType
 from ..passes.autodiff import vjp_rules
+from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.vmap import batch_rules, move_axis
 from ..stablehlo import LoweringContext, hlo, ir, lower_rules, mlir_type
 from .core import ShapeError, _check_kind, declare
@@ -78,6 +79,7 @@ def _cumulative(name: str, kind: str, ufunc: np.ufunc, kinds: str, op_class: Any
 
 cumsum_p = _cumulative("cumsum", "sum", np.add, "iufc", hlo.AddOp)
 # Each x_j feeds every later output, so its cotangent is the sum of the later cotangents.
+jvp_rules[cumsum_p] = linear_jvp(cumsum_p)
 vjp_rules[cumsum_p] = lambda b, ct, x, *, axis, reverse: [
     b.cumsum(ct, axis=axis, reverse=not reverse)]
 
@@ -91,6 +93,14 @@ def _cumprod_vjp(b, ct, x, *, axis, reverse):
     return [b.div(b.cumsum(b.mul(ct, out), axis=axis, reverse=not reverse), x)]
 
 
+def _cumprod_jvp(b, primals, tangents, *, axis, reverse):
+    # d out_i = out_i sum_{j in prefix(i)} t_j / x_j (no zeros in x, as _cumprod_vjp).
+    (x,), (t,) = primals, tangents
+    out = b.cumprod(x, axis=axis, reverse=reverse)
+    return [out], [b.mul(out, b.cumsum(b.div(t, x), axis=axis, reverse=reverse))]
+
+
+jvp_rules[cumprod_p] = _cumprod_jvp
 vjp_rules[cumprod_p] = _cumprod_vjp
 
 cummax_p = _cumulative("cummax", "max", np.maximum, "biuf", hlo.MaxOp, hlo.OrOp)
@@ -124,5 +134,32 @@ def _cumulative_extremum_vjp(prim):
     return rule
 
 
+def _cumulative_extremum_jvp(prim):
+    # The tangent of out_i is the mean tangent of the prefix positions equal to out_i: the
+    # transpose of _cumulative_extremum_vjp's hits matrix, built the same way.
+    def rule(b, primals, tangents, *, axis, reverse):
+        (x,), (t,) = primals, tangents
+        nd = x.type.ndim
+        n, last = x.type.shape[axis], nd
+        out = b.bind(prim, x, axis=axis, reverse=reverse)
+        xs, outs, ts = (move_axis(b, v, axis, nd - 1) for v in (x, out, t))
+        square = (*xs.type.shape, n)
+        rows = tuple(range(nd - 1))
+        x_j = b.broadcast_in_dim(xs, shape=square, broadcast_dimensions=(*rows, last))
+        t_j = b.broadcast_in_dim(ts, shape=square, broadcast_dimensions=(*rows, last))
+        out_i = b.broadcast_in_dim(outs, shape=square, broadcast_dimensions=(*rows, last - 1))
+        i = b.iota(dtype=np.dtype(np.int32), shape=(n, n), dimension=0)
+        j = b.iota(dtype=np.dtype(np.int32), shape=(n, n), dimension=1)
+        prefix = b.convert(b.ge(j, i) if reverse else b.le(j, i), new_dtype=x.type.dtype)
+        prefix = b.broadcast_in_dim(prefix, shape=square, broadcast_dimensions=(last - 1, last))
+        hits = b.mul(prefix, b.convert(b.eq(x_j, out_i), new_dtype=x.type.dtype))
+        tout = b.div(b.reduce_sum(b.mul(hits, t_j), axes=(last,)),
+                     b.reduce_sum(hits, axes=(last,)))
+        return [out], [move_axis(b, tout, nd - 1, axis)]
+    return rule
+
+
+jvp_rules[cummax_p] = _cumulative_extremum_jvp(cummax_p)
 vjp_rules[cummax_p] = _cumulative_extremum_vjp(cummax_p)
+jvp_rules[cummin_p] = _cumulative_extremum_jvp(cummin_p)
 vjp_rules[cummin_p] = _cumulative_extremum_vjp(cummin_p)

@@ -10,6 +10,7 @@ import numpy as np
 from ..builder import lit
 from ..ir import Atom, TensorType
 from ..passes.autodiff import vjp_rules, zeros
+from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.vmap import batch_rules, batch_to_front
 from ..stablehlo import hlo, ir, lower_rules, mlir_type
 from .core import ShapeError, declare
@@ -212,6 +213,7 @@ def _dynamic_update_slice_lowering(ctx, eqn, x, update, *starts):
 
 dynamic_slice_p = declare("dynamic_slice", _dynamic_slice_rule, _dynamic_slice_impl)
 batch_rules[dynamic_slice_p] = _dynamic_slice_batch
+jvp_rules[dynamic_slice_p] = linear_jvp(dynamic_slice_p, 0)
 vjp_rules[dynamic_slice_p] = lambda b, ct, x, *starts, slice_sizes: [
     b.dynamic_update_slice(zeros(b, x.type), ct, *starts), *(None for _ in starts)]
 lower_rules[dynamic_slice_p] = _dynamic_slice_lowering
@@ -219,6 +221,7 @@ lower_rules[dynamic_slice_p] = _dynamic_slice_lowering
 dynamic_update_slice_p = declare("dynamic_update_slice", _dynamic_update_slice_rule,
                                  _dynamic_update_slice_impl)
 batch_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch
+jvp_rules[dynamic_update_slice_p] = linear_jvp(dynamic_update_slice_p, 0, 1)
 vjp_rules[dynamic_update_slice_p] = lambda b, ct, x, update, *starts: [
     b.dynamic_update_slice(ct, zeros(b, update.type), *starts),     # the window is overwritten
     b.dynamic_slice(ct, *starts, slice_sizes=update.type.shape), *(None for _ in starts)]

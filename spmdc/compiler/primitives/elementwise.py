@@ -42,6 +42,7 @@ import numpy as np
 from ..builder import lit
 from ..ir import TensorType
 from ..passes.autodiff import is_float, nondifferentiable, unbroadcast, vjp_rules
+from ..passes.forward import diagonal_jvp, jvp_rules, linear_jvp, partials_jvp, zero_jvp
 from ..passes.vmap import batch_rules
 from ..stablehlo import chlo, elementwise_lowering, hlo, lower_rules
 from .core import (
@@ -73,7 +74,13 @@ def _partials(dx, dy):
     def rule(b, ct, x, y):
         return [None if d is None else unbroadcast(b, b.mul(ct, d(b, x, y)), a.type)
                 for d, a in ((dx, x), (dy, y))]
+    rule.partials = (dx, dy)            # the JVP is built from them too (_partials_jvp)
     return rule
+
+
+def _partials_jvp(prim):
+    """The JVP of ``z = f(x, y)`` from the partials its VJP rule was built with."""
+    return partials_jvp(prim, *vjp_rules[prim].partials)
 
 
 def _zero_vjp(b, ct, *inputs, **params):
@@ -94,112 +101,138 @@ def _special(name):
 
 neg_p = elementwise_unary("neg", np.negative, "iufc")
 vjp_rules[neg_p] = lambda b, ct, x: [b.neg(ct)]
+jvp_rules[neg_p] = diagonal_jvp(neg_p)
 lower_rules[neg_p] = elementwise_lowering(hlo.NegOp)
 
 sin_p = elementwise_unary("sin", np.sin)
 vjp_rules[sin_p] = _chain(lambda b, x: b.cos(x))                        # d sin = cos
+jvp_rules[sin_p] = diagonal_jvp(sin_p)
 lower_rules[sin_p] = elementwise_lowering(hlo.SineOp)
 
 cos_p = elementwise_unary("cos", np.cos)
 vjp_rules[cos_p] = _chain(lambda b, x: b.neg(b.sin(x)))                 # d cos = -sin
+jvp_rules[cos_p] = diagonal_jvp(cos_p)
 lower_rules[cos_p] = elementwise_lowering(hlo.CosineOp)
 
 tan_p = elementwise_unary("tan", np.tan)
 vjp_rules[tan_p] = _chain(lambda b, x: b.add(_const(x, 1), b.mul(b.tan(x), b.tan(x))))
+jvp_rules[tan_p] = diagonal_jvp(tan_p)
 lower_rules[tan_p] = elementwise_lowering(hlo.TanOp)                    # 1 + tan^2
 
 asin_p = elementwise_unary("asin", np.arcsin)
 vjp_rules[asin_p] = _chain(lambda b, x: b.rsqrt(b.sub(_const(x, 1), b.mul(x, x))))
+jvp_rules[asin_p] = diagonal_jvp(asin_p)
 lower_rules[asin_p] = elementwise_lowering(chlo.AsinOp)                 # 1/sqrt(1-x^2)
 
 acos_p = elementwise_unary("acos", np.arccos)
 vjp_rules[acos_p] = _chain(lambda b, x: b.neg(b.rsqrt(b.sub(_const(x, 1), b.mul(x, x)))))
+jvp_rules[acos_p] = diagonal_jvp(acos_p)
 lower_rules[acos_p] = elementwise_lowering(chlo.AcosOp)                 # -1/sqrt(1-x^2)
 
 atan_p = elementwise_unary("atan", np.arctan)
 vjp_rules[atan_p] = lambda b, ct, x: [b.div(ct, b.add(_const(x, 1), b.mul(x, x)))]
+jvp_rules[atan_p] = diagonal_jvp(atan_p)
 lower_rules[atan_p] = elementwise_lowering(chlo.AtanOp)                 # 1/(1+x^2)
 
 sinh_p = elementwise_unary("sinh", np.sinh)
 vjp_rules[sinh_p] = _chain(lambda b, x: b.cosh(x))
+jvp_rules[sinh_p] = diagonal_jvp(sinh_p)
 lower_rules[sinh_p] = elementwise_lowering(chlo.SinhOp)
 
 cosh_p = elementwise_unary("cosh", np.cosh)
 vjp_rules[cosh_p] = _chain(lambda b, x: b.sinh(x))
+jvp_rules[cosh_p] = diagonal_jvp(cosh_p)
 lower_rules[cosh_p] = elementwise_lowering(chlo.CoshOp)
 
 tanh_p = elementwise_unary("tanh", np.tanh)
 vjp_rules[tanh_p] = _chain(lambda b, x: b.sub(_const(x, 1), b.mul(b.tanh(x), b.tanh(x))))
+jvp_rules[tanh_p] = diagonal_jvp(tanh_p)
 lower_rules[tanh_p] = elementwise_lowering(hlo.TanhOp)                  # 1 - tanh^2
 
 asinh_p = elementwise_unary("asinh", np.arcsinh)
 vjp_rules[asinh_p] = _chain(lambda b, x: b.rsqrt(b.add(b.mul(x, x), _const(x, 1))))
+jvp_rules[asinh_p] = diagonal_jvp(asinh_p)
 lower_rules[asinh_p] = elementwise_lowering(chlo.AsinhOp)               # 1/sqrt(x^2+1)
 
 acosh_p = elementwise_unary("acosh", np.arccosh)                        # 1/sqrt((x-1)(x+1))
 vjp_rules[acosh_p] = _chain(lambda b, x: b.rsqrt(b.mul(b.sub(x, _const(x, 1)),
                                                       b.add(x, _const(x, 1)))))
+jvp_rules[acosh_p] = diagonal_jvp(acosh_p)
 lower_rules[acosh_p] = elementwise_lowering(chlo.AcoshOp)
 
 atanh_p = elementwise_unary("atanh", np.arctanh)
 vjp_rules[atanh_p] = lambda b, ct, x: [b.div(ct, b.sub(_const(x, 1), b.mul(x, x)))]
+jvp_rules[atanh_p] = diagonal_jvp(atanh_p)
 lower_rules[atanh_p] = elementwise_lowering(chlo.AtanhOp)               # 1/(1-x^2)
 
 exp_p = elementwise_unary("exp", np.exp)
 vjp_rules[exp_p] = _chain(lambda b, x: b.exp(x))
+jvp_rules[exp_p] = diagonal_jvp(exp_p)
 lower_rules[exp_p] = elementwise_lowering(hlo.ExpOp)
 
 exp2_p = elementwise_unary("exp2", np.exp2)
 vjp_rules[exp2_p] = _chain(lambda b, x: b.mul(b.exp2(x), _const(x, math.log(2))))
+jvp_rules[exp2_p] = diagonal_jvp(exp2_p)
 lower_rules[exp2_p] = lambda ctx, eqn, x: hlo.ExpOp(hlo.MulOp(              # e^(x ln 2)
     x, ctx.constant(math.log(2), eqn.inputs[0].type)).result).result
 
 log_p = elementwise_unary("log", np.log)
 vjp_rules[log_p] = lambda b, ct, x: [b.div(ct, x)]
+jvp_rules[log_p] = diagonal_jvp(log_p)
 lower_rules[log_p] = elementwise_lowering(hlo.LogOp)
 
 log1p_p = elementwise_unary("log1p", np.log1p)
 vjp_rules[log1p_p] = lambda b, ct, x: [b.div(ct, b.add(x, _const(x, 1)))]
+jvp_rules[log1p_p] = diagonal_jvp(log1p_p)
 lower_rules[log1p_p] = elementwise_lowering(hlo.Log1pOp)
 
 expm1_p = elementwise_unary("expm1", np.expm1)
 vjp_rules[expm1_p] = _chain(lambda b, x: b.add(b.expm1(x), _const(x, 1)))
+jvp_rules[expm1_p] = diagonal_jvp(expm1_p)
 lower_rules[expm1_p] = elementwise_lowering(hlo.Expm1Op)
 
 sqrt_p = elementwise_unary("sqrt", np.sqrt)
 vjp_rules[sqrt_p] = lambda b, ct, x: [b.div(b.mul(ct, _const(x, 0.5)), b.sqrt(x))]
+jvp_rules[sqrt_p] = diagonal_jvp(sqrt_p)
 lower_rules[sqrt_p] = elementwise_lowering(hlo.SqrtOp)                  # 1/(2 sqrt x)
 
 rsqrt_p = elementwise_unary("rsqrt", lambda x: 1 / np.sqrt(x))
 vjp_rules[rsqrt_p] = _chain(lambda b, x: b.div(b.mul(b.rsqrt(x), _const(x, -0.5)), x))
+jvp_rules[rsqrt_p] = diagonal_jvp(rsqrt_p)
 lower_rules[rsqrt_p] = elementwise_lowering(hlo.RsqrtOp)                # -x^(-3/2)/2
 
 cbrt_p = elementwise_unary("cbrt", np.cbrt, REAL)
 vjp_rules[cbrt_p] = lambda b, ct, x: [b.div(ct, b.mul(_const(x, 3),     # 1/(3 cbrt(x)^2)
                                                       b.mul(b.cbrt(x), b.cbrt(x))))]
+jvp_rules[cbrt_p] = diagonal_jvp(cbrt_p)
 lower_rules[cbrt_p] = elementwise_lowering(hlo.CbrtOp)
 
 logistic_p = elementwise_unary("logistic", _special("expit"), REAL)
 vjp_rules[logistic_p] = _chain(lambda b, x: b.mul(b.logistic(x),        # s (1 - s)
                                                   b.sub(_const(x, 1), b.logistic(x))))
+jvp_rules[logistic_p] = diagonal_jvp(logistic_p)
 lower_rules[logistic_p] = elementwise_lowering(hlo.LogisticOp)
 
 erf_p = elementwise_unary("erf", _special("erf"), REAL)
 vjp_rules[erf_p] = _chain(lambda b, x: b.mul(_const(x, 2 / math.sqrt(math.pi)),
                                              b.exp(b.neg(b.mul(x, x)))))
+jvp_rules[erf_p] = diagonal_jvp(erf_p)
 lower_rules[erf_p] = elementwise_lowering(chlo.ErfOp)                   # 2/sqrt(pi) e^-x^2
 
 erf_inv_p = elementwise_unary("erf_inv", _special("erfinv"), REAL)
 vjp_rules[erf_inv_p] = _chain(lambda b, x: b.mul(_const(x, math.sqrt(math.pi) / 2),
                                                  b.exp(b.mul(b.erf_inv(x), b.erf_inv(x)))))
+jvp_rules[erf_inv_p] = diagonal_jvp(erf_inv_p)
 lower_rules[erf_inv_p] = elementwise_lowering(chlo.ErfInvOp)
 
 lgamma_p = elementwise_unary("lgamma", _special("gammaln"), REAL)
 vjp_rules[lgamma_p] = _chain(lambda b, x: b.digamma(x))
+jvp_rules[lgamma_p] = diagonal_jvp(lgamma_p)
 lower_rules[lgamma_p] = elementwise_lowering(chlo.LgammaOp)
 
 digamma_p = elementwise_unary("digamma", _special("psi"), REAL)
 vjp_rules[digamma_p] = _chain(lambda b, x: b.polygamma(_const(x, 1), x))
+jvp_rules[digamma_p] = diagonal_jvp(digamma_p)
 lower_rules[digamma_p] = elementwise_lowering(chlo.DigammaOp)
 
 
@@ -214,24 +247,29 @@ def _polygamma_impl(n: np.ndarray, x: np.ndarray) -> np.ndarray:
 # it gets no gradient.
 polygamma_p = elementwise_binary("polygamma", _polygamma_impl, REAL)
 vjp_rules[polygamma_p] = _partials(None, lambda b, n, x: b.polygamma(b.add(n, _const(n, 1)), x))
+jvp_rules[polygamma_p] = _partials_jvp(polygamma_p)
 lower_rules[polygamma_p] = elementwise_lowering(chlo.PolygammaOp)
 
 # --- unary numeric ---------------------------------------------------------------------------
 
 abs_p = elementwise_unary("abs", np.abs, SIGNED)
 vjp_rules[abs_p] = _chain(lambda b, x: b.sign(x))          # See Note [gradients at kinks]
+jvp_rules[abs_p] = diagonal_jvp(abs_p)
 lower_rules[abs_p] = elementwise_lowering(hlo.AbsOp)
 
 sign_p = elementwise_unary("sign", np.sign, SIGNED)
 vjp_rules[sign_p] = _zero_vjp
+jvp_rules[sign_p] = diagonal_jvp(sign_p)
 lower_rules[sign_p] = elementwise_lowering(hlo.SignOp)
 
 floor_p = elementwise_unary("floor", np.floor, REAL)
 vjp_rules[floor_p] = _zero_vjp
+jvp_rules[floor_p] = diagonal_jvp(floor_p)
 lower_rules[floor_p] = elementwise_lowering(hlo.FloorOp)
 
 ceil_p = elementwise_unary("ceil", np.ceil, REAL)
 vjp_rules[ceil_p] = _zero_vjp
+jvp_rules[ceil_p] = diagonal_jvp(ceil_p)
 lower_rules[ceil_p] = elementwise_lowering(hlo.CeilOp)
 
 
@@ -252,6 +290,7 @@ def _round_impl(x: np.ndarray, *, rounding_method: int) -> np.ndarray:
 
 round_p = declare("round", _round_rule, _round_impl)
 vjp_rules[round_p] = _zero_vjp
+jvp_rules[round_p] = diagonal_jvp(round_p)
 lower_rules[round_p] = lambda ctx, eqn, x: (
     hlo.RoundNearestEvenOp if eqn.params["rounding_method"] == 1 else hlo.RoundOp)(x).result
 
@@ -303,21 +342,25 @@ def _integer_pow_vjp(b, ct, x, *, y):
 
 integer_pow_p = declare("integer_pow", _integer_pow_rule, _integer_pow_impl)
 vjp_rules[integer_pow_p] = _integer_pow_vjp
+jvp_rules[integer_pow_p] = diagonal_jvp(integer_pow_p)
 lower_rules[integer_pow_p] = _integer_pow_lowering
 
 # --- binary math -----------------------------------------------------------------------------
 
 add_p = elementwise_binary("add", np.add)
 vjp_rules[add_p] = lambda b, ct, x, y: [unbroadcast(b, ct, x.type), unbroadcast(b, ct, y.type)]
+jvp_rules[add_p] = linear_jvp(add_p)
 lower_rules[add_p] = elementwise_lowering(hlo.AddOp)
 
 sub_p = elementwise_binary("sub", np.subtract)
 vjp_rules[sub_p] = lambda b, ct, x, y: [unbroadcast(b, ct, x.type),
                                         unbroadcast(b, b.neg(ct), y.type)]
+jvp_rules[sub_p] = linear_jvp(sub_p)
 lower_rules[sub_p] = elementwise_lowering(hlo.SubtractOp)
 
 mul_p = elementwise_binary("mul", np.multiply)
 vjp_rules[mul_p] = _partials(lambda b, x, y: y, lambda b, x, y: x)
+jvp_rules[mul_p] = _partials_jvp(mul_p)
 lower_rules[mul_p] = elementwise_lowering(hlo.MulOp)
 
 
@@ -344,6 +387,7 @@ def _div_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 div_p = elementwise_binary("div", _div_impl)
 vjp_rules[div_p] = _partials(lambda b, x, y: b.div(_const(y, 1), y),    # 1/y, -x/y^2
                              lambda b, x, y: b.neg(b.div(b.div(x, y), y)))
+jvp_rules[div_p] = _partials_jvp(div_p)
 lower_rules[div_p] = elementwise_lowering(hlo.DivOp)
 
 
@@ -361,6 +405,7 @@ def _trunc(b, q):
 rem_p = elementwise_binary("rem", _rem_impl, "iuf")                     # x - y trunc(x/y)
 vjp_rules[rem_p] = _partials(lambda b, x, y: _const(x, 1),
                              lambda b, x, y: b.neg(_trunc(b, b.div(x, y))))
+jvp_rules[rem_p] = _partials_jvp(rem_p)
 lower_rules[rem_p] = elementwise_lowering(hlo.RemOp)
 
 pow_p = elementwise_binary("pow", np.power, "fc")
@@ -368,6 +413,7 @@ vjp_rules[pow_p] = _partials(                    # y x^(y-1) (0 where y == 0), x
     lambda b, x, y: b.select(b.eq(y, _const(y, 0)), _const(y, 0),
                              b.mul(y, b.pow(x, b.sub(y, _const(y, 1))))),
     lambda b, x, y: b.mul(b.pow(x, y), b.log(b.select(b.eq(x, _const(x, 0)), _const(x, 1), x))))
+jvp_rules[pow_p] = _partials_jvp(pow_p)
 lower_rules[pow_p] = elementwise_lowering(hlo.PowOp)
 
 
@@ -380,26 +426,31 @@ def _share(b, x, y, z):
 max_p = elementwise_binary("max", np.maximum, ORDERED)     # See Note [gradients at kinks]
 vjp_rules[max_p] = _partials(lambda b, x, y: _share(b, x, y, b.max(x, y)),
                              lambda b, x, y: _share(b, y, x, b.max(x, y)))
+jvp_rules[max_p] = _partials_jvp(max_p)
 lower_rules[max_p] = elementwise_lowering(hlo.MaxOp)
 
 min_p = elementwise_binary("min", np.minimum, ORDERED)
 vjp_rules[min_p] = _partials(lambda b, x, y: _share(b, x, y, b.min(x, y)),
                              lambda b, x, y: _share(b, y, x, b.min(x, y)))
+jvp_rules[min_p] = _partials_jvp(min_p)
 lower_rules[min_p] = elementwise_lowering(hlo.MinOp)
 
 atan2_p = elementwise_binary("atan2", np.arctan2, REAL)                 # atan(x / y)
 vjp_rules[atan2_p] = _partials(lambda b, x, y: b.div(y, b.add(b.mul(x, x), b.mul(y, y))),
                                lambda b, x, y: b.div(b.neg(x), b.add(b.mul(x, x), b.mul(y, y))))
+jvp_rules[atan2_p] = _partials_jvp(atan2_p)
 lower_rules[atan2_p] = elementwise_lowering(hlo.Atan2Op)
 
 nextafter_p = elementwise_binary("nextafter", np.nextafter, REAL)       # ~ x: slope 1 in x
 vjp_rules[nextafter_p] = lambda b, ct, x, y: [unbroadcast(b, ct, x.type), None]
+jvp_rules[nextafter_p] = partials_jvp(nextafter_p, lambda b, x, y: _const(x, 1), None)
 lower_rules[nextafter_p] = elementwise_lowering(chlo.NextAfterOp)
 
 # --- stop_gradient ---------------------------------------------------------------------------
 
 stop_gradient_p = declare("stop_gradient", lambda x: x, lambda x: np.array(x))
 vjp_rules[stop_gradient_p] = lambda b, ct, x: [None]
+jvp_rules[stop_gradient_p] = zero_jvp(stop_gradient_p)
 lower_rules[stop_gradient_p] = lambda ctx, eqn, x: x
 
 # --- type conversion -------------------------------------------------------------------------
@@ -423,9 +474,17 @@ def _is_real_float(dtype: np.dtype) -> bool:
     return dtype.kind == "f" or dtype.name == "bfloat16"
 
 
+def _convert_jvp(b, primals, tangents, *, new_dtype):
+    # Float to float: the tangent converts too; to an integer or bool type: no tangent.
+    (x,), (t,) = primals, tangents
+    out = b.convert(x, new_dtype=new_dtype)
+    return [out], [b.convert(t, new_dtype=new_dtype) if is_float(out.type) else None]
+
+
 convert_p = declare("convert", _convert_rule, _convert_impl)
 vjp_rules[convert_p] = lambda b, ct, x, *, new_dtype: [     # bfloat16 is a float too
     b.convert(ct, new_dtype=x.type.dtype) if is_float(x.type) else None]
+jvp_rules[convert_p] = _convert_jvp
 lower_rules[convert_p] = lambda ctx, eqn, x: hlo.ConvertOp(
     ctx.mlir_type(eqn.outputs[0].type), x).result
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..ir import TensorType
 from ..passes.autodiff import vjp_rules, zeros
+from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.vmap import batch_rules, batch_to_front, move_axis
 from ..stablehlo import LoweringContext, hlo, ir, lower_rules, mlir_type
 from .core import ShapeError, declare
@@ -366,7 +367,17 @@ def _scatter_vjp(b, ct, operand, indices, updates, **params):
     return [ct_operand, None, ct_updates]
 
 
+jvp_rules[gather_p] = linear_jvp(gather_p, 0)
+def _scatter_jvp(b, primals, tangents, **params):
+    # 'set' and 'add' are linear in (operand, updates) jointly; the indices are constant.
+    if _with_defaults(scatter_p, params)["combine"] not in ("set", "add"):
+        raise NotImplementedError(f"jvp: scatter with combine={params['combine']!r} is not "
+                                  "differentiable yet (only 'set' and 'add' are)")
+    return linear_jvp(scatter_p, 0, 2)(b, primals, tangents, **params)
+
+
 vjp_rules[gather_p] = _gather_vjp
+jvp_rules[scatter_p] = _scatter_jvp
 vjp_rules[scatter_p] = _scatter_vjp
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from ..builder import lit
 from ..ir import TensorType
 from ..passes.autodiff import nondifferentiable, unbroadcast, vjp_rules
+from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.vmap import batch_rules, broadcast_batch
 from ..stablehlo import elementwise_lowering, hlo, lower_rules
 from .core import (
@@ -144,6 +145,7 @@ def _select_vjp(b, ct, pred, on_true, on_false):
 
 
 select_p = declare("select", _select_rule, lambda p, t, f: np.where(p, t, f))
+jvp_rules[select_p] = linear_jvp(select_p, 1, 2)
 vjp_rules[select_p] = _select_vjp
 lower_rules[select_p] = lambda ctx, eqn, *ops: hlo.SelectOp(
     *_broadcast_operands(ctx, eqn, ops)).result
@@ -167,6 +169,23 @@ def _clamp_vjp(b, ct, lo, x, hi):
             unbroadcast(b, b.select(b.lt(hi, b.max(x, lo)), ct, zero), hi.type)]
 
 
+def _clamp_jvp(b, primals, tangents):
+    # The tangent of whichever operand the output is, with _clamp_vjp's tie-breaking.
+    (lo, x, hi), (t_lo, t_x, t_hi) = primals, tangents
+    out = b.clamp(lo, x, hi)
+    and_ = lambda p, q: b.bind(and_p, p, q)  # noqa: E731
+    picks = [(and_(b.lt(x, lo), b.le(lo, hi)), t_lo), (and_(b.ge(x, lo), b.le(x, hi)), t_x),
+             (b.lt(hi, b.max(x, lo)), t_hi)]
+    zero, tout = lit(0, x.type.dtype), None
+    for mask, t in picks:
+        if t is not None:
+            if t.type.shape != x.type.shape:
+                t = b.broadcast_in_dim(t, shape=x.type.shape, broadcast_dimensions=())
+            term = b.select(mask, t, zero)
+            tout = term if tout is None else b.add(tout, term)
+    return [out], [tout]
+
+
 def _clamp_batch(b, axis, args, dims):
     # The output takes x's shape, so a batched bound needs x batched too; then the
     # elementwise rule applies (rank-0 bounds stay rank 0 or broadcast like scalars).
@@ -177,6 +196,7 @@ def _clamp_batch(b, axis, args, dims):
 
 
 clamp_p = declare("clamp", _clamp_rule, lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi))
+jvp_rules[clamp_p] = _clamp_jvp
 vjp_rules[clamp_p] = _clamp_vjp
 lower_rules[clamp_p] = lambda ctx, eqn, lo, x, hi: hlo.ClampOp(lo, x, hi).result
 

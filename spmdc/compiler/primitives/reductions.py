@@ -15,6 +15,7 @@ import numpy as np
 
 from ..ir import TensorType, dtype_name
 from ..passes.autodiff import nondifferentiable, vjp_rules
+from ..passes.forward import jvp_rules, linear_jvp, reduction_jvp
 from ..passes.vmap import batch_rules, move_axis
 from ..stablehlo import LoweringContext, hlo, ir, lower_rules, mlir_type
 from .core import NUMBER, ShapeError, _check_kind, declare, same_dtype
@@ -118,6 +119,7 @@ def _expand(b, v, x: TensorType, axes: tuple[int, ...]):
 # --- the reductions --------------------------------------------------------------------------
 
 reduce_sum_p = _reduction("reduce_sum", "sum", np.add, NUMBER, hlo.AddOp)
+jvp_rules[reduce_sum_p] = linear_jvp(reduce_sum_p)
 vjp_rules[reduce_sum_p] = lambda b, ct, x, *, axes: [_expand(b, ct, x.type, axes)]
 
 reduce_prod_p = _reduction("reduce_prod", "prod", np.multiply, NUMBER, hlo.MulOp)
@@ -130,6 +132,7 @@ def _reduce_prod_vjp(b, ct, x, *, axes):
     return [b.div(_expand(b, b.mul(ct, prod), x.type, axes), x)]
 
 
+jvp_rules[reduce_prod_p] = reduction_jvp(reduce_prod_p)
 vjp_rules[reduce_prod_p] = _reduce_prod_vjp
 
 reduce_max_p = _reduction("reduce_max", "max", np.maximum, "biuf", hlo.MaxOp, hlo.OrOp)
@@ -147,7 +150,9 @@ def _extremum_vjp(prim):
     return rule
 
 
+jvp_rules[reduce_max_p] = reduction_jvp(reduce_max_p)
 vjp_rules[reduce_max_p] = _extremum_vjp(reduce_max_p)
+jvp_rules[reduce_min_p] = reduction_jvp(reduce_min_p)
 vjp_rules[reduce_min_p] = _extremum_vjp(reduce_min_p)
 
 reduce_and_p = _reduction("reduce_and", "and", np.logical_and, "b", hlo.AndOp)
@@ -413,4 +418,14 @@ def _dot_general_vjp(b, ct, x, y, *, contract, batch):
     return [_operand_ct(b, ct, y, plans[0]), _operand_ct(b, ct, x, plans[1])]
 
 
+def _dot_general_jvp(b, primals, tangents, *, contract, batch):
+    # Bilinear: d(x . y) = dx . y + x . dy.
+    (x, y), (tx, ty) = primals, tangents
+    out = b.dot_general(x, y, contract=contract, batch=batch)
+    terms = [b.dot_general(*ops, contract=contract, batch=batch)
+             for ops, t in (((tx, y), tx), ((x, ty), ty)) if t is not None]
+    return [out], [terms[0] if len(terms) == 1 else b.add(*terms)]
+
+
+jvp_rules[dot_general_p] = _dot_general_jvp
 vjp_rules[dot_general_p] = _dot_general_vjp

@@ -18,6 +18,7 @@ from ..builder import Builder, lit
 from ..interpreter import evaluate
 from ..ir import Eqn, Func, TensorType, Var
 from ..passes.autodiff import is_float, vjp_func, vjp_rules, zeros
+from ..passes.forward import instantiate, jvp_func, jvp_rules, tangent_types
 from ..passes.cleanup import dce
 from ..passes.collectives import control_varying_rules, varying_axes
 from ..passes.vmap import always_rewrite, batch_rules, batch_to_front, move_axis
@@ -29,6 +30,7 @@ from .control_flow import (
     _to_front,
     _types,
     _while_lowering,
+    regroup,
     while_p,
 )
 from .core import ShapeError, declare
@@ -213,8 +215,37 @@ def _scan_vjp(b, ct, *operands, body, length, reverse, num_consts, num_carry):
             *(next(ct_xs) if w else None for w in wrt[n_consts + nc:])]
 
 
+def _scan_jvp(b, primals, tangents, *, body, length, reverse, num_consts, num_carry):
+    # A scan over the body's JVP, the tangents of consts, carry and xs beside the primals
+    # (every float carry gets one, so the carry keeps one type from step to step).
+    nk, nc = num_consts, num_carry
+    consts, carry, xs = primals[:nk], primals[nk:nk + nc], primals[nk + nc:]
+    t_consts, t_carry, t_xs = tangents[:nk], tangents[nk:nk + nc], tangents[nk + nc:]
+    carry_t = tangent_types([c.type for c in carry])
+    ys_t = tangent_types(body.out_types[nc:])
+    consts_t = [t is not None for t in t_consts]
+    xs_t = [t is not None for t in t_xs]
+    step = jvp_func(body, consts_t + carry_t + xs_t, carry_t + ys_t)
+    step = regroup(step, [nk, nc, len(xs), sum(consts_t), sum(carry_t), sum(xs_t)],
+                   [0, 3, 1, 4, 2, 5])
+    ny = len(body.outputs) - nc
+    step = regroup(step, [nc, ny, sum(carry_t), sum(ys_t)], [0, 2, 1, 3], what="outputs")
+    t_carry = [instantiate(b, t, c) for t, c, f in zip(t_carry, carry, carry_t, strict=True)
+               if f]
+    outs = b.scan(*consts, *(t for t in t_consts if t is not None), *carry, *t_carry, *xs,
+                  *(t for t in t_xs if t is not None), body=step, length=length,
+                  reverse=reverse, num_consts=nk + sum(consts_t),
+                  num_carry=nc + len(t_carry))
+    n_tc = len(t_carry)
+    out_carry, out_tcarry = outs[:nc], iter(outs[nc:nc + n_tc])
+    ys, out_tys = outs[nc + n_tc:nc + n_tc + ny], iter(outs[nc + n_tc + ny:])
+    return ([*out_carry, *ys], [*(next(out_tcarry) if f else None for f in carry_t),
+                                *(next(out_tys) if f else None for f in ys_t)])
+
+
 scan_p = declare("scan", _scan_rule, _scan_impl, multiple_results=True)
 batch_rules[scan_p] = _scan_batch
+jvp_rules[scan_p] = _scan_jvp
 vjp_rules[scan_p] = _scan_vjp
 lower_rules[scan_p] = _scan_lowering
 always_rewrite.add(scan_p)

@@ -12,6 +12,7 @@ import numpy as np
 from ..builder import lit
 from ..ir import TensorType, dtype_name
 from ..passes.autodiff import nondifferentiable, vjp_rules, zeros
+from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.vmap import batch_rules, batch_to_front, move_axis
 from ..stablehlo import hlo, ir, lower_rules
 from .core import ShapeError, declare, same_dtype
@@ -70,6 +71,7 @@ def _broadcast_in_dim_batch(b, axis, args, dims, *, shape, broadcast_dimensions)
 
 broadcast_in_dim_p = declare("broadcast_in_dim", _broadcast_in_dim_rule, _broadcast_in_dim_impl)
 batch_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
+jvp_rules[broadcast_in_dim_p] = linear_jvp(broadcast_in_dim_p)
 vjp_rules[broadcast_in_dim_p] = _broadcast_in_dim_vjp
 lower_rules[broadcast_in_dim_p] = lambda ctx, eqn, x: hlo.BroadcastInDimOp(
     ctx.mlir_type(eqn.outputs[0].type), x, _i64s(eqn.params["broadcast_dimensions"])).result
@@ -90,6 +92,7 @@ def _transpose_batch(b, axis, args, dims, *, permutation):
 transpose_p = declare("transpose", _transpose_rule,
                       lambda x, *, permutation: np.transpose(x, permutation))
 batch_rules[transpose_p] = _transpose_batch
+jvp_rules[transpose_p] = linear_jvp(transpose_p)
 vjp_rules[transpose_p] = lambda b, ct, x, *, permutation: [
     b.transpose(ct, permutation=tuple(int(i) for i in np.argsort(permutation)))]
 lower_rules[transpose_p] = lambda ctx, eqn, x: hlo.TransposeOp(
@@ -138,18 +141,21 @@ def _reshape_lowering(ctx, eqn, x):
 
 reshape_p = declare("reshape", _reshape_rule, lambda x, *, new_sizes: np.reshape(x, new_sizes))
 batch_rules[reshape_p] = _front_batch(reshape_p)
+jvp_rules[reshape_p] = linear_jvp(reshape_p)
 vjp_rules[reshape_p] = lambda b, ct, x, *, new_sizes: [b.reshape(ct, new_sizes=x.type.shape)]
 lower_rules[reshape_p] = _reshape_lowering
 
 squeeze_p = declare("squeeze", _squeeze_rule,
                     lambda x, *, dimensions: np.squeeze(x, axis=dimensions))
 batch_rules[squeeze_p] = _front_batch(squeeze_p)
+jvp_rules[squeeze_p] = linear_jvp(squeeze_p)
 vjp_rules[squeeze_p] = lambda b, ct, x, *, dimensions: [b.reshape(ct, new_sizes=x.type.shape)]
 lower_rules[squeeze_p] = _reshape_lowering
 
 expand_dims_p = declare("expand_dims", _expand_dims_rule,
                         lambda x, *, dimensions: np.expand_dims(x, dimensions))
 batch_rules[expand_dims_p] = _front_batch(expand_dims_p)
+jvp_rules[expand_dims_p] = linear_jvp(expand_dims_p)
 vjp_rules[expand_dims_p] = lambda b, ct, x, *, dimensions: [
     b.reshape(ct, new_sizes=x.type.shape)]
 lower_rules[expand_dims_p] = _reshape_lowering
@@ -164,6 +170,7 @@ def _rev_rule(x: TensorType, *, dimensions: tuple[int, ...]) -> TensorType:
 rev_p = declare("rev", _rev_rule, lambda x, *, dimensions: np.flip(x, dimensions).copy())
 batch_rules[rev_p] = lambda b, axis, args, dims, *, dimensions: (
     [b.rev(args[0], dimensions=tuple(a + (a >= dims[0]) for a in dimensions))], [dims[0]])
+jvp_rules[rev_p] = linear_jvp(rev_p)
 vjp_rules[rev_p] = lambda b, ct, x, *, dimensions: [b.rev(ct, dimensions=dimensions)]
 lower_rules[rev_p] = lambda ctx, eqn, x: hlo.ReverseOp(x, _i64s(eqn.params["dimensions"])).result
 
@@ -228,6 +235,7 @@ concatenate_p = declare("concatenate", _concatenate_rule,
 batch_rules[concatenate_p] = lambda b, axis, args, dims, *, dimension: (
     [b.concatenate(*(batch_to_front(b, x, d, axis.size) for x, d in zip(args, dims, strict=True)),
                    dimension=dimension + 1)], [0])
+jvp_rules[concatenate_p] = linear_jvp(concatenate_p)
 vjp_rules[concatenate_p] = _concatenate_vjp
 lower_rules[concatenate_p] = lambda ctx, eqn, *xs: hlo.ConcatenateOp(
     list(xs), eqn.params["dimension"]).result
@@ -310,6 +318,7 @@ def _pad_lowering(ctx, eqn, x, value):
 
 pad_p = declare("pad", _pad_rule, _pad_impl)
 batch_rules[pad_p] = _pad_batch
+jvp_rules[pad_p] = linear_jvp(pad_p)
 vjp_rules[pad_p] = _pad_vjp
 lower_rules[pad_p] = _pad_lowering
 
@@ -363,5 +372,6 @@ def _slice_lowering(ctx, eqn, x):
 
 slice_p = declare("slice", _slice_rule, _slice_impl)
 batch_rules[slice_p] = _slice_batch
+jvp_rules[slice_p] = linear_jvp(slice_p)
 vjp_rules[slice_p] = _slice_vjp
 lower_rules[slice_p] = _slice_lowering
