@@ -479,9 +479,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if opts.command == "check":
             return _check(opts, obj, args, statics)
         if opts.stage and opts.stage.split(".")[0] not in {
-                "traced", "vmap", "grad", "collectives", "cleanup", *HLO_STAGES}:
+                "traced", "vmap", "grad", "jvp", "collectives", "cleanup", *HLO_STAGES}:
             raise UsageError(f"unknown stage {opts.stage!r}; stages are traced, vmap, grad, "
-                             "collectives, cleanup, stablehlo, optimized_hlo")
+                             "jvp, collectives, cleanup, stablehlo, optimized_hlo")
         try:
             lowered = _lower(obj, args, statics)
         except Exception as e:

@@ -238,4 +238,6 @@ jacobian = jacrev
 
 
 def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    return jacrev(jacrev(fun, argnums), argnums)
+    """Forward over reverse, as JAX: ``jacfwd(jacrev(fun))``."""
+    from .forward import jacfwd
+    return jacfwd(jacrev(fun, argnums), argnums)

@@ -216,8 +216,10 @@ def partial_eval(func: Func, known: Sequence[bool], tangent_vars: set[Var],
             continue
         uenv.update(zip(eqn.outputs, copy(ub, eqn, tuple(map(uread, eqn.inputs))),
                         strict=True))
+        # Only a multi-result (control-flow) equation mixes primal and tangent results;
+        # the results of every other equation reading a tangent are tangent values.
         primal = [v for v in eqn.outputs if v not in tangent_vars]
-        if not primal:
+        if not (eqn.prim.multiple_results and primal and len(primal) < len(eqn.outputs)):
             unknown.update(eqn.outputs)
             continue
         # A control-flow equation carrying primals and tangents: its primal results come

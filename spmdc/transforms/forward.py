@@ -1,0 +1,370 @@
+"""jvp, linearize, jacfwd, linear_transpose: forward mode through the forward pass.
+
+``jvp`` traces the function into a Func, runs ``jvp_func`` (passes/forward.py, the
+``jvp`` stage of ``spmdc dump``) and applies the result: inlined under another
+transformation, compiled at top level. ``linearize`` splits the JVP program by partial
+evaluation (Note [linearize] in passes/forward.py): the primal half runs once, and the
+linear function it returns runs only the tangent half, on the saved residuals, compiled
+once and reusable. ``jacfwd`` is ``vmap`` of ``jvp`` over the standard basis, so it costs
+one batched forward pass however many outputs there are. ``linear_transpose`` is the VJP
+of a linear function, after checking that the function is linear.
+
+Note [integer tangents]
+~~~~~~~~~~~~~~~~~~~~~~~
+As in JAX, integer and bool values have no tangent space: ``jvp`` wants tangents of dtype
+``float0`` for integer or bool primals (and says so otherwise), and returns ``float0``
+zeros (host NumPy arrays, as JAX's) as the tangents of integer or bool outputs. The IR has
+no ``float0``: those tangents never enter the program. ``jacfwd`` rejects integer inputs
+and gives integer outputs a Jacobian of integer zeros, as JAX does.
+"""
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compiler.ir import Func, TensorType
+from ..compiler.passes import run_pass
+from ..compiler.passes.autodiff import is_float, vjp_func
+from ..compiler.passes.cleanup import cleanup
+from ..compiler.passes.forward import jvp_func, partial_eval
+from ..core.tracing import apply_func, current_trace, type_of, where
+from ..core.tree import tree_flatten, tree_structure, tree_unflatten
+from .jit import Jitted, _fun_name, trace_pytree
+
+__all__ = ["jvp", "linearize", "jacfwd", "linear_transpose", "float0"]
+
+float0 = np.dtype([("float0", np.void, 0)])
+"""The dtype of the tangent of an integer or bool value (JAX's ``jax.dtypes.float0``)."""
+
+
+def _is_float0(x: Any) -> bool:
+    return getattr(x, "dtype", None) == float0
+
+
+def _float0_zeros(t: TensorType) -> np.ndarray:
+    return np.zeros(t.shape, float0)
+
+
+def _callable(fun: Any, what: str) -> None:
+    if not callable(fun):
+        raise TypeError(f"{what} expects a callable, got {type(fun).__name__}")
+
+
+def _check_tangents(primals: list[Any], tangents: list[Any], what: str) -> list[Any]:
+    """Validate tangent leaves against primal leaves; return the floating ones."""
+    kept = []
+    for k, (p, t) in enumerate(zip(primals, tangents, strict=True)):
+        pt = type_of(p)[0]
+        if not is_float(pt):
+            if not _is_float0(t):
+                got = getattr(t, "dtype", type(t).__name__)
+                raise TypeError(
+                    f"{what}: primal {k} has dtype {pt.dtype.name}, so its tangent must have "
+                    f"dtype float0 (spmdc.float0, like jax.dtypes.float0), got {got}. "
+                    f"Pass np.zeros({pt.shape}, dtype=float0){where()}")
+            if tuple(np.shape(t)) != pt.shape:
+                raise ValueError(f"{what}: tangent {k} has shape {np.shape(t)}, but its primal "
+                                 f"has shape {pt.shape}{where()}")
+            continue
+        tt = type_of(t)[0]
+        if tt.shape != pt.shape:
+            raise ValueError(f"{what}: tangent {k} has shape {tt.shape}, but its primal has "
+                             f"shape {pt.shape}; tangents must match the primals{where()}")
+        if tt.dtype != pt.dtype:
+            raise TypeError(f"{what}: primal and tangent {k} do not match: the primal has "
+                            f"dtype {pt.dtype.name} and the tangent {tt.dtype.name}; give the "
+                            f"tangent the primal's dtype{where()}")
+        kept.append(t)
+    return kept
+
+
+def _trace_jvp(fun: Callable[..., Any], name: str, primals: Sequence[Any]) -> tuple[Func, list[bool], list[Any], Any, list[Any],
+                                              list[bool], set[Any]]:
+    """Trace ``fun(*primals)`` and run the forward pass over it, a tangent for every
+    floating point leaf. Returns (jvp Func, out weak flags, captured values, out treedef,
+    primal leaves, which outputs are floats, the jvp Func's tangent Vars)."""
+    func, out_weak, captured, out_tree, leaves = trace_pytree(fun, tuple(primals), {}, name)
+    tangent_in = [is_float(type_of(v)[0]) for v in leaves] + [False] * len(captured)
+    float_out = [is_float(t) for t in func.out_types]
+    tangent_vars: set[Any] = set()
+    jf = run_pass("jvp", jvp_func, func, tangent_in, float_out, tangent_vars)
+    return jf, out_weak, captured, out_tree, leaves, float_out, tangent_vars
+
+
+def _jvp_core(fun: Callable[..., Any], name: str, primals: tuple[Any, ...],
+              float_tangents: list[Any]) -> tuple[Any, list[Any]]:
+    """(primal outputs as a pytree, tangents of the floating point output leaves)."""
+    jf, out_weak, captured, out_tree, leaves, float_out, _ = _trace_jvp(fun, name, primals)
+    jf = run_pass("cleanup", cleanup, jf)
+    tangent_weak = [w for w, f in zip(out_weak, float_out, strict=True) if f]
+    outs = apply_func(jf, [*leaves, *captured, *float_tangents], [*out_weak, *tangent_weak])
+    n = len(out_weak)
+    return tree_unflatten(out_tree, outs[:n]), outs[n:]
+
+
+# One compiled program per (function, has_aux) at top level, kept while the function lives
+# (the program reaches the function through a weak reference, so it does not keep it).
+_top_level_jvp: weakref.WeakKeyDictionary[Any, dict[bool, Jitted]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _run_jvp(fun: Callable[..., Any], has_aux: bool, primals: tuple[Any, ...],
+             float_tangents: list[Any]) -> tuple[Any, list[Any]]:
+    name = _fun_name(fun)
+    if current_trace() is not None:
+        return _jvp_core(_aux_split(fun) if has_aux else fun, name, primals, float_tangents)
+    try:
+        per_fun = _top_level_jvp.setdefault(fun, {})
+        ref: Callable[[], Any] = weakref.ref(fun)
+    except TypeError:                     # not weakly referenceable: compile per call
+        per_fun, ref = {}, lambda: fun
+    jitted = per_fun.get(has_aux)
+    if jitted is None:
+        def jvp_program(primals_: tuple[Any, ...], tangents_: list[Any]) -> Any:
+            target = ref()
+            return _jvp_core(_aux_split(target) if has_aux else target, name, primals_,
+                             tangents_)
+        jvp_program.__name__ = jvp_program.__qualname__ = name
+        jitted = per_fun[has_aux] = Jitted(jvp_program)
+    return jitted(primals, float_tangents)
+
+
+def _with_float0(out: Any, float_tangents: list[Any]) -> Any:
+    """The tangent pytree of ``out``: the computed tangents where leaves are floats,
+    float0 zeros elsewhere (Note [integer tangents])."""
+    leaves, tree = tree_flatten(out)
+    it = iter(float_tangents)
+    full = [next(it) if is_float(type_of(v)[0]) else _float0_zeros(type_of(v)[0])
+            for v in leaves]
+    return tree_unflatten(tree, full)
+
+
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> Any:
+    """``(fun(*primals), J tangents)``: the value and the Jacobian-vector product, by
+    forward mode; with ``has_aux`` also ``fun``'s auxiliary output."""
+    _callable(fun, "jvp")
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples or lists, with one entry "
+                        "per positional argument of the function, e.g. jvp(f, (x,), (v,)); "
+                        f"got {type(primals).__name__} and {type(tangents).__name__}")
+    if len(primals) != len(tangents):
+        raise TypeError(f"jvp: {len(primals)} primals but {len(tangents)} tangents; give one "
+                        "tangent per primal")
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError(f"jvp: primal and tangent arguments must have the same tree "
+                        f"structure; got {p_tree} and {t_tree}")
+    float_tangents = _check_tangents(p_leaves, t_leaves, "jvp")
+    out, tangents_out = _run_jvp(fun, has_aux, tuple(primals), float_tangents)
+    if has_aux:
+        main, aux = out
+        return main, _with_float0(main, tangents_out[:_n_float(main)]), aux
+    return out, _with_float0(out, tangents_out)
+
+
+def _n_float(tree: Any) -> int:
+    return sum(is_float(type_of(v)[0]) for v in tree_flatten(tree)[0])
+
+
+def _aux_split(fun: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fun)
+    def with_aux(*args: Any) -> Any:
+        out = fun(*args)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError("has_aux=True expects the function to return a pair (output, aux), "
+                            f"but it returned {type(out).__name__}{where()}")
+        return out[0], out[1]
+    return with_aux
+
+
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``.
+
+    The primal work happens once, here; ``f_jvp`` evaluates only the tangent half of the
+    JVP program on the saved residuals (compiled once, reusable)."""
+    _callable(fun, "linearize")
+    name = _fun_name(fun)
+    target = _aux_split(fun) if has_aux else fun
+    jf, out_weak, captured, out_tree, leaves, float_out, tangent_vars = _trace_jvp(
+        target, name, primals)
+    n_known = len(leaves) + len(captured)
+    n_out = len(out_weak)
+    known = [True] * n_known + [False] * (len(jf.inputs) - n_known)
+    unknown_out = [False] * n_out + [True] * (len(jf.outputs) - n_out)
+    known_func, linear_func, n_res = partial_eval(jf, known, tangent_vars, unknown_out)
+    known_func = run_pass("cleanup", cleanup, known_func)
+    linear_func = run_pass("cleanup", cleanup, linear_func)
+    tangent_weak = [w for w, f in zip(out_weak, float_out, strict=True) if f]
+    known_weak = [*out_weak, *([False] * n_res)]
+
+    def primal_program(*args: Any) -> list[Any]:
+        return apply_func(known_func, list(args), known_weak)
+
+    if current_trace() is None:
+        outs = Jitted(primal_program)(*leaves, *captured)
+    else:
+        outs = primal_program(*leaves, *captured)
+    out, residuals = tree_unflatten(out_tree, outs[:n_out]), outs[n_out:]
+    main = out[0] if has_aux else out
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+
+    def linear_program(residuals_: list[Any], tangents_: list[Any]) -> list[Any]:
+        return apply_func(linear_func, [*residuals_, *tangents_], tangent_weak)
+
+    linear_jitted = Jitted(linear_program)
+
+    def f_jvp(*tangents: Any) -> Any:
+        t_leaves, t_tree = tree_flatten(tuple(tangents))
+        if t_tree != p_tree:
+            raise TypeError(f"linearize: the linear function takes tangents shaped like the "
+                            f"primals, {p_tree}; got {t_tree}")
+        float_tangents = _check_tangents(p_leaves, t_leaves, "linearize")
+        run = linear_program if current_trace() is not None else linear_jitted
+        return _with_float0(main, run(residuals, float_tangents))
+
+    return (main, f_jvp, out[1]) if has_aux else (main, f_jvp)
+
+
+def _argnums(argnums: int | Sequence[int], nargs: int, what: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for i in nums:
+        if not -nargs <= i < nargs:
+            raise ValueError(f"{what}: argnums={argnums} is out of range for a function "
+                             f"called with {nargs} positional arguments{where()}")
+    return tuple(i % nargs for i in nums)
+
+
+def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False) -> Callable[..., Any]:
+    """The Jacobian by forward mode: ``vmap`` of ``jvp`` over the standard basis of the
+    inputs, so the cost grows with the number of inputs, not outputs."""
+    from .. import numpy as jnp
+    from .vmap import vmap
+    _callable(fun, "jacfwd")
+    if holomorphic:
+        raise NotImplementedError("jacfwd: holomorphic=True is not supported; differentiate "
+                                  "real-valued functions, or use jvp directly")
+
+    def jac_fn(*args: Any) -> Any:
+        nums = _argnums(argnums, len(args), "jacfwd")
+        diff = tuple(args[i] for i in nums)
+        d_leaves, d_tree = tree_flatten(diff)
+        for leaf in d_leaves:
+            t = type_of(leaf)[0]
+            if t.dtype.kind != "f" and t.dtype.name != "bfloat16":
+                raise TypeError(f"jacfwd requires real-valued (floating point) inputs, but got "
+                                f"{t.dtype.name}. For integer or complex inputs use jvp "
+                                f"directly{where()}")
+        types = [type_of(v)[0] for v in d_leaves]
+        sizes = [int(np.prod(t.shape)) for t in types]
+        total = sum(sizes)
+
+        def partial_fun(*d: Any) -> Any:
+            full = list(args)
+            for i, x in zip(nums, d, strict=True):
+                full[i] = x
+            return fun(*full)
+
+        # basis[k] for leaf k: (total, *shape), the rows of the identity for its entries.
+        offsets = np.cumsum([0, *sizes])
+        basis = [jnp.reshape(jnp.eye(total, dtype=t.dtype)[:, offsets[k]:offsets[k + 1]],
+                             (total, *t.shape)) for k, t in enumerate(types)]
+
+        out_info: list[Any] = []          # (out treedef, out leaf types), from the trace
+
+        def push(*basis_leaves: Any) -> Any:
+            tangents = tree_unflatten(d_tree, list(basis_leaves))
+            res = jvp(partial_fun, diff, tangents, has_aux=has_aux)
+            out_leaves, out_tree = tree_flatten(res[0])
+            out_info[:] = [out_tree, [type_of(v)[0] for v in out_leaves]]
+            floats = [t for t in tree_flatten(res[1])[0] if not _is_float0(t)]
+            return (floats, res[2]) if has_aux else floats
+
+        if has_aux:
+            cols, aux = vmap(push, out_axes=(0, None))(*basis)
+        else:
+            cols = vmap(push)(*basis)
+        out_tree, out_types = out_info
+        cols_iter = iter(cols)
+        jacs = []
+        for ot in out_types:
+            if not is_float(ot):                            # an integer output: zeros
+                jacs.append([jnp.zeros((*ot.shape, *t.shape), dtype=ot.dtype) for t in types])
+                continue
+            col = jnp.moveaxis(next(cols_iter), 0, -1)      # (*out_shape, total)
+            jacs.append([jnp.reshape(col[..., offsets[k]:offsets[k + 1]], (*ot.shape, *t.shape))
+                         for k, t in enumerate(types)])
+        per_out = [tree_unflatten(d_tree, j) for j in jacs]
+        if isinstance(argnums, int):
+            per_out = [p[0] for p in per_out]
+        result = tree_unflatten(out_tree, per_out)
+        return (result, aux) if has_aux else result
+
+    return functools.wraps(fun)(jac_fn)
+
+
+def linear_transpose(fun: Callable[..., Any], *primals: Any,
+                     reduce_axes: Sequence[Any] = ()) -> Callable[..., Any]:
+    """The transpose of the linear function ``fun`` at the types of ``primals`` (values
+    or anything with ``.shape`` and ``.dtype``): ``f_t(ct)`` returns a tuple with one
+    cotangent per primal. Raises TypeError if ``fun`` is not linear."""
+    _callable(fun, "linear_transpose")
+    if reduce_axes:
+        raise NotImplementedError("linear_transpose: reduce_axes is not supported (JAX "
+                                  "deprecated it); leave it empty")
+    name = _fun_name(fun)
+    examples = tuple(_example(p) for p in primals)
+    p_leaves, p_tree = tree_flatten(examples)
+    for leaf in p_leaves:
+        if not is_float(type_of(leaf)[0]):
+            raise TypeError(f"linear_transpose: primals must be floating point, got "
+                            f"{type_of(leaf)[0].dtype.name}")
+    func, _, captured, out_tree, leaves = trace_pytree(fun, examples, {}, name)
+    n_in, n_out = len(leaves), len(func.outputs)
+    transposed = run_pass("grad", vjp_func, func, [True] * n_in + [False] * len(captured))
+    transposed = Func(transposed.name, transposed.inputs, transposed.eqns,
+                      transposed.outputs[n_out:])
+    transposed = run_pass("cleanup", cleanup, transposed)
+    used = {a for e in transposed.eqns for a in e.inputs} | set(transposed.outputs)
+    if any(v in used for v in transposed.inputs[:n_in]):
+        raise TypeError(f"linear_transpose: {name} is not linear in its inputs (its "
+                        "transpose would depend on the point); only linear functions have "
+                        "a transpose")
+    out_types = func.out_types
+
+    def transpose_program(captured_: list[Any], cts: list[Any]) -> tuple[Any, ...]:
+        zeros = [np.zeros(t.shape, t.dtype) for t in func.in_types[:n_in]]
+        outs = apply_func(transposed, [*zeros, *captured_, *cts], [False] * n_in)
+        return tree_unflatten(p_tree, outs)
+
+    jitted = Jitted(transpose_program)
+
+    def transpose_fn(ct: Any) -> tuple[Any, ...]:
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise TypeError(f"linear_transpose: the cotangent has structure {ct_tree}, but "
+                            f"{name} returns {out_tree}")
+        for c, t in zip(ct_leaves, out_types, strict=True):
+            ct_type = type_of(c)[0]
+            if ct_type.shape != t.shape or ct_type.dtype != t.dtype:
+                raise TypeError(f"linear_transpose: cotangent of type {ct_type} for an output "
+                                f"of type {t}; they must match")
+        run = transpose_program if current_trace() is not None else jitted
+        return run(list(captured), ct_leaves)
+
+    return transpose_fn
+
+
+def _example(p: Any) -> Any:
+    """A value of ``p``'s type (``p`` may be a ShapeDtypeStruct-like description)."""
+    leaves, tree = tree_flatten(p)
+    made = [np.zeros(v.shape, v.dtype) if not isinstance(v, (np.ndarray, np.generic))
+            and hasattr(v, "shape") and hasattr(v, "dtype") and not hasattr(v, "type")
+            else v for v in leaves]
+    return tree_unflatten(tree, made)
