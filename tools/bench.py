@@ -18,6 +18,9 @@ Workloads (issue 7):
   W5  per-example gradients: ``jit(vmap(grad(loss), in_axes=(None, 0, 0)))``, batch 128
       (MLP 64-128-128-10).
   W6  pmap dispatch latency: ``x * 2`` on 8 devices, device-resident input [8, 4].
+  W7  a tall Jacobian (issue 14): ``jit(jacfwd(f))`` and ``jit(jacrev(f))`` of
+      f: R^10 -> R^1000, ``tanh(W x) * sin(V x)``, steady state. Forward mode pushes 10
+      tangents, reverse mode pulls 1000 cotangents: the report gives jacrev / jacfwd.
 
 Usage: tools/bench.py [--reps N] [--only W1,W6] [--quick] [--no-jax] [--json PATH]
 """
@@ -47,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import spmdc  # noqa: E402
 
 N_DEVICES = 8
-TARGETS = {"W1": 1.5, "W2": 0.5, "W3": 1.0, "W4": 1.05, "W5": 1.05, "W6": 1.0}
+TARGETS = {"W1": 1.5, "W2": 0.5, "W3": 1.0, "W4": 1.05, "W5": 1.05, "W6": 1.0, "W7": 1.5}
 LINEARITY_TARGET = 1.3        # per-op trace+lower cost at K=4000 over that at K=1000
 
 
@@ -213,6 +216,21 @@ def w6(lib: Any, quick: bool) -> Runner:
     return per_call(lambda: f(x), block_tree(lib), 100 if quick else 500)
 
 
+def w7(mode: str) -> Callable[[Any, bool], Runner]:
+    def make(lib: Any, quick: bool) -> Runner:
+        jnp = lib.numpy
+        rng = np.random.default_rng(0)
+        w, v = (lib.device_put(rng.normal(size=(1000, 10)).astype(np.float32) / 3)
+                for _ in range(2))
+
+        def f(x):
+            return jnp.tanh(w @ x) * jnp.sin(v @ x)
+        jac = lib.jit(lib.jacfwd(f) if mode == "jacfwd" else lib.jacrev(f))
+        x = lib.device_put(rng.normal(size=10).astype(np.float32))
+        return per_call(lambda: jac(x), block_tree(lib), 5 if quick else 20)
+    return make
+
+
 @dataclass
 class Case:
     workload: str
@@ -234,6 +252,8 @@ def cases() -> list[Case]:
             Case("W4", "pmap SGD step 8x32 MLP 64-128-128-10", w4, 15),
             Case("W5", "jit(vmap(grad)) per-example b128 MLP 64-128-128-10", w5, 15),
             Case("W6", "pmap dispatch x*2 [8,4]", w6, 30)]
+    out += [Case("W7", f"jit({mode}) tall Jacobian R^10 -> R^1000", w7(mode), 15,
+                 extra={"mode": mode}) for mode in ("jacfwd", "jacrev")]
     return out
 
 
@@ -353,6 +373,10 @@ def main(argv: list[str] | None = None) -> int:
         results.append(result)
         print_row(result)
     lin = linearity(results)
+    tall = {r["mode"]: r["spmdc"]["median"] for r in results if r["workload"] == "W7"}
+    if len(tall) == 2:
+        print(f"W7  spmdc jacrev / jacfwd on the tall Jacobian: "
+              f"{tall['jacrev'] / tall['jacfwd']:.1f}x")
 
     import jaxlib
     report = {
@@ -361,7 +385,9 @@ def main(argv: list[str] | None = None) -> int:
                  "cpus": os.cpu_count(), "jaxlib": jaxlib.__version__,
                  "jax": jax.__version__ if jax else None, "quick": args.quick,
                  "reps_scale": args.reps, "argv": sys.argv[1:]},
-        "results": results, "linearity": lin}
+        "results": results, "linearity": lin,
+        "tall_jacobian_jacrev_over_jacfwd": (tall["jacrev"] / tall["jacfwd"]
+                                             if len(tall) == 2 else None)}
     with open(args.json, "w") as fh:
         json.dump(report, fh, indent=1)
     print(f"wrote {args.json}")

@@ -32,7 +32,7 @@ from ..compiler.passes.autodiff import is_float, vjp_func
 from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.forward import jvp_func, partial_eval
 from ..core.tracing import apply_func, current_trace, type_of, where
-from ..core.tree import tree_flatten, tree_structure, tree_unflatten
+from ..core.tree import tree_flatten, tree_unflatten
 from .jit import Jitted, _fun_name, trace_pytree
 
 __all__ = ["jvp", "linearize", "jacfwd", "linear_transpose", "float0"]
@@ -82,8 +82,8 @@ def _check_tangents(primals: list[Any], tangents: list[Any], what: str) -> list[
     return kept
 
 
-def _trace_jvp(fun: Callable[..., Any], name: str, primals: Sequence[Any]) -> tuple[Func, list[bool], list[Any], Any, list[Any],
-                                              list[bool], set[Any]]:
+def _trace_jvp(fun: Callable[..., Any], name: str, primals: Sequence[Any]
+               ) -> tuple[Func, list[bool], list[Any], Any, list[Any], list[bool], set[Any]]:
     """Trace ``fun(*primals)`` and run the forward pass over it, a tangent for every
     floating point leaf. Returns (jvp Func, out weak flags, captured values, out treedef,
     primal leaves, which outputs are floats, the jvp Func's tangent Vars)."""

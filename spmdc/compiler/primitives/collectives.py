@@ -37,8 +37,8 @@ import numpy as np
 
 from ..ir import TensorType
 from ..passes.autodiff import nondifferentiable, vjp_rules
-from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.collectives import replica_groups, varying_rules
+from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.vmap import always_rewrite, batch_rules
 from ..stablehlo import hlo, ir, lower_rules, mlir_type
 from . import collectives_batching as batching

@@ -10,8 +10,9 @@
 
 Every sub-Func is closed (the frontend's closure conversion made captured values explicit
 consts), so passes treat an equation as a unit and recurse into its params. The rules:
-batching vmaps the sub-Funcs (Note [batched control flow]); the VJP of cond is a cond
-over the branches' VJPs; while has no VJP (Note [while has no VJP]); under pmap the
+batching vmaps the sub-Funcs (Note [batched control flow]); the JVP of each is the same
+construct over its sub-Funcs' JVPs, tangents carried beside the primals (so forward mode
+works through while loops too); the VJP of cond is a cond over the branches' VJPs; while has no VJP (Note [while has no VJP]); under pmap the
 replication rules reject collectives that would deadlock (Note [collectives under
 divergent control flow]).
 """
@@ -25,9 +26,9 @@ from ..builder import Builder, lit
 from ..interpreter import evaluate
 from ..ir import Func, TensorType, Var
 from ..passes.autodiff import is_float, vjp_func, vjp_rules
-from ..passes.forward import instantiate, jvp_func, jvp_rules, tangent_types
 from ..passes.cleanup import dce
 from ..passes.collectives import collective_axes, control_varying_rules, varying_axes
+from ..passes.forward import instantiate, jvp_func, jvp_rules, tangent_types
 from ..passes.vmap import (
     BatchAxis,
     always_rewrite,

@@ -18,9 +18,9 @@ from ..builder import Builder, lit
 from ..interpreter import evaluate
 from ..ir import Eqn, Func, TensorType, Var
 from ..passes.autodiff import is_float, vjp_func, vjp_rules, zeros
-from ..passes.forward import instantiate, jvp_func, jvp_rules, tangent_types
 from ..passes.cleanup import dce
 from ..passes.collectives import control_varying_rules, varying_axes
+from ..passes.forward import instantiate, jvp_func, jvp_rules, tangent_types
 from ..passes.vmap import always_rewrite, batch_rules, batch_to_front, move_axis
 from ..stablehlo import lower_rules
 from .control_flow import (
