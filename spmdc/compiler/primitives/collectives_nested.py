@@ -26,6 +26,7 @@ import numpy as np
 from ..builder import lit
 from ..ir import TensorType
 from ..passes.autodiff import vjp_rules, zeros
+from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.vmap import batch_rules
 from ..stablehlo import lower_rules
 from .collectives import _check_axes, transpose_note
@@ -55,6 +56,7 @@ nested_pmap_in_p = declare("nested_pmap_in", _marker_rule("nested_pmap_in"), _id
 batch_rules[nested_pmap_in_p] = _marker_batch(nested_pmap_in_p)
 vjp_rules[nested_pmap_in_p] = lambda b, ct, x, *, axes, axis_sizes: [   # Note [nested pmap]
     b.psum(ct, axes=axes, note=transpose_note("nested_pmap_in"))]
+jvp_rules[nested_pmap_in_p] = linear_jvp(nested_pmap_in_p)       # identities: so are tangents
 lower_rules[nested_pmap_in_p] = lambda ctx, eqn, x: x
 
 
@@ -66,4 +68,5 @@ def _nested_out_vjp(b, ct, y, *, axes, axis_sizes):
 nested_pmap_out_p = declare("nested_pmap_out", _marker_rule("nested_pmap_out"), _identity)
 batch_rules[nested_pmap_out_p] = _marker_batch(nested_pmap_out_p)
 vjp_rules[nested_pmap_out_p] = _nested_out_vjp                           # Note [nested pmap]
+jvp_rules[nested_pmap_out_p] = linear_jvp(nested_pmap_out_p)
 lower_rules[nested_pmap_out_p] = lambda ctx, eqn, x: x

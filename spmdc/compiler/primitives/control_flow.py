@@ -12,9 +12,9 @@ Every sub-Func is closed (the frontend's closure conversion made captured values
 consts), so passes treat an equation as a unit and recurse into its params. The rules:
 batching vmaps the sub-Funcs (Note [batched control flow]); the JVP of each is the same
 construct over its sub-Funcs' JVPs, tangents carried beside the primals (so forward mode
-works through while loops too); the VJP of cond is a cond over the branches' VJPs; while has no VJP (Note [while has no VJP]); under pmap the
-replication rules reject collectives that would deadlock (Note [collectives under
-divergent control flow]).
+works through while loops too); the VJP of cond is a cond over the branches' VJPs;
+while has no VJP (Note [while has no VJP]); under pmap the replication rules reject
+collectives that would deadlock (Note [collectives under divergent control flow]).
 """
 from __future__ import annotations
 
