@@ -27,6 +27,7 @@ from .core.tracing import (  # noqa: E402
                            UnexpectedTracerError,
 )
 from .runtime.array import Array  # noqa: E402
+from .transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
 from .transforms.forward import float0, jacfwd, jvp, linear_transpose, linearize  # noqa: E402
 from .transforms.grad import grad, hessian, jacobian, jacrev, value_and_grad, vjp  # noqa: E402
 from .transforms.jit import jit, make_ir  # noqa: E402
@@ -46,4 +47,4 @@ __all__ = ["Array", "jit", "make_ir", "devices", "local_devices", "device_count"
            "lax", "tree_util", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "pmap", "vmap", "grad", "value_and_grad", "vjp",
            "jacrev", "jacobian", "hessian", "jvp", "linearize", "jacfwd", "linear_transpose",
-           "float0"]
+           "float0", "custom_jvp", "custom_vjp"]

@@ -210,6 +210,8 @@ def _format_param(v: Any, indent: str) -> str:
         return repr(v)
     if v is None or isinstance(v, bool | int | float | complex | np.number | np.bool_):
         return _format_scalar(v) if v is not None else "None"
+    if hasattr(v, "ir_text"):           # e.g. a custom derivative rule, traced on demand
+        return v.ir_text()
     raise IRError(f"cannot print parameter value {v!r} of type {type(v).__name__}")
 
 

@@ -1,0 +1,274 @@
+"""Functions with user-defined derivative rules: ``custom_jvp_call`` and ``custom_vjp_call``.
+
+    custom_jvp_call(*args, *consts)   {call, jvp, num_consts, symbolic_zeros}
+    custom_vjp_call(*args, *consts)   {call, fwd, bwd, num_consts}
+
+``call`` is the function itself, traced to a Func when it is called:
+``call(*args, *consts) -> outs``, ``consts`` being the values it closes over. The rules are
+the user's rule functions traced to Funcs *on demand*, when a transformation reaches the
+equation (a rule may call the function it belongs to, as JAX's examples do: tracing it at
+the call would recurse). ``jvp``, ``fwd`` and ``bwd`` are objects with ``get(key) ->
+Func`` (the frontend's, transforms/custom_derivatives.py) and ``ir_text()`` for dumps:
+
+- ``jvp.get(mask)``: ``(*args, *tangents) -> (*outs, *tangent outs)``, one tangent per
+  argument of ``mask`` (a tuple of bools over the floating point arguments), one tangent
+  output per floating point output. Without ``symbolic_zeros`` the mask is always full
+  and absent tangents are zeros (Note [symbolic zeros in custom rules]).
+- ``fwd.get(None)``: ``(*args) -> (*outs, *residuals)``; ``bwd.get(None)``:
+  ``(*residuals, *cotangents of outs) -> (one cotangent per floating point argument)``.
+
+Evaluating, lowering and the collectives pass see only ``call``: the rules matter to the
+transformations. ``vmap`` batches ``call`` and wraps the rules so that they are batched
+when traced (outputs batched at dimension 0); the forward pass inlines the JVP rule
+(forward mode over ``custom_vjp_call`` is an error, as in JAX); the autodiff pass inlines
+``fwd`` and ``bwd``, and for ``custom_jvp_call`` the transpose of the JVP rule's tangent
+part (the VJP of a linear function is its transpose). Either way the derivative program
+holds the rule's equations, which higher-order derivatives differentiate as ordinary code.
+
+Note [symbolic zeros in custom rules]).
+- ``fwd``: ``(*args, *consts) -> (*outs, *residuals)``;
+  ``bwd``: ``(*residuals, *cotangents of outs, *consts) -> (one cotangent per floating
+  point argument not marked nondiff)``.
+
+Evaluating, lowering and the collectives pass see only ``call``: the rules matter to the
+transformations. ``vmap`` batches every Func (outputs batched at dimension 0); the forward
+pass inlines the JVP rule (forward mode over ``custom_vjp_call`` is an error, as in JAX);
+the autodiff pass inlines ``fwd`` and ``bwd``, and for ``custom_jvp_call`` the transpose of
+the JVP rule's tangent part (the VJP of a linear function is its transpose). Either way
+the derivative program holds the rule's equations, which higher-order derivatives then
+differentiate as ordinary code.
+
+Note [symbolic zeros in custom rules]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Which tangents are zero is known when the forward pass reaches the equation: with
+``symbolic_zeros=True`` it asks for the rule traced for exactly the arguments whose
+tangents are not symbolic zeros (the user's rule sees ``SymbolicZero`` for the others and
+may skip their work); without, it asks for the full mask and passes zeros.
+
+Note [differentiating closed-over values]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A custom rule says how the function depends on its explicit arguments only. Values it
+closes over (the ``consts``) are therefore not differentiated: a tangent or cotangent that
+reaches one is an error, as in JAX ("Detected differentiation of a custom_jvp function
+with respect to a closed-over value"). Pass such values as arguments instead.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..builder import Builder
+from ..interpreter import evaluate
+from ..ir import Func, TensorType
+from ..passes.autodiff import is_float, vjp_func, vjp_rules, zeros
+from ..passes.collectives import control_varying_rules, varying_axes
+from ..passes.forward import instantiate, jvp_rules
+from ..passes.vmap import BatchAxis, always_rewrite, batch_rules, vmap_func
+from ..stablehlo import lower_body, lower_rules
+from .core import ShapeError, declare
+
+__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "BatchedRule",
+           "ClosedOverDifferentiationError", "CustomVJPForwardModeError"]
+
+
+class ClosedOverDifferentiationError(TypeError):
+    """A derivative reached a value that a custom rule's function closes over."""
+
+
+class CustomVJPForwardModeError(TypeError):
+    """Forward mode (jvp, jacfwd, linearize) reached a custom_vjp function."""
+
+
+def _closed_over_error(kind: str, source: str | None) -> ClosedOverDifferentiationError:
+    where = f" (at {source})" if source else ""
+    return ClosedOverDifferentiationError(
+        f"Detected differentiation of a {kind} function with respect to a closed-over "
+        f"value{where}. That isn't supported because the custom rule only specifies how to "
+        f"differentiate the {kind} function with respect to its explicit arguments. Pass "
+        "the value as an argument of the function instead.")
+
+
+def _split(operands, num_consts):
+    n = len(operands) - num_consts
+    return list(operands[:n]), list(operands[n:])
+
+
+def _float_positions(types: Sequence[TensorType]) -> list[int]:
+    return [k for k, t in enumerate(types) if is_float(t)]
+
+
+def _check_consts(active, n_args: int, kind: str, source: str | None) -> None:
+    # See Note [differentiating closed-over values].
+    if active is not None and any(active[n_args:]):
+        raise _closed_over_error(kind, source)
+
+
+def _call_rule(*operands: TensorType, call: Func, num_consts: int, **rules):
+    if tuple(operands) != call.in_types:
+        raise ShapeError(f"custom derivative call: operands {operands} do not match the "
+                         f"function's inputs {call.in_types}")
+    return call.out_types
+
+
+def _call_impl(*operands, call, **params):
+    return tuple(evaluate(call, *operands))
+
+
+def _call_lowering(ctx, eqn, *operands):
+    return lower_body(ctx, eqn.params["call"], operands)
+
+
+def _call_varying(ins, *, call, **params):
+    return varying_axes(call, ins)
+
+
+class BatchedRule:
+    """A rule (``get(key) -> Func``) whose Funcs are batched when first asked for:
+    inputs at ``in_dims(key)``, every output at dimension 0, then ``finish`` applied."""
+
+    def __init__(self, inner, in_dims, axis: BatchAxis, finish=None):
+        self.inner, self.in_dims, self.axis, self.finish = inner, in_dims, axis, finish
+        self._cache: dict = {}
+
+    def get(self, key) -> Func:
+        if key not in self._cache:
+            func = self.inner.get(key)
+            func = vmap_func(func, list(self.in_dims(key)), self.axis, [0] * len(func.outputs))
+            self._cache[key] = self.finish(func) if self.finish else func
+        return self._cache[key]
+
+    def ir_text(self) -> str:
+        return f"vmap({self.inner.ir_text()}, size={self.axis.size})"
+
+
+# --- custom_jvp_call -------------------------------------------------------------------------
+
+def _custom_jvp_jvp(b, primals, tangents, *, call, jvp, num_consts, symbolic_zeros):
+    args, _ = _split(primals, num_consts)
+    t_args, t_consts = _split(tangents, num_consts)
+    if any(t is not None for t in t_consts):
+        raise _closed_over_error("custom_jvp", b.source)
+    diff = _float_positions([a.type for a in args])
+    mask = tuple(t_args[k] is not None for k in diff)
+    if not any(mask):
+        outs = b.bind(custom_jvp_call_p, *primals, call=call, jvp=jvp,
+                      num_consts=num_consts, symbolic_zeros=symbolic_zeros)
+        return list(outs), [None] * len(outs)
+    if symbolic_zeros:
+        given = [t_args[k] for k, m in zip(diff, mask, strict=True) if m]
+    else:
+        mask = (True,) * len(diff)
+        given = [instantiate(b, t_args[k], args[k]) for k in diff]
+    outs = b.inline(jvp.get(mask), [*args, *given])
+    n = len(call.outputs)
+    tangent_outs = iter(outs[n:])
+    return outs[:n], [next(tangent_outs) if is_float(t) else None for t in call.out_types]
+
+
+def _custom_jvp_vjp(b, ct, *operands, call, jvp, num_consts, symbolic_zeros, active=None):
+    # The tangent part of the JVP rule is linear in the tangents; its transpose (the VJP
+    # with respect to the tangents, at zero tangents) pulls the cotangents back.
+    args, _ = _split(operands, num_consts)
+    _check_consts(active, len(args), "custom_jvp", b.source)
+    diff = _float_positions([a.type for a in args])
+    cts = ct if isinstance(ct, tuple) else (ct,)
+    seeded_cts = [c for c, t in zip(cts, call.out_types, strict=True) if is_float(t)]
+    if not diff or all(c is None for c in seeded_cts):
+        return [None] * len(operands)
+    rule = jvp.get((True,) * len(diff))
+    n_args, n_diff, n_out = len(args), len(diff), len(call.outputs)
+    wrt = [False] * n_args + [True] * n_diff
+    seeded = [False] * n_out + [c is not None for c in seeded_cts]
+    transposed = vjp_func(rule, wrt, seeded)
+    tangents = [zeros(b, args[k].type) for k in diff]
+    outs = b.inline(transposed, [*args, *tangents, *(c for c in seeded_cts if c is not None)])
+    by_position = dict(zip(diff, outs[len(rule.outputs):], strict=True))
+    return [by_position.get(k) for k in range(n_args)] + [None] * num_consts
+
+
+def _custom_jvp_batch(b, axis, operands, dims, *, call, jvp, num_consts, symbolic_zeros):
+    arg_dims, _ = _split(dims, num_consts)
+    diff = _float_positions(call.in_types[:len(arg_dims)])
+
+    def in_dims(mask):
+        return [*arg_dims, *(arg_dims[k] for k, m in zip(diff, mask, strict=True) if m)]
+
+    outs = b.bind(custom_jvp_call_p, *operands,
+                  call=vmap_func(call, list(dims), axis, [0] * len(call.outputs)),
+                  jvp=BatchedRule(jvp, in_dims, axis), num_consts=num_consts,
+                  symbolic_zeros=symbolic_zeros)
+    return list(outs), [0] * len(outs)
+
+
+custom_jvp_call_p = declare("custom_jvp_call", _call_rule, _call_impl, multiple_results=True)
+batch_rules[custom_jvp_call_p] = _custom_jvp_batch
+jvp_rules[custom_jvp_call_p] = _custom_jvp_jvp
+vjp_rules[custom_jvp_call_p] = _custom_jvp_vjp
+lower_rules[custom_jvp_call_p] = _call_lowering
+control_varying_rules[custom_jvp_call_p] = _call_varying
+always_rewrite.add(custom_jvp_call_p)     # the function may use the vmapped axis name
+
+
+# --- custom_vjp_call -------------------------------------------------------------------------
+
+def _custom_vjp_jvp(b, primals, tangents, **params):
+    where = f" (at {b.source})" if b.source else ""
+    raise CustomVJPForwardModeError(
+        f"can't apply forward-mode autodiff (jvp) to a custom_vjp function{where}: its rule "
+        "gives reverse mode only. Use grad/vjp/jacrev, or define the function with "
+        "custom_jvp instead.")
+
+
+def _custom_vjp_vjp(b, ct, *operands, call, fwd, bwd, num_consts, active=None):
+    args, _ = _split(operands, num_consts)
+    _check_consts(active, len(args), "custom_vjp", b.source)
+    diff = _float_positions([a.type for a in args])
+    cts = ct if isinstance(ct, tuple) else (ct,)
+    if not diff or all(c is None for c in cts):
+        return [None] * len(operands)
+    n_out = len(call.outputs)
+    forward = b.inline(fwd.get(None), args)
+    residuals = forward[n_out:]
+    cts = [instantiate(b, c, o) for c, o in zip(cts, forward[:n_out], strict=True)]
+    grads = b.inline(bwd.get(None), [*residuals, *cts])
+    by_position = dict(zip(diff, grads, strict=True))
+    return [by_position.get(k) for k in range(len(args))] + [None] * num_consts
+
+
+def _custom_vjp_batch(b, axis, operands, dims, *, call, fwd, bwd, num_consts):
+    arg_dims, _ = _split(dims, num_consts)
+    diff = _float_positions(call.in_types[:len(arg_dims)])
+    new_fwd = BatchedRule(fwd, lambda key: arg_dims, axis)
+    new_bwd = BatchedRule(bwd, lambda key: [0] * len(bwd.get(key).inputs), axis,
+                          lambda f: _cotangents_like(f, [arg_dims[k] for k in diff]))
+    outs = b.bind(custom_vjp_call_p, *operands,
+                  call=vmap_func(call, list(dims), axis, [0] * len(call.outputs)),
+                  fwd=new_fwd, bwd=new_bwd, num_consts=num_consts)
+    return list(outs), [0] * len(outs)
+
+
+def _cotangents_like(bwd: Func, arg_dims: Sequence[int | None]) -> Func:
+    """``bwd`` (outputs batched at 0) with each argument's cotangent batched like the
+    argument: moved to its dimension, or summed over the batch for an unbatched one (its
+    value is shared by every batch element, so its cotangent is their sum)."""
+    b = Builder(bwd.name)
+    outs = b.inline(bwd, [b.input(v.type) for v in bwd.inputs])
+    fixed = []
+    for o, d in zip(outs, arg_dims, strict=True):
+        if d is None:
+            fixed.append(b.reduce_sum(o, axes=(0,)))
+        elif d != 0:
+            perm = list(range(1, o.type.ndim))
+            perm.insert(d, 0)
+            fixed.append(b.transpose(o, permutation=tuple(perm)))
+        else:
+            fixed.append(o)
+    return b.build(fixed)
+
+
+custom_vjp_call_p = declare("custom_vjp_call", _call_rule, _call_impl, multiple_results=True)
+batch_rules[custom_vjp_call_p] = _custom_vjp_batch
+jvp_rules[custom_vjp_call_p] = _custom_vjp_jvp
+vjp_rules[custom_vjp_call_p] = _custom_vjp_vjp
+lower_rules[custom_vjp_call_p] = _call_lowering
+control_varying_rules[custom_vjp_call_p] = _call_varying
+always_rewrite.add(custom_vjp_call_p)

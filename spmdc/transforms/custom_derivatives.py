@@ -1,0 +1,430 @@
+"""custom_jvp and custom_vjp: functions whose derivatives the user defines.
+
+Calling a decorated function under a trace traces the function to a Func and emits one
+``custom_jvp_call`` / ``custom_vjp_call`` equation (compiler/primitives/
+custom_derivatives.py) whose params hold it and the rules; ``spmdc dump`` shows the call
+in the traced stage and the rule's equations after ``grad``. The rules are traced when a
+transformation first needs them (``_Rule``), once per argument types (and, for
+``symbolic_zeros``, per set of nonzero tangents). Outside any trace (plain eager use) the
+function just runs. Arguments in ``nondiff_argnums`` are static Python values (functions,
+numbers, ...) that are not differentiated; they reach the rules first, as in JAX.
+
+Values the function closes over become explicit inputs of the equation; a derivative
+that reaches one is an error (Note [differentiating closed-over values]). The rules may
+close over Python scalars, functions and the like but not over arrays or traced values:
+they are traced later, where those values are out of reach (pass them as arguments).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compiler.builder import Builder, lit
+from ..compiler.ir import Func, TensorType
+from ..compiler.passes.autodiff import is_float
+from ..compiler.primitives.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from ..core.tracing import Tracer, bind, current_trace, trace_function, type_of, where
+from ..core.tree import tree_flatten, tree_structure, tree_unflatten
+from .forward import float0
+
+__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero"]
+
+
+class SymbolicZero:
+    """A tangent known to be zero (``symbolic_zeros=True`` rules see these): it has the
+    shape and dtype of the primal it stands for."""
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype):
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+
+    @property
+    def aval(self) -> TensorType:
+        return TensorType(self.shape, self.dtype)
+
+    def __repr__(self) -> str:
+        return f"SymbolicZero({self.aval})"
+
+
+def _positional(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                what: str) -> tuple[Any, ...]:
+    """Keyword arguments resolved to positions, as JAX does for custom functions."""
+    if not kwargs:
+        return args
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{what}: cannot bind the arguments of {_name(fun)}: {e}") from None
+    bound.apply_defaults()
+    return tuple(bound.args) + tuple(bound.kwargs.values())
+
+
+def _name(fun: Any) -> str:
+    name = getattr(fun, "__name__", None) or type(fun).__name__
+    return name if name.isidentifier() else "f"
+
+
+def _nondiff(argnums: Sequence[int], nargs: int, what: str) -> tuple[int, ...]:
+    out = []
+    for i in argnums:
+        if not -nargs <= i < nargs:
+            raise ValueError(f"{what}: nondiff_argnums={tuple(argnums)} is out of range for a "
+                             f"call with {nargs} positional arguments{where()}")
+        out.append(i % nargs)
+    return tuple(sorted(set(out)))
+
+
+class _Args:
+    """The call's arguments split into the differentiable ones (flattened: the operands)
+    and the nondiff ones (kept as Python values)."""
+
+    def __init__(self, args: tuple[Any, ...], nondiff: tuple[int, ...]):
+        self.args, self.nondiff = args, nondiff
+        self.diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
+        self.leaves, self.tree = tree_flatten(self.diff)
+        sigs = [type_of(v) for v in self.leaves]
+        self.types = [t for t, _ in sigs]
+        self.weak = [w for _, w in sigs]
+        self.float = [is_float(t) for t in self.types]
+        self.nondiff_values = tuple(args[i] for i in nondiff)
+
+    def full(self, diff: Sequence[Any]) -> list[Any]:
+        """All positional arguments, with ``diff`` in the differentiable positions."""
+        it = iter(diff)
+        return [self.args[i] if i in self.nondiff else next(it) for i in range(len(self.args))]
+
+
+class _Rule:
+    """A user's rule function, traced to a Func per key on first use (``get``)."""
+
+    def __init__(self, name: str, build: Callable[[Any], tuple[Callable[..., Any],
+                                                                 list[TensorType], list[bool]]]):
+        self.name, self._build = name, build
+        self._cache: dict[Any, Func] = {}
+
+    def get(self, key: Any) -> Func:
+        func = self._cache.get(key)
+        if func is None:
+            fn, types, weak = self._build(key)
+            func, _, captured = trace_function(fn, types, weak, self.name)
+            if captured:
+                func = _embed_constants(func, captured, self.name)
+            self._cache[key] = func
+        return func
+
+    def ir_text(self) -> str:
+        return f"@{self.name}"
+
+
+MAX_EMBEDDED_CONSTANT = 256
+"""The largest non-uniform array a rule may close over (it becomes equations)."""
+
+
+def _embed_constants(func: Func, captured: list[Any], name: str) -> Func:
+    """``func`` with its captured inputs (arrays the rule closed over, or made with
+    ``jnp.zeros`` and the like) built inside it from literals: a rule is traced where no
+    enclosing program can pass them. Traced values cannot be embedded: an error."""
+    b = Builder(func.name)
+    n = len(func.inputs) - len(captured)
+    inputs = [b.input(v.type) for v in func.inputs[:n]]
+    consts = []
+    for value, var in zip(captured, func.inputs[n:], strict=True):
+        if isinstance(value, Tracer):
+            raise TypeError(
+                f"the custom derivative rule {name} closes over a traced value of type "
+                f"{var.type}; rules are traced when a transformation needs them, where it "
+                "is out of reach. Pass it as an argument of the function instead")
+        array = np.asarray(value, var.type.dtype)
+        flat = array.reshape(-1)
+        if flat.size and not np.all(flat == flat[0]) and flat.size > MAX_EMBEDDED_CONSTANT:
+            raise TypeError(
+                f"the custom derivative rule {name} closes over an array of type {var.type}; "
+                f"rules are traced when a transformation needs them, so only small arrays "
+                f"(up to {MAX_EMBEDDED_CONSTANT} elements) can be built into them. Pass it "
+                "as an argument of the function instead")
+        consts.append(_constant(b, array, var.type))
+    outs = b.inline(func, [*inputs, *consts])
+    return b.build(outs)
+
+
+def _constant(b: Builder, array: np.ndarray, t: TensorType) -> Any:
+    flat = array.reshape(-1)
+    if flat.size == 0 or np.all(flat == flat[0]):
+        scalar = lit(flat[0] if flat.size else 0, t.dtype)
+        return b.broadcast_in_dim(scalar, shape=t.shape, broadcast_dimensions=())
+    pieces = [b.broadcast_in_dim(lit(v, t.dtype), shape=(1,), broadcast_dimensions=())
+              for v in flat]
+    return b.reshape(b.concatenate(*pieces, dimension=0), new_sizes=t.shape)
+
+
+def _check_like(what: str, got: Any, want_tree: Any, want_types: Sequence[TensorType],
+                name: str) -> list[Any]:
+    leaves, tree = tree_flatten(got)
+    if tree != want_tree:
+        raise TypeError(f"{what} of {name} must have the structure {want_tree}, got {tree}"
+                        f"{where()}")
+    for k, (v, t) in enumerate(zip(leaves, want_types, strict=True)):
+        if v is None or isinstance(v, SymbolicZero) or getattr(v, "dtype", None) == float0:
+            continue
+        got_t = type_of(v)[0]
+        if got_t.shape != t.shape:
+            raise TypeError(f"{what} of {name}: leaf {k} has shape {got_t.shape}, expected "
+                            f"{t.shape}{where()}")
+    return leaves
+
+
+def _zeros_for(leaves: list[Any], types: Sequence[TensorType]) -> list[Any]:
+    from .. import numpy as jnp
+    out = []
+    for v, t in zip(leaves, types, strict=True):
+        if v is None or isinstance(v, SymbolicZero) or getattr(v, "dtype", None) == float0:
+            out.append(jnp.zeros(t.shape, t.dtype))
+        else:
+            out.append(jnp.asarray(v).astype(t.dtype) if type_of(v)[0].dtype != t.dtype
+                       else v)
+    return out
+
+
+# --- custom_jvp ------------------------------------------------------------------------------
+
+class custom_jvp:  # noqa: N801  (JAX's name)
+    """A function with a user-defined JVP rule: ``f = custom_jvp(f)`` then
+    ``@f.defjvp def f_jvp(primals, tangents): return out, tangent_out``."""
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()):
+        if not callable(fun):
+            raise TypeError(f"custom_jvp expects a callable, got {type(fun).__name__}")
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
+
+    def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
+        """Define the JVP rule ``jvp(*nondiff_args, primals, tangents) -> (out, t_out)``."""
+        if not callable(jvp):
+            raise TypeError(f"defjvp expects a callable, got {type(jvp).__name__}")
+        self.jvp, self.symbolic_zeros = jvp, bool(symbolic_zeros)
+        return jvp
+
+    def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
+        """One rule per argument, ``jvp_k(t_k, out, *primals)`` (None: no dependence); the
+        output tangent is their sum."""
+        if self.nondiff_argnums:
+            raise TypeError("defjvps does not support nondiff_argnums; use defjvp")
+
+        def jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
+            if len(jvps) != len(primals):
+                raise TypeError(f"defjvps got {len(jvps)} rules for a function of "
+                                f"{len(primals)} arguments")
+            out = self.fun(*primals)
+            total = None
+            for rule, t in zip(jvps, tangents, strict=True):
+                if rule is None or isinstance(t, SymbolicZero):
+                    continue
+                term = rule(t, out, *primals)
+                total = term if total is None else _tree_add(total, term)
+            if total is None:
+                total = _tree_zeros(out)
+            return out, total
+        self.defjvp(jvp)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else functools.partial(self, obj)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        name = _name(self.fun)
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {name} using "
+                                 "defjvp.")
+        args = _positional(self.fun, args, kwargs, "custom_jvp")
+        if current_trace() is None:          # eager: nothing will differentiate it
+            return self.fun(*args)
+        nondiff = _nondiff(self.nondiff_argnums, len(args), "custom_jvp")
+        a = _Args(args, nondiff)
+        out_box: list[Any] = []
+
+        def call(tracers: list[Tracer]) -> list[Any]:
+            out = self.fun(*a.full(tree_unflatten(a.tree, tracers)))
+            leaves, tree = tree_flatten(out)
+            out_box[:] = [tree, [type_of(v)[0] for v in leaves]]
+            return leaves
+
+        call_func, out_weak, consts = trace_function(call, a.types, a.weak, name)
+        out_tree, out_types = out_box
+        diff = [k for k in range(len(a.leaves)) if a.float[k]]
+        float_out = [is_float(t) for t in out_types]
+
+        def build(mask: tuple[bool, ...]) -> tuple[Callable[..., Any], list[TensorType],
+                                                   list[bool]]:
+            return self._rule_fn(a, diff, mask, out_tree, out_types, float_out, name)
+
+        outs = bind(custom_jvp_call_p, *a.leaves, *consts, call=call_func,
+                    jvp=_Rule(self._rule_name(), build), num_consts=len(consts),
+                    symbolic_zeros=self.symbolic_zeros)
+        for o, w in zip(outs, out_weak, strict=True):
+            o.weak = w
+        return tree_unflatten(out_tree, outs)
+
+    def _rule_name(self) -> str:
+        return _name(self.jvp) if _name(self.jvp) != "jvp" else _name(self.fun) + "_jvp"
+
+    def _rule_fn(self, a: _Args, diff: list[int], mask: tuple[bool, ...], out_tree: Any,
+                 out_types: list[TensorType], float_out: list[bool], name: str) -> Any:
+        given = [k for k, m in zip(diff, mask, strict=True) if m]
+        n = len(a.leaves)
+
+        def rule(tracers: list[Tracer]) -> list[Any]:
+            primals, given_tangents = tracers[:n], dict(zip(given, tracers[n:], strict=True))
+            tangents: list[Any] = []
+            for k, t in enumerate(a.types):
+                if k in given_tangents:
+                    tangents.append(given_tangents[k])
+                elif a.float[k]:
+                    tangents.append(SymbolicZero(t.shape, t.dtype) if self.symbolic_zeros
+                                    else _zeros_for([None], [t])[0])
+                else:
+                    tangents.append(np.zeros(t.shape, float0))
+            p_tree = tree_unflatten(a.tree, primals)
+            t_tree = tree_unflatten(a.tree, tangents)
+            res = self.jvp(*a.nondiff_values, tuple(p_tree), tuple(t_tree))
+            if not (isinstance(res, (tuple, list)) and len(res) == 2):
+                raise TypeError(f"the custom_jvp rule of {name} must return a pair "
+                                f"(primal_out, tangent_out), got {type(res).__name__}{where()}")
+            p_out = _check_like("the primal output of the custom_jvp rule", res[0], out_tree,
+                                out_types, name)
+            t_out = _check_like("the tangent output of the custom_jvp rule", res[1], out_tree,
+                                out_types, name)
+            p_out = _zeros_for(p_out, out_types)
+            t_out = _zeros_for(t_out, out_types)
+            return [*p_out, *(t for t, f in zip(t_out, float_out, strict=True) if f)]
+
+        types = [*a.types, *(a.types[k] for k in given)]
+        weak = [*a.weak, *(a.weak[k] for k in given)]
+        return rule, types, weak
+
+
+def _tree_add(x: Any, y: Any) -> Any:
+    xs, tree = tree_flatten(x)
+    ys = tree_flatten(y)[0]
+    return tree_unflatten(tree, [p + q for p, q in zip(xs, ys, strict=True)])
+
+
+def _tree_zeros(x: Any) -> Any:
+    from .. import numpy as jnp
+    xs, tree = tree_flatten(x)
+    return tree_unflatten(tree, [jnp.zeros_like(v) for v in xs])
+
+
+# --- custom_vjp ------------------------------------------------------------------------------
+
+class custom_vjp:  # noqa: N801  (JAX's name)
+    """A function with a user-defined VJP: ``f = custom_vjp(f)`` then
+    ``f.defvjp(fwd, bwd)`` with ``fwd(*args) -> (out, residuals)`` and
+    ``bwd(*nondiff_args, residuals, ct) -> one cotangent per differentiable argument``."""
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()):
+        if not callable(fun):
+            raise TypeError(f"custom_vjp expects a callable, got {type(fun).__name__}")
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any],
+               symbolic_zeros: bool = False, optimize_remat: bool = False) -> None:
+        if not callable(fwd) or not callable(bwd):
+            raise TypeError("defvjp expects two callables, fwd and bwd")
+        if symbolic_zeros or optimize_remat:
+            raise NotImplementedError("custom_vjp.defvjp: symbolic_zeros and optimize_remat "
+                                      "are not supported; leave them False")
+        self.fwd, self.bwd = fwd, bwd
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else functools.partial(self, obj)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        name = _name(self.fun)
+        if self.fwd is None or self.bwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {name} using "
+                                 "defvjp.")
+        args = _positional(self.fun, args, kwargs, "custom_vjp")
+        if current_trace() is None:
+            return self.fun(*args)
+        nondiff = _nondiff(self.nondiff_argnums, len(args), "custom_vjp")
+        a = _Args(args, nondiff)
+        box: dict[str, Any] = {}
+
+        def call(tracers: list[Tracer]) -> list[Any]:
+            out = self.fun(*a.full(tree_unflatten(a.tree, tracers)))
+            leaves, tree = tree_flatten(out)
+            box["out"] = (tree, [type_of(v)[0] for v in leaves])
+            return leaves
+
+        call_func, out_weak, consts = trace_function(call, a.types, a.weak, name)
+        out_tree, out_types = box["out"]
+
+        def fwd(tracers: list[Tracer]) -> list[Any]:
+            res = self.fwd(*a.full(tree_unflatten(a.tree, tracers)))
+            if not (isinstance(res, (tuple, list)) and len(res) == 2):
+                raise TypeError(f"the custom_vjp fwd rule of {name} must return a pair "
+                                f"(output, residuals), got {type(res).__name__}{where()}")
+            out = _check_like("the output of the custom_vjp fwd rule", res[0], out_tree,
+                              out_types, name)
+            r_leaves, r_tree = tree_flatten(res[1])
+            box["res"] = (r_tree, [type_of(v) for v in r_leaves])
+            return [*_zeros_for(out, out_types), *r_leaves]
+
+        fwd_rule = _Rule(_name(self.fwd), lambda key: (fwd, a.types, a.weak))
+
+        def bwd(tracers: list[Tracer]) -> list[Any]:
+            r_tree, r_sigs = box["res"]
+            res = tree_unflatten(r_tree, tracers[:len(r_sigs)])
+            ct = tree_unflatten(out_tree, tracers[len(r_sigs):])
+            got = self.bwd(*a.nondiff_values, res, ct)
+            if not isinstance(got, (tuple, list)):
+                raise TypeError(f"the custom_vjp bwd rule of {name} must return a tuple with "
+                                f"one cotangent per differentiable argument, got "
+                                f"{type(got).__name__}{where()}")
+            if len(got) != len(a.diff):
+                raise TypeError(f"the custom_vjp bwd rule of {name} returned {len(got)} "
+                                f"cotangents for {len(a.diff)} differentiable arguments"
+                                f"{where()}")
+            leaves = _cotangent_leaves(tuple(got), a.tree, a.types, name)
+            return [v for k, v in enumerate(leaves) if a.float[k]]
+
+        def bwd_signature(key: Any) -> Any:
+            fwd_rule.get(None)                # the residuals' types come from fwd
+            r_sigs = box["res"][1]
+            return (bwd, [*(t for t, _ in r_sigs), *out_types],
+                    [*(w for _, w in r_sigs), *out_weak])
+
+        outs = bind(custom_vjp_call_p, *a.leaves, *consts, call=call_func, fwd=fwd_rule,
+                    bwd=_Rule(_name(self.bwd), bwd_signature), num_consts=len(consts))
+        for o, w in zip(outs, out_weak, strict=True):
+            o.weak = w
+        return tree_unflatten(out_tree, outs)
+
+
+def _cotangent_leaves(got: tuple[Any, ...], tree: Any, types: Sequence[TensorType],
+                      name: str) -> list[Any]:
+    """The bwd rule's cotangents flattened like the arguments; None (a whole argument or a
+    leaf) means zero."""
+    per_arg = tree_unflatten(tree, list(range(len(types))))  # positions, per argument
+    leaves: list[Any] = [None] * len(types)
+    for k, (g, positions) in enumerate(zip(got, per_arg, strict=True)):
+        pos_leaves, pos_tree = tree_flatten(positions)
+        if g is None:
+            continue
+        g_leaves, g_tree = tree_flatten(g, is_leaf=lambda x: x is None)
+        if g_tree != pos_tree and len(g_leaves) != len(pos_leaves):
+            raise TypeError(f"the custom_vjp bwd rule of {name}: the cotangent of argument "
+                            f"{k} has structure {tree_structure(g)}, expected {pos_tree}"
+                            f"{where()}")
+        for p, v in zip(pos_leaves, g_leaves, strict=True):
+            leaves[p] = v
+    return _zeros_for(leaves, types)
