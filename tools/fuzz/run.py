@@ -202,6 +202,9 @@ def compare(p: Program, got: Result, want: Result, oracle: str) -> tuple[str, st
         return "raises", f"spmdc: {got.describe()}\n{oracle}: {want.describe()}"
     if got.status == "error":
         return None
+    if oracle == "reference" and differentiated(p) and any(np.isnan(a).any() for a in got.outs):
+        return None     # a derivative at a singular point (sqrt at 0): NaN in JAX too, while
+        # finite differences see a finite slope; the JAX oracle still compares these
     if len(got.outs) != len(want.outs):
         return "count", f"spmdc: {got.describe()}\n{oracle}: {want.describe()}"
     rtol, atol = tolerance(p, oracle)

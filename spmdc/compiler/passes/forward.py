@@ -27,7 +27,8 @@ from ..ir import Atom, Eqn, Func, Lit, TensorType, Var
 from .autodiff import is_float, nondifferentiable, vjp_rules, zeros
 
 __all__ = ["jvp_rules", "JVPRule", "jvp_func", "partial_eval", "instantiate", "linear_jvp",
-           "diagonal_jvp", "reduction_jvp", "zero_jvp", "partials_jvp", "tangent_types"]
+           "diagonal_jvp", "reduction_jvp", "zero_jvp", "partials_jvp", "sum_jvp",
+           "tangent_types"]
 
 JVPRule = Callable[..., tuple[Sequence[Atom], Sequence[Atom | None]]]
 """``rule(b, primals, tangents, **params) -> (primal outputs, tangent outputs)``
@@ -66,6 +67,22 @@ def linear_jvp(prim: Any, *positions: int) -> JVPRule:
                 for k, x in enumerate(primals)]
         tout = b.bind(prim, *args, **params)
         return outs, list(tout) if prim.multiple_results else [tout]
+    return rule
+
+
+def sum_jvp(prim: Any, negate_y: bool = False) -> JVPRule:
+    """The JVP of ``x + y`` (``x - y`` with ``negate_y``): the tangents combined the same
+    way; an absent one is skipped, not added as zeros."""
+    def rule(b, primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        out = b.bind(prim, x, y)
+        if tx is not None and ty is not None:
+            t = b.bind(prim, tx, ty)
+        else:
+            t = tx if ty is None else (b.neg(ty) if negate_y else ty)
+        if t.type.shape != out.type.shape:
+            t = b.broadcast_in_dim(t, shape=out.type.shape, broadcast_dimensions=())
+        return [out], [t]
     return rule
 
 

@@ -42,7 +42,7 @@ import numpy as np
 from ..builder import lit
 from ..ir import TensorType
 from ..passes.autodiff import is_float, nondifferentiable, unbroadcast, vjp_rules
-from ..passes.forward import diagonal_jvp, jvp_rules, linear_jvp, partials_jvp, zero_jvp
+from ..passes.forward import diagonal_jvp, jvp_rules, partials_jvp, sum_jvp, zero_jvp
 from ..passes.vmap import batch_rules
 from ..stablehlo import chlo, elementwise_lowering, hlo, lower_rules
 from .core import (
@@ -81,6 +81,7 @@ def _partials(dx, dy):
 def _partials_jvp(prim):
     """The JVP of ``z = f(x, y)`` from the partials its VJP rule was built with."""
     return partials_jvp(prim, *vjp_rules[prim].partials)
+
 
 
 def _zero_vjp(b, ct, *inputs, **params):
@@ -349,13 +350,13 @@ lower_rules[integer_pow_p] = _integer_pow_lowering
 
 add_p = elementwise_binary("add", np.add)
 vjp_rules[add_p] = lambda b, ct, x, y: [unbroadcast(b, ct, x.type), unbroadcast(b, ct, y.type)]
-jvp_rules[add_p] = linear_jvp(add_p)
+jvp_rules[add_p] = sum_jvp(add_p)
 lower_rules[add_p] = elementwise_lowering(hlo.AddOp)
 
 sub_p = elementwise_binary("sub", np.subtract)
 vjp_rules[sub_p] = lambda b, ct, x, y: [unbroadcast(b, ct, x.type),
                                         unbroadcast(b, b.neg(ct), y.type)]
-jvp_rules[sub_p] = linear_jvp(sub_p)
+jvp_rules[sub_p] = sum_jvp(sub_p, negate_y=True)
 lower_rules[sub_p] = elementwise_lowering(hlo.SubtractOp)
 
 mul_p = elementwise_binary("mul", np.multiply)

@@ -23,6 +23,7 @@ import numpy as np
 from ..builder import Builder, lit
 from ..ir import TensorType
 from ..passes.autodiff import vjp_rules
+from ..passes.forward import diagonal_jvp, jvp_rules
 from ..passes.vmap import batch_rules
 from ..stablehlo import chlo, elementwise_lowering, lower_body, lower_rules
 from .core import elementwise_unary
@@ -55,6 +56,7 @@ def _c(x, value):
 erfc_p = elementwise_unary("erfc", _scipy("erfc"), REAL)
 vjp_rules[erfc_p] = _chain(lambda b, x: b.mul(_c(x, -2 / math.sqrt(math.pi)),  # -2/sqrt(pi) e^-x^2
                                               b.exp(b.neg(b.mul(x, x)))))
+jvp_rules[erfc_p] = diagonal_jvp(erfc_p)
 lower_rules[erfc_p] = elementwise_lowering(chlo.ErfcOp)
 
 # --- modified Bessel functions, exponentially scaled -------------------------------------------
@@ -117,6 +119,7 @@ def _i0e_lowering(ctx, eqn, x):
 bessel_i0e_p = elementwise_unary("bessel_i0e", _scipy("i0e"), REAL)
 vjp_rules[bessel_i0e_p] = lambda b, ct, x: [                 # i1e(x) - sign(x) i0e(x)
     b.mul(ct, b.sub(b.bessel_i1e(x), b.mul(b.sign(x), b.bessel_i0e(x))))]
+jvp_rules[bessel_i0e_p] = diagonal_jvp(bessel_i0e_p)
 lower_rules[bessel_i0e_p] = _i0e_lowering
 
 
@@ -132,6 +135,7 @@ def _i1e_derivative(b, x):
 
 bessel_i1e_p = elementwise_unary("bessel_i1e", _scipy("i1e"), REAL)
 vjp_rules[bessel_i1e_p] = _chain(_i1e_derivative)
+jvp_rules[bessel_i1e_p] = diagonal_jvp(bessel_i1e_p)
 lower_rules[bessel_i1e_p] = elementwise_lowering(chlo.BesselI1eOp)
 
 for _prim in (erfc_p, bessel_i0e_p, bessel_i1e_p):
