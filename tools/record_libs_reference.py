@@ -118,11 +118,41 @@ def record_stats(out: dict) -> None:
     out["stats.dirichlet.logpdf.short"] = np.asarray(st.dirichlet.logpdf(simplex[:2], alpha))
 
 
+def record_examples(out: dict) -> None:
+    import sys
+    sys.path.insert(0, str(OUT.parent.parent))
+    import libs_programs
+    losses, final = libs_programs.mlp_adam(jax)
+    out["examples.mlp_adam.losses"] = losses
+    for k, leaf in enumerate(final):
+        out[f"examples.mlp_adam.param{k}"] = leaf
+    losses, final, _ = libs_programs.stax_classifier(jax)
+    out["examples.stax.losses"] = losses
+    for k, leaf in enumerate(final):
+        out[f"examples.stax.param{k}"] = leaf
+    for name, value in libs_programs.every_optimizer(jax).items():
+        out[f"examples.optimizer.{name}"] = value
+    from jax.nn import initializers as init
+    key = jax.random.PRNGKey(3)
+    inits = {"glorot_normal": init.glorot_normal(), "glorot_uniform": init.glorot_uniform(),
+             "he_normal": init.he_normal(), "he_uniform": init.he_uniform(),
+             "lecun_normal": init.lecun_normal(), "lecun_uniform": init.lecun_uniform(),
+             "normal": init.normal(0.5), "uniform": init.uniform(2.0),
+             "truncated_normal": init.truncated_normal(0.3, lower=-1., upper=1.5),
+             "variance_scaling": init.variance_scaling(0.7, "fan_geo_avg", "normal",
+                                                       in_axis=0, out_axis=(1, 2))}
+    for name, f in inits.items():
+        out[f"init.{name}"] = np.asarray(f(key, (4, 3, 5)))
+    out["init.glorot_normal.typed_key"] = np.asarray(
+        init.glorot_normal()(jax.random.key(11), (6, 2), jnp.float16))
+
+
 def main() -> None:
     out: dict = {}
     record_nn(out)
     record_special(out)
     record_stats(out)
+    record_examples(out)
     OUT.parent.mkdir(exist_ok=True)
     np.savez_compressed(OUT, **out)
     print(f"wrote {len(out)} arrays to {OUT}")

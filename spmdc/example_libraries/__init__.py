@@ -1,0 +1,2 @@
+"""``spmdc.example_libraries``: JAX's small example libraries on spmdc, imported as
+submodules (``from spmdc.example_libraries import optimizers``)."""
