@@ -99,10 +99,21 @@ STATS = {  # name: (function, extra arguments)
     "logistic.logpdf": ((), {}), "logistic.pdf": ((), {}), "logistic.cdf": ((), {}),
     "logistic.sf": ((), {}), "expon.logpdf": ((), {}), "expon.pdf": ((), {}),
     "expon.cdf": ((), {}), "expon.sf": ((), {}), "expon.logsf": ((), {}),
-    "expon.logcdf": ((), {})}
+    "expon.logcdf": ((), {}), "geom.logpmf": ((0.3,), {}), "geom.pmf": ((0.3,), {}),
+    "pareto.logpdf": ((1.5,), {}), "pareto.pdf": ((1.5,), {}), "pareto.cdf": ((1.5,), {}),
+    "pareto.logcdf": ((1.5,), {}), "pareto.sf": ((1.5,), {}), "pareto.logsf": ((1.5,), {}),
+    "gumbel_r.logpdf": ((), {}), "gumbel_r.pdf": ((), {}), "gumbel_r.cdf": ((), {}),
+    "gumbel_r.logcdf": ((), {}), "gumbel_r.sf": ((), {}), "gumbel_r.logsf": ((), {}),
+    "gumbel_l.logpdf": ((), {}), "gumbel_l.pdf": ((), {}), "gumbel_l.cdf": ((), {}),
+    "gumbel_l.logcdf": ((), {}), "gumbel_l.sf": ((), {}), "gumbel_l.logsf": ((), {}),
+    "binom.logpmf": ((9., 0.3), {}), "binom.pmf": ((9., 0.3), {}),
+    "nbinom.logpmf": ((4., 0.3), {}), "nbinom.pmf": ((4., 0.3), {}),
+    "chi2.logpdf": ((3.,), {}), "chi2.pdf": ((2.5,), {"scale": 2.}),
+    "vonmises.logpdf": ((2.,), {}), "vonmises.pdf": ((0.5,), {})}
 STATS_Q = {"norm.ppf": ((), {}), "norm.isf": ((), {"loc": 2.}), "bernoulli.ppf": ((0.3,), {}),
            "uniform.ppf": ((), {}), "cauchy.ppf": ((), {}), "cauchy.isf": ((), {}),
-           "logistic.ppf": ((), {}), "logistic.isf": ((), {}), "expon.ppf": ((), {})}
+           "logistic.ppf": ((), {}), "logistic.isf": ((), {}), "expon.ppf": ((), {}),
+           "pareto.ppf": ((1.5,), {}), "gumbel_r.ppf": ((), {}), "gumbel_l.ppf": ((), {})}
 
 
 def record_stats(out: dict) -> None:
