@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from primcheck import numeric_grad
+from primcheck import check_jvp, numeric_grad
 
 import spmdc
 import spmdc.numpy as jnp
@@ -173,6 +173,13 @@ def test_linear_transpose_and_its_refusal_of_nonlinear_functions():
         spmdc.linear_transpose(jnp.sin, np.ones(3))
     with pytest.raises(TypeError, match="structure"):
         spmdc.linear_transpose(f, np.ones(3))(np.ones(2))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumprod_jvp_is_finite_at_zeros(reverse):
+    from spmdc.compiler.primitives.cumulative import cumprod_p
+    x = np.array([[0.5, 0.0, 2.0, -1.5, 0.0], [1.2, -0.7, 0.3, 2.0, 0.9]])
+    check_jvp(cumprod_p, [x], {"axis": 1, "reverse": reverse})   # finite differences
 
 
 # --- control flow ----------------------------------------------------------------------------

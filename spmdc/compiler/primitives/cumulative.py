@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..builder import lit
 from ..ir import TensorType
 from ..passes.autodiff import vjp_rules
 from ..passes.forward import jvp_rules, linear_jvp
@@ -94,10 +95,25 @@ def _cumprod_vjp(b, ct, x, *, axis, reverse):
 
 
 def _cumprod_jvp(b, primals, tangents, *, axis, reverse):
-    # d out_i = out_i sum_{j in prefix(i)} t_j / x_j (no zeros in x, as _cumprod_vjp).
+    # d out_i = sum_{j in prefix(i)} t_j prod_{k in prefix(i), k != j} x_k, without dividing
+    # by x (zeros are fine): Hillis-Steele doubling on pairs (p, dp), where a prefix joined
+    # with the one s places before it gives (p q, dp q + p dq); the shift brings in (1, 0).
     (x,), (t,) = primals, tangents
     out = b.cumprod(x, axis=axis, reverse=reverse)
-    return [out], [b.mul(out, b.cumsum(b.div(t, x), axis=axis, reverse=reverse))]
+    p, dp, step = x, t, 1
+    while step < x.type.shape[axis]:
+        q, dq = _shift(b, p, step, axis, reverse, 1), _shift(b, dp, step, axis, reverse, 0)
+        p, dp = b.mul(p, q), b.add(b.mul(dp, q), b.mul(p, dq))
+        step *= 2
+    return [out], [dp]
+
+
+def _shift(b, v, step, axis, reverse, fill):
+    """``v`` moved ``step`` places along ``axis`` (toward the end, or the start when
+    ``reverse``), ``fill`` coming in."""
+    config = [(0, 0, 0)] * v.type.ndim
+    config[axis] = (-step, step, 0) if reverse else (step, -step, 0)
+    return b.pad(v, lit(fill, v.type.dtype), padding_config=tuple(config))
 
 
 jvp_rules[cumprod_p] = _cumprod_jvp
