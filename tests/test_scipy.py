@@ -58,8 +58,6 @@ def test_unary_values_match_jax_and_scipy(name):
 def test_gradients_match_jax(name):
     f = getattr(sp, name)
     x, want = SPECIAL_UNARY[name], REF[f"special.{name}.grad"]
-    if name == "logit":     # JAX's custom rule gives inf at 0 and 1, autodiff NaN
-        x, want = x[1:-1], want[1:-1]
     # log_ndtr's series is differentiated here; JAX's rule exp(logpdf - ans) loses ~1e-5 at
     # -40 (the Mills ratio there is 40.02497; JAX gives 40.0254).
     rtol = 2e-5 if name == "log_ndtr" else 1e-5
@@ -127,9 +125,15 @@ def test_gradients_against_finite_differences(name, x):
     np.testing.assert_allclose(got, numeric_grad(r, x, 1e-6), rtol=2e-4, atol=1e-5)
 
 
-def test_xlogy_gradient_at_zero_is_log_y():
+def test_custom_derivatives_are_jax_rules():
     assert float(spmdc.grad(lambda v: sp.xlogy(v, 2.))(0.)) == pytest.approx(np.log(2.))
-    assert float(spmdc.grad(lambda y: sp.xlogy(0., y), )(2.)) == 0.0
+    assert float(spmdc.grad(lambda y: sp.xlogy(0., y))(2.)) == 0.0
+    assert float(spmdc.grad(lambda v: sp.xlogy(v, 0.))(0.)) == -np.inf
+    assert float(spmdc.grad(lambda y: sp.xlog1py(3., y))(1.)) == pytest.approx(1.5)
+    assert float(spmdc.grad(sp.logit)(0.)) == np.inf
+    g = spmdc.vmap(spmdc.grad(lambda v: sp.xlogy(v, jnp.array([1., 2., 3.]))[1]))(
+        jnp.array([0., 1.]))
+    np.testing.assert_allclose(g, [np.log(2.), np.log(2.)], rtol=1e-6)
 
 
 def test_bad_arguments_raise_clear_errors():

@@ -2,10 +2,10 @@
 arrays, computed the way JAX 0.10.2 computes them (same primitives, same expansions), so
 values agree with JAX's and stay accurate at extreme arguments.
 
-Integer and boolean arguments become the default float dtype. Functions that JAX defines
-with a custom derivative (``xlogy``, ``xlog1py``, ``entr``, ``logit``, ``log_ndtr``) are
-written here so that ordinary reverse-mode differentiation gives the same gradients away
-from the degenerate points (``x = 0`` in ``xlogy``), and finite ones where JAX's are.
+Integer and boolean arguments become the default float dtype. ``xlogy``, ``xlog1py`` and
+``logit`` carry JAX's custom derivatives (``custom_jvp``). ``log_ndtr`` is differentiated
+through its branches, each of which sees only the arguments it is selected for, so the
+gradient is finite far into both tails (and slightly more accurate than JAX's rule).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import spmdc.numpy as jnp
 from spmdc.scipy import _lax
 from spmdc.scipy._lax import inexact
 from spmdc.scipy._logsumexp import logsumexp as logsumexp
+from spmdc.transforms.custom_derivatives import custom_jvp
 
 
 def _c(x: Any, value: float) -> Any:
@@ -270,28 +271,62 @@ def expit(x: Any) -> Any:
     return _lax.logistic(x)
 
 
-def logit(x: Any) -> Any:
-    (x,) = inexact(x)
+@custom_jvp
+def _logit(x: Any) -> Any:
     return jnp.log(x / (_c(x, 1.0) - x))
 
 
+_logit.defjvps(lambda g, ans, x: g / (x * (_c(x, 1.0) - x)))     # 1 / (x (1 - x))
+
+
+def logit(x: Any) -> Any:
+    """``log(x / (1 - x))``, the inverse of ``expit``; its derivative ``1/(x(1-x))`` is
+    infinite (not NaN) at 0 and 1, as in JAX."""
+    (x,) = inexact(x)
+    return _logit(x)
+
+
 def _x_times(x: Any, log_y: Any, y: Any) -> Any:
-    # x * log_y, but 0 where x == 0 and log_y is infinite or NaN from y (not when y is NaN):
-    # the value of JAX's xlogy, and its gradient log_y in x wherever log_y is finite.
-    keep = (x != 0) | jnp.isnan(y) | jnp.isfinite(log_y)
-    return x * jnp.where(keep, log_y, jnp.zeros_like(log_y))
+    # x * log_y, but 0 where x == 0 unless y is NaN (JAX's xlogy/xlog1py values)
+    return jnp.where((x != 0) | jnp.isnan(y), x * log_y, jnp.zeros_like(x))
+
+
+@custom_jvp
+def _xlogy(x: Any, y: Any) -> Any:
+    return _x_times(x, jnp.log(y), y)
+
+
+@_xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    return _xlogy(x, y), x_dot * jnp.log(y) + y_dot * x / y
+
+
+@custom_jvp
+def _xlog1py(x: Any, y: Any) -> Any:
+    return _x_times(x, jnp.log1p(y), y)
+
+
+@_xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):
+    (x, y), (x_dot, y_dot) = primals, tangents
+    return _xlog1py(x, y), x_dot * jnp.log1p(y) + y_dot * x / (1 + y)
+
+
+def _broadcast(*args: Any) -> list[Any]:
+    shape = jnp.broadcast_shapes(*(a.shape for a in args))
+    return [a if a.shape == shape else jnp.broadcast_to(a, shape) for a in args]
 
 
 def xlogy(x: Any, y: Any) -> Any:
-    """``x * log(y)``, with ``xlogy(0, y) = 0`` unless ``y`` is NaN."""
-    x, y = inexact(x, y)
-    return _x_times(x, jnp.log(y), y)
+    """``x * log(y)``, with ``xlogy(0, y) = 0`` unless ``y`` is NaN; derivatives
+    ``log(y)`` and ``x / y`` (JAX's rule)."""
+    return _xlogy(*_broadcast(*inexact(x, y)))
 
 
 def xlog1py(x: Any, y: Any) -> Any:
     """``x * log1p(y)``, with ``xlog1py(0, y) = 0`` unless ``y`` is NaN."""
-    x, y = inexact(x, y)
-    return _x_times(x, jnp.log1p(y), y)
+    return _xlog1py(*_broadcast(*inexact(x, y)))
 
 
 def entr(x: Any) -> Any:
