@@ -1,5 +1,6 @@
 """spmdc.frontend.tree (spmdc.tree_util): flattening, treedefs, paths, prefixes."""
 import collections
+import re
 import timeit
 
 import numpy as np
@@ -7,6 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import spmdc
+import spmdc.numpy as jnp
+from spmdc import tree_util
 from spmdc.core import tree as tu
 
 Point = collections.namedtuple("Point", ["x", "y"])
@@ -361,3 +365,55 @@ def test_flatten_is_fast():
     leaves, treedef = tu.tree_flatten(nested)
     rebuilt = treedef.unflatten(leaves)
     assert rebuilt[0][0] is args[0] and rebuilt[1] == {} and len(rebuilt[0]) == 3
+
+
+# --- a tree that contains itself -----------------------------------------------------------
+
+def _cyclic_list():
+    a = [np.float32(1.0)]
+    a.append(a)
+    return a
+
+
+def _cyclic_dict():
+    d = {"w": np.ones(2, np.float32)}
+    d["self"] = {"inner": d}
+    return d
+
+
+@pytest.mark.parametrize("call, where", [
+    (lambda t: tree_util.tree_leaves(t), "[1] is the whole tree (a list)"),
+    (lambda t: tree_util.tree_map(lambda x: x, t), "[1] is the whole tree (a list)"),
+    (lambda t: tree_util.tree_flatten_with_path(t), "[1] is the whole tree (a list)"),
+    (lambda t: tree_util.tree_flatten(t, is_leaf=lambda x: False),
+     "[1] is the whole tree (a list)"),
+    (lambda t: spmdc.jit(lambda x: x)(t), "args[0][1] is the list at args[0]"),
+    (lambda t: spmdc.grad(lambda x: 1.0)(t), "args[0][1] is the list at args[0]"),
+    (lambda t: spmdc.vmap(lambda x: x)(t), "args[0][1] is the list at args[0]"),
+    (lambda t: spmdc.pmap(lambda x: x)(t), "args[0][1] is the list at args[0]"),
+    (lambda t: spmdc.jit(lambda: t)(), "[1] is the whole tree (a list)"),
+    (lambda t: spmdc.device_put(t), "[1] is the whole tree (a list)"),
+    (lambda t: jnp.array(t), "[1] is the whole tree (a list)"),
+])
+def test_a_tree_that_contains_itself_is_a_clear_error(call, where):
+    with pytest.raises(ValueError, match=r"a pytree contains itself: the value at "
+                       + re.escape(where) + r" \(at .*test_tree.py:\d+\)"):
+        call(_cyclic_list())
+    assert np.allclose(spmdc.jit(lambda x: x[0] * 2)([np.float32(1)]), 2)   # still fine
+
+
+def test_a_cycle_through_a_dict_names_its_path():
+    with pytest.raises(ValueError, match=re.escape(
+            "the value at kwargs['t']['self']['inner'] is the dict at kwargs['t']")):
+        spmdc.jit(lambda t: t["w"])(t=_cyclic_dict())
+    shared = np.ones(2, np.float32)
+    leaves = tree_util.tree_leaves([shared, [shared, (shared,)]])   # shared, not cyclic
+    assert len(leaves) == 3
+
+
+def test_a_deep_tree_is_still_a_recursion_error():
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(RecursionError):
+        tree_util.tree_leaves(deep)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..runtime import pjrt
+from .tree_cycles import cycle_error
 
 __all__ = ["PyTreeDef", "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves",
            "tree_structure", "tree_flatten_with_path", "tree_leaves_with_path", "keystr",
@@ -338,7 +339,16 @@ def _cached_treedef(kind: type, aux: Any, n: int, in_args: bool) -> PyTreeDef:
 
 def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
                  ) -> tuple[list[Any], PyTreeDef]:
-    """``(leaves, treedef)``; ``is_leaf(x)`` true stops the descent at ``x``."""
+    """``(leaves, treedef)``; ``is_leaf(x)`` true stops the descent at ``x``. A tree that
+    contains itself is a ValueError naming the cycle."""
+    try:
+        return _tree_flatten(tree, is_leaf)
+    except RecursionError as e:
+        raise cycle_error(tree, is_leaf, e) from None
+
+
+def _tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None
+                  ) -> tuple[list[Any], PyTreeDef]:
     if is_leaf is not None:
         leaves: list[Any] = []
         node = _flatten_until(tree, leaves, is_leaf)
@@ -446,7 +456,10 @@ def tree_flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = No
                            ) -> tuple[list[tuple[tuple[Any, ...], Any]], PyTreeDef]:
     """``([(path, leaf), ...], treedef)``; a path is a tuple of keys (see ``keystr``)."""
     out: list[tuple[tuple[Any, ...], Any]] = []
-    node = _with_path(tree, (), out, is_leaf)
+    try:
+        node = _with_path(tree, (), out, is_leaf)
+    except RecursionError as e:
+        raise cycle_error(tree, is_leaf, e) from None
     return out, PyTreeDef(node, len(out))
 
 

@@ -62,7 +62,7 @@ def asarray(x: Any, dtype: Any = None) -> Any:
     """``x`` as an spmdc value (a Tracer while tracing, else an Array)."""
     if _is_array(x):
         return x if dtype is None else x.astype(dtype)
-    if isinstance(x, (list, tuple)) and builtins.any(_is_array(v) for v in _flat(x)):
+    if isinstance(x, (list, tuple)) and builtins.any(_is_array(v) for v in _flat_checked(x)):
         from .shape_ops import stack  # the one upward import: a list of arrays is a stack
         return stack([asarray(v) for v in x]) if dtype is None else \
             stack([asarray(v) for v in x]).astype(dtype)
@@ -75,6 +75,14 @@ def asarray(x: Any, dtype: Any = None) -> Any:
 
 def array(x: Any, dtype: Any = None, copy: bool = True) -> Any:
     return asarray(x, dtype)
+
+
+def _flat_checked(x: Any) -> list[Any]:
+    try:
+        return _flat(x)
+    except RecursionError as e:
+        from ..core.tree_cycles import cycle_error
+        raise cycle_error(x, None, e) from None
 
 
 def _flat(x: Any) -> list[Any]:

@@ -157,6 +157,10 @@ def put(value: np.ndarray, device: Device) -> Buffer:
 def to_numpy(buffer: Buffer) -> np.ndarray:
     # Not np.asarray(buffer): that goes through the buffer protocol, which has no
     # bfloat16 (nor the other ml_dtypes types) and gave an object array for them.
+    # Waiting first turns a failed computation into its Python error: a replica of a
+    # multi-device program that fails (e.g. RESOURCE_EXHAUSTED allocating its output)
+    # leaves an error buffer, and copying one to the host aborts the process.
+    buffer.block_until_ready()
     return buffer._single_device_array_to_np_array_did_copy()[0]
 
 
@@ -173,7 +177,43 @@ def compile(module_text: str, devs: Sequence[Device]) -> Executable:
     build.num_partitions = 1
     build.device_assignment = xc.DeviceAssignment.create(
         np.array([[d.id] for d in devs], dtype=np.int64))
-    return client().compile_and_load(module_text, _jax.DeviceList(tuple(devs)), options)
+    return _off_the_main_thread(
+        lambda: client().compile_and_load(module_text, _jax.DeviceList(tuple(devs)), options))
+
+
+# Note [Ctrl-C during a compile]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# jaxlib's compile, called on the main thread, polls for signals: Ctrl-C makes it return
+# with KeyboardInterrupt while XLA goes on compiling in the background, and when the
+# process then exits with that compile still running, it crashes (a segfault after the
+# user's program handled the KeyboardInterrupt and finished). So the compile runs on a
+# worker thread, where jaxlib sees no signals and runs it to the end; the main thread
+# waits for it, and Ctrl-C interrupts that wait at once. The worker is not a daemon
+# thread, so an interpreter that is exiting waits for the compile to finish first.
+
+def _off_the_main_thread(fn: Any) -> Any:
+    """``fn()``, run on a worker thread when called on the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn()         # signals are delivered to the main thread only
+    outcome: list[Any] = []
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            outcome.append((True, fn()))
+        except BaseException as e:      # handed to the waiting thread
+            outcome.append((False, e))
+        finally:
+            done.set()
+    threading.Thread(target=work, name="spmdc-compile").start()
+    # KeyboardInterrupt arrives in this wait, and the compile goes on. (Not Thread.join:
+    # an interrupted join marks the thread finished, and the exiting interpreter would
+    # then not wait for it.)
+    done.wait()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
 
 
 def execute(exe: Executable, args: Sequence[Sequence[Buffer]],

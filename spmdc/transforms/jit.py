@@ -22,6 +22,7 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, type_of
 from ..core.tree import tree_flatten, tree_unflatten
+from ..core.tree_cycles import raise_if_cycle
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import Executable, compile_func
@@ -186,7 +187,13 @@ class Jitted:
                 # and _split explains an unhashable static argument better: the C++
                 # dispatcher refuses both before running anything, so take the Python path.
                 if not (pjrt.is_unsortable_keys_error(e) or pjrt.is_unhashable_static_error(e)):
+                    raise_if_cycle(args, kwargs, e)
                     raise
+            except Exception as e:
+                # Arguments that contain themselves make the C++ registry recurse until it
+                # fails, with a RecursionError or a confused SystemError / AttributeError.
+                raise_if_cycle(args, kwargs, e)
+                raise
         return self._call(args, kwargs)[0]
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]

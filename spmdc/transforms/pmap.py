@@ -87,6 +87,7 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import Tracer, current_trace, to_atom, user_source, where
 from ..core.tree import tree_flatten, tree_unflatten
+from ..core.tree_cycles import raise_if_cycle
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
@@ -222,8 +223,12 @@ class Pmapped:
             out = self._dispatch(*args, **kwargs)
         except ValueError as e:
             if not pjrt.is_unsortable_keys_error(e):   # see Jitted.__call__
+                raise_if_cycle(args, kwargs, e)
                 raise
             return self._call(args, kwargs)[0]
+        except Exception as e:                          # see Jitted.__call__
+            raise_if_cycle(args, kwargs, e)
+            raise
         leaves, _ = tree_flatten(out)
         if leaves and type(leaves[0]) is Array and leaves[0]._group is not None:
             launched([leaves[0]._group])

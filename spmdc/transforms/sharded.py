@@ -45,7 +45,10 @@ def pace() -> None:
         except IndexError:          # another thread took it (Note [threads] in pjrt.py)
             break
         for buf in oldest:
-            buf.block_until_ready()
+            try:
+                buf.block_until_ready()
+            except Exception:      # that launch failed: reading its result will say so
+                pass
 
 
 def launched(buffers: list[Any]) -> None:
