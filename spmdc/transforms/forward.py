@@ -20,7 +20,6 @@ and gives integer outputs a Jacobian of integer zeros, as JAX does.
 from __future__ import annotations
 
 import functools
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -106,31 +105,20 @@ def _jvp_core(fun: Callable[..., Any], name: str, primals: tuple[Any, ...],
     return tree_unflatten(out_tree, outs[:n]), outs[n:]
 
 
-# One compiled program per (function, has_aux) at top level, kept while the function lives
-# (the program reaches the function through a weak reference, so it does not keep it).
-_top_level_jvp: weakref.WeakKeyDictionary[Any, dict[bool, Jitted]] = \
-    weakref.WeakKeyDictionary()
-
-
 def _run_jvp(fun: Callable[..., Any], has_aux: bool, primals: tuple[Any, ...],
              float_tangents: list[Any]) -> tuple[Any, list[Any]]:
+    """Inline under a trace; at top level compile and run one program. That program is not
+    kept for later calls: ``fun`` may read Python values that change between calls (JAX
+    evaluates jvp afresh each time too), which a cached program would not see."""
     name = _fun_name(fun)
+    target = _aux_split(fun) if has_aux else fun
     if current_trace() is not None:
-        return _jvp_core(_aux_split(fun) if has_aux else fun, name, primals, float_tangents)
-    try:
-        per_fun = _top_level_jvp.setdefault(fun, {})
-        ref: Callable[[], Any] = weakref.ref(fun)
-    except TypeError:                     # not weakly referenceable: compile per call
-        per_fun, ref = {}, lambda: fun
-    jitted = per_fun.get(has_aux)
-    if jitted is None:
-        def jvp_program(primals_: tuple[Any, ...], tangents_: list[Any]) -> Any:
-            target = ref()
-            return _jvp_core(_aux_split(target) if has_aux else target, name, primals_,
-                             tangents_)
-        jvp_program.__name__ = jvp_program.__qualname__ = name
-        jitted = per_fun[has_aux] = Jitted(jvp_program)
-    return jitted(primals, float_tangents)
+        return _jvp_core(target, name, primals, float_tangents)
+
+    def jvp_program(primals_: tuple[Any, ...], tangents_: list[Any]) -> Any:
+        return _jvp_core(target, name, primals_, tangents_)
+    jvp_program.__name__ = jvp_program.__qualname__ = name
+    return Jitted(jvp_program)(primals, float_tangents)
 
 
 def _with_float0(out: Any, float_tangents: list[Any]) -> Any:
