@@ -326,3 +326,24 @@ def test_jvp_and_vjp_are_transposes(program, seed):
     lhs = np.sum(np.asarray(tangent) * u)
     rhs = np.sum(vx * np.asarray(gx)) + np.sum(vy * np.asarray(gy))
     np.testing.assert_allclose(lhs, rhs, rtol=1e-8, atol=1e-8)
+
+
+def test_spmdc_dump_shows_the_jvp_stage_and_the_custom_rule(tmp_path, capsys):
+    from spmdc import cli
+    src = tmp_path / "prog.py"
+    src.write_text(
+        "import spmdc, spmdc.numpy as jnp\n"
+        "@spmdc.custom_jvp\n"
+        "def softplus(x):\n"
+        "    return jnp.log1p(jnp.exp(x))\n"
+        "softplus.defjvps(lambda t, ans, x: t / (1.0 + jnp.exp(-x)))\n"
+        "def f(x):\n"
+        "    return jnp.sum(jnp.sin(x) * softplus(x))\n"
+        "hvp = spmdc.jit(lambda x, v: spmdc.jvp(spmdc.grad(f), (x,), (v,))[1])\n")
+    assert cli.main(["dump", f"{src}:hvp", "--arg", "f32[3]", "--arg", "f32[3]",
+                     "--stages"]) == 0
+    assert "jvp" in capsys.readouterr().out.split()
+    assert cli.main(["dump", f"{src}:hvp", "--arg", "f32[3]", "--arg", "f32[3]",
+                     "--color", "never"]) == 0
+    out = capsys.readouterr().out
+    assert "custom_jvp_call" in out and "== jvp ==" in out
