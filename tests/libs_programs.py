@@ -116,12 +116,14 @@ def every_optimizer(jax, steps=5):
         return (jnp.sum((p["a"] - target["a"]) ** 2 * jnp.arange(1., 7.).reshape(2, 3))
                 + (p["b"] - target["b"]) ** 4)
 
+    grad = jax.jit(jax.grad(loss))
     out = {}
     for name, make in makers.items():
         opt_init, opt_update, get_params = make()
+        update = jax.jit(opt_update)        # the step number is traced, as in a jitted loop
         state = opt_init({"a": jnp.zeros((2, 3)), "b": jnp.asarray(0.5)})
         for i in range(steps):
-            state = opt_update(i, jax.grad(loss)(get_params(state)), state)
+            state = update(i, grad(get_params(state)), state)
         p = get_params(state)
         out[name] = np.concatenate([np.ravel(p["a"]), np.ravel(p["b"])]).astype(np.float32)
     return out
