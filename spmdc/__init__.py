@@ -11,23 +11,25 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's d
 # compiler registers every primitive; numpy, lax, tree_util are real modules, so
 # ``import spmdc.numpy as jnp`` and ``from spmdc import lax`` need no sys.modules entries.
 from . import compiler, lax, numpy, random, tree_util  # noqa: E402,F401
-from .core import tree  # noqa: E402,F401  (spmdc.tree, the module behind tree_util)
+from .core.abstract import ShapedArray, ShapeDtypeStruct, typeof  # noqa: E402,F401
+from .core.config import config, disable_jit, enable_x64  # noqa: E402
 from .core.devices import (  # noqa: E402
-                           block_until_ready,
-                           device_count,
-                           device_get,
-                           device_put,
-                           devices,
-                           local_device_count,
-                           local_devices,
+    block_until_ready,
+    device_count,
+    device_get,
+    device_put,
+    devices,
+    local_device_count,
+    local_devices,
 )
 from .core.tracing import (  # noqa: E402
-                           ConcretizationTypeError,
-                           TracerArrayConversionError,
-                           UnexpectedTracerError,
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    UnexpectedTracerError,
 )
 from .runtime.array import Array  # noqa: E402
 from .transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
+from .transforms.eval_shape import eval_shape  # noqa: E402
 from .transforms.forward import float0, jacfwd, jvp, linear_transpose, linearize  # noqa: E402
 from .transforms.grad import grad, hessian, jacobian, jacrev, value_and_grad, vjp  # noqa: E402
 from .transforms.jit import jit, make_ir  # noqa: E402
@@ -36,7 +38,25 @@ from .transforms.vmap import vmap  # noqa: E402
 
 Array.__module__ = __name__     # users see spmdc.Array, where they construct and check it
 
-from . import nn, scipy  # noqa: E402,F401  (libraries built on the API above)
+from . import dtypes, nn, scipy, test_util, tree  # noqa: E402,F401  (built on the API above)
+
+__version__ = "0.1.0"
+
+
+def default_backend() -> str:
+    """The platform of the default devices (spmdc runs on the CPU client)."""
+    return "cpu"
+
+
+def process_index() -> int:
+    """This process's index among the processes of the computation (one process)."""
+    return 0
+
+
+def process_count() -> int:
+    """How many processes take part in the computation (one)."""
+    return 1
+
 
 errors = type("errors", (), {"ConcretizationTypeError": ConcretizationTypeError,
                              "UnexpectedTracerError": UnexpectedTracerError,
@@ -47,4 +67,6 @@ __all__ = ["Array", "jit", "make_ir", "devices", "local_devices", "device_count"
            "lax", "tree_util", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "pmap", "vmap", "grad", "value_and_grad", "vjp",
            "jacrev", "jacobian", "hessian", "jvp", "linearize", "jacfwd", "linear_transpose",
-           "float0", "custom_jvp", "custom_vjp"]
+           "float0", "custom_jvp", "custom_vjp", "config", "disable_jit", "enable_x64",
+           "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes", "test_util", "tree",
+           "default_backend", "process_index", "process_count"]

@@ -55,7 +55,19 @@ def enable_x64(enabled: bool) -> bool:
     global _x64, _canonical
     previous, _x64 = _x64, bool(enabled)
     _canonical = _canonical_x64 if _x64 else _canonical_x32
+    for listener in _x64_listeners:
+        listener(_x64)
     return previous
+
+
+_x64_listeners: list[Any] = []
+
+
+def on_x64_change(listener: Any) -> None:
+    """Call ``listener(enabled)`` now and whenever the x64 setting changes (the runtime's
+    C++ dispatchers keep it in their call signatures)."""
+    _x64_listeners.append(listener)
+    listener(_x64)
 
 
 def default_int() -> np.dtype:

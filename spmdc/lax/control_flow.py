@@ -78,7 +78,15 @@ def _bind(prim: Any, operands: Sequence[Any], out_weak: Sequence[bool], **params
 
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
          *operands: Any) -> Any:
-    """``true_fun(*operands) if pred else false_fun(*operands)``, with ``pred`` traced."""
+    """``true_fun(*operands) if pred else false_fun(*operands)``, with ``pred`` traced.
+    The older form ``cond(pred, true_operand, true_fun, false_operand, false_fun)`` works
+    too, as in JAX."""
+    if (len(operands) == 2 and not callable(true_fun) and callable(false_fun)
+            and callable(operands[1])):
+        true_operand, true_body, false_operand, false_body = (true_fun, false_fun,
+                                                              *operands)
+        return cond(pred, lambda ops: true_body(ops[0]), lambda ops: false_body(ops[1]),
+                    (true_operand, false_operand))
     if not (callable(true_fun) and callable(false_fun)):
         raise TypeError("lax.cond: true_fun and false_fun must be callable")
     if current_trace() is None:

@@ -131,6 +131,11 @@ class Array:
                 b.block_until_ready()
         return self
 
+    def copy_to_host_async(self) -> None:
+        """Start copying the value to the host, so a later read need not wait for it."""
+        for b in self._buffers:
+            pjrt.copy_to_host_async(b)
+
     def is_ready(self) -> bool:
         return all(pjrt.is_ready(b) for b in self._buffers)
 

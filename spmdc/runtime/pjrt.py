@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import sys
 import threading
 from collections.abc import Sequence
@@ -31,16 +32,52 @@ __all__ = ["client", "devices", "compile", "put", "execute", "execute_one", "to_
            "Buffer", "optimized_hlo", "cost_analysis", "device_count_env", "is_ready",
            "register_node", "dispatcher", "fast_path", "is_unsortable_keys_error",
            "is_unhashable_static_error",
-           "group_array", "group_devices", "shards"]
+           "group_array", "group_devices", "shards", "copy_to_host_async", "set_x64_state",
+           "set_cpu_device_count"]
 
 Device = Any          # a jaxlib device (CpuDevice(id=0) ...)
 Buffer = Any          # a jaxlib single-device array
 Executable = Any      # a jaxlib LoadedExecutable
 
 
+_cpu_devices_set: list[int] = []     # config.update('jax_num_cpu_devices', n), if called
+_client_made: list[int] = []         # the device count of the CPU client, once made
+
+
 def device_count_env() -> int:
-    """How many virtual CPU devices to create (``SPMDC_CPU_DEVICES``, default 8)."""
-    return env.positive_int("SPMDC_CPU_DEVICES", 8)
+    """How many virtual CPU devices the CPU client has or will have: the count given to
+    ``config.update('jax_num_cpu_devices', n)``, else ``SPMDC_CPU_DEVICES``, else
+    ``--xla_force_host_platform_device_count=N`` in ``XLA_FLAGS`` (what JAX programs set
+    before importing jax), else 8."""
+    if _client_made:
+        return _client_made[0]
+    if _cpu_devices_set:
+        return _cpu_devices_set[0]
+    if os.environ.get("SPMDC_CPU_DEVICES", "").strip():
+        return env.positive_int("SPMDC_CPU_DEVICES", 8)
+    return _xla_flags_device_count() or 8
+
+
+def _xla_flags_device_count() -> int | None:
+    for word in os.environ.get("XLA_FLAGS", "").split():
+        name, _, value = word.partition("=")
+        if name == "--xla_force_host_platform_device_count":
+            if not value.isdigit() or int(value) < 1:
+                raise env.EnvironmentVariableError(
+                    f"XLA_FLAGS has {word!r}: the device count must be a positive integer")
+            return int(value)
+    return None
+
+
+def set_cpu_device_count(n: int) -> None:
+    """Create the CPU client with ``n`` devices; only before it exists."""
+    with _init_lock:
+        if _client_made and _client_made[0] != n:
+            raise RuntimeError(
+                f"jax_num_cpu_devices={n} came too late: spmdc's CPU client already exists "
+                f"with {_client_made[0]} devices. Set it before the first use of devices "
+                "(right after the import), or set SPMDC_CPU_DEVICES in the environment")
+        _cpu_devices_set[:] = [n]
 
 
 # Note [threads]
@@ -85,7 +122,10 @@ def _once(fn: Any) -> Any:
 
 @_once
 def client() -> Any:
-    return xc.make_cpu_client(num_devices=device_count_env())
+    n = device_count_env()
+    made = xc.make_cpu_client(num_devices=n)
+    _client_made.append(n)
+    return made
 
 
 @_once
@@ -302,6 +342,11 @@ def group_array(buffers: Sequence[Buffer], devs: tuple[Device, ...],
                           True, True)
 
 
+def copy_to_host_async(buffer: Buffer) -> None:
+    """Start the device-to-host copy of a single-device buffer."""
+    buffer._copy_single_device_array_to_host_async()
+
+
 def group_devices(group: Buffer) -> tuple[Device, ...]:
     return tuple(group._sharding._devices)
 
@@ -330,8 +375,23 @@ def _dispatch_state() -> None:
         return
     config = _jax.config.Config
     _jax.jax_jit.set_disable_jit_state(config("spmdc_disable_jit", False))
-    _jax.jax_jit.set_enable_x64_state(config("spmdc_enable_x64", False))
+    _x64_slot.append(config("spmdc_enable_x64", _x64_state[0], include_in_jit_key=True))
+    _jax.jax_jit.set_enable_x64_state(_x64_slot[0])
     _jax.jax_jit.set_post_hook_state(config("spmdc_post_hook", None))
+
+
+# The x64 setting is part of the C++ dispatcher's signature: a program traced with x64
+# on must not be launched for the same call with it off.
+_x64_state = [False]
+_x64_slot: list[Any] = []
+
+
+def set_x64_state(enabled: bool) -> None:
+    """Tell the C++ dispatchers whether 64-bit types are on (spmdc.core.dtypes calls it
+    on every change). With jax imported, jax's slot is in place and stays as jax sets it."""
+    _x64_state[0] = enabled
+    if _x64_slot:
+        _x64_slot[0].set_global(enabled)
 
 
 def is_unsortable_keys_error(e: Exception) -> bool:

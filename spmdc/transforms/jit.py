@@ -17,6 +17,7 @@ from ..compiler.ir import Func, check
 from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..core import dtypes, tracing
+from ..core.config import checked_call, runtime_checks
 from ..core.devices import place
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
@@ -179,6 +180,9 @@ class Jitted:
         return out
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if runtime_checks and tracing._state.current is None:   # Note [config on the hot path]
+            return checked_call("jit", _fun_name(self.fun), self.fun,
+                                lambda a, k: self._call(a, k)[0], args, kwargs)
         if tracing._state.current is None and self._dispatch is not None:
             try:
                 return self._dispatch(*args, **kwargs)
@@ -210,7 +214,7 @@ class Jitted:
         leaves, in_tree = tree_flatten((args, kwargs))
         # See Note [dispatch fast path].
         device = _device_of(leaves)
-        key = (in_tree, statics, device,
+        key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64
                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
         entry = self._cache.get(key)
         if entry is None:

@@ -83,6 +83,8 @@ from ..compiler.passes.collectives import (
     check_collectives,
     varying_axes,
 )
+from ..core import dtypes
+from ..core.config import checked_call, runtime_checks
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import Tracer, current_trace, to_atom, user_source, where
@@ -216,6 +218,9 @@ class Pmapped:
 
     # --- calls -------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if runtime_checks and current_trace() is None:   # Note [config on the hot path]
+            return checked_call("pmap", _fun_name(self.fun), self.fun,
+                                lambda a, k: self._call(a, k)[0], args, kwargs)
         if self._dispatch is None or current_trace() is not None:
             return self._call(args, kwargs)[0]
         try:
@@ -247,7 +252,7 @@ class Pmapped:
                                  self._in_axes_for(statics), self.out_axes,
                                  self.user_axis_name, self.axis_size), None
         leaves, in_tree = tree_flatten((args, kwargs))
-        key = (in_tree, tuple(map(_leaf_signature, leaves)), statics)
+        key = (in_tree, tuple(map(_leaf_signature, leaves)), statics, dtypes._x64)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._compile(statics, args, kwargs)

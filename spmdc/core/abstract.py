@@ -1,0 +1,101 @@
+"""Abstract values users see: ``ShapeDtypeStruct`` (a shape and dtype standing in for an
+array, as ``eval_shape`` and AOT lowering take and return) and ``ShapedArray`` (what
+``typeof`` says of a value: shape, dtype and weak type, printed ``float32[3]`` as JAX
+prints its abstract values)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..compiler.ir import TensorType
+from . import dtypes
+from .tracing import type_of
+
+__all__ = ["ShapeDtypeStruct", "ShapedArray", "typeof"]
+
+
+class ShapeDtypeStruct:
+    """A shape and a dtype (and whether the type is weak), standing in for an array."""
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+    def __init__(self, shape: Any, dtype: Any, *, sharding: Any = None,
+                 weak_type: bool = False):
+        try:
+            self.shape = tuple(int(d) for d in shape)
+        except TypeError:
+            raise TypeError(f"ShapeDtypeStruct shape must be a sequence of ints, got "
+                            f"{shape!r}") from None
+        if any(d < 0 for d in self.shape):
+            raise ValueError(f"ShapeDtypeStruct shape {self.shape} has a negative dimension")
+        self.dtype = np.dtype(dtypes.canonicalize(dtype)) if dtype is not None else None
+        if self.dtype is None:
+            raise TypeError("ShapeDtypeStruct needs a dtype")
+        self.weak_type = bool(weak_type)
+        self.sharding = sharding
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    @property
+    def type(self) -> TensorType:
+        return TensorType(self.shape, self.dtype)
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is ShapeDtypeStruct and self.shape == other.shape and
+                self.dtype == other.dtype and self.weak_type == other.weak_type and
+                self.sharding == other.sharding)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+
+class ShapedArray:
+    """The abstract value of an array: shape, dtype, weak type (``jax.typeof``)."""
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any, weak_type: bool = False):
+        self.shape, self.dtype, self.weak_type = tuple(shape), np.dtype(dtype), weak_type
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def str_short(self) -> str:
+        dims = ",".join(str(d) for d in self.shape)
+        return f"{'~' if self.weak_type else ''}{self.dtype.name}[{dims}]"
+
+    __str__ = str_short
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        dims = ",".join(str(d) for d in self.shape)
+        return f"ShapedArray({self.dtype.name}[{dims}]{weak})"
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is ShapedArray and self.shape == other.shape and
+                self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+
+def typeof(x: Any) -> ShapedArray:
+    """The abstract value of ``x`` (an Array, a traced value, a NumPy array or a Python
+    scalar, which is weakly typed)."""
+    if isinstance(x, (ShapeDtypeStruct, ShapedArray)):
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+    try:
+        t, weak = type_of(x)
+    except TypeError as e:
+        raise TypeError(f"typeof: {type(x).__name__} is not an array-like value ({e})"
+                        ) from None
+    return ShapedArray(t.shape, t.dtype, weak)

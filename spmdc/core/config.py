@@ -1,0 +1,193 @@
+"""spmdc.config: the options JAX programs set with ``jax.config.update(name, value)``.
+
+Each option is declared once here with what it accepts and what setting it does.
+Options that only matter while a function runs (``jax_disable_jit``, ``jax_debug_nans``)
+are read on every top-level call of a jitted or pmapped function, so they live in one
+list (``runtime_checks``) that those calls test with a single truth test; the C++
+dispatcher never sees a call while one of them is on (Note [config on the hot path]).
+
+An unknown name is an error listing the known ones, never silently accepted; so is a
+value of the wrong kind, and an option that can no longer take effect
+(``jax_num_cpu_devices`` after the CPU client exists).
+
+Note [config on the hot path]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+``jit(f)(x)`` goes from ``Jitted.__call__`` straight to jaxlib's C++ dispatcher. Rather
+than teach the dispatcher our options, the call first tests ``runtime_checks`` (a list
+that is empty unless disable_jit or debug_nans is on, for this thread or globally): one
+truth test of a module global, about 20 ns. When it is non-empty the call takes the
+Python path, which reads the options themselves. ``disable_jit`` is thread-local when
+used as a context manager (as JAX's is) and global when set with ``config.update``.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ..runtime import pjrt
+from . import dtypes
+from .tree import keystr, tree_leaves_with_path
+
+__all__ = ["config", "Config", "enable_x64", "disable_jit", "runtime_checks",
+           "disable_jit_enabled", "debug_nans_enabled"]
+
+dtypes.on_x64_change(pjrt.set_x64_state)
+
+runtime_checks: list[str] = []
+"""Non-empty while some option needs the Python path of every call (see the Note)."""
+
+_local = threading.local()        # this thread's disable_jit context, if any
+_global = {"jax_disable_jit": False, "jax_debug_nans": False}
+
+
+_contexts = [0]                   # disable_jit blocks open in any thread
+_lock = threading.Lock()
+
+
+def _refresh() -> None:
+    on = [name for name in ("jax_disable_jit", "jax_debug_nans") if _global[name]]
+    if _contexts[0]:
+        on.append("disable_jit context")
+    # one list object, updated in place, so callers may hold a reference to it
+    runtime_checks[:] = on
+
+
+def disable_jit_enabled() -> bool:
+    local = getattr(_local, "jax_disable_jit", None)
+    return _global["jax_disable_jit"] if local is None else local
+
+
+def debug_nans_enabled() -> bool:
+    return _global["jax_debug_nans"]
+
+
+def _bool(name: str, value: Any) -> bool:
+    if isinstance(value, (bool, int)) and value in (0, 1):
+        return bool(value)
+    raise TypeError(f"config option {name} takes True or False, got {value!r}")
+
+
+def _set_x64(name: str, value: Any) -> None:
+    dtypes.enable_x64(_bool(name, value))
+
+
+def _set_flag(name: str, value: Any) -> None:
+    _global[name] = _bool(name, value)
+    with _lock:
+        _refresh()
+
+
+def _set_platform(name: str, value: Any) -> None:
+    if value is None or value == "":
+        return
+    if not isinstance(value, str):
+        raise TypeError(f"config option {name} takes a platform name such as 'cpu', "
+                        f"got {value!r}")
+    wanted = [p.strip().lower() for p in value.split(",")]
+    if "cpu" not in wanted:
+        raise ValueError(f"config option {name}={value!r}: this spmdc runs on the CPU "
+                         "PJRT client only; use 'cpu'")
+
+
+def _set_cpu_devices(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise TypeError(f"config option {name} takes a positive int, got {value!r}")
+    pjrt.set_cpu_device_count(value)
+
+
+_OPTIONS: dict[str, tuple[Callable[[str, Any], None], Callable[[], Any]]] = {
+    "jax_enable_x64": (_set_x64, dtypes.x64_enabled),
+    "jax_disable_jit": (_set_flag, lambda: _global["jax_disable_jit"]),
+    "jax_debug_nans": (_set_flag, lambda: _global["jax_debug_nans"]),
+    "jax_platform_name": (_set_platform, lambda: "cpu"),
+    "jax_platforms": (_set_platform, lambda: "cpu"),
+    "jax_num_cpu_devices": (_set_cpu_devices, pjrt.device_count_env),
+}
+
+
+class Config:
+    """``spmdc.config``: ``update(name, value)``, ``read(name)`` and ``config.name``."""
+
+    def update(self, name: str, value: Any) -> None:
+        setter, _ = self._option(name)
+        setter(name, value)
+
+    def read(self, name: str) -> Any:
+        return self._option(name)[1]()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("jax_") and name in _OPTIONS:
+            return _OPTIONS[name][1]()
+        raise AttributeError(f"spmdc.config has no option {name!r}")
+
+    @staticmethod
+    def _option(name: str) -> tuple[Callable[[str, Any], None], Callable[[], Any]]:
+        try:
+            return _OPTIONS[name]
+        except KeyError:
+            raise AttributeError(
+                f"unknown config option {name!r}; spmdc knows "
+                f"{', '.join(sorted(_OPTIONS))}") from None
+
+    def __repr__(self) -> str:
+        return "spmdc.config(" + ", ".join(f"{n}={self.read(n)!r}" for n in _OPTIONS) + ")"
+
+
+config = Config()
+
+
+@contextlib.contextmanager
+def enable_x64(new_val: bool = True) -> Iterator[None]:
+    """Use 64-bit types inside the block (``jax.experimental.enable_x64``). The setting is
+    process-wide, as spmdc's dtype canonicalisation is."""
+    previous = dtypes.enable_x64(_bool("enable_x64", new_val))
+    try:
+        yield
+    finally:
+        dtypes.enable_x64(previous)
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True) -> Iterator[None]:
+    """Inside the block (in this thread), ``jit`` calls run their Python function op by
+    op, so Python control flow on values and ``print`` work; ``jit`` is a no-op."""
+    previous = getattr(_local, "jax_disable_jit", None)
+    _local.jax_disable_jit = _bool("disable_jit", disable)
+    with _lock:
+        _contexts[0] += 1
+        _refresh()
+    try:
+        yield
+    finally:
+        if previous is None:
+            del _local.jax_disable_jit
+        else:
+            _local.jax_disable_jit = previous
+        with _lock:
+            _contexts[0] -= 1
+            _refresh()
+
+
+def checked_call(kind: str, name: str, fun: Callable[..., Any],
+                 call: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+                 args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A top-level call of ``jit``/``pmap`` (``kind``) of ``fun`` while ``runtime_checks``
+    is non-empty: ``fun`` itself under disable_jit (jit only, as in JAX), else ``call``
+    (the compiled path), whose outputs debug_nans then checks."""
+    if kind == "jit" and disable_jit_enabled():
+        return fun(*args, **kwargs)
+    out = call(args, kwargs)
+    if _global["jax_debug_nans"]:
+        for path, leaf in tree_leaves_with_path(out):
+            value = np.asarray(leaf)
+            if value.dtype.kind in "fc" and np.isnan(value).any():
+                where = keystr(path) or "its output"
+                raise FloatingPointError(
+                    f"invalid value (nan) encountered in {kind}({name}) at {where} "
+                    "(jax_debug_nans is on; turn it off with "
+                    "config.update('jax_debug_nans', False))")
+    return out
