@@ -21,6 +21,10 @@ Workloads (issue 7):
   W7  a tall Jacobian (issue 14): ``jit(jacfwd(f))`` and ``jit(jacrev(f))`` of
       f: R^10 -> R^1000, ``tanh(W x) * sin(V x)``, steady state. Forward mode pushes 10
       tangents, reverse mode pulls 1000 cotangents: the report gives jacrev / jacfwd.
+  W8  random numbers under jit: ``random.normal(key, (4096, 4096))`` (threefry2x32).
+  W9  a jitted step that splits its key and draws noise (``key, sub = split(key)``;
+      ``w + normal(sub, w.shape)``, w f32[8]), the new key fed back every step: the key
+      never leaves the device, so this costs what a jit dispatch costs.
 
 Usage: tools/bench.py [--reps N] [--only W1,W6] [--quick] [--no-jax] [--json PATH]
 """
@@ -50,7 +54,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import spmdc  # noqa: E402
 
 N_DEVICES = 8
-TARGETS = {"W1": 1.5, "W2": 0.5, "W3": 1.0, "W4": 1.05, "W5": 1.05, "W6": 1.0, "W7": 1.5}
+TARGETS = {"W1": 1.5, "W2": 0.5, "W3": 1.0, "W4": 1.05, "W5": 1.05, "W6": 1.0, "W7": 1.5,
+           "W8": 1.1, "W9": 1.5}
 LINEARITY_TARGET = 1.3        # per-op trace+lower cost at K=4000 over that at K=1000
 
 
@@ -231,6 +236,25 @@ def w7(mode: str) -> Callable[[Any, bool], Runner]:
     return make
 
 
+def w8(lib: Any, quick: bool) -> Runner:
+    f = lib.jit(lambda key: lib.random.normal(key, (4096, 4096)))
+    key = lib.random.PRNGKey(0)
+    return per_call(lambda: f(key), block_tree(lib), 1 if quick else 3)
+
+
+def w9(lib: Any, quick: bool) -> Runner:
+    def step(key, w):
+        key, sub = lib.random.split(key)
+        return key, w + lib.random.normal(sub, w.shape)
+    f = lib.jit(step)
+    state = [lib.random.PRNGKey(0), lib.device_put(np.zeros(8, np.float32))]
+
+    def call():
+        state[0], state[1] = f(state[0], state[1])
+        return state[1]
+    return per_call(call, block_tree(lib), 100 if quick else 500)
+
+
 @dataclass
 class Case:
     workload: str
@@ -254,6 +278,8 @@ def cases() -> list[Case]:
             Case("W6", "pmap dispatch x*2 [8,4]", w6, 30)]
     out += [Case("W7", f"jit({mode}) tall Jacobian R^10 -> R^1000", w7(mode), 15,
                  extra={"mode": mode}) for mode in ("jacfwd", "jacrev")]
+    out += [Case("W8", "jit random.normal(key, (4096, 4096))", w8, 10),
+            Case("W9", "jit step: split key + normal noise f32[8]", w9, 30)]
     return out
 
 

@@ -15,10 +15,28 @@ from .. import numpy as jnp
 from ..transforms.jit import jit
 from . import threefry
 from .distributions import bits, normal, uniform
+from .gamma import ball, beta, dirichlet, gamma, generalized_normal, loggamma, poisson
 from .keys import KEY_DTYPE, PRNGKeyArray, PRNGKeyDType, as_keys, check_key, seed_array
+from .permutations import permutation
+from .samplers import (
+    bernoulli,
+    categorical,
+    cauchy,
+    choice,
+    exponential,
+    gumbel,
+    laplace,
+    logistic,
+    rademacher,
+    randint,
+    truncated_normal,
+)
 
 __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",
-           "clone", "bits", "uniform", "normal"]
+           "clone", "bits", "uniform", "normal", "truncated_normal", "bernoulli", "randint",
+           "exponential", "gumbel", "laplace", "logistic", "cauchy", "rademacher",
+           "categorical", "choice", "gamma", "loggamma", "beta", "dirichlet", "poisson",
+           "generalized_normal", "ball", "permutation"]
 
 _seed = jit(threefry.seed)
 _split = jit(threefry.split, static_argnums=1)
