@@ -17,7 +17,6 @@ from . import threefry
 from .distributions import bits, normal, uniform
 from .gamma import ball, beta, dirichlet, gamma, generalized_normal, loggamma, poisson
 from .keys import KEY_DTYPE, PRNGKeyArray, PRNGKeyDType, as_keys, check_key, seed_array
-from .permutations import permutation
 from .samplers import (
     bernoulli,
     categorical,
@@ -36,7 +35,14 @@ __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "
            "clone", "bits", "uniform", "normal", "truncated_normal", "bernoulli", "randint",
            "exponential", "gumbel", "laplace", "logistic", "cauchy", "rademacher",
            "categorical", "choice", "gamma", "loggamma", "beta", "dirichlet", "poisson",
-           "generalized_normal", "ball", "permutation"]
+           "generalized_normal", "ball"]
+
+# The shuffles need lax.sort (Note [sort shuffle]); they exist once it does.
+from .. import lax as _lax  # noqa: E402
+
+if hasattr(_lax, "sort_key_val"):
+    from .permutations import permutation  # noqa: E402,F401
+    __all__ += ["permutation"]
 
 _seed = jit(threefry.seed)
 _split = jit(threefry.split, static_argnums=1)

@@ -265,7 +265,13 @@ def _generalized_normal(data: Any, p: Any, shape: tuple[int, ...], dtype: np.dty
     k1, k2 = _split(data, 2)
     g = gamma_body(k1, 1 / p, shape, dtype, False)
     r = _rademacher(k2, shape, dtype)
-    return r * g ** (1 / p)
+    return r * g ** _weak_inverse(p, dtype)
+
+
+def _weak_inverse(p: Any, dtype: np.dtype) -> Any:
+    """``1 / p`` as JAX types it for a Python-number ``p``: a weak float, which takes the
+    sample's dtype (spmdc's true division of a weak int gives a strong float32)."""
+    return jnp.asarray(1 / p).astype(dtype)
 
 
 _generalized_normal_jit = jit(_generalized_normal, static_argnums=(2, 3))
@@ -284,7 +290,7 @@ def _ball(data: Any, p: Any, d: int, shape: tuple[int, ...], dtype: np.dtype) ->
     g = _generalized_normal(k1, p, (*shape, d), dtype)
     e = _exponential(k2, shape, dtype)
     norm = jnp.squeeze(upcast_sum(jnp.abs(g) ** p, -1), -1)
-    return g / ((norm + e) ** (1 / p))[..., None]
+    return g / ((norm + e) ** _weak_inverse(p, dtype))[..., None]
 
 
 _ball_jit = jit(_ball, static_argnums=(2, 3, 4))

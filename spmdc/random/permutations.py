@@ -23,7 +23,7 @@ from ..core import dtypes
 from ..transforms.jit import jit
 from . import threefry
 from .keys import check_key
-from .samplers import _axis, _gumbel
+from .samplers import _axis, _gumbel, _take
 
 
 def _shuffle(data: Any, x: Any, axis: int) -> Any:
@@ -43,7 +43,7 @@ def _permutation(data: Any, x: Any, axis: int, independent: bool) -> Any:
     if independent or x.ndim == 1:
         return _shuffle(data, x, axis)
     order = _shuffle(data, jnp.arange(x.shape[axis]), 0)
-    return jnp.take(x, order, axis)
+    return _take(x, order, axis)
 
 
 _permutation_jit = jit(_permutation, static_argnums=(2, 3))
@@ -104,7 +104,7 @@ def choice_without_replacement(data: Any, arr: Any, a: Any, shape: tuple[int, ..
                              f"a.shape[axis]. p has shape {tuple(p_arr.shape)} and "
                              f"a.shape[axis] is {n_inputs}.")
         ind = _choice_weighted_jit(data, p_arr, n_draws, mode)
-        result = ind if arr.ndim == 0 else jnp.take(arr, ind, axis)
+        result = ind if arr.ndim == 0 else _take(arr, ind, axis)
     return jnp.reshape(result, shape if arr.ndim == 0 else
                        tuple(arr.shape[:axis]) + shape + tuple(arr.shape[axis + 1:]))
 
