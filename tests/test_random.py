@@ -61,8 +61,9 @@ def assert_same_bits(got, x64: bool, name: str, group: str = "main", ulps: int =
     assert bits.shape == expected.shape, f"{name}: shape {bits.shape} != {expected.shape}"
     floating = np.dtype(dtype).kind in "fc" or dtype == "bfloat16"
     if floating and rtol:
-        want = expected.view(np.asarray(got).dtype).astype(np.float64)
-        np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=rtol, err_msg=name)
+        wide = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+        want = expected.view(np.asarray(got).dtype).astype(wide)
+        np.testing.assert_allclose(np.asarray(got).astype(wide), want, rtol=rtol, err_msg=name)
         return
     if ulps and floating:
         far = np.abs(_ordered(bits.ravel()) - _ordered(expected.ravel())) > ulps
