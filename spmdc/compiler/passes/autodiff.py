@@ -15,19 +15,30 @@ from typing import Any
 from ..builder import Builder, lit
 from ..ir import Atom, Func, Lit, TensorType, Var
 
-__all__ = ["vjp_rules", "nondifferentiable", "vjp_func", "zeros", "is_float",
-           "unbroadcast"]
+__all__ = ["vjp_rules", "nondifferentiable", "activity_rules", "active_outputs", "vjp_func",
+           "zeros", "is_float", "unbroadcast"]
 
 VJPRule = Callable[..., Sequence[Atom | None]]
 """``rule(b, ct, *inputs, **params) -> [cotangent or None for each input]``
 
 ``ct`` is the output cotangent (a tuple with ``None`` for zeros when the primitive has
-several results); rules emit ordinary primitives into ``b``."""
+several results); rules emit ordinary primitives into ``b``. The rule of a primitive with
+an ``activity_rules`` entry also gets ``active``: which inputs may depend on a
+differentiated input (the others need no cotangent; see Note [activity])."""
 
 vjp_rules: dict[Any, VJPRule] = {}
 
 nondifferentiable: dict[Any, str] = {}
 """Primitives whose output carries no gradient, with the reason (for the coverage test)."""
+
+ActivityRule = Callable[..., list[bool]]
+"""``rule(active_inputs, **params) -> [whether each output may depend on them]``
+
+For primitives with sub-Funcs (control flow), whose outputs need not all depend on every
+input. Without a rule, an equation with an active input has every float output active.
+See Note [activity]."""
+
+activity_rules: dict[Any, ActivityRule] = {}
 
 
 def is_float(t: TensorType) -> bool:
@@ -46,6 +57,36 @@ def unbroadcast(b: Builder, ct: Atom, t: TensorType) -> Atom:
     return b.reduce_sum(ct, axes=tuple(range(ct.type.ndim)))
 
 
+# Note [activity]
+# ~~~~~~~~~~~~~~~
+# A value is *active* when it is a float that may depend on a differentiated input; only
+# active values get cotangents, so the backward sweep reaches only equations on a path
+# from a differentiated input to a seeded output. Precision matters, not just for speed:
+# a while loop has no VJP (Note [while has no VJP]), so a loop that some carry of which
+# depends on the input, but whose output that the result uses does not, must stay
+# inactive, as in JAX. Ordinary primitives are treated as mixing all their inputs into
+# every output; control flow registers an ``activity_rules`` entry that looks into its
+# sub-Funcs per output (for loops, a fixed point over the carry).
+
+def _active_values(func: Func, active_inputs: Sequence[bool]) -> set[Var]:
+    active: set[Var] = {v for v, a in zip(func.inputs, active_inputs, strict=True) if a}
+    for eqn in func.eqns:
+        ins = [isinstance(a, Var) and a in active for a in eqn.inputs]
+        if not any(ins):
+            continue
+        rule = activity_rules.get(eqn.prim)
+        outs = rule(ins, **eqn.params) if rule is not None else [True] * len(eqn.outputs)
+        active.update(v for v, o in zip(eqn.outputs, outs, strict=True)
+                      if o and is_float(v.type))
+    return active
+
+
+def active_outputs(func: Func, active_inputs: Sequence[bool]) -> list[bool]:
+    """Which outputs of ``func`` may depend on the inputs marked in ``active_inputs``."""
+    active = _active_values(func, active_inputs)
+    return [isinstance(a, Var) and a in active for a in func.outputs]
+
+
 def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = None) -> Func:
     """``seeded[k]``: output k gets a cotangent input (default: every output)."""
     b = Builder(func.name)
@@ -62,11 +103,7 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
     def read(a: Atom) -> Atom:
         return a if isinstance(a, Lit) else env[a]
 
-    # ``active`` are values that depend on a differentiated input.
-    active: set[Var] = {v for v, w in zip(func.inputs, wrt, strict=True) if w}
-    for eqn in func.eqns:
-        if not active.isdisjoint(eqn.inputs):
-            active.update([v for v in eqn.outputs if is_float(v.type)])
+    active = _active_values(func, wrt)            # See Note [activity]
 
     # Backward sweep.
     cts: dict[Var, Atom] = {}
@@ -88,7 +125,9 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
             raise NotImplementedError(f"grad: no VJP rule for {eqn.prim.name!r}")
         b.source = eqn.source
         ct = tuple(ct_outs) if eqn.prim.multiple_results else ct_outs[0]
-        in_cts = rule(b, ct, *map(read, eqn.inputs), **eqn.params)
+        extra = {"active": tuple(isinstance(a, Var) and a in active for a in eqn.inputs)} \
+            if eqn.prim in activity_rules else {}
+        in_cts = rule(b, ct, *map(read, eqn.inputs), **eqn.params, **extra)
         for a, c in zip(eqn.inputs, in_cts, strict=True):
             if c is not None and isinstance(a, Var) and a in active:
                 accumulate(a, c)

@@ -25,7 +25,7 @@ import numpy as np
 from ..builder import Builder, lit
 from ..interpreter import evaluate
 from ..ir import Func, TensorType, Var
-from ..passes.autodiff import is_float, vjp_func, vjp_rules
+from ..passes.autodiff import active_outputs, activity_rules, is_float, vjp_func, vjp_rules
 from ..passes.cleanup import dce
 from ..passes.collectives import collective_axes, control_varying_rules, varying_axes
 from ..passes.forward import instantiate, jvp_func, jvp_rules, tangent_types
@@ -191,9 +191,10 @@ def _cond_batch(b, axis, args, dims, *, branches):
     return outs, [0] * len(outs)
 
 
-def _cond_vjp(b, ct, index, *operands, branches):
+def _cond_vjp(b, ct, index, *operands, branches, active=None):
     cts = ct if isinstance(ct, tuple) else (ct,)
-    wrt = [is_float(a.type) for a in operands]
+    active = active or (True,) * (1 + len(operands))
+    wrt = [is_float(a.type) and act for a, act in zip(operands, active[1:], strict=True)]
     seeded = [c is not None and is_float(t) for c, t in
               zip(cts, branches[0].out_types, strict=True)]
     if not any(wrt) or not any(seeded):
@@ -245,6 +246,16 @@ jvp_rules[cond_p] = _cond_jvp
 vjp_rules[cond_p] = _cond_vjp
 lower_rules[cond_p] = _cond_lowering
 always_rewrite.add(cond_p)      # a branch may use the vmapped axis name (axis_index ...)
+
+
+def _cond_activity(active, *, branches):        # See Note [activity] (passes/autodiff.py)
+    outs = [False] * len(branches[0].outputs)
+    for br in branches:
+        outs = [o or a for o, a in zip(outs, active_outputs(br, active[1:]), strict=True)]
+    return outs
+
+
+activity_rules[cond_p] = _cond_activity
 
 
 def _cond_varying(ins, *, branches):
@@ -357,11 +368,11 @@ def _while_batch(b, axis, args, dims, *, cond_func, body_func, cond_nconsts, bod
 # wrong answer. So its VJP rule raises, and only when a cotangent actually reaches a
 # while loop (integer-only loops, such as index bookkeeping, differentiate fine).
 
-class WhileLoopVJPError(TypeError):
+class WhileLoopVJPError(ValueError, TypeError):
     """Reverse-mode differentiation reached a while loop."""
 
 
-def _while_vjp(b, ct, *operands, **params):
+def _while_vjp(b, ct, *operands, active=None, **params):
     where = f" (at {b.source})" if b.source else ""
     raise WhileLoopVJPError(
         "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop "
@@ -403,6 +414,24 @@ jvp_rules[while_p] = _while_jvp
 vjp_rules[while_p] = _while_vjp                     # raises: see Note [while has no VJP]
 lower_rules[while_p] = _while_lowering
 always_rewrite.add(while_p)
+
+
+def active_carry(body: Func, consts: list[bool], carry: list[bool]) -> list[bool]:
+    """The carries of a loop that may depend on the active inputs: a fixed point."""
+    while True:
+        outs = active_outputs(body, consts + carry)[:len(carry)]
+        new = [c or o for c, o in zip(carry, outs, strict=True)]
+        if new == carry:
+            return carry
+        carry = new
+
+
+def _while_activity(active, *, cond_func, body_func, cond_nconsts, body_nconsts):
+    cn, bn = cond_nconsts, body_nconsts       # the predicate is a bool: it carries nothing
+    return active_carry(body_func, list(active[cn:cn + bn]), list(active[cn + bn:]))
+
+
+activity_rules[while_p] = _while_activity          # See Note [activity]
 
 
 def _while_varying(ins, *, cond_func, body_func, cond_nconsts, body_nconsts):

@@ -17,7 +17,7 @@ import numpy as np
 from ..builder import Builder, lit
 from ..interpreter import evaluate
 from ..ir import Eqn, Func, TensorType, Var
-from ..passes.autodiff import is_float, vjp_func, vjp_rules, zeros
+from ..passes.autodiff import active_outputs, activity_rules, is_float, vjp_func, vjp_rules, zeros
 from ..passes.cleanup import dce
 from ..passes.collectives import control_varying_rules, varying_axes
 from ..passes.forward import instantiate, jvp_func, jvp_rules, tangent_types
@@ -154,7 +154,8 @@ def _scan_batch(b, axis, args, dims, *, body, length, reverse, num_consts, num_c
     return list(outs), [0 if x else None for x in carry_b] + [1 if y else None for y in ys_b]
 
 
-def _scan_vjp(b, ct, *operands, body, length, reverse, num_consts, num_carry):
+def _scan_vjp(b, ct, *operands, body, length, reverse, num_consts, num_carry,
+              active=None):
     """A forward scan that also stacks each step's input carry, then a reverse scan over
     the body's VJP (which recomputes the step from that carry), accumulating the consts'
     cotangents in its carry."""
@@ -164,8 +165,14 @@ def _scan_vjp(b, ct, *operands, body, length, reverse, num_consts, num_carry):
     xs = list(operands[n_consts + nc:])
     cts = ct if isinstance(ct, tuple) else (ct,)
     ct_carry, ct_ys = cts[:nc], cts[nc:]
-    wrt = [is_float(a.type) for a in operands]
-    carry_float = [is_float(a.type) for a in init]
+    # Only what may depend on a differentiated input (Note [activity]): a carry that does
+    # through the loop counts, and a while loop on the others is never differentiated.
+    active = active or (True,) * len(operands)
+    carry_active = _scan_activity(active, body=body, length=length, reverse=reverse,
+                                  num_consts=n_consts, num_carry=nc)[:nc]
+    active = [*active[:n_consts], *carry_active, *active[n_consts + nc:]]
+    wrt = [is_float(a.type) and act for a, act in zip(operands, active, strict=True)]
+    carry_float = wrt[n_consts:n_consts + nc]
     ys_seeded = [c is not None and is_float(t) for c, t in
                  zip(ct_ys, body.out_types[nc:], strict=True)]
     if not any(wrt) or not (any(c is not None for c, f in zip(ct_carry, carry_float,
@@ -249,6 +256,21 @@ jvp_rules[scan_p] = _scan_jvp
 vjp_rules[scan_p] = _scan_vjp
 lower_rules[scan_p] = _scan_lowering
 always_rewrite.add(scan_p)
+
+
+def _scan_activity(active, *, body, length, reverse, num_consts, num_carry):
+    consts = list(active[:num_consts])          # See Note [activity] (passes/autodiff.py)
+    xs = list(active[num_consts + num_carry:])
+    carry = list(active[num_consts:num_consts + num_carry])
+    while True:
+        outs = active_outputs(body, consts + carry + xs)
+        new = [c or o for c, o in zip(carry, outs[:num_carry], strict=True)]
+        if new == carry:
+            return carry + outs[num_carry:]
+        carry = new
+
+
+activity_rules[scan_p] = _scan_activity
 
 
 def _scan_varying(ins, *, body, length, reverse, num_consts, num_carry):
