@@ -431,8 +431,9 @@ def test_stop_gradient_blocks_the_gradient():
     np.testing.assert_array_equal(_grads("stop_gradient", x)[0], [0, 0])
 
 
-def test_abs_gradient_at_zero_is_zero():
-    np.testing.assert_array_equal(_grads("abs", np.array([-2.0, 0.0, 3.0]))[0], [-1, 0, 1])
+def test_abs_gradient_at_zero_is_one_as_in_jax():
+    np.testing.assert_array_equal(_grads("abs", np.array([-2.0, 0.0, -0.0, 3.0]))[0],
+                                  [-1, 1, 1, 1])
 
 
 # --- shape rules and printing ----------------------------------------------------------------

@@ -10,16 +10,16 @@ from typing import Any
 
 import numpy as np
 
-from ..builder import lit
+from ..builder import Builder, lit
 from ..ir import TensorType
-from ..passes.autodiff import vjp_rules
+from ..passes.autodiff import vjp_func, vjp_rules
 from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.vmap import batch_rules, move_axis
 from ..stablehlo import LoweringContext, hlo, ir, lower_rules, mlir_type
 from .core import ShapeError, _check_kind, declare
 from .reductions import fill_reducer, identity_of
 
-__all__ = ["cumsum_p", "cumprod_p", "cummax_p", "cummin_p"]
+__all__ = ["cumsum_p", "cumprod_p", "cummax_p", "cummin_p", "prefix_products"]
 
 
 def _cumulative_rule(name: str, kinds: str):
@@ -87,11 +87,45 @@ vjp_rules[cumsum_p] = lambda b, ct, x, *, axis, reverse: [
 cumprod_p = _cumulative("cumprod", "prod", np.multiply, "iufc", hlo.MulOp)
 
 
+# Note [products without division]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# d prod(x) / d x_j is the product of the others, and d cumprod(x)_i / d x_j the product
+# of the others in the prefix. Writing either as ``product / x_j`` is NaN (0/0) or inf at
+# a zero, where the true value is finite: grad(jnp.prod) at [1, 0, 3] is [0, 3, 0].
+# So neither rule divides. ``prefix_products`` computes (exclusive) prefix products by
+# doubling -- log2(n) rounds of "multiply by myself shifted by 1, 2, 4 ... places" (pad
+# with 1) -- and reduce_prod's cotangent is ct times exclusive-left times exclusive-right
+# products. cumprod's VJP is the VJP of that doubling program, derived by the autodiff
+# pass from the rules of mul and pad; both stay exact at zeros to every order.
+
+def _shifted(b, x, axis: int, by: int, fill: float):
+    """``out[i] = x[i - by]`` along ``axis`` (``fill`` where that is out of range)."""
+    config = [(0, 0, 0)] * x.type.ndim
+    config[axis] = (by, -by, 0)
+    return b.pad(x, lit(fill, x.type.dtype), padding_config=tuple(config))
+
+
+def prefix_products(b, x, axis: int, reverse: bool = False, exclusive: bool = False):
+    """cumprod by doubling, without division (Note [products without division])."""
+    n, sign = x.type.shape[axis], -1 if reverse else 1
+    y = _shifted(b, x, axis, sign, 1) if exclusive and n else x
+    step = 1
+    while step < n:
+        y = b.mul(y, _shifted(b, y, axis, sign * step, 1))
+        step *= 2
+    return y
+
+
+def _cumprod_by_doubling(x: TensorType, axis: int, reverse: bool):
+    doubling = Builder("cumprod_by_doubling")
+    v = doubling.input(x)
+    return doubling.build([prefix_products(doubling, v, axis, reverse)])
+
+
 def _cumprod_vjp(b, ct, x, *, axis, reverse):
-    # d out_i / d x_j = out_i / x_j for j in the prefix of i; assumes x has no zeros (at a
-    # zero this gives nan/inf), like reduce_prod's rule.
-    out = b.cumprod(x, axis=axis, reverse=reverse)
-    return [b.div(b.cumsum(b.mul(ct, out), axis=axis, reverse=not reverse), x)]
+    # See Note [products without division].
+    func = _cumprod_by_doubling(x.type, axis, reverse)
+    return [b.inline(vjp_func(func, [True]), [x, ct])[1]]
 
 
 def _cumprod_jvp(b, primals, tangents, *, axis, reverse):

@@ -29,9 +29,10 @@ Note [gradients at kinks]
 ``max``/``min`` split the cotangent half/half between equal operands (as JAX does).
 ``clamp(lo, x, hi) = min(max(x, lo), hi)`` gives ties to ``x``: ``x`` gets the cotangent
 where ``lo <= x <= hi``, ``lo`` where ``x < lo <= hi``, ``hi`` where ``hi < max(x, lo)``.
-``abs`` uses ``sign(x)`` (0 at 0). ``sign``, ``floor``, ``ceil`` and ``round`` are
-piecewise constant: their VJP rules return zero (``None``), like JAX, rather than being
-listed as nondifferentiable, so ``grad`` through them is well defined.
+``abs`` has slope 1 at 0 (and at -0.0), as in JAX, not ``sign(0) = 0``. ``sign``,
+``floor``, ``ceil`` and ``round`` are piecewise constant: their VJP rules return zero
+(``None``), like JAX, rather than being listed as nondifferentiable, so ``grad`` through
+them is well defined.
 """
 from __future__ import annotations
 
@@ -254,7 +255,8 @@ lower_rules[polygamma_p] = elementwise_lowering(chlo.PolygammaOp)
 # --- unary numeric ---------------------------------------------------------------------------
 
 abs_p = elementwise_unary("abs", np.abs, SIGNED)
-vjp_rules[abs_p] = _chain(lambda b, x: b.sign(x))          # See Note [gradients at kinks]
+vjp_rules[abs_p] = lambda b, ct, x: [                       # See Note [gradients at kinks]
+    b.select(b.ge(x, lit(0, x.type.dtype)), ct, b.neg(ct))]
 jvp_rules[abs_p] = diagonal_jvp(abs_p)
 lower_rules[abs_p] = elementwise_lowering(hlo.AbsOp)
 

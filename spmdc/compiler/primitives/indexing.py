@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..builder import lit
 from ..ir import TensorType
 from ..passes.autodiff import vjp_rules, zeros
 from ..passes.forward import jvp_rules, linear_jvp
@@ -57,7 +58,8 @@ __all__ = ["gather_p", "scatter_p", "COMBINES"]
 # scatter dimensions, and tests use distinct windows for 'set'. The VJP of a 'set' scatter
 # gives every update the cotangent of the element it was written to, as if each of them
 # had won; with overlapping windows that over-counts (JAX refuses to transpose such a
-# scatter instead). 'mul', 'min' and 'max' have no VJP yet.
+# scatter instead). 'min' and 'max' split each element's cotangent evenly among the
+# operand element and the updates equal to the result, as JAX does; 'mul' has no VJP.
 
 COMBINES = ("set", "add", "mul", "min", "max")
 _GATHER_MODES = ("clip", "fill")
@@ -348,18 +350,32 @@ def _gather_vjp(b, ct, operand, indices, **params):
 
 def _scatter_vjp(b, ct, operand, indices, updates, **params):
     p = _with_defaults(scatter_p, params)
-    if p["combine"] not in ("set", "add"):
+    if p["combine"] not in ("set", "add", "min", "max"):
         raise NotImplementedError(f"grad: scatter with combine={p['combine']!r} is not "
-                                  "differentiable yet (only 'set' and 'add' are)")
-    ct_updates = b.gather(
-        ct, indices, offset_dims=p["update_window_dims"],
-        collapsed_slice_dims=p["inserted_window_dims"],
-        start_index_map=p["scatter_dims_to_operand_dims"],
-        slice_sizes=_scatter_window(operand.type.ndim, updates.type.shape, p["update_window_dims"],
-                                    p["inserted_window_dims"], p["operand_batching_dims"]),
-        operand_batching_dims=p["operand_batching_dims"],
-        start_indices_batching_dims=p["scatter_indices_batching_dims"],
-        mode="fill" if p["mode"] == "drop" else "clip")
+                                  "differentiable (only 'set', 'add', 'min' and 'max' are)")
+
+    def windows_of(v):                # what each update window lands on, 0 if dropped
+        window = _scatter_window(operand.type.ndim, updates.type.shape,
+                                 p["update_window_dims"], p["inserted_window_dims"],
+                                 p["operand_batching_dims"])
+        return b.gather(v, indices, offset_dims=p["update_window_dims"],
+                        collapsed_slice_dims=p["inserted_window_dims"],
+                        start_index_map=p["scatter_dims_to_operand_dims"],
+                        slice_sizes=window, operand_batching_dims=p["operand_batching_dims"],
+                        start_indices_batching_dims=p["scatter_indices_batching_dims"],
+                        mode="fill" if p["mode"] == "drop" else "clip")
+    if p["combine"] in ("min", "max"):
+        # Every contributor equal to the result (the operand element and the updates
+        # landing on it) gets an equal share of its cotangent, as in JAX.
+        out = b.scatter(operand, indices, updates, **p)
+        dtype = operand.type.dtype
+        operand_hits = b.convert(b.eq(operand, out), new_dtype=dtype)
+        update_hits = b.convert(b.eq(updates, windows_of(out)), new_dtype=dtype)
+        count = b.add(operand_hits, b.scatter(zeros(b, operand.type), indices, update_hits,
+                                              **{**p, "combine": "add"}))
+        share = b.div(ct, b.max(count, lit(1, dtype)))    # no contributor: a NaN result
+        return [b.mul(operand_hits, share), None, b.mul(update_hits, windows_of(share))]
+    ct_updates = windows_of(ct)
     if p["combine"] == "add":
         return [ct, None, ct_updates]
     # 'set': overwritten elements pass no cotangent back. See Note [duplicate indices].

@@ -8,6 +8,7 @@ False/True). See Note [reduction identities].
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -126,10 +127,22 @@ reduce_prod_p = _reduction("reduce_prod", "prod", np.multiply, NUMBER, hlo.MulOp
 
 
 def _reduce_prod_vjp(b, ct, x, *, axes):
-    # d prod / d x_i = prod / x_i: the product of the others, assuming x has no zeros.
-    # (At a zero this gives nan/inf; JAX handles zeros with a costlier formula.)
-    prod = b.reduce_prod(x, axes=axes)
-    return [b.div(_expand(b, b.mul(ct, prod), x.type, axes), x)]
+    # d prod / d x_i is the product of the others, computed without dividing by x_i,
+    # which is NaN at a zero: see Note [products without division] (cumulative.py).
+    from .cumulative import prefix_products
+    t = x.type
+    kept = [d for d in range(t.ndim) if d not in axes]
+    order = (*kept, *axes)                 # the reduced axes last, flattened into one
+    flat = b.reshape(b.transpose(x, permutation=order) if order != tuple(range(t.ndim))
+                     else x, new_sizes=(*(t.shape[d] for d in kept),
+                                        math.prod(t.shape[d] for d in axes)))
+    last = len(kept)
+    others = b.mul(prefix_products(b, flat, last, exclusive=True),
+                   prefix_products(b, flat, last, reverse=True, exclusive=True))
+    others = b.reshape(others, new_sizes=tuple(t.shape[d] for d in order))
+    if order != tuple(range(t.ndim)):
+        others = b.transpose(others, permutation=tuple(order.index(d) for d in range(t.ndim)))
+    return [b.mul(_expand(b, ct, t, axes), others)]
 
 
 jvp_rules[reduce_prod_p] = reduction_jvp(reduce_prod_p)
