@@ -17,6 +17,10 @@ GRID = np.array([[0.0, 2.0, 0.0], [1.0, 4.0, 5.0], [2.0, 0.0, 3.0]], F32)
 TIES = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]], F32)
 SMALL = np.array([1.0, 2.0, 3.0, 4.0, 5.0], F32)
 WEIGHTS = np.arange(1.0, 6.0, dtype=F32)
+VEC2 = np.array([0.3, -1.2], F32)
+VEC3 = np.array([1.5, 0.5, -2.0], F32)
+MAT23 = np.array([[0.1, 0.2, 0.3], [-1.0, 2.0, 0.5]], F32)
+TREE = {"a": VEC2, "b": MAT23}
 
 
 def cases(jax, jnp, cumprod):
@@ -76,4 +80,22 @@ def cases(jax, jnp, cumprod):
                                  (SMALL, np.array([0.0, 9.0, 0.0], F32))),
         "at_max_grad_of_grad": (grad(lambda x: grad(
             lambda v: (v.at[1].max(v[0]) ** 2).sum())(x).sum()), (SMALL,)),
+        # jacrev / jacobian / hessian of pytree inputs and outputs
+        "jacrev_pytree_output_two_argnums": (jax.jacrev(
+            lambda x, y: {"p": x * y[0], "q": (jnp.sin(x).sum(), y ** 2)}, argnums=(0, 1)),
+            (VEC2, VEC3)),
+        "jacrev_dict_input_list_output": (jax.jacrev(
+            lambda d: [d["a"] ** 2, jnp.tanh(d["b"]).sum(axis=0)]), (TREE,)),
+        "jacobian_argnums_tuple": (jax.jacobian(
+            lambda x, y: jnp.sin(x)[:, None] * y, argnums=(0, 1)), (VEC2, MAT23)),
+        "jacrev_scalar_output": (jax.jacrev(lambda x: jnp.sum(x ** 3)), (VEC3,)),
+        "jacrev_has_aux": (jax.jacrev(lambda x: (x ** 2, {"s": x.sum()}), has_aux=True),
+                           (VEC3,)),
+        "jacrev_empty_output": (jax.jacrev(lambda x: x[:0] * 2.0), (VEC3,)),
+        "hessian_dict_input": (hessian(
+            lambda d: (d["a"] ** 2).sum() * jnp.cos(d["b"]).sum()), (TREE,)),
+        "hessian_has_aux": (hessian(lambda x: ((x ** 3).sum(), x * 2.0), has_aux=True),
+                            (VEC2,)),
+        "hessian_argnums_tuple": (hessian(lambda x, y: (x ** 2).sum() * (y ** 3).sum(),
+                                          argnums=(0, 1)), (VEC2, VEC3)),
     }

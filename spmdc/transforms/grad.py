@@ -208,36 +208,91 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
+def _check_jacobian_dtypes(what: str, leaves: list[Any], kind: str) -> None:
+    """jacrev's inputs may be real or complex floats and its outputs real floats (JAX)."""
+    for leaf in leaves:
+        t = type_of(leaf)[0]
+        if kind == "inputs" and not is_float(t):
+            raise TypeError(f"{what} requires real- or complex-valued inputs (input dtype "
+                            f"that is a sub-dtype of np.inexact), but got {t.dtype.name}. "
+                            "If you want to use Boolean- or integer-valued inputs, use vjp, "
+                            f"or differentiate with respect to float arguments only{where()}")
+        if kind == "outputs" and not (is_float(t) and t.dtype.kind != "c"):
+            raise TypeError(f"{what} requires real-valued outputs (output dtype that is a "
+                            f"sub-dtype of np.floating), but got {t.dtype.name}. For "
+                            "differentiation of functions with integer outputs, use "
+                            f"vjp directly{where()}")
+
+
 def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
            has_aux: bool = False) -> Callable[..., Any]:
-    """The Jacobian by reverse mode: one vjp per output element, batched with vmap."""
+    """The Jacobian by reverse mode: one vjp per output element, batched with vmap.
+
+    As in JAX, inputs and outputs may be pytrees: the result has the output's structure,
+    each output leaf replaced by the structure of ``args[argnums]`` (a tuple of them when
+    ``argnums`` is a tuple) whose leaves have shape ``out_leaf.shape + in_leaf.shape``.
+    With ``has_aux=True``, ``fun`` returns ``(output, aux)`` and jacrev ``(jacobian, aux)``.
+    """
+    if not callable(fun):
+        raise TypeError(f"jacrev expects a callable, got {type(fun).__name__}")
+    what = "jacrev"
     from .. import numpy as jnp
     from .vmap import vmap
 
-    def jac_fn(*args: Any) -> Any:
-        nums = _argnums(argnums, len(args), "jacrev")
+    def jac_fn(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums(argnums, len(args), what)
+        for i in nums:
+            _check_jacobian_dtypes(what, tree_flatten(args[i])[0], "inputs")
 
         def partial_fun(*diff: Any) -> Any:
             full = list(args)
             for i, d in zip(nums, diff, strict=True):
                 full[i] = d
-            return fun(*full)
+            return fun(*full, **kwargs)
 
-        out, pull = vjp(partial_fun, *(args[i] for i in nums))
-        out = jnp.asarray(out)
-        basis = jnp.reshape(jnp.eye(out.size, dtype=out.dtype), (out.size, *out.shape))
-        cols = vmap(pull)(basis)
-        jacs = tuple(jnp.reshape(c, (*out.shape, *jnp.shape(args[i])))
-                     for c, i in zip(cols, nums, strict=True))
-        return jacs[0] if isinstance(argnums, int) else jacs
+        if has_aux:
+            out, pull, aux = vjp(partial_fun, *(args[i] for i in nums), has_aux=True)
+        else:
+            out, pull = vjp(partial_fun, *(args[i] for i in nums))
+        out_leaves, out_tree = tree_flatten(out)
+        _check_jacobian_dtypes(what, out_leaves, "outputs")
+        out_leaves = [jnp.asarray(o) for o in out_leaves]
+        sizes = [o.size for o in out_leaves]
+        total = sum(sizes)
+        offsets = np.cumsum([0, *sizes])
+        # One basis cotangent per output element, stacked: row r is 1 at element r of the
+        # outputs flattened one after another.
+        basis = [jnp.reshape(jnp.eye(total, dtype=o.dtype)[:, offsets[k]:offsets[k + 1]],
+                             (total, *o.shape)) for k, o in enumerate(out_leaves)]
+        diff_args = [args[i] for i in nums]
+        if total:
+            cols = vmap(pull)(tree_unflatten(out_tree, basis))
+        else:                   # no output elements: every Jacobian block is empty
+            cols = tuple(tree_unflatten(tree_structure(a), [
+                jnp.zeros((0, *jnp.shape(x)), type_of(x)[0].dtype)
+                for x in tree_flatten(a)[0]]) for a in diff_args)
+        col_leaves = [tree_flatten(c)[0] for c in cols]
+        per_output = []
+        for k, o in enumerate(out_leaves):
+            blocks = []
+            for a, leaves in zip(diff_args, col_leaves, strict=True):
+                rows = [jnp.reshape(c[offsets[k]:offsets[k + 1]],
+                                    (*o.shape, *jnp.shape(x)))
+                        for c, x in zip(leaves, tree_flatten(a)[0], strict=True)]
+                blocks.append(tree_unflatten(tree_structure(a), rows))
+            per_output.append(blocks[0] if isinstance(argnums, int) else tuple(blocks))
+        jac = tree_unflatten(out_tree, per_output)
+        return (jac, aux) if has_aux else jac
 
-    return jac_fn
+    return functools.update_wrapper(jac_fn, fun, updated=())
 
 
 jacobian = jacrev
 
 
-def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """Forward over reverse, as JAX: ``jacfwd(jacrev(fun))``."""
+def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+            has_aux: bool = False) -> Callable[..., Any]:
+    """Forward over reverse, as JAX: ``jacfwd(jacrev(fun))``, with JAX's pytree structure
+    (output, then argument, then argument) and ``has_aux``."""
     from .forward import jacfwd
-    return jacfwd(jacrev(fun, argnums), argnums)
+    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
