@@ -49,7 +49,9 @@ def relu6(x: Any) -> Any:
 
 def _logaddexp0(x: Any) -> Any:
     """``log(exp(x) + 1)`` without overflow: ``max(x, 0) + log1p(exp(-|x|))``."""
-    return jnp.maximum(x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+    # -|x| written as min(x, 0) - max(x, 0): at 0 the ties split the cotangent half/half,
+    # so the slope there is 0 and softplus'(0) = 1/2 (abs has slope 1 at 0, as in JAX).
+    return jnp.maximum(x, 0) + jnp.log1p(jnp.exp(jnp.minimum(x, 0) - jnp.maximum(x, 0)))
 
 
 def softplus(x: Any) -> Any:
