@@ -80,6 +80,13 @@ def cases(jax, jnp, cumprod):
                                  (SMALL, np.array([0.0, 9.0, 0.0], F32))),
         "at_max_grad_of_grad": (grad(lambda x: grad(
             lambda v: (v.at[1].max(v[0]) ** 2).sum())(x).sum()), (SMALL,)),
+        # forward mode through the same rules
+        "jacfwd_at_max_repeated_ties": (jax.jacfwd(
+            lambda x, y: x.at[jnp.array([1, 1, 3])].max(y), argnums=(0, 1)),
+            (SMALL, np.array([6.0, 6.0, 4.0], F32))),
+        "jacfwd_at_min_tie": (jax.jacfwd(lambda x: x.at[1].min(2.0)), (SMALL,)),
+        "jacfwd_cumprod_one_zero": (jax.jacfwd(lambda x: cumprod(x, 0, False)), (ONE_ZERO,)),
+        "jacfwd_prod_two_zeros": (jax.jacfwd(jnp.prod), (TWO_ZEROS,)),
         # jacrev / jacobian / hessian of pytree inputs and outputs
         "jacrev_pytree_output_two_argnums": (jax.jacrev(
             lambda x, y: {"p": x * y[0], "q": (jnp.sin(x).sum(), y ** 2)}, argnums=(0, 1)),

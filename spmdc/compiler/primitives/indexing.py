@@ -348,6 +348,32 @@ def _gather_vjp(b, ct, operand, indices, **params):
     return [ct_operand, None]
 
 
+def _update_windows(b, v, indices, operand_type, updates_type, p):
+    """What each update window of the scatter ``p`` lands on in ``v`` (0 if dropped)."""
+    window = _scatter_window(operand_type.ndim, updates_type.shape, p["update_window_dims"],
+                             p["inserted_window_dims"], p["operand_batching_dims"])
+    return b.gather(v, indices, offset_dims=p["update_window_dims"],
+                    collapsed_slice_dims=p["inserted_window_dims"],
+                    start_index_map=p["scatter_dims_to_operand_dims"],
+                    slice_sizes=window, operand_batching_dims=p["operand_batching_dims"],
+                    start_indices_batching_dims=p["scatter_indices_batching_dims"],
+                    mode="fill" if p["mode"] == "drop" else "clip")
+
+
+def _extremum_hits(b, operand, indices, updates, p):
+    """For a 'min'/'max' scatter: which operand elements and which updates equal the
+    result where they land (as 0/1 floats), and how many do per element (at least 1).
+    Each of them gets an equal share of the element's cotangent, as in JAX."""
+    out = b.scatter(operand, indices, updates, **p)
+    dtype = operand.type.dtype
+    operand_hits = b.convert(b.eq(operand, out), new_dtype=dtype)
+    landed_on = _update_windows(b, out, indices, operand.type, updates.type, p)
+    update_hits = b.convert(b.eq(updates, landed_on), new_dtype=dtype)
+    count = b.add(operand_hits, b.scatter(zeros(b, operand.type), indices, update_hits,
+                                          **{**p, "combine": "add"}))
+    return operand_hits, update_hits, b.max(count, lit(1, dtype))  # 0 only at a NaN
+
+
 def _scatter_vjp(b, ct, operand, indices, updates, **params):
     p = _with_defaults(scatter_p, params)
     if p["combine"] not in ("set", "add", "min", "max"):
@@ -355,25 +381,10 @@ def _scatter_vjp(b, ct, operand, indices, updates, **params):
                                   "differentiable (only 'set', 'add', 'min' and 'max' are)")
 
     def windows_of(v):                # what each update window lands on, 0 if dropped
-        window = _scatter_window(operand.type.ndim, updates.type.shape,
-                                 p["update_window_dims"], p["inserted_window_dims"],
-                                 p["operand_batching_dims"])
-        return b.gather(v, indices, offset_dims=p["update_window_dims"],
-                        collapsed_slice_dims=p["inserted_window_dims"],
-                        start_index_map=p["scatter_dims_to_operand_dims"],
-                        slice_sizes=window, operand_batching_dims=p["operand_batching_dims"],
-                        start_indices_batching_dims=p["scatter_indices_batching_dims"],
-                        mode="fill" if p["mode"] == "drop" else "clip")
+        return _update_windows(b, v, indices, operand.type, updates.type, p)
     if p["combine"] in ("min", "max"):
-        # Every contributor equal to the result (the operand element and the updates
-        # landing on it) gets an equal share of its cotangent, as in JAX.
-        out = b.scatter(operand, indices, updates, **p)
-        dtype = operand.type.dtype
-        operand_hits = b.convert(b.eq(operand, out), new_dtype=dtype)
-        update_hits = b.convert(b.eq(updates, windows_of(out)), new_dtype=dtype)
-        count = b.add(operand_hits, b.scatter(zeros(b, operand.type), indices, update_hits,
-                                              **{**p, "combine": "add"}))
-        share = b.div(ct, b.max(count, lit(1, dtype)))    # no contributor: a NaN result
+        operand_hits, update_hits, count = _extremum_hits(b, operand, indices, updates, p)
+        share = b.div(ct, count)
         return [b.mul(operand_hits, share), None, b.mul(update_hits, windows_of(share))]
     ct_updates = windows_of(ct)
     if p["combine"] == "add":
@@ -384,11 +395,27 @@ def _scatter_vjp(b, ct, operand, indices, updates, **params):
 
 
 jvp_rules[gather_p] = linear_jvp(gather_p, 0)
+
+
 def _scatter_jvp(b, primals, tangents, **params):
     # 'set' and 'add' are linear in (operand, updates) jointly; the indices are constant.
-    if _with_defaults(scatter_p, params)["combine"] not in ("set", "add"):
+    p = _with_defaults(scatter_p, params)
+    if p["combine"] in ("min", "max"):        # the transpose of _scatter_vjp's shares
+        operand, indices, updates = primals
+        t_operand, _, t_updates = tangents
+        out = b.scatter(operand, indices, updates, **p)
+        operand_hits, update_hits, count = _extremum_hits(b, operand, indices, updates, p)
+        total = zeros(b, operand.type)
+        if t_operand is not None:
+            total = b.mul(operand_hits, t_operand)
+        if t_updates is not None:
+            total = b.add(total, b.scatter(zeros(b, operand.type), indices,
+                                           b.mul(update_hits, t_updates),
+                                           **{**p, "combine": "add"}))
+        return [out], [b.div(total, count)]
+    if p["combine"] not in ("set", "add"):
         raise NotImplementedError(f"jvp: scatter with combine={params['combine']!r} is not "
-                                  "differentiable yet (only 'set' and 'add' are)")
+                                  "differentiable (only 'set', 'add', 'min' and 'max' are)")
     return linear_jvp(scatter_p, 0, 2)(b, primals, tangents, **params)
 
 
