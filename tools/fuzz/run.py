@@ -178,6 +178,13 @@ def run_reference(p: Program, step: float = 1e-3, budget: int = 4000) -> Result:
 
 # --- comparing ----------------------------------------------------------------------------------
 
+def reverse_over_while(p: Program) -> bool:
+    """Reverse mode applied around a while loop (wrappers are listed inside out)."""
+    kinds = [w.kind for w in p.wrappers]
+    return "while" in kinds and any(k in ("grad", "value_and_grad", "jacrev")
+                                    for k in kinds[kinds.index("while"):])
+
+
 def differentiated(p: Program) -> bool:
     return any(w.kind in ("grad", "value_and_grad", "jacrev", "jacfwd", "jvp") for w in p.wrappers)
 
@@ -198,6 +205,9 @@ def compare(p: Program, got: Result, want: Result, oracle: str) -> tuple[str, st
         return None
     if got.status in ("crash", "timeout"):
         return got.status, got.error
+    if got.status == "error" and want.status == "ok" and reverse_over_while(p) and \
+            "Reverse-mode differentiation does not work" in got.error:
+        return None     # JAX refuses this too when the loop's result depends on the input
     if (got.status == "error") != (want.status == "error"):
         return "raises", f"spmdc: {got.describe()}\n{oracle}: {want.describe()}"
     if got.status == "error":
