@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,7 +29,7 @@ from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import Executable, compile_func
 
-__all__ = ["jit", "make_ir"]
+__all__ = ["jit", "make_ir", "clear_caches"]
 
 
 # --- jit ---------------------------------------------------------------------------------
@@ -129,7 +130,9 @@ class Jitted:
                                      if n in positional)
         self.static_argnames += tuple(positional[i] for i in self.static_argnums
                                       if 0 <= i < len(positional))
-        self._cache: dict[Any, _Entry] = {}
+        # shared by every wrapper of the same function and options (Note [shared jit cache])
+        self._cache: dict[Any, _Entry] = _shared_cache(
+            fun, (self.static_argnums, self.static_argnames, _as_tuple(donate_argnums)))
         self._has_statics = bool(self.static_argnums or self.static_argnames)
         self.trace_count = 0          # how many times fun was traced (tests read it)
         # jaxlib's C++ dispatcher in front of the Python path (Note [dispatch fast path])
@@ -137,6 +140,8 @@ class Jitted:
         self._dispatch = None if any(i < 0 for i in self.static_argnums) else \
             pjrt.dispatcher(_fun_name(fun), self._cache_miss, self.static_argnums,
                             self.static_argnames)
+        if self._dispatch is not None:
+            _dispatchers.add(self._dispatch)
 
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                ) -> tuple[tuple[Any, ...], tuple[Any, ...], dict[str, Any]]:
@@ -266,6 +271,45 @@ class Jitted:
 # then decides whether to grant the signature. Calls under a transformation (which
 # inline) and functions with a static argument counted from the end take the Python
 # path only.
+
+# Note [shared jit cache]
+# ~~~~~~~~~~~~~~~~~~~~~~~
+# ``jit(f)(x)`` inside a loop makes a new Jitted each time; as in JAX, that must not
+# re-trace and re-compile. So the compiled entries live not in the wrapper but in
+# ``_shared``, keyed weakly by the function and then by the jit options: every wrapper of
+# the same function with the same options uses one dict of entries, and the entries go
+# when the function does. (The values must not refer to the function, or it would never
+# go; entries hold the traced Func, constants and executable only.) A callable that
+# cannot be hashed or weakly referenced gets a private dict: no sharing. Like JAX, a
+# value the function read from a global at trace time stays baked into the entry until
+# ``clear_caches()``. Each wrapper still has its own C++ dispatcher, so its first call
+# takes the Python path once: a cache lookup, then the fast path is granted again.
+
+_shared: weakref.WeakKeyDictionary[Any, dict[Any, dict[Any, _Entry]]] = \
+    weakref.WeakKeyDictionary()
+_dispatchers: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _shared_cache(fun: Any, options: tuple[Any, ...]) -> dict[Any, _Entry]:
+    try:
+        per_fun = _shared.get(fun)
+        if per_fun is None:
+            per_fun = _shared[fun] = {}
+        return per_fun.setdefault(options, {})
+    except TypeError:               # unhashable, or not weakly referenceable
+        return {}
+
+
+def clear_caches() -> None:
+    """Drop every compiled program and trace cached by jit (as ``jax.clear_caches``):
+    later calls, of existing wrappers too, trace and compile again."""
+    for per_fun in list(_shared.values()):
+        for entries in per_fun.values():
+            entries.clear()
+    for d in list(_dispatchers):
+        d._clear_cache()
+    _eager.clear()
+
 
 def _device_of(leaves: Sequence[Any]) -> Any:
     for x in leaves:
