@@ -33,6 +33,7 @@ from .transforms.eval_shape import eval_shape  # noqa: E402
 from .transforms.forward import float0, jacfwd, jvp, linear_transpose, linearize  # noqa: E402
 from .transforms.grad import grad, hessian, jacobian, jacrev, value_and_grad, vjp  # noqa: E402
 from .transforms.jit import clear_caches, jit, make_ir  # noqa: E402
+from .transforms.make_jaxpr import make_jaxpr  # noqa: E402
 from .transforms.pmap import pmap  # noqa: E402
 from .transforms.vmap import vmap  # noqa: E402
 
@@ -62,7 +63,8 @@ errors = type("errors", (), {"ConcretizationTypeError": ConcretizationTypeError,
                              "UnexpectedTracerError": UnexpectedTracerError,
                              "TracerArrayConversionError": TracerArrayConversionError})
 
-__all__ = ["Array", "jit", "make_ir", "clear_caches", "devices", "local_devices", "device_count",
+__all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
+           "local_devices", "device_count",
            "local_device_count", "device_put", "device_get", "block_until_ready", "numpy",
            "lax", "tree_util", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "pmap", "vmap", "grad", "value_and_grad", "vjp",

@@ -1,0 +1,93 @@
+"""make_jaxpr: what tracing a function gives, as JAX's ``jax.make_jaxpr`` returns it.
+
+``make_jaxpr(f)(*args)`` traces ``f`` with every array leaf abstract and returns a
+``ClosedJaxpr``: the IR Func (``.jaxpr``; it prints as ``make_ir`` does), the values it
+captured (``.consts``, passed as its last inputs) and the abstract values of its inputs and
+outputs. With ``axis_env=[(name, size), ...]`` collectives over those axis names can be
+traced, as under ``pmap`` / ``vmap(axis_name=...)``.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..compiler.ir import Func, check
+from ..compiler.passes import checks_enabled
+from ..core.abstract import ShapedArray, ShapeDtypeStruct
+from ..core.pytree_tracing import fun_name, trace_pytree
+from ..core.tracing import type_of
+from ..core.tree import tree_unflatten
+from .jit import Jitted
+
+__all__ = ["make_jaxpr", "ClosedJaxpr"]
+
+
+class ClosedJaxpr:
+    """A traced function with the values it captured (JAX's ClosedJaxpr)."""
+    __slots__ = ("jaxpr", "consts", "in_avals", "out_avals")
+
+    def __init__(self, jaxpr: Func, consts: list[Any], in_avals: list[ShapedArray],
+                 out_avals: list[ShapedArray]):
+        self.jaxpr, self.consts = jaxpr, consts
+        self.in_avals, self.out_avals = in_avals, out_avals
+
+    @property
+    def eqns(self) -> list[Any]:
+        return self.jaxpr.eqns
+
+    def __str__(self) -> str:
+        return str(self.jaxpr)
+
+    def pretty_print(self) -> str:
+        return str(self.jaxpr)
+
+    def __repr__(self) -> str:
+        return str(self.jaxpr)
+
+
+def _axis_env(axis_env: Any) -> dict[str, int] | None:
+    if axis_env is None:
+        return None
+    env: dict[str, int] = {}
+    try:
+        pairs = list(axis_env)
+        for pair in pairs:
+            name, size = pair
+            if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+                raise TypeError
+            hash(name)
+            env[name] = size
+    except (TypeError, ValueError):
+        raise TypeError(f"make_jaxpr: axis_env must be a sequence of (axis name, size) "
+                        f"pairs with positive int sizes, e.g. [('i', 4)]; got {axis_env!r}"
+                        ) from None
+    return env
+
+
+def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
+               axis_env: Sequence[tuple[Any, int]] | None = None,
+               return_shape: bool = False) -> Callable[..., Any]:
+    """``make_jaxpr(f)(*args)``: the ClosedJaxpr of ``f`` at ``args`` (and, with
+    ``return_shape=True``, also the pytree of ShapeDtypeStructs ``f`` returns)."""
+    jitted = Jitted(fun, static_argnums)      # for its static-argument handling
+    env = _axis_env(axis_env)
+    name = fun_name(fun)
+
+    def make(*args: Any, **kwargs: Any) -> Any:
+        statics, args, kwargs = jitted._split(args, kwargs)
+        func, out_weak, consts, out_tree, leaves = trace_pytree(
+            jitted._with_statics(statics), args, kwargs, name, axis_env=env)
+        if checks_enabled():
+            check(func)
+        in_avals = [ShapedArray(t.shape, t.dtype, w) for t, w in
+                    zip(func.in_types[:len(leaves)], [type_of(x)[1] for x in leaves],
+                        strict=True)]
+        out_avals = [ShapedArray(t.shape, t.dtype, w)
+                     for t, w in zip(func.out_types, out_weak, strict=True)]
+        closed = ClosedJaxpr(func, consts, in_avals, out_avals)
+        if not return_shape:
+            return closed
+        shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                  for a in out_avals]
+        return closed, tree_unflatten(out_tree, shapes)
+    return make

@@ -1,0 +1,62 @@
+"""make_jaxpr: the traced IR with its constants and abstract values (JAX's ClosedJaxpr)."""
+import numpy as np
+import pytest
+
+import spmdc
+import spmdc.numpy as jnp
+from spmdc.core.abstract import ShapedArray, ShapeDtypeStruct
+
+
+def test_closed_jaxpr_parts():
+    c = jnp.arange(3.0)
+
+    def f(x, y):
+        return jnp.sin(x) * y + c, x
+
+    closed = spmdc.make_jaxpr(f)(jnp.ones(3), 2.0)
+    # printing gives the IR, as make_ir does
+    assert str(closed) == str(spmdc.make_ir(f)(jnp.ones(3), 2.0))
+    assert str(closed.jaxpr) == str(closed)
+    assert "sin(" in str(closed) and len(closed.eqns) == len(closed.jaxpr.eqns)
+    assert len(closed.consts) == 1
+    np.testing.assert_array_equal(np.asarray(closed.consts[0]), np.arange(3.0))
+    # as JAX 0.10.2: the traced arguments only, the Python scalar weakly typed
+    assert closed.in_avals == [ShapedArray((3,), np.float32),
+                               ShapedArray((), np.float32, weak_type=True)]
+    assert closed.out_avals == [ShapedArray((3,), np.float32)] * 2
+
+
+def test_return_shape():
+    def f(x):
+        return {"a": x.sum(), "b": (x * 2, 1.0)}
+
+    closed, shape = spmdc.make_jaxpr(f, return_shape=True)(np.ones((2, 3), np.int32))
+    assert shape == {"a": ShapeDtypeStruct((), np.int32),
+                     "b": (ShapeDtypeStruct((2, 3), np.int32),
+                           ShapeDtypeStruct((), np.float32, weak_type=True))}
+    assert [a.shape for a in closed.out_avals] == [(), (2, 3), ()]
+
+
+def test_axis_env_lets_collectives_trace():
+    def f(x):
+        return spmdc.lax.psum(x, "i")
+
+    closed = spmdc.make_jaxpr(f, axis_env=[("i", 4)])(1.0)
+    assert "psum" in str(closed) and "'i'" in str(closed)
+    with pytest.raises(NameError, match="unbound axis name 'i'"):
+        spmdc.make_jaxpr(f)(1.0)
+
+
+def test_axis_env_must_be_pairs():
+    with pytest.raises(TypeError, match="axis_env"):
+        spmdc.make_jaxpr(lambda x: x, axis_env=[("i",)])
+    with pytest.raises(TypeError, match="axis_env"):
+        spmdc.make_jaxpr(lambda x: x, axis_env=[("i", 0)])
+
+
+def test_static_argnums_and_abstract_arguments():
+    closed = spmdc.make_jaxpr(lambda x, n: x * n, static_argnums=1)(1.0, 3)
+    assert "3.0" in str(closed) and len(closed.in_avals) == 1
+    closed = spmdc.make_jaxpr(lambda x: x + 1)(ShapeDtypeStruct((2,), np.int32))
+    assert closed.in_avals == [ShapedArray((2,), np.int32)]
+    assert closed.out_avals == [ShapedArray((2,), np.int32)]
