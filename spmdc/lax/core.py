@@ -14,6 +14,7 @@ from ..core import dtypes
 from ..core.tracing import bind
 
 __all__ = ["select", "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim",
+           "dynamic_index_in_dim", "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim",
            "stop_gradient", "convert_element_type", "broadcast_in_dim", "iota",
            "dot_general", "integer_pow", "slice", "concatenate", "pad", "rev", "clamp",
            "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "sin", "cos", "tanh",
@@ -31,30 +32,112 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
                 weak=on_true.weak and on_false.weak)
 
 
-def _index(i: Any) -> Any:
-    return _arr(i).astype(dtypes.default_int()) if not isinstance(i, int) else \
-        np.asarray(i, dtypes.default_int())
+def _start_indices(op: str, x: Any, starts: Sequence[Any],
+                   allow_negative_indices: bool | Sequence[bool]) -> list[Any]:
+    """The start indices of a dynamic slice of ``x`` in the default int type, a negative
+    start counting from the end of its dimension (``start + size``, once) as in JAX; the
+    primitive then clamps the window into the operand (XLA's rule)."""
+    starts = list(starts) if not hasattr(starts, "ndim") or starts.ndim == 1 else None
+    if starts is None:
+        raise ValueError(f"{op}: start_indices must be a 1-d sequence of scalars")
+    if len(starts) != x.ndim:
+        raise ValueError(f"{op}: {len(starts)} start indices for an operand of rank {x.ndim} "
+                         f"(shape {x.shape}); give one per dimension")
+    allow = ([bool(allow_negative_indices)] * x.ndim
+             if isinstance(allow_negative_indices, (bool, np.bool_))
+             else [bool(a) for a in allow_negative_indices])
+    if len(allow) != x.ndim:
+        raise ValueError(f"{op}: allow_negative_indices has {len(allow)} entries for an "
+                         f"operand of rank {x.ndim}")
+    int_type = dtypes.default_int()
+    out = []
+    for i, n, negative_ok in zip(starts, x.shape, allow, strict=True):
+        if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+            i = int(i)
+            if i < 0 and not negative_ok:
+                raise ValueError(f"{op}: start index {i} is out of bounds for a dimension "
+                                 f"of size {n} when allow_negative_indices=False")
+            out.append(np.asarray(i + n if i < 0 else i, int_type))
+            continue
+        i = _arr(i)
+        if i.ndim != 0 or i.dtype.kind not in "iu":
+            raise TypeError(f"{op}: start indices must be integer scalars, got {i.dtype} "
+                            f"of shape {i.shape}")
+        unsigned = i.dtype.kind == "u"
+        i = i.astype(int_type) if i.dtype != int_type else i
+        if negative_ok and not unsigned:
+            from .numpy import where
+            i = where(i < 0, i + np.asarray(n, int_type), i)
+        out.append(i)
+    return out
 
 
-def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
+def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int], *,
+                  allow_negative_indices: bool | Sequence[bool] = True) -> Any:
+    """``operand[start:start + size]`` in every dimension; a negative start counts from
+    the end, then the window is clamped to lie inside the operand (as in JAX)."""
     x = _arr(operand)
-    return bind(_prims["dynamic_slice"], x, *[_index(i) for i in start_indices],
+    starts = _start_indices("dynamic_slice", x, start_indices, allow_negative_indices)
+    return bind(_prims["dynamic_slice"], x, *starts,
                 slice_sizes=tuple(int(s) for s in slice_sizes), weak=x.weak)
 
 
-def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0) -> Any:
+def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0, *,
+                         allow_negative_indices: bool = True) -> Any:
     x = _arr(operand)
-    starts = [0] * x.ndim
+    axis = _canonical_axis("dynamic_slice_in_dim", "axis", axis, x.ndim)
+    starts: list[Any] = [0] * x.ndim
     starts[axis] = start_index
     sizes = list(x.shape)
     sizes[axis] = slice_size
-    return dynamic_slice(x, starts, sizes)
+    allow = [True] * x.ndim
+    allow[axis] = allow_negative_indices
+    return dynamic_slice(x, starts, sizes, allow_negative_indices=allow)
 
 
-def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]) -> Any:
+def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool = True, *,
+                         allow_negative_indices: bool = True) -> Any:
     x = _arr(operand)
-    return bind(_prims["dynamic_update_slice"], x, _arr(update).astype(x.dtype),
-                *[_index(i) for i in start_indices], weak=x.weak)
+    axis = _canonical_axis("dynamic_index_in_dim", "axis", axis, x.ndim)
+    out = dynamic_slice_in_dim(x, index, 1, axis,
+                               allow_negative_indices=allow_negative_indices)
+    if keepdims:
+        return out
+    from .numpy import squeeze
+    return squeeze(out, axis)
+
+
+def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any], *,
+                         allow_negative_indices: bool | Sequence[bool] = True) -> Any:
+    """``operand`` with ``update`` written at ``start_indices`` (negative starts count
+    from the end; the window is clamped to lie inside the operand, as in JAX)."""
+    x = _arr(operand)
+    starts = _start_indices("dynamic_update_slice", x, start_indices, allow_negative_indices)
+    return bind(_prims["dynamic_update_slice"], x, _arr(update).astype(x.dtype), *starts,
+                weak=x.weak)
+
+
+def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axis: int, *,
+                                allow_negative_indices: bool = True) -> Any:
+    x = _arr(operand)
+    axis = _canonical_axis("dynamic_update_slice_in_dim", "axis", axis, x.ndim)
+    starts: list[Any] = [0] * x.ndim
+    starts[axis] = start_index
+    allow = [True] * x.ndim
+    allow[axis] = allow_negative_indices
+    return dynamic_update_slice(x, update, starts, allow_negative_indices=allow)
+
+
+def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int, *,
+                                allow_negative_indices: bool = True) -> Any:
+    x = _arr(operand)
+    axis = _canonical_axis("dynamic_update_index_in_dim", "axis", axis, x.ndim)
+    update = _arr(update)
+    if update.ndim == x.ndim - 1:
+        from .numpy import expand_dims
+        update = expand_dims(update, axis)
+    return dynamic_update_slice_in_dim(x, update, index, axis,
+                                       allow_negative_indices=allow_negative_indices)
 
 
 def stop_gradient(x: Any) -> Any:
@@ -224,13 +307,21 @@ def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
 def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     _no_groups("pmax", axis_index_groups)
     axes, _ = _axis_names("pmax", axis_name)
-    return _tree_map(lambda v: _collective("pmax", v, axes=axes), x)
+    return _tree_map(lambda v: _extremum("pmax", v, axes), x)
 
 
 def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     _no_groups("pmin", axis_index_groups)
     axes, _ = _axis_names("pmin", axis_name)
-    return _tree_map(lambda v: _collective("pmin", v, axes=axes), x)
+    return _tree_map(lambda v: _extremum("pmin", v, axes), x)
+
+
+def _extremum(op: str, v: Any, axes: tuple[str, ...]) -> Any:
+    """pmax / pmin; on booleans they are "any" / "all" (as in JAX), computed on int32."""
+    v = _arr(v)
+    if v.dtype == np.bool_:
+        return _collective(op, v.astype(np.int32), axes=axes).astype(np.bool_)
+    return _collective(op, v, axes=axes)
 
 
 def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: int = 0,

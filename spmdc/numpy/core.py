@@ -199,7 +199,34 @@ exp2, log1p, expm1, sqrt, cbrt = (_unary(n) for n in ("exp2", "log1p", "expm1", 
 negative = _unary("negative", "neg", float_only=False)
 absolute = abs = _unary("abs", float_only=False)
 sign = _unary("sign", float_only=False)
-floor, ceil = _unary("floor"), _unary("ceil")
+
+
+def _integral_unchanged(name: str) -> Any:
+    """floor / ceil: integers and booleans are returned unchanged (as in JAX)."""
+    def fn(x: Any) -> Any:
+        x = asarray(x)
+        if x.dtype.kind in "biu":
+            return x
+        return bind(_prims[name], x, weak=x.weak)
+    fn.__name__ = name
+    return fn
+
+
+floor, ceil = _integral_unchanged("floor"), _integral_unchanged("ceil")
+
+
+def trunc(x: Any) -> Any:
+    """Round toward zero; integers and booleans are returned unchanged."""
+    x = asarray(x)
+    if x.dtype.kind in "biu":
+        return x
+    return where(less(x, 0), ceil(x), floor(x))
+
+
+def rint(x: Any) -> Any:
+    """Round to the nearest integer, ties to even; integers become the default float."""
+    x = _float_operand(asarray(x))
+    return bind(_prims["round"], x, rounding_method=1, weak=x.weak)
 isfinite = _unary("isfinite", "is_finite")
 
 
@@ -220,9 +247,18 @@ def reciprocal(x: Any) -> Any:
     return 1 / asarray(x)
 
 
-def round(x: Any, decimals: int = 0) -> Any:
+def round(x: Any, decimals: int = 0, out: Any = None) -> Any:
+    """Round to ``decimals`` places, ties to even; integers are returned unchanged."""
+    if out is not None:
+        raise _error("round", "the out= argument is not supported; use the returned value")
     x = asarray(x)
-    if x.dtype.kind in "biu":
+    decimals = operator_index(decimals)
+    if x.dtype == np.bool_:
+        raise ValueError("round: not defined for booleans (dtype bool is not inexact)")
+    if x.dtype.kind in "iu":
+        if decimals < 0:
+            raise NotImplementedError("round: integers with decimals < 0 are not "
+                                      "supported; convert to a float dtype first")
         return x
     if decimals == 0:
         return bind(_prims["round"], x, rounding_method=1, weak=x.weak)
@@ -241,8 +277,14 @@ def isinf(x: Any) -> Any:
     return logical_and(logical_not(isfinite(x)), logical_not(isnan(x)))
 
 
+def _both_bool(x: Any, y: Any) -> bool:
+    return _dtype_of(x) == np.bool_ and _dtype_of(y) == np.bool_
+
+
 def add(x: Any, y: Any) -> Any:
-    return _elementwise("add", "add", x, y)
+    # On booleans + is "or" (as in JAX and NumPy).
+    prim = "or" if _both_bool(x, y) else "add"
+    return _elementwise("add", prim, x, y)
 
 
 def subtract(x: Any, y: Any) -> Any:
@@ -250,7 +292,9 @@ def subtract(x: Any, y: Any) -> Any:
 
 
 def multiply(x: Any, y: Any) -> Any:
-    return _elementwise("multiply", "mul", x, y)
+    # On booleans * is "and" (as in JAX and NumPy).
+    prim = "and" if _both_bool(x, y) else "mul"
+    return _elementwise("multiply", prim, x, y)
 
 
 def true_divide(x: Any, y: Any) -> Any:

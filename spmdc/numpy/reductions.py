@@ -33,14 +33,42 @@ from .core import (
 from .shape_ops import _axes, _axis, expand_dims, ravel, reshape, squeeze
 
 
+def _accumulator(dtype: np.dtype) -> np.dtype:
+    """The dtype sum and prod accumulate in: booleans and integers narrower than the
+    default int widen to it (unsigned ones to the unsigned type of that width), as in JAX
+    and NumPy; everything else keeps its dtype."""
+    wide = dtypes.default_int()
+    if dtype.kind in "bi" and dtype.itemsize < wide.itemsize:
+        return wide
+    if dtype.kind == "u" and dtype.itemsize < wide.itemsize:
+        return np.dtype(f"uint{8 * wide.itemsize}")
+    return dtype
+
+
+def _no_out(op: str, out: Any) -> None:
+    if out is not None:
+        raise _error(op, "the out= argument is not supported: spmdc arrays are immutable; "
+                     "use the returned value")
+
+
 def _reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None,
-            initial: Any = None) -> Any:
+            initial: Any = None, where_: Any = None) -> Any:
     x = asarray(x)
     if dtype is not None:
         x = x.astype(dtype)
-    elif prim in ("reduce_sum", "reduce_prod") and x.dtype.kind in "bu" \
-            or (prim in ("reduce_sum", "reduce_prod") and x.dtype == np.bool_):
-        x = x.astype(dtypes.default_int())
+    elif prim in ("reduce_sum", "reduce_prod"):
+        wide = _accumulator(x.dtype)
+        x = x.astype(wide) if wide != x.dtype else x
+    if where_ is not None:
+        if prim in ("reduce_max", "reduce_min") and initial is None:
+            error = _error(op, f"{op} has no identity element, so a where= mask needs "
+                           "initial= too (the value where every element is masked out)")
+            raise ValueError(*error.args)
+        identity = {"reduce_sum": 0, "reduce_prod": 1, "reduce_and": True,
+                    "reduce_or": False}.get(prim, initial)
+        mask = asarray(where_)
+        x = where(mask if mask.dtype == np.bool_ else mask != 0, x,
+                  asarray(identity).astype(x.dtype))
     axes = _axes(axis, x.ndim, op)
     if prim in ("reduce_max", "reduce_min") and builtins.any(x.shape[a] == 0 for a in axes) \
             and initial is None:
@@ -54,28 +82,28 @@ def _reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool, dtype: Any = 
     return out
 
 
-def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+def sum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
         initial: Any = None, where: Any = None) -> Any:
-    if where is not None:
-        x = _where_for_reduce(x, where, 0)
-    return _reduce("sum", "reduce_sum", x, axis, keepdims, dtype, initial)
+    _no_out("sum", out)
+    return _reduce("sum", "reduce_sum", x, axis, keepdims, dtype, initial, where)
 
 
-def prod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+def prod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
          initial: Any = None, where: Any = None) -> Any:
-    if where is not None:
-        x = _where_for_reduce(x, where, 1)
-    return _reduce("prod", "reduce_prod", x, axis, keepdims, dtype, initial)
+    _no_out("prod", out)
+    return _reduce("prod", "reduce_prod", x, axis, keepdims, dtype, initial, where)
 
 
-def max(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None,
-        where: Any = None) -> Any:
-    return _reduce("max", "reduce_max", x, axis, keepdims, None, initial)
+def max(x: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+        initial: Any = None, where: Any = None) -> Any:
+    _no_out("max", out)
+    return _reduce("max", "reduce_max", x, axis, keepdims, None, initial, where)
 
 
-def min(x: Any, axis: Any = None, keepdims: bool = False, initial: Any = None,
-        where: Any = None) -> Any:
-    return _reduce("min", "reduce_min", x, axis, keepdims, None, initial)
+def min(x: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+        initial: Any = None, where: Any = None) -> Any:
+    _no_out("min", out)
+    return _reduce("min", "reduce_min", x, axis, keepdims, None, initial, where)
 
 
 amax, amin = max, min
@@ -85,16 +113,23 @@ def _where_for_reduce(x: Any, mask: Any, identity: Any) -> Any:
     return where(mask, x, identity)
 
 
-def all(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _reduce("all", "reduce_and", asarray(x).astype(bool), axis, keepdims)
+def all(x: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
+        where: Any = None) -> Any:
+    _no_out("all", out)
+    return _reduce("all", "reduce_and", asarray(x).astype(bool), axis, keepdims,
+                   where_=where)
 
 
-def any(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _reduce("any", "reduce_or", asarray(x).astype(bool), axis, keepdims)
+def any(x: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
+        where: Any = None) -> Any:
+    _no_out("any", out)
+    return _reduce("any", "reduce_or", asarray(x).astype(bool), axis, keepdims,
+                   where_=where)
 
 
-def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
-         where: Any = None) -> Any:
+def mean(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+         *, where: Any = None) -> Any:
+    _no_out("mean", out)
     x = asarray(x)
     if x.dtype.kind in "biu" and dtype is None:
         x = x.astype(dtypes.default_float())
@@ -108,20 +143,33 @@ def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
     return total / np.asarray(n, total.dtype) if n else total * np.asarray(np.nan, total.dtype)
 
 
-def var(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
-        keepdims: bool = False) -> Any:
+def var(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+        keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
+    """The variance; ``correction`` is the Array API's name for ``ddof``."""
+    _no_out("var", out)
+    if correction is not None:
+        if ddof != 0:
+            raise _error("var", "give ddof= or correction=, not both")
+        ddof = correction
     x = asarray(x)
+    if dtype is not None:
+        x = x.astype(dtype)
     if x.dtype.kind in "biu":
         x = x.astype(dtypes.default_float())
     axes = _axes(axis, x.ndim, "var")
-    centered = x - mean(x, axis=axes, keepdims=True)
-    n = math.prod(x.shape[a] for a in axes) - ddof
-    return sum(centered * centered, axis=axes, keepdims=keepdims) / np.asarray(n, x.dtype)
+    centered = x - mean(x, axis=axes, keepdims=True, where=where)
+    if where is None:
+        n = math.prod(x.shape[a] for a in axes) - ddof
+        count = np.asarray(n, x.dtype)
+    else:
+        mask = broadcast_to(asarray(where), x.shape)
+        count = sum(mask.astype(x.dtype), axis=axes, keepdims=keepdims) - ddof
+    return sum(centered * centered, axis=axes, keepdims=keepdims, where=where) / count
 
 
-def std(x: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
-        keepdims: bool = False) -> Any:
-    return sqrt(var(x, axis, dtype, ddof, keepdims))
+def std(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+        keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
+    return sqrt(var(x, axis, dtype, out, ddof, keepdims, where=where, correction=correction))
 
 
 def _arg_reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool) -> Any:
@@ -145,15 +193,29 @@ def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return _arg_reduce("argmin", "argmin", x, axis, keepdims)
 
 
-def cumsum(x: Any, axis: Any = None, dtype: Any = None) -> Any:
-    x = asarray(x) if dtype is None else asarray(x).astype(dtype)
+def _cumulative(op: str, x: Any, axis: Any, dtype: Any, out: Any) -> Any:
+    _no_out(op, out)
+    x = asarray(x)
+    if dtype is not None:
+        x = x.astype(dtype)
+    elif x.dtype == np.bool_:              # booleans count (JAX); other dtypes are kept
+        x = x.astype(dtypes.default_int())
     if axis is None:
         x, axis = ravel(x), 0
-    return bind(_prims["cumsum"], x, axis=_axis(axis, x.ndim, "cumsum"), reverse=False,
-                weak=x.weak)
+    return bind(_prims[op], x, axis=_axis(axis, x.ndim, op), reverse=False, weak=x.weak)
+
+
+def cumsum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    return _cumulative("cumsum", x, axis, dtype, out)
+
+
+def cumprod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    return _cumulative("cumprod", x, axis, dtype, out)
 
 
 def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """log(sum(exp(x))) over ``axis``, computed stably (spmdc.numpy's own helper; JAX has
+    it as jax.nn.logsumexp / jax.scipy.special.logsumexp)."""
     x = asarray(x)
     m = stop_gradient(max(x, axis=axis, keepdims=True))
     m = where(isfinite(m), m, 0)
