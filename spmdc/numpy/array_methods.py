@@ -16,7 +16,13 @@ import numpy as np
 from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
 from ..core.tracing import Tracer, bind, user_source
-from .indexing import advanced_getitem, normalize_index, scatter_update
+from .indexing import (
+    advanced_getitem,
+    check_hints,
+    check_mode,
+    normalize_index,
+    scatter_update,
+)
 
 __all__ = ["install_methods", "getitem"]
 
@@ -113,7 +119,10 @@ def getitem(x: Any, index: Any) -> Any:
 
 
 class _IndexUpdateHelper:
-    """``x.at``: ``x.at[idx].set(v)``, ``.add``, ``.multiply``, ``.min``, ``.max``, ``.get``."""
+    """``x.at``: ``x.at[idx].set(v)``, ``.add``, ``.subtract``, ``.multiply``, ``.divide``,
+    ``.power``, ``.min``, ``.max``, ``.get``; each takes ``mode=`` (Note [index modes] in
+    indexing.py), ``wrap_negative_indices=`` and the hints ``indices_are_sorted=`` /
+    ``unique_indices=``."""
     __slots__ = ("array",)
 
     def __init__(self, array: Any):
@@ -129,31 +138,83 @@ class _IndexUpdateRef:
     def __init__(self, array: Any, index: Any):
         self.array, self.index = array, index
 
-    def get(self, **kwargs: Any) -> Any:
-        return getitem(self.array, self.index)
+    def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: Any = None, fill_value: Any = None,
+            wrap_negative_indices: bool = True) -> Any:
+        """``x[idx]``; out-of-bounds indices clamp, or read ``fill_value`` with mode='fill'
+        (as in JAX, ``fill_value`` only matters in that mode)."""
+        check_hints(indices_are_sorted, unique_indices)
+        if (check_mode(mode, (None, "clip", "promise_in_bounds", "fill", "drop"),
+                       "x.at[...].get") is None and wrap_negative_indices):
+            return getitem(self.array, self.index)
+        x = self.array
+        return advanced_getitem(x, normalize_index(x.ndim, self.index), mode=mode,
+                                fill_value=fill_value,
+                                wrap_negative_indices=wrap_negative_indices,
+                                check_ints=False)
 
-    def _update(self, values: Any, combine: str) -> Any:
-        return scatter_update(self.array, self.index, values, combine)
+    def _update(self, values: Any, combine: str, indices_are_sorted: bool,
+                unique_indices: bool, mode: Any, wrap_negative_indices: bool,
+                array: Any = None) -> Any:
+        check_hints(indices_are_sorted, unique_indices)
+        return scatter_update(self.array if array is None else array, self.index, values,
+                              combine, mode=mode, wrap_negative_indices=wrap_negative_indices)
 
-    def set(self, values: Any, **kwargs: Any) -> Any:
-        return self._update(values, "set")
+    def set(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: Any = None,
+            wrap_negative_indices: bool = True) -> Any:
+        return self._update(values, "set", indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)
 
-    def add(self, values: Any, **kwargs: Any) -> Any:
-        return self._update(values, "add")
+    def add(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: Any = None,
+            wrap_negative_indices: bool = True) -> Any:
+        return self._update(values, "add", indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)
 
-    def multiply(self, values: Any, **kwargs: Any) -> Any:
-        return self._update(values, "mul")
+    def subtract(self, values: Any, *, indices_are_sorted: bool = False,
+                 unique_indices: bool = False, mode: Any = None,
+                 wrap_negative_indices: bool = True) -> Any:
+        return self._update(_jnp().negative(values), "add", indices_are_sorted,
+                            unique_indices, mode, wrap_negative_indices)
+
+    def multiply(self, values: Any, *, indices_are_sorted: bool = False,
+                 unique_indices: bool = False, mode: Any = None,
+                 wrap_negative_indices: bool = True) -> Any:
+        return self._update(values, "mul", indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)
 
     mul = multiply
 
-    def divide(self, values: Any, **kwargs: Any) -> Any:
-        return self._update(_jnp().reciprocal(values), "mul")
+    def divide(self, values: Any, *, indices_are_sorted: bool = False,
+               unique_indices: bool = False, mode: Any = None,
+               wrap_negative_indices: bool = True) -> Any:
+        """``x / ones.at[idx].multiply(values)``: true division (ints give floats)."""
+        jnp = _jnp()
+        divisor = self._update(values, "mul", indices_are_sorted, unique_indices, mode,
+                               wrap_negative_indices, array=jnp.ones_like(self.array))
+        return jnp.divide(self.array, divisor)
 
-    def min(self, values: Any, **kwargs: Any) -> Any:
-        return self._update(values, "min")
+    def power(self, values: Any, *, indices_are_sorted: bool = False,
+              unique_indices: bool = False, mode: Any = None,
+              wrap_negative_indices: bool = True) -> Any:
+        """``x ** ones.at[idx].multiply(values)``."""
+        jnp = _jnp()
+        exponent = self._update(values, "mul", indices_are_sorted, unique_indices, mode,
+                                wrap_negative_indices, array=jnp.ones_like(self.array))
+        return jnp.power(self.array, exponent)
 
-    def max(self, values: Any, **kwargs: Any) -> Any:
-        return self._update(values, "max")
+    def min(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: Any = None,
+            wrap_negative_indices: bool = True) -> Any:
+        return self._update(values, "min", indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)
+
+    def max(self, values: Any, *, indices_are_sorted: bool = False,
+            unique_indices: bool = False, mode: Any = None,
+            wrap_negative_indices: bool = True) -> Any:
+        return self._update(values, "max", indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)
 
 
 # --- installation --------------------------------------------------------------------------------

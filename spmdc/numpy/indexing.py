@@ -7,13 +7,15 @@ dynamic_slice); updates with only basic indices come here too and become a scatt
 
 Semantics follow NumPy and JAX: negative indices wrap, out-of-bounds array indices are
 clamped when reading and dropped when updating (Note [out-of-bounds windows] in
-compiler/primitives/indexing.py), out-of-bounds Python ints are an IndexError, and a
-boolean mask must be concrete (its number of True entries is the result's size).
+compiler/primitives/indexing.py) unless a ``mode`` says otherwise (Note [index modes]),
+out-of-bounds Python ints are an IndexError in ``x[...]``, and a boolean mask must be
+concrete (its number of True entries is the result's size).
 """
 from __future__ import annotations
 
 import math
 import operator
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,10 +25,11 @@ from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
 from ..core.tracing import Tracer, bind, user_source
 from ..runtime.array import Array
-from .core import asarray, where, zeros
-from .shape_ops import _axis, ravel, reshape, stack
+from .core import asarray
+from .shape_ops import _axis, ravel, stack
 
-__all__ = ["advanced_getitem", "scatter_update", "normalize_index", "take"]
+__all__ = ["advanced_getitem", "scatter_update", "normalize_index", "take", "check_mode",
+           "check_hints", "default_fill_value"]
 
 # Note [index plan]
 # ~~~~~~~~~~~~~~~~~
@@ -53,6 +56,12 @@ __all__ = ["advanced_getitem", "scatter_update", "normalize_index", "take"]
 #
 # Boolean masks must be concrete: np.nonzero turns a k-d mask into k adjacent integer
 # arrays. A 0-d boolean (``x[True]``) indexes a new size-1 operand axis with [0] or [].
+
+
+def _jnp() -> Any:
+    """The spmdc.numpy namespace, complete by the time anything is indexed (the functions
+    of the modules this one may not import: reductions, the rest of core ...)."""
+    return sys.modules[__package__]
 
 
 def _index_error(message: str) -> IndexError:
@@ -156,10 +165,12 @@ def _flat(x: Any) -> list[Any]:
     return [x]
 
 
-def _entries(shape: tuple[int, ...], index: tuple[Any, ...]
+def _entries(shape: tuple[int, ...], index: tuple[Any, ...], check_ints: bool = True
              ) -> tuple[list[Any], tuple[int, ...]]:
     """The index (Ellipsis expanded) as None / slice / _Advanced entries, one per operand
-    dimension except None, and the operand shape they index (0-d booleans add axes)."""
+    dimension except None, and the operand shape they index (0-d booleans add axes).
+    ``check_ints``: an out-of-bounds Python int is an IndexError (``x[i]``); ``.at[...]``
+    passes False, so that its ``mode`` decides (as in JAX)."""
     entries: list[Any] = []
     operand_shape: list[int] = []
     dim = 0
@@ -192,7 +203,7 @@ def _entries(shape: tuple[int, ...], index: tuple[Any, ...]
             continue
         if value.dtype.kind not in "iu":
             raise _index_error(f"indices must be integers or booleans, got dtype {value.dtype}")
-        if isinstance(value, np.ndarray) and value.ndim == 0:      # a concrete int
+        if check_ints and isinstance(value, np.ndarray) and value.ndim == 0:  # a concrete int
             n = shape[dim]
             if not -n <= int(value) < n:
                 raise _index_error(f"index {int(value)} is out of bounds for axis {dim} with "
@@ -205,25 +216,30 @@ def _entries(shape: tuple[int, ...], index: tuple[Any, ...]
     return entries, tuple(operand_shape)
 
 
-def _normalised(value: Any, n: int) -> Any:
-    """Integer indices into an axis of size ``n`` with negatives wrapped, in the default int
-    type. Out-of-range values stay out of range (gather clamps them, scatter drops them)."""
+def _normalised(value: Any, n: int, wrap: bool = True) -> Any:
+    """Integer indices into an axis of size ``n`` with negatives wrapped (unless ``wrap``
+    is False), in the default int type. Out-of-range values stay out of range (gather
+    clamps them, scatter drops them, or the mode says otherwise)."""
     int_type = dtypes.default_int()
     if isinstance(value, np.ndarray):
         # Clip first, so that the conversion to a narrower int cannot wrap a huge index
         # back into range; -n-1 and n are still out of bounds.
         value = np.clip(value.astype(np.int64), -n - 1, n)
-        return np.where(value < 0, value + n, value).astype(int_type)
+        return (np.where(value < 0, value + n, value) if wrap else value).astype(int_type)
+    jnp = _jnp()
     signed = value.dtype.kind == "i"
+    if value.dtype.kind == "u" and value.dtype.itemsize >= int_type.itemsize:
+        value = jnp.minimum(value, np.asarray(n, value.dtype))   # no wrap to negative
     value = value.astype(int_type) if value.dtype != int_type else value
-    return where(value < 0, value + n, value) if signed else value
+    return jnp.where(value < 0, value + n, value) if signed and wrap else value
 
 
 # --- the plan -----------------------------------------------------------------------------------
 
-def _plan(shape: tuple[int, ...], index: tuple[Any, ...]) -> _Plan:
+def _plan(shape: tuple[int, ...], index: tuple[Any, ...], check_ints: bool = True,
+          wrap: bool = True) -> _Plan:
     """See Note [index plan]."""
-    entries, operand_shape = _entries(shape, index)
+    entries, operand_shape = _entries(shape, index, check_ints)
     advanced = [k for k, e in enumerate(entries) if isinstance(e, _Advanced)]
     try:
         batch = np.broadcast_shapes(*(entries[k].value.shape for k in advanced))
@@ -246,7 +262,7 @@ def _plan(shape: tuple[int, ...], index: tuple[Any, ...]) -> _Plan:
         if isinstance(e, _Advanced):
             if k == advanced[0] and adjacent:
                 labels += block
-            components.append((dim, "advanced", _normalised(e.value, n)))
+            components.append((dim, "advanced", _normalised(e.value, n, wrap)))
             collapsed.append(dim)
             sizes.append(1)
         else:
@@ -320,40 +336,142 @@ def _build_indices(placed: list[tuple[int, Any, tuple[int, ...]]],
 
 # --- x[index] and x.at[index].<combine>(values) ---------------------------------------------
 
-def advanced_getitem(x: Any, index: tuple[Any, ...]) -> Any:
+# Note [index modes]
+# ~~~~~~~~~~~~~~~~~
+# What happens to an index outside its axis (after negatives are wrapped once, unless
+# wrap_negative_indices=False) is the ``mode`` of ``x.at[...]`` and ``jnp.take``, as in JAX:
+#
+#   reading  None, 'clip', 'promise_in_bounds': the window is clamped into the operand
+#            (gather's own rule);  'fill', 'drop': the whole window reads ``fill_value``
+#            (NaN for inexact dtypes, the minimum of a signed type, the maximum of an
+#            unsigned one, True for bool).
+#   writing  None, 'drop', 'fill', 'promise_in_bounds': the update is dropped (scatter's own
+#            rule);  'clip': the index is clamped first, so the update lands at the edge.
+#
+# 'fill' is a gather with the indices clamped, and then a select: an index vector whose
+# every start lies in [0, size - window] keeps the gathered window, any other reads the
+# fill value. The select also stops the gradient at filled positions. ``jnp.take``
+# defaults to 'fill' and also has 'wrap' (indices modulo the size) and 'clip' (NumPy's: no
+# wrapping of negatives); x[...] itself is mode None.
+
+_GET_MODES = (None, "clip", "promise_in_bounds", "fill", "drop")
+_UPDATE_MODES = (None, "clip", "promise_in_bounds", "fill", "drop")
+
+
+def check_mode(mode: Any, allowed: tuple[Any, ...], what: str) -> Any:
+    mode = getattr(mode, "name", mode)             # an enum member: its name
+    if isinstance(mode, str):
+        mode = {"fill_or_drop": "fill", "clip": "clip",
+                "promise_in_bounds": "promise_in_bounds"}.get(mode.lower(), mode)
+    if mode not in allowed:
+        names = ", ".join(repr(m) for m in allowed if m is not None)
+        raise ValueError(f"{what}: unknown mode {mode!r}; use one of {names} (or None)"
+                         + (f" (at {user_source()})" if user_source() else ""))
+    return mode
+
+
+def default_fill_value(dtype: np.dtype) -> Any:
+    """What mode='fill' reads out of bounds when no fill_value is given (JAX's choice)."""
+    if dtype == np.bool_:
+        return True
+    if dtype.kind == "i":
+        return np.iinfo(dtype).min
+    if dtype.kind == "u":
+        return np.iinfo(dtype).max
+    return np.nan
+
+
+def _window_bounds(plan: _Plan) -> np.ndarray:
+    """The largest in-bounds start of each index-vector entry (size - window)."""
+    int_type = dtypes.default_int()
+    return np.asarray([plan.operand_shape[d] - plan.slice_sizes[d] for d in plan.index_map],
+                      int_type)
+
+
+def _clamped_indices(plan: _Plan) -> Any:
+    upper = _window_bounds(plan)
+    if isinstance(plan.indices, np.ndarray):
+        return np.clip(plan.indices, 0, upper)
+    jnp = _jnp()
+    return jnp.minimum(jnp.maximum(plan.indices, 0), upper)
+
+
+def _in_bounds(plan: _Plan) -> Any:
+    """bool of the indices' batch shape: every start of the index vector is in bounds."""
+    upper = _window_bounds(plan)
+    if isinstance(plan.indices, np.ndarray):
+        return np.all((plan.indices >= 0) & (plan.indices <= upper), axis=-1)
+    jnp = _jnp()
+    return jnp.all(jnp.logical_and(plan.indices >= 0, plan.indices <= upper), axis=-1)
+
+
+def advanced_getitem(x: Any, index: tuple[Any, ...], *, mode: Any = None,
+                     fill_value: Any = None, wrap_negative_indices: bool = True,
+                     check_ints: bool = True) -> Any:
     """``x[index]`` for an index (Ellipsis expanded) with at least one integer or boolean
-    array: one gather that clamps out-of-bounds indices."""
-    plan = _plan(x.shape, index)
+    array: one gather that clamps out-of-bounds indices, or fills them when ``mode`` is
+    'fill' / 'drop'. See Note [index modes]."""
+    jnp = _jnp()
+    mode = check_mode(mode, _GET_MODES, "x.at[...].get")
+    if fill_value is not None:
+        _fill(x.dtype, fill_value)                    # a scalar, whatever the mode
+    plan = _plan(x.shape, index, check_ints, wrap_negative_indices)
     if plan.empty:
         if math.prod(plan.result_shape):
             axis = next(d for d in plan.collapsed if plan.operand_shape[d] == 0)
+            if mode in ("fill", "drop"):
+                return jnp.full(plan.result_shape, _fill(x.dtype, fill_value), x.dtype)
             raise _index_error(f"index is out of bounds for axis {axis} with size 0")
-        return zeros(plan.result_shape, x.dtype)
-    operand = reshape(x, plan.operand_shape)
+        return jnp.zeros(plan.result_shape, x.dtype)
+    operand = jnp.reshape(x, plan.operand_shape)
     out = bind(_prims["gather"], operand, plan.indices, offset_dims=plan.window_positions,
                collapsed_slice_dims=plan.collapsed, start_index_map=plan.index_map,
                slice_sizes=plan.slice_sizes, weak=x.weak)
-    return reshape(out, plan.result_shape)
+    if mode in ("fill", "drop"):
+        inside = _in_bounds(plan)
+        if not (isinstance(inside, np.ndarray) and inside.all()):
+            inside = jnp.expand_dims(jnp.asarray(inside), plan.window_positions) \
+                if plan.window_positions else jnp.asarray(inside)
+            out = jnp.where(inside, out, jnp.asarray(_fill(x.dtype, fill_value), x.dtype))
+    return jnp.reshape(out, plan.result_shape)
 
 
-def scatter_update(x: Any, index: Any, values: Any, combine: str) -> Any:
+def _fill(dtype: np.dtype, fill_value: Any) -> Any:
+    if fill_value is None:
+        return default_fill_value(np.dtype(dtype))
+    if np.ndim(fill_value) != 0:
+        raise ValueError(f"fill_value must be a scalar, got shape {np.shape(fill_value)}"
+                         + (f" (at {user_source()})" if user_source() else ""))
+    if isinstance(fill_value, (Tracer, Array)):
+        return fill_value.astype(dtype)
+    return np.asarray(fill_value).astype(dtype)
+
+
+def scatter_update(x: Any, index: Any, values: Any, combine: str, *, mode: Any = None,
+                   wrap_negative_indices: bool = True) -> Any:
     """``x.at[index].set(values)`` (combine='set'), or 'add', 'mul', 'min', 'max': one
     scatter; ``values`` broadcast to ``x[index].shape`` and convert to x's dtype, and
-    updates at out-of-bounds indices are dropped."""
+    updates at out-of-bounds indices are dropped (clamped with mode='clip'; see Note
+    [index modes])."""
+    jnp = _jnp()
+    mode = check_mode(mode, _UPDATE_MODES, f"x.at[...].{combine}")
     if x.ndim == 0:                # give the scalar an axis, so that a start can name it
         index = index if isinstance(index, tuple) else (index,)
-        out = scatter_update(reshape(x, (1,)), (0,) + index, values, combine)
-        return reshape(out, ())
-    plan = _plan(x.shape, normalize_index(x.ndim, index))
+        out = scatter_update(jnp.reshape(x, (1,)), (0,) + index, values, combine, mode=mode,
+                             wrap_negative_indices=wrap_negative_indices)
+        return jnp.reshape(out, ())
+    plan = _plan(x.shape, normalize_index(x.ndim, index), check_ints=False,
+                 wrap=wrap_negative_indices)
     updates = _broadcast_values(values, plan.result_shape, x.dtype)
     if plan.empty:
         return x
-    updates = reshape(updates, plan.core_shape)
-    operand = reshape(x, plan.operand_shape)
-    out = bind(_prims["scatter"], operand, plan.indices, updates,
+    indices = _clamped_indices(plan) if mode == "clip" else plan.indices
+    updates = jnp.reshape(updates, plan.core_shape)
+    operand = jnp.reshape(x, plan.operand_shape)
+    out = bind(_prims["scatter"], operand, indices, updates,
                update_window_dims=plan.window_positions, inserted_window_dims=plan.collapsed,
                scatter_dims_to_operand_dims=plan.index_map, combine=combine, weak=x.weak)
-    return reshape(out, x.shape)
+    return jnp.reshape(out, x.shape)
 
 
 def _broadcast_values(values: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
@@ -384,10 +502,52 @@ def _broadcast_values(values: Any, shape: tuple[int, ...], dtype: np.dtype) -> A
                 broadcast_dimensions=tuple(range(lead, len(shape))))
 
 
-def take(x: Any, indices: Any, axis: int | None = None) -> Any:
-    x = asarray(x)
+def check_hints(indices_are_sorted: Any, unique_indices: Any) -> None:
+    """``indices_are_sorted`` / ``unique_indices`` are promises about the index, which JAX
+    may use to pick a faster scatter or gather; results are the same whatever they say when
+    the promise holds, and spmdc needs neither, so they are checked for type only."""
+    for name, value in (("indices_are_sorted", indices_are_sorted),
+                        ("unique_indices", unique_indices)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"x.at[...]: {name} must be a bool, got {value!r}")
+
+
+def take(a: Any, indices: Any, axis: int | None = None, out: Any = None, mode: Any = None,
+         unique_indices: bool = False, indices_are_sorted: bool = False,
+         fill_value: Any = None) -> Any:
+    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened ``a`` if None).
+    Out-of-bounds indices follow ``mode`` as in JAX: 'fill' (the default; negatives in
+    [-n, 0) wrap, the rest read ``fill_value``, by default NaN / the integer minimum ...),
+    'clip' (NumPy's: clamp into [0, n - 1], negatives included) or 'wrap' (modulo n).
+    ``unique_indices`` and ``indices_are_sorted`` are hints that do not change results.
+    See Note [index modes]."""
+    if out is not None:
+        raise NotImplementedError("take: the out= argument is not supported; spmdc arrays "
+                                  "are immutable, use the returned value")
+    check_hints(indices_are_sorted, unique_indices)
+    if mode == "raise":
+        raise NotImplementedError("take: mode='raise' is not supported (an index cannot be "
+                                  "checked against the bounds at run time); use 'fill', "
+                                  "'clip' or 'wrap'")
+    if mode not in (None, "fill", "clip", "wrap"):
+        raise ValueError(f"take: invalid mode {mode!r}; use 'fill' (the default), 'clip' "
+                         "or 'wrap'")
+    jnp = _jnp()
+    a, indices = asarray(a), asarray(indices)
+    if indices.dtype.kind not in "iu":
+        raise ValueError(f"take: indices must have an integer type, got {indices.dtype}")
     if axis is None:
-        x, axis = ravel(x), 0
-    axis = _axis(axis, x.ndim, "take")
-    index = (slice(None),) * axis + (asarray(indices),)
-    return x[index]
+        a, axis = ravel(a), 0
+    axis = _axis(axis, a.ndim, "take")
+    n = a.shape[axis]
+    if n == 0:
+        if indices.size:
+            raise IndexError("take: cannot take a non-empty selection from an empty axis")
+        return a
+    if mode == "clip":
+        indices = jnp.clip(indices, 0, n - 1)
+    elif mode == "wrap":
+        indices = jnp.remainder(indices, np.asarray(n, indices.dtype))
+    index = (slice(None),) * axis + (indices,)
+    return advanced_getitem(a, index, mode="clip" if mode in ("clip", "wrap") else "fill",
+                            fill_value=fill_value, check_ints=False)
