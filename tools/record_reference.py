@@ -9,6 +9,7 @@ Python that has jax installed (the tests do not need it):
 
 Add a case to CASES, re-run, and commit the JSON with it.
 """
+# ruff: noqa: E501  (one case per line reads best)
 from __future__ import annotations
 
 import json

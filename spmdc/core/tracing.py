@@ -127,40 +127,40 @@ def tracing(name: str, axis_env: dict[str, Any] | None = None) -> Iterator[Trace
 
 class Tracer:
     """A value being traced: a Var of one Trace, with JAX's weak-type flag."""
-    __slots__ = ("var", "trace", "weak")
+    __slots__ = ("_var", "_trace", "weak")   # not var/trace: x.var(), x.trace() are methods
     __array_priority__ = 1000
 
     def __init__(self, var: Var, trace: Trace, weak: bool = False):
-        self.var = var
-        self.trace = trace
+        self._var = var
+        self._trace = trace
         self.weak = weak
 
     @property
     def type(self) -> TensorType:
-        return self.var.type
+        return self._var.type
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.var.type.shape
+        return self._var.type.shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self.var.type.dtype
+        return self._var.type.dtype
 
     @property
     def ndim(self) -> int:
-        return self.var.type.ndim
+        return self._var.type.ndim
 
     @property
     def size(self) -> int:
-        return self.var.type.size
+        return self._var.type.size
 
     def __repr__(self) -> str:
-        return f"Tracer<{self.var.type}{', weak' if self.weak else ''}>"
+        return f"Tracer<{self._var.type}{', weak' if self.weak else ''}>"
 
     def _concrete(self, what: str) -> Any:
         raise ConcretizationTypeError(
-            f"{what} needs a concrete value, but got a traced {self.var.type} inside a "
+            f"{what} needs a concrete value, but got a traced {self._var.type} inside a "
             f"transformation{_at(user_source())}. Python control flow cannot depend on "
             "traced values: use spmdc.numpy.where / lax.select for data-dependent choices, "
             "or mark the argument static (jit(..., static_argnums=...)).")
@@ -182,7 +182,7 @@ class Tracer:
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         raise TracerArrayConversionError(
-            f"cannot convert a traced {self.var.type} to a NumPy array{_at(user_source())}; "
+            f"cannot convert a traced {self._var.type} to a NumPy array{_at(user_source())}; "
             "use spmdc.numpy functions inside transformed functions")
 
     def __len__(self) -> int:
@@ -211,7 +211,7 @@ def type_of(x: Any) -> tuple[TensorType, bool]:
 
 def _escaped(x: Tracer) -> UnexpectedTracerError:
     return UnexpectedTracerError(
-        f"a traced value ({x.var.type}) escaped the transformation that created it and "
+        f"a traced value ({x._var.type}) escaped the transformation that created it and "
         f"was used later{_at(user_source())}. Return values from transformed functions "
         "instead of storing them in globals or closures.")
 
@@ -227,14 +227,14 @@ def _capture(trace: Trace, key: int, value: Any, t: TensorType) -> Var:
 def to_atom(trace: Trace, x: Any) -> Atom:
     """``x`` as an operand in ``trace``'s Builder (see the module docstring)."""
     if isinstance(x, Tracer):
-        if x.trace is trace:
-            return x.var
-        if x.trace.closed:
+        if x._trace is trace:
+            return x._var
+        if x._trace.closed:
             raise _escaped(x)
         if trace.parent is None:
             raise _escaped(x)
-        outer = x if x.trace is trace.parent else _lift(trace.parent, x)
-        return _capture(trace, id(x), outer, x.var.type)
+        outer = x if x._trace is trace.parent else _lift(trace.parent, x)
+        return _capture(trace, id(x), outer, x._var.type)
     if isinstance(x, Array):
         return _capture(trace, id(x), x, x.type)
     if isinstance(x, np.ndarray) and x.ndim > 0:
@@ -269,7 +269,7 @@ def bind(prim: Primitive, *args: Any, weak: bool = False, **params: Any) -> Any:
                 raise _escaped(a)
         return eager_apply(prim, args, params, weak)
     b = trace.builder
-    atoms = [a.var if a.__class__ is Tracer and a.trace is trace else to_atom(trace, a)
+    atoms = [a._var if a.__class__ is Tracer and a._trace is trace else to_atom(trace, a)
              for a in args]             # the first case is to_atom's common one, inlined
     b.source = user_source()
     try:

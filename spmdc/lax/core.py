@@ -15,6 +15,7 @@ from ..core.tracing import bind
 
 __all__ = ["select", "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim",
            "dynamic_index_in_dim", "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim",
+           "sort", "sort_key_val",
            "stop_gradient", "convert_element_type", "broadcast_in_dim", "iota",
            "dot_general", "integer_pow", "slice", "concatenate", "pad", "rev", "clamp",
            "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "sin", "cos", "tanh",
@@ -66,7 +67,7 @@ def _start_indices(op: str, x: Any, starts: Sequence[Any],
         unsigned = i.dtype.kind == "u"
         i = i.astype(int_type) if i.dtype != int_type else i
         if negative_ok and not unsigned:
-            from .numpy import where
+            from ..numpy import where
             i = where(i < 0, i + np.asarray(n, int_type), i)
         out.append(i)
     return out
@@ -103,7 +104,7 @@ def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool
                                allow_negative_indices=allow_negative_indices)
     if keepdims:
         return out
-    from .numpy import squeeze
+    from ..numpy import squeeze
     return squeeze(out, axis)
 
 
@@ -134,10 +135,38 @@ def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int
     axis = _canonical_axis("dynamic_update_index_in_dim", "axis", axis, x.ndim)
     update = _arr(update)
     if update.ndim == x.ndim - 1:
-        from .numpy import expand_dims
+        from ..numpy import expand_dims
         update = expand_dims(update, axis)
     return dynamic_update_slice_in_dim(x, update, index, axis,
                                        allow_negative_indices=allow_negative_indices)
+
+
+def sort(operand: Any, dimension: int = -1, is_stable: bool = True,
+         num_keys: int = 1) -> Any:
+    """Sort ``operand`` (an array, or a sequence of same-shaped arrays sorted together by
+    the first ``num_keys`` of them, lexicographically) along ``dimension``. NaNs sort
+    last and -0.0 equals 0.0 (Note [sort order] in compiler/primitives/sorting.py)."""
+    single = not isinstance(operand, (tuple, list))
+    operands = [_arr(operand)] if single else [_arr(x) for x in operand]
+    if not operands:
+        raise ValueError("sort: needs at least one operand")
+    if not 1 <= int(num_keys) <= len(operands):
+        raise ValueError(f"sort: num_keys={num_keys} must be between 1 and the number of "
+                         f"operands ({len(operands)})")
+    shapes = {x.shape for x in operands}
+    if len(shapes) != 1:
+        raise TypeError("sort: operands must have one shape, got "
+                        + ", ".join(str(x.shape) for x in operands))
+    dimension = _canonical_axis("sort", "dimension", dimension, operands[0].ndim)
+    outs = bind(_prims["sort"], *operands, dimension=dimension, is_stable=bool(is_stable),
+                num_keys=int(num_keys))
+    return outs[0] if single else tuple(outs)
+
+
+def sort_key_val(keys: Any, values: Any, dimension: int = -1,
+                 is_stable: bool = True) -> tuple[Any, Any]:
+    """``keys`` sorted along ``dimension``, and ``values`` in the same order."""
+    return sort((keys, values), dimension, is_stable, num_keys=1)
 
 
 def stop_gradient(x: Any) -> Any:

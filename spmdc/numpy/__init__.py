@@ -8,6 +8,7 @@ Every public name is listed below under the module that defines it:
   products.py     dot, matmul, vdot, inner, outer, tensordot, trace
   einsum_impl.py  einsum
   indexing.py     take; advanced indexing and ``.at[]`` for the array methods
+  sorting.py      sort, argsort (over the sort primitive)
 Each imports only from the ones above it (core.py reaches shape_ops.py once, lazily, for a
 list of arrays). array_methods.py gives Tracer and spmdc.Array their operators and
 methods; they call the functions of this namespace, so they are installed here, last.
@@ -128,7 +129,6 @@ from .core import (  # noqa: F401
     sin,
     sinh,
     size,
-    sort,
     sqrt,
     square,
     subtract,
@@ -201,6 +201,10 @@ from .shape_ops import (  # noqa: F401
     tile,
     transpose,
     vstack,
+)
+from .sorting import (  # noqa: F401
+    argsort,
+    sort,
 )
 
 _namespace = _sys.modules[__name__]

@@ -241,7 +241,7 @@ def _astype(self: Any, dtype: Any) -> Any:
 
 def _strong(x: Any) -> Any:
     if isinstance(x, Tracer):
-        return Tracer(x.var, x.trace, False)
+        return Tracer(x._var, x._trace, False)
     from ..runtime.array import Array
     return Array(x._buffers, x.type, False, x._devices, x.split)
 
@@ -263,6 +263,13 @@ def _method(name: str) -> Any:
         return getattr(_jnp(), name)(self, *args, **kwargs)
     method.__name__ = name
     return method
+
+
+# The spmdc.numpy functions that are also methods (x.sum() is jnp.sum(x) ...); the same
+# on Tracer and spmdc.Array (tests/test_methods.py runs each both ways).
+METHODS = ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "all", "any", "var",
+           "std", "ravel", "squeeze", "clip", "dot", "cumsum", "cumprod", "round", "swapaxes",
+           "repeat", "take", "trace", "sort", "argsort")
 
 
 def install_methods(cls: type, namespace: Any) -> None:
@@ -293,11 +300,6 @@ def install_methods(cls: type, namespace: Any) -> None:
     cls.reshape = _reshape
     cls.transpose = _transpose
     cls.flatten = lambda self: _jnp().ravel(self)
-    for name in ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "all", "any",
-                 "var", "std", "ravel", "squeeze", "clip", "dot", "cumsum", "round",
-                 "swapaxes", "repeat", "take", "trace"):
-        # Tracer's own slots `var` and `trace` must survive (its IR Var and its Trace).
-        if isinstance(cls.__dict__.get(name), type(Tracer.var)):
-            continue
+    for name in METHODS:
         setattr(cls, name, _method(name))
     cls.copy = lambda self: self          # values are immutable

@@ -557,10 +557,6 @@ def identity(n: int, dtype: Any = None) -> Any:
     return eye(n, dtype=dtype)
 
 
-def sort(x: Any, axis: int = -1) -> Any:
-    raise NotImplementedError("spmdc.numpy.sort is not implemented yet")
-
-
 def size(x: Any) -> int:
     return int(np.prod(_shape(x)))
 
