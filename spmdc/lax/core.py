@@ -192,8 +192,16 @@ def iota(dtype: Any, size: int) -> Any:
 
 def dot_general(x: Any, y: Any, dimension_numbers: Any, precision: Any = None,
                 preferred_element_type: Any = None) -> Any:
+    """Contract ``x`` and ``y`` over the dimensions ``((x_contract, y_contract), (x_batch,
+    y_batch))``; ``preferred_element_type`` is the dtype both are converted to first (and
+    so the result's), e.g. int8 operands accumulating in int32."""
+    from ..numpy.products import check_precision
+    check_precision("dot_general", precision)
     (xc, yc), (xb, yb) = dimension_numbers
     x, y = _arr(x), _arr(y)
+    if preferred_element_type is not None:
+        want = dtypes.canonicalize(preferred_element_type)
+        x, y = x.astype(want), y.astype(want)
     return bind(_prims["dot_general"], x, y, contract=(tuple(xc), tuple(yc)),
                 batch=(tuple(xb), tuple(yb)))
 

@@ -3,30 +3,99 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import dtypes
 from ..core.tracing import user_source
 from .core import asarray, where
-from .products import _dot_general
+from .products import _dot_general, check_precision
 from .reductions import sum
-from .shape_ops import moveaxis, transpose
+from .shape_ops import moveaxis, reshape, transpose
 
 
-def _parse(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
+def _error(message: str) -> ValueError:
+    source = user_source()
+    return ValueError(f"einsum: {message}" + (f" (at {source})" if source else ""))
+
+
+# Note [einsum ellipsis]
+# ~~~~~~~~~~~~~~~~~~~~~~
+# ``...`` in an operand's spec stands for the dimensions its letters do not name. Those
+# dimensions broadcast as NumPy's do, aligned on the right: the k-th last ellipsis
+# dimension of every operand gets one label of its own (a character no user spec can hold,
+# chr(0x100 + k)), and a size-1 dimension facing a larger one is squeezed out of its operand,
+# which is what broadcasting it means for a sum of products. Without ``->`` the output is
+# the ellipsis labels followed by the letters that occur once, sorted (NumPy's rule).
+
+def _ellipsis_labels(count: int) -> str:
+    return "".join(chr(0x100 + k) for k in range(count))[::-1]   # the last is chr(0x100)
+
+
+def _parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
+    """Operand specs and the output spec, with every ``...`` replaced by labels of its own.
+    See Note [einsum ellipsis]."""
+    if not isinstance(subscripts, str):
+        raise TypeError(f"einsum: subscripts must be a string, got {type(subscripts).__name__}")
     subscripts = subscripts.replace(" ", "")
-    if "." in subscripts:
-        raise TypeError(f"einsum: ellipsis ('...') is not supported yet (at {user_source()})")
-    if "->" in subscripts:
-        lhs, out = subscripts.split("->")
-    else:
-        lhs = subscripts
-        letters = lhs.replace(",", "")
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if subscripts.count("->") > 1:
+        raise _error(f"{subscripts!r} has more than one '->'")
+    lhs, arrow, out = subscripts.partition("->")
     inputs = lhs.split(",")
-    if len(inputs) != len(ndims):
-        raise TypeError(f"einsum: {len(inputs)} operand specs for {len(ndims)} operands")
-    for spec, n in zip(inputs, ndims, strict=True):
-        if len(spec) != n:
-            raise TypeError(f"einsum: spec {spec!r} does not match an operand of rank {n}")
-    return inputs, out
+    if len(inputs) != len(shapes):
+        raise _error(f"{len(inputs)} operand specs for {len(shapes)} operands")
+    for spec in [*inputs, out]:
+        rest = spec.replace("...", "", 1)
+        if "." in rest:
+            raise _error(f"invalid ellipsis in {spec!r}: use '...' at most once per operand")
+        bad = [c for c in rest if not c.isalpha()]
+        if bad:
+            raise _error(f"invalid subscript {bad[0]!r} in {spec!r}: use letters and '...'")
+    specs = []
+    rank = 0
+    for spec, shape in zip(inputs, shapes, strict=True):
+        named = len(spec.replace("...", ""))
+        if "..." in spec:
+            if named > len(shape):
+                raise _error(f"spec {spec!r} names {named} dimensions of an operand of rank "
+                             f"{len(shape)}")
+            rank = max(rank, len(shape) - named)
+            spec = spec.replace("...", _ellipsis_labels(len(shape) - named))
+        elif named != len(shape):
+            raise _error(f"spec {spec!r} does not match an operand of rank {len(shape)}")
+        specs.append(spec)
+    ellipsis = _ellipsis_labels(rank)
+    if arrow:
+        out = out.replace("...", ellipsis)
+    else:
+        letters = lhs.replace(",", "").replace("...", "")
+        out = ellipsis + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    for c in out:
+        if not any(c in spec for spec in specs):
+            raise _error(f"output subscript {c!r} does not occur in any operand")
+        if out.count(c) > 1:
+            raise _error(f"output subscript {c!r} occurs more than once")
+    return specs, out
+
+
+def _broadcast_ellipsis(operands: list[Any], specs: list[str]) -> tuple[list[Any], list[str]]:
+    """Squeeze size-1 dimensions that face a larger one of the same label (broadcasting);
+    any other size disagreement is an error."""
+    sizes: dict[str, set[int]] = {}
+    for x, spec in zip(operands, specs, strict=True):
+        for c, n in zip(spec, x.shape, strict=True):
+            sizes.setdefault(c, set()).add(n)
+    out_ops, out_specs = [], []
+    for x, spec in zip(operands, specs, strict=True):
+        drop = [k for k, (c, n) in enumerate(zip(spec, x.shape, strict=True))
+                if n == 1 and len(sizes[c] - {1}) > 0]
+        for c in set(spec):
+            if len(sizes[c] - {1}) > 1 or (len(sizes[c]) > 1 and ord(c) < 0x100):
+                raise _error(f"subscript {c!r} has sizes {sorted(sizes[c])} in different "
+                             "operands")
+        if drop:
+            x = reshape(x, tuple(n for k, n in enumerate(x.shape) if k not in drop))
+            spec = "".join(c for k, c in enumerate(spec) if k not in drop)
+        out_ops.append(x)
+        out_specs.append(spec)
+    return out_ops, out_specs
 
 
 def _reduce_own(x: Any, spec: str, keep: set[str]) -> tuple[Any, str]:
@@ -49,17 +118,35 @@ def _reduce_own(x: Any, spec: str, keep: set[str]) -> tuple[Any, str]:
     return x, spec
 
 
-def einsum(subscripts: str, *operands: Any) -> Any:
+def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = "auto",
+           precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """NumPy's einsum (implicit and explicit output, ``...``, repeated letters for
+    diagonals), contracted left to right. ``optimize`` only chooses a contraction order in
+    JAX, so it does not change results here; ``precision`` as in lax.dot_general."""
+    if out is not None:
+        raise NotImplementedError("einsum: the out= argument is not supported; use the "
+                                  "returned value")
+    if not isinstance(optimize, (bool, str, list)):
+        raise TypeError(f"einsum: optimize must be a bool, a string or a contraction "
+                        f"path (a list), got {optimize!r}")
+    check_precision("einsum", precision)
     operands = [asarray(x) for x in operands]
-    inputs, out = _parse(subscripts, [x.ndim for x in operands])
+    if preferred_element_type is not None:
+        operands = [x.astype(dtypes.canonicalize(preferred_element_type)) for x in operands]
+    specs, out_spec = _parse(subscripts, [x.shape for x in operands])
+    operands, specs = _broadcast_ellipsis(operands, specs)
+    return _einsum(specs, out_spec, operands)
+
+
+def _einsum(inputs: list[str], out: str, operands: list[Any]) -> Any:
     if len(operands) == 1:
         x, spec = _reduce_own(operands[0], inputs[0], set(out))
         return transpose(x, [spec.index(c) for c in out])
     if len(operands) > 2:          # contract left to right, keeping letters used later
         needed = set("".join(inputs[2:]) + out)
         kept = "".join(sorted(set(inputs[0] + inputs[1]) & needed))
-        left = einsum(f"{inputs[0]},{inputs[1]}->{kept}", operands[0], operands[1])
-        return einsum(",".join([kept, *inputs[2:]]) + "->" + out, left, *operands[2:])
+        left = _einsum([inputs[0], inputs[1]], kept, operands[:2])
+        return _einsum([kept, *inputs[2:]], out, [left, *operands[2:]])
     (x, y), (xs, ys) = operands, inputs
     x, xs = _reduce_own(x, xs, set(ys) | set(out))
     y, ys = _reduce_own(y, ys, set(xs) | set(out))

@@ -16,6 +16,25 @@ from .core import _error, _promote, asarray, broadcast_shapes, broadcast_to, mul
 from .reductions import sum
 from .shape_ops import moveaxis, ravel, reshape
 
+_PRECISIONS = ("default", "high", "highest", "fastest", "bfloat16", "tensorfloat32", "float32",
+               "bfloat16_3x", "float32_3x")
+
+
+def check_precision(op: str, precision: Any) -> None:
+    """``precision=`` of dot_general / einsum: None, a precision name, or a pair of them.
+
+    spmdc computes every dot at the full precision of its operands' dtype (what JAX calls
+    'highest'; PJRT's CPU backend has no faster, less precise mode), which meets every
+    request, so a valid value changes nothing; an invalid one is an error."""
+    values = precision if isinstance(precision, (tuple, list)) else (precision,)
+    if isinstance(precision, (tuple, list)) and len(precision) != 2:
+        raise ValueError(f"{op}: precision must be one value or a pair, got {precision!r}")
+    for value in values:
+        name = getattr(value, "name", value)
+        if value is not None and not (isinstance(name, str) and name.lower() in _PRECISIONS):
+            raise ValueError(f"{op}: unknown precision {value!r}; use None or one of "
+                             f"{', '.join(_PRECISIONS)}")
+
 
 def _dot_general(x: Any, y: Any, contract: Any, batch: Any, op: str) -> Any:
     (x, y), dtype, weak = _promote(op, x, y)

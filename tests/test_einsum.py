@@ -1,0 +1,72 @@
+"""jnp.einsum against np.einsum, ellipses included (Note [einsum ellipsis])."""
+import numpy as np
+import pytest
+
+import spmdc as jax
+import spmdc.numpy as jnp
+
+CASES = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ij,jk", [(2, 3), (3, 4)]),
+    ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("ij,ij,ij->i", [(2, 3), (2, 3), (2, 3)]),
+    ("...ij,...jk->...ik", [(2, 3, 4), (4, 5)]),
+    ("...ij,...jk", [(5, 2, 3, 4), (5, 1, 4, 2)]),
+    ("i...->...", [(2, 3, 4)]),
+    ("...i,...i", [(2, 3), (3,)]),
+    ("ij...", [(2, 3, 4)]),
+    ("...,...", [(2, 1), (3,)]),
+    ("ii...->i...", [(3, 3, 2)]),
+    ("...ii->...i", [(2, 3, 3)]),
+    ("...j,j...->...", [(2, 3), (3,)]),
+    ("...a,...a->...", [(2, 1, 3), (4, 3)]),
+    ("ij,...->ij...", [(2, 3), ()]),
+    ("...,...,...", [(2, 1, 3), (4, 1), (3,)]),
+    ("a...c,c...->a...", [(2, 3, 4), (4, 3)]),
+]
+
+
+@pytest.mark.parametrize("spec,shapes", CASES)
+def test_einsum_matches_numpy(spec, shapes):
+    rng = np.random.default_rng(0)
+    xs = [rng.normal(size=s).astype(np.float32) for s in shapes]
+    want = np.einsum(spec, *xs)
+    got = jnp.einsum(spec, *xs)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+    jitted = jax.jit(lambda *a: jnp.einsum(spec, *a))(*xs)
+    np.testing.assert_allclose(np.asarray(jitted), want, rtol=1e-5, atol=1e-5)
+
+
+def test_einsum_grad_through_an_ellipsis():
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    w = np.arange(3.0, dtype=np.float32)
+    g = jax.grad(lambda x: jnp.einsum("...i,i->...", x, w).sum())(a)
+    np.testing.assert_allclose(np.asarray(g), np.broadcast_to(w, a.shape))
+
+
+@pytest.mark.parametrize("spec,shapes,fragment", [
+    (".i", [(3,)], "ellipsis"),
+    ("...i...", [(3, 3)], "ellipsis"),
+    ("ij", [(3,)], "rank"),
+    ("i,i", [(3,)], "operand specs"),
+    ("i->j", [(3,)], "does not occur"),
+    ("i,i", [(3,), (4,)], "sizes"),
+    ("i2", [(3, 3)], "subscript"),
+])
+def test_einsum_errors(spec, shapes, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        jnp.einsum(spec, *[np.ones(s, np.float32) for s in shapes])
+
+
+def test_einsum_options():
+    x = np.ones((2, 3), np.int8)
+    out = jnp.einsum("ij,jk->ik", x, x.T, preferred_element_type=np.int32)
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(out), np.full((2, 2), 3))
+    with pytest.raises(NotImplementedError, match="out="):
+        jnp.einsum("i->i", np.ones(3), out=np.ones(3))
+    with pytest.raises(ValueError, match="precision"):
+        jnp.einsum("i->i", np.ones(3), precision="bogus")
+    jnp.einsum("i->i", np.ones(3), precision="highest", optimize=False)
