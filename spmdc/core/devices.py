@@ -15,12 +15,59 @@ from .tracing import type_of, where
 from .tree import tree_flatten, tree_unflatten
 
 __all__ = ["devices", "local_devices", "device_count", "local_device_count", "default_device",
-           "place", "device_put", "device_get", "block_until_ready", "shard_over"]
+           "place", "device_put", "device_get", "block_until_ready", "shard_over",
+           "check_device", "check_devices", "check_backend"]
 
 
 # --- devices ----------------------------------------------------------------------------
 
+def _is_device(d: Any) -> bool:
+    return any(d is e or d == e for e in pjrt.devices()) and not isinstance(
+        d, (int, str, np.integer))
+
+
+def check_devices(op: str, devices: Any) -> tuple[Any, ...] | None:
+    """``devices=`` of pmap: None or a sequence of distinct devices from spmdc.devices()."""
+    if devices is None:
+        return None
+    if not isinstance(devices, (tuple, list)) or not devices:
+        raise TypeError(f"{op}: devices must be a non-empty list of devices from "
+                        f"spmdc.devices(), got {devices!r}{where()}")
+    for d in devices:
+        if not _is_device(d):
+            raise TypeError(f"{op}: devices must be device objects from spmdc.devices() "
+                            f"(e.g. spmdc.devices()[:2]), got {d!r} of type "
+                            f"{type(d).__name__}{where()}")
+    if len({id(d) for d in devices}) != len(devices):
+        raise ValueError(f"{op}: devices lists a device more than once{where()}")
+    return tuple(devices)
+
+
+def check_device(op: str, device: Any) -> None:
+    """``device_put``'s target: None, a device, or a list of devices (sharding)."""
+    if device is None:
+        return
+    if isinstance(device, (tuple, list)):
+        check_devices(op, device)
+        return
+    if not _is_device(device):
+        raise ValueError(f"{op}: the device must be None, a device from spmdc.devices(), or a "
+                         f"list of them (to shard the leading axis), got {device!r}{where()}")
+
+
+def check_backend(op: str, backend: Any) -> None:
+    """``backend=``: None, or the name of the platform spmdc's devices are on."""
+    if backend is None:
+        return
+    platforms = sorted({str(d.platform).lower() for d in pjrt.devices()})
+    if not isinstance(backend, str) or backend.lower() not in platforms:
+        raise ValueError(f"{op}: backend={backend!r} is not available; spmdc runs on "
+                         f"{', '.join(platforms)} (or pass backend=None){where()}")
+
+
 def devices(backend: str | None = None) -> list[Any]:
+    """Every device spmdc runs on (``backend``, if given, must name their platform)."""
+    check_backend("devices", backend)
     return list(pjrt.devices())
 
 
@@ -28,6 +75,7 @@ local_devices = devices
 
 
 def device_count(backend: str | None = None) -> int:
+    check_backend("device_count", backend)
     return len(pjrt.devices())
 
 
@@ -52,6 +100,7 @@ def place(x: Any, device: Any, t: TensorType) -> Any:
 
 def device_put(x: Any, device: Any = None) -> Any:
     """Put ``x`` (a pytree) on ``device``; a *list* of devices shards the leading axis."""
+    check_device("device_put", device)
     if isinstance(device, (list, tuple)):
         return _tree_map(lambda v: shard_over(v, tuple(device)), x)
     device = device or default_device()

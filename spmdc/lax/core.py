@@ -180,8 +180,9 @@ def convert_element_type(x: Any, new_dtype: Any) -> Any:
 
 
 def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
+    from ..numpy.core import _shape_arg
     x = _arr(x)
-    return bind(_prims["broadcast_in_dim"], x, shape=tuple(shape),
+    return bind(_prims["broadcast_in_dim"], x, shape=_shape_arg(shape, "broadcast_in_dim"),
                 broadcast_dimensions=tuple(broadcast_dimensions), weak=x.weak)
 
 
@@ -396,14 +397,28 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
     from ..compiler.primitives.core import ShapeError
     from ..core.tracing import user_source
     axes, sizes = _axis_names("ppermute", axis_name)
+    pairs = _pairs(perm)
     try:
-        pairs = tuple((int(s), int(d)) for s, d in perm)
         check_permutation("ppermute", pairs, int(np.prod(sizes)))
     except (ShapeError, TypeError, ValueError) as e:
         source = user_source()
         raise ValueError(f"{e}" + (f" (at {source})" if source else "")) from None
     return _tree_map(lambda v: _collective("ppermute", v, axes=axes, axis_sizes=sizes,
                                            perm=pairs), x)
+
+
+def _pairs(perm: Any) -> tuple[tuple[int, int], ...]:
+    """``perm`` as (source, destination) pairs of ints, else a TypeError saying so."""
+    import operator
+
+    from ..core.tracing import user_source
+    try:
+        return tuple((operator.index(s), operator.index(d)) for s, d in perm)
+    except (TypeError, ValueError):
+        source = user_source()
+        raise TypeError(f"ppermute: perm must be a sequence of (source, destination) pairs of "
+                        f"ints, e.g. [(0, 1), (1, 0)], got {perm!r}"
+                        + (f" (at {source})" if source else "")) from None
 
 
 def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:

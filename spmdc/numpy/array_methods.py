@@ -19,7 +19,6 @@ from ..core.tracing import Tracer, bind, user_source
 from .indexing import (
     advanced_getitem,
     check_hints,
-    check_mode,
     normalize_index,
     scatter_update,
 )
@@ -144,9 +143,8 @@ class _IndexUpdateRef:
         """``x[idx]``; out-of-bounds indices clamp, or read ``fill_value`` with mode='fill'
         (as in JAX, ``fill_value`` only matters in that mode)."""
         check_hints(indices_are_sorted, unique_indices)
-        if (check_mode(mode, (None, "clip", "promise_in_bounds", "fill", "drop"),
-                       "x.at[...].get") is None and wrap_negative_indices):
-            return getitem(self.array, self.index)
+        # One gather, whatever the index: a Python int out of bounds follows the mode here
+        # (clamped by default), as in JAX, where x[i] would raise.
         x = self.array
         return advanced_getitem(x, normalize_index(x.ndim, self.index), mode=mode,
                                 fill_value=fill_value,
@@ -249,7 +247,7 @@ def _strong(x: Any) -> Any:
 def _reshape(self: Any, *shape: Any, order: str = "C") -> Any:
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
         shape = tuple(shape[0])
-    return _jnp().reshape(self, shape)
+    return _jnp().reshape(self, shape, order=order)
 
 
 def _transpose(self: Any, *axes: Any) -> Any:

@@ -74,6 +74,10 @@ def asarray(x: Any, dtype: Any = None) -> Any:
 
 
 def array(x: Any, dtype: Any = None, copy: bool = True) -> Any:
+    """``x`` as an spmdc array. spmdc arrays are immutable, so a copy and the original can
+    never be told apart: ``copy`` (True, False or None) changes nothing."""
+    if copy not in (True, False, None):
+        raise _error("array", f"copy must be True, False or None, got {copy!r}")
     return asarray(x, dtype)
 
 
@@ -142,7 +146,7 @@ def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
 
 def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
     x = asarray(x)
-    shape = tuple(shape)
+    shape = _shape_arg(shape, "broadcast_to")
     broadcast_shapes(x.shape, shape, op="broadcast_to")
     if x.shape == shape:
         return x
@@ -250,7 +254,8 @@ def reciprocal(x: Any) -> Any:
 def round(x: Any, decimals: int = 0, out: Any = None) -> Any:
     """Round to ``decimals`` places, ties to even; integers are returned unchanged."""
     if out is not None:
-        raise _error("round", "the out= argument is not supported; use the returned value")
+        raise NotImplementedError("round: the out= argument is not supported; spmdc arrays "
+                                  "are immutable, use the returned value")
     x = asarray(x)
     decimals = operator_index(decimals)
     if x.dtype == np.bool_:
@@ -451,14 +456,18 @@ def _dtype_or(dtype: Any, default: np.dtype) -> np.dtype:
     return dtypes.canonicalize(dtype if dtype is not None else default)
 
 
-def _shape_arg(shape: Any) -> tuple[int, ...]:
+def _shape_arg(shape: Any, op: str = "shape") -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
+        shape = (shape,)
     try:
-        return tuple(int(operator_index(d)) for d in shape)
+        dims = tuple(int(operator_index(d)) for d in shape)
     except TypeError:
-        raise _error("shape", f"shape must be a tuple of Python ints, got {shape!r} "
+        raise _error(op, f"shape must be a tuple of Python ints, got {shape!r} "
                      "(a traced value cannot be a shape; make it static)") from None
+    if builtins.any(d < 0 for d in dims):
+        raise _error(op, f"shape {dims} has a negative dimension; every dimension must be "
+                     ">= 0")
+    return dims
 
 
 def operator_index(d: Any) -> int:

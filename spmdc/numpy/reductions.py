@@ -47,8 +47,8 @@ def _accumulator(dtype: np.dtype) -> np.dtype:
 
 def _no_out(op: str, out: Any) -> None:
     if out is not None:
-        raise _error(op, "the out= argument is not supported: spmdc arrays are immutable; "
-                     "use the returned value")
+        raise NotImplementedError(*_error(op, "the out= argument is not supported: spmdc "
+                                          "arrays are immutable; use the returned value").args)
 
 
 def _reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None,

@@ -17,8 +17,15 @@ from .core import _error, _is_array, _operand, _promote, asarray, broadcast_to
 
 
 def reshape(x: Any, shape: Any, order: str = "C") -> Any:
+    """``x`` with a new shape (one -1 is inferred); ``order='F'`` reads and writes the
+    elements in Fortran (column-major) order."""
     x = asarray(x)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if order == "F":
+        reversed_shape = tuple(reversed(shape))
+        return transpose(reshape(transpose(x), reversed_shape))
+    if order != "C":
+        raise _error("reshape", f"order={order!r} is not supported; use 'C' or 'F'")
     if builtins.sum(1 for d in shape if d == -1) > 1:
         raise _error("reshape", f"can only specify one unknown dimension, got {shape}")
     if -1 in shape:

@@ -21,6 +21,7 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_structure, tree_unflatten
+from .arguments import check_argnums, check_cotangent
 from .jit import Jitted
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacrev", "jacobian", "hessian"]
@@ -28,7 +29,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "jacrev", "jacobian", "hessian"]
 
 
 def _argnums(argnums: int | Sequence[int], nargs: int, what: str) -> tuple[int, ...]:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    nums = check_argnums(what, argnums)
     for i in nums:
         if not -nargs <= i < nargs:
             raise ValueError(f"{what}: argnums={argnums} is out of range for a function "
@@ -184,11 +185,8 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         if ct_tree != out_tree:
             raise TypeError(f"vjp: the cotangent has structure {ct_tree}, but the function's "
                             f"output has structure {out_tree}")
-        for c, t in zip(ct_leaves, func.out_types, strict=True):
-            ct_type = type_of(c)[0]
-            if ct_type.shape != t.shape:
-                raise TypeError(f"vjp: cotangent of shape {ct_type.shape} for an output of "
-                                f"shape {t.shape}")
+        ct_leaves = [check_cotangent("vjp", c, t, f"[{k}]" if len(ct_leaves) > 1 else "")
+                     for k, (c, t) in enumerate(zip(ct_leaves, func.out_types, strict=True))]
         wrt = [is_float(type_of(v)[0]) for v in leaves]
         grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))])
         n_out = len(func.outputs)
@@ -237,6 +235,9 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         raise TypeError(f"jacrev expects a callable, got {type(fun).__name__}")
     what = "jacrev"
     from .. import numpy as jnp
+    if has_aux:
+        raise NotImplementedError("jacrev: has_aux=True is not supported yet; return only "
+                                  "the output and compute the auxiliary value separately")
     from .vmap import vmap
 
     def jac_fn(*args: Any, **kwargs: Any) -> Any:

@@ -28,6 +28,12 @@ from ..core.tree_cycles import raise_if_cycle
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import Executable, compile_func
+from .arguments import (
+    check_static_argnames,
+    check_static_argnums,
+    index_tuple,
+    name_tuple,
+)
 
 __all__ = ["jit", "make_ir", "clear_caches"]
 
@@ -117,8 +123,15 @@ class Jitted:
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.static_argnums = _as_tuple(static_argnums)
-        self.static_argnames = _as_tuple(static_argnames)
+        self.static_argnums = index_tuple("jit", "static_argnums",
+                                          () if static_argnums is None else static_argnums)
+        self.static_argnames = name_tuple("jit", "static_argnames",
+                                          () if static_argnames is None else static_argnames)
+        # Donation only lets XLA reuse an input's buffer; spmdc never does, which gives the
+        # same results, so donate_argnums is checked but has no other effect.
+        index_tuple("jit", "donate_argnums", () if donate_argnums is None else donate_argnums)
+        check_static_argnums("jit", "static_argnums", fun, self.static_argnums)
+        check_static_argnames("jit", fun, self.static_argnames)
         try:
             params = list(inspect.signature(fun).parameters.values())
         except (TypeError, ValueError):
@@ -316,12 +329,6 @@ def _device_of(leaves: Sequence[Any]) -> Any:
         if type(x) is Array and not x.split and len(x._devices) == 1:
             return x._devices[0]
     return pjrt.devices()[0]
-
-
-def _as_tuple(x: Any) -> tuple[Any, ...]:
-    if x is None:
-        return ()
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
 def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = (),

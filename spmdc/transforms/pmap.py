@@ -94,6 +94,13 @@ from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
 from . import mapping
+from .arguments import (
+    check_backend,
+    check_devices,
+    check_index_in_range,
+    check_mapped_size,
+    index_tuple,
+)
 from .jit import Lowered, _leaf_signature
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_paths, slice_types
 from .sharded import PmapEntry, launched, pace
@@ -140,12 +147,20 @@ def pmap(fun: Callable[..., Any] | None = None, axis_name: str | None = None, *,
          in_axes: Any = 0, out_axes: Any = 0, static_broadcasted_argnums: Any = (),
          devices: Sequence[Any] | None = None, axis_size: int | None = None,
          donate_argnums: Any = (), backend: str | None = None) -> Any:
-    """Map ``fun`` over devices, JAX style (see the module docstring)."""
+    """Map ``fun`` over devices, JAX style (see the module docstring).
+
+    ``in_axes`` / ``out_axes`` may be negative and count from the end: ``in_axes=-1`` maps
+    the last axis. (JAX's pmap rejects negative in_axes; spmdc gives them the meaning they
+    have in vmap.) ``donate_argnums`` is checked but has no other effect (spmdc never reuses
+    an input's buffer; results are the same); ``backend`` must name the platform spmdc
+    runs on, if given."""
+    index_tuple("pmap", "donate_argnums", () if donate_argnums is None else donate_argnums)
+    check_backend("pmap", backend)
     if fun is None:
         return lambda f: pmap(f, axis_name, in_axes=in_axes, out_axes=out_axes,
                               static_broadcasted_argnums=static_broadcasted_argnums,
                               devices=devices, axis_size=axis_size,
-                              donate_argnums=donate_argnums)
+                              donate_argnums=donate_argnums, backend=backend)
     return Pmapped(fun, axis_name, in_axes, out_axes, static_broadcasted_argnums, devices,
                    axis_size)
 
@@ -168,10 +183,9 @@ class Pmapped:
         self.axis_name = axis_name if axis_name is not None else f"_pmap{next(_fresh_names)}"
         self.in_axes = axis_spec(in_axes, "pmap", "in_axes")
         self.out_axes = axis_spec(out_axes, "pmap", "out_axes")
-        nums = static_argnums if isinstance(static_argnums, (tuple, list)) else \
-            (static_argnums,)
-        self.static_argnums = tuple(int(i) for i in nums)
-        self.devices = None if devices is None else tuple(devices)
+        self.static_argnums = index_tuple("pmap", "static_broadcasted_argnums",
+                                          () if static_argnums is None else static_argnums)
+        self.devices = check_devices("pmap", devices)
         self.axis_size = axis_size
         self._cache: dict[Any, PmapEntry] = {}
         self.trace_count = 0            # how many times fun was traced (tests read it)
@@ -185,6 +199,9 @@ class Pmapped:
         if not self.static_argnums:
             return (), args
         n = len(args)
+        check_index_in_range(f"pmap({self.name})", "static_broadcasted_argnums",
+                             self.static_argnums, n,
+                             "static broadcasted arguments must be passed positionally")
         nums = sorted({i % n for i in self.static_argnums if -n <= i < n})
         for i in nums:
             try:
@@ -268,6 +285,7 @@ class Pmapped:
         """Trace, check and clean up the per-device program for these arguments."""
         leaves, dims, paths = mapped_leaves("pmap", args, kwargs, self._in_axes_for(statics))
         size = mapped_size("pmap", leaves, dims, paths, self.axis_size)
+        check_mapped_size(f"pmap({self.name})", size)
         self._check_devices(size, f"the mapped axis has size {size}")
         in_types, in_weak = slice_types(leaves, dims)
         recorder = _MeshRecorder(self.axis_name, size)
@@ -342,6 +360,7 @@ class Pmapped:
                              f"enclosing pmap or vmap; use a different axis_name{where()}")
         leaves, dims, paths = mapped_leaves("pmap", args, kwargs, self._in_axes_for(statics))
         size = mapped_size("pmap", leaves, dims, paths, self.axis_size)
+        check_mapped_size(f"pmap({self.name})", size)
         recorder = _recorders.stack[-1]
         recorder.add_axis(name, size)
         deeper_from = [n for n, _ in recorder.axes].index(name)

@@ -25,7 +25,16 @@ __all__ = ["vmap"]
 def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
          axis_name: str | None = None, axis_size: int | None = None,
          spmd_axis_name: Any = None) -> Callable[..., Any]:
-    """Vectorise ``fun`` over a new leading (or ``in_axes``) dimension, like jax.vmap."""
+    """Vectorise ``fun`` over a new leading (or ``in_axes``) dimension, like jax.vmap.
+
+    ``spmd_axis_name`` only tells JAX's partitioner how to shard the batch dimension; it
+    does not change any value, and spmdc does not partition vmapped code, so it is checked
+    (a name or a tuple of names) and has no other effect."""
+    if spmd_axis_name is not None and not (
+            isinstance(spmd_axis_name, str) or (isinstance(spmd_axis_name, tuple) and all(
+                isinstance(n, str) for n in spmd_axis_name))):
+        raise TypeError(f"vmap: spmd_axis_name must be an axis name or a tuple of names, got "
+                        f"{spmd_axis_name!r}")
     if not callable(fun):
         raise TypeError(f"vmap expects a callable, got {type(fun).__name__}")
     in_axes = axis_spec(in_axes, "vmap", "in_axes")

@@ -1,0 +1,134 @@
+"""Checks of the arguments users pass to the transformations (jit, pmap, grad, vjp,
+device_put): each bad value is a clear error that names the argument and says what is
+allowed, raised where the user passed it, instead of a deep failure later or a setting
+silently ignored.
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core.devices import check_backend, check_device, check_devices
+from ..core.tracing import type_of, where
+
+__all__ = ["index_tuple", "name_tuple", "check_static_argnums", "check_static_argnames",
+           "check_argnums", "check_devices", "check_device", "check_mapped_size",
+           "check_cotangent", "positional_arity", "check_backend",
+           "check_index_in_range"]
+
+
+def index_tuple(op: str, name: str, value: Any) -> tuple[int, ...]:
+    """``value`` (an int or a sequence of ints) as a tuple of ints, else a TypeError."""
+    values = value if isinstance(value, (tuple, list)) else (value,)
+    out = []
+    for v in values:
+        if isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{op}: {name} must be an int or a sequence of ints, got "
+                            f"{value!r}{where()}")
+        try:
+            out.append(operator.index(v))
+        except TypeError:
+            raise TypeError(f"{op}: {name} must be an int or a sequence of ints, got "
+                            f"{value!r}{where()}") from None
+    return tuple(out)
+
+
+def name_tuple(op: str, name: str, value: Any) -> tuple[str, ...]:
+    """``value`` (a str or a sequence of str) as a tuple, else a TypeError."""
+    values = (value,) if isinstance(value, str) else value
+    if not isinstance(values, (tuple, list)) or not all(isinstance(v, str) for v in values):
+        raise TypeError(f"{op}: {name} must be a string or a sequence of strings (parameter "
+                        f"names), got {value!r}{where()}")
+    return tuple(values)
+
+
+def positional_arity(fun: Callable[..., Any]) -> tuple[int | None, set[str] | None]:
+    """How many positional parameters ``fun`` takes (None with ``*args`` or when it has no
+    signature) and its parameter names (None with ``**kwargs`` or no signature)."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return None, None
+    kinds = {p.kind for p in params}
+    npos = None if inspect.Parameter.VAR_POSITIONAL in kinds else sum(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    names = None if inspect.Parameter.VAR_KEYWORD in kinds else {
+        p.name for p in params if p.kind != p.POSITIONAL_ONLY}
+    return npos, names
+
+
+def check_static_argnums(op: str, name: str, fun: Callable[..., Any],
+                         nums: tuple[int, ...]) -> None:
+    """Every static argument number must name a positional parameter of ``fun``."""
+    npos, _ = positional_arity(fun)
+    if npos is None:
+        return
+    bad = [i for i in nums if not -npos <= i < npos]
+    if bad:
+        raise ValueError(f"{op}: {name}={nums if len(nums) > 1 else nums[0]} is out of range: "
+                         f"the function takes {npos} positional argument"
+                         f"{'' if npos == 1 else 's'}, so each must be in "
+                         f"[{-npos}, {npos}){where()}")
+
+
+def check_static_argnames(op: str, fun: Callable[..., Any], names: tuple[str, ...]) -> None:
+    _, params = positional_arity(fun)
+    if params is None:
+        return
+    bad = sorted(set(names) - params)
+    if bad:
+        raise ValueError(f"{op}: static_argnames={bad} are not parameters of the function "
+                         f"(it has {sorted(params)}){where()}")
+
+
+def check_argnums(op: str, argnums: Any) -> tuple[int, ...]:
+    """grad-style argnums: an int or a sequence of distinct ints."""
+    nums = index_tuple(op, "argnums", argnums)
+    if not nums:
+        raise ValueError(f"{op}: argnums is empty; name at least one argument to "
+                         f"differentiate{where()}")
+    if len(set(nums)) != len(nums):
+        raise ValueError(f"{op}: argnums={argnums!r} names an argument twice; each argument "
+                         f"can be differentiated once{where()}")
+    return nums
+
+
+def check_mapped_size(op: str, size: int) -> None:
+    if size == 0:
+        raise ValueError(f"{op}: the mapped axis has size 0; pmap needs at least one "
+                         f"device's worth of data (a mapped axis of size >= 1){where()}")
+
+
+def check_cotangent(op: str, ct: Any, expected: Any, path: str) -> Any:
+    """A cotangent leaf for an output of type ``expected``: same shape; same dtype after
+    canonicalisation (NumPy float64 becomes float32 unless x64), where a weakly typed
+    Python scalar takes the output's dtype. Returns the leaf, converted if weak."""
+    t, weak = type_of(ct)
+    what = "the cotangent" + (f" {path}" if path else "")
+    if t.shape != expected.shape:
+        raise ValueError(f"{op}: {what} has shape {t.shape}, but the "
+                         f"function's output there has shape {expected.shape}; pass an "
+                         f"array of that shape and dtype {expected.dtype.name}{where()}")
+    if t.dtype != expected.dtype:
+        same_kind = (t.dtype.kind in "fc" or t.dtype.name == "bfloat16") == (
+            expected.dtype.kind in "fc" or expected.dtype.name == "bfloat16")
+        if weak and same_kind:
+            from ..numpy import asarray
+            return asarray(ct).astype(expected.dtype)
+        raise ValueError(f"{op}: {what} has dtype {t.dtype.name}, but the "
+                         f"function's output there has dtype {expected.dtype.name}; "
+                         f"convert it with .astype({expected.dtype.name}){where()}")
+    return ct
+
+
+def check_index_in_range(op: str, name: str, nums: Sequence[int], nargs: int,
+                         explain: str) -> None:
+    bad = [i for i in nums if not -nargs <= i < nargs]
+    if bad:
+        raise ValueError(f"{op}: {name}={tuple(nums) if len(nums) > 1 else nums[0]} but the "
+                         f"function was called with {nargs} positional argument"
+                         f"{'' if nargs == 1 else 's'}; {explain}{where()}")
