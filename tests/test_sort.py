@@ -130,3 +130,14 @@ def test_sort_and_argsort_under_jit_agree_with_numpy():
         np.testing.assert_array_equal(
             np.asarray(jax.jit(lambda v: jnp.argsort(v, axis=axis))(x)),
             np.argsort(x, axis=axis, kind="stable"))
+
+
+def test_sort_jvp_permutes_the_tangent():
+    x = jnp.array([3.0, 1.0, 2.0])
+    t = jnp.array([10.0, 20.0, 30.0])
+    y, ty = jax.jvp(jnp.sort, (x,), (t,))
+    np.testing.assert_array_equal(np.asarray(y), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(ty), [20.0, 30.0, 10.0])
+    keys, vals = jnp.array([2, 0, 1]), jnp.array([1.0, 2.0, 3.0])
+    _, (tk, tv) = jax.jvp(lambda v: lax.sort_key_val(keys, v), (vals,), (t,))
+    np.testing.assert_array_equal(np.asarray(tv), [20.0, 30.0, 10.0])

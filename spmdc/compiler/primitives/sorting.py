@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ir import TensorType, dtype_name
 from ..passes.autodiff import is_float, vjp_rules
+from ..passes.forward import instantiate, jvp_rules
 from ..passes.vmap import batch_rules, batch_to_front
 from ..stablehlo import hlo, ir, lower_rules, mlir_type
 from .core import ShapeError, declare
@@ -98,6 +99,22 @@ def _sort_vjp(b, cts, *operands, dimension, is_stable, num_keys):
     return out
 
 
+# --- JVP: the tangents ride along ------------------------------------------------------------
+# Each sorted output is its operand permuted, so its tangent is the operand's tangent
+# permuted the same way: sort the tangents as extra (non-key) operands.
+
+def _sort_jvp(b, primals, tangents, *, dimension, is_stable, num_keys):
+    carried = [k for k, (x, t) in enumerate(zip(primals, tangents, strict=True))
+               if t is not None and is_float(x.type)]
+    outs = b.sort(*primals, *(instantiate(b, tangents[k], primals[k]) for k in carried),
+                  dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+    n = len(primals)
+    out_tangents: list[Any] = [None] * n
+    for k, t in zip(carried, outs[n:], strict=True):
+        out_tangents[k] = t
+    return list(outs[:n]), out_tangents
+
+
 # --- lowering ----------------------------------------------------------------------------------
 
 def _lt_eq(x: ir.Value, y: ir.Value, dtype: np.dtype) -> tuple[ir.Value, ir.Value]:
@@ -132,4 +149,5 @@ def _sort_lowering(ctx, eqn, *operands):
 sort_p = declare("sort", _sort_rule, _sort_impl, multiple_results=True)
 batch_rules[sort_p] = _sort_batch
 vjp_rules[sort_p] = _sort_vjp
+jvp_rules[sort_p] = _sort_jvp
 lower_rules[sort_p] = _sort_lowering
