@@ -141,3 +141,21 @@ def test_sort_jvp_permutes_the_tangent():
     keys, vals = jnp.array([2, 0, 1]), jnp.array([1.0, 2.0, 3.0])
     _, (tk, tv) = jax.jvp(lambda v: lax.sort_key_val(keys, v), (vals,), (t,))
     np.testing.assert_array_equal(np.asarray(tv), [20.0, 30.0, 10.0])
+
+
+@pytest.mark.parametrize("updates", [[2.0, 3.0, 0.5, 4.0], [2.0, 0.0, 0.5, 4.0],
+                                     [0.0, 0.0, 0.5, 4.0]])
+def test_jvp_of_scatter_mul_with_duplicates_and_zeros(updates):
+    # (kept with the permutation tests: x.at[i].mul is the other product-of-updates rule)
+    x = np.array([1.5, -2.0, 3.0], np.float32)
+    idx = np.array([0, 0, 2, 0])
+    u = np.array(updates, np.float32)
+    tx, tu = np.array([0.1, 0.2, 0.3], np.float32), np.array([1.0, -1.0, 0.5, 2.0], np.float32)
+
+    def f(a, v):
+        return a.at[idx].mul(v)
+    _, t = jax.jvp(f, (x, u), (tx, tu))
+    eps = 1e-3
+    f64 = lambda a, v: np.asarray(f(jnp.asarray(a), jnp.asarray(v)), np.float64)  # noqa: E731
+    numeric = (f64(x + eps * tx, u + eps * tu) - f64(x - eps * tx, u - eps * tu)) / (2 * eps)
+    np.testing.assert_allclose(np.asarray(t), numeric, rtol=1e-2, atol=1e-2)

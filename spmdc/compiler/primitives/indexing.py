@@ -395,6 +395,38 @@ def _scatter_vjp(b, ct, operand, indices, updates, **params):
 
 
 jvp_rules[gather_p] = linear_jvp(gather_p, 0)
+def _filled(b, t: TensorType, value: Any):
+    return b.broadcast_in_dim(lit(value, t.dtype), shape=t.shape, broadcast_dimensions=())
+
+
+def _scatter_mul_jvp(b, primals, tangents, **params):
+    """out = x * P, P[i] the product of the updates that land at i. d out = dx * P + x * dP,
+    where dP[i] = sum_j du_j * prod_{k != j} u_k over the updates at i, computed without
+    dividing by a zero update: with none at i it is P * sum_j du_j / u_j; with one zero
+    u_j it is du_j times the product of the others; with two or more it is 0."""
+    x, indices, u = primals
+    dx, _, du = tangents
+    mul, add = {**params, "combine": "mul"}, {**params, "combine": "add"}
+    out = b.scatter(x, indices, u, **mul)
+    tangent = None if dx is None else b.scatter(dx, indices, u, **mul)
+    if du is not None:
+        ut, xt = u.type, x.type
+        is_zero = b.eq(u, _filled(b, ut, 0))
+        safe = b.select(is_zero, _filled(b, ut, 1), u)
+        nonzero_product = b.scatter(_filled(b, xt, 1), indices, safe, **mul)
+        zero_count = b.scatter(_filled(b, xt, 0), indices, b.convert(is_zero, new_dtype=ut.dtype),
+                               **add)
+        none_zero = b.scatter(_filled(b, xt, 0), indices,
+                              b.select(is_zero, _filled(b, ut, 0), b.div(du, safe)), **add)
+        one_zero = b.scatter(_filled(b, xt, 0), indices,
+                             b.select(is_zero, du, _filled(b, ut, 0)), **add)
+        d_product = b.select(b.eq(zero_count, _filled(b, xt, 0)),
+                             b.mul(nonzero_product, none_zero),
+                             b.select(b.eq(zero_count, _filled(b, xt, 1)),
+                                      b.mul(nonzero_product, one_zero), _filled(b, xt, 0)))
+        term = b.mul(x, d_product)
+        tangent = term if tangent is None else b.add(tangent, term)
+    return [out], [tangent]
 
 
 def _scatter_jvp(b, primals, tangents, **params):
@@ -413,9 +445,11 @@ def _scatter_jvp(b, primals, tangents, **params):
                                            b.mul(update_hits, t_updates),
                                            **{**p, "combine": "add"}))
         return [out], [b.div(total, count)]
+    if p["combine"] == "mul":
+        return _scatter_mul_jvp(b, primals, tangents, **params)
     if p["combine"] not in ("set", "add"):
         raise NotImplementedError(f"jvp: scatter with combine={params['combine']!r} is not "
-                                  "differentiable (only 'set', 'add', 'min' and 'max' are)")
+                                  "differentiable (only 'set', 'add', 'mul', 'min' and 'max' are)")
     return linear_jvp(scatter_p, 0, 2)(b, primals, tangents, **params)
 
 
