@@ -1,2 +1,3 @@
-"""``spmdc.example_libraries``: JAX's small example libraries on spmdc, imported as
-submodules (``from spmdc.example_libraries import optimizers``)."""
+"""``spmdc.example_libraries``: JAX's small example libraries on spmdc, ``optimizers`` and
+``stax``, imported as submodules (``from spmdc.example_libraries import optimizers, stax``).
+"""

@@ -1,0 +1,185 @@
+"""``spmdc.nn.initializers`` (JAX's ``jax.nn.initializers``): functions
+``init(key, shape, dtype=None) -> array`` for parameters, drawn with ``spmdc.random``
+exactly as JAX draws them, so the same key gives JAX's parameters bit for bit.
+
+The ``out_sharding`` argument JAX's initializers take is accepted when ``None``; spmdc
+places arrays itself, so any other value is an error rather than silently ignored.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+import spmdc.numpy as jnp
+from spmdc import random
+
+__all__ = ["Initializer", "zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
+           "variance_scaling", "glorot_uniform", "glorot_normal", "xavier_uniform",
+           "xavier_normal", "lecun_uniform", "lecun_normal", "he_uniform", "he_normal",
+           "kaiming_uniform", "kaiming_normal"]
+
+
+@runtime_checkable
+class Initializer(Protocol):
+    def __call__(self, key: Any, shape: Any, dtype: Any = None,
+                 out_sharding: Any = None) -> Any:
+        ...
+
+
+def _no_sharding(name: str, out_sharding: Any) -> None:
+    if out_sharding is not None:
+        raise ValueError(f"nn.initializers.{name}: out_sharding={out_sharding!r} is not "
+                         "supported; create the array and place it with spmdc.device_put")
+
+
+def _float_dtype(name: str, dtype: Any) -> np.dtype:
+    if dtype is None:
+        return jnp.zeros((), float).dtype
+    dtype = np.dtype(dtype)
+    if not jnp.issubdtype(dtype, np.floating):
+        raise TypeError(f"nn.initializers.{name}: dtype must be a real floating type, got "
+                        f"{dtype.name}")
+    return dtype
+
+
+def zeros(key: Any, shape: Any, dtype: Any = None, out_sharding: Any = None) -> Any:
+    """An array of zeros (the key is not used)."""
+    _no_sharding("zeros", out_sharding)
+    return jnp.zeros(shape, jnp.zeros((), float).dtype if dtype is None else dtype)
+
+
+def ones(key: Any, shape: Any, dtype: Any = None, out_sharding: Any = None) -> Any:
+    """An array of ones (the key is not used)."""
+    _no_sharding("ones", out_sharding)
+    return jnp.ones(shape, jnp.zeros((), float).dtype if dtype is None else dtype)
+
+
+def constant(value: Any, dtype: Any = None) -> Initializer:
+    """An initializer filling arrays with ``value``."""
+    def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
+        _no_sharding("constant", out_sharding)
+        return jnp.full(shape, value, jnp.zeros((), float).dtype if dtype is None else dtype)
+    return init
+
+
+def uniform(scale: Any = 1e-2, dtype: Any = None) -> Initializer:
+    """Uniform draws on ``[0, scale)``."""
+    def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
+        _no_sharding("uniform", out_sharding)
+        dtype = _float_dtype("uniform", dtype)
+        return random.uniform(key, shape, dtype) * jnp.array(scale, dtype)
+    return init
+
+
+def normal(stddev: Any = 1e-2, dtype: Any = None) -> Initializer:
+    """Normal draws with standard deviation ``stddev``."""
+    def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
+        _no_sharding("normal", out_sharding)
+        dtype = _float_dtype("normal", dtype)
+        return random.normal(key, shape, dtype) * jnp.array(stddev, dtype)
+    return init
+
+
+def truncated_normal(stddev: Any = 1e-2, dtype: Any = None, lower: Any = -2.0,
+                     upper: Any = 2.0) -> Initializer:
+    """Normal draws truncated to ``[lower, upper]``, then scaled by ``stddev``."""
+    def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
+        _no_sharding("truncated_normal", out_sharding)
+        dtype = _float_dtype("truncated_normal", dtype)
+        return random.truncated_normal(key, lower, upper, shape, dtype) \
+            * jnp.array(stddev, dtype)
+    return init
+
+
+def _size(shape: Sequence[int], axis: int | Sequence[int]) -> int:
+    if isinstance(axis, int):
+        return shape[axis]
+    return math.prod(shape[i] for i in axis)
+
+
+def _compute_fans(shape: Sequence[int], in_axis: Any = -2, out_axis: Any = -1,
+                  batch_axis: Any = ()) -> tuple[float, float]:
+    """Fan-in and fan-out of a weight of ``shape``: the sizes of the in/out axes times the
+    receptive field (every axis that is neither, nor a batch axis)."""
+    if isinstance(in_axis, int) and in_axis == -2 and len(shape) <= 1:
+        raise ValueError(f"Can't compute input and output sizes of a {len(shape)}-dimensional "
+                         "weights tensor with default in_axis. Must be at least 2D or specify "
+                         "in_axis explicitly.")
+    in_size, out_size = _size(shape, in_axis), _size(shape, out_axis)
+    batch_size = _size(shape, batch_axis)
+    receptive_field_size = math.prod(shape) / in_size / out_size / batch_size
+    return in_size * receptive_field_size, out_size * receptive_field_size
+
+
+_MODES = ("fan_in", "fan_out", "fan_avg", "fan_geo_avg")
+_DISTRIBUTIONS = ("truncated_normal", "normal", "uniform")
+
+
+def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: Any = -2,
+                     out_axis: Any = -1, batch_axis: Any = (), dtype: Any = None
+                     ) -> Initializer:
+    """Draws with variance ``scale / n`` where ``n`` is the fan-in, fan-out, their mean or
+    geometric mean (``mode``), from a truncated normal, normal or uniform ``distribution``.
+    """
+    if mode not in _MODES:
+        raise ValueError(f"invalid mode for variance scaling initializer: {mode}")
+    if distribution not in _DISTRIBUTIONS:
+        raise ValueError(f"invalid distribution for variance scaling initializer: "
+                         f"{distribution}")
+
+    def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
+        _no_sharding("variance_scaling", out_sharding)
+        shape = tuple(int(d) for d in ((shape,) if isinstance(shape, int) else shape))
+        dtype = _float_dtype("variance_scaling", dtype)
+        fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
+        denominator = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2,
+                       "fan_geo_avg": (fan_in * fan_out) ** 0.5}[mode]
+        variance = jnp.array(scale / denominator, dtype=dtype)
+        if distribution == "truncated_normal":
+            # 0.8796... is the standard deviation of a standard normal truncated to [-2, 2]
+            stddev = jnp.sqrt(variance) / jnp.array(0.87962566103423978, dtype)
+            return random.truncated_normal(key, -2, 2, shape, dtype) * stddev
+        if distribution == "normal":
+            return random.normal(key, shape, dtype) * jnp.sqrt(variance)
+        return random.uniform(key, shape, dtype, -1) * jnp.sqrt(3 * variance)
+    return init
+
+
+def glorot_uniform(in_axis: Any = -2, out_axis: Any = -1, batch_axis: Any = (),
+                   dtype: Any = None) -> Initializer:
+    return variance_scaling(1.0, "fan_avg", "uniform", in_axis, out_axis, batch_axis, dtype)
+
+
+def glorot_normal(in_axis: Any = -2, out_axis: Any = -1, batch_axis: Any = (),
+                  dtype: Any = None) -> Initializer:
+    return variance_scaling(1.0, "fan_avg", "truncated_normal", in_axis, out_axis, batch_axis,
+                            dtype)
+
+
+def lecun_uniform(in_axis: Any = -2, out_axis: Any = -1, batch_axis: Any = (),
+                  dtype: Any = None) -> Initializer:
+    return variance_scaling(1.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype)
+
+
+def lecun_normal(in_axis: Any = -2, out_axis: Any = -1, batch_axis: Any = (),
+                 dtype: Any = None) -> Initializer:
+    return variance_scaling(1.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis,
+                            dtype)
+
+
+def he_uniform(in_axis: Any = -2, out_axis: Any = -1, batch_axis: Any = (),
+               dtype: Any = None) -> Initializer:
+    return variance_scaling(2.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype)
+
+
+def he_normal(in_axis: Any = -2, out_axis: Any = -1, batch_axis: Any = (),
+              dtype: Any = None) -> Initializer:
+    return variance_scaling(2.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis,
+                            dtype)
+
+
+xavier_uniform, xavier_normal = glorot_uniform, glorot_normal
+kaiming_uniform, kaiming_normal = he_uniform, he_normal

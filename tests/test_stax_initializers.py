@@ -1,0 +1,77 @@
+"""spmdc.example_libraries.stax and spmdc.nn.initializers against JAX 0.10.2: parameters
+bit for bit equal to JAX's for the same key, and a stax network trained as in JAX
+(tests/libs_programs.py; values recorded by tools/record_libs_reference.py)."""
+from __future__ import annotations
+
+import pathlib
+
+import libs_programs
+import numpy as np
+import pytest
+
+import spmdc
+import spmdc.numpy as jnp
+from spmdc import random
+from spmdc.example_libraries import stax
+from spmdc.nn import initializers
+
+REF = np.load(pathlib.Path(__file__).parent / "data" / "libs_reference.npz")
+
+
+def test_stax_network_with_dropout_and_batchnorm_gives_jax_numbers():
+    losses, final, out_shape = libs_programs.stax_classifier(spmdc)
+    assert out_shape == (-1, 2)
+    np.testing.assert_allclose(losses, REF["examples.stax.losses"], rtol=2e-5)
+    for k, leaf in enumerate(final):
+        np.testing.assert_allclose(leaf, REF[f"examples.stax.param{k}"], rtol=2e-4, atol=2e-6)
+
+
+@pytest.mark.parametrize("name", ["glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
+                                  "lecun_normal", "lecun_uniform", "normal", "uniform",
+                                  "truncated_normal", "variance_scaling"])
+def test_initializers_are_bit_exact_with_jax(name):
+    inits = {"normal": initializers.normal(0.5), "uniform": initializers.uniform(2.0),
+             "truncated_normal": initializers.truncated_normal(0.3, lower=-1., upper=1.5),
+             "variance_scaling": initializers.variance_scaling(0.7, "fan_geo_avg", "normal",
+                                                               in_axis=0, out_axis=(1, 2))}
+    init = inits.get(name) or getattr(initializers, name)()
+    got = np.asarray(init(random.PRNGKey(3), (4, 3, 5)))
+    np.testing.assert_array_equal(got, REF[f"init.{name}"])
+
+
+def test_initializer_with_typed_key_and_dtype():
+    got = initializers.glorot_normal()(random.key(11), (6, 2), jnp.float16)
+    assert got.dtype == jnp.float16
+    np.testing.assert_array_equal(np.asarray(got), REF["init.glorot_normal.typed_key"])
+    assert initializers.zeros(None, (2, 3)).dtype == jnp.float32
+    np.testing.assert_array_equal(initializers.constant(2.5)(None, (2,)), [2.5, 2.5])
+    assert isinstance(initializers.he_normal(), initializers.Initializer)
+
+
+def test_initializer_errors():
+    with pytest.raises(ValueError, match="invalid mode"):
+        initializers.variance_scaling(1.0, "fan_sideways", "normal")
+    with pytest.raises(ValueError, match="invalid distribution"):
+        initializers.variance_scaling(1.0, "fan_in", "cauchy")
+    with pytest.raises(ValueError, match="at least 2D"):
+        initializers.glorot_normal()(random.PRNGKey(0), (3,))
+    with pytest.raises(ValueError, match="out_sharding"):
+        initializers.normal()(random.PRNGKey(0), (3,), out_sharding="x")
+    with pytest.raises(TypeError, match="real floating"):
+        initializers.normal()(random.PRNGKey(0), (3,), jnp.int32)
+
+
+def test_stax_shapes_and_dropout_modes():
+    init_fun, apply_fun = stax.serial(stax.Dense(4), stax.Relu, stax.Flatten)
+    out_shape, params = init_fun(random.PRNGKey(0), (3, 5))
+    assert out_shape == (3, 4) and apply_fun(params, jnp.ones((3, 5))).shape == (3, 4)
+    init_fun, apply_fun = stax.FanInConcat(axis=1)
+    assert init_fun(None, [(2, 3), (2, 4)])[0] == (2, 7)
+    assert apply_fun((), [jnp.ones((2, 3)), jnp.ones((2, 4))]).shape == (2, 7)
+    _, drop = stax.Dropout(0.5, mode="test")
+    np.testing.assert_array_equal(drop((), jnp.ones(3), rng=random.PRNGKey(0)), 1.)
+    _, drop = stax.Dropout(0.5)
+    with pytest.raises(ValueError, match="requires apply_fun to be called with a PRNG key"):
+        drop((), jnp.ones(3))
+    kept = np.asarray(drop((), jnp.ones(1000), rng=random.PRNGKey(0)))
+    assert set(np.unique(kept)) <= {0., 2.} and 350 < (kept > 0).sum() < 650
