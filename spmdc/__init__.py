@@ -5,6 +5,7 @@ tracer turns functions into spmdc's IR, compiler passes implement vmap, grad and
 and the result runs as StableHLO on PJRT through jaxlib.
 """
 import os as _os
+import sys as _sys
 
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's device log quiet
 
@@ -72,3 +73,8 @@ __all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "float0", "custom_jvp", "custom_vjp", "config", "disable_jit", "enable_x64",
            "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes", "test_util", "tree",
            "default_backend", "process_index", "process_count"]
+
+# ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
+from . import aliases as _aliases  # noqa: E402
+
+_aliases.install(_sys.modules[__name__])

@@ -288,3 +288,25 @@ def test_import_as_jax_resolves_the_new_modules():
         print(jax.tree.leaves([1, [2]]), config.jax_enable_x64)
         """)
     assert r.stdout.strip() == "[1, 2] False", r.stderr
+
+
+def test_alias_loads_no_second_copy_and_runs():
+    r = _run("""
+        import sys, spmdc
+        sys.modules['jax'] = spmdc
+        import jax, jax.numpy as jnp, jax.random, jax.scipy.special
+        from jax.scipy.special import logsumexp
+        from jax import lax, random
+        assert jnp is spmdc.numpy and jax.random is spmdc.random and lax is spmdc.lax
+        assert sys.modules['jax.scipy.special'] is spmdc.scipy.special
+        print(float(jax.jit(lambda x: logsumexp(x * 2))(jnp.zeros(2))),
+              jax.pmap(lambda x: x * 2)(jnp.ones(2)).tolist())
+        for private in ('jax.core', 'jax.compiler', 'jax.nothing'):
+            try:
+                __import__(private)
+            except ModuleNotFoundError:
+                pass
+            else:
+                raise AssertionError(private)
+        """, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    assert r.stdout.strip() == "0.6931471824645996 [2.0, 2.0]", r.stderr

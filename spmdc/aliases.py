@@ -1,0 +1,58 @@
+"""Importing spmdc's namespaces under another name.
+
+Programs written for JAX run on spmdc after ``sys.modules['jax'] = spmdc`` (or with any
+other name bound to the spmdc module). Python then resolves ``import jax.random`` by
+looking for a module named ``jax.random``; without help it would find spmdc's files
+through the package path and load a *second copy* of them under the new name, with its
+own primitive tables and trace state, and nothing would work. The finder below answers
+instead: for ``NAME.rest`` where ``sys.modules[NAME]`` is the spmdc module, it hands back
+``spmdc.rest`` itself. spmdc's implementation packages (core, compiler, runtime,
+transforms, ...) are not namespaces of JAX's, so ``jax.core`` is not found rather than
+being spmdc's (jaxlib probes ``jax`` modules of that name and must not get ours).
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+from types import ModuleType
+from typing import Any
+
+__all__ = ["install"]
+
+_PRIVATE = frozenset({"core", "compiler", "runtime", "transforms", "cli", "env", "aliases"})
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, target: str):
+        self.target = target
+
+    def create_module(self, spec: Any) -> ModuleType:
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module: ModuleType) -> None:
+        pass                                # already imported under its own name
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    def __init__(self, package: ModuleType):
+        self.package = package
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        head, _, rest = fullname.partition(".")
+        if not rest or sys.modules.get(head) is not self.package or \
+                head == self.package.__name__:
+            return None
+        if rest.split(".")[0] in _PRIVATE:
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+        real = f"{self.package.__name__}.{rest}"
+        if importlib.util.find_spec(real) is None:
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+        return importlib.machinery.ModuleSpec(fullname, _Loader(real))
+
+
+def install(package: ModuleType) -> None:
+    """Put the finder first on ``sys.meta_path`` (once)."""
+    if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AliasFinder(package))
