@@ -158,6 +158,21 @@ def test_custom_jvp_errors():
 
     with pytest.raises(TypeError, match="closed-over value"):
         spmdc.jvp(closes_over, (3.0,), (1.0,))
+    with pytest.raises(TypeError, match="closed-over value"):
+        spmdc.grad(closes_over)(3.0)
+
+    def closes_over_vjp(w):
+        @spmdc.custom_vjp
+        def h(x):
+            return x * w
+        h.defvjp(lambda x: (h(x), None), lambda r, g: (g * 2.0,))
+        return h(2.0)
+
+    with pytest.raises(TypeError, match="closed-over value"):
+        spmdc.grad(closes_over_vjp)(3.0)
+    # a closed-over value that is not differentiated is fine (here: batched by vmap)
+    close(spmdc.vmap(lambda w: spmdc.grad(lambda x: closes_over_vjp(w) * x)(1.0))(
+        np.array([1.0, 2.0])), [2.0, 4.0])
     close(spmdc.jvp(log1pexp, (0.0,), (1.0,))[1], 0.5)      # still works afterwards
 
 

@@ -59,7 +59,14 @@ from collections.abc import Sequence
 from ..builder import Builder
 from ..interpreter import evaluate
 from ..ir import Func, TensorType
-from ..passes.autodiff import is_float, vjp_func, vjp_rules, zeros
+from ..passes.autodiff import (
+    active_outputs,
+    activity_rules,
+    is_float,
+    vjp_func,
+    vjp_rules,
+    zeros,
+)
 from ..passes.collectives import control_varying_rules, varying_axes
 from ..passes.forward import instantiate, jvp_rules
 from ..passes.vmap import BatchAxis, always_rewrite, batch_rules, vmap_func
@@ -119,6 +126,12 @@ def _call_lowering(ctx, eqn, *operands):
 
 def _call_varying(ins, *, call, **params):
     return varying_axes(call, ins)
+
+
+def _call_activity(active, *, call, **params):
+    # Outputs depend on inputs as the function does; the VJP rules also get ``active``, to
+    # refuse a closed-over value (Note [differentiating closed-over values]).
+    return active_outputs(call, active)
 
 
 class BatchedRule:
@@ -205,6 +218,7 @@ jvp_rules[custom_jvp_call_p] = _custom_jvp_jvp
 vjp_rules[custom_jvp_call_p] = _custom_jvp_vjp
 lower_rules[custom_jvp_call_p] = _call_lowering
 control_varying_rules[custom_jvp_call_p] = _call_varying
+activity_rules[custom_jvp_call_p] = _call_activity
 always_rewrite.add(custom_jvp_call_p)     # the function may use the vmapped axis name
 
 
@@ -271,4 +285,5 @@ jvp_rules[custom_vjp_call_p] = _custom_vjp_jvp
 vjp_rules[custom_vjp_call_p] = _custom_vjp_vjp
 lower_rules[custom_vjp_call_p] = _call_lowering
 control_varying_rules[custom_vjp_call_p] = _call_varying
+activity_rules[custom_vjp_call_p] = _call_activity
 always_rewrite.add(custom_vjp_call_p)
