@@ -296,17 +296,9 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None,
         if k > logits.shape[axis]:
             raise ValueError(f"Number of samples without replacement ({k}) cannot exceed "
                              f"number of categories ({logits.shape[axis]}).")
-        _need_sort("categorical(replace=False)")
         from .permutations import categorical_no_replace
         return categorical_no_replace(data, logits, shape, axis, mode)
     return _categorical_jit(data, logits, shape, axis, mode)
-
-
-def _need_sort(what: str) -> None:
-    from .. import lax
-    if not hasattr(lax, "sort_key_val"):
-        raise NotImplementedError(f"random.{what} shuffles with a sort, which this build of "
-                                  "spmdc does not have; sample with replacement")
 
 
 def _take(x: Any, indices: Any, axis: int) -> Any:
@@ -358,7 +350,6 @@ def choice(key: Any, a: Any, shape: Any = (), replace: bool = True, p: Any = Non
         raise ValueError(f"Cannot take a larger sample (size {n_draws}) than population "
                          f"(size {n_inputs}) when 'replace=False'")
     if not replace:
-        _need_sort("choice(replace=False)")
         from .permutations import choice_without_replacement
         return choice_without_replacement(data, arr, a, shape, p, axis, mode, n_inputs,
                                           n_draws)

@@ -235,9 +235,6 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         raise TypeError(f"jacrev expects a callable, got {type(fun).__name__}")
     what = "jacrev"
     from .. import numpy as jnp
-    if has_aux:
-        raise NotImplementedError("jacrev: has_aux=True is not supported yet; return only "
-                                  "the output and compute the auxiliary value separately")
     from .vmap import vmap
 
     def jac_fn(*args: Any, **kwargs: Any) -> Any:
