@@ -282,7 +282,9 @@ def arg_source(k: int, shape: tuple[int, ...], inp: Input) -> str:
     dtype = "ml_dtypes.bfloat16" if inp.dtype == "bfloat16" else f"np.{inp.dtype}"
     if inp.dtype == "bool":
         dtype = "np.bool_"
-    return f"a{k} = np.asarray({draw}, {dtype})"
+    # On the device from the start: an op on a bare NumPy argument would follow NumPy's
+    # rules, not the library's, in both runs.
+    return f"a{k} = jnp.asarray(np.asarray({draw}, {dtype}))"
 
 
 HEADERS = {

@@ -159,7 +159,8 @@ def program_args(p: Program) -> list[np.ndarray]:
     source = to_source(p)
     lines = source[source.index("rng = np.random"):source.index("out = f(")]
     import ml_dtypes
-    namespace: dict[str, Any] = {"np": np, "ml_dtypes": ml_dtypes}
+    host = type("host", (), {"asarray": staticmethod(lambda x: x)})    # stays in NumPy
+    namespace: dict[str, Any] = {"np": np, "ml_dtypes": ml_dtypes, "jnp": host}
     exec(lines, namespace)
     return [namespace[f"a{k}"] for k in range(len(p.inputs))]
 
@@ -351,6 +352,8 @@ def candidates(p: Program) -> list[Program]:
     n_in = len(p.inputs)
     for k in range(len(p.ops) - 1, -1, -1):                       # bypass an op
         for a in dict.fromkeys(p.ops[k].args):
+            if types[a][1] != p.ops[k].out[1]:          # keep the program well typed
+                continue
             op = Op("{0}", (a,), types[a])
             out.append(p.replace(ops=p.ops[:k] + (op,) + p.ops[k + 1:]))
         if n_in + k not in p.outputs:                             # return an earlier value
