@@ -97,7 +97,7 @@ UNARY_FLOAT = ["jnp.sin({0})", "jnp.cos({0})", "jnp.tanh({0})", "jnp.exp({0})", 
                "jnp.abs({0})", "jnp.square({0})", "jnp.log1p(jnp.abs({0}))",
                "jnp.sqrt(jnp.abs({0}) + 1)", "lax.rsqrt(jnp.abs({0}) + 1)", "jnp.arctan({0})",
                "{0} ** 2", "{0} ** 3", "jnp.expm1({0})", "jnp.sinh({0})", "1 / (1 + {0} * {0})",
-               "jnp.maximum({0}, 0)", "jnp.clip({0}, -0.5, 0.7)", "jnp.cbrt({0})"]
+               "jnp.maximum({0}, 0)", "jnp.clip({0}, -0.5, 0.7)", "jnp.cbrt({0} + 3)"]
 UNARY_ANY = ["jnp.floor({0})", "jnp.ceil({0})", "jnp.round({0})", "jnp.sign({0})", "jnp.abs({0})"]
 BINARY = ["{0} + {1}", "{0} - {1}", "{0} * {1}", "jnp.maximum({0}, {1})", "jnp.minimum({0}, {1})"]
 BINARY_FLOAT = ["{0} / (jnp.abs({1}) + 1)", "jnp.arctan2({0}, {1})"]
@@ -189,7 +189,12 @@ def op_reduce(b: Body) -> int | None:
         return None
     shape, dtype = b.types()[x]
     name = b.rng.choice(("sum", "sum", "max", "min", "mean", "prod", "argmax", "any", "all",
-                         "var", "std", "cumsum", "sort"))
+                         "var", "std", "cumsum", "sort", "trace"))
+    if name == "trace":
+        if len(shape) < 2 or not is_float(dtype):
+            return None
+        t = "{0}.trace()" if b.rng.random() < 0.5 else "jnp.trace({0})"
+        return b.emit(t, (x,), (shape[2:], dtype))
     if name == "sort" and "sort" not in b.features:
         name = "cumsum"
     if name in ("any", "all") and dtype != "bool":
@@ -209,6 +214,8 @@ def op_reduce(b: Body) -> int | None:
             out = "int32"
         return b.emit(f"jnp.{name}({{0}}, axis={a})", (x,), (shape, out))
     axis_src, axes = axes_choice(b, len(shape))
+    if name == "std" and math.prod(shape[k] for k in axes) < 2:
+        name = "var"             # the std of one value is sqrt(0): its gradient is NaN
     keep = b.rng.random() < 0.3
     out_shape = tuple(1 if k in axes else d for k, d in enumerate(shape)) if keep else \
         tuple(d for k, d in enumerate(shape) if k not in axes)
@@ -232,6 +239,8 @@ def op_reduce(b: Body) -> int | None:
         out = "uint32" if dtype.startswith("u") else "int32"
     else:
         out = dtype
+    if b.rng.random() < 0.3:                            # the Array method form
+        return b.emit(f"{{0}}.{name}(axis={axis_src}{extra})", args, (out_shape, out))
     return b.emit(f"jnp.{name}({{0}}, axis={axis_src}{extra})", args, (out_shape, out))
 
 
@@ -491,6 +500,11 @@ def op_collective(b: Body) -> int | None:
             out = shape[:a] + (size,) + shape[a:]
         return b.emit(f"lax.all_gather({{0}}, {name_src}, axis={a}, tiled={tiled})", (x,),
                       (out, dtype), collective=True)
+    if kind == "ppermute" and b.rng.random() < 0.25 and not name_src.startswith("("):
+        perm = list(range(size))
+        b.rng.shuffle(perm)
+        return b.emit(f"lax.pshuffle({{0}}, {name_src}, {perm!r})", (x,), (shape, dtype),
+                      collective=True)
     if kind == "ppermute":
         if name_src.startswith("("):
             return None
