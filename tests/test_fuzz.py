@@ -145,3 +145,16 @@ def test_a_finite_difference_across_a_kink_is_checked_again():
     checker = Checker(InProcess())
     assert checker.check(p) == []
     assert checker.counts["reference: second step agreed"] == 1
+
+
+def test_interpreter_runs_bfloat16_matmul():
+    # np.einsum has no bfloat16 kernel: the reference computes in float32 and rounds.
+    import spmdc
+    a = np.linspace(-1, 1, 8).reshape(2, 2, 2).astype(ml_dtypes.bfloat16)
+    b = np.linspace(0, 2, 6).reshape(2, 3).astype(ml_dtypes.bfloat16)
+    func = spmdc.make_ir(lambda x, y: x @ y)(a, b)
+    (got,) = evaluate(func, a, b)
+    assert got.dtype == ml_dtypes.bfloat16
+    np.testing.assert_allclose(got.astype(np.float32),
+                               np.asarray(spmdc.jit(lambda x, y: x @ y)(a, b)).astype(np.float32),
+                               rtol=1e-2)

@@ -30,10 +30,24 @@ def apply_eqn(eqn: Eqn, args: Sequence[np.ndarray], real: bool) -> tuple[np.ndar
                                                 == storage_dtype(eqn.outputs[0].type.dtype, True)):
         outs: Any = (np.asarray(args[0]),)          # float -> float: the identity on reals
     else:
-        outs = eqn.prim.impl(*args, **eqn.params)
+        outs = _impl(eqn, args)
         outs = outs if eqn.prim.multiple_results else (outs,)
     return tuple(np.asarray(o).astype(storage_dtype(v.type.dtype, real), copy=False)
                  .reshape(v.type.shape) for v, o in zip(eqn.outputs, outs, strict=True))
+
+
+def _impl(eqn: Eqn, args: Sequence[np.ndarray]) -> Any:
+    try:
+        return eqn.prim.impl(*args, **eqn.params)
+    except TypeError:
+        # NumPy has no kernel for some ops on ml_dtypes' bfloat16 (np.einsum): compute
+        # those in float32, as XLA's CPU backend does, and round the result (apply_eqn
+        # casts every output to its type).
+        if not any(np.asarray(a).dtype.name in ("bfloat16", "float16") for a in args):
+            raise
+        wide = [np.asarray(a).astype(np.float32) if np.asarray(a).dtype.name in
+                ("bfloat16", "float16") else a for a in args]
+        return eqn.prim.impl(*wide, **eqn.params)
 
 
 def evaluate(func: Func, *args: Any, real: bool = False) -> list[np.ndarray]:
