@@ -1,6 +1,8 @@
 """The error-message table: each bad input (DESIGN.md section 8, issue 12 item 8) with the
 exception type and a fragment of the message it must give, and, after it, a normal call
 that must still work (the library keeps working after any of these)."""
+import os
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,19 @@ def _escaped_tracer():
     box = []
     spmdc.jit(lambda a: box.append(a) or a)(X)
     return box[0] + 1
+
+
+def _read_env(name, value, read):
+    from spmdc import env
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        return getattr(env, read)(name, *(() if read == "flag" else (8,)))
+    finally:
+        if old is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = old
 
 
 # (name, bad call, exception type, fragments of the message that must all appear)
@@ -64,6 +79,12 @@ TABLE = [
     ("pmap out_axes=None on a value that differs between devices",
      lambda: spmdc.pmap(lambda a: a, out_axes=None)(X),
      ValueError, ["out_axes=None", "differ between devices", "pmean"]),
+    ("a boolean SPMDC_* variable that is not a boolean (issue 12 item 11)",
+     lambda: _read_env("SPMDC_ENABLE_X64", "maybe", "flag"),
+     ValueError, ["SPMDC_ENABLE_X64='maybe'", "1/true/yes/on", "0/false/no/off"]),
+    ("a device count that is not a positive integer",
+     lambda: _read_env("SPMDC_CPU_DEVICES", "eight", "positive_int"),
+     ValueError, ["SPMDC_CPU_DEVICES='eight'", "positive integer"]),
 ]
 
 
