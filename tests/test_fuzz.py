@@ -158,3 +158,15 @@ def test_interpreter_runs_bfloat16_matmul():
     np.testing.assert_allclose(got.astype(np.float32),
                                np.asarray(spmdc.jit(lambda x, y: x @ y)(a, b)).astype(np.float32),
                                rtol=1e-2)
+
+
+def test_a_nan_derivative_is_not_judged_but_the_rest_is():
+    from fuzz.program import Wrapper
+    from fuzz.run import compare
+    p = _program("jnp.sqrt({0})").replace(wrappers=(Wrapper("grad", (("argnums", 0),)),))
+    want = Result("ok", [np.array([1.0, 2.0, 3.0], np.float32)], ["float32"])
+    nan_first = Result("ok", [np.array([np.nan, 2.0, 3.0], np.float32)], ["float32"])
+    wrong_last = Result("ok", [np.array([np.nan, 2.0, 4.0], np.float32)], ["float32"])
+    assert compare(p, nan_first, want, "reference") is None
+    assert compare(p, wrong_last, want, "reference")[0] == "value"
+    assert compare(p, nan_first, want, "jax")[0] == "value"
