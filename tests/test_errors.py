@@ -19,6 +19,12 @@ def _escaped_tracer():
     return box[0] + 1
 
 
+def _cycle():
+    cycle = []
+    cycle.append(cycle)
+    return cycle
+
+
 def _read_env(name, value, read):
     from spmdc import env
     old = os.environ.get(name)
@@ -79,6 +85,12 @@ TABLE = [
     ("pmap out_axes=None on a value that differs between devices",
      lambda: spmdc.pmap(lambda a: a, out_axes=None)(X),
      ValueError, ["out_axes=None", "differ between devices", "pmean"]),
+    ("a pytree that contains itself (issue 12 item 11)",
+     lambda: spmdc.jit(lambda a: a)(_cycle()),
+     ValueError, ["contains itself", "args[0]", "remove the reference cycle"]),
+    ("a shape whose size overflows int64 (issue 12 item 11)",
+     lambda: jnp.zeros((2**40, 2**40)),
+     TypeError, ["1099511627776", "more than any array can hold"]),
     ("a boolean SPMDC_* variable that is not a boolean (issue 12 item 11)",
      lambda: _read_env("SPMDC_ENABLE_X64", "maybe", "flag"),
      ValueError, ["SPMDC_ENABLE_X64='maybe'", "1/true/yes/on", "0/false/no/off"]),
