@@ -1,4 +1,4 @@
-"""spmdc.frontend.dtypes: canonicalization, weak types, and JAX's promotion table.
+"""spmdc.core.dtypes: canonicalization, weak types, and JAX's promotion table.
 
 The expected promotion table below is transcribed from JAX's documentation ("Type
 promotion semantics", the binary promotion table), not computed from the lattice in

@@ -1,4 +1,4 @@
-"""NumPy-style advanced indexing and ``.at[...]`` updates (spmdc/frontend/indexing.py)
+"""NumPy-style advanced indexing and ``.at[...]`` updates (spmdc/numpy/indexing.py)
 against NumPy: eagerly, under jit (with concrete and with traced indices), under vmap
 (against a loop) and under grad (against analytic derivatives)."""
 from __future__ import annotations

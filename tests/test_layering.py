@@ -2,8 +2,9 @@
 
 compiler/ stands alone (but for the leaf spmdc/env.py, which every floor may use);
 runtime/ builds on it; core/ (tracing, dtypes, pytrees, devices) builds on both and on no
-user-facing namespace (numpy, lax, transforms, random, nn ...); jaxlib is reached only
-through runtime/pjrt.py and compiler/stablehlo.py; and spmdc never imports jax.
+user-facing namespace (numpy, lax, transforms, random, nn ...); spmdc.numpy builds on
+the core and the transforms on spmdc.numpy; jaxlib is reached only through runtime/pjrt.py
+and compiler/stablehlo.py; and spmdc never imports jax.
 """
 from __future__ import annotations
 
@@ -14,11 +15,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "spmdc"
 
-# What each lower floor may import from spmdc (every other package is above them).
+# What each floor may import from spmdc (lax and the libraries, random, nn, scipy ...,
+# stand above all of these and may use any of them).
 ALLOWED = {
     "compiler": {"compiler"},
     "runtime": {"runtime", "compiler"},
     "core": {"core", "runtime", "compiler"},
+    "numpy": {"numpy", "core", "runtime", "compiler"},
+    "transforms": {"transforms", "numpy", "core", "runtime", "compiler"},
 }
 JAXLIB_USERS = {"runtime/pjrt.py", "compiler/stablehlo.py"}
 # Leaf modules that import nothing from spmdc, so that every floor may use them.

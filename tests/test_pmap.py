@@ -1,4 +1,4 @@
-"""pmap (frontend/parallel.py): results sharded over devices, in_axes/out_axes, statics,
+"""pmap (transforms/pmap.py): results sharded over devices, in_axes/out_axes, statics,
 devices=, caching and in-place inputs, composition with jit/grad/vmap, nested pmap on a
 2 x 4 mesh, pmap of vmap, and the error messages (after each of which pmap still works)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""spmdc.frontend.tree (spmdc.tree_util): flattening, treedefs, paths, prefixes."""
+"""spmdc.core.tree (spmdc.tree_util): flattening, treedefs, paths, prefixes."""
 import collections
 import re
 import timeit

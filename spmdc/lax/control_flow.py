@@ -1,4 +1,4 @@
-"""lax.cond, lax.switch, lax.while_loop, lax.fori_loop, lax.scan (re-exported by lax.py).
+"""lax.cond, lax.switch, lax.while_loop, lax.fori_loop, lax.scan, lax.map (spmdc.lax).
 
 Each traces the user's functions into closed Funcs (trace_pytree: values they close over
 become extra inputs, passed as consts) and binds one control-flow primitive

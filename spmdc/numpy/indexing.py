@@ -2,7 +2,7 @@
 
 Both turn the index into ONE gather (retrieval) or ONE scatter (update) whose dimension
 numbers produce NumPy's result layout directly, so neither needs a transpose; see
-Note [index plan]. Basic indexing without arrays is methods.py's job (slice, rev,
+Note [index plan]. Basic indexing without arrays is array_methods.py's job (slice, rev,
 dynamic_slice); updates with only basic indices come here too and become a scatter.
 
 Semantics follow NumPy and JAX: negative indices wrap, out-of-bounds array indices are

@@ -3,8 +3,8 @@
 An Array holds one jaxlib buffer per device. ``split=False``: the buffers are copies of one
 value (the usual case: a jit result on one device). ``split=True``: buffer k is slice k of
 the leading axis (a pmap result), so the logical shape is ``(len(devices), *buffer shape)``.
-Arithmetic, indexing and the NumPy-like methods are installed by the frontend
-(frontend/numpy.py), because the runtime must not import it.
+Arithmetic, indexing and the NumPy-like methods are installed by spmdc.numpy
+(numpy/array_methods.py, from numpy/__init__.py), because the runtime must not import it.
 """
 from __future__ import annotations
 

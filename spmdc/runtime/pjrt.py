@@ -297,7 +297,7 @@ def cost_analysis(exe: Executable) -> dict[str, float]:
 # **kwargs)``, which must return ``(outputs, fast_path_or_None, False)``; with ``None``
 # the C++ side simply calls ``cache_miss`` again next time.
 #
-# spmdc puts one in front of every jit and pmap (frontend/api.py, frontend/parallel.py):
+# spmdc puts one in front of every jit and pmap (transforms/jit.py, transforms/pmap.py):
 # ``cache_miss`` is the ordinary Python path, and ``fast_path`` grants the C++ launch
 # only when that is exactly what the Python path would have done: every argument leaf is
 # a buffer spmdc placed, of the program's parameter type, on the program's devices
