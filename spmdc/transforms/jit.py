@@ -129,7 +129,8 @@ class Jitted:
                                           () if static_argnames is None else static_argnames)
         # Donation only lets XLA reuse an input's buffer; spmdc never does, which gives the
         # same results, so donate_argnums is checked but has no other effect.
-        index_tuple("jit", "donate_argnums", () if donate_argnums is None else donate_argnums)
+        donated = index_tuple("jit", "donate_argnums",
+                              () if donate_argnums is None else donate_argnums)
         check_static_argnums("jit", "static_argnums", fun, self.static_argnums)
         check_static_argnames("jit", fun, self.static_argnames)
         try:
@@ -145,7 +146,7 @@ class Jitted:
                                       if 0 <= i < len(positional))
         # shared by every wrapper of the same function and options (Note [shared jit cache])
         self._cache: dict[Any, _Entry] = _shared_cache(
-            fun, (self.static_argnums, self.static_argnames, _as_tuple(donate_argnums)))
+            fun, (self.static_argnums, self.static_argnames, donated))
         self._has_statics = bool(self.static_argnums or self.static_argnames)
         self.trace_count = 0          # how many times fun was traced (tests read it)
         # jaxlib's C++ dispatcher in front of the Python path (Note [dispatch fast path])
