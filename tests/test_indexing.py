@@ -425,3 +425,15 @@ def test_grad_matches_finite_differences():
         e[k] = eps
         fd = (float(f(jnp.asarray(x + e))) - float(f(jnp.asarray(x - e)))) / (2 * eps)
         np.testing.assert_allclose(g[k], fd, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("shape,axis", [((3, 5), 0), ((3, 5), 1), ((2, 4, 1), 0),
+                                        ((2, 4, 1), -2)])
+@pytest.mark.parametrize("index", [0, [1, 0]])
+def test_take_along_an_axis_of_an_array_with_more_dimensions(shape, axis, index):
+    # Regression: take built an index tuple that stopped at ``axis``, which the indexing
+    # plan rejected ("too many indices") for any array with dimensions after it.
+    x = _x(shape)
+    want = np.take(x, index, axis=axis)
+    np.testing.assert_array_equal(jnp.take(x, index, axis=axis), want)
+    np.testing.assert_array_equal(spmdc.jit(lambda v: jnp.take(v, index, axis=axis))(x), want)
