@@ -11,12 +11,19 @@ import numpy as np
 from ..compiler.ir import TensorType
 from ..runtime import pjrt
 from ..runtime.array import Array
+from ..runtime.sharding import (
+    NamedSharding,
+    PartitionSpec,
+    Sharding,
+    SingleDeviceSharding,
+    current_mesh,
+)
 from .tracing import type_of, where
 from .tree import tree_flatten, tree_unflatten
 
 __all__ = ["devices", "local_devices", "device_count", "local_device_count", "default_device",
            "place", "device_put", "device_get", "block_until_ready", "shard_over",
-           "check_device", "check_devices", "check_backend"]
+           "check_device", "check_devices", "check_backend", "put_sharded"]
 
 
 # --- devices ----------------------------------------------------------------------------
@@ -44,8 +51,15 @@ def check_devices(op: str, devices: Any) -> tuple[Any, ...] | None:
 
 
 def check_device(op: str, device: Any) -> None:
-    """``device_put``'s target: None, a device, or a list of devices (sharding)."""
-    if device is None:
+    """``device_put``'s target: None, a device, a list of devices (splitting the leading
+    axis), or a sharding (a PartitionSpec when a mesh is set)."""
+    if device is None or isinstance(device, Sharding):
+        return
+    if isinstance(device, PartitionSpec):
+        if current_mesh() is None:
+            raise ValueError(f"{op}: a PartitionSpec ({device!r}) needs a mesh: pass "
+                             "NamedSharding(mesh, spec), or set one with "
+                             f"spmdc.sharding.set_mesh(mesh) / `with mesh:`{where()}")
         return
     if isinstance(device, (tuple, list)):
         check_devices(op, device)
@@ -99,10 +113,17 @@ def place(x: Any, device: Any, t: TensorType) -> Any:
 
 
 def device_put(x: Any, device: Any = None) -> Any:
-    """Put ``x`` (a pytree) on ``device``; a *list* of devices shards the leading axis."""
+    """Put ``x`` (a pytree) on ``device``; a *list* of devices shards the leading axis; a
+    NamedSharding (or a PartitionSpec over the current mesh) places each device's block."""
     check_device("device_put", device)
     if isinstance(device, (list, tuple)):
         return _tree_map(lambda v: shard_over(v, tuple(device)), x)
+    if isinstance(device, PartitionSpec):
+        device = NamedSharding(current_mesh(), device)
+    if isinstance(device, NamedSharding):
+        return _tree_map(lambda v: put_sharded(v, device), x)
+    if isinstance(device, SingleDeviceSharding):
+        device = device.device
     device = device or default_device()
 
     def put_one(v: Any) -> Array:
@@ -126,6 +147,30 @@ def block_until_ready(x: Any) -> Any:
 def _tree_map(f: Callable[[Any], Any], tree: Any) -> Any:
     leaves, treedef = tree_flatten(tree)
     return tree_unflatten(treedef, [f(v) for v in leaves])
+
+
+def put_sharded(x: Any, sharding: NamedSharding) -> Array:
+    """``x`` laid out by ``sharding``: each device of its mesh gets its block."""
+    if type(x) is Array and x._sharding == sharding:
+        return x
+    t, weak = type_of(x)
+    try:
+        sharding.check_shape(t.shape, "device_put")
+    except ValueError as e:
+        raise ValueError(f"{e}{where()}") from None
+    index = sharding.devices_indices_map(t.shape)
+    host = None
+    bufs = []
+    for dev in sharding._device_assignment:
+        buf = x.buffer_on(dev) if type(x) is Array and sharding.is_fully_replicated else None
+        if buf is None:
+            if host is None:
+                host = np.asarray(x)
+                if host.dtype != t.dtype:
+                    host = host.astype(t.dtype)
+            buf = pjrt.put(np.ascontiguousarray(host[index[dev]]), dev)
+        bufs.append(buf)
+    return Array(tuple(bufs), t, weak, sharding._device_assignment, sharding=sharding)
 
 
 # --- device_put with a list of devices -------------------------------------------------------

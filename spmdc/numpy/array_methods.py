@@ -241,7 +241,7 @@ def _strong(x: Any) -> Any:
     if isinstance(x, Tracer):
         return Tracer(x._var, x._trace, False)
     from ..runtime.array import Array
-    return Array(x._buffers, x.type, False, x._devices, x.split)
+    return Array(x._buffers, x.type, False, x._devices, x.split, x._sharding)
 
 
 def _reshape(self: Any, *shape: Any, order: str = "C") -> Any:

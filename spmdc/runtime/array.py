@@ -3,6 +3,10 @@
 An Array holds one jaxlib buffer per device. ``split=False``: the buffers are copies of one
 value (the usual case: a jit result on one device). ``split=True``: buffer k is slice k of
 the leading axis (a pmap result), so the logical shape is ``(len(devices), *buffer shape)``.
+With a ``NamedSharding`` (``device_put(x, NamedSharding(mesh, spec))``, shard_map's
+results), buffer k is the block ``sharding.devices_indices_map(shape)`` gives device k of
+``mesh.devices.flat``; ``split`` is then False, and ``buffer_on`` finds the whole value on
+a device only where the sharding replicates it.
 Arithmetic, indexing and the NumPy-like methods are installed by spmdc.numpy
 (numpy/array_methods.py, from numpy/__init__.py), because the runtime must not import it.
 """
@@ -15,17 +19,19 @@ import numpy as np
 
 from ..compiler.ir import TensorType
 from . import pjrt
+from .sharding import Mesh, NamedSharding, PartitionSpec, Shard, SingleDeviceSharding
 
 __all__ = ["Array"]
 
 
 class Array:
     __slots__ = ("_bufs", "type", "weak", "_devices", "split", "_host", "_copies",
-                 "_group", "_aux", "__weakref__")
+                 "_group", "_aux", "_sharding", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, buffers: tuple[Any, ...] | None, type: TensorType, weak: bool,
-                 devices: tuple[Any, ...], split: bool = False):
+                 devices: tuple[Any, ...], split: bool = False,
+                 sharding: NamedSharding | None = None):
         self._bufs: tuple[Any, ...] | None = buffers      # None: still only in _group
         self.type = type           # the logical type
         self.weak = weak
@@ -39,6 +45,7 @@ class Array:
         # a replicated program's launch takes (made on first use, see group()).
         self._group: Any = None
         self._aux: tuple[Any, ...] | None = None     # see _node_aux
+        self._sharding = sharding      # a NamedSharding laying out the buffers, or None
 
     @classmethod
     def from_host(cls, value: np.ndarray, device: Any, weak: bool = False) -> Array:
@@ -93,6 +100,8 @@ class Array:
 
     def buffer_on(self, device: Any) -> Any | None:
         """This Array's whole value on ``device``, if it is there already, else None."""
+        if self._sharding is not None and not self._sharding.is_fully_replicated:
+            return None
         if not self.split:
             for d, buf in zip(self._devices, self._buffers, strict=True):
                 if d == device:
@@ -110,6 +119,13 @@ class Array:
             if self.split:
                 host = np.stack([pjrt.to_numpy(b) for b in self._buffers]) if self._buffers \
                     else np.zeros(self.shape, self.dtype)
+            elif self._sharding is not None and not self._sharding.is_fully_replicated:
+                host = np.empty(self.shape, self.dtype)
+                index = self._sharding.devices_indices_map(self.shape)
+                first = self._sharding.replica_ids(self.shape)
+                for d, b in zip(self._devices, self._buffers, strict=True):
+                    if first[d] == 0:      # a replicated block: the first device's copy
+                        host[index[d]] = pjrt.to_numpy(b)
             else:
                 host = pjrt.to_numpy(self._buffers[0])
             host = host.reshape(self.shape)
@@ -207,13 +223,59 @@ class Array:
                                                self.type.dtype)
         return self._group
 
+    # --- layout over devices ---------------------------------------------------------------
+    @property
+    def sharding(self) -> Any:
+        """A NamedSharding, or a SingleDeviceSharding for a value on one device. A pmap
+        result split over n devices has a one-axis mesh of them, the axis named 'pmap'."""
+        if self._sharding is not None:
+            return self._sharding
+        if self.split:
+            mesh = Mesh(np.array(self._devices, dtype=object), ("pmap",))
+            return NamedSharding(mesh, PartitionSpec("pmap"))
+        return SingleDeviceSharding(self._devices[0])
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self.sharding.is_fully_replicated
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return True
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        """Each device's block, in device order (as a one-device Array)."""
+        sharding = self.sharding
+        if self.split:
+            index = {d: (slice(k, k + 1),) + (slice(None),) * (self.ndim - 1)
+                     for k, d in enumerate(self._devices)}
+            replica = dict.fromkeys(self._devices, 0)
+            block = TensorType((1, *self.shape[1:]), self.dtype)
+        else:
+            index = sharding.devices_indices_map(self.shape)
+            replica = (sharding.replica_ids(self.shape)
+                       if isinstance(sharding, NamedSharding) else {self._devices[0]: 0})
+            block = TensorType(sharding.shard_shape(self.shape), self.dtype)
+        out = []
+        for d, b in zip(self._devices, self._buffers, strict=True):
+            data = Array((b,), block, self.weak, (d,))
+            out.append(Shard(d, index[d], replica[d], data))
+        return out
+
+    global_shards = addressable_shards
+
+    def addressable_data(self, index: int) -> Array:
+        return self.addressable_shards[index].data
+
     # --- as a node of the C++ dispatchers' pytrees (Note [C++ dispatch] in pjrt.py) ------
     # The node's aux data is part of every call's signature, which the dispatcher compares
     # with the cached one; one shared tuple per distinct aux (_node_aux), kept by the
     # Array and handed on to the Arrays unflattened from it, makes that an identity test.
     def _node_aux(self) -> tuple[Any, ...]:
         if self._aux is None:
-            self._aux = _interned_aux(self.type, self.weak, self._devices, self.split)
+            self._aux = _interned_aux(self.type, self.weak, self._devices, self.split,
+                                      self._sharding)
         return self._aux
 
     def _flatten(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -242,8 +304,8 @@ class Array:
 
 @functools.lru_cache(maxsize=4096)
 def _interned_aux(type: TensorType, weak: bool, devices: tuple[Any, ...],
-                  split: bool) -> tuple[Any, ...]:
-    return (type, weak, devices, split)
+                  split: bool, sharding: NamedSharding | None) -> tuple[Any, ...]:
+    return (type, weak, devices, split, sharding)
 
 
 pjrt.register_node(Array, Array._flatten, Array._unflatten, "one")

@@ -75,7 +75,7 @@ class _Entry:
             self.const_buffers = [place(c, device, t) for c, t in
                                   zip(self.consts, in_types[self.n_args:], strict=True)]
         bufs = [x._buffers[0] if type(x) is Array and x._devices[0] == device
-                and not x.split else place(x, device, t)
+                and not x.split and x._sharding is None else place(x, device, t)
                 for x, t in zip(leaves, in_types, strict=False)]
         # the executable takes the captured constants first (see Jitted._compile)
         outs = pjrt.execute_one(self.executable.exe, self.const_buffers + bufs)

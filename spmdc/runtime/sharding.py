@@ -1,0 +1,407 @@
+"""Shardings: how a global array is laid out over devices (JAX's ``jax.sharding`` objects).
+
+A ``Mesh`` names the axes of an n-d array of devices. A ``PartitionSpec`` says, for each
+dimension of an array, over which mesh axes it is split (``None``: not split; a name; a
+tuple of names: split over their product, the first name major). A ``NamedSharding`` pairs
+the two; ``devices_indices_map(shape)`` gives each device's block as a tuple of slices.
+Mesh axes a spec does not name replicate the blocks: every device along them holds the
+same block.
+
+Replica order is the mesh's device order (``mesh.devices.flat``, the last axis fastest),
+the same order ``compiler/passes/collectives.py`` numbers the replicas of a mesh in, so a
+program compiled for ``mesh.devices.flat`` sees device ``(i, j)`` at coordinates
+``{'x': i, 'y': j}``.
+
+These objects are plain data (NumPy and the device objects only); spmdc.sharding adds the
+functions users call (make_mesh, set_mesh) and device_put does the placing.
+"""
+from __future__ import annotations
+
+import enum
+import itertools
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["AxisType", "Mesh", "PartitionSpec", "Sharding", "NamedSharding",
+           "SingleDeviceSharding", "Shard", "current_mesh", "set_current_mesh"]
+
+
+class AxisType(enum.Enum):
+    """How a mesh axis is used (JAX's ``AxisType``). spmdc records it and shows it; it does
+    not change any value a program computes (spmdc has no sharding in types: results of
+    operations on sharded arrays may be laid out differently than JAX lays them out)."""
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class Mesh:
+    """An n-d array of distinct devices whose axes have names."""
+
+    def __init__(self, devices: Any, axis_names: str | Sequence[str],
+                 axis_types: AxisType | Sequence[AxisType] | None = None):
+        if isinstance(axis_names, str):
+            axis_names = (axis_names,)
+        names = tuple(axis_names)
+        if not all(isinstance(n, str) for n in names):
+            raise TypeError(f"Mesh: axis_names must be strings, got {axis_names!r}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"Mesh: axis_names {names} name an axis twice")
+        devs = np.array(devices, dtype=object)
+        if devs.ndim != len(names):
+            raise ValueError(f"Mesh: the devices array has {devs.ndim} dimensions (shape "
+                             f"{devs.shape}) but {len(names)} axis names {names} were given; "
+                             "reshape the devices to one dimension per axis name")
+        flat = list(devs.flat)
+        if len({id(d) for d in flat}) != len(flat):
+            raise ValueError("Mesh: a device appears more than once in the devices array")
+        if axis_types is None:
+            types = (AxisType.Auto,) * len(names)
+        elif isinstance(axis_types, AxisType):
+            types = (axis_types,) * len(names)
+        else:
+            types = tuple(axis_types)
+            if len(types) != len(names) or not all(isinstance(t, AxisType) for t in types):
+                raise ValueError(f"Mesh: axis_types must be one AxisType per axis name "
+                                 f"({len(names)}), got {axis_types!r}")
+        devs.flags.writeable = False
+        self.devices = devs
+        self.axis_names = names
+        self.axis_types = types
+        self._prior: list[Mesh | None] = []
+
+    @property
+    def shape(self) -> OrderedDict[str, int]:
+        return OrderedDict(zip(self.axis_names, self.devices.shape, strict=True))
+
+    @property
+    def shape_tuple(self) -> tuple[tuple[str, int], ...]:
+        return tuple(zip(self.axis_names, self.devices.shape, strict=True))
+
+    @property
+    def axis_sizes(self) -> tuple[int, ...]:
+        return tuple(self.devices.shape)
+
+    @property
+    def size(self) -> int:
+        return int(self.devices.size)
+
+    @property
+    def empty(self) -> bool:
+        return self.devices.size == 0
+
+    @property
+    def device_ids(self) -> np.ndarray:
+        return np.vectorize(lambda d: d.id, otypes=[int])(self.devices)
+
+    @property
+    def local_devices(self) -> list[Any]:
+        return list(self.devices.flat)
+
+    @property
+    def _flat_devices(self) -> tuple[Any, ...]:
+        return tuple(self.devices.flat)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Mesh) and self.axis_names == other.axis_names
+                and self.axis_types == other.axis_types
+                and self.devices.shape == other.devices.shape
+                and all(a is b or a == b for a, b in zip(self.devices.flat,
+                                                         other.devices.flat, strict=True)))
+
+    def __hash__(self) -> int:
+        return hash((self.axis_names, self.axis_types, self.devices.shape,
+                     tuple(d.id for d in self.devices.flat)))
+
+    def __repr__(self) -> str:
+        axes = ", ".join(f"{n!r}: {s}" for n, s in self.shape_tuple)
+        return f"Mesh({axes}, axis_types={self.axis_types!r})"
+
+    # ``with mesh:`` makes it the current mesh (as set_mesh does), for shard_map and
+    # device_put(x, PartitionSpec(...)) calls that name no mesh.
+    def __enter__(self) -> Mesh:
+        self._prior.append(current_mesh())
+        set_current_mesh(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        set_current_mesh(self._prior.pop())
+
+
+class _CurrentMesh(threading.local):
+    mesh: Mesh | None = None
+
+
+_current = _CurrentMesh()
+
+
+def current_mesh() -> Mesh | None:
+    return _current.mesh
+
+
+def set_current_mesh(mesh: Mesh | None) -> None:
+    _current.mesh = mesh
+
+
+class _Unconstrained:
+    def __repr__(self) -> str:
+        return "UNCONSTRAINED"
+
+    def __reduce__(self) -> Any:
+        return "_UNCONSTRAINED"
+
+
+_UNCONSTRAINED = _Unconstrained()
+
+
+class PartitionSpec:
+    """For each dimension of an array: the mesh axes it is split over (``None``, a name, or
+    a tuple of names); dimensions past the end of the spec are not split."""
+    UNCONSTRAINED = _UNCONSTRAINED
+
+    def __init__(self, *partitions: Any):
+        for p in partitions:
+            if not (p is None or p is _UNCONSTRAINED or isinstance(p, str)
+                    or (isinstance(p, tuple) and all(isinstance(a, str) for a in p))):
+                raise TypeError(f"PartitionSpec entries must be None, a mesh axis name or a "
+                                f"tuple of names, got {p!r}")
+        self._partitions = partitions
+
+    def __iter__(self) -> Any:
+        return iter(self._partitions)
+
+    def __len__(self) -> int:
+        return len(self._partitions)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._partitions[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PartitionSpec):
+            return self._partitions == other._partitions
+        return isinstance(other, tuple) and self._partitions == other
+
+    def __hash__(self) -> int:
+        return hash(self._partitions)
+
+    def __repr__(self) -> str:
+        return "P(" + ", ".join(map(repr, self._partitions)) + (
+            "," if len(self._partitions) == 1 else "") + ")"
+
+    def axes_of(self, dim: int) -> tuple[str, ...]:
+        """The mesh axes dimension ``dim`` is split over (major first)."""
+        if dim >= len(self._partitions):
+            return ()
+        p = self._partitions[dim]
+        if p is None or p is _UNCONSTRAINED:
+            return ()
+        return (p,) if isinstance(p, str) else tuple(p)
+
+    def all_axes(self) -> list[str]:
+        return [a for d in range(len(self._partitions)) for a in self.axes_of(d)]
+
+
+def check_spec(spec: PartitionSpec, mesh: Mesh, what: str) -> None:
+    """Every axis the spec names is one of the mesh's, and none is named twice."""
+    used = spec.all_axes()
+    for a in used:
+        if a not in mesh.axis_names:
+            raise ValueError(f"{what}: {spec!r} names mesh axis {a!r}, but the mesh has axes "
+                             f"{mesh.axis_names}")
+    twice = sorted({a for a in used if used.count(a) > 1})
+    if twice:
+        raise ValueError(f"{what}: {spec!r} uses mesh axis {twice[0]!r} for more than one "
+                         "dimension; each mesh axis may split at most one dimension")
+
+
+class Sharding:
+    """Base of the sharding classes (``isinstance(s, spmdc.sharding.Sharding)``)."""
+
+    memory_kind = "device"
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return True
+
+    @property
+    def num_devices(self) -> int:
+        return len(self.device_set)
+
+    @property
+    def addressable_devices(self) -> set[Any]:
+        return self.device_set
+
+    def addressable_devices_indices_map(self, global_shape: tuple[int, ...]
+                                        ) -> dict[Any, tuple[slice, ...]]:
+        return self.devices_indices_map(global_shape)
+
+    def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
+        index = next(iter(self.devices_indices_map(tuple(global_shape)).values()))
+        return tuple(len(range(*s.indices(n))) for s, n in zip(index, global_shape,
+                                                                strict=True))
+
+    def is_equivalent_to(self, other: Sharding, ndim: int) -> bool:
+        """Whether the two place the same block of an ``ndim``-d array on each device."""
+        return (isinstance(other, Sharding) and self.device_set == other.device_set
+                and _layout(self, ndim) == _layout(other, ndim))
+
+
+def _layout(s: Sharding, ndim: int) -> dict[Any, tuple[Any, ...]]:
+    """Device -> (block number, block count) per dimension, for equivalence tests."""
+    if isinstance(s, SingleDeviceSharding):
+        return {s.device: ((0, 1),) * ndim}
+    assert isinstance(s, NamedSharding)
+    return {d: s._blocks(coords, ndim) for coords, d in s._coords()}
+
+
+class NamedSharding(Sharding):
+    """``spec`` over ``mesh`` (module docstring)."""
+
+    def __init__(self, mesh: Mesh, spec: PartitionSpec | None = None, *,
+                 memory_kind: str | None = None):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"NamedSharding: mesh must be a spmdc.sharding.Mesh, got "
+                            f"{type(mesh).__name__}")
+        spec = PartitionSpec() if spec is None else spec
+        if isinstance(spec, tuple):
+            spec = PartitionSpec(*spec)
+        if not isinstance(spec, PartitionSpec):
+            raise TypeError(f"NamedSharding: spec must be a PartitionSpec, got {spec!r}")
+        if memory_kind not in (None, "device"):
+            raise ValueError(f"NamedSharding: memory_kind={memory_kind!r} is not available; "
+                             "spmdc's devices have one memory kind, 'device'")
+        check_spec(spec, mesh, "NamedSharding")
+        self.mesh = mesh
+        self.spec = spec
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, NamedSharding) and self.mesh == other.mesh
+                and self.spec == other.spec)
+
+    def __hash__(self) -> int:
+        return hash((self.mesh, self.spec))
+
+    def __repr__(self) -> str:
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+
+    def with_spec(self, spec: PartitionSpec) -> NamedSharding:
+        return NamedSharding(self.mesh, spec)
+
+    @property
+    def device_set(self) -> set[Any]:
+        return set(self.mesh.devices.flat)
+
+    @property
+    def _device_assignment(self) -> tuple[Any, ...]:
+        return self.mesh._flat_devices
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return all(self.mesh.shape[a] == 1 for a in self.spec.all_axes())
+
+    def _coords(self) -> list[tuple[dict[str, int], Any]]:
+        names = self.mesh.axis_names
+        return [(dict(zip(names, idx, strict=True)), self.mesh.devices[idx])
+                for idx in itertools.product(*map(range, self.mesh.devices.shape))]
+
+    def _blocks(self, coords: dict[str, int], ndim: int) -> tuple[tuple[int, int], ...]:
+        out = []
+        for d in range(ndim):
+            k, n = 0, 1
+            for a in self.spec.axes_of(d):
+                k, n = k * self.mesh.shape[a] + coords[a], n * self.mesh.shape[a]
+            out.append((k, n))
+        return tuple(out)
+
+    def check_shape(self, shape: tuple[int, ...], what: str) -> None:
+        """The spec fits an array of this shape: not too long, every split divides."""
+        if len(self.spec) > len(shape):
+            raise ValueError(f"{what}: {self.spec!r} has {len(self.spec)} entries, but the "
+                             f"array has only {len(shape)} dimensions (shape {shape})")
+        for d, n in enumerate(shape):
+            parts = math.prod(self.mesh.shape[a] for a in self.spec.axes_of(d))
+            if n % parts:
+                axes = " x ".join(f"{a!r} ({self.mesh.shape[a]})"
+                                  for a in self.spec.axes_of(d))
+                raise ValueError(f"{what}: dimension {d} of shape {shape} has size {n}, "
+                                 f"which is not divisible by {parts}, the number of pieces "
+                                 f"{self.spec!r} splits it into (mesh axes {axes})")
+
+    def devices_indices_map(self, global_shape: tuple[int, ...]
+                            ) -> dict[Any, tuple[slice, ...]]:
+        shape = tuple(global_shape)
+        self.check_shape(shape, "NamedSharding.devices_indices_map")
+        out = {}
+        for coords, dev in self._coords():
+            index = []
+            for (k, n), size in zip(self._blocks(coords, len(shape)), shape, strict=True):
+                step = size // n
+                index.append(slice(None) if n == 1 else slice(k * step, (k + 1) * step))
+            out[dev] = tuple(index)
+        return out
+
+    def replica_ids(self, global_shape: tuple[int, ...]) -> dict[Any, int]:
+        """For each device, how many devices before it (in mesh order) hold its block."""
+        seen: dict[tuple[Any, ...], int] = {}
+        out = {}
+        for dev, index in self.devices_indices_map(global_shape).items():
+            key = tuple((s.start, s.stop) for s in index)
+            out[dev] = seen.get(key, 0)
+            seen[key] = out[dev] + 1
+        return out
+
+
+class SingleDeviceSharding(Sharding):
+    """The whole array on one device."""
+
+    def __init__(self, device: Any, *, memory_kind: str | None = None):
+        if memory_kind not in (None, "device"):
+            raise ValueError(f"SingleDeviceSharding: memory_kind={memory_kind!r} is not "
+                             "available; spmdc's devices have one memory kind, 'device'")
+        self.device = device
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SingleDeviceSharding) and self.device == other.device
+
+    def __hash__(self) -> int:
+        return hash(("single", self.device))
+
+    def __repr__(self) -> str:
+        return f"SingleDeviceSharding(device={self.device!r}, memory_kind=device)"
+
+    @property
+    def device_set(self) -> set[Any]:
+        return {self.device}
+
+    @property
+    def _device_assignment(self) -> tuple[Any, ...]:
+        return (self.device,)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return True
+
+    def devices_indices_map(self, global_shape: tuple[int, ...]
+                            ) -> dict[Any, tuple[slice, ...]]:
+        return {self.device: (slice(None),) * len(global_shape)}
+
+
+class Shard:
+    """One device's block of an Array: ``device``, ``index`` (slices into the global
+    array), ``replica_id`` (0 for the first device holding this block) and ``data``."""
+    __slots__ = ("device", "index", "replica_id", "data")
+
+    def __init__(self, device: Any, index: tuple[slice, ...], replica_id: int, data: Any):
+        self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
+
+    def __repr__(self) -> str:
+        return (f"Shard(device={self.device!r}, index={self.index}, "
+                f"replica_id={self.replica_id}, data={self.data!r})")
