@@ -33,6 +33,7 @@ from ..compiler.passes.forward import jvp_func, partial_eval
 from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
 from .jit import Jitted, _fun_name, trace_pytree
+from .mapping import refuse_in_shard_map_body
 
 __all__ = ["jvp", "linearize", "jacfwd", "linear_transpose", "float0"]
 
@@ -315,6 +316,7 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any,
                             f"{type_of(leaf)[0].dtype.name}")
     func, _, captured, out_tree, leaves = trace_pytree(fun, examples, {}, name)
     n_in, n_out = len(leaves), len(func.outputs)
+    refuse_in_shard_map_body("linear_transpose")
     transposed = run_pass("grad", vjp_func, func, [True] * n_in + [False] * len(captured))
     transposed = Func(transposed.name, transposed.inputs, transposed.eqns,
                       transposed.outputs[n_out:])

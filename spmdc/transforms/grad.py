@@ -23,6 +23,7 @@ from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_structure, tree_unflatten
 from .arguments import check_argnums, check_cotangent
 from .jit import Jitted
+from .mapping import refuse_in_shard_map_body
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacrev", "jacobian", "hessian"]
 
@@ -116,6 +117,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             for k in range(offsets[i], offsets[i + 1]):
                 wrt[k] = True
         n_out = len(func.outputs)
+        refuse_in_shard_map_body("grad")
         grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))],
                              [True] + [False] * (n_out - 1))
         # grad discards the value: drop it, so that nothing only it needs survives.
@@ -188,6 +190,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         ct_leaves = [check_cotangent("vjp", c, t, f"[{k}]" if len(ct_leaves) > 1 else "")
                      for k, (c, t) in enumerate(zip(ct_leaves, func.out_types, strict=True))]
         wrt = [is_float(type_of(v)[0]) for v in leaves]
+        refuse_in_shard_map_body("vjp")
         grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))])
         n_out = len(func.outputs)
         grad_func = _pruned(grad_func, [False] * n_out + [True] * (len(grad_func.outputs) - n_out))

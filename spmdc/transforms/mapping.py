@@ -7,7 +7,9 @@ names the transformation (``op``), the argument's pytree path and the user's sou
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..compiler.ir import TensorType
@@ -21,7 +23,7 @@ from ..core.tree import (
 )
 
 __all__ = ["axis_spec", "mapped_leaves", "mapped_size", "slice_types", "out_dims",
-           "out_paths"]
+           "out_paths", "shard_map_body", "refuse_in_shard_map_body"]
 
 
 def axis_spec(spec: Any, op: str, what: str) -> Any:
@@ -134,3 +136,33 @@ def out_paths(out_tree: Any) -> list[str]:
     skeleton = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
     paths = [keystr(p) for p, _ in tree_flatten_with_path(skeleton)[0]]
     return [f"output{p}" if p else "the output" for p in paths]
+
+
+# --- reverse mode inside a shard_map body (Note [shard_map] in shard_map.py) ---------------
+
+class _Bodies(threading.local):
+    depth = 0       # how many shard_map bodies this thread is tracing
+
+
+_bodies = _Bodies()
+
+
+@contextlib.contextmanager
+def shard_map_body() -> Iterator[None]:
+    _bodies.depth += 1
+    try:
+        yield
+    finally:
+        _bodies.depth -= 1
+
+
+def refuse_in_shard_map_body(what: str) -> None:
+    """Reverse mode inside a shard_map body would transpose collectives by pmap's
+    per-device convention, not by shard_map's (Note [shard_map]): refuse it."""
+    if _bodies.depth:
+        raise NotImplementedError(
+            f"{what} inside a shard_map body is not supported: spmdc would transpose "
+            "collectives and replicated values by pmap's per-device convention (Note "
+            "[collective transpose]), which gives different numbers than JAX's shard_map. "
+            "Differentiate the whole shard_map instead, e.g. grad(lambda p: "
+            f"shard_map(f, ...)(p, x).sum()), which is JAX's semantics{where()}")

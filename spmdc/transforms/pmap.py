@@ -361,6 +361,10 @@ class Pmapped:
         leaves, dims, paths = mapped_leaves("pmap", args, kwargs, self._in_axes_for(statics))
         size = mapped_size("pmap", leaves, dims, paths, self.axis_size)
         check_mapped_size(f"pmap({self.name})", size)
+        if not _recorders.stack:
+            raise ValueError(f"pmap({self.name}): a pmap inside shard_map is not supported; "
+                             f"map over the mesh's axes with the shard_map's in_specs, or use "
+                             f"vmap(axis_name=...) inside it{where()}")
         recorder = _recorders.stack[-1]
         recorder.add_axis(name, size)
         deeper_from = [n for n, _ in recorder.axes].index(name)
