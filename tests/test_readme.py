@@ -1,13 +1,14 @@
-"""The README's walkthrough runs, and its IR listing is what make_ir prints."""
+"""The README's walkthrough and shard_map sections run, and the walkthrough's IR listing
+is what make_ir prints."""
 import os
 import re
 
 README = os.path.join(os.path.dirname(__file__), os.pardir, "README.md")
 
 
-def _section() -> str:
+def _section(title: str = "A walkthrough") -> str:
     text = open(README).read()
-    return text.split("## A walkthrough", 1)[1].split("\n## ", 1)[0]
+    return text.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
 
 
 def test_walkthrough_runs(capsys):
@@ -19,3 +20,11 @@ def test_walkthrough_runs(capsys):
     printed = capsys.readouterr().out
     listing = re.findall(r"```\n(func @.*?)```", _section(), re.S)
     assert listing and listing[0].strip() in printed
+
+
+def test_shard_map_section_runs():
+    blocks = re.findall(r"```python\n(.*?)```", _section("SPMD over a mesh"), re.S)
+    assert blocks, "the shard_map section has no Python blocks"
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), namespace)
