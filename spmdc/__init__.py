@@ -41,7 +41,7 @@ from .transforms.vmap import vmap  # noqa: E402
 Array.__module__ = __name__     # users see spmdc.Array, where they construct and check it
 
 from . import dtypes, nn, scipy, sharding, test_util, tree  # noqa: E402,F401  (built on the API above)
-from .sharding import NamedSharding, P, make_mesh, set_mesh  # noqa: E402,F401
+from .sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: E402,F401
 from .transforms.shard_map import shard_map, smap  # noqa: E402,F401
 
 __version__ = "0.1.0"
@@ -75,7 +75,7 @@ __all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "float0", "custom_jvp", "custom_vjp", "config", "disable_jit", "enable_x64",
            "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes", "test_util", "tree",
            "default_backend", "process_index", "process_count", "sharding", "make_mesh",
-           "set_mesh", "NamedSharding", "P", "shard_map", "smap"]
+           "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402

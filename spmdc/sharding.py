@@ -26,10 +26,11 @@ from .runtime.sharding import (
     current_mesh,
     set_current_mesh,
 )
+from .transforms.partitioned import reshard
 
 __all__ = ["AxisType", "Mesh", "NamedSharding", "PartitionSpec", "Sharding",
            "SingleDeviceSharding", "Shard", "make_mesh", "set_mesh", "get_mesh", "use_mesh",
-           "make_single_device_sharding"]
+           "make_single_device_sharding", "reshard"]
 
 P = PartitionSpec
 
@@ -65,9 +66,6 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
 def get_mesh() -> Mesh | None:
     """The mesh set by ``set_mesh`` / ``with mesh:`` in this thread, if any."""
     return current_mesh()
-
-
-get_abstract_mesh = get_mesh
 
 
 class _MeshSetting(contextlib.AbstractContextManager):

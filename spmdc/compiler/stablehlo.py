@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-from jaxlib.mlir.dialects import chlo
+from jaxlib.mlir.dialects import chlo, sdy
 from jaxlib.mlir.dialects import func as func_dialect
 from jaxlib.mlir.dialects import stablehlo as hlo
 
@@ -27,7 +27,7 @@ from .ir import Func, Lit, TensorType, Var, dtype_name
 
 __all__ = ["ir", "hlo", "chlo", "lower_rules", "LoweringContext", "lower", "lower_text",
            "lower_body", "mlir_context", "mlir_type", "create_op", "elementwise_lowering",
-           "LoweringError"]
+           "LoweringError", "Partitioning", "sharding_attr"]
 
 
 class LoweringError(RuntimeError):
@@ -74,6 +74,7 @@ def _make_context() -> ir.Context:
     ctx.load_all_available_dialects()
     hlo.register_dialect(ctx)
     chlo.register_dialect(ctx)     # erf, lgamma, ...: PJRT legalises chlo ops
+    sdy.register_dialect(ctx)      # Shardy: meshes and shardings (Note [partition form])
     return ctx
 
 
@@ -116,11 +117,58 @@ def create_op(op_class: Any, result: TensorType, operands: Sequence[ir.Value],
 # checks each op's result type against the one StableHLO infers.
 
 
+# Note [partition form]
+# ~~~~~~~~~~~~~~~~~~~~~
+# pmap and shard_map programs are per-device programs in the *replica* form
+# (``mhlo.num_replicas = N``): we wrote every collective ourselves. A jit over arrays laid
+# out on a mesh is a *global* program that XLA's SPMD partitioner splits, inserting the
+# collectives itself: ``mhlo.num_partitions = N``, ``num_replicas = 1``, a Shardy mesh
+# ``sdy.mesh @mesh = <["x"=2, "y"=4]>`` whose device ids are the partition ids 0..N-1 in
+# mesh order, and ``sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>`` on each argument
+# (and on results whose layout is asked for; XLA chooses the others, and the runtime
+# reads its choice back from the executable). A sharding constraint inside the program
+# is ``sdy.sharding_constraint``. The executable is compiled with SPMD partitioning and
+# the Shardy partitioner on (runtime/pjrt.py), and every device gets its own block.
+
+class Partitioning:
+    """The partition form's layout (Note [partition form]): the mesh as (name, size)
+    pairs, major first, and per argument / result the mesh axes each dimension is split
+    over (a tuple of axis-name tuples), or None for no annotation."""
+
+    def __init__(self, mesh: Sequence[tuple[str, int]],
+                 in_specs: Sequence[tuple[tuple[str, ...], ...] | None],
+                 out_specs: Sequence[tuple[tuple[str, ...], ...] | None]):
+        self.mesh = tuple(mesh)
+        self.in_specs = tuple(in_specs)
+        self.out_specs = tuple(out_specs)
+
+    @property
+    def num_partitions(self) -> int:
+        return int(np.prod([s for _, s in self.mesh], dtype=np.int64))
+
+
+def sharding_attr(spec: tuple[tuple[str, ...], ...]) -> ir.Attribute:
+    """``#sdy.sharding<@mesh, [{"x"}, {}]>``: each dimension split over its axes."""
+    dims = ", ".join("{" + ", ".join(f'"{a}"' for a in axes) + "}" for axes in spec)
+    return ir.Attribute.parse(f"#sdy.sharding<@mesh, [{dims}]>")
+
+
+def _annotate(main: Any, partitioning: Partitioning) -> None:
+    def attrs(specs: Sequence[Any]) -> ir.ArrayAttr:
+        return ir.ArrayAttr.get([
+            ir.DictAttr.get({} if s is None else {"sdy.sharding": sharding_attr(s)})
+            for s in specs])
+    main.arg_attrs = attrs(partitioning.in_specs)
+    main.result_attrs = attrs(partitioning.out_specs)
+
+
 class LoweringContext:
     """What lowering rules may ask for besides their operands."""
 
     def __init__(self, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
-                 mesh_axes: Sequence[str] = ()):
+                 mesh_axes: Sequence[str] = (), partitioned: bool = False):
+        self.partitioned = partitioned         # the partition form (Note [partition form])
+        self.partition_mesh: tuple[tuple[str, int], ...] = ()
         self.num_replicas = num_replicas
         self.axis_env = dict(axis_env or {})   # axis name -> size, outermost first
         self.mesh_axes = tuple(mesh_axes)      # device mesh axis names, major to minor
@@ -192,18 +240,29 @@ def lower_body(ctx: LoweringContext, func: Func, args: Sequence[ir.Value]) -> li
 
 
 def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
-          mesh_axes: Sequence[str] = ()) -> ir.Module:
-    """Lower ``func`` to a verified StableHLO module whose entry point is ``@main``."""
-    ctx = LoweringContext(num_replicas, axis_env, mesh_axes)
+          mesh_axes: Sequence[str] = (), partitioning: Partitioning | None = None
+          ) -> ir.Module:
+    """Lower ``func`` to a verified StableHLO module whose entry point is ``@main``; with
+    ``partitioning``, in the partition form (Note [partition form])."""
+    ctx = LoweringContext(num_replicas, axis_env, mesh_axes, partitioning is not None)
+    partitions = 1
+    if partitioning is not None:
+        num_replicas, partitions = 1, partitioning.num_partitions
+        ctx.partition_mesh = partitioning.mesh
     with lowering_lock, mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         i32 = ir.IntegerType.get_signless(32)
         module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
-        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, 1)
+        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, partitions)
         ftype = ir.FunctionType.get([mlir_type(t) for t in func.in_types],
                                     [mlir_type(t) for t in func.out_types])
         with ir.InsertionPoint(module.body):
+            if partitioning is not None:
+                axes = ", ".join(f'"{n}"={s}' for n, s in partitioning.mesh)
+                sdy.MeshOp("mesh", ir.Attribute.parse(f"#sdy.mesh<[{axes}]>"))
             main = func_dialect.FuncOp("main", ftype)
+            if partitioning is not None:
+                _annotate(main, partitioning)
             main.attributes["sym_visibility"] = ir.StringAttr.get("public")
             block = main.add_entry_block()
         with ir.InsertionPoint(block):
@@ -214,11 +273,11 @@ def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None 
 
 
 def lower_text(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
-               mesh_axes: Sequence[str] = ()) -> str:
+               mesh_axes: Sequence[str] = (), partitioning: Partitioning | None = None) -> str:
     """``lower`` and print the module, under the lock (Note [one lowering at a time])."""
     with lowering_lock:
         module = lower(func, num_replicas=num_replicas, axis_env=axis_env,
-                       mesh_axes=mesh_axes)
+                       mesh_axes=mesh_axes, partitioning=partitioning)
         text = str(module)
         del module
     return text

@@ -4,9 +4,11 @@ core.py holds the operations and the collectives (psum, all_gather ...), which d
 promote dtypes: operands must already agree, as in JAX. control_flow.py holds cond,
 switch, while_loop, fori_loop, scan and map, built on core.py and the transforms.
 """
+from ..transforms.partitioned import with_sharding_constraint  # noqa: F401
 from . import core as _core
 from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401
 from .control_flow import map_ as map  # noqa: F401,A004  (lax.map)
 from .core import *  # noqa: F401,F403
 
-__all__ = [*_core.__all__, "cond", "switch", "while_loop", "fori_loop", "scan", "map"]
+__all__ = [*_core.__all__, "cond", "switch", "while_loop", "fori_loop", "scan", "map",
+           "with_sharding_constraint"]

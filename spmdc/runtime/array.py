@@ -19,7 +19,7 @@ import numpy as np
 
 from ..compiler.ir import TensorType
 from . import pjrt
-from .sharding import Mesh, NamedSharding, PartitionSpec, Shard, SingleDeviceSharding
+from .sharding import Mesh, NamedSharding, PartitionSpec, Shard, Sharding, SingleDeviceSharding
 
 __all__ = ["Array"]
 
@@ -31,7 +31,7 @@ class Array:
 
     def __init__(self, buffers: tuple[Any, ...] | None, type: TensorType, weak: bool,
                  devices: tuple[Any, ...], split: bool = False,
-                 sharding: NamedSharding | None = None):
+                 sharding: Sharding | None = None):
         self._bufs: tuple[Any, ...] | None = buffers      # None: still only in _group
         self.type = type           # the logical type
         self.weak = weak
@@ -45,7 +45,7 @@ class Array:
         # a replicated program's launch takes (made on first use, see group()).
         self._group: Any = None
         self._aux: tuple[Any, ...] | None = None     # see _node_aux
-        self._sharding = sharding      # a NamedSharding laying out the buffers, or None
+        self._sharding = sharding      # the Sharding laying out the buffers, or None
 
     @classmethod
     def from_host(cls, value: np.ndarray, device: Any, weak: bool = False) -> Array:
@@ -125,7 +125,9 @@ class Array:
                 first = self._sharding.replica_ids(self.shape)
                 for d, b in zip(self._devices, self._buffers, strict=True):
                     if first[d] == 0:      # a replicated block: the first device's copy
-                        host[index[d]] = pjrt.to_numpy(b)
+                        block = host[index[d]]
+                        # (an uneven tile of the partitioner's may come padded)
+                        block[...] = pjrt.to_numpy(b)[tuple(map(slice, block.shape))]
             else:
                 host = pjrt.to_numpy(self._buffers[0])
             host = host.reshape(self.shape)
@@ -255,7 +257,7 @@ class Array:
         else:
             index = sharding.devices_indices_map(self.shape)
             replica = (sharding.replica_ids(self.shape)
-                       if isinstance(sharding, NamedSharding) else {self._devices[0]: 0})
+                       if hasattr(sharding, "replica_ids") else {self._devices[0]: 0})
             block = TensorType(sharding.shard_shape(self.shape), self.dtype)
         out = []
         for d, b in zip(self._devices, self._buffers, strict=True):
@@ -304,7 +306,7 @@ class Array:
 
 @functools.lru_cache(maxsize=4096)
 def _interned_aux(type: TensorType, weak: bool, devices: tuple[Any, ...],
-                  split: bool, sharding: NamedSharding | None) -> tuple[Any, ...]:
+                  split: bool, sharding: Sharding | None) -> tuple[Any, ...]:
     return (type, weak, devices, split, sharding)
 
 

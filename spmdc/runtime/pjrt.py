@@ -208,15 +208,23 @@ def is_ready(buffer: Buffer) -> bool:
     return buffer.is_ready()
 
 
-def compile(module_text: str, devs: Sequence[Device]) -> Executable:
-    """Compile a StableHLO module for ``len(devs)`` replicas, replica k on ``devs[k]``."""
+def compile(module_text: str, devs: Sequence[Device], partitioned: bool = False
+            ) -> Executable:
+    """Compile a StableHLO module for ``len(devs)`` replicas, replica k on ``devs[k]``;
+    ``partitioned``: a module in the partition form (Note [partition form] in
+    compiler/stablehlo.py), partition k on ``devs[k]``, split by XLA's SPMD partitioner."""
     n = len(devs)
     options = xc.CompileOptions()
     build = options.executable_build_options
-    build.num_replicas = n
-    build.num_partitions = 1
-    build.device_assignment = xc.DeviceAssignment.create(
-        np.array([[d.id] for d in devs], dtype=np.int64))
+    ids = np.array([d.id for d in devs], dtype=np.int64)
+    if partitioned:
+        build.num_replicas, build.num_partitions = 1, n
+        build.device_assignment = xc.DeviceAssignment.create(ids.reshape(1, n))
+        build.use_spmd_partitioning = True
+        build.use_shardy_partitioner = True
+    else:
+        build.num_replicas, build.num_partitions = n, 1
+        build.device_assignment = xc.DeviceAssignment.create(ids.reshape(n, 1))
     return _off_the_main_thread(
         lambda: client().compile_and_load(module_text, _jax.DeviceList(tuple(devs)), options))
 
@@ -274,6 +282,24 @@ def execute_one(exe: Executable, args: list[Buffer]) -> list[Buffer]:
     """Run a single-replica ``exe`` on one buffer per argument; one buffer per output."""
     return [outs[0] for outs in
             exe.execute_sharded(args).disassemble_into_single_device_arrays()]
+
+
+def output_tiles(exe: Executable) -> list[tuple[list[int], list[int], bool] | None]:
+    """How the SPMD partitioner laid out each output of a partitioned executable: the
+    tile counts per dimension (a last, extra count of copies when replicated there), the
+    partition id of each tile in row-major order, and whether that extra count is there;
+    None for a layout other than tiles (e.g. manual)."""
+    out = []
+    for proto in exe.get_output_shardings():
+        s = xc.HloSharding.from_proto(proto)
+        if s.is_replicated():
+            out.append(([], [], False))
+        elif s.is_tiled() and not s.subgroup_types():
+            out.append((list(s.tile_assignment_dimensions()),
+                        list(s.tile_assignment_devices()), s.replicate_on_last_tile_dim()))
+        else:
+            out.append(None)
+    return out
 
 
 def optimized_hlo(exe: Executable) -> str:

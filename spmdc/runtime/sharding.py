@@ -405,3 +405,102 @@ class Shard:
     def __repr__(self) -> str:
         return (f"Shard(device={self.device!r}, index={self.index}, "
                 f"replica_id={self.replica_id}, data={self.data!r})")
+
+
+# --- layouts XLA's SPMD partitioner chose (Note [partition form] in compiler/stablehlo.py) --
+
+class TiledSharding(Sharding):
+    """A layout the partitioner chose that no PartitionSpec over the mesh names: each
+    device's block, as the tile coordinates it holds (tiles are ``ceil(n / count)`` long,
+    the last one shorter)."""
+
+    def __init__(self, counts: tuple[int, ...], tiles: dict[Any, tuple[int, ...]]):
+        self.counts = counts
+        self.tiles = tiles
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, TiledSharding) and self.counts == other.counts
+                and self.tiles == other.tiles)
+
+    def __hash__(self) -> int:
+        return hash((self.counts, tuple(sorted((d.id, t) for d, t in self.tiles.items()))))
+
+    def __repr__(self) -> str:
+        return f"TiledSharding(tiles per dimension {self.counts}, over {len(self.tiles)} devices)"
+
+    @property
+    def device_set(self) -> set[Any]:
+        return set(self.tiles)
+
+    @property
+    def _device_assignment(self) -> tuple[Any, ...]:
+        return tuple(self.tiles)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return all(c == 1 for c in self.counts)
+
+    def devices_indices_map(self, global_shape: tuple[int, ...]
+                            ) -> dict[Any, tuple[slice, ...]]:
+        out = {}
+        for dev, coords in self.tiles.items():
+            index = []
+            for k, c, n in zip(coords, self.counts, global_shape, strict=True):
+                step = -(-n // c)
+                index.append(slice(None) if c == 1 else slice(min(n, k * step),
+                                                              min(n, (k + 1) * step)))
+            out[dev] = tuple(index)
+        return out
+
+    def replica_ids(self, global_shape: tuple[int, ...]) -> dict[Any, int]:
+        seen: dict[tuple[int, ...], int] = {}
+        out = {}
+        for dev, coords in self.tiles.items():
+            out[dev] = seen.get(coords, 0)
+            seen[coords] = out[dev] + 1
+        return out
+
+
+def sharding_from_tiles(mesh: Mesh, shape: tuple[int, ...],
+                        tiles: tuple[list[int], list[int], bool] | None) -> Sharding:
+    """The layout ``runtime/pjrt.output_tiles`` read from an executable, as a
+    NamedSharding over ``mesh`` when one describes it, else as a TiledSharding."""
+    devices = mesh._flat_devices
+    ndim = len(shape)
+    if tiles is None:
+        raise ValueError("the partitioner gave an output a layout spmdc cannot read")
+    counts_all, ids, replicated_last = tiles
+    if not counts_all:                                  # replicated everywhere
+        return NamedSharding(mesh, PartitionSpec())
+    counts = tuple(counts_all[:ndim])
+    grid = np.array(ids).reshape(counts_all)
+    held = {}
+    for pos in itertools.product(*map(range, counts_all)):
+        held[devices[int(grid[pos])]] = tuple(pos[:ndim])
+    del replicated_last            # the extra count of copies needs no more than the grid
+    for spec in _candidate_specs(mesh, ndim):
+        s = NamedSharding(mesh, spec)
+        if all(tuple(k for k, _ in s._blocks(coords, ndim)) == held[d]
+               and tuple(n for _, n in s._blocks(coords, ndim)) == counts
+               for coords, d in s._coords()):
+            if all(n % c == 0 for n, c in zip(shape, counts, strict=True)):
+                return s
+    return TiledSharding(counts, held)
+
+
+def _candidate_specs(mesh: Mesh, ndim: int) -> list[PartitionSpec]:
+    """Every spec over the mesh's axes for an ``ndim``-d array, fewest split axes first."""
+    names = mesh.axis_names
+    specs = []
+    for where in itertools.product(range(-1, ndim), repeat=len(names)):
+        groups: list[list[str]] = [[] for _ in range(ndim)]
+        for name, d in zip(names, where, strict=True):
+            if d >= 0:
+                groups[d].append(name)
+        for orders in itertools.product(*[itertools.permutations(g) for g in groups]):
+            parts = [None if not o else (o[0] if len(o) == 1 else tuple(o)) for o in orders]
+            while parts and parts[-1] is None:
+                parts.pop()
+            specs.append(PartitionSpec(*parts))
+    specs.sort(key=lambda s: len(s.all_axes()))
+    return specs

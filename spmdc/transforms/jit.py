@@ -28,11 +28,19 @@ from ..core.tree_cycles import raise_if_cycle
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import Executable, compile_func
+from ..runtime.sharding import NamedSharding
 from .arguments import (
     check_static_argnames,
     check_static_argnums,
     index_tuple,
     name_tuple,
+)
+from .partitioned import (
+    PartitionedEntry,
+    call_partitioned,
+    check_shardings,
+    constraint_mesh,
+    is_sharded_call,
 )
 
 __all__ = ["jit", "make_ir", "clear_caches"]
@@ -118,9 +126,14 @@ class Jitted:
     """The callable returned by ``jit``."""
 
     def __init__(self, fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
-                 static_argnames: str | Sequence[str] = (), donate_argnums: Any = ()):
+                 static_argnames: str | Sequence[str] = (), donate_argnums: Any = (),
+                 in_shardings: Any = None, out_shardings: Any = None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
+        # Note [jit over sharded arrays] in partitioned.py
+        self.in_shardings = check_shardings("in_shardings", in_shardings)
+        self.out_shardings = check_shardings("out_shardings", out_shardings)
+        self._partitioned = in_shardings is not None or out_shardings is not None
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.static_argnums = index_tuple("jit", "static_argnums",
@@ -145,7 +158,7 @@ class Jitted:
         self.static_argnames += tuple(positional[i] for i in self.static_argnums
                                       if 0 <= i < len(positional))
         # shared by every wrapper of the same function and options (Note [shared jit cache])
-        self._cache: dict[Any, _Entry] = _shared_cache(
+        self._cache: dict[Any, _Entry] = {} if self._partitioned else _shared_cache(
             fun, (self.static_argnums, self.static_argnames, donated))
         self._has_statics = bool(self.static_argnums or self.static_argnames)
         self.trace_count = 0          # how many times fun was traced (tests read it)
@@ -231,6 +244,10 @@ class Jitted:
             outs = apply_func(func, [*leaves, *captured], out_weak)
             return tree_unflatten(out_tree, outs), None
         leaves, in_tree = tree_flatten((args, kwargs))
+        if self._partitioned or is_sharded_call(leaves):   # Note [jit over sharded arrays]
+            out = call_partitioned(self, statics, args, kwargs, leaves, in_tree)
+            if out is not None:
+                return out, None
         # See Note [dispatch fast path].
         device = _device_of(leaves)
         key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64
@@ -252,6 +269,10 @@ class Jitted:
                  kwargs: dict[str, Any], device: Any) -> _Entry:
         func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
         func = run_pass("cleanup", cleanup, func)
+        mesh = constraint_mesh(func)        # Note [jit over sharded arrays]
+        if mesh is not None:
+            return PartitionedEntry(func, mesh, [NamedSharding(mesh)] * len(leaves),
+                                    [None] * len(func.outputs), consts, out_weak, out_tree)
         return _compile_entry(func, device, consts, out_weak, out_tree, len(leaves))
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
@@ -332,12 +353,18 @@ def _device_of(leaves: Sequence[Any]) -> Any:
     return pjrt.devices()[0]
 
 
-def jit(fun: Callable[..., Any] | None = None, *, static_argnums: Any = (),
-        static_argnames: Any = (), donate_argnums: Any = ()) -> Any:
-    """Compile ``fun`` with XLA; see the module docstring. Usable as a decorator."""
+def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = None,
+        out_shardings: Any = None, static_argnums: Any = (), static_argnames: Any = (),
+        donate_argnums: Any = ()) -> Any:
+    """Compile ``fun`` with XLA; see the module docstring. Usable as a decorator.
+    ``in_shardings``/``out_shardings`` (pytree prefixes of the positional arguments and
+    of the result: NamedSharding, PartitionSpec over the current mesh, or None) run the
+    program over a mesh (Note [jit over sharded arrays] in partitioned.py)."""
     if fun is None:
-        return lambda f: Jitted(f, static_argnums, static_argnames, donate_argnums)
-    return Jitted(fun, static_argnums, static_argnames, donate_argnums)
+        return lambda f: Jitted(f, static_argnums, static_argnames, donate_argnums,
+                                in_shardings, out_shardings)
+    return Jitted(fun, static_argnums, static_argnames, donate_argnums, in_shardings,
+                  out_shardings)
 
 
 # --- ahead of time -----------------------------------------------------------------------

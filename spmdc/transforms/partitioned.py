@@ -1,0 +1,288 @@
+"""jit over arrays laid out on a mesh: one global program, split by XLA's SPMD partitioner.
+
+Note [jit over sharded arrays]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+When an argument of a top-level jit call is an Array laid out by a NamedSharding over a
+mesh of several devices (``device_put(x, NamedSharding(mesh, P('data')))``), or jit was
+given ``in_shardings``/``out_shardings``, the program is not run on one device. It is
+traced as usual (the global program: nothing in it mentions devices), lowered in the
+partition form (Note [partition form] in compiler/stablehlo.py) with each argument's
+layout on it, and compiled for the mesh's devices with XLA's SPMD partitioner, which
+splits every operation and inserts the collectives the layouts need (a matmul whose
+contracted dimension is split gets an all-reduce). Each device gets its block of every
+argument, and each result comes back as an Array laid out the way the partitioner chose
+(read from the executable), or as ``out_shardings`` asked.
+
+Per argument: an ``in_shardings`` entry wins (an argument laid out otherwise is laid out
+again, through the host); else an Array's own NamedSharding over the mesh; anything
+else (NumPy values, Python scalars, one-device Arrays) is replicated on every device of
+the mesh. All sharded arguments and requested shardings must share one mesh.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compiler.ir import Func, TensorType
+from ..compiler.passes import run_pass
+from ..compiler.passes.cleanup import cleanup
+from ..compiler.primitives.sharding import sharding_constraint_p
+from ..compiler.stablehlo import Partitioning, lower_text
+from ..core import dtypes
+from ..core.tracing import bind, current_trace, type_of, where
+from ..core.tree import broadcast_prefix, tree_unflatten
+from ..runtime import pjrt
+from ..runtime.array import Array
+from ..runtime.sharding import (
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    Sharding,
+    SingleDeviceSharding,
+    current_mesh,
+    sharding_from_tiles,
+)
+
+__all__ = ["check_shardings", "is_sharded_call", "call_partitioned", "constraint_mesh",
+           "with_sharding_constraint", "reshard", "PartitionedEntry"]
+
+
+def _is_spec_leaf(x: Any) -> bool:
+    return x is None or isinstance(x, (Sharding, PartitionSpec))
+
+
+def check_shardings(what: str, value: Any) -> Any:
+    """jit's ``in_shardings``/``out_shardings``: a pytree (prefix) of NamedSharding,
+    PartitionSpec (over the current mesh at call time) or None (unspecified)."""
+    if value is None:
+        return None
+    from ..core.tree import tree_flatten
+    leaves, _ = tree_flatten(value, is_leaf=_is_spec_leaf)
+    for leaf in leaves:
+        if leaf is not None and not isinstance(leaf, (NamedSharding, PartitionSpec,
+                                                      SingleDeviceSharding)):
+            raise TypeError(f"jit: {what} entries must be NamedSharding, PartitionSpec or "
+                            f"None, got {leaf!r} of type {type(leaf).__name__}{where()}")
+    return value
+
+
+def _resolve(s: Any, what: str) -> NamedSharding | None:
+    if s is None or isinstance(s, SingleDeviceSharding):
+        return None
+    if isinstance(s, PartitionSpec):
+        mesh = current_mesh()
+        if mesh is None:
+            raise ValueError(f"jit: {what} is the PartitionSpec {s!r}, which needs a mesh: "
+                             f"pass NamedSharding(mesh, spec) or set one with "
+                             f"spmdc.set_mesh(mesh){where()}")
+        return NamedSharding(mesh, s)
+    return s
+
+
+def is_sharded_call(leaves: Sequence[Any]) -> bool:
+    """Whether an argument is laid out over a mesh of several devices."""
+    for x in leaves:
+        if type(x) is Array and isinstance(x._sharding, NamedSharding) \
+                and x._sharding.mesh.size > 1:
+            return True
+    return False
+
+
+def call_partitioned(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
+                     kwargs: dict[str, Any], leaves: list[Any], in_tree: Any) -> Any:
+    """The Python path of a jit call over sharded arrays (module docstring)."""
+    requested = [_resolve(s, "in_shardings") for s in (
+        broadcast_prefix((jitted.in_shardings, {k: None for k in kwargs}), (args, kwargs),
+                         is_leaf=_is_spec_leaf, what="jit in_shardings")
+        if jitted.in_shardings is not None else [None] * len(leaves))]
+    meshes = {s.mesh for s in requested if s is not None}
+    meshes |= {x._sharding.mesh for x in leaves if type(x) is Array
+               and isinstance(x._sharding, NamedSharding) and x._sharding.mesh.size > 1}
+    if jitted.out_shardings is not None:
+        from ..core.tree import tree_flatten
+        outs = tree_flatten(jitted.out_shardings, is_leaf=_is_spec_leaf)[0]
+        meshes |= {r.mesh for r in (_resolve(s, "out_shardings") for s in outs)
+                   if r is not None}
+    if len(meshes) > 1:
+        raise ValueError(f"jit: the arguments and shardings are laid out over different "
+                         f"meshes ({', '.join(map(repr, meshes))}); put them on one mesh"
+                         f"{where()}")
+    if not meshes:           # shardings that name no mesh (all None): one device after all
+        return None
+    mesh = meshes.pop()
+    shardings = []
+    for x, s in zip(leaves, requested, strict=True):
+        if s is None and type(x) is Array and isinstance(x._sharding, NamedSharding) \
+                and x._sharding.mesh == mesh:
+            s = x._sharding
+        shardings.append(s if s is not None else NamedSharding(mesh))
+    key = ("partitioned", in_tree, statics, dtypes._x64, mesh,
+           *[(type_of(x), s.spec) for x, s in zip(leaves, shardings, strict=True)])
+    entry = jitted._cache.get(key)
+    if entry is None:
+        func, out_weak, consts, out_tree, _ = jitted._trace(statics, args, kwargs)
+        func = run_pass("cleanup", cleanup, func)
+        entry = jitted._cache[key] = PartitionedEntry(
+            func, mesh, shardings, _out_requests(jitted, out_tree), consts, out_weak,
+            out_tree)
+    return entry(leaves)
+
+
+def _out_requests(jitted: Any, out_tree: Any) -> list[NamedSharding | None]:
+    if jitted.out_shardings is None:
+        return [None] * out_tree.num_leaves
+    skeleton = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+    return [_resolve(s, "out_shardings") for s in broadcast_prefix(
+        jitted.out_shardings, skeleton, is_leaf=_is_spec_leaf, what="jit out_shardings")]
+
+
+def _spec_tuple(s: NamedSharding, ndim: int) -> tuple[tuple[str, ...], ...]:
+    return tuple(s.spec.axes_of(d) for d in range(ndim))
+
+
+class PartitionedEntry:
+    """One compiled partitioned program: placing the blocks, launch, laid-out results."""
+
+    def __init__(self, func: Func, mesh: Mesh, in_shardings: list[NamedSharding],
+                 out_requests: list[NamedSharding | None], consts: list[Any],
+                 out_weak: list[bool], out_tree: Any):
+        n = len(in_shardings)
+        in_types = func.in_types
+        for k, (s, t) in enumerate(zip(in_shardings, in_types[:n], strict=True)):
+            try:
+                s.check_shape(t.shape, f"jit: the sharding of argument {k}")
+            except ValueError as e:
+                raise ValueError(f"{e}{where()}") from None
+        for k, (s, t) in enumerate(zip(out_requests, func.out_types, strict=True)):
+            if s is not None:
+                try:
+                    s.check_shape(t.shape, f"jit: out_shardings of output {k}")
+                except ValueError as e:
+                    raise ValueError(f"{e}{where()}") from None
+        replicated = NamedSharding(mesh)
+        self.mesh = mesh
+        self.devices = mesh._flat_devices
+        self.in_shardings = in_shardings + [replicated] * len(consts)
+        self.in_types = in_types
+        self.consts = consts
+        self.const_buffers: list[list[Any]] | None = None
+        self.out_types, self.out_weak, self.out_tree = func.out_types, out_weak, out_tree
+        partitioning = Partitioning(
+            mesh.shape_tuple,
+            [_spec_tuple(s, t.ndim) for s, t in zip(self.in_shardings, in_types, strict=True)],
+            [None if s is None else _spec_tuple(s, t.ndim)
+             for s, t in zip(out_requests, func.out_types, strict=True)])
+        self.func = func
+        self.module_text = lower_text(func, partitioning=partitioning)
+        self.exe = pjrt.compile(self.module_text, self.devices, partitioned=True)
+        self.out_shardings = [sharding_from_tiles(mesh, t.shape, tiles)
+                              for t, tiles in zip(func.out_types, pjrt.output_tiles(self.exe),
+                                                  strict=True)]
+        self.block_types = [(s.shard_shape(t.shape), t.dtype)
+                            for s, t in zip(self.in_shardings, in_types, strict=True)]
+
+    def _place(self, x: Any, s: NamedSharding, t: TensorType) -> list[Any]:
+        if type(x) is Array and x._sharding == s and x.dtype == t.dtype:
+            return list(x.shard_buffers())
+        if type(x) is Array and s.is_fully_replicated and x.dtype == t.dtype:
+            bufs = [x.buffer_on(d) for d in self.devices]
+            if all(b is not None for b in bufs):
+                return bufs
+        host = np.asarray(x)
+        if host.dtype != t.dtype:
+            host = host.astype(t.dtype)
+        index = s.devices_indices_map(host.shape)
+        return [pjrt.put(np.ascontiguousarray(host[index[d]]), d) for d in self.devices]
+
+    def __call__(self, leaves: Sequence[Any]) -> Any:
+        n = len(leaves)
+        if self.const_buffers is None:
+            self.const_buffers = [self._place(c, s, t) for c, s, t in zip(
+                self.consts, self.in_shardings[n:], self.in_types[n:], strict=True)]
+        bufs = [self._place(x, s, t) for x, s, t in zip(
+            leaves, self.in_shardings, self.in_types, strict=False)]
+        bufs.extend(self.const_buffers)
+        outs = pjrt.execute(self.exe, bufs, self.devices, self.block_types)
+        results = [Array(tuple(o), t, w, self.devices, sharding=s)
+                   for o, t, w, s in zip(outs, self.out_types, self.out_weak,
+                                         self.out_shardings, strict=True)]
+        return tree_unflatten(self.out_tree, results)
+
+    def optimized_hlo(self) -> str:
+        return pjrt.optimized_hlo(self.exe)
+
+
+    def fast_path(self, args: Any, out: Any) -> None:
+        """No C++ launch for partitioned programs: every call takes the Python path."""
+        return None
+
+
+# --- layouts asked for inside a program -----------------------------------------------------
+
+def with_sharding_constraint(x: Any, shardings: Any) -> Any:
+    """Lay out each array of ``x`` by its sharding (a NamedSharding, or a PartitionSpec
+    over the current mesh; ``shardings`` may be a pytree prefix of ``x``). Inside jit the
+    value is unchanged and the partitioner is told the layout (a jit with a constraint
+    runs over its mesh: Note [jit over sharded arrays]); outside it is ``device_put``."""
+    from ..core.devices import device_put
+    from ..core.tree import tree_flatten
+    leaves, tree = tree_flatten(x)
+    targets = broadcast_prefix(shardings, x, is_leaf=_is_spec_leaf,
+                               what="with_sharding_constraint shardings")
+    out = []
+    for leaf, s in zip(leaves, targets, strict=True):
+        s = _resolve(s, "the sharding")
+        if s is None:
+            raise TypeError(f"with_sharding_constraint: each sharding must be a NamedSharding "
+                            f"or a PartitionSpec over the current mesh{where()}")
+        t = type_of(leaf)[0]
+        try:
+            s.check_shape(t.shape, "with_sharding_constraint")
+        except ValueError as e:
+            raise ValueError(f"{e}{where()}") from None
+        if current_trace() is None:
+            out.append(device_put(leaf, s))
+        else:
+            ids = tuple(int(d.id) for d in s.mesh._flat_devices)
+            _meshes[(s.mesh.shape_tuple, ids)] = s.mesh
+            out.append(bind(sharding_constraint_p, leaf, mesh=s.mesh.shape_tuple,
+                            device_ids=ids, spec=_spec_tuple(s, t.ndim)))
+    return tree_unflatten(tree, out)
+
+
+def reshard(x: Any, out_shardings: Any) -> Any:
+    """``x`` laid out by ``out_shardings`` (as with_sharding_constraint)."""
+    return with_sharding_constraint(x, out_shardings)
+
+
+def constraint_mesh(func: Func) -> Mesh | None:
+    """The mesh a sharding constraint in ``func`` (or a sub-program) lays a value out
+    over, if any; a jit program with one runs partitioned over that mesh."""
+    for eqn in func.eqns:
+        if eqn.prim is sharding_constraint_p:
+            return _mesh_of(eqn.params["mesh"], eqn.params["device_ids"])
+        for v in eqn.params.values():
+            for sub in (v if isinstance(v, tuple) else (v,)):
+                if isinstance(sub, Func):
+                    found = constraint_mesh(sub)
+                    if found is not None:
+                        return found
+    return None
+
+
+# The Mesh objects constraints were made with, by (axes, device ids): the constraint's
+# params hold plain data (the compiler knows no Mesh), and results should carry the
+# user's own Mesh.
+_meshes: dict[Any, Mesh] = {}
+
+
+def _mesh_of(axes: Any, device_ids: tuple[int, ...]) -> Mesh:
+    mesh = _meshes.get((tuple(axes), tuple(device_ids)))
+    if mesh is None:
+        by_id = {d.id: d for d in pjrt.devices()}
+        grid = np.empty(len(device_ids), dtype=object)
+        grid[:] = [by_id[i] for i in device_ids]
+        mesh = Mesh(grid.reshape([s for _, s in axes]), tuple(n for n, _ in axes))
+    return mesh

@@ -1,0 +1,124 @@
+"""jit over arrays laid out on a mesh (Note [jit over sharded arrays]): the same numbers as
+unsharded jit, the collectives XLA's partitioner inserts, the layouts it chose, and
+in_shardings / out_shardings / with_sharding_constraint."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import spmdc
+import spmdc.numpy as jnp
+from spmdc import lax
+from spmdc.sharding import NamedSharding, PartitionSpec
+
+P = PartitionSpec
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return spmdc.make_mesh((2, 4), ("x", "y"))
+
+
+def _a(shape, seed=0):
+    return np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+
+
+def _put(x, mesh, spec):
+    return spmdc.device_put(x, NamedSharding(mesh, spec))
+
+
+def test_elementwise_keeps_the_layout(mesh):
+    a = _a((8, 4))
+    x = _put(a, mesh, P("x", "y"))
+    y = spmdc.jit(lambda v: jnp.sin(v) * 2 + 1)(x)
+    np.testing.assert_allclose(y, np.sin(a) * 2 + 1, rtol=1e-6, atol=1e-6)
+    assert y.sharding == NamedSharding(mesh, P("x", "y"))
+    for s in y.addressable_shards:
+        np.testing.assert_allclose(np.asarray(s.data), np.sin(a[s.index]) * 2 + 1, atol=1e-6)
+
+
+def test_matmul_over_a_split_contraction_gets_an_all_reduce(mesh):
+    a, w = _a((8, 4)), _a((4, 3), 1)
+    f = spmdc.jit(lambda x, w: x @ w)
+    y = f(_put(a, mesh, P("x", "y")), _put(w, mesh, P("y")))
+    np.testing.assert_allclose(y, a @ w, rtol=1e-5, atol=1e-6)
+    assert y.sharding == NamedSharding(mesh, P("x"))        # as JAX's partitioner chooses
+    entry = next(e for e in f._cache.values() if hasattr(e, "optimized_hlo"))
+    assert "all-reduce" in entry.optimized_hlo()
+    # the same function on unsharded arguments: one device, no collective
+    np.testing.assert_allclose(f(a, w), y, rtol=1e-6)
+
+
+def test_out_shardings_in_shardings_and_specs_over_the_current_mesh(mesh):
+    a = _a((8, 4))
+    x = _put(a, mesh, P("x", "y"))
+    h = spmdc.jit(lambda v: v.sum(0), out_shardings=NamedSharding(mesh, P("y")))
+    assert h(x).sharding == NamedSharding(mesh, P("y"))
+    np.testing.assert_allclose(h(x), a.sum(0), rtol=1e-5)
+    k = spmdc.jit(lambda v: v @ v.T, in_shardings=NamedSharding(mesh, P("x")))
+    np.testing.assert_allclose(k(a), a @ a.T, rtol=1e-5, atol=1e-5)   # a NumPy argument
+    assert k(a).sharding.mesh == mesh
+    with spmdc.set_mesh(mesh):
+        r = spmdc.jit(lambda v: v * 3, in_shardings=P(None, "y"), out_shardings=P("x"))(a)
+    assert r.sharding == NamedSharding(mesh, P("x"))
+    np.testing.assert_allclose(r, 3 * a)
+
+
+def test_a_data_and_model_parallel_mlp_training_step_matches_one_device(mesh):
+    rng = np.random.default_rng(3)
+    params = {"w1": rng.normal(size=(6, 8)).astype(np.float32) * 0.3,
+              "w2": rng.normal(size=(8, 2)).astype(np.float32) * 0.3}
+    xb = rng.normal(size=(16, 6)).astype(np.float32)
+    yb = rng.normal(size=(16, 2)).astype(np.float32)
+
+    def loss(p, x, y):
+        return jnp.mean((jnp.tanh(x @ p["w1"]) @ p["w2"] - y) ** 2)
+
+    @spmdc.jit
+    def step(p, x, y):
+        g = spmdc.grad(loss)(p, x, y)
+        return spmdc.tree.map(lambda a, b: a - 0.1 * b, p, g), loss(p, x, y)
+
+    sharded = {"w1": _put(params["w1"], mesh, P(None, "y")),
+               "w2": _put(params["w2"], mesh, P("y", None))}
+    xs, ys = _put(xb, mesh, P("x")), _put(yb, mesh, P("x"))
+    p1, p2 = params, sharded
+    for _ in range(3):
+        p1, l1 = step(p1, xb, yb)
+        p2, l2 = step(p2, xs, ys)
+        np.testing.assert_allclose(l2, l1, rtol=1e-5)
+    for k in params:
+        np.testing.assert_allclose(p2[k], p1[k], rtol=1e-5, atol=1e-6)
+    assert p2["w1"].sharding.mesh == mesh
+
+
+def test_with_sharding_constraint(mesh):
+    a = _a((8, 4))
+    c = spmdc.jit(lambda v: lax.with_sharding_constraint(jnp.sin(v) * 2,
+                                                         NamedSharding(mesh, P(None, "y"))))
+    r = c(a)
+    assert r.sharding == NamedSharding(mesh, P(None, "y"))
+    np.testing.assert_allclose(r, np.sin(a) * 2, rtol=1e-6)
+    np.testing.assert_allclose(spmdc.grad(lambda v: c(v).sum())(a), 2 * np.cos(a), rtol=1e-5)
+    np.testing.assert_allclose(spmdc.vmap(c)(np.stack([a, -a])),
+                               np.stack([np.sin(a), np.sin(-a)]) * 2, rtol=1e-6)
+    eager = lax.with_sharding_constraint(a, NamedSharding(mesh, P("x")))
+    assert eager.sharding == NamedSharding(mesh, P("x"))
+    assert spmdc.reshard(eager, NamedSharding(mesh, P("y"))).sharding.spec == P("y")
+    with pytest.raises(ValueError, match="not divisible by 4"):
+        spmdc.jit(lambda v: lax.with_sharding_constraint(v, NamedSharding(mesh, P("y"))))(
+            np.ones((6, 2)))
+
+
+def test_errors(mesh):
+    other = spmdc.make_mesh((4, 2), ("x", "y"))
+    a = _a((8, 4))
+    with pytest.raises(ValueError, match="different meshes"):
+        spmdc.jit(lambda u, v: u + v)(_put(a, mesh, P("x")), _put(a, other, P("x")))
+    with pytest.raises(ValueError, match="not divisible by 4"):
+        spmdc.jit(lambda v: v, in_shardings=NamedSharding(mesh, P("y")))(np.ones((6, 2)))
+    with pytest.raises(TypeError, match="in_shardings entries"):
+        spmdc.jit(lambda v: v, in_shardings=3)
+    with pytest.raises(ValueError, match="needs a mesh"):
+        spmdc.jit(lambda v: v, in_shardings=P("x"))(a)
+    np.testing.assert_allclose(spmdc.jit(lambda v: v + 1)(a), a + 1)
