@@ -218,3 +218,37 @@ def test_errors_are_clear_and_the_next_call_works(call, fragment):
         call(mesh, a)
     assert fragment in str(e.value)
     np.testing.assert_allclose(_sm(lambda b: b + 1, mesh, P("x"), P("x"))(a), a + 1)
+
+
+def test_jit_of_shard_map_runs_on_the_mesh_in_the_partition_form():
+    mesh = _mesh((2, 4))
+    a, w = _a((8, 4)), _a((4, 3), 1)
+    h = _sm(lambda b, w: lax.psum(jnp.tanh(b @ w), "y") + lax.axis_index("x"), mesh,
+            (P("x", None), P()), P("x"))
+    f = spmdc.jit(h)
+    got = f(a, w)
+    np.testing.assert_allclose(got, h(a, w), rtol=1e-5, atol=1e-6)
+    assert got.sharding == NamedSharding(mesh, P("x"))
+    (entry,) = f._cache.values()
+    assert "sdy.manual_computation" in entry.module_text
+    assert "all-reduce" in entry.optimized_hlo()
+    t = np.tanh(a @ w)
+    np.testing.assert_allclose(spmdc.jit(spmdc.grad(lambda w: h(a, w).sum()))(w),
+                               4 * a.T @ (1 - t ** 2), rtol=1e-4, atol=1e-5)
+
+
+def test_closures_inside_jit_of_shard_map():
+    mesh = _mesh((2, 4))
+    a = _a((8, 4))
+    c = np.arange(4, dtype=np.float32)
+
+    @spmdc.jit
+    def f(a, s):
+        g = _sm(lambda b: lax.pmean(b * c + s, ("x", "y")), mesh, P("x", "y"), P(None, "y"))
+        return g(a) * 2
+
+    blocks = a.reshape(2, 4, 4, 1).transpose(0, 2, 1, 3)          # [i, j] = block (i, j)
+    mean = np.mean([[blocks[i, j] * c + 3.0 for j in range(4)] for i in range(2)], (0, 1))
+    np.testing.assert_allclose(f(a, 3.0), 2 * np.concatenate([mean] * 4, 1), rtol=1e-5,
+                               atol=1e-6)
+    assert float(spmdc.grad(lambda s: f(a, s).sum())(1.0)) == 2.0 * 64

@@ -13,6 +13,7 @@ from .primitives import (  # noqa: F401  (registration)
     indexing,  # noqa: F401  (registration)
     reductions,
     scan,  # noqa: F401  (registration)
+    shard_map,  # noqa: F401  (registration)
     sharding,  # noqa: F401  (registration)
     sorting,  # noqa: F401  (registration)
     special,  # noqa: F401  (registration)

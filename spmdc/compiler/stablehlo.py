@@ -169,6 +169,7 @@ class LoweringContext:
                  mesh_axes: Sequence[str] = (), partitioned: bool = False):
         self.partitioned = partitioned         # the partition form (Note [partition form])
         self.partition_mesh: tuple[tuple[str, int], ...] = ()
+        self.manual = False        # inside sdy.manual_computation (primitives/shard_map.py)
         self.num_replicas = num_replicas
         self.axis_env = dict(axis_env or {})   # axis name -> size, outermost first
         self.mesh_axes = tuple(mesh_axes)      # device mesh axis names, major to minor

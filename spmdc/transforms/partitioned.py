@@ -28,6 +28,7 @@ import numpy as np
 from ..compiler.ir import Func, TensorType
 from ..compiler.passes import run_pass
 from ..compiler.passes.cleanup import cleanup
+from ..compiler.primitives.shard_map import shard_map_p
 from ..compiler.primitives.sharding import sharding_constraint_p
 from ..compiler.stablehlo import Partitioning, lower_text
 from ..core import dtypes
@@ -46,7 +47,7 @@ from ..runtime.sharding import (
 )
 
 __all__ = ["check_shardings", "is_sharded_call", "call_partitioned", "constraint_mesh",
-           "with_sharding_constraint", "reshard", "PartitionedEntry"]
+           "with_sharding_constraint", "reshard", "PartitionedEntry", "remember_mesh"]
 
 
 def _is_spec_leaf(x: Any) -> bool:
@@ -245,10 +246,8 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
         if current_trace() is None:
             out.append(device_put(leaf, s))
         else:
-            ids = tuple(int(d.id) for d in s.mesh._flat_devices)
-            _meshes[(s.mesh.shape_tuple, ids)] = s.mesh
             out.append(bind(sharding_constraint_p, leaf, mesh=s.mesh.shape_tuple,
-                            device_ids=ids, spec=_spec_tuple(s, t.ndim)))
+                            device_ids=remember_mesh(s.mesh), spec=_spec_tuple(s, t.ndim)))
     return tree_unflatten(tree, out)
 
 
@@ -258,10 +257,10 @@ def reshard(x: Any, out_shardings: Any) -> Any:
 
 
 def constraint_mesh(func: Func) -> Mesh | None:
-    """The mesh a sharding constraint in ``func`` (or a sub-program) lays a value out
+    """The mesh a sharding constraint or a shard_map in ``func`` (or a sub-program) runs
     over, if any; a jit program with one runs partitioned over that mesh."""
     for eqn in func.eqns:
-        if eqn.prim is sharding_constraint_p:
+        if eqn.prim is sharding_constraint_p or eqn.prim is shard_map_p:
             return _mesh_of(eqn.params["mesh"], eqn.params["device_ids"])
         for v in eqn.params.values():
             for sub in (v if isinstance(v, tuple) else (v,)):
@@ -276,6 +275,14 @@ def constraint_mesh(func: Func) -> Mesh | None:
 # params hold plain data (the compiler knows no Mesh), and results should carry the
 # user's own Mesh.
 _meshes: dict[Any, Mesh] = {}
+
+
+def remember_mesh(mesh: Mesh) -> tuple[int, ...]:
+    """The ids of ``mesh``'s devices, for a primitive's params; ``mesh`` is remembered so
+    that a program found to run over it gets this very Mesh object back."""
+    ids = tuple(int(d.id) for d in mesh._flat_devices)
+    _meshes[(mesh.shape_tuple, ids)] = mesh
+    return ids
 
 
 def _mesh_of(axes: Any, device_ids: tuple[int, ...]) -> Mesh:

@@ -23,15 +23,19 @@ vary over an axis its out_spec omits is an error before compiling, naming the ou
 and the line that computed it. With ``check_vma=False`` the claim is trusted, and the
 global result holds the block of the first device along each omitted axis, as in JAX.
 
-Under a transformation (jit, grad, vmap, another shard_map's caller being traced),
-shard_map has its global meaning on one device: every argument is reshaped so that the
-pieces its spec splits it into stand on leading axes, one per mesh axis, and the body is
-vmapped over them (``axis_name`` bound, so the collectives mean what they mean on the
-mesh); each output is put back together by its out_spec, taking index 0 along the mesh
-axes it omits. The numbers are those of the multi-device run, and grad is the gradient of
-that global function, which is JAX's shard_map semantics (a replicated argument receives
-the sum of the per-device cotangents; a psum's cotangent is the same on every device).
-It is not distributed: ``jit(shard_map(f))`` runs on one device.
+Under a transformation (jit, grad, vmap), shard_map becomes one ``shard_map`` equation
+(compiler/primitives/shard_map.py) that carries two programs: the per-device body traced
+as above, and the *global* function on one device: every argument reshaped so that the
+pieces its spec splits it into stand on leading axes, one per mesh axis, the body vmapped
+over them (``axis_name`` bound, so the collectives mean what they mean on the mesh), and
+each output put back together by its out_spec, taking index 0 along the mesh axes it
+omits. A jit program containing the equation runs over the mesh in the partition form
+(Note [jit over sharded arrays] in partitioned.py): the body becomes a Shardy manual
+computation and runs distributed. Every rule that transforms the equation uses the global
+program, so ``grad`` of a shard_map is the gradient of that global function, which is
+JAX's shard_map semantics (a replicated argument receives the sum of the per-device
+cotangents; a psum's cotangent is the same on every device), and vmap batches it. Inside
+a pmap body (a device axis bound around it), shard_map inlines the global program.
 
 Reverse mode *inside* the body (``grad``, ``vjp``, ``linear_transpose`` in ``f``) is
 refused with a clear error (mapping.refuse_in_shard_map_body). JAX types every value
@@ -64,8 +68,9 @@ from ..compiler.ir import Func, TensorType
 from ..compiler.passes import observe, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.collectives import ReplicationError, check_collectives, varying_axes
+from ..compiler.primitives.shard_map import shard_map_p
 from ..core.pytree_tracing import fun_name, trace_pytree
-from ..core.tracing import current_trace, type_of, where
+from ..core.tracing import bind, current_trace, type_of, where
 from ..core.tree import (
     broadcast_prefix,
     tree_flatten,
@@ -77,6 +82,7 @@ from ..runtime.array import Array
 from ..runtime.executable import compile_func
 from ..runtime.sharding import Mesh, NamedSharding, PartitionSpec, check_spec, current_mesh
 from .mapping import _arg_path, out_paths, shard_map_body
+from .partitioned import remember_mesh
 from .pmap import DeviceAxis
 from .sharded import launched, pace
 
@@ -261,8 +267,11 @@ class ShardMapped:
         leaves, in_tree = tree_flatten((args, {}))
         paths = [_arg_path(p) for p, _ in tree_flatten_with_path((args, {}))[0]]
         in_specs = self._in_specs(mesh, manual, args, leaves, paths)
-        if current_trace() is not None:
-            return self._emulate(mesh, manual, args, leaves, in_tree, in_specs)
+        trace = current_trace()
+        if trace is not None:
+            if any(isinstance(s, DeviceAxis) for s in trace.axis_env.values()):
+                return self._emulate(mesh, manual, args, leaves, in_tree, in_specs)
+            return self._bind(mesh, manual, args, leaves, in_tree, in_specs)
         types = [type_of(x) for x in leaves]
         key = (in_tree, tuple(types), tuple(in_specs), mesh, manual)
         entry = self._cache.get(key)
@@ -309,14 +318,46 @@ class ShardMapped:
         return _Entry(executable, mesh, in_specs, func.in_types[:len(leaves)], consts,
                       func.in_types[len(leaves):], out_types, out_weak, out_tree, out_specs)
 
-    # --- under a trace: the global function on one device ------------------------------------
+    # --- under a trace ------------------------------------------------------------------------
+    def _bind(self, mesh: Mesh, manual: tuple[str, ...], args: tuple[Any, ...],
+              leaves: list[Any], in_tree: Any, in_specs: list[PartitionSpec]) -> Any:
+        """One shard_map equation carrying the per-device program and the global one
+        (primitives/shard_map.py; Note [shard_map])."""
+        body, out_weak, consts, out_tree, out_specs = self._trace(mesh, manual, args, leaves,
+                                                                  in_specs)
+        types = [type_of(x) for x in leaves]
+        emulated, _, em_consts, _, _ = trace_pytree(
+            lambda *a: self._emulate(mesh, manual, a, tree_flatten((a, {}))[0], in_tree,
+                                     in_specs, checked=True),
+            args, {}, f"{self.name}_global", [t for t, _ in types], [w for _, w in types])
+        n, nb = len(leaves), len(consts)
+        body = _with_inputs(body, n + nb, [v.type for v in emulated.inputs[n:]])
+        emulated = _with_inputs(emulated, n, [v.type for v in body.inputs[n:n + nb]],
+                                at=n)
+        spec_of = [tuple(s.axes_of(d) for d in range(t.ndim))
+                   for s, (t, _) in zip(in_specs, types, strict=True)]
+        const_specs = [tuple(() for _ in range(v.type.ndim)) for v in body.inputs[n:]]
+        ids = remember_mesh(mesh)
+        outs = bind(shard_map_p, *leaves, *consts, *em_consts, body=body, emulated=emulated,
+                    mesh=mesh.shape_tuple, device_ids=ids,
+                    in_specs=tuple(spec_of + const_specs),
+                    out_specs=tuple(tuple(s.axes_of(d) for d in range(t.ndim))
+                                    for s, t in zip(out_specs, emulated.out_types,
+                                                    strict=True)),
+                    manual=manual)
+        for o, w in zip(outs, out_weak, strict=True):
+            o.weak = w
+        return tree_unflatten(out_tree, outs)
+
     def _emulate(self, mesh: Mesh, manual: tuple[str, ...], args: tuple[Any, ...],
-                 leaves: list[Any], in_tree: Any, in_specs: list[PartitionSpec]) -> Any:
+                 leaves: list[Any], in_tree: Any, in_specs: list[PartitionSpec],
+                 checked: bool = False) -> Any:
+        """The global function on one device (Note [shard_map])."""
         from .. import numpy as jnp
         from .vmap import vmap
 
-        # The checks the multi-device run makes (axis names, replication, out_specs).
-        self._trace(mesh, manual, args, leaves, in_specs)
+        if not checked:   # the checks the multi-device run makes (axis names, replication)
+            self._trace(mesh, manual, args, leaves, in_specs)
         stacked = [_to_pieces(jnp, x, s, mesh, manual) for x, s in zip(leaves, in_specs,
                                                                           strict=True)]
         out_box: list[Any] = []
@@ -341,6 +382,17 @@ class ShardMapped:
         outs = [_from_pieces(jnp, y, s, mesh, manual) for y, s in zip(flat, out_specs,
                                                                           strict=True)]
         return tree_unflatten(out_tree, outs)
+
+
+def _with_inputs(func: Func, keep: int, extra: list[TensorType], at: int | None = None
+                 ) -> Func:
+    """``func`` taking unused inputs of the ``extra`` types, inserted at ``at`` (default:
+    after its first ``keep`` inputs, i.e. at the end of those)."""
+    from ..compiler.ir import Var
+    at = keep if at is None else at
+    new = tuple(Var(t) for t in extra)
+    return Func(func.name, func.inputs[:at] + new + func.inputs[at:], func.eqns,
+                func.outputs)
 
 
 def _block_shape(shape: tuple[int, ...], spec: PartitionSpec, mesh: Mesh) -> tuple[int, ...]:

@@ -100,7 +100,8 @@ def _allreduce_impl(ufunc: np.ufunc):
 def _allreduce_lowering(op_class):
     def rule(ctx, eqn, x):
         t = eqn.inputs[0].type
-        op = hlo.AllReduceOp([mlir_type(t)], [x], _groups(ctx, eqn.params["axes"]))
+        op = _across_partitions(ctx, hlo.AllReduceOp([mlir_type(t)], [x],
+                                                     _groups(ctx, eqn.params["axes"])))
         fill_reducer(op_class, TensorType((), t.dtype), op.regions[0])
         return op.results[0]
     return rule
@@ -117,6 +118,18 @@ def _vary_over_axes(ins, *, axes, **_):
 def _groups(ctx, axes) -> ir.DenseIntElementsAttr:
     mesh = tuple((name, ctx.axis_env[name]) for name in ctx.mesh_axes)
     return ir.DenseIntElementsAttr.get(np.asarray(replica_groups(mesh, axes), np.int64))
+
+
+def _across_partitions(ctx, op, global_ids: bool = True):
+    """In a manual computation of the partition form (primitives/shard_map.py), the
+    devices are partitions, not replicas: the collective needs a channel of its own
+    (type 1, device to device) and, for the grouped ones, ``use_global_device_ids`` so
+    that its groups (numbered in mesh order, as replica groups are) name partitions."""
+    if ctx.manual:
+        op.attributes["channel_handle"] = hlo.ChannelHandle.get(ctx.next_channel(), 1)
+        if global_ids:
+            op.attributes["use_global_device_ids"] = ir.UnitAttr.get()
+    return op
 
 
 psum_p = declare("psum", _allreduce_rule("psum", NUMBER), _allreduce_impl(np.add))
@@ -194,8 +207,8 @@ def _all_gather_lowering(ctx, eqn, x):
     if not eqn.params["tiled"]:                       # gather along a new size-1 axis
         one = TensorType((*t.shape[:dim], 1, *t.shape[dim:]), t.dtype)
         x = hlo.ReshapeOp(mlir_type(one), x).result
-    return hlo.AllGatherOp([mlir_type(out)], [x], dim,
-                           _groups(ctx, eqn.params["axes"])).results[0]
+    return _across_partitions(ctx, hlo.AllGatherOp(
+        [mlir_type(out)], [x], dim, _groups(ctx, eqn.params["axes"]))).results[0]
 
 
 all_gather_p = declare("all_gather", _all_gather_rule, _all_gather_impl)
@@ -244,8 +257,8 @@ def _psum_scatter_lowering(ctx, eqn, x):
     d = eqn.params["scatter_dimension"]
     chunk = list(t.shape)
     chunk[d] = out.shape[d] if eqn.params["tiled"] else 1
-    op = hlo.ReduceScatterOp(mlir_type(TensorType(tuple(chunk), t.dtype)), x, d,
-                             _groups(ctx, eqn.params["axes"]))
+    op = _across_partitions(ctx, hlo.ReduceScatterOp(
+        mlir_type(TensorType(tuple(chunk), t.dtype)), x, d, _groups(ctx, eqn.params["axes"])))
     fill_reducer(hlo.AddOp, TensorType((), t.dtype), op.regions[0])
     return op.result if eqn.params["tiled"] else hlo.ReshapeOp(mlir_type(out),
                                                                 op.result).result
@@ -301,8 +314,8 @@ def _ppermute_lowering(ctx, eqn, x):
     pairs = [(g[s], g[d]) for g in replica_groups(
         tuple((n, ctx.axis_env[n]) for n in ctx.mesh_axes), eqn.params["axes"])
         for s, d in eqn.params["perm"]]
-    return hlo.CollectivePermuteOp(x, ir.DenseIntElementsAttr.get(
-        np.asarray(pairs, np.int64).reshape(-1, 2))).result
+    return _across_partitions(ctx, hlo.CollectivePermuteOp(x, ir.DenseIntElementsAttr.get(
+        np.asarray(pairs, np.int64).reshape(-1, 2))), global_ids=False).result
 
 
 def _inverse(perm):
@@ -363,7 +376,8 @@ def _all_to_all_lowering(ctx, eqn, x):
     n = math.prod(eqn.params["axis_sizes"])
     groups = _groups(ctx, eqn.params["axes"])
     if eqn.params["tiled"]:
-        return hlo.AllToAllOp([x], split, concat, n, groups).results[0]
+        return _across_partitions(ctx, hlo.AllToAllOp([x], split, concat, n, groups),
+                                  global_ids=False).results[0]
     # Untiled: add a size-1 axis to concatenate along, run the tiled op, which leaves the
     # split axis with size 1, and drop that axis.
     if concat <= split:
@@ -373,7 +387,8 @@ def _all_to_all_lowering(ctx, eqn, x):
     shape1 = list(t.shape)
     shape1.insert(extra, 1)
     x1 = hlo.ReshapeOp(mlir_type(TensorType(tuple(shape1), t.dtype)), x).result
-    y = hlo.AllToAllOp([x1], split1, extra, n, groups).results[0]
+    y = _across_partitions(ctx, hlo.AllToAllOp([x1], split1, extra, n, groups),
+                           global_ids=False).results[0]
     return hlo.ReshapeOp(mlir_type(out), y).result
 
 
@@ -407,7 +422,8 @@ def _axis_index_lowering(ctx, eqn):
     strides, step = {}, 1
     for name in reversed(ctx.mesh_axes):
         strides[name], step = step, step * sizes[name]
-    rid = hlo.ConvertOp(mlir_type(i32), hlo.ReplicaIdOp().result).result
+    own = hlo.PartitionIdOp() if ctx.manual else hlo.ReplicaIdOp()   # See _across_partitions
+    rid = hlo.ConvertOp(mlir_type(i32), own.result).result
     index = None
     for name in eqn.params["axes"]:
         coord = hlo.RemOp(hlo.DivOp(rid, ctx.constant(strides[name], i32)).result,
