@@ -15,6 +15,10 @@ Workloads (issue 7):
   W4  steady-state data-parallel SGD step: pmap over 8 devices, 32 examples per device,
       pmean of the gradients, in_axes=(None, 0, 0), out_axes=(None, None), the new
       parameters fed back every step (MLP 64-128-128-10).
+      Written two more ways over a one-axis mesh of the 8 devices ("batch"), as JAX's
+      current docs teach it: grad of a loss whose forward pass is a shard_map (pmean of
+      the per-device losses), and jit of the global step over a NamedSharding-ed batch
+      (XLA's partitioner inserts the all-reduce); both under jit.
   W5  per-example gradients: ``jit(vmap(grad(loss), in_axes=(None, 0, 0)))``, batch 128
       (MLP 64-128-128-10).
   W6  pmap dispatch latency: ``x * 2`` on 8 devices, device-resident input [8, 4].
@@ -207,6 +211,46 @@ def w4(lib: Any, quick: bool) -> Runner:
     return run
 
 
+def w4_mesh(form: str) -> Callable[[Any, bool], Runner]:
+    def make(lib: Any, quick: bool) -> Runner:
+        loss = make_loss(lib.numpy)
+        lr = 0.01
+        sharding = lib.sharding
+        P = sharding.PartitionSpec
+        mesh = sharding.Mesh(np.array(lib.devices()[:N_DEVICES]), ("batch",))
+        if form == "shard_map":
+            per_device = lib.shard_map(
+                lambda p, xb, yb: lib.lax.pmean(loss(p, xb, yb), "batch"), mesh=mesh,
+                in_specs=(P(), P("batch"), P("batch")), out_specs=P())
+        else:
+            per_device = loss
+
+        @lib.jit
+        def step(params, x, y):
+            value, grads = lib.value_and_grad(per_device)(params, x, y)
+            return lib.tree_util.tree_map(lambda p, g: p - lr * g, params, grads), value
+
+        x, y = mlp_data(N_DEVICES * 32, SMALL_MLP[0], SMALL_MLP[-1])
+        batch = sharding.NamedSharding(mesh, P("batch"))
+        x, y = lib.device_put(x, batch), lib.device_put(y, batch)
+        state = {"params": lib.device_put(mlp_params(SMALL_MLP),
+                                          sharding.NamedSharding(mesh, P()))}
+        inner = 3 if quick else 10
+
+        def run() -> float:
+            params = state["params"]
+            t0 = time.perf_counter()
+            value = None
+            for _ in range(inner):
+                params, value = step(params, x, y)
+            lib.block_until_ready((params, value))
+            elapsed = (time.perf_counter() - t0) / inner
+            state["params"] = params
+            return elapsed
+        return run
+    return make
+
+
 def w5(lib: Any, quick: bool) -> Runner:
     f = lib.jit(lib.vmap(lib.grad(make_loss(lib.numpy)), in_axes=(None, 0, 0)))
     params = lib.device_put(mlp_params(SMALL_MLP))
@@ -274,6 +318,10 @@ def cases() -> list[Case]:
                             warmup=1, extra={"K": k, "grad": grad}))
     out += [Case("W3", "cold jit(value_and_grad) MLP 784-512-512-10 b128", w3, 5, warmup=1),
             Case("W4", "pmap SGD step 8x32 MLP 64-128-128-10", w4, 15),
+            Case("W4", "jit(grad(shard_map loss)) SGD step 8x32", w4_mesh("shard_map"), 15,
+                 extra={"form": "shard_map"}),
+            Case("W4", "jit SGD step over NamedSharding batch 8x32", w4_mesh("jit"), 15,
+                 extra={"form": "jit"}),
             Case("W5", "jit(vmap(grad)) per-example b128 MLP 64-128-128-10", w5, 15),
             Case("W6", "pmap dispatch x*2 [8,4]", w6, 30)]
     out += [Case("W7", f"jit({mode}) tall Jacobian R^10 -> R^1000", w7(mode), 15,

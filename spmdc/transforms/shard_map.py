@@ -431,7 +431,7 @@ def _from_pieces(jnp: Any, y: Any, spec: PartitionSpec, mesh: Mesh, manual: tupl
     named = set(spec.all_axes())
     for k, a in reversed(list(enumerate(manual))):
         if a not in named:
-            y = jnp.take(y, 0, axis=k)
+            y = y[(slice(None),) * k + (0,)]         # a static slice
     kept = [a for a in manual if a in named]
     block = y.shape[len(kept):]
     # Bring each split axis next to its dimension, then merge.

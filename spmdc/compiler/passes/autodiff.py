@@ -16,7 +16,7 @@ from ..builder import Builder, lit
 from ..ir import Atom, Func, Lit, TensorType, Var
 
 __all__ = ["vjp_rules", "nondifferentiable", "activity_rules", "active_outputs", "vjp_func",
-           "zeros", "is_float", "unbroadcast"]
+           "zeros", "is_float", "unbroadcast", "expand_rules"]
 
 VJPRule = Callable[..., Sequence[Atom | None]]
 """``rule(b, ct, *inputs, **params) -> [cotangent or None for each input]``
@@ -39,6 +39,14 @@ input. Without a rule, an equation with an active input has every float output a
 See Note [activity]."""
 
 activity_rules: dict[Any, ActivityRule] = {}
+
+
+expand_rules: dict[Any, Callable[..., Func]] = {}
+"""``rule(**params) -> Func``: primitives that reverse mode differentiates as the program
+the rule gives (taking the equation's operands, giving its results). An active equation
+of such a primitive is replaced by that program before the forward sweep, so its
+residuals are the program's own values and nothing is computed twice (shard_map: its
+global program; primitives/shard_map.py)."""
 
 
 def is_float(t: TensorType) -> bool:
@@ -87,8 +95,29 @@ def active_outputs(func: Func, active_inputs: Sequence[bool]) -> list[bool]:
     return [isinstance(a, Var) and a in active for a in func.outputs]
 
 
+def _expanded(func: Func, wrt: Sequence[bool]) -> Func:
+    """``func`` with its active equations of ``expand_rules`` primitives replaced."""
+    if not any(eqn.prim in expand_rules for eqn in func.eqns):
+        return func
+    active = _active_values(func, wrt)
+    b = Builder(func.name)
+    env: dict[Var, Atom] = {}
+    inputs = [b.input(v.type) for v in func.inputs]
+    env.update(zip(func.inputs, inputs, strict=True))
+    for eqn in func.eqns:
+        if eqn.prim in expand_rules and any(isinstance(a, Var) and a in active
+                                            for a in eqn.inputs):
+            ins = [a if isinstance(a, Lit) else env[a] for a in eqn.inputs]
+            outs = b.inline(expand_rules[eqn.prim](**eqn.params), ins)
+            env.update(zip(eqn.outputs, outs, strict=True))
+        else:
+            b.inline(Func(func.name, (), (eqn,), ()), [], env)
+    return b.build([a if isinstance(a, Lit) else env[a] for a in func.outputs])
+
+
 def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = None) -> Func:
     """``seeded[k]``: output k gets a cotangent input (default: every output)."""
+    func = _expanded(func, wrt)
     b = Builder(func.name)
     inputs = [b.input(v.type) for v in func.inputs]
     seeded = [True] * len(func.outputs) if seeded is None else list(seeded)

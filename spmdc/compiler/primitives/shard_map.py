@@ -15,13 +15,24 @@ partition ids, ``use_global_device_ids``) and whose ``axis_index`` reads the par
 the program runs distributed. Everywhere else (one device, inside another per-device
 program) it lowers to ``emulated``. Batching, JVP, VJP, activity and the reference
 interpreter all use ``emulated``: so the gradient of a shard_map is the gradient of the
-global function (JAX's shard_map semantics), while the forward pass stays distributed.
+global function (JAX's shard_map semantics). Reverse mode replaces an active equation by
+``emulated`` before its forward sweep (``expand_rules``), so a gradient computation is a
+global program that XLA's partitioner splits, with no part computed twice; an equation
+that is not differentiated stays a manual computation. (The VJP rule below serves
+callers that differentiate one equation directly.)
 """
 from __future__ import annotations
 
 from ..interpreter import evaluate
 from ..ir import Func, TensorType
-from ..passes.autodiff import active_outputs, activity_rules, is_float, vjp_func, vjp_rules
+from ..passes.autodiff import (
+    active_outputs,
+    activity_rules,
+    expand_rules,
+    is_float,
+    vjp_func,
+    vjp_rules,
+)
 from ..passes.cleanup import dce
 from ..passes.forward import jvp_func, jvp_rules, tangent_types
 from ..passes.vmap import batch_rules, move_axis, vmap_func
@@ -113,3 +124,4 @@ jvp_rules[shard_map_p] = _jvp
 vjp_rules[shard_map_p] = _vjp
 lower_rules[shard_map_p] = _lower
 activity_rules[shard_map_p] = lambda active, *, emulated, **_: active_outputs(emulated, active)
+expand_rules[shard_map_p] = lambda *, emulated, **_: emulated     # differentiated globally
