@@ -4,9 +4,12 @@ core.py holds the operations and the collectives (psum, all_gather ...), which d
 promote dtypes: operands must already agree, as in JAX. control_flow.py holds cond,
 switch, while_loop, fori_loop, scan and map, built on core.py and the transforms.
 """
+from . import conv as _conv
 from . import core as _core
 from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401
 from .control_flow import map_ as map  # noqa: F401,A004  (lax.map)
+from .conv import *  # noqa: F401,F403
 from .core import *  # noqa: F401,F403
 
-__all__ = [*_core.__all__, "cond", "switch", "while_loop", "fori_loop", "scan", "map"]
+__all__ = [*_core.__all__, *_conv.__all__, "cond", "switch", "while_loop", "fori_loop", "scan",
+           "map"]
