@@ -17,5 +17,7 @@ from .primitives import (  # noqa: F401  (registration)
     sorting,  # noqa: F401  (registration)
     special,  # noqa: F401  (registration)
     structural,
+    windowed,  # noqa: F401  (registration)
+    windowed_select,  # noqa: F401  (registration)
 )
 from .primitives.core import registry  # noqa: F401
