@@ -10,7 +10,7 @@ from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F40
 from .control_flow import map_ as map  # noqa: F401,A004  (lax.map)
 from .conv import *  # noqa: F401,F403
 from .core import *  # noqa: F401,F403
-from .windowed import reduce_precision, reduce_window  # noqa: F401
+from .windowed import reduce_precision, reduce_window, reduce_window_shape_tuple  # noqa: F401
 
 __all__ = [*_core.__all__, *_conv.__all__, "cond", "switch", "while_loop", "fori_loop", "scan",
-           "map", "reduce_window", "reduce_precision"]
+           "map", "reduce_window", "reduce_precision", "reduce_window_shape_tuple"]

@@ -21,7 +21,8 @@ from ..core.tracing import bind
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
            "conv_with_general_padding", "conv_transpose", "padtype_to_pads",
-           "conv_general_permutations"]
+           "conv_general_permutations", "conv_shape_tuple", "conv_general_shape_tuple",
+           "conv_transpose_shape_tuple"]
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -286,3 +287,49 @@ def conv_transpose(lhs: Any, rhs: Any, strides: Sequence[int],
     return conv_general_dilated(lhs, rhs, (1,) * nsp, pads, strides, rhs_dilation, dn,
                                 precision=precision,
                                 preferred_element_type=preferred_element_type)
+
+
+# --- shape helpers (public in jax.lax; stax uses them) ------------------------------------------
+
+def conv_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                     strides: Sequence[int], pads: Any,
+                     batch_group_count: int = 1) -> tuple[int, ...]:
+    """The output shape of a convolution of operands in canonical (NCHW, OIHW) order."""
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
+    if len(pads) != len(lhs_shape) - 2:
+        raise TypeError(f"wrong number of explicit pads for convolution: expected "
+                        f"{len(lhs_shape) - 2}, got {len(pads)}")
+    spatial = []
+    for n, k, s, (lo, hi) in zip(lhs_shape[2:], rhs_shape[2:], strides, pads, strict=True):
+        if n + lo + hi < 0:
+            raise ValueError(f"negative padding {tuple(pads)} is larger than the dimension "
+                             f"{n} it pads")
+        spatial.append(max(0, (n + lo + hi - k) // s + 1))
+    return (lhs_shape[0] // batch_group_count, rhs_shape[0], *spatial)
+
+
+def conv_general_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                             window_strides: Sequence[int], padding: Any,
+                             dimension_numbers: Sequence[str]) -> tuple[int, ...]:
+    """The output shape of ``conv_general_dilated`` (no dilation) with spec strings."""
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
+    out = conv_shape_tuple([lhs_shape[i] for i in lhs_perm], [rhs_shape[i] for i in rhs_perm],
+                           window_strides, padding)
+    return tuple(out[i] for i in np.argsort(out_perm))
+
+
+def conv_transpose_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                               window_strides: Sequence[int], padding: Any,
+                               dimension_numbers: Sequence[str]) -> tuple[int, ...]:
+    """The output shape of ``conv_transpose`` (no dilation) with spec strings."""
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
+    lhs_t = [lhs_shape[i] for i in lhs_perm]
+    rhs_t = [rhs_shape[i] for i in rhs_perm]
+    if isinstance(padding, str):
+        padding = [_conv_transpose_padding(k, s, padding)
+                   for k, s in zip(rhs_t[2:], window_strides, strict=True)]
+    spatial = [(i - 1) * s - k + 2 + sum(p) for i, k, s, p in
+               zip(lhs_t[2:], rhs_t[2:], window_strides, padding, strict=True)]
+    out = (lhs_t[0], rhs_t[0], *spatial)
+    return tuple(out[i] for i in np.argsort(out_perm))

@@ -23,7 +23,7 @@ from ..core.tree import tree_flatten, tree_unflatten
 from . import core as _lax
 from .conv import padtype_to_pads
 
-__all__ = ["reduce_window", "reduce_precision"]
+__all__ = ["reduce_window", "reduce_precision", "reduce_window_shape_tuple"]
 
 
 def _ints(name: str, values: Any, n: int) -> tuple[int, ...]:
@@ -155,3 +155,21 @@ def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> An
     x = asarray(operand)
     return bind(_prims["reduce_precision"], x, exponent_bits=operator.index(exponent_bits),
                 mantissa_bits=operator.index(mantissa_bits), weak=x.weak)
+
+
+def reduce_window_shape_tuple(operand_shape: Sequence[int], window_dimensions: Sequence[int],
+                              window_strides: Sequence[int], padding: Sequence[tuple[int, int]],
+                              base_dilation: Sequence[int] | None = None,
+                              window_dilation: Sequence[int] | None = None) -> tuple[int, ...]:
+    """The output shape of ``reduce_window`` with explicit padding pairs, computed as JAX
+    does (a placeholder dimension such as stax's -1 batch gives 0)."""
+    n = len(operand_shape)
+    base_dilation = base_dilation or (1,) * n
+    window_dilation = window_dilation or (1,) * n
+
+    def dilate(d: int, k: int) -> int:
+        return d if k == 1 else max(0, 1 + k * (d - 1))
+    return tuple(max(0, (dilate(d, bd) + lo + hi - dilate(w, wd)) // s + 1)
+                 for d, w, s, (lo, hi), bd, wd in zip(
+                     operand_shape, window_dimensions, window_strides, padding, base_dilation,
+                     window_dilation, strict=True))
