@@ -45,8 +45,9 @@ __all__ = ["reduce_window_sum_p", "reduce_window_max_p", "reduce_window_min_p",
 # over primal and tangent pairs) but no VJP: it raises, as in JAX.
 
 
-class WindowVJPError(NotImplementedError, TypeError):
-    """Reverse-mode differentiation of a windowed reduction that has no VJP."""
+class WindowVJPError(NotImplementedError, ValueError, TypeError):
+    """Reverse-mode differentiation of a windowed reduction that has no VJP (JAX raises a
+    ValueError there, hence the bases)."""
 
 
 WINDOW = ("window_dimensions", "window_strides", "padding", "base_dilation",
