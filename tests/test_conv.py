@@ -223,3 +223,11 @@ def test_errors(call, error, fragment):
     with pytest.raises(error) as info:
         spmdc.jit(call)(x, w)
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["patches_nchw", "patches_nhwc"])
+def test_conv_general_dilated_patches_same_as_jax(name):
+    kw = json.loads(str(DATA[f"patches.{name}.kwargs"]))
+    x = DATA[f"patches.{name}.x"]
+    np.testing.assert_allclose(lax.conv_general_dilated_patches(x, **kw),
+                               DATA[f"patches.{name}.out"], rtol=1e-6, atol=1e-6)

@@ -94,6 +94,18 @@ def record_conv(out: dict) -> None:
             out.update({f"{key}.x": x, f"{key}.w": w, f"{key}.out": value,
                         f"{key}.weights": weights, f"{key}.gx": gx, f"{key}.gw": gw,
                         f"{key}.kwargs": np.array(json.dumps(kwargs))})
+    # conv_general_dilated_patches
+    for name, (xs, kwargs) in {
+            "patches_nchw": ((2, 3, 5, 6), dict(filter_shape=(2, 3), window_strides=(1, 2),
+                                                padding="SAME")),
+            "patches_nhwc": ((1, 6, 5, 2), dict(filter_shape=(3, 2), window_strides=(2, 1),
+                                                padding="VALID", rhs_dilation=(1, 2),
+                                                dimension_numbers=("NHWC", "HWIO", "NHWC")))
+    }.items():
+        x = rng.normal(size=xs).astype(np.float32)
+        out[f"patches.{name}.x"] = x
+        out[f"patches.{name}.kwargs"] = np.array(json.dumps(kwargs))
+        out[f"patches.{name}.out"] = np.asarray(lax.conv_general_dilated_patches(x, **kwargs))
     # preferred_element_type: int8 operands accumulating in int32
     x = rng.integers(-100, 100, (1, 2, 5, 5)).astype(np.int8)
     w = rng.integers(-100, 100, (3, 2, 3, 3)).astype(np.int8)

@@ -22,7 +22,7 @@ from ..core.tracing import bind
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
            "conv_with_general_padding", "conv_transpose", "padtype_to_pads",
            "conv_general_permutations", "conv_shape_tuple", "conv_general_shape_tuple",
-           "conv_transpose_shape_tuple"]
+           "conv_transpose_shape_tuple", "conv_general_dilated_patches"]
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -333,3 +333,27 @@ def conv_transpose_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int
                zip(lhs_t[2:], rhs_t[2:], window_strides, padding, strict=True)]
     out = (lhs_t[0], rhs_t[0], *spatial)
     return tuple(out[i] for i in np.argsort(out_perm))
+
+
+def conv_general_dilated_patches(lhs: Any, filter_shape: Sequence[int],
+                                 window_strides: Sequence[int],
+                                 padding: str | Sequence[tuple[int, int]],
+                                 lhs_dilation: Sequence[int] | None = None,
+                                 rhs_dilation: Sequence[int] | None = None,
+                                 dimension_numbers: Any = None, precision: Any = None,
+                                 preferred_element_type: Any = None) -> Any:
+    """The patches ``conv_general_dilated`` would see: a convolution with a one-hot kernel
+    that moves each position of a window into its own output feature (features major,
+    window positions minor), as JAX's."""
+    from ..numpy.core import asarray
+    lhs = asarray(lhs)
+    filter_shape = tuple(operator.index(k) for k in filter_shape)
+    dn = conv_dimension_numbers(lhs.shape, (1, 1, *filter_shape), dimension_numbers)
+    size = int(np.prod(filter_shape, dtype=np.int64))
+    channels = lhs.shape[dn.lhs_spec[1]]
+    eye = np.broadcast_to(np.eye(size, dtype=lhs.dtype), (channels, size, size))
+    rhs = np.moveaxis(eye.reshape(channels * size, 1, *filter_shape), (0, 1),
+                      (dn.rhs_spec[0], dn.rhs_spec[1]))
+    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                                dn, feature_group_count=channels, precision=precision,
+                                preferred_element_type=preferred_element_type)
