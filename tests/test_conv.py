@@ -61,12 +61,17 @@ def _normal(rng, shape, dtype=np.float32):
 
 
 @FEW
-@given(case=conv_cases(), seed=st.integers(0, 2**31))
-def test_conv_lowering_matches_reference(case, seed):
+@given(case=conv_cases(), seed=st.integers(0, 2**31),
+       dtype=st.sampled_from([np.float32, np.float16, np.int32]))
+def test_conv_lowering_matches_reference(case, seed, dtype):
     lhs_shape, rhs_shape, params = case
     rng = np.random.default_rng(seed)
-    check_lowering(conv_p, [_normal(rng, lhs_shape), _normal(rng, rhs_shape)], params,
-                   rtol=1e-4, atol=1e-4)
+    if dtype == np.int32:
+        args = [rng.integers(-4, 5, s).astype(dtype) for s in (lhs_shape, rhs_shape)]
+    else:
+        args = [_normal(rng, s, dtype) for s in (lhs_shape, rhs_shape)]
+    tol = 1e-2 if dtype == np.float16 else 1e-4
+    check_lowering(conv_p, args, params, rtol=tol, atol=tol)
 
 
 def test_conv_lowering_integer_and_complex():
