@@ -215,6 +215,8 @@ def test_general_reduce_window_pytree_and_jvp():
      "unrecognised padding"),
     (lambda x: lax.reduce_window(x, np.int32(0), lambda a, b: a + b, (2, 2)), TypeError,
      "inconsistent dtypes"),
+    (lambda x: lax.reduce_window(x.astype(np.int32), -np.inf, lax.max, (2, 2)), TypeError,
+     "inconsistent dtypes"),
     (lambda x: lax.reduce_window(x, 0.0, lambda a, b: (a, b), (2, 2)), ValueError,
      "tree structure"),
     (lambda x: lax.reduce_window(x, 0.0, lax.add, (0, 2)), TypeError, "must be positive"),

@@ -114,13 +114,19 @@ def _init(value: Any, operand: Any) -> Any:
     if v.shape != ():
         raise TypeError(f"reduce_window expected init_values to be scalars, got shape "
                         f"{v.shape}")
-    if v.dtype != operand.dtype:
-        if not v.weak:
-            raise TypeError("reduce_window got inconsistent dtypes for operands and "
-                            f"init_values: operand {operand.dtype.name}, init_value "
-                            f"{v.dtype.name}")
-        v = v.astype(operand.dtype)
-    return v
+    if v.dtype == operand.dtype:
+        return v
+    # A Python scalar takes the operand's dtype when that keeps its value (JAX is stricter:
+    # it takes the scalar's default dtype); -inf as an integer initial value is an error.
+    converted = v.astype(operand.dtype)
+    exact = isinstance(v, Tracer) or np.array_equal(
+        np.asarray(v).astype(np.complex128), np.asarray(converted).astype(np.complex128),
+        equal_nan=True)
+    if not (v.weak and exact):
+        raise TypeError("reduce_window got inconsistent dtypes for operands and init_values: "
+                        f"operand {operand.dtype.name}, init_value {v.dtype.name} ({value!r}); "
+                        "give the initial value the operand's dtype")
+    return converted
 
 
 def _trace_computation(computation: Callable[..., Any], tree: Any, leaves: list[Any]):
