@@ -29,6 +29,10 @@ Workloads (issue 7):
   W9  a jitted step that splits its key and draws noise (``key, sub = split(key)``;
       ``w + normal(sub, w.shape)``, w f32[8]), the new key fed back every step: the key
       never leaves the device, so this costs what a jit dispatch costs.
+  W10 a conv-net SGD step under jit on one device (issue 15): batch 32 of 28x28x1, conv
+      3x3x16 SAME, relu, 2x2 max-pool, conv 3x3x32 SAME, relu, 2x2 max-pool, dense 10,
+      softmax cross-entropy (lax.conv_general_dilated NHWC/HWIO, lax.reduce_window max),
+      the new parameters fed back every step.
 
 Usage: tools/bench.py [--reps N] [--only W1,W6] [--quick] [--no-jax] [--json PATH]
 """
@@ -59,7 +63,7 @@ import spmdc  # noqa: E402
 
 N_DEVICES = 8
 TARGETS = {"W1": 1.5, "W2": 0.5, "W3": 1.0, "W4": 1.05, "W5": 1.05, "W6": 1.0, "W7": 1.5,
-           "W8": 1.1, "W9": 1.5}
+           "W8": 1.1, "W9": 1.5, "W10": 1.1}
 LINEARITY_TARGET = 1.3        # per-op trace+lower cost at K=4000 over that at K=1000
 
 
@@ -299,6 +303,63 @@ def w9(lib: Any, quick: bool) -> Runner:
     return per_call(call, block_tree(lib), 100 if quick else 500)
 
 
+def cnn_params(seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+
+    def init(*shape: int) -> np.ndarray:
+        fan_in = int(np.prod(shape[:-1]))
+        return (rng.normal(size=shape) / np.sqrt(fan_in)).astype(np.float32)
+    return [init(3, 3, 1, 16), np.zeros(16, np.float32), init(3, 3, 16, 32),
+            np.zeros(32, np.float32), init(7 * 7 * 32, 10), np.zeros(10, np.float32)]
+
+
+def make_cnn_loss(lib: Any) -> Callable[..., Any]:
+    jnp, lax = lib.numpy, lib.lax
+
+    def block(x, w, b):
+        x = lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        x = jnp.maximum(x + b, 0.0)
+        return lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+
+    def loss(params, x, y):
+        w1, b1, w2, b2, w3, b3 = params
+        x = block(block(x, w1, b1), w2, b2)
+        logits = x.reshape(x.shape[0], -1) @ w3 + b3
+        shifted = logits - jnp.max(logits, axis=-1, keepdims=True)
+        log_probs = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=-1, keepdims=True))
+        return -jnp.mean(jnp.sum(y * log_probs, axis=-1))
+    return loss
+
+
+def w10(lib: Any, quick: bool) -> Runner:
+    loss = make_cnn_loss(lib)
+    lr = 0.01
+
+    @lib.jit
+    def step(params, x, y):
+        value, grads = lib.value_and_grad(loss)(params, x, y)
+        return [p - lr * g for p, g in zip(params, grads, strict=True)], value
+
+    rng = np.random.default_rng(1)
+    x = lib.device_put(rng.normal(size=(32, 28, 28, 1)).astype(np.float32))
+    y = lib.device_put(np.eye(10, dtype=np.float32)[rng.integers(0, 10, size=32)])
+    state = {"params": lib.device_put(cnn_params())}
+    inner = 3 if quick else 10
+
+    def run() -> float:
+        params = state["params"]
+        t0 = time.perf_counter()
+        value = None
+        for _ in range(inner):
+            params, value = step(params, x, y)
+        lib.block_until_ready((params, value))
+        elapsed = (time.perf_counter() - t0) / inner
+        state["params"] = params
+        return elapsed
+    return run
+
+
 @dataclass
 class Case:
     workload: str
@@ -327,7 +388,9 @@ def cases() -> list[Case]:
     out += [Case("W7", f"jit({mode}) tall Jacobian R^10 -> R^1000", w7(mode), 15,
                  extra={"mode": mode}) for mode in ("jacfwd", "jacrev")]
     out += [Case("W8", "jit random.normal(key, (4096, 4096))", w8, 10),
-            Case("W9", "jit step: split key + normal noise f32[8]", w9, 30)]
+            Case("W9", "jit step: split key + normal noise f32[8]", w9, 30),
+            Case("W10", "jit conv-net SGD step b32 28x28 conv16-pool-conv32-pool-dense", w10,
+                 15)]
     return out
 
 
@@ -419,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=float, default=1.0,
                         help="scale every workload's repetitions by this factor")
     parser.add_argument("--only", default="",
-                        help="comma-separated workloads (W1..W6) or case names substrings")
+                        help="comma-separated workloads (W1..W10) or case names substrings")
     parser.add_argument("--quick", action="store_true",
                         help="few repetitions and short inner loops (a smoke run)")
     parser.add_argument("--no-jax", action="store_true", help="measure spmdc alone")

@@ -6,8 +6,9 @@
 networks from layers. Keys are split as JAX's stax splits them, so the same key gives
 JAX's parameters and dropout masks.
 
-Convolution and pooling layers (``Conv``, ``ConvTranspose``, ``MaxPool``, ``AvgPool``,
-``SumPool``) are not here: spmdc has no convolution or windowed-reduction primitive yet.
+Convolution and pooling layers (``GeneralConv``/``Conv``, ``GeneralConvTranspose``/
+``ConvTranspose``/``Conv1DTranspose``, ``MaxPool``, ``AvgPool``, ``SumPool``) stand on
+``lax.conv_general_dilated``, ``lax.conv_transpose`` and ``lax.reduce_window``.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import math
 from typing import Any
 
 import spmdc.numpy as jnp
-from spmdc import random
+from spmdc import lax, random
 from spmdc.nn import (
     elu,
     gelu,
@@ -233,3 +234,109 @@ def shape_dependent(make_layer: Any) -> tuple:
     def apply_fun(params, inputs, **kwargs):
         return make_layer(inputs.shape)[1](params, inputs, **kwargs)
     return init_fun, apply_fun
+
+
+# --- convolution and pooling ----------------------------------------------------------------------
+
+_CONV_BIAS_INIT = normal(1e-6)                 # JAX's default bias initialiser for convs
+
+
+def _conv_layer(transpose: bool):
+    def layer(dimension_numbers: Any, out_chan: int, filter_shape: Any, strides: Any = None,
+              padding: Any = "VALID", W_init: Any = None, b_init: Any = _CONV_BIAS_INIT
+              ) -> tuple:
+        lhs_spec, rhs_spec, out_spec = dimension_numbers
+        one = (1,) * len(filter_shape)
+        strides = strides or one
+        W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+        def init_fun(rng, input_shape):
+            sizes = iter(filter_shape)
+            kernel_shape = [out_chan if c == "O" else input_shape[lhs_spec.index("C")]
+                            if c == "I" else next(sizes) for c in rhs_spec]
+            shape_of = lax.conv_transpose_shape_tuple if transpose else \
+                lax.conv_general_shape_tuple
+            output_shape = shape_of(input_shape, kernel_shape, strides, padding,
+                                    dimension_numbers)
+            bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
+            k1, k2 = random.split(rng)
+            return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
+
+        def apply_fun(params, inputs, **kwargs):
+            W, b = params
+            if transpose:
+                return lax.conv_transpose(inputs, W, strides, padding,
+                                          dimension_numbers=dimension_numbers) + b
+            return lax.conv_general_dilated(inputs, W, strides, padding, one, one,
+                                            dimension_numbers=dimension_numbers) + b
+        return init_fun, apply_fun
+    return layer
+
+
+GeneralConv = _conv_layer(transpose=False)
+GeneralConv.__doc__ = "A convolution layer with the given dimension numbers (spec strings)."
+GeneralConvTranspose = _conv_layer(transpose=True)
+GeneralConvTranspose.__doc__ = "A transposed-convolution layer (lax.conv_transpose)."
+
+
+def Conv(out_chan: int, filter_shape: Any, strides: Any = None, padding: Any = "VALID",
+         W_init: Any = None, b_init: Any = _CONV_BIAS_INIT) -> tuple:
+    """A 2-d convolution layer over NHWC inputs with an HWIO kernel."""
+    return GeneralConv(("NHWC", "HWIO", "NHWC"), out_chan, filter_shape, strides, padding,
+                       W_init, b_init)
+
+
+def ConvTranspose(out_chan: int, filter_shape: Any, strides: Any = None,
+                  padding: Any = "VALID", W_init: Any = None,
+                  b_init: Any = _CONV_BIAS_INIT) -> tuple:
+    """A 2-d transposed-convolution layer over NHWC inputs with an HWIO kernel."""
+    return GeneralConvTranspose(("NHWC", "HWIO", "NHWC"), out_chan, filter_shape, strides,
+                                padding, W_init, b_init)
+
+
+def Conv1DTranspose(out_chan: int, filter_shape: Any, strides: Any = None,
+                    padding: Any = "VALID", W_init: Any = None,
+                    b_init: Any = _CONV_BIAS_INIT) -> tuple:
+    """A 1-d transposed-convolution layer over NHC inputs with an HIO kernel."""
+    return GeneralConvTranspose(("NHC", "HIO", "NHC"), out_chan, filter_shape, strides,
+                                padding, W_init, b_init)
+
+
+def _pooling_layer(reducer: Any, init_val: float, average: bool = False):
+    def PoolingLayer(window_shape: Any, strides: Any = None, padding: Any = "VALID",
+                     spec: Any = None) -> tuple:
+        spatial_window = tuple(window_shape)
+        spatial_strides = tuple(strides or (1,) * len(spatial_window))
+        non_spatial = (0, len(spatial_window) + 1) if spec is None else \
+            (spec.index("N"), spec.index("C"))
+        dims, steps = spatial_window, spatial_strides
+        for i in sorted(non_spatial):
+            dims = dims[:i] + (1,) + dims[i:]
+            steps = steps[:i] + (1,) + steps[i:]
+
+        def init_fun(rng, input_shape):
+            pads = lax.padtype_to_pads(input_shape, dims, steps, padding) \
+                if isinstance(padding, str) else padding
+            return lax.reduce_window_shape_tuple(input_shape, dims, steps, pads), ()
+
+        def apply_fun(params, inputs, **kwargs):
+            out = lax.reduce_window(inputs, init_val, reducer, dims, steps, padding)
+            if not average:
+                return out
+            # Divide by the number of input elements in each window (padding excluded).
+            spatial = tuple(d for i, d in enumerate(inputs.shape) if i not in non_spatial)
+            sizes = lax.reduce_window(jnp.ones(spatial, inputs.dtype), 0.0, lax.add,
+                                      spatial_window, spatial_strides, padding)
+            for i in sorted(non_spatial):
+                sizes = jnp.expand_dims(sizes, i)
+            return out / sizes
+        return init_fun, apply_fun
+    return PoolingLayer
+
+
+MaxPool = _pooling_layer(lax.max, -math.inf)
+MaxPool.__doc__ = "Max pooling over spatial windows (NHWC unless ``spec`` says otherwise)."
+SumPool = _pooling_layer(lax.add, 0.0)
+SumPool.__doc__ = "Sum pooling over spatial windows."
+AvgPool = _pooling_layer(lax.add, 0.0, average=True)
+AvgPool.__doc__ = "Average pooling over spatial windows (the padding is not counted)."

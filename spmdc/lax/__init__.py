@@ -5,10 +5,14 @@ promote dtypes: operands must already agree, as in JAX. control_flow.py holds co
 switch, while_loop, fori_loop, scan and map, built on core.py and the transforms.
 """
 from ..transforms.partitioned import with_sharding_constraint  # noqa: F401
+from . import conv as _conv
 from . import core as _core
 from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401
 from .control_flow import map_ as map  # noqa: F401,A004  (lax.map)
+from .conv import *  # noqa: F401,F403
 from .core import *  # noqa: F401,F403
+from .windowed import reduce_precision, reduce_window, reduce_window_shape_tuple  # noqa: F401
 
-__all__ = [*_core.__all__, "cond", "switch", "while_loop", "fori_loop", "scan", "map",
+__all__ = [*_core.__all__, *_conv.__all__, "cond", "switch", "while_loop", "fori_loop", "scan",
+           "map", "reduce_window", "reduce_precision", "reduce_window_shape_tuple",
            "with_sharding_constraint"]

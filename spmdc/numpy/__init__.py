@@ -6,6 +6,7 @@ Every public name is listed below under the module that defines it:
   shape_ops.py    reshape, transpose, concatenate/stack, split, pad, flip, tile ...
   reductions.py   sum, mean, max, argmax, var, cumsum, logsumexp, allclose ...
   products.py     dot, matmul, vdot, inner, outer, tensordot, trace
+  convolve.py     convolve, correlate (one conv_general_dilated each)
   einsum_impl.py  einsum
   indexing.py     take; advanced indexing and ``.at[]`` for the array methods
   sorting.py      sort, argsort (over the sort primitive)
@@ -17,6 +18,7 @@ import sys as _sys
 
 from ..core.tracing import Tracer as _Tracer
 from ..runtime.array import Array as _Array
+from .convolve import convolve, correlate  # noqa: F401
 from .core import (  # noqa: F401
     abs,
     absolute,
