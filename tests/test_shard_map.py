@@ -268,13 +268,13 @@ def test_random_specs_round_trip_and_reduce(shape, ndim, data):
     names = ("x", "y")
     where = [data.draw(st.integers(-1, ndim - 1)) for _ in names]
     parts: list = [[] for _ in range(ndim)]
-    for name, d in zip(names, where):
+    for name, d in zip(names, where, strict=True):
         if d >= 0:
             parts[d].append(name)
     spec = P(*[None if not p else (p[0] if len(p) == 1 else tuple(p)) for p in parts])
-    dims = [2 * int(np.prod([dict(zip(names, shape))[a] for a in p])) for p in parts]
+    dims = [2 * int(np.prod([dict(zip(names, shape, strict=True))[a] for a in p])) for p in parts]
     a = _a(tuple(dims))
-    unused = tuple(n for n, d in zip(names, where) if d < 0)
+    unused = tuple(n for n, d in zip(names, where, strict=True) if d < 0)
 
     def body(b):
         return lax.pmean(b, unused) if unused else b
