@@ -252,3 +252,33 @@ def test_closures_inside_jit_of_shard_map():
     np.testing.assert_allclose(f(a, 3.0), 2 * np.concatenate([mean] * 4, 1), rtol=1e-5,
                                atol=1e-6)
     assert float(spmdc.grad(lambda s: f(a, s).sum())(1.0)) == 2.0 * 64
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=15, deadline=None)
+@given(shape=st.sampled_from(MESHES), ndim=st.integers(1, 3), data=st.data())
+def test_random_specs_round_trip_and_reduce(shape, ndim, data):
+    """For a random spec: blocks in and out again give the array back; a pmean over the
+    mesh axes the spec leaves out (along which the blocks are copies) changes nothing;
+    and under jit the same holds."""
+    mesh = _mesh(shape)
+    names = ("x", "y")
+    where = [data.draw(st.integers(-1, ndim - 1)) for _ in names]
+    parts: list = [[] for _ in range(ndim)]
+    for name, d in zip(names, where, strict=True):
+        if d >= 0:
+            parts[d].append(name)
+    spec = P(*[None if not p else (p[0] if len(p) == 1 else tuple(p)) for p in parts])
+    dims = [2 * int(np.prod([dict(zip(names, shape, strict=True))[a] for a in p])) for p in parts]
+    a = _a(tuple(dims))
+    unused = tuple(n for n, d in zip(names, where, strict=True) if d < 0)
+
+    def body(b):
+        return lax.pmean(b, unused) if unused else b
+    f = _sm(body, mesh, spec, spec)
+    np.testing.assert_allclose(f(a), a, rtol=1e-6)
+    np.testing.assert_allclose(spmdc.jit(f)(a), a, rtol=1e-6)
+    assert f(a).sharding == NamedSharding(mesh, spec)

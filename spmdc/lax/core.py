@@ -301,9 +301,20 @@ def _axis_names(op: str, axis_name: Any) -> tuple[tuple[str, ...], tuple[int, ..
     return names, tuple(int(bound[n]) for n in names)
 
 
-def _no_groups(op: str, axis_index_groups: Any) -> None:
-    if axis_index_groups is not None:
-        raise NotImplementedError(f"{op}: axis_index_groups is not supported by spmdc")
+def _groups(op: str, axis_name: Any, axis_index_groups: Any) -> Any:
+    """``axis_index_groups`` checked against the axis (lax/grouped.py), or None."""
+    if axis_index_groups is None:
+        return None
+    from .grouped import check_groups
+    _, sizes = _axis_names(op, axis_name)
+    return check_groups(op, axis_index_groups, int(np.prod(sizes)))
+
+
+def _in_groups(op: str, x: Any, axis_name: Any, groups: Any, **params: Any) -> Any:
+    from .grouped import grouped
+    _, sizes = _axis_names(op, axis_name)
+    n = int(np.prod(sizes))
+    return _tree_map(lambda v: grouped(op, _arr(v), axis_name, groups, n, **params), x)
 
 
 def _tree_map(f: Any, x: Any) -> Any:
@@ -324,7 +335,9 @@ def _canonical_axis(op: str, what: str, axis: int, rank: int) -> int:
 
 def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     """The sum over the devices (or batch elements) of the named axes, on every one."""
-    _no_groups("psum", axis_index_groups)
+    groups = _groups("psum", axis_name, axis_index_groups)
+    if groups is not None:
+        return _in_groups("psum", _tree_map(_counted, x), axis_name, groups)
     axes, _ = _axis_names("psum", axis_name)
 
     def one(v: Any) -> Any:
@@ -335,21 +348,32 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     return _tree_map(one, x)
 
 
+def _counted(v: Any) -> Any:
+    v = _arr(v)
+    return v.astype(np.int32) if v.dtype == np.bool_ else v     # psum of booleans counts
+
+
 def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
-    _no_groups("pmean", axis_index_groups)
+    groups = _groups("pmean", axis_name, axis_index_groups)
+    if groups is not None:
+        return _in_groups("pmean", x, axis_name, groups)
     _, sizes = _axis_names("pmean", axis_name)
     n = int(np.prod(sizes))
     return _tree_map(lambda v: psum(v, axis_name) / n, x)
 
 
 def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
-    _no_groups("pmax", axis_index_groups)
+    groups = _groups("pmax", axis_name, axis_index_groups)
+    if groups is not None:
+        return _in_groups("pmax", x, axis_name, groups)
     axes, _ = _axis_names("pmax", axis_name)
     return _tree_map(lambda v: _extremum("pmax", v, axes), x)
 
 
 def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
-    _no_groups("pmin", axis_index_groups)
+    groups = _groups("pmin", axis_name, axis_index_groups)
+    if groups is not None:
+        return _in_groups("pmin", x, axis_name, groups)
     axes, _ = _axis_names("pmin", axis_name)
     return _tree_map(lambda v: _extremum("pmin", v, axes), x)
 
@@ -365,7 +389,12 @@ def _extremum(op: str, v: Any, axes: tuple[str, ...]) -> Any:
 def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: int = 0,
                tiled: bool = False) -> Any:
     """Every member's value, stacked along a new ``axis`` (or concatenated if tiled)."""
-    _no_groups("all_gather", axis_index_groups)
+    groups = _groups("all_gather", axis_name, axis_index_groups)
+    if groups is not None:
+        return _tree_map(lambda v: _in_groups(
+            "all_gather", v, axis_name, groups, tiled=bool(tiled),
+            axis=_canonical_axis("all_gather", "axis", axis,
+                                 _arr(v).ndim + (0 if tiled else 1))), x)
     axes, sizes = _axis_names("all_gather", axis_name)
 
     def one(v: Any) -> Any:
@@ -379,7 +408,12 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
 def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,
                  axis_index_groups: Any = None, tiled: bool = False) -> Any:
     """psum, of which each member keeps its own slice along ``scatter_dimension``."""
-    _no_groups("psum_scatter", axis_index_groups)
+    groups = _groups("psum_scatter", axis_name, axis_index_groups)
+    if groups is not None:
+        return _tree_map(lambda v: _in_groups(
+            "psum_scatter", v, axis_name, groups, tiled=bool(tiled),
+            scatter_dimension=_canonical_axis("psum_scatter", "scatter_dimension",
+                                              scatter_dimension, _arr(v).ndim)), x)
     axes, sizes = _axis_names("psum_scatter", axis_name)
 
     def one(v: Any) -> Any:
@@ -435,7 +469,13 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
                axis_index_groups: Any = None, tiled: bool = False) -> Any:
     """Member j gets piece j (along ``split_axis``) of every member, stacked (or, tiled,
     concatenated) along ``concat_axis`` in member order."""
-    _no_groups("all_to_all", axis_index_groups)
+    groups = _groups("all_to_all", axis_name, axis_index_groups)
+    if groups is not None:
+        return _tree_map(lambda v: _in_groups(
+            "all_to_all", v, axis_name, groups, tiled=bool(tiled),
+            split_axis=_canonical_axis("all_to_all", "split_axis", split_axis, _arr(v).ndim),
+            concat_axis=_canonical_axis("all_to_all", "concat_axis", concat_axis,
+                                        _arr(v).ndim)), x)
     axes, sizes = _axis_names("all_to_all", axis_name)
 
     def one(v: Any) -> Any:

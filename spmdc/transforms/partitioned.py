@@ -32,8 +32,9 @@ from ..compiler.primitives.shard_map import shard_map_p
 from ..compiler.primitives.sharding import sharding_constraint_p
 from ..compiler.stablehlo import Partitioning, lower_text
 from ..core import dtypes
+from ..core.devices import device_put
 from ..core.tracing import bind, current_trace, type_of, where
-from ..core.tree import broadcast_prefix, tree_unflatten
+from ..core.tree import broadcast_prefix, tree_flatten, tree_unflatten
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.sharding import (
@@ -59,7 +60,6 @@ def check_shardings(what: str, value: Any) -> Any:
     PartitionSpec (over the current mesh at call time) or None (unspecified)."""
     if value is None:
         return None
-    from ..core.tree import tree_flatten
     leaves, _ = tree_flatten(value, is_leaf=_is_spec_leaf)
     for leaf in leaves:
         if leaf is not None and not isinstance(leaf, (NamedSharding, PartitionSpec,
@@ -102,7 +102,6 @@ def call_partitioned(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...
     meshes |= {x._sharding.mesh for x in leaves if type(x) is Array
                and isinstance(x._sharding, NamedSharding) and x._sharding.mesh.size > 1}
     if jitted.out_shardings is not None:
-        from ..core.tree import tree_flatten
         outs = tree_flatten(jitted.out_shardings, is_leaf=_is_spec_leaf)[0]
         meshes |= {r.mesh for r in (_resolve(s, "out_shardings") for s in outs)
                    if r is not None}
@@ -227,8 +226,6 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     over the current mesh; ``shardings`` may be a pytree prefix of ``x``). Inside jit the
     value is unchanged and the partitioner is told the layout (a jit with a constraint
     runs over its mesh: Note [jit over sharded arrays]); outside it is ``device_put``."""
-    from ..core.devices import device_put
-    from ..core.tree import tree_flatten
     leaves, tree = tree_flatten(x)
     targets = broadcast_prefix(shardings, x, is_leaf=_is_spec_leaf,
                                what="with_sharding_constraint shardings")

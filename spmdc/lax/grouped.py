@@ -1,0 +1,108 @@
+"""Collectives within groups of an axis: ``axis_index_groups``.
+
+``psum(x, 'i', axis_index_groups=[[0, 1], [2, 3]])`` sums within each group of indices
+along ``'i'`` (every index in exactly one group, all groups of one size, as JAX requires);
+pmean, pmax, pmin, all_gather, psum_scatter and all_to_all likewise act within the group.
+
+Note [axis index groups]
+~~~~~~~~~~~~~~~~~~~~~~~~
+A grouped collective is written here with the ungrouped ones: every member's value is
+gathered over the whole axis (``all_gather``), and each device combines the rows of its
+own group, found from ``axis_index`` through constant tables (the group of each index,
+the members of each group, each index's position in its group). Everything is then an
+ordinary primitive, so vmap (a batch axis named by ``axis_name``), pmap, shard_map, grad
+(psum's transpose within the groups comes out of all_gather's and the dot's) and the
+reference interpreter need no rule of their own. The cost is that each device receives
+the whole axis's values, n values instead of the group's k: fine for the small groups
+this is used with; lowering to StableHLO ``replica_groups`` of the group size would cut
+that and is not done.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["check_groups", "grouped"]
+
+
+def check_groups(op: str, groups: Any, n: int) -> tuple[tuple[int, ...], ...]:
+    """The groups as tuples of ints, checked: each index of range(n) exactly once, all
+    groups of one size."""
+    try:
+        out = tuple(tuple(int(i) for i in g) for g in groups)
+    except TypeError:
+        raise TypeError(f"{op}: axis_index_groups must be a list of lists of axis indices, "
+                        f"got {groups!r}") from None
+    flat = sorted(i for g in out for i in g)
+    if flat != list(range(n)):
+        raise ValueError(f"{op}: axis_index_groups {groups!r} must list each index of the "
+                         f"axis (0..{n - 1}) exactly once")
+    if len({len(g) for g in out}) != 1:
+        raise ValueError(f"{op}: the groups of axis_index_groups {groups!r} must all have "
+                         "the same size")
+    return out
+
+
+class _Tables:
+    def __init__(self, groups: tuple[tuple[int, ...], ...], n: int):
+        self.k = len(groups[0])
+        self.group_of = np.zeros(n, np.int32)
+        self.position = np.zeros(n, np.int32)
+        for g, members in enumerate(groups):
+            for p, i in enumerate(members):
+                self.group_of[i], self.position[i] = g, p
+        self.members = np.asarray(groups, np.int32)                 # (groups, k)
+        self.same = (self.group_of[:, None] == self.group_of[None, :])  # (n, n)
+
+
+def grouped(op: str, v: Any, axis_name: Any, groups: tuple[tuple[int, ...], ...], n: int,
+            **params: Any) -> Any:
+    """``op`` on one array within the groups (Note [axis index groups])."""
+    from .. import numpy as jnp
+    from . import core
+    t = _Tables(groups, n)
+    me = core.axis_index(axis_name)
+    rows = core.all_gather(v, axis_name)                 # (n, *v.shape): every member's v
+    if op in ("psum", "pmean"):
+        weights = jnp.asarray(t.same)[me].astype(rows.dtype)
+        total = jnp.tensordot(weights, rows, axes=1)
+        return total / t.k if op == "pmean" else total
+    if op in ("pmax", "pmin"):
+        mask = jnp.asarray(t.same)[me].reshape((n,) + (1,) * (rows.ndim - 1))
+        fill = _lowest(rows.dtype) if op == "pmax" else _highest(rows.dtype)
+        kept = jnp.where(mask, rows, fill)
+        return kept.max(axis=0) if op == "pmax" else kept.min(axis=0)
+    mine = jnp.take(rows, jnp.asarray(t.members)[jnp.asarray(t.group_of)[me]], axis=0)
+    position = jnp.asarray(t.position)[me]
+    if op == "all_gather":                               # (k, *v.shape), in group order
+        axis, tiled = params["axis"], params["tiled"]
+        if tiled:
+            mine = jnp.concatenate([mine[j] for j in range(t.k)], axis=axis)
+            return mine
+        return jnp.moveaxis(mine, 0, axis)
+    if op == "psum_scatter":
+        d, tiled = params["scatter_dimension"], params["tiled"]
+        total = mine.sum(axis=0)
+        if not tiled:
+            return jnp.take(total, position, axis=d)
+        size = total.shape[d] // t.k
+        return core.dynamic_slice_in_dim(total, position * size, size, axis=d)
+    if op == "all_to_all":
+        split, concat, tiled = params["split_axis"], params["concat_axis"], params["tiled"]
+        size = v.shape[split] // t.k
+        pieces = [core.dynamic_slice_in_dim(mine[j], position * size, size, axis=split)
+                  for j in range(t.k)]
+        if tiled:
+            return jnp.concatenate(pieces, axis=concat)
+        pieces = [jnp.squeeze(p, axis=split) for p in pieces]
+        return jnp.stack(pieces, axis=concat)
+    raise AssertionError(op)
+
+
+def _lowest(dtype: np.dtype) -> Any:
+    return -np.inf if np.dtype(dtype).kind == "f" else np.iinfo(dtype).min
+
+
+def _highest(dtype: np.dtype) -> Any:
+    return np.inf if np.dtype(dtype).kind == "f" else np.iinfo(dtype).max
