@@ -282,3 +282,14 @@ def test_random_specs_round_trip_and_reduce(shape, ndim, data):
     np.testing.assert_allclose(f(a), a, rtol=1e-6)
     np.testing.assert_allclose(spmdc.jit(f)(a), a, rtol=1e-6)
     assert f(a).sharding == NamedSharding(mesh, spec)
+
+
+def test_lower_shows_the_per_device_program():
+    mesh = _mesh((2, 4))
+    f = _sm(lambda b: lax.psum(b * 2, "y"), mesh, P("x", "y"), P("x"))
+    low = f.lower(np.ones((8, 8), np.float32))
+    assert "psum" in low.ir() and "f32[4,2]" in low.ir()
+    assert "mhlo.num_replicas = 8" in low.as_text()
+    assert [n for n in low.stage_names()][:2] == ["traced", "collectives"]
+    np.testing.assert_allclose(low.compile()(np.ones((8, 8), np.float32)), 8 * np.ones((8, 2)))
+    assert "all_reduce" in low.stage("stablehlo")

@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ir import Func, TensorType
-from ..compiler.passes import observe, run_pass
+from ..compiler.passes import observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.collectives import ReplicationError, check_collectives, varying_axes
 from ..compiler.primitives.shard_map import shard_map_p
@@ -81,6 +81,7 @@ from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
 from ..runtime.sharding import Mesh, NamedSharding, PartitionSpec, check_spec, current_mesh
+from .jit import Lowered
 from .mapping import _arg_path, out_paths, shard_map_body
 from .partitioned import remember_mesh
 from .pmap import DeviceAxis
@@ -305,6 +306,21 @@ class ShardMapped:
                                  f"dimensions (block shape {t.shape}){where()}")
         return func, out_weak, consts, out_tree, out_specs
 
+    def lower(self, *args: Any) -> ShardMapLowered:
+        """The per-device program for these arguments (``.ir()``, the stages ``spmdc
+        dump`` shows), its StableHLO for every device (``.as_text()``), ``.compile()``."""
+        mesh, manual = self._mesh()
+        leaves, _ = tree_flatten((args, {}))
+        paths = [_arg_path(p) for p, _ in tree_flatten_with_path((args, {}))[0]]
+        in_specs = self._in_specs(mesh, manual, args, leaves, paths)
+        with recording() as stages:
+            func, out_weak, consts, out_tree, _ = self._trace(mesh, manual, args, leaves,
+                                                              in_specs)
+            func = run_pass("cleanup", cleanup, func)
+        compile_entry = functools.partial(self._compile, mesh, manual, args, leaves, in_specs)
+        return ShardMapLowered(func, mesh, consts, out_weak, out_tree, len(leaves), stages,
+                               compile_entry)
+
     def _compile(self, mesh: Mesh, manual: tuple[str, ...], args: tuple[Any, ...],
                  leaves: list[Any], in_specs: list[PartitionSpec]) -> _Entry:
         func, out_weak, consts, out_tree, out_specs = self._trace(mesh, manual, args, leaves,
@@ -505,3 +521,25 @@ class _Entry:
                    for o, t, w, s in zip(outs, self.out_types, self.out_weak,
                                          self.out_shardings, strict=True)]
         return tree_unflatten(self.out_tree, results)
+
+
+class ShardMapLowered(Lowered):
+    """``shard_map(f, ...).lower(*args)``: ``ir()``, ``as_text()`` (StableHLO for every
+    device of the mesh), the stages, and ``compile()``, which gives a callable taking
+    arguments of the lowered types."""
+
+    def __init__(self, func: Func, mesh: Mesh, consts: list[Any], out_weak: list[bool],
+                 out_tree: Any, n_args: int, recorded: Any, compile_entry: Any):
+        super().__init__(func, list(mesh._flat_devices), consts, out_weak, out_tree, n_args,
+                         axis_env=dict(mesh.shape_tuple), mesh_axes=mesh.axis_names,
+                         recorded=recorded)
+        self._compile_entry = compile_entry
+
+    def compile(self) -> Callable[..., Any]:
+        entry = self._compile_entry()
+        observe("optimized_hlo", entry.executable.optimized_hlo)
+
+        def call(*args: Any) -> Any:
+            return entry(tree_flatten((args, {}))[0])
+        call.as_text = entry.executable.optimized_hlo
+        return call
