@@ -367,3 +367,20 @@ def test_ahead_of_time_compile_with_captured_constants():
     for x in (X, spmdc.device_put(X)):
         np.testing.assert_allclose(compiled(x), X * X * 2 - X - 1, rtol=1e-6)
         np.testing.assert_allclose(f(x), X * X * 2 - X - 1, rtol=1e-6)
+
+
+def test_jit_device_backend_and_the_options_that_change_nothing():
+    d = spmdc.devices()[3]
+    f = spmdc.jit(lambda x: x * 2, device=d)
+    assert f(np.ones(3, np.float32)).devices() == {d}
+    assert f(spmdc.numpy.ones(3)).devices() == {d}         # moved from device 0
+    np.testing.assert_allclose(f(np.ones(3, np.float32)), 2.0)
+    g = spmdc.jit(lambda x: x + 1, backend="cpu", keep_unused=True, inline=True,
+                  donate_argnames="x")
+    assert float(g(1.0)) == 2.0
+    with pytest.raises(ValueError, match="backend='gpu' is not available"):
+        spmdc.jit(lambda x: x, backend="gpu")
+    with pytest.raises(ValueError, match="device= cannot be combined"):
+        spmdc.jit(lambda x: x, device=d, out_shardings=spmdc.sharding.SingleDeviceSharding(d))
+    with pytest.raises((TypeError, ValueError), match="device"):
+        spmdc.jit(lambda x: x, device="cpu:0")

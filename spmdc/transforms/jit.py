@@ -19,10 +19,10 @@ from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..core import dtypes, tracing
 from ..core.config import checked_call, runtime_checks
-from ..core.devices import place
+from ..core.devices import check_backend, check_device, place
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
-from ..core.tracing import apply_func, type_of
+from ..core.tracing import apply_func, type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
 from ..core.tree_cycles import raise_if_cycle
 from ..runtime import pjrt
@@ -127,9 +127,10 @@ class Jitted:
 
     def __init__(self, fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), donate_argnums: Any = (),
-                 in_shardings: Any = None, out_shardings: Any = None):
+                 in_shardings: Any = None, out_shardings: Any = None, device: Any = None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
+        self.device = device                # run on this device (jit(device=...))
         # Note [jit over sharded arrays] in partitioned.py
         self.in_shardings = check_shardings("in_shardings", in_shardings)
         self.out_shardings = check_shardings("out_shardings", out_shardings)
@@ -159,7 +160,7 @@ class Jitted:
                                       if 0 <= i < len(positional))
         # shared by every wrapper of the same function and options (Note [shared jit cache])
         self._cache: dict[Any, _Entry] = {} if self._partitioned else _shared_cache(
-            fun, (self.static_argnums, self.static_argnames, donated))
+            fun, (self.static_argnums, self.static_argnames, donated, device))
         self._has_statics = bool(self.static_argnums or self.static_argnames)
         self.trace_count = 0          # how many times fun was traced (tests read it)
         # jaxlib's C++ dispatcher in front of the Python path (Note [dispatch fast path])
@@ -178,11 +179,11 @@ class Jitted:
         nums = {i % n if -n <= i < n else i for i in self.static_argnums}
         statics = [(i, args[i]) for i in sorted(nums) if i < n]
         statics += sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames)
-        for where, v in statics:
+        for at, v in statics:
             try:
                 hash(v)
             except TypeError:
-                what = f"argument {where}" if isinstance(where, int) else f"argument {where!r}"
+                what = f"argument {at}" if isinstance(at, int) else f"argument {at!r}"
                 raise ValueError(
                     f"static {what} of jit({_fun_name(self.fun)}) has unhashable type "
                     f"{type(v).__name__}; static arguments must be hashable (use a tuple "
@@ -249,7 +250,7 @@ class Jitted:
             if out is not None:
                 return out, None
         # See Note [dispatch fast path].
-        device = _device_of(leaves)
+        device = self.device or _device_of(leaves)
         key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64
                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
         entry = self._cache.get(key)
@@ -278,7 +279,7 @@ class Jitted:
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         statics, args, kwargs = self._split(args, kwargs)
         leaves, _ = tree_flatten((args, kwargs))
-        device = _device_of(leaves)
+        device = self.device or _device_of(leaves)
         with recording() as stages:
             func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
             func = run_pass("cleanup", cleanup, func)
@@ -355,16 +356,30 @@ def _device_of(leaves: Sequence[Any]) -> Any:
 
 def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = None,
         out_shardings: Any = None, static_argnums: Any = (), static_argnames: Any = (),
-        donate_argnums: Any = ()) -> Any:
+        donate_argnums: Any = (), donate_argnames: Any = (), keep_unused: bool = False,
+        device: Any = None, backend: str | None = None, inline: bool = False) -> Any:
     """Compile ``fun`` with XLA; see the module docstring. Usable as a decorator.
     ``in_shardings``/``out_shardings`` (pytree prefixes of the positional arguments and
     of the result: NamedSharding, PartitionSpec over the current mesh, or None) run the
-    program over a mesh (Note [jit over sharded arrays] in partitioned.py)."""
+    program over a mesh (Note [jit over sharded arrays] in partitioned.py); ``device``
+    runs it on that device, ``backend`` must name the platform spmdc runs on.
+    ``donate_argnames`` is checked like ``donate_argnums`` (spmdc never reuses an input's
+    buffer). ``keep_unused`` and ``inline`` change nothing: spmdc passes every argument
+    to the executable, and a jit called under another transformation is always inlined."""
+    check_backend("jit", backend)
+    if device is not None:
+        if in_shardings is not None or out_shardings is not None:
+            raise ValueError(f"jit: device= cannot be combined with in_shardings / "
+                             f"out_shardings{where()}")
+        check_device("jit", device)
+        if isinstance(device, (list, tuple)):
+            raise TypeError(f"jit: device= must be one device, got {device!r}{where()}")
+    name_tuple("jit", "donate_argnames", () if donate_argnames is None else donate_argnames)
     if fun is None:
         return lambda f: Jitted(f, static_argnums, static_argnames, donate_argnums,
-                                in_shardings, out_shardings)
+                                in_shardings, out_shardings, device)
     return Jitted(fun, static_argnums, static_argnames, donate_argnums, in_shardings,
-                  out_shardings)
+                  out_shardings, device)
 
 
 # --- ahead of time -----------------------------------------------------------------------
