@@ -367,6 +367,9 @@ def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = None,
     buffer). ``keep_unused`` and ``inline`` change nothing: spmdc passes every argument
     to the executable, and a jit called under another transformation is always inlined."""
     check_backend("jit", backend)
+    for name, flag in (("keep_unused", keep_unused), ("inline", inline)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"jit: {name} must be True or False, got {flag!r}{where()}")
     if device is not None:
         if in_shardings is not None or out_shardings is not None:
             raise ValueError(f"jit: device= cannot be combined with in_shardings / "
