@@ -22,14 +22,30 @@ VJP of ``call`` (passes/residuals.py) with the policy as the predicate, and emit
 ``checkpoint`` whose Func also returns the saved residuals (``num_residuals`` of them:
 ``spmdc dump`` shows them as the call's trailing outputs). The VJP rule then inlines the
 backward part, whose first equation is an ``optimization_barrier`` over everything it
-reads from the forward pass. The barrier is what makes the recomputation happen: without
-it XLA's CSE would merge the recomputed values with the forward pass's and keep them alive
-(JAX does the same). It also marks the recomputation as backward work for an enclosing
+reads from the forward pass and the cotangents. The barrier is what makes the
+recomputation happen: without it XLA's CSE would merge the recomputed values with the
+forward pass's and keep them alive (JAX does the same). Taking the cotangents in too keeps
+XLA's scheduler from running the recomputation early, right after the forward pass
+(where its results would be alive as long as without checkpoint): it cannot start before
+the backward pass reaches it. It also marks the recomputation as backward work for an enclosing
 split (Note [recomputation stays in the backward part]). ``prevent_cse=False`` keeps the
 marker but lowers it to nothing, as JAX does when asked (inside ``scan``, the loop already
 keeps XLA from merging across steps).
+
+Note [the barrier on the CPU]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+XLA's CPU compiler expands ``optimization_barrier`` away before its CSE pass (measured
+with jaxlib 0.10.2: the recomputed dots of a checkpointed MLP merge with the forward ones
+and the peak memory is that of the plain gradient, under JAX too). So the barrier lowers
+to the barrier followed by a ``case`` between two branches that both return its operands,
+chosen at run time (branch 1 when the first element of a float operand is NaN). Either
+branch gives the same values, so nothing changes numerically; but XLA cannot see through
+a data-dependent choice, the recomputation reads the ``case``'s results, and as the
+cotangents are among the operands, it cannot run before the backward pass reaches it.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from ..builder import Builder
 from ..interpreter import evaluate
@@ -47,7 +63,7 @@ from ..passes.collectives import control_varying_rules, varying_axes
 from ..passes.forward import jvp_func, jvp_rules, tangent_types
 from ..passes.residuals import recompute_markers, split_vjp, used_inputs
 from ..passes.vmap import always_rewrite, batch_rules, vmap_func
-from ..stablehlo import hlo, lower_body, lower_rules
+from ..stablehlo import hlo, ir, lower_body, lower_rules, mlir_type
 from .core import ShapeError, declare
 
 __all__ = ["checkpoint_p", "name_p", "optimization_barrier_p"]
@@ -62,7 +78,25 @@ def _identity_types(*types: TensorType, **params) -> tuple[TensorType, ...]:
 def _barrier_lowering(ctx, eqn, *operands):
     if not eqn.params["prevent_cse"] or not operands:
         return list(operands)
-    return list(hlo.OptimizationBarrierOp(list(operands)).results)
+    fenced = list(hlo.OptimizationBarrierOp(list(operands)).results)
+    # See Note [the barrier on the CPU]: a runtime choice between two identity branches.
+    probe = next((k for k, a in enumerate(eqn.inputs)
+                  if is_float(a.type) and a.type.dtype.kind == "f" and a.type.size), None)
+    if probe is None:
+        return fenced
+    t = eqn.inputs[probe].type
+    ones = ir.DenseI64ArrayAttr.get([1] * t.ndim)
+    first = hlo.SliceOp(fenced[probe], ir.DenseI64ArrayAttr.get([0] * t.ndim), ones,
+                        ones).result
+    first = hlo.ReshapeOp(mlir_type(TensorType((), t.dtype)), first).result
+    is_nan = hlo.CompareOp(first, first, hlo.ComparisonDirectionAttr.get("NE"),
+                           compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
+    index = hlo.ConvertOp(mlir_type(TensorType((), np.dtype(np.int32))), is_nan).result
+    case = hlo.CaseOp([v.type for v in fenced], index, 2)
+    for region in case.regions:
+        with ir.InsertionPoint(region.blocks.append()):
+            hlo.ReturnOp(fenced)
+    return list(case.results)
 
 
 optimization_barrier_p = declare("optimization_barrier", _identity_types,
@@ -144,14 +178,18 @@ def _checkpoint_vjp(b: Builder, ct, *operands, call, policy, prevent_cse, num_re
                   zip(cts, call.out_types, seeded, strict=True) if s]
     reads = [*operands, *saved]
     used = used_inputs(backward)[:len(reads)]
-    # The barrier in front of the recomputation (Note [checkpoint]).
+    # The barrier in front of the recomputation (Note [checkpoint]), over the cotangents too.
     marked = [k for k, (a, u) in enumerate(zip(reads, used, strict=True))
               if u and isinstance(a, Var)]
+    n_marked = len(marked)
+    marked_cts = [k for k, c in enumerate(seeded_cts) if isinstance(c, Var)]
     if marked:
         fenced = b.bind(optimization_barrier_p, *(reads[k] for k in marked),
-                        prevent_cse=prevent_cse)
-        for k, a in zip(marked, fenced, strict=True):
+                        *(seeded_cts[k] for k in marked_cts), prevent_cse=prevent_cse)
+        for k, a in zip(marked, fenced[:n_marked], strict=True):
             reads[k] = a
+        for k, a in zip(marked_cts, fenced[n_marked:], strict=True):
+            seeded_cts[k] = a
     grads = iter(b.inline(backward, [*reads, *seeded_cts]))
     return [next(grads) if w else None for w in wrt]
 
