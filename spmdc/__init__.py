@@ -12,6 +12,7 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's d
 # compiler registers every primitive; numpy, lax, tree_util are real modules, so
 # ``import spmdc.numpy as jnp`` and ``from spmdc import lax`` need no sys.modules entries.
 from . import compiler, lax, numpy, random, tree_util  # noqa: E402,F401
+from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
 from .core.abstract import ShapedArray, ShapeDtypeStruct, typeof  # noqa: E402,F401
 from .core.config import config, disable_jit, enable_x64  # noqa: E402
 from .core.devices import (  # noqa: E402
@@ -30,7 +31,6 @@ from .core.tracing import (  # noqa: E402
 )
 from .runtime.array import Array  # noqa: E402
 from .transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
-from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
 from .transforms.eval_shape import eval_shape  # noqa: E402
 from .transforms.forward import float0, jacfwd, jvp, linear_transpose, linearize  # noqa: E402
 from .transforms.grad import grad, hessian, jacobian, jacrev, value_and_grad, vjp  # noqa: E402

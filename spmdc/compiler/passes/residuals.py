@@ -18,7 +18,9 @@ Note [recomputation stays in the backward part]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 What the backward part computes is recognised by dependence: a value is backward when it
 depends on a cotangent input or on the output of a ``recompute_markers`` primitive (the
-``optimization_barrier`` that a checkpoint's VJP puts in front of its recomputation). The
+``optimization_barrier`` that a checkpoint's VJP puts in front of its recomputation) that
+the primal outputs do not need (a barrier of the function being differentiated, as in a
+second derivative, is forward work like any other equation). The
 marker is what keeps a nested checkpoint's recomputation in the backward part when the
 enclosing scan or checkpoint splits its own VJP: without it those equations, which use
 no cotangent, would look like forward work and be saved.
@@ -49,12 +51,13 @@ class Split:
 def split_vjp(vjp: Func, n_in: int, n_out: int, saveable: Callable[[Eqn], bool]) -> Split:
     vjp = cse(vjp)           # a rule's recomputed forward value merges with the forward copy
     primals, cotangents = vjp.inputs[:n_in], vjp.inputs[n_in:]
+    primal = _producers(vjp, vjp.outputs[:n_out])
     backward_vars: set[Var] = set(cotangents)
     forward_eqns: list[Eqn] = []
     backward_eqns: list[Eqn] = []
-    for eqn in vjp.eqns:
-        if eqn.prim in recompute_markers or any(isinstance(a, Var) and a in backward_vars
-                                                 for a in eqn.inputs):
+    for k, eqn in enumerate(vjp.eqns):
+        if (eqn.prim in recompute_markers and k not in primal) or any(
+                isinstance(a, Var) and a in backward_vars for a in eqn.inputs):
             backward_eqns.append(eqn)
             backward_vars.update(eqn.outputs)
         else:
@@ -81,6 +84,18 @@ def split_vjp(vjp: Func, n_in: int, n_out: int, saveable: Callable[[Eqn], bool])
     backward = dce(Func(f"{vjp.name}_bwd", (*primals, *residual_vars, *cotangents),
                         (*reversed(recomputed), *backward_eqns), grads))
     return Split(forward, backward, tuple(saved[v] for v in residual_vars))
+
+
+def _producers(func: Func, outputs) -> set[int]:
+    """The indices of the equations that computing ``outputs`` needs."""
+    needed = {a for a in outputs if isinstance(a, Var)}
+    out: set[int] = set()
+    for k in range(len(func.eqns) - 1, -1, -1):
+        eqn = func.eqns[k]
+        if not needed.isdisjoint(eqn.outputs):
+            out.add(k)
+            needed.update(a for a in eqn.inputs if isinstance(a, Var))
+    return out
 
 
 def used_inputs(func: Func) -> list[bool]:

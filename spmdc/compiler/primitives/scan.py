@@ -7,8 +7,9 @@ lax.fori_loop with static bounds.
 
 It lowers to a ``stablehlo.while`` written as an IR while equation (``_scan_as_while``);
 its VJP is a forward scan that also stacks each step's residuals and a reverse scan over
-the backward part of the body's VJP (Note [scan residuals]). The helpers it shares with cond and while live in control_flow.py (see
-Note [batched control flow] and Note [collectives under divergent control flow] there).
+the backward part of the body's VJP (Note [scan residuals]). The helpers it shares with
+cond and while live in control_flow.py (see Note [batched control flow] and Note
+[collectives under divergent control flow] there).
 """
 from __future__ import annotations
 
@@ -29,9 +30,9 @@ from ..passes.autodiff import (
     zeros,
 )
 from ..passes.cleanup import dce
-from ..passes.residuals import split_vjp, used_inputs
 from ..passes.collectives import control_varying_rules, varying_axes
 from ..passes.forward import instantiate, jvp_func, jvp_rules, tangent_types
+from ..passes.residuals import split_vjp, used_inputs
 from ..passes.vmap import always_rewrite, batch_rules, batch_to_front, move_axis
 from ..stablehlo import lower_rules
 from .control_flow import (
