@@ -41,13 +41,14 @@ See Note [activity]."""
 activity_rules: dict[Any, ActivityRule] = {}
 
 ForwardRule = Callable[..., tuple[Sequence[Atom], Any]]
-"""``rule(b, active, *inputs, **params) -> (outputs, residuals)``
+"""``rule(b, active, needed, *inputs, **params) -> (outputs, residuals)``
 
 The forward sweep's rule for a primitive that decides what its backward pass keeps (scan,
-checkpoint): it emits the forward computation, which may also produce residuals, and
-returns the equation's outputs and an object that the primitive's VJP rule then gets as
-``residuals=`` (the VJP rule gets ``residuals=None`` when the rule did not run: the
-equation was copied as it is). See Note [residuals]."""
+checkpoint): ``active`` says which inputs may depend on a differentiated input, ``needed``
+which outputs may get a cotangent. It emits the forward computation, which may also
+produce residuals, and returns the equation's outputs and an object that the primitive's
+VJP rule then gets as ``residuals=`` (the VJP rule gets ``residuals=None`` when the rule
+did not run: the equation was copied as it is). See Note [residuals]."""
 
 forward_rules: dict[Any, ForwardRule] = {}
 
@@ -137,17 +138,18 @@ def _expanded(func: Func, wrt: Sequence[bool]) -> Func:
 # Both split the VJP of their sub-Func into a forward and a backward Func with
 # ``passes/residuals.py``. The rule runs only for equations that will get a cotangent.
 
-def _relevant(func: Func, active: set[Var], seeded: Sequence[bool]) -> set[int]:
-    """The indices of the equations with an active input through which a seeded output's
-    cotangent can flow back (those a forward rule runs for)."""
+def _relevant(func: Func, active: set[Var], seeded: Sequence[bool]
+              ) -> dict[int, tuple[bool, ...]]:
+    """For each equation with an active input through which a seeded output's cotangent
+    can flow back (those a forward rule runs for): which of its outputs can get one."""
     needed = {a for a, s in zip(func.outputs, seeded, strict=True)
               if s and isinstance(a, Var) and a in active}
-    relevant: set[int] = set()
+    relevant: dict[int, tuple[bool, ...]] = {}
     for i in range(len(func.eqns) - 1, -1, -1):
         eqn = func.eqns[i]
         if needed.isdisjoint(eqn.outputs):
             continue
-        relevant.add(i)
+        relevant[i] = tuple(v in needed for v in eqn.outputs)
         needed.update(a for a in eqn.inputs if isinstance(a, Var) and a in active)
     return relevant
 
@@ -214,8 +216,8 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
 
 
 def _forward_sweep(b: Builder, func: Func, inputs: Sequence[Atom], env: dict[Var, Atom],
-                   active: set[Var], relevant: set[int], residuals: dict[int, Any]
-                   ) -> list[Atom]:
+                   active: set[Var], relevant: dict[int, tuple[bool, ...]],
+                   residuals: dict[int, Any]) -> list[Atom]:
     env.update(zip(func.inputs, inputs, strict=True))
 
     def read(a: Atom) -> Atom:
@@ -227,7 +229,7 @@ def _forward_sweep(b: Builder, func: Func, inputs: Sequence[Atom], env: dict[Var
         if rule is not None and index in relevant:
             b.source = eqn.source
             act = tuple(isinstance(a, Var) and a in active for a in eqn.inputs)
-            outs, residuals[index] = rule(b, act, *ins, **eqn.params)
+            outs, residuals[index] = rule(b, act, relevant[index], *ins, **eqn.params)
         else:
             outs = [Var(v.type) for v in eqn.outputs]
             b.eqns.append(Eqn(eqn.prim, tuple(ins), eqn.params, tuple(outs), eqn.source))

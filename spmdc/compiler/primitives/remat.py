@@ -143,15 +143,16 @@ def _checkpoint_impl(*operands, call, **params):
     return tuple(evaluate(call, *operands))
 
 
-def _checkpoint_forward(b: Builder, active, *operands, call, policy, prevent_cse,
+def _checkpoint_forward(b: Builder, active, needed, *operands, call, policy, prevent_cse,
                         num_residuals):
     """The forward rule (Note [checkpoint]): the call, also returning what the policy
     saves; the residuals object is (wrt, seeded outputs, backward Func, saved values)."""
     params = dict(policy=policy, prevent_cse=prevent_cse)
     active = active or (True,) * len(operands)
     wrt = [is_float(a.type) and act for a, act in zip(operands, active, strict=True)]
-    seeded = [is_float(t) and act for t, act in
-              zip(call.out_types, active_outputs(call, active), strict=True)]
+    needed = needed or (True,) * len(call.outputs)
+    seeded = [is_float(t) and act and need for t, act, need in
+              zip(call.out_types, active_outputs(call, active), needed, strict=True)]
     if not any(wrt) or not any(seeded):
         outs = b.bind(checkpoint_p, *operands, call=call, num_residuals=num_residuals,
                       **params)
@@ -167,7 +168,7 @@ def _checkpoint_forward(b: Builder, active, *operands, call, policy, prevent_cse
 def _checkpoint_vjp(b: Builder, ct, *operands, call, policy, prevent_cse, num_residuals,
                     active=None, residuals=None):
     if residuals is None:            # the equation was copied: run the forward rule here
-        _, residuals = _checkpoint_forward(b, active, *operands, call=call, policy=policy,
+        _, residuals = _checkpoint_forward(b, active, None, *operands, call=call, policy=policy,
                                            prevent_cse=prevent_cse,
                                            num_residuals=num_residuals)
         if residuals is None:

@@ -187,7 +187,7 @@ class _ScanResiduals:
                                      # residuals, each stacked over the steps
 
 
-def _scan_plan(active, operands, body, length, reverse, num_consts, num_carry):
+def _scan_plan(active, needed, operands, body, length, reverse, num_consts, num_carry):
     n_consts, nc = num_consts, num_carry
     # Only what may depend on a differentiated input (Note [activity]): a carry that does
     # through the loop counts, and a while loop on the others is never differentiated.
@@ -197,8 +197,9 @@ def _scan_plan(active, operands, body, length, reverse, num_consts, num_carry):
     active = [*active[:n_consts], *outs_active[:nc], *active[n_consts + nc:]]
     wrt = tuple(is_float(a.type) and act for a, act in zip(operands, active, strict=True))
     carry_float = wrt[n_consts:n_consts + nc]
-    ys_seeded = tuple(is_float(t) and act for t, act in
-                      zip(body.out_types[nc:], outs_active[nc:], strict=True))
+    needed = needed or (True,) * len(body.outputs)
+    ys_seeded = tuple(is_float(t) and act and need for t, act, need in
+                      zip(body.out_types[nc:], outs_active[nc:], needed[nc:], strict=True))
     if not any(wrt) or not (any(carry_float) or any(ys_seeded)):
         return None
     vjp = vjp_func(body, wrt, carry_float + ys_seeded)
@@ -212,10 +213,11 @@ def _scan_plan(active, operands, body, length, reverse, num_consts, num_carry):
     return wrt, carry_float, ys_seeded, split
 
 
-def _scan_forward(b, active, *operands, body, length, reverse, num_consts, num_carry):
+def _scan_forward(b, active, needed, *operands, body, length, reverse, num_consts,
+                  num_carry):
     """The forward rule (Note [scan residuals]): the scan, also stacking the residuals."""
     params = dict(length=length, reverse=reverse, num_consts=num_consts, num_carry=num_carry)
-    plan = _scan_plan(active, operands, body, **params)
+    plan = _scan_plan(active, needed, operands, body, **params)
     if plan is None:
         return list(b.scan(*operands, body=body, **params)), None
     wrt, carry_float, ys_seeded, split = plan
@@ -243,7 +245,7 @@ def _scan_vjp(b, ct, *operands, body, length, reverse, num_consts, num_carry,
     in its carry."""
     params = dict(length=length, reverse=reverse, num_consts=num_consts, num_carry=num_carry)
     if residuals is None:            # the equation was copied: run the forward rule here
-        _, residuals = _scan_forward(b, active, *operands, body=body, **params)
+        _, residuals = _scan_forward(b, active, None, *operands, body=body, **params)
         if residuals is None:
             return [None] * len(operands)
     wrt, carry_float, ys_seeded = residuals.wrt, residuals.carry_float, residuals.ys_seeded
