@@ -12,6 +12,7 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's d
 # compiler registers every primitive; numpy, lax, tree_util are real modules, so
 # ``import spmdc.numpy as jnp`` and ``from spmdc import lax`` need no sys.modules entries.
 from . import compiler, lax, numpy, random, tree_util  # noqa: E402,F401
+from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
 from .core.abstract import ShapedArray, ShapeDtypeStruct, typeof  # noqa: E402,F401
 from .core.config import config, disable_jit, enable_x64  # noqa: E402
 from .core.devices import (  # noqa: E402
@@ -40,7 +41,7 @@ from .transforms.vmap import vmap  # noqa: E402
 
 Array.__module__ = __name__     # users see spmdc.Array, where they construct and check it
 
-from . import dtypes, nn, scipy, sharding, test_util, tree  # noqa: E402,F401  (built on the API above)
+from . import ad_checkpoint, dtypes, nn, scipy, sharding, test_util, tree  # noqa: E402,F401  (built on the API above)
 from .sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: E402,F401
 from .transforms.shard_map import shard_map, smap  # noqa: E402,F401
 
@@ -72,7 +73,8 @@ __all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "lax", "tree_util", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "pmap", "vmap", "grad", "value_and_grad", "vjp",
            "jacrev", "jacobian", "hessian", "jvp", "linearize", "jacfwd", "linear_transpose",
-           "float0", "custom_jvp", "custom_vjp", "config", "disable_jit", "enable_x64",
+           "float0", "custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_policies",
+           "ad_checkpoint", "config", "disable_jit", "enable_x64",
            "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes", "test_util", "tree",
            "default_backend", "process_index", "process_count", "sharding", "make_mesh",
            "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard"]

@@ -33,6 +33,9 @@ Workloads (issue 7):
       3x3x16 SAME, relu, 2x2 max-pool, conv 3x3x32 SAME, relu, 2x2 max-pool, dense 10,
       softmax cross-entropy (lax.conv_general_dilated NHWC/HWIO, lax.reduce_window max),
       the new parameters fed back every step.
+  W11 grad of a 200-step scan RNN (issue 14): ``jit(grad(loss))``, ``h = tanh(x W + h U +
+      b)`` over T=200 steps, batch 32, input 64, hidden 256; ``remat`` runs the body
+      under ``checkpoint`` (recomputed in the backward pass instead of stored).
 
 Usage: tools/bench.py [--reps N] [--only W1,W6] [--quick] [--no-jax] [--json PATH]
 """
@@ -63,7 +66,7 @@ import spmdc  # noqa: E402
 
 N_DEVICES = 8
 TARGETS = {"W1": 1.5, "W2": 0.5, "W3": 1.0, "W4": 1.05, "W5": 1.05, "W6": 1.0, "W7": 1.5,
-           "W8": 1.1, "W9": 1.5, "W10": 1.1}
+           "W8": 1.1, "W9": 1.5, "W10": 1.1, "W11": 1.1}
 LINEARITY_TARGET = 1.3        # per-op trace+lower cost at K=4000 over that at K=1000
 
 
@@ -360,6 +363,30 @@ def w10(lib: Any, quick: bool) -> Runner:
     return run
 
 
+def w11(remat: bool) -> Callable[[Any, bool], Runner]:
+    def make(lib: Any, quick: bool) -> Runner:
+        jnp = lib.numpy
+        rng = np.random.default_rng(0)
+        t, batch, n_in, hidden = 200, 32, 64, 256
+        params = [lib.device_put(rng.normal(size=s).astype(np.float32) / np.sqrt(s[0]))
+                  for s in ((n_in, hidden), (hidden, hidden))]
+        params.append(lib.device_put(np.zeros(hidden, np.float32)))
+        xs = lib.device_put(rng.normal(size=(t, batch, n_in)).astype(np.float32))
+
+        def loss(params, xs):
+            w, u, b = params
+
+            def step(h, x):
+                h = jnp.tanh(x @ w + h @ u + b)
+                return h, jnp.sum(h * h)
+            body = lib.checkpoint(step) if remat else step
+            _, ys = lib.lax.scan(body, jnp.zeros((batch, hidden), jnp.float32), xs)
+            return jnp.sum(ys)
+        g = lib.jit(lib.grad(loss))
+        return per_call(lambda: g(params, xs), block_tree(lib), 2 if quick else 10)
+    return make
+
+
 @dataclass
 class Case:
     workload: str
@@ -391,6 +418,8 @@ def cases() -> list[Case]:
             Case("W9", "jit step: split key + normal noise f32[8]", w9, 30),
             Case("W10", "jit conv-net SGD step b32 28x28 conv16-pool-conv32-pool-dense", w10,
                  15)]
+    out += [Case("W11", f"jit(grad) scan RNN T=200 b32 64->256{' remat' if remat else ''}",
+                 w11(remat), 10, extra={"remat": remat}) for remat in (False, True)]
     return out
 
 
@@ -482,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=float, default=1.0,
                         help="scale every workload's repetitions by this factor")
     parser.add_argument("--only", default="",
-                        help="comma-separated workloads (W1..W10) or case names substrings")
+                        help="comma-separated workloads (W1..W11) or case names substrings")
     parser.add_argument("--quick", action="store_true",
                         help="few repetitions and short inner loops (a smoke run)")
     parser.add_argument("--no-jax", action="store_true", help="measure spmdc alone")

@@ -13,6 +13,7 @@ from .primitives import (  # noqa: F401  (registration)
     elementwise,
     indexing,  # noqa: F401  (registration)
     reductions,
+    remat,  # noqa: F401  (registration)
     scan,  # noqa: F401  (registration)
     shard_map,  # noqa: F401  (registration)
     sharding,  # noqa: F401  (registration)

@@ -38,6 +38,9 @@ class Executable:
     def cost_analysis(self) -> dict[str, float]:
         return pjrt.cost_analysis(self.exe)
 
+    def memory_analysis(self) -> Any:
+        return pjrt.memory_analysis(self.exe)
+
 
 def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                  axis_env: dict[str, int] | None = None,

@@ -310,6 +310,12 @@ def cost_analysis(exe: Executable) -> dict[str, float]:
     return dict(exe.cost_analysis())
 
 
+def memory_analysis(exe: Executable) -> Any:
+    """XLA's buffer sizes for the compiled program (``peak_memory_in_bytes``,
+    ``temp_size_in_bytes``, ``argument_size_in_bytes``, ...)."""
+    return exe.get_compiled_memory_stats()
+
+
 # --- jaxlib's C++ dispatch -------------------------------------------------------------------
 
 # Note [C++ dispatch]

@@ -483,6 +483,10 @@ class Compiled:
     def cost_analysis(self) -> dict[str, float]:
         return self._entry.executable.cost_analysis()
 
+    def memory_analysis(self) -> Any:
+        """XLA's memory figures for the executable (``peak_memory_in_bytes``, ...)."""
+        return self._entry.executable.memory_analysis()
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves, _ = tree_flatten((args, kwargs))
         expected = self._entry.in_types[:self._entry.n_args]

@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..builder import Builder, lit
-from ..ir import Atom, Func, Lit, TensorType, Var
+from ..ir import Atom, Eqn, Func, Lit, TensorType, Var
 
 __all__ = ["vjp_rules", "nondifferentiable", "activity_rules", "active_outputs", "vjp_func",
-           "zeros", "is_float", "unbroadcast", "expand_rules"]
+           "zeros", "is_float", "unbroadcast", "expand_rules", "forward_rules"]
 
 VJPRule = Callable[..., Sequence[Atom | None]]
 """``rule(b, ct, *inputs, **params) -> [cotangent or None for each input]``
@@ -39,6 +39,18 @@ input. Without a rule, an equation with an active input has every float output a
 See Note [activity]."""
 
 activity_rules: dict[Any, ActivityRule] = {}
+
+ForwardRule = Callable[..., tuple[Sequence[Atom], Any]]
+"""``rule(b, active, needed, *inputs, **params) -> (outputs, residuals)``
+
+The forward sweep's rule for a primitive that decides what its backward pass keeps (scan,
+checkpoint): ``active`` says which inputs may depend on a differentiated input, ``needed``
+which outputs may get a cotangent. It emits the forward computation, which may also
+produce residuals, and returns the equation's outputs and an object that the primitive's
+VJP rule then gets as ``residuals=`` (the VJP rule gets ``residuals=None`` when the rule
+did not run: the equation was copied as it is). See Note [residuals]."""
+
+forward_rules: dict[Any, ForwardRule] = {}
 
 
 expand_rules: dict[Any, Callable[..., Func]] = {}
@@ -115,6 +127,33 @@ def _expanded(func: Func, wrt: Sequence[bool]) -> Func:
     return b.build([a if isinstance(a, Lit) else env[a] for a in func.outputs])
 
 
+# Note [residuals]
+# ~~~~~~~~~~~~~~~~
+# The forward sweep copies each equation, so every forward value is available to the
+# backward sweep, and XLA keeps what the backward sweep uses alive. Two primitives decide
+# otherwise through a ``forward_rules`` entry: ``scan``, whose step values exist only
+# inside the loop (its forward rule emits a scan that also stacks each step's residuals,
+# for the reverse scan to read), and ``checkpoint``, whose forward rule emits a call that
+# returns only the residuals its policy saves (the backward pass recomputes the others).
+# Both split the VJP of their sub-Func into a forward and a backward Func with
+# ``passes/residuals.py``. The rule runs only for equations that will get a cotangent.
+
+def _relevant(func: Func, active: set[Var], seeded: Sequence[bool]
+              ) -> dict[int, tuple[bool, ...]]:
+    """For each equation with an active input through which a seeded output's cotangent
+    can flow back (those a forward rule runs for): which of its outputs can get one."""
+    needed = {a for a, s in zip(func.outputs, seeded, strict=True)
+              if s and isinstance(a, Var) and a in active}
+    relevant: dict[int, tuple[bool, ...]] = {}
+    for i in range(len(func.eqns) - 1, -1, -1):
+        eqn = func.eqns[i]
+        if needed.isdisjoint(eqn.outputs):
+            continue
+        relevant[i] = tuple(v in needed for v in eqn.outputs)
+        needed.update(a for a in eqn.inputs if isinstance(a, Var) and a in active)
+    return relevant
+
+
 def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = None) -> Func:
     """``seeded[k]``: output k gets a cotangent input (default: every output)."""
     func = _expanded(func, wrt)
@@ -123,16 +162,21 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
     seeded = [True] * len(func.outputs) if seeded is None else list(seeded)
     out_cts = [b.input(a.type) if s else None
                for a, s in zip(func.outputs, seeded, strict=True)]
+    active = _active_values(func, wrt)            # See Note [activity]
 
-    # Forward sweep: a copy of the equations (their types are known: no shape rules run).
+    # Forward sweep: a copy of the equations (their types are known: no shape rules run),
+    # except where a forward rule decides what the backward sweep keeps (Note [residuals]).
     env: dict[Var, Atom] = {}
-    primal_outs = b.inline(func, inputs, env)
+    residuals: dict[int, Any] = {}
+    if any(eqn.prim in forward_rules for eqn in func.eqns):
+        primal_outs = _forward_sweep(b, func, inputs, env, active,
+                                     _relevant(func, active, seeded), residuals)
+    else:
+        primal_outs = b.inline(func, inputs, env)
     b.source = func.eqns[-1].source if func.eqns else None
 
     def read(a: Atom) -> Atom:
         return a if isinstance(a, Lit) else env[a]
-
-    active = _active_values(func, wrt)            # See Note [activity]
 
     # Backward sweep.
     cts: dict[Var, Atom] = {}
@@ -143,7 +187,8 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
     for a, ct in zip(func.outputs, out_cts, strict=True):
         if ct is not None and isinstance(a, Var) and a in active:
             accumulate(a, ct)
-    for eqn in reversed(func.eqns):
+    for index in range(len(func.eqns) - 1, -1, -1):
+        eqn = func.eqns[index]
         ct_outs = [cts.pop(v, None) for v in eqn.outputs]
         if all(c is None for c in ct_outs):
             continue
@@ -156,6 +201,8 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
         ct = tuple(ct_outs) if eqn.prim.multiple_results else ct_outs[0]
         extra = {"active": tuple(isinstance(a, Var) and a in active for a in eqn.inputs)} \
             if eqn.prim in activity_rules else {}
+        if eqn.prim in forward_rules:
+            extra["residuals"] = residuals.get(index)
         in_cts = rule(b, ct, *map(read, eqn.inputs), **eqn.params, **extra)
         for a, c in zip(eqn.inputs, in_cts, strict=True):
             if c is not None and isinstance(a, Var) and a in active:
@@ -166,3 +213,25 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
     return b.build([*primal_outs, *grads])
 
 
+
+
+def _forward_sweep(b: Builder, func: Func, inputs: Sequence[Atom], env: dict[Var, Atom],
+                   active: set[Var], relevant: dict[int, tuple[bool, ...]],
+                   residuals: dict[int, Any]) -> list[Atom]:
+    env.update(zip(func.inputs, inputs, strict=True))
+
+    def read(a: Atom) -> Atom:
+        return a if isinstance(a, Lit) else env[a]
+
+    for index, eqn in enumerate(func.eqns):
+        ins = [read(a) for a in eqn.inputs]
+        rule = forward_rules.get(eqn.prim)
+        if rule is not None and index in relevant:
+            b.source = eqn.source
+            act = tuple(isinstance(a, Var) and a in active for a in eqn.inputs)
+            outs, residuals[index] = rule(b, act, relevant[index], *ins, **eqn.params)
+        else:
+            outs = [Var(v.type) for v in eqn.outputs]
+            b.eqns.append(Eqn(eqn.prim, tuple(ins), eqn.params, tuple(outs), eqn.source))
+        env.update(zip(eqn.outputs, outs, strict=True))
+    return [read(a) for a in func.outputs]

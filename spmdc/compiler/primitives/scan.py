@@ -6,21 +6,33 @@ lax.fori_loop with static bounds.
         down if ``reverse``); returns the final carry and the ys stacked along axis 0.
 
 It lowers to a ``stablehlo.while`` written as an IR while equation (``_scan_as_while``);
-its VJP is a forward scan that also stacks each step's input carry and a reverse scan over
-the body's VJP. The helpers it shares with cond and while live in control_flow.py (see
-Note [batched control flow] and Note [collectives under divergent control flow] there).
+its VJP is a forward scan that also stacks each step's residuals and a reverse scan over
+the backward part of the body's VJP (Note [scan residuals]). The helpers it shares with
+cond and while live in control_flow.py (see Note [batched control flow] and Note
+[collectives under divergent control flow] there).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..builder import Builder, lit
 from ..interpreter import evaluate
-from ..ir import Eqn, Func, TensorType, Var
-from ..passes.autodiff import active_outputs, activity_rules, is_float, vjp_func, vjp_rules, zeros
+from ..ir import Atom, Eqn, Func, TensorType, Var
+from ..passes.autodiff import (
+    active_outputs,
+    activity_rules,
+    forward_rules,
+    is_float,
+    vjp_func,
+    vjp_rules,
+    zeros,
+)
 from ..passes.cleanup import dce
 from ..passes.collectives import control_varying_rules, varying_axes
 from ..passes.forward import instantiate, jvp_func, jvp_rules, tangent_types
+from ..passes.residuals import split_vjp, used_inputs
 from ..passes.vmap import always_rewrite, batch_rules, batch_to_front, move_axis
 from ..stablehlo import lower_rules
 from .control_flow import (
@@ -154,42 +166,100 @@ def _scan_batch(b, axis, args, dims, *, body, length, reverse, num_consts, num_c
     return list(outs), [0 if x else None for x in carry_b] + [1 if y else None for y in ys_b]
 
 
+# Note [scan residuals]
+# ~~~~~~~~~~~~~~~~~~~~~
+# The VJP of a scan stores what each step's backward pass needs, as JAX does: the forward
+# rule splits the VJP of the body (passes/residuals.py) and emits one forward scan whose
+# body also returns the step's residuals, stacked along the loop like ys; the VJP rule
+# runs the backward bodies in a reverse scan over them. Every value that varies from step
+# to step is saved; values computed from the consts alone are recomputed in the backward
+# body instead of being stacked ``length`` times. A ``checkpoint`` in the body decides for
+# itself: ``scan(checkpoint(body))`` saves only what its policy allows (nothing, by
+# default, but the step's inputs), and its backward body recomputes the rest.
+
+@dataclass(frozen=True)
+class _ScanResiduals:
+    wrt: tuple[bool, ...]            # the operands that get a cotangent
+    carry_float: tuple[bool, ...]    # the carries with a cotangent (active floats)
+    ys_seeded: tuple[bool, ...]      # the ys that may get one
+    backward: Func                   # (*consts, *carry, *x, *residuals, *cts) -> grads
+    stacked: tuple[Atom, ...]        # the input carries the backward body reads, then the
+                                     # residuals, each stacked over the steps
+
+
+def _scan_plan(active, needed, operands, body, length, reverse, num_consts, num_carry):
+    n_consts, nc = num_consts, num_carry
+    # Only what may depend on a differentiated input (Note [activity]): a carry that does
+    # through the loop counts, and a while loop on the others is never differentiated.
+    active = active or (True,) * len(operands)
+    outs_active = _scan_activity(active, body=body, length=length, reverse=reverse,
+                                 num_consts=n_consts, num_carry=nc)
+    active = [*active[:n_consts], *outs_active[:nc], *active[n_consts + nc:]]
+    wrt = tuple(is_float(a.type) and act for a, act in zip(operands, active, strict=True))
+    carry_float = wrt[n_consts:n_consts + nc]
+    needed = needed or (True,) * len(body.outputs)
+    ys_seeded = tuple(is_float(t) and act and need for t, act, need in
+                      zip(body.out_types[nc:], outs_active[nc:], needed[nc:], strict=True))
+    if not any(wrt) or not (any(carry_float) or any(ys_seeded)):
+        return None
+    vjp = vjp_func(body, wrt, carry_float + ys_seeded)
+    # Values that vary from step to step are saved; the others are recomputed.
+    varying = set(vjp.inputs[n_consts:len(body.inputs)])
+    for eqn in vjp.eqns:
+        if any(isinstance(a, Var) and a in varying for a in eqn.inputs):
+            varying.update(eqn.outputs)
+    split = split_vjp(vjp, len(body.inputs), len(body.outputs),
+                      lambda eqn: any(v in varying for v in eqn.outputs))
+    return wrt, carry_float, ys_seeded, split
+
+
+def _scan_forward(b, active, needed, *operands, body, length, reverse, num_consts,
+                  num_carry):
+    """The forward rule (Note [scan residuals]): the scan, also stacking the residuals."""
+    params = dict(length=length, reverse=reverse, num_consts=num_consts, num_carry=num_carry)
+    plan = _scan_plan(active, needed, operands, body, **params)
+    if plan is None:
+        return list(b.scan(*operands, body=body, **params)), None
+    wrt, carry_float, ys_seeded, split = plan
+    n_consts, nc = num_consts, num_carry
+    n_res = len(split.residuals)
+    reads = used_inputs(split.backward)
+    carry_read = reads[n_consts:n_consts + nc]
+    f = split.forward
+    carry_in = [v for v, r in zip(f.inputs[n_consts:n_consts + nc], carry_read, strict=True)
+                if r]
+    n_out = len(body.outputs)
+    forward = Func(f.name, f.inputs, f.eqns, (*f.outputs[:n_out], *carry_in,
+                                               *f.outputs[n_out:]))
+    outs = b.scan(*operands, body=forward, **params)
+    saved = _ScanResiduals(wrt, carry_float, ys_seeded, split.backward,
+                           tuple(outs[n_out:]))
+    assert len(saved.stacked) == len(carry_in) + n_res
+    return list(outs[:n_out]), saved
+
+
 def _scan_vjp(b, ct, *operands, body, length, reverse, num_consts, num_carry,
-              active=None):
-    """A forward scan that also stacks each step's input carry, then a reverse scan over
-    the body's VJP (which recomputes the step from that carry), accumulating the consts'
-    cotangents in its carry."""
+              active=None, residuals=None):
+    """A reverse scan over the backward part of the body's VJP, reading the residuals the
+    forward rule stacked (Note [scan residuals]) and accumulating the consts' cotangents
+    in its carry."""
+    params = dict(length=length, reverse=reverse, num_consts=num_consts, num_carry=num_carry)
+    if residuals is None:            # the equation was copied: run the forward rule here
+        _, residuals = _scan_forward(b, active, None, *operands, body=body, **params)
+        if residuals is None:
+            return [None] * len(operands)
+    wrt, carry_float, ys_seeded = residuals.wrt, residuals.carry_float, residuals.ys_seeded
     n_consts, nc = num_consts, num_carry
     consts = list(operands[:n_consts])
     init = list(operands[n_consts:n_consts + nc])
     xs = list(operands[n_consts + nc:])
     cts = ct if isinstance(ct, tuple) else (ct,)
     ct_carry, ct_ys = cts[:nc], cts[nc:]
-    # Only what may depend on a differentiated input (Note [activity]): a carry that does
-    # through the loop counts, and a while loop on the others is never differentiated.
-    active = active or (True,) * len(operands)
-    carry_active = _scan_activity(active, body=body, length=length, reverse=reverse,
-                                  num_consts=n_consts, num_carry=nc)[:nc]
-    active = [*active[:n_consts], *carry_active, *active[n_consts + nc:]]
-    wrt = [is_float(a.type) and act for a, act in zip(operands, active, strict=True)]
-    carry_float = wrt[n_consts:n_consts + nc]
-    ys_seeded = [c is not None and is_float(t) for c, t in
-                 zip(ct_ys, body.out_types[nc:], strict=True)]
-    if not any(wrt) or not (any(c is not None for c, f in zip(ct_carry, carry_float,
-                                                                 strict=True) if f)
-                            or any(ys_seeded)):
-        return [None] * len(operands)
+    bwd = residuals.backward
+    n_in = len(body.inputs)
+    reads = used_inputs(bwd)[n_consts:n_consts + nc]
 
-    # Forward, keeping the carry each step started from.
-    forward = Func(body.name, body.inputs, body.eqns,
-                   body.outputs + body.inputs[n_consts:n_consts + nc])
-    saved = b.scan(*consts, *init, *xs, body=forward, length=length, reverse=reverse,
-                   num_consts=n_consts, num_carry=nc)
-    saved_carries = list(saved[len(body.outputs):])
-
-    # Backward: one step of the body's VJP per iteration, in the opposite order.
-    step_vjp = vjp_func(body, wrt, carry_float + ys_seeded)
-    wrt_consts = [w for w in wrt[:n_consts]]
+    wrt_consts = wrt[:n_consts]
     n_acc = sum(wrt_consts)
     n_ct_carry = sum(carry_float)
     back = Builder(f"{body.name}_vjp")
@@ -197,21 +267,28 @@ def _scan_vjp(b, ct, *operands, body, length, reverse, num_consts, num_carry,
     bk_acc = [back.input(a.type) for a, w in zip(consts, wrt_consts, strict=True) if w]
     bk_ct_carry = [back.input(a.type) for a, f in zip(init, carry_float, strict=True) if f]
     bk_xs = [back.input(v.type) for v in body.inputs[n_consts + nc:]]
-    bk_carry = [back.input(v.type) for v in body.inputs[n_consts:n_consts + nc]]
+    bk_stacked = [back.input(TensorType(a.type.shape[1:], a.type.dtype))
+                  for a in residuals.stacked]
+    stacked = iter(bk_stacked)
+    bk_carry = [next(stacked) if r else zeros(back, v.type)     # unread: any value will do
+                for v, r in zip(body.inputs[n_consts:n_consts + nc], reads, strict=True)]
+    bk_res = list(stacked)
     bk_ct_ys = [back.input(t) for t, s in zip(body.out_types[nc:], ys_seeded, strict=True)
                 if s]
-    outs = back.inline(step_vjp, [*bk_consts, *bk_carry, *bk_xs, *bk_ct_carry, *bk_ct_ys])
-    grads = outs[len(body.outputs):]
-    g_consts, g_carry = grads[:n_acc], grads[n_acc:n_acc + sum(wrt[n_consts:n_consts + nc])]
-    g_xs = grads[n_acc + len(g_carry):]
+    grads = back.inline(bwd, [*bk_consts, *bk_carry, *bk_xs, *bk_res, *bk_ct_carry,
+                              *bk_ct_ys])
+    assert len(bwd.inputs) == n_in + len(bk_res) + len(bk_ct_carry) + len(bk_ct_ys)
+    g_consts, g_carry = grads[:n_acc], grads[n_acc:n_acc + n_ct_carry]
+    g_xs = grads[n_acc + n_ct_carry:]
     new_acc = [back.add(a, g) for a, g in zip(bk_acc, g_consts, strict=True)]
     back_func = dce(back.build([*new_acc, *g_carry, *g_xs]))
 
     acc0 = [zeros(b, a.type) for a, w in zip(consts, wrt_consts, strict=True) if w]
     ct0 = [c if c is not None else zeros(b, a.type)
            for a, c, f in zip(init, ct_carry, carry_float, strict=True) if f]
-    seeded_ys = [c for c, s in zip(ct_ys, ys_seeded, strict=True) if s]
-    res = b.scan(*consts, *acc0, *ct0, *xs, *saved_carries, *seeded_ys, body=back_func,
+    seeded_ys = [c if c is not None else zeros(b, TensorType((length, *t.shape), t.dtype))
+                 for c, t, s in zip(ct_ys, body.out_types[nc:], ys_seeded, strict=True) if s]
+    res = b.scan(*consts, *acc0, *ct0, *xs, *residuals.stacked, *seeded_ys, body=back_func,
                  length=length, reverse=not reverse, num_consts=n_consts,
                  num_carry=n_acc + n_ct_carry)
     ct_consts = iter(res[:n_acc])
@@ -254,6 +331,7 @@ scan_p = declare("scan", _scan_rule, _scan_impl, multiple_results=True)
 batch_rules[scan_p] = _scan_batch
 jvp_rules[scan_p] = _scan_jvp
 vjp_rules[scan_p] = _scan_vjp
+forward_rules[scan_p] = _scan_forward
 lower_rules[scan_p] = _scan_lowering
 always_rewrite.add(scan_p)
 
