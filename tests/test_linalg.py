@@ -343,3 +343,39 @@ def test_gaussian_process_fit_matches_scipy(x64):
             linalg.cho_factor(k, lower=True), y)
     close(mean(fitted.x, jnp, jsl), mean(reference.x, np, sl), 1e-4)
     assert fitted.fun < _nll_scipy(theta0, x, y)[0]
+
+
+def test_tensor_functions_and_expm_frechet():
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(6, 2, 3)).astype(np.float32)
+    close(jnp.linalg.tensorinv(a, 1), np.linalg.tensorinv(a, 1), 1e-3)
+    b = rng.normal(size=(6,)).astype(np.float32)
+    close(jnp.linalg.tensorsolve(a, b), np.linalg.tensorsolve(a, b), 1e-3)
+    with pytest.raises(ValueError, match="tensorinv is only possible"):
+        jnp.linalg.tensorinv(np.ones((2, 3, 6)), 1)
+    m, e = A * 0.5, B @ B.T
+    value, derivative = jsl.expm_frechet(m, e)
+    want_value, want_derivative = sl.expm_frechet(m, e)
+    close(value, want_value)
+    close(derivative, want_derivative, 1e-3)
+
+
+def test_lax_linalg():
+    from spmdc import lax
+    close(lax.linalg.cholesky(SPD), np.linalg.cholesky(SPD))
+    m = A + 4 * np.eye(4, dtype=np.float32)
+    close(lax.linalg.triangular_solve(m, B[:, 0], left_side=True, lower=True),
+          sl.solve_triangular(m, B[:, 0], lower=True), 1e-3)
+    close(lax.linalg.triangular_solve(m, B.T, lower=False, transpose_a=True),
+          B.T @ np.linalg.inv(np.triu(m).T), 1e-3)
+    lu, pivots, perm = lax.linalg.lu(BATCH)
+    np.testing.assert_array_equal(np.asarray(lax.linalg.lu_pivots_to_permutation(pivots, 6)),
+                                  np.asarray(perm))
+    q, r = lax.linalg.qr(B, full_matrices=False)
+    close(q @ r, B)
+    v, w = lax.linalg.eigh(SPD)
+    close(w, np.linalg.eigvalsh(SPD), 1e-3)
+    u, s, vt = lax.linalg.svd(B, full_matrices=False)
+    close((u * s) @ vt, B)
+    with pytest.raises(NotImplementedError, match="pivoting"):
+        lax.linalg.qr(B, pivoting=True)

@@ -5,6 +5,7 @@ promote dtypes: operands must already agree, as in JAX. control_flow.py holds co
 switch, while_loop, fori_loop, scan and map, built on core.py and the transforms.
 """
 from . import core as _core
+from . import linalg  # noqa: E402,F401  (spmdc.lax.linalg, a submodule)
 from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401
 from .control_flow import map_ as map  # noqa: F401,A004  (lax.map)
 from .core import *  # noqa: F401,F403

@@ -5,7 +5,7 @@ on them, with JAX 0.10.2's signatures and formulas.
 Real float32/float64 matrices only: jaxlib's complex LAPACK kernels exist, but spmdc has
 no complex conjugate in its IR yet, so a complex operand is a clear TypeError. ``eig`` and
 ``eigvals`` (nonsymmetric eigenproblems) are absent: their results are complex. Missing
-besides: ``tensorinv``, ``tensorsolve``, ``qr(mode='raw')``.
+besides: ``qr(mode='raw')`` (a clear error).
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ __all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "
            "svdvals", "eigh", "eigvalsh", "inv", "solve", "det", "slogdet", "lstsq", "pinv",
            "norm", "vector_norm", "matrix_norm", "matrix_power", "matrix_rank", "cond",
            "multi_dot", "cross", "outer", "tensordot", "trace", "matmul", "matrix_transpose",
-           "vecdot", "diagonal"]
+           "vecdot", "diagonal", "tensorinv", "tensorsolve"]
 
 
 class EighResult(NamedTuple):
@@ -585,3 +585,35 @@ def diagonal(x: Any, /, *, offset: int = 0) -> Any:
     mask[rows, rows + offset] = True
     picked = where(mask, x, 0)
     return sum(picked, axis=-1)[..., rows]
+
+
+def tensorinv(a: Any, ind: int = 2) -> Any:
+    """The inverse of ``a`` seen as a linear map from its last dimensions to its first
+    ``ind`` ones."""
+    a = asarray(a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"ind must be a positive integer; got {ind=}")
+    contracting, batch = a.shape[:ind], a.shape[ind:]
+    rows, cols = int(np.prod(contracting)), int(np.prod(batch))
+    if rows != cols:
+        raise ValueError("tensorinv is only possible when the product of the first `ind` "
+                         f"dimensions equals that of the remaining dimensions; got "
+                         f"a.shape={a.shape} with {ind=}.")
+    return inv(a.reshape((rows, cols))).reshape((*batch, *contracting))
+
+
+def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
+    """``x`` with ``tensordot(a, x, x.ndim) == b``."""
+    a, b = asarray(a), asarray(b)
+    if axes is not None:
+        axes = tuple(axes)
+        a = moveaxis(a, axes, len(axes) * (a.ndim - 1,))
+    out_shape = a.shape[b.ndim:]
+    if a.shape[:b.ndim] != b.shape:
+        raise ValueError("After moving axes to end, leading shape of a must match shape of "
+                         f"b. got a.shape={a.shape}, b.shape={b.shape}")
+    if b.size != int(np.prod(out_shape)):
+        raise ValueError("Input arrays must have prod(a.shape[:b.ndim]) == "
+                         f"prod(a.shape[b.ndim:]); got a.shape={a.shape}, b.ndim={b.ndim}.")
+    return solve(a.reshape((b.size, int(np.prod(out_shape)))), ravel(b)).reshape(out_shape)

@@ -7,7 +7,7 @@ compatibility and have no effect on the result. Real float32/float64 matrices on
 spmdc.numpy.linalg). Absent: the complex-valued ``schur``/``eig`` family, ``qr`` with
 ``pivoting=True`` and ``qr_multiply`` (spmdc has no geqp3/ormqr primitive yet),
 ``eigh_tridiagonal``, ``polar``, ``sqrtm``, ``funm``, ``hessenberg``, ``rsf2csf``,
-``toeplitz``, ``hilbert``, ``expm_frechet``.
+``toeplitz``, ``hankel``, ``circulant`` and the other special-matrix constructors.
 """
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from ..numpy.reductions import sum as _sum
 from ..numpy.shape_ops import concatenate, expand_dims, pad
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu", "lu_factor",
-           "lu_solve", "qr", "svd", "eigh", "expm", "block_diag", "inv", "det", "solve"]
+           "lu_solve", "qr", "svd", "eigh", "expm", "expm_frechet", "block_diag", "inv", "det",
+           "solve"]
 
 
 def _vector_rhs(op: str, a: Any, b: Any) -> bool:
@@ -294,3 +295,22 @@ def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> 
         return where(i < n_squarings, matmul(c, c), c), None
     r, _ = lax.scan(square_step, r, np.arange(max_squarings, dtype=a.dtype))
     return where(n_squarings > max_squarings, full_like(r, np.nan), r)
+
+
+def expm_frechet(A: Any, E: Any, *, method: str | None = None,  # noqa: N803
+                 compute_expm: bool = True) -> Any:
+    """The Frechet derivative of ``expm`` at ``A`` in the direction ``E`` (and ``expm(A)``
+    with ``compute_expm``), by forward-mode differentiation of ``expm``."""
+    from ..transforms.forward import jvp
+    if method not in (None, "SPS", "blockEnlarge"):
+        raise ValueError(f"expm_frechet: unknown method {method!r}")
+    a, e = asarray(A), asarray(E)
+    if a.ndim < 2 or a.shape[-2] != a.shape[-1]:
+        raise ValueError(f"expected A to be a (batched) square matrix, got A.shape={a.shape}")
+    if e.ndim < 2 or e.shape[-2] != e.shape[-1]:
+        raise ValueError(f"expected E to be a (batched) square matrix, got E.shape={e.shape}")
+    if a.shape != e.shape:
+        raise ValueError(f"expected A and E to be the same shape, got A.shape={a.shape} "
+                         f"E.shape={e.shape}")
+    value, derivative = jvp(expm, (a,), (e,))
+    return (value, derivative) if compute_expm else derivative
