@@ -425,3 +425,17 @@ def test_grad_matches_finite_differences():
         e[k] = eps
         fd = (float(f(jnp.asarray(x + e))) - float(f(jnp.asarray(x - e)))) / (2 * eps)
         np.testing.assert_allclose(g[k], fd, rtol=2e-2, atol=2e-2)
+
+
+def test_take_along_a_leading_axis_of_a_matrix():
+    # Regression: take() indexed only up to ``axis`` and advanced indexing then refused
+    # the index as "too many indices" whenever axis was not the last one.
+    b = np.arange(15.0, dtype=np.float32).reshape(5, 3)
+    rows = np.array([4, 0, 2], np.int32)
+    for axis in (0, -2):
+        np.testing.assert_array_equal(np.asarray(jnp.take(b, rows, axis=axis)), b[rows])
+        np.testing.assert_array_equal(
+            np.asarray(spmdc.jit(lambda x, i, a=axis: jnp.take(x, i, axis=a))(b, rows)), b[rows])
+    c = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(np.asarray(jnp.take(c, np.array([2, 0]), axis=1)),
+                                  np.take(c, [2, 0], axis=1))
