@@ -116,9 +116,13 @@ def lu_factor(a: Any) -> tuple[Any, Any, Any]:
 
 
 def permute_rows(perm: Any, b: Any, inverse: bool = False) -> Any:
-    """``b[..., perm, :]`` (its inverse with ``inverse``), as a product with the one-hot
-    permutation matrix, which batches and differentiates like any matmul."""
+    """``b[..., perm, :]`` (its inverse with ``inverse``): a gather for one permutation,
+    else a product with the one-hot permutation matrices (exact: each output is one
+    input times 1)."""
     n = perm.shape[-1]
+    if perm.ndim == 1 and not inverse:          # one matrix (also each one under vmap)
+        from .indexing import take
+        return take(b, perm, axis=-2)
     p = (expand_dims(perm, -1) == np.arange(n, dtype=np.int32)).astype(b.dtype)
     return matmul(mT(p) if inverse else p, b)
 
