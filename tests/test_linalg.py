@@ -379,3 +379,21 @@ def test_lax_linalg():
     close((u * s) @ vt, B)
     with pytest.raises(NotImplementedError, match="pivoting"):
         lax.linalg.qr(B, pivoting=True)
+
+
+def test_second_order_derivatives(x64):
+    # hessian (reverse over reverse) and jacfwd of grad (forward over reverse) against
+    # finite differences of the gradient
+    rng = np.random.default_rng(6)
+    a = rng.normal(size=(3, 3))
+    spd = a @ a.T + 3 * np.eye(3)
+    b = rng.normal(size=3)
+    cases = [(lambda m: jnp.sum(jsl.cho_solve(jsl.cho_factor((m + m.T) / 2, lower=True),
+                                              b) ** 2), spd),
+             (lambda m: jnp.sum(jnp.linalg.svd(m, compute_uv=False) ** 3), a)]
+    for f, x in cases:
+        grad = jax.jit(jax.grad(f))
+        want = np.stack([(np.asarray(grad(x + d)) - np.asarray(grad(x - d))) / 2e-5
+                         for d in 1e-5 * np.eye(9).reshape(9, 3, 3)], axis=-1).reshape(9, 9)
+        close(np.asarray(jax.hessian(f)(x)).reshape(9, 9), want, 1e-6)
+        close(np.asarray(jax.jacfwd(jax.grad(f))(x)).reshape(9, 9), want, 1e-6)
