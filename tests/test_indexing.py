@@ -437,3 +437,17 @@ def test_take_along_an_axis_of_an_array_with_more_dimensions(shape, axis, index)
     want = np.take(x, index, axis=axis)
     np.testing.assert_array_equal(jnp.take(x, index, axis=axis), want)
     np.testing.assert_array_equal(spmdc.jit(lambda v: jnp.take(v, index, axis=axis))(x), want)
+
+
+def test_take_along_a_leading_axis_of_a_matrix():
+    # Regression: take() indexed only up to ``axis`` and advanced indexing then refused
+    # the index as "too many indices" whenever axis was not the last one.
+    b = np.arange(15.0, dtype=np.float32).reshape(5, 3)
+    rows = np.array([4, 0, 2], np.int32)
+    for axis in (0, -2):
+        np.testing.assert_array_equal(np.asarray(jnp.take(b, rows, axis=axis)), b[rows])
+        np.testing.assert_array_equal(
+            np.asarray(spmdc.jit(lambda x, i, a=axis: jnp.take(x, i, axis=a))(b, rows)), b[rows])
+    c = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(np.asarray(jnp.take(c, np.array([2, 0]), axis=1)),
+                                  np.take(c, [2, 0], axis=1))

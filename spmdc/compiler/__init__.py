@@ -12,6 +12,8 @@ from .primitives import (  # noqa: F401  (registration)
     dynamic_slicing,  # noqa: F401  (registration)
     elementwise,
     indexing,  # noqa: F401  (registration)
+    linalg,  # noqa: F401  (registration)
+    linalg_decomp,  # noqa: F401  (registration)
     reductions,
     remat,  # noqa: F401  (registration)
     scan,  # noqa: F401  (registration)

@@ -27,7 +27,7 @@ from .ir import Func, Lit, TensorType, Var, dtype_name
 
 __all__ = ["ir", "hlo", "chlo", "lower_rules", "LoweringContext", "lower", "lower_text",
            "lower_body", "mlir_context", "mlir_type", "create_op", "elementwise_lowering",
-           "LoweringError", "Partitioning", "sharding_attr"]
+           "LoweringError", "Partitioning", "sharding_attr", "ffi_call"]
 
 
 class LoweringError(RuntimeError):
@@ -169,6 +169,43 @@ def _annotate(main: Any, partitioning: Partitioning) -> None:
             for s in specs])
     main.arg_attrs = attrs(partitioning.in_specs)
     main.result_attrs = attrs(partitioning.out_specs)
+
+
+def ffi_call(target: str, operands: Sequence[ir.Value], in_types: Sequence[TensorType],
+             out_types: Sequence[TensorType], attributes: dict[str, int] | None = None,
+             aliases: dict[int, int] | None = None,
+             column_major: Sequence[bool] | None = None) -> list[ir.Value]:
+    """A ``stablehlo.custom_call`` to an XLA typed-FFI handler (api_version 4), as jaxlib's
+    LAPACK kernels expect: ``attributes`` (name -> unsigned 8-bit value, LAPACK's
+    characters such as ``ord('L')``) go in the backend config, ``aliases`` map an output
+    to the operand whose buffer it reuses. Matrices (the operands and results of the
+    largest rank, or those marked in ``column_major``, inputs first) are passed
+    column-major, the batch dimensions outermost; the others row-major."""
+    rank = max(t.ndim for t in in_types)
+    types = [*in_types, *out_types]
+    marks = list(column_major) if column_major is not None else [t.ndim == rank for t in types]
+
+    def layout(t: TensorType, col: bool) -> ir.Attribute:
+        n = t.ndim
+        dims = [n - 2, n - 1, *range(n - 3, -1, -1)] if col and n >= 2 else \
+            list(range(n - 1, -1, -1))
+        return ir.DenseIntElementsAttr.get(np.asarray(dims, np.int64), type=ir.IndexType.get())
+
+    layouts = [layout(t, c) for t, c in zip(types, marks, strict=True)]
+    u8 = ir.IntegerType.get_unsigned(8)
+    config = ir.DictAttr.get({k: ir.IntegerAttr.get(u8, v)
+                              for k, v in (attributes or {}).items()})
+    single = len(out_types) == 1
+    alias_attrs = [hlo.OutputOperandAlias.get([] if single else [out], operand, [])
+                   for out, operand in (aliases or {}).items()]
+    op = hlo.CustomCallOp(
+        [mlir_type(t) for t in out_types], list(operands), target,
+        has_side_effect=ir.BoolAttr.get(False), backend_config=config,
+        api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
+        operand_layouts=ir.ArrayAttr.get(layouts[:len(in_types)]),
+        result_layouts=ir.ArrayAttr.get(layouts[len(in_types):]),
+        output_operand_aliases=ir.ArrayAttr.get(alias_attrs))
+    return list(op.results)
 
 
 class LoweringContext:

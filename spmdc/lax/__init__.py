@@ -7,6 +7,7 @@ switch, while_loop, fori_loop, scan and map, built on core.py and the transforms
 from ..transforms.partitioned import with_sharding_constraint  # noqa: F401
 from . import conv as _conv
 from . import core as _core
+from . import linalg  # noqa: E402,F401  (spmdc.lax.linalg, a submodule)
 from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401
 from .control_flow import map_ as map  # noqa: F401,A004  (lax.map)
 from .conv import *  # noqa: F401,F403

@@ -19,7 +19,7 @@ from spmdc import random
 __all__ = ["Initializer", "zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
            "variance_scaling", "glorot_uniform", "glorot_normal", "xavier_uniform",
            "xavier_normal", "lecun_uniform", "lecun_normal", "he_uniform", "he_normal",
-           "kaiming_uniform", "kaiming_normal"]
+           "kaiming_uniform", "kaiming_normal", "orthogonal"]
 
 
 @runtime_checkable
@@ -183,3 +183,23 @@ def he_normal(in_axis: Any = -2, out_axis: Any = -1, batch_axis: Any = (),
 
 xavier_uniform, xavier_normal = glorot_uniform, glorot_normal
 kaiming_uniform, kaiming_normal = he_uniform, he_normal
+
+
+def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> Initializer:
+    """A uniformly random orthogonal matrix (``random.orthogonal``) of the shape's
+    product of the other axes by ``shape[column_axis]``, reshaped to ``shape`` and scaled
+    by ``scale``; shapes need at least two dimensions."""
+    def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
+        _no_sharding("orthogonal", out_sharding)
+        shape = tuple(int(d) for d in ((shape,) if isinstance(shape, int) else shape))
+        dtype = _float_dtype("orthogonal", dtype)
+        if len(shape) < 2:
+            raise ValueError("orthogonal initializer requires at least a 2D shape")
+        if any(d == 0 for d in shape):
+            return jnp.zeros(shape, dtype=dtype)
+        n_rows, n_cols = math.prod(shape) // shape[column_axis], shape[column_axis]
+        q = random.orthogonal(key, n_rows, (), dtype, n_cols)
+        q = jnp.reshape(q, tuple(np.delete(shape, column_axis)) + (shape[column_axis],))
+        q = jnp.moveaxis(q, -1, column_axis)
+        return jnp.array(scale, dtype) * q
+    return init

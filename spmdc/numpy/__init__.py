@@ -214,3 +214,5 @@ from . import array_methods as _array_methods  # noqa: E402  (last: it calls the
 
 _array_methods.install_methods(_Tracer, _namespace)
 _array_methods.install_methods(_Array, _namespace)
+
+from . import linalg  # noqa: E402,F401  (spmdc.numpy.linalg, a submodule)

@@ -17,6 +17,7 @@ from . import threefry
 from .distributions import bits, normal, uniform
 from .gamma import ball, beta, dirichlet, gamma, generalized_normal, loggamma, poisson
 from .keys import KEY_DTYPE, PRNGKeyArray, PRNGKeyDType, as_keys, check_key, seed_array
+from .linalg_samplers import multivariate_normal, orthogonal
 from .samplers import (
     bernoulli,
     categorical,
@@ -35,7 +36,7 @@ __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "
            "clone", "bits", "uniform", "normal", "truncated_normal", "bernoulli", "randint",
            "exponential", "gumbel", "laplace", "logistic", "cauchy", "rademacher",
            "categorical", "choice", "gamma", "loggamma", "beta", "dirichlet", "poisson",
-           "generalized_normal", "ball"]
+           "generalized_normal", "ball", "orthogonal", "multivariate_normal"]
 
 # The shuffles need lax.sort (Note [sort shuffle]); they exist once it does.
 from .. import lax as _lax  # noqa: E402

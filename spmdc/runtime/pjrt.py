@@ -225,8 +225,28 @@ def compile(module_text: str, devs: Sequence[Device], partitioned: bool = False
     else:
         build.num_replicas, build.num_partitions = n, 1
         build.device_assignment = xc.DeviceAssignment.create(ids.reshape(n, 1))
+    if "lapack_" in module_text:
+        _register_lapack_targets()
     return _off_the_main_thread(
         lambda: client().compile_and_load(module_text, _jax.DeviceList(tuple(devs)), options))
+
+
+# Note [LAPACK custom calls]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Linear algebra lowers to jaxlib's own LAPACK kernels: custom calls to targets named
+# ``lapack_<s|d><routine>_ffi`` (XLA's typed FFI, api_version 4). jaxlib ships the
+# handlers in ``jaxlib.cpu._lapack`` but XLA only finds a target that was registered with
+# it: ``_lapack.initialize()`` fills the kernels' function pointers from SciPy's
+# cython_lapack, and each handler is then registered for the CPU platform. It is done
+# once, on the first compile of a module that calls one, so programs without linear
+# algebra never import SciPy's LAPACK.
+
+@_once
+def _register_lapack_targets() -> None:
+    from jaxlib.cpu import _lapack
+    _lapack.initialize()
+    for name, handler in _lapack.registrations().items():
+        _jax.register_custom_call_target(name, handler, "cpu", 1)
 
 
 # Note [Ctrl-C during a compile]

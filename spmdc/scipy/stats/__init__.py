@@ -14,6 +14,7 @@ from spmdc.scipy.stats import (  # noqa: F401
     gumbel_r,
     laplace,
     logistic,
+    multivariate_normal,
     nbinom,
     norm,
     pareto,

@@ -1,0 +1,341 @@
+"""The orthogonal decompositions on jaxlib's LAPACK kernels: qr, eigh, svd (the rest of
+linear algebra and the shared pieces are in linalg.py).
+
+- ``qr(a, full_matrices) -> (q, r)``: Householder QR (``geqrf``, then ``orgqr`` forms
+  ``q``); ``q`` is ``[..., m, m]`` with ``full_matrices`` else ``[..., m, min(m, n)]``.
+- ``eigh(a, lower) -> (v, w)``: eigenvalues ``w`` in ascending order and eigenvectors in
+  the columns of ``v`` of the symmetric matrix whose ``lower`` (or upper) triangle is
+  ``a``'s (``syevd``); the derivative rules assume symmetric tangents (Note [symmetric
+  inputs] in linalg.py).
+- ``svd(a, full_matrices, compute_uv) -> (s,)`` or ``(s, u, vt)``: singular values in
+  descending order (``gesdd``), ``a = u diag(s) vt``.
+The JVP rules are JAX's; the VJP rules their transposes (derivations in the comments).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..builder import Builder, lit
+from ..ir import TensorType
+from ..passes.autodiff import vjp_rules, zeros
+from ..passes.forward import jvp_rules
+from ..passes.vmap import batch_rules
+from ..stablehlo import ffi_call, lower_rules
+from .core import declare
+from .linalg import (
+    INT32,
+    _diagonal,
+    _lower_func,
+    check_matrix,
+    eye_mask,
+    lapack_target,
+    matmul,
+    matrix_batch_rule,
+    mT,
+    not_ok_to_nan,
+    tril,
+)
+
+__all__ = ["qr_p", "eigh_p", "svd_p"]
+
+
+def _rows(b: Builder, v, shape) -> object:
+    """A batch of vectors ``v[..., j]`` spread over matrices ``[..., i, j] -> v[j]``."""
+    nd = len(shape)
+    return b.broadcast_in_dim(v, shape=shape, broadcast_dimensions=(*range(nd - 2), nd - 1))
+
+
+def _cols(b: Builder, v, shape) -> object:
+    """``[..., i, j] -> v[i]``."""
+    nd = len(shape)
+    return b.broadcast_in_dim(v, shape=shape, broadcast_dimensions=tuple(range(nd - 1)))
+
+
+def _diag_matrix(b: Builder, v) -> object:
+    shape = (*v.type.shape, v.type.shape[-1])
+    return b.select(eye_mask(b, shape), _rows(b, v, shape), lit(0, v.type.dtype))
+
+
+def _reciprocal_gaps(b: Builder, gaps) -> object:
+    """``1 / gaps`` off the diagonal, 0 on it (JAX's ``1 / (gaps + I) - I``)."""
+    eye = b.convert(eye_mask(b, gaps.type.shape), new_dtype=gaps.type.dtype)
+    return b.sub(b.div(lit(1, gaps.type.dtype), b.add(gaps, eye)), eye)
+
+
+def _sym(b: Builder, x) -> object:
+    return b.add(x, mT(b, x))
+
+
+# --- qr --------------------------------------------------------------------------------------
+
+def _qr_rule(a: TensorType, *, full_matrices: bool):
+    check_matrix("qr", a)
+    *batch, m, n = a.shape
+    k = m if full_matrices else min(m, n)
+    return TensorType((*batch, m, k), a.dtype), TensorType((*batch, k, n), a.dtype)
+
+
+def _qr_impl(a, *, full_matrices):
+    q, r = np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
+    return q.astype(a.dtype), r.astype(a.dtype)
+
+
+def _qr_lowering(ctx, eqn, a):
+    t = eqn.inputs[0].type
+    full = eqn.params["full_matrices"]
+    *batch, m, n = t.shape
+    q_t, r_t = (v.type for v in eqn.outputs)
+    nd = t.ndim
+    if m == 0 or n == 0:
+        def empty(b, x):
+            eye = b.convert(eye_mask(b, q_t.shape), new_dtype=t.dtype)
+            return eye, zeros(b, r_t)
+        return _lower_func(ctx, empty, [t], [a])
+    k = min(m, n)
+    tau_t = TensorType((*batch, k), t.dtype)
+    raw, taus = ffi_call(lapack_target("geqrf", t.dtype), [a], [t], [t, tau_t],
+                         aliases={0: 0})
+
+    def householder_input(b, x):
+        if m < n:
+            return [b.slice(x, start_indices=(0,) * nd, limit_indices=(*batch, m, m),
+                            strides=None)]
+        if full and m > n:
+            pads = ((0, 0, 0),) * (nd - 1) + ((0, m - n, 0),)
+            return [b.pad(x, lit(0, t.dtype), padding_config=pads)]
+        return [x]
+    (h,) = _lower_func(ctx, householder_input, [t], [raw])
+    h_t = TensorType((*batch, m, m if (m < n or full) else n), t.dtype)
+    (q,) = ffi_call(lapack_target("orgqr", t.dtype), [h, taus], [h_t, tau_t], [h_t],
+                    aliases={0: 0})
+
+    def upper(b, x):
+        if r_t.shape != t.shape:
+            x = b.slice(x, start_indices=(0,) * nd, limit_indices=r_t.shape, strides=None)
+        return [tril(b, x, 0, lower=False)]
+    (r,) = _lower_func(ctx, upper, [t], [raw])
+    return [q, r]
+
+
+def _qr_check_derivative(t: TensorType, full_matrices: bool) -> None:
+    m, n = t.shape[-2:]
+    if m < n or (full_matrices and m != n):
+        raise NotImplementedError(
+            f"the derivative of qr is implemented for m >= n (and full_matrices=False "
+            f"unless m == n), as in JAX; got {t} with full_matrices={full_matrices}")
+
+
+def _qr_jvp(b, primals, tangents, *, full_matrices):
+    # C = dA R^-1, W = Q^T C, O = tril(W, -1) - tril(W, -1)^T;
+    # dQ = Q (O - W) + C, dR = (W - O) R.
+    (a,), (da,) = primals, tangents
+    _qr_check_derivative(a.type, full_matrices)
+    q, r = b.qr(a, full_matrices=full_matrices)
+    c = b.triangular_solve(r, da, left_side=False, lower=False, transpose_a=False,
+                           unit_diagonal=False)
+    w = matmul(b, mT(b, q), c)
+    low = tril(b, w, -1)
+    o = b.sub(low, mT(b, low))
+    dq = b.add(matmul(b, q, b.sub(o, w)), c)
+    dr = matmul(b, b.sub(w, o), r)
+    return [q, r], [dq, dr]
+
+
+def _qr_vjp(b, ct, a, *, full_matrices):
+    # Transposing the JVP: G = Q^T qbar - rbar R^T, wbar = tril(G - G^T, -1) - G,
+    # cbar = qbar + Q wbar, abar = cbar R^-T.
+    _qr_check_derivative(a.type, full_matrices)
+    q, r = b.qr(a, full_matrices=full_matrices)
+    q_bar = zeros(b, q.type) if ct[0] is None else ct[0]
+    r_bar = zeros(b, r.type) if ct[1] is None else ct[1]
+    g = b.sub(matmul(b, mT(b, q), q_bar), matmul(b, r_bar, mT(b, r)))
+    w_bar = b.sub(tril(b, b.sub(g, mT(b, g)), -1), g)
+    c_bar = b.add(q_bar, matmul(b, q, w_bar))
+    return [b.triangular_solve(r, c_bar, left_side=False, lower=False, transpose_a=True,
+                               unit_diagonal=False)]
+
+
+qr_p = declare("qr", _qr_rule, _qr_impl, multiple_results=True)
+batch_rules[qr_p] = matrix_batch_rule(qr_p)
+jvp_rules[qr_p] = _qr_jvp
+vjp_rules[qr_p] = _qr_vjp
+lower_rules[qr_p] = _qr_lowering
+
+
+# --- eigh ------------------------------------------------------------------------------------
+
+def _eigh_rule(a: TensorType, *, lower: bool):
+    check_matrix("eigh", a, square=True)
+    return a, TensorType(a.shape[:-1], a.dtype)
+
+
+def _eigh_impl(a, *, lower):
+    w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")
+    return v.astype(a.dtype), w.astype(a.dtype)
+
+
+def _eigh_lowering(ctx, eqn, a):
+    t = eqn.inputs[0].type
+    if t.shape[-1] == 0:
+        return _lower_func(ctx, lambda b, x: [x, zeros(b, eqn.outputs[1].type)], [t], [a])
+    w_t = TensorType(t.shape[:-1], t.dtype)
+    info_t = TensorType(t.shape[:-2], INT32)
+    v, w, info = ffi_call(lapack_target("syevd", t.dtype), [a], [t], [t, w_t, info_t],
+                          {"uplo": ord("L" if eqn.params["lower"] else "U"), "mode": ord("V")},
+                          aliases={0: 0})
+    return [not_ok_to_nan(ctx, info, info_t, v, t), not_ok_to_nan(ctx, info, info_t, w, w_t)]
+
+
+def _eigh_gaps(b, w):
+    shape = (*w.type.shape, w.type.shape[-1])
+    return _reciprocal_gaps(b, b.sub(_rows(b, w, shape), _cols(b, w, shape)))  # 1/(w_j - w_i)
+
+
+def _eigh_jvp(b, primals, tangents, *, lower):
+    # M = V^T dA V; dV = V (F o M), dw = diag(M), F_ij = 1 / (w_j - w_i) off the diagonal.
+    (a,), (da,) = primals, tangents
+    v, w = b.eigh(a, lower=lower)
+    m = matmul(b, mT(b, v), matmul(b, da, v))
+    return [v, w], [matmul(b, v, b.mul(_eigh_gaps(b, w), m)), _diagonal(b, m)]
+
+
+def _eigh_vjp(b, ct, a, *, lower):
+    # abar = V (F o (V^T vbar) + diag(wbar)) V^T
+    v, w = b.eigh(a, lower=lower)
+    inner = zeros(b, v.type)
+    if ct[0] is not None:
+        inner = b.mul(_eigh_gaps(b, w), matmul(b, mT(b, v), ct[0]))
+    if ct[1] is not None:
+        inner = b.add(inner, _diag_matrix(b, ct[1]))
+    return [matmul(b, v, matmul(b, inner, mT(b, v)))]
+
+
+eigh_p = declare("eigh", _eigh_rule, _eigh_impl, multiple_results=True)
+batch_rules[eigh_p] = matrix_batch_rule(eigh_p)
+jvp_rules[eigh_p] = _eigh_jvp
+vjp_rules[eigh_p] = _eigh_vjp
+lower_rules[eigh_p] = _eigh_lowering
+
+
+# --- svd -------------------------------------------------------------------------------------
+
+def _svd_types(a: TensorType, full_matrices: bool):
+    *batch, m, n = a.shape
+    k = min(m, n)
+    return (TensorType((*batch, k), a.dtype),
+            TensorType((*batch, m, m if full_matrices else k), a.dtype),
+            TensorType((*batch, n if full_matrices else k, n), a.dtype))
+
+
+def _svd_rule(a: TensorType, *, full_matrices: bool, compute_uv: bool):
+    check_matrix("svd", a)
+    types = _svd_types(a, full_matrices)
+    return types if compute_uv else types[:1]
+
+
+def _svd_impl(a, *, full_matrices, compute_uv):
+    if not compute_uv:
+        return (np.linalg.svd(a, compute_uv=False).astype(a.dtype),)
+    u, s, vt = np.linalg.svd(a, full_matrices=full_matrices)
+    return s.astype(a.dtype), u.astype(a.dtype), vt.astype(a.dtype)
+
+
+def _svd_lowering(ctx, eqn, a):
+    t = eqn.inputs[0].type
+    full, compute_uv = eqn.params["full_matrices"], eqn.params["compute_uv"]
+    s_t, u_t, vt_t = _svd_types(t, full)
+    if 0 in t.shape[-2:]:
+        def empty(b, x):
+            eyes = [b.convert(eye_mask(b, ut.shape), new_dtype=t.dtype) for ut in (u_t, vt_t)]
+            return [zeros(b, s_t), *eyes][:3 if compute_uv else 1]
+        return _lower_func(ctx, empty, [t], [a])
+    info_t = TensorType(t.shape[:-2], INT32)
+    mode = ("A" if full else "S") if compute_uv else "N"
+    _, s, u, vt, info = ffi_call(lapack_target("gesdd", t.dtype), [a], [t],
+                                 [t, s_t, u_t, vt_t, info_t], {"mode": ord(mode)},
+                                 aliases={0: 0})
+    outs = [(s, s_t), (u, u_t), (vt, vt_t)][:3 if compute_uv else 1]
+    return [not_ok_to_nan(ctx, info, info_t, x, xt) for x, xt in outs]
+
+
+def _svd_check_derivative(t: TensorType, full_matrices: bool, compute_uv: bool) -> None:
+    if compute_uv and full_matrices and t.shape[-1] != t.shape[-2]:
+        raise NotImplementedError(
+            "the derivative of svd with full_matrices=True is implemented for square "
+            f"matrices only, as in JAX; got {t}: use full_matrices=False")
+
+
+def _svd_parts(b, a):
+    s, u, vt = b.svd(a, full_matrices=False, compute_uv=True)
+    shape = (*s.type.shape, s.type.shape[-1])
+    s_j, s_i = _rows(b, s, shape), _cols(b, s, shape)
+    f = _reciprocal_gaps(b, b.mul(b.add(s_j, s_i), b.sub(s_j, s_i)))  # 1/(s_j^2 - s_i^2)
+    return s, u, vt, s_j, s_i, f
+
+
+def _svd_jvp(b, primals, tangents, *, full_matrices, compute_uv):
+    # JAX's rule (real): dS = U^T dA V, ds = diag(dS),
+    # dU = U (F o (dS S + S dS^T)) [+ (I - U U^T) dA V S^-1 when m > n],
+    # dV = V (F o (S dS + dS^T S)) [+ (I - V V^T) dA^T U S^-1 when n > m].
+    (a,), (da,) = primals, tangents
+    _svd_check_derivative(a.type, full_matrices, compute_uv)
+    s, u, vt, s_j, s_i, f = _svd_parts(b, a)
+    v = mT(b, vt)
+    ds_mat = matmul(b, mT(b, u), matmul(b, da, v))
+    ds = _diagonal(b, ds_mat)
+    if not compute_uv:
+        return [b.svd(a, full_matrices=full_matrices, compute_uv=False)[0]], [ds]
+    du = matmul(b, u, b.mul(f, _sym(b, b.mul(ds_mat, s_j))))
+    dv = matmul(b, v, b.mul(f, _sym(b, b.mul(s_i, ds_mat))))
+    m, n = a.type.shape[-2:]
+    if m > n:
+        dav = matmul(b, da, v)
+        du = b.add(du, b.div(b.sub(dav, matmul(b, u, matmul(b, mT(b, u), dav))),
+                             _rows(b, s, dav.type.shape)))
+    if n > m:
+        dau = matmul(b, mT(b, da), u)
+        dv = b.add(dv, b.div(b.sub(dau, matmul(b, v, matmul(b, vt, dau))),
+                             _rows(b, s, dau.type.shape)))
+    return [s, u, vt], [ds, du, mT(b, dv)]
+
+
+def _svd_vjp(b, ct, a, *, full_matrices, compute_uv):
+    # The transpose of the JVP, with A1 = F o (U^T ubar), A2 = F o (V^T vbar):
+    # dSbar = diag(sbar) + (A1 + A1^T) S + S (A2 + A2^T); abar = U dSbar V^T
+    # [+ (ubar - U U^T ubar) S^-1 V^T when m > n] [+ U ((vbar - V V^T vbar) S^-1)^T if n > m].
+    _svd_check_derivative(a.type, full_matrices, compute_uv)
+    s, u, vt, s_j, s_i, f = _svd_parts(b, a)
+    v = mT(b, vt)
+    shape = (*s.type.shape, s.type.shape[-1])
+    ds_bar = zeros(b, TensorType(shape, a.type.dtype))
+    if ct[0] is not None:
+        ds_bar = _diag_matrix(b, ct[0])
+    m, n = a.type.shape[-2:]
+    total = None
+    if compute_uv and ct[1] is not None:
+        u_bar = ct[1]
+        a1 = b.mul(f, matmul(b, mT(b, u), u_bar))
+        ds_bar = b.add(ds_bar, b.mul(_sym(b, a1), s_j))
+        if m > n:
+            scaled = b.div(u_bar, _rows(b, s, u_bar.type.shape))
+            resid = b.sub(scaled, matmul(b, u, matmul(b, mT(b, u), scaled)))
+            total = matmul(b, resid, vt)
+    if compute_uv and ct[2] is not None:
+        v_bar = mT(b, ct[2])
+        a2 = b.mul(f, matmul(b, vt, v_bar))
+        ds_bar = b.add(ds_bar, b.mul(s_i, _sym(b, a2)))
+        if n > m:
+            scaled = b.div(v_bar, _rows(b, s, v_bar.type.shape))
+            resid = b.sub(scaled, matmul(b, v, matmul(b, vt, scaled)))
+            term = matmul(b, u, mT(b, resid))
+            total = term if total is None else b.add(total, term)
+    out = matmul(b, u, matmul(b, ds_bar, vt))
+    return [out if total is None else b.add(out, total)]
+
+
+svd_p = declare("svd", _svd_rule, _svd_impl, multiple_results=True)
+batch_rules[svd_p] = matrix_batch_rule(svd_p)
+jvp_rules[svd_p] = _svd_jvp
+vjp_rules[svd_p] = _svd_vjp
+lower_rules[svd_p] = _svd_lowering
+
