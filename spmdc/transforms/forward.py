@@ -32,7 +32,7 @@ from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.forward import jvp_func, partial_eval
 from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
-from .jit import Jitted, _fun_name, trace_pytree
+from .jit import Jitted, _fun_name, eager_jit, trace_pytree
 
 __all__ = ["jvp", "linearize", "jacfwd", "linear_transpose", "float0"]
 
@@ -86,7 +86,8 @@ def _trace_jvp(fun: Callable[..., Any], name: str, primals: Sequence[Any]
     """Trace ``fun(*primals)`` and run the forward pass over it, a tangent for every
     floating point leaf. Returns (jvp Func, out weak flags, captured values, out treedef,
     primal leaves, which outputs are floats, the jvp Func's tangent Vars)."""
-    func, out_weak, captured, out_tree, leaves = trace_pytree(fun, tuple(primals), {}, name)
+    func, out_weak, captured, out_tree, leaves = trace_pytree(fun, tuple(primals), {}, name,
+                                                              concrete=True)
     tangent_in = [is_float(type_of(v)[0]) for v in leaves] + [False] * len(captured)
     float_out = [is_float(t) for t in func.out_types]
     tangent_vars: set[Any] = set()
@@ -118,7 +119,7 @@ def _run_jvp(fun: Callable[..., Any], has_aux: bool, primals: tuple[Any, ...],
     def jvp_program(primals_: tuple[Any, ...], tangents_: list[Any]) -> Any:
         return _jvp_core(target, name, primals_, tangents_)
     jvp_program.__name__ = jvp_program.__qualname__ = name
-    return Jitted(jvp_program)(primals, float_tangents)
+    return eager_jit(jvp_program)(primals, float_tangents)
 
 
 def _with_float0(out: Any, float_tangents: list[Any]) -> Any:

@@ -22,7 +22,7 @@ from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_structure, tree_unflatten
 from .arguments import check_argnums, check_cotangent
-from .jit import Jitted
+from .jit import Jitted, eager_jit
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacrev", "jacobian", "hessian"]
 
@@ -65,7 +65,7 @@ def _top_level(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if current_trace() is None:
             if not jitted:
-                jitted.append(Jitted(wrapper))
+                jitted.append(eager_jit(wrapper))
             return jitted[0](*args, **kwargs)
         return fn(*args, **kwargs)
     return wrapper
@@ -94,7 +94,8 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 return out[0], out[1]
             return out, None
 
-        func, out_weak, captured, out_tree, leaves = trace_pytree(wrapped, args, kwargs, name)
+        func, out_weak, captured, out_tree, leaves = trace_pytree(wrapped, args, kwargs, name,
+                                                                  concrete=True)
         main = func.out_types[0] if func.outputs else None
         if out_tree.num_leaves == 0 or main is None:
             raise TypeError(f"{what} requires a function returning a scalar array")
@@ -180,7 +181,8 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     main_fun = (lambda *a: fun(*a)[0]) if has_aux else fun
 
     def pullback(primals_: tuple[Any, ...], ct: Any) -> Any:
-        func, _, captured, out_tree, leaves = trace_pytree(main_fun, primals_, {}, name)
+        func, _, captured, out_tree, leaves = trace_pytree(main_fun, primals_, {}, name,
+                                                           concrete=True)
         ct_leaves, ct_tree = tree_flatten(ct)
         if ct_tree != out_tree:
             raise TypeError(f"vjp: the cotangent has structure {ct_tree}, but the function's "
