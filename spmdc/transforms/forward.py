@@ -232,13 +232,11 @@ def _argnums(argnums: int | Sequence[int], nargs: int, what: str) -> tuple[int, 
 def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by forward mode: ``vmap`` of ``jvp`` over the standard basis of the
-    inputs, so the cost grows with the number of inputs, not outputs."""
+    inputs, so the cost grows with the number of inputs, not outputs. ``holomorphic``:
+    a complex function of complex inputs (the basis is complex), as in JAX."""
     from .. import numpy as jnp
     from .vmap import vmap
     _callable(fun, "jacfwd")
-    if holomorphic:
-        raise NotImplementedError("jacfwd: holomorphic=True is not supported; differentiate "
-                                  "real-valued functions, or use jvp directly")
 
     def jac_fn(*args: Any) -> Any:
         nums = _argnums(argnums, len(args), "jacfwd")
@@ -246,10 +244,15 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         d_leaves, d_tree = tree_flatten(diff)
         for leaf in d_leaves:
             t = type_of(leaf)[0]
-            if t.dtype.kind != "f" and t.dtype.name != "bfloat16":
-                raise TypeError(f"jacfwd requires real-valued (floating point) inputs, but got "
-                                f"{t.dtype.name}. For integer or complex inputs use jvp "
-                                f"directly{where()}")
+            if holomorphic and t.dtype.kind != "c":
+                raise TypeError("jacfwd with holomorphic=True requires inputs with complex "
+                                f"dtype, but got {t.dtype.name}{where()}")
+            if not holomorphic and t.dtype.kind != "f" and t.dtype.name != "bfloat16":
+                raise TypeError("jacfwd requires real-valued inputs (input dtype that is a "
+                                f"sub-dtype of np.floating), but got {t.dtype.name}. For "
+                                "holomorphic differentiation, pass holomorphic=True. For "
+                                "differentiation of non-holomorphic functions involving complex "
+                                f"inputs or integer inputs, use jvp directly{where()}")
         types = [type_of(v)[0] for v in d_leaves]
         sizes = [int(np.prod(t.shape)) for t in types]
         total = sum(sizes)
@@ -280,6 +283,10 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         else:
             cols = vmap(push)(*basis)
         out_tree, out_types = out_info
+        for ot in out_types:
+            if holomorphic and ot.dtype.kind != "c":
+                raise TypeError("jacfwd with holomorphic=True requires outputs with complex "
+                                f"dtype, but got {ot.dtype.name}{where()}")
         cols_iter = iter(cols)
         jacs = []
         for ot in out_types:
