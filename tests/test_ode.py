@@ -102,7 +102,7 @@ def test_neural_ode_training_step():
         value, params = step(params)
         losses.append(float(value))
     assert losses[-1] < 0.5 * losses[0]
-    assert all(b < a for a, b in zip(losses, losses[1:]))
+    assert all(b < a for a, b in zip(losses[:-1], losses[1:], strict=True))
 
 
 def test_transformations_compose():
