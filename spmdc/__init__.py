@@ -40,7 +40,7 @@ from .transforms.vmap import vmap  # noqa: E402
 
 Array.__module__ = __name__     # users see spmdc.Array, where they construct and check it
 
-from . import dtypes, nn, scipy, test_util, tree  # noqa: E402,F401  (built on the API above)
+from . import custom_derivatives, dtypes, nn, scipy, test_util, tree  # noqa: E402,F401  (built on the API above)
 
 __version__ = "0.1.0"
 

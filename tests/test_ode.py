@@ -138,3 +138,17 @@ def test_jax_alias_resolves_experimental_ode():
             "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_integer_arguments_and_large_closed_over_arrays():
+    ts = jnp.linspace(0.0, 1.0, 3)
+    index = jnp.array([1, 0])
+    scale = jnp.asarray(np.linspace(1.0, 2.0, 1000).astype(np.float32))   # not embeddable
+
+    def loss(a):
+        return odeint(lambda y, t, a, i: -a * y[i] * scale[:2], jnp.ones(2), ts, a,
+                      index)[-1].sum()
+    eps = 1e-2
+    np.testing.assert_allclose(spmdc.grad(loss)(0.5),
+                               (float(loss(0.5 + eps)) - float(loss(0.5 - eps))) / (2 * eps),
+                               rtol=1e-3)

@@ -14,20 +14,23 @@ The derivative is the adjoint method (Chen et al. 2018, appendix C) through
 ``custom_vjp``: the backward pass integrates the augmented system (state, state
 cotangent, time cotangent, parameter cotangents) backwards in time between consecutive
 output times, adding each output's cotangent as it passes, so memory does not grow with
-the number of solver steps. Values ``func`` closes over are hoisted into explicit
-arguments first (``_closure_convert``), so a neural ODE that closes over its parameters
-gets their gradients too. Complex states are not supported (a clear error).
+the number of solver steps. Arrays and traced values ``func`` closes over are hoisted
+into explicit arguments first (``_closure_convert``), so a neural ODE that closes over
+its parameters gets their gradients too, and the rules (traced later) close over no
+arrays. Only floating point arguments are differentiated; integer ones ride along.
+Complex states are not supported (a clear error).
 """
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import lax
 from .. import numpy as jnp
+from ..compiler.passes.autodiff import is_float
 from ..core import dtypes
 from ..core.pytree_tracing import fun_name, trace_pytree
 from ..core.tracing import Tracer, apply_func, type_of
@@ -217,28 +220,44 @@ def _solve_fwd(func: Callable[..., Any], rtol: float, atol: float, mxstep: float
 def _solve_bwd(func: Callable[..., Any], rtol: float, atol: float, mxstep: float,
                hmax: float, residuals: Any, g: Any) -> tuple[Any, ...]:
     ys, ts, args = residuals
+    # Only the floating point leaves of args are differentiated; the others (integers,
+    # bools) ride along and get no cotangent.
+    arg_leaves, arg_tree = tree_flatten(args)
+    floating = [is_float(type_of(v)[0]) for v in arg_leaves]
+    float_args = [v for v, f in zip(arg_leaves, floating, strict=True) if f]
+    other_args = [v for v, f in zip(arg_leaves, floating, strict=True) if not f]
+    n_float = len(float_args)
 
-    def augmented(state: tuple[Any, ...], minus_t: Any, *args: Any) -> tuple[Any, ...]:
-        # integrated in negated time, so that the times increase
+    def merged(floats: Sequence[Any], others: Sequence[Any]) -> Any:
+        fs, os_ = iter(floats), iter(others)
+        return tree_unflatten(arg_tree, [next(fs) if f else next(os_) for f in floating])
+
+    def augmented(state: tuple[Any, ...], minus_t: Any, *all_args: Any) -> tuple[Any, ...]:
+        # the original system, with the cotangents of the state, the time and the float
+        # arguments; integrated in negated time, so that the times increase
+        floats, others = all_args[:n_float], all_args[n_float:]
         y, y_bar = state[0], state[1]
-        y_dot, pull = vjp(func, y, -minus_t, *args)
+
+        def dynamics(y: Any, t: Any, *floats_: Any) -> Any:
+            return func(y, t, *merged(floats_, others))
+        y_dot, pull = vjp(dynamics, y, -minus_t, *floats)
         return (-y_dot, *pull(y_bar))
 
     def back_one_interval(carry: tuple[Any, ...], i: Any) -> tuple[tuple[Any, ...], Any]:
-        y_bar, t0_bar, args_bar = carry
+        y_bar, t0_bar, floats_bar = carry
         t_bar = jnp.dot(func(ys[i], ts[i], *args), g[i])     # moving the output time i
         t0_bar = t0_bar - t_bar
-        _, y_bar, t0_bar, args_bar = odeint(
-            augmented, (ys[i], y_bar, t0_bar, args_bar), jnp.stack([-ts[i], -ts[i - 1]]),
-            *args, rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)
-        y_bar, t0_bar, args_bar = tree_map(lambda x: x[1], (y_bar, t0_bar, args_bar))
-        return (y_bar + g[i - 1], t0_bar, args_bar), t_bar
+        _, y_bar, t0_bar, floats_bar = odeint(
+            augmented, (ys[i], y_bar, t0_bar, floats_bar), jnp.stack([-ts[i], -ts[i - 1]]),
+            *float_args, *other_args, rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)
+        y_bar, t0_bar, floats_bar = tree_map(lambda x: x[1], (y_bar, t0_bar, floats_bar))
+        return (y_bar + g[i - 1], t0_bar, floats_bar), t_bar
 
-    init = (g[-1], jnp.zeros((), ts.dtype), tree_map(jnp.zeros_like, args))
-    (y_bar, t0_bar, args_bar), ts_bar_rev = lax.scan(
+    init = (g[-1], jnp.zeros((), ts.dtype), [jnp.zeros_like(v) for v in float_args])
+    (y_bar, t0_bar, floats_bar), ts_bar_rev = lax.scan(
         back_one_interval, init, jnp.arange(ts.shape[0] - 1, 0, -1))
     ts_bar = jnp.concatenate([t0_bar[None], ts_bar_rev[::-1]])
-    return (y_bar, ts_bar, *args_bar)
+    return (y_bar, ts_bar, *merged(floats_bar, [None] * len(other_args)))
 
 
 _odeint.defvjp(_solve_fwd, _solve_bwd)
@@ -275,13 +294,12 @@ def _unravel_rows(example: Any, rows: Any) -> Any:
 
 def _closure_convert(fun: Callable[..., Any], *example_args: Any
                      ) -> tuple[Callable[..., Any], list[Any]]:
-    """``fun`` as a function of ``(*args, *consts)`` where ``consts`` are the floating point
-    arrays and traced values it closes over (as JAX's closure_convert): odeint passes them
-    as arguments of the custom_vjp, which then differentiates them."""
+    """``fun`` as a function of ``(*args, *consts)`` where ``consts`` are the arrays and
+    traced values it closes over: odeint passes them as arguments of the custom_vjp,
+    which differentiates the floating point ones (and whose rules may not close over
+    arrays)."""
     func, out_weak, captured, out_tree, _ = trace_pytree(fun, example_args, {}, fun_name(fun))
     in_tree = tree_structure(example_args)
-    hoisted = [k for k, c in enumerate(captured) if type_of(c)[0].dtype.kind == "f"]
-    kept = {k: c for k, c in enumerate(captured) if k not in set(hoisted)}
 
     def converted(*args_and_consts: Any) -> Any:
         n = len(example_args)
@@ -290,9 +308,6 @@ def _closure_convert(fun: Callable[..., Any], *example_args: Any
         if tree != in_tree:
             raise TypeError(f"odeint: func was called with arguments of structure {tree}, "
                             f"but traced with {in_tree}")
-        values = dict(zip(hoisted, consts, strict=True)) | kept
-        outs = apply_func(func, [*leaves, *(values[k] for k in range(len(captured)))],
-                          out_weak)
-        return tree_unflatten(out_tree, outs)
+        return tree_unflatten(out_tree, apply_func(func, [*leaves, *consts], out_weak))
 
-    return converted, [captured[k] for k in hoisted]
+    return converted, list(captured)

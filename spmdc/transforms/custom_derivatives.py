@@ -16,6 +16,7 @@ they are traced later, where those values are out of reach (pass them as argumen
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Sequence
@@ -28,25 +29,66 @@ from ..compiler.ir import Func, TensorType
 from ..compiler.passes.autodiff import is_float
 from ..compiler.primitives.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from ..core.tracing import Tracer, bind, current_trace, trace_function, type_of, where
-from ..core.tree import tree_flatten, tree_structure, tree_unflatten
+from ..core.tree import tree_flatten, tree_map, tree_structure, tree_unflatten
 from .forward import float0
 
-__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero"]
+__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "CustomVJPPrimal",
+           "custom_vjp_primal_tree_values", "zero_from_primal"]
 
 
 class SymbolicZero:
-    """A tangent known to be zero (``symbolic_zeros=True`` rules see these): it has the
-    shape and dtype of the primal it stands for."""
+    """A tangent or cotangent known to be zero (``symbolic_zeros=True`` rules see these):
+    it has the shape and dtype of the value it stands for. Made as JAX's, from an
+    abstract value (anything with ``shape`` and ``dtype``), or from a shape and a dtype."""
 
-    def __init__(self, shape: tuple[int, ...], dtype: np.dtype):
-        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+    def __init__(self, aval: Any, dtype: Any = None):
+        shape = aval if dtype is not None else aval.shape
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype if dtype is not None else aval.dtype)
 
     @property
     def aval(self) -> TensorType:
         return TensorType(self.shape, self.dtype)
 
+    @staticmethod
+    def from_primal_value(value: Any) -> SymbolicZero:
+        """The symbolic zero tangent of ``value`` (float0 for integers and bools)."""
+        t = type_of(value)[0]
+        return SymbolicZero(t.shape, t.dtype if is_float(t) else float0)
+
     def __repr__(self) -> str:
         return f"SymbolicZero({self.aval})"
+
+
+def zero_from_primal(value: Any, symbolic_zeros: bool = False) -> Any:
+    """Zero tangents for the pytree ``value``: SymbolicZeros, or zero arrays (float0 for
+    integer and bool leaves), as JAX's ``custom_derivatives.zero_from_primal``."""
+    from .. import numpy as jnp
+
+    def zero(x: Any) -> Any:
+        z = SymbolicZero.from_primal_value(x)
+        if symbolic_zeros:
+            return z
+        return np.zeros(z.shape, float0) if z.dtype == float0 else jnp.zeros(z.shape, z.dtype)
+    return tree_map(zero, value)
+
+
+@dataclasses.dataclass(slots=True)
+class CustomVJPPrimal:
+    """What a ``custom_vjp`` fwd rule defined with ``symbolic_zeros=True`` receives for
+    each leaf of the differentiable arguments: the ``value``, and whether it is
+    ``perturbed`` (differentiated; if not, its cotangent is not needed)."""
+    value: Any
+    perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree: Any) -> Any:
+    """``tree`` with each CustomVJPPrimal leaf replaced by its value (as JAX's)."""
+    def value(leaf: Any) -> Any:
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+    return tree_map(value, tree, is_leaf=lambda x: type(x) is CustomVJPPrimal)
 
 
 def _positional(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -334,15 +376,20 @@ class custom_vjp:  # noqa: N801  (JAX's name)
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any],
                symbolic_zeros: bool = False, optimize_remat: bool = False) -> None:
+        """Define the rules. With ``symbolic_zeros=True`` (Note [custom_vjp symbolic
+        zeros]) ``fwd`` receives a CustomVJPPrimal per argument leaf and ``bwd`` a
+        SymbolicZero for each output cotangent that is zero."""
         if not callable(fwd) or not callable(bwd):
             raise TypeError("defvjp expects two callables, fwd and bwd")
-        if symbolic_zeros or optimize_remat:
-            raise NotImplementedError("custom_vjp.defvjp: symbolic_zeros and optimize_remat "
-                                      "are not supported; leave them False")
+        if optimize_remat:
+            raise NotImplementedError("custom_vjp.defvjp: optimize_remat is not supported; "
+                                      "leave it False")
         self.fwd, self.bwd = fwd, bwd
+        self.symbolic_zeros = bool(symbolic_zeros)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self, obj)
@@ -368,46 +415,78 @@ class custom_vjp:  # noqa: N801  (JAX's name)
         call_func, out_weak, consts = trace_function(call, a.types, a.weak, name)
         out_tree, out_types = box["out"]
 
-        def fwd(tracers: list[Tracer]) -> list[Any]:
-            res = self.fwd(*a.full(tree_unflatten(a.tree, tracers)))
-            if not (isinstance(res, (tuple, list)) and len(res) == 2):
-                raise TypeError(f"the custom_vjp fwd rule of {name} must return a pair "
-                                f"(output, residuals), got {type(res).__name__}{where()}")
-            out = _check_like("the output of the custom_vjp fwd rule", res[0], out_tree,
-                              out_types, name)
-            r_leaves, r_tree = tree_flatten(res[1])
-            box["res"] = (r_tree, [type_of(v) for v in r_leaves])
-            return [*_zeros_for(out, out_types), *r_leaves]
+        symbolic = self.symbolic_zeros
 
-        fwd_rule = _Rule(_name(self.fwd), lambda key: (fwd, a.types, a.weak))
+        def make_fwd(perturbed: tuple[bool, ...] | None) -> Callable[..., Any]:
+            def fwd(tracers: list[Tracer]) -> list[Any]:
+                leaves: list[Any] = list(tracers)
+                if symbolic:              # See Note [custom_vjp symbolic zeros]
+                    leaves = [CustomVJPPrimal(v, p)
+                              for v, p in zip(tracers, perturbed, strict=True)]
+                res = self.fwd(*a.full(tree_unflatten(a.tree, leaves)))
+                if not (isinstance(res, (tuple, list)) and len(res) == 2):
+                    raise TypeError(f"the custom_vjp fwd rule of {name} must return a pair "
+                                    f"(output, residuals), got {type(res).__name__}{where()}")
+                out = _check_like("the output of the custom_vjp fwd rule", res[0], out_tree,
+                                  out_types, name)
+                r_leaves, r_tree = tree_flatten(res[1])
+                if any(isinstance(v, CustomVJPPrimal) for v in r_leaves):
+                    raise TypeError(f"the custom_vjp fwd rule of {name} returned a "
+                                    "CustomVJPPrimal among its residuals; save its .value "
+                                    f"instead{where()}")
+                box["res", perturbed] = (r_tree, [type_of(v) for v in r_leaves])
+                return [*_zeros_for(out, out_types), *r_leaves]
+            return fwd
 
-        def bwd(tracers: list[Tracer]) -> list[Any]:
-            r_tree, r_sigs = box["res"]
-            res = tree_unflatten(r_tree, tracers[:len(r_sigs)])
-            ct = tree_unflatten(out_tree, tracers[len(r_sigs):])
-            got = self.bwd(*a.nondiff_values, res, ct)
-            if not isinstance(got, (tuple, list)):
-                raise TypeError(f"the custom_vjp bwd rule of {name} must return a tuple with "
-                                f"one cotangent per differentiable argument, got "
-                                f"{type(got).__name__}{where()}")
-            if len(got) != len(a.diff):
-                raise TypeError(f"the custom_vjp bwd rule of {name} returned {len(got)} "
-                                f"cotangents for {len(a.diff)} differentiable arguments"
-                                f"{where()}")
-            leaves = _cotangent_leaves(tuple(got), a.tree, a.types, name)
-            return [v for k, v in enumerate(leaves) if a.float[k]]
+        fwd_rule = _Rule(_name(self.fwd), lambda key: (make_fwd(key), a.types, a.weak))
 
         def bwd_signature(key: Any) -> Any:
-            fwd_rule.get(None)                # the residuals' types come from fwd
-            r_sigs = box["res"][1]
-            return (bwd, [*(t for t, _ in r_sigs), *out_types],
-                    [*(w for _, w in r_sigs), *out_weak])
+            perturbed, given = key if symbolic else (None, (True,) * len(out_types))
+            fwd_rule.get(perturbed)            # the residuals' types come from fwd
+            r_tree, r_sigs = box["res", perturbed]
+
+            def bwd(tracers: list[Tracer]) -> list[Any]:
+                res = tree_unflatten(r_tree, tracers[:len(r_sigs)])
+                it = iter(tracers[len(r_sigs):])
+                ct = tree_unflatten(out_tree, [next(it) if g else SymbolicZero(t.shape, t.dtype)
+                                               for g, t in zip(given, out_types, strict=True)])
+                got = self.bwd(*a.nondiff_values, res, ct)
+                if not isinstance(got, (tuple, list)):
+                    raise TypeError(f"the custom_vjp bwd rule of {name} must return a tuple "
+                                    f"with one cotangent per differentiable argument, got "
+                                    f"{type(got).__name__}{where()}")
+                if len(got) != len(a.diff):
+                    raise TypeError(f"the custom_vjp bwd rule of {name} returned {len(got)} "
+                                    f"cotangents for {len(a.diff)} differentiable arguments"
+                                    f"{where()}")
+                leaves = _cotangent_leaves(tuple(got), a.tree, a.types, name)
+                return [v for k, v in enumerate(leaves) if a.float[k]]
+
+            return (bwd, [*(t for t, _ in r_sigs),
+                          *(t for t, g in zip(out_types, given, strict=True) if g)],
+                    [*(w for _, w in r_sigs), *(w for w, g in zip(out_weak, given, strict=True)
+                                                if g)])
 
         outs = bind(custom_vjp_call_p, *a.leaves, *consts, call=call_func, fwd=fwd_rule,
-                    bwd=_Rule(_name(self.bwd), bwd_signature), num_consts=len(consts))
+                    bwd=_Rule(_name(self.bwd), bwd_signature), num_consts=len(consts),
+                    symbolic_zeros=symbolic)
         for o, w in zip(outs, out_weak, strict=True):
             o.weak = w
         return tree_unflatten(out_tree, outs)
+
+
+# Note [custom_vjp symbolic zeros]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# With ``defvjp(fwd, bwd, symbolic_zeros=True)``, as in JAX, the rules learn which inputs
+# and outputs take part in differentiation: ``fwd`` gets a CustomVJPPrimal(value,
+# perturbed) for each leaf of the differentiable arguments (perturbed: the grad pass's
+# activity analysis says the leaf may depend on a differentiated input), and ``bwd`` gets
+# a SymbolicZero in place of each output cotangent that is zero (an output the
+# differentiated result does not use), and may return SymbolicZero or None for a zero
+# input cotangent. The rules are traced once per key: fwd per perturbed mask, bwd per
+# (perturbed mask, which output cotangents are given); the VJP rule of custom_vjp_call
+# (compiler/primitives/custom_derivatives.py) forms the keys. Without the option the
+# keys are None and every cotangent is materialised, as before.
 
 
 def _cotangent_leaves(got: tuple[Any, ...], tree: Any, types: Sequence[TensorType],

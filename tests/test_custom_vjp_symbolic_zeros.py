@@ -1,0 +1,111 @@
+"""custom_vjp with defvjp(fwd, bwd, symbolic_zeros=True) (Note [custom_vjp symbolic
+zeros]): fwd sees CustomVJPPrimal(value, perturbed), bwd sees SymbolicZero for zero
+output cotangents, as JAX 0.10.2 does (the flags below are JAX's for the same calls);
+and the spmdc.custom_derivatives namespace."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import spmdc
+import spmdc.numpy as jnp
+from spmdc.custom_derivatives import (
+    CustomVJPPrimal,
+    SymbolicZero,
+    custom_vjp_primal_tree_values,
+    zero_from_primal,
+)
+
+
+def _make(seen):
+    @spmdc.custom_vjp
+    def f(x, y):
+        return x * y, x + y
+
+    def fwd(x, y):
+        seen.append(("fwd", type(x) is CustomVJPPrimal, x.perturbed, y.perturbed))
+        return f(x.value, y.value), (x.value, y.value)
+
+    def bwd(res, ct):
+        a, b = ct
+        seen.append(("bwd", isinstance(a, SymbolicZero), isinstance(b, SymbolicZero)))
+        x, y = res
+        gx = (0.0 if isinstance(a, SymbolicZero) else a * y) + \
+            (0.0 if isinstance(b, SymbolicZero) else b)
+        gy = (0.0 if isinstance(a, SymbolicZero) else a * x) + \
+            (0.0 if isinstance(b, SymbolicZero) else b)
+        return gx, gy
+
+    f.defvjp(fwd, bwd, symbolic_zeros=True)
+    return f
+
+
+def test_rules_see_what_is_perturbed_and_which_cotangents_are_zero():
+    seen = []
+    f = _make(seen)
+    assert float(spmdc.grad(lambda x: f(x, 3.0)[0])(2.0)) == 3.0
+    assert seen == [("fwd", True, True, False), ("bwd", False, True)]
+    seen.clear()
+    g = spmdc.grad(lambda x, y: f(x, y)[1], argnums=(0, 1))(2.0, 3.0)
+    assert (float(g[0]), float(g[1])) == (1.0, 1.0)
+    assert seen == [("fwd", True, True, True), ("bwd", True, False)]
+    seen.clear()
+    assert float(spmdc.jit(spmdc.grad(lambda x, y: sum(f(x, y)), argnums=1))(2.0, 3.0)) == 3.0
+    assert seen == [("fwd", True, False, True), ("bwd", False, False)]
+    seen.clear()
+    np.testing.assert_allclose(spmdc.vmap(spmdc.grad(lambda x: f(x, 3.0)[0]))(jnp.arange(3.0)),
+                               3.0)
+    assert seen == [("fwd", True, True, False), ("bwd", False, True)]
+
+
+def test_bwd_may_return_symbolic_zeros_and_none():
+    @spmdc.custom_vjp
+    def g(x, y):
+        return x * y
+
+    def fwd(x, y):
+        return g(x.value, y.value), y.value
+
+    def bwd(y, ct):
+        return ct * y, SymbolicZero.from_primal_value(y)      # y's cotangent: zero
+
+    g.defvjp(fwd, bwd, symbolic_zeros=True)
+    gx, gy = spmdc.grad(g, argnums=(0, 1))(2.0, 3.0)
+    assert (float(gx), float(gy)) == (3.0, 0.0)
+
+    @spmdc.custom_vjp
+    def h(x, y):
+        return x * y
+    h.defvjp(lambda x, y: (h(x.value, y.value), x.value), lambda x, ct: (None, ct * x),
+             symbolic_zeros=True)
+    assert float(spmdc.grad(h, argnums=1)(2.0, 3.0)) == 2.0
+
+
+def test_helpers():
+    tree = {"a": CustomVJPPrimal(1.0, True), "b": [CustomVJPPrimal(2, False)]}
+    assert custom_vjp_primal_tree_values(tree) == {"a": 1.0, "b": [2]}
+    with pytest.raises(TypeError, match="unexpected leaf type"):
+        custom_vjp_primal_tree_values({"a": 1.0})
+    zeros = zero_from_primal({"x": jnp.ones(2), "n": jnp.arange(3)})
+    np.testing.assert_array_equal(zeros["x"], [0.0, 0.0])
+    assert zeros["n"].dtype == spmdc.float0 and zeros["n"].shape == (3,)
+    symbolic = zero_from_primal(jnp.ones((2, 3)), symbolic_zeros=True)
+    assert isinstance(symbolic, SymbolicZero) and symbolic.shape == (2, 3)
+    assert SymbolicZero(spmdc.ShapeDtypeStruct((4,), jnp.float32)).dtype == np.float32
+
+
+def test_optimize_remat_is_refused_clearly():
+    f = spmdc.custom_vjp(lambda x: x)
+    with pytest.raises(NotImplementedError, match="optimize_remat"):
+        f.defvjp(lambda x: (x, None), lambda r, g: (g,), optimize_remat=True)
+
+
+def test_jax_alias_resolves_custom_derivatives():
+    code = ("import sys, spmdc; sys.modules['jax'] = spmdc\n"
+            "import jax\n"
+            "from jax.custom_derivatives import SymbolicZero, CustomVJPPrimal\n"
+            "assert jax.custom_derivatives.custom_vjp is spmdc.custom_vjp\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
