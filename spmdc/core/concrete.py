@@ -73,6 +73,8 @@ def concrete_value(x: Tracer) -> np.ndarray | None:
         value = _value(x._trace, x._var)
     except _Unknown:
         return None
+    except Exception:           # e.g. a collective over an axis only a vmap binds:
+        return None             # no value outside it, so the usual error follows
     finally:
         state.current = saved
     state.concretised = concretisations() + 1
