@@ -1,11 +1,21 @@
 """float0 tangents/cotangents for integer inputs, allow_int, holomorphic=True and complex
 gradients, as JAX 0.10.2 defines them (Note [integer tangents] in transforms/forward.py)."""
+import json
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 
 import spmdc
 import spmdc.numpy as jnp
 from spmdc.dtypes import float0
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import complex_cases  # noqa: E402
+
+COMPLEX_REFERENCE = json.loads((pathlib.Path(__file__).parent / "data" /
+                                "complex_grad_reference.json").read_text())["cases"]
 
 
 def _is_float0_zeros(x, shape):
@@ -113,3 +123,31 @@ def test_complex_vjp_is_the_unconjugated_transpose():
 def test_complex_and_integer_errors_as_jax(call, message):
     with pytest.raises(TypeError, match=message):
         call()
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_REFERENCE))
+def test_complex_derivatives_match_jax(name):
+    """Real-valued functions of complex inputs give JAX's conjugate convention
+    (Note [complex derivatives] in compiler/primitives/complex_parts.py)."""
+    leaves = spmdc.tree_util.tree_leaves(complex_cases.cases(spmdc)[name]())
+    want = COMPLEX_REFERENCE[name]
+    assert len(leaves) == len(want)
+    for got, w in zip(leaves, want, strict=True):
+        got = np.asarray(got)
+        assert list(got.shape) == w["shape"] and got.dtype.name == w["dtype"]
+        expected = np.asarray(w["real"]) + 1j * np.asarray(w["imag"])
+        np.testing.assert_allclose(got.ravel(), expected, rtol=2e-5, atol=2e-6)
+
+
+def test_complex_parts_lower_and_batch():
+    z = jnp.asarray(complex_cases.Z)
+    np.testing.assert_allclose(spmdc.jit(lambda z: (z.real, z.imag, z.conj(), abs(z)))(z),
+                               (Z_.real, Z_.imag, Z_.conj(), np.abs(Z_)), rtol=1e-6)
+    np.testing.assert_allclose(spmdc.vmap(spmdc.lax.complex)(z.real, z.imag), Z_)
+    with pytest.raises(TypeError, match="complex operand"):
+        spmdc.lax.real(jnp.ones(2))
+    with pytest.raises(TypeError, match="same dtypes"):
+        spmdc.lax.complex(jnp.ones(2), jnp.ones(2, jnp.int32))
+
+
+Z_ = complex_cases.Z
