@@ -48,9 +48,10 @@ def _check_input(what: str, holomorphic: bool, allow_int: bool, leaf: Any, path:
     if not is_float(t) and not allow_int:
         raise TypeError(f"{what} requires real- or complex-valued inputs (input dtype that "
                         f"is a sub-dtype of np.inexact), but got {t.dtype.name} for {path}. "
-                        "If you want "
-                        "to use Boolean- or integer-valued inputs, use vjp or set allow_int "
-                        f"to True{where()}")
+                        "If you want to use Boolean- or integer-valued inputs, use vjp or set "
+                        "allow_int to True; otherwise differentiate with respect to floating "
+                        "point arguments only (argnums), or convert the input with "
+                        f".astype(float){where()}")
 
 
 def _check_output(what: str, holomorphic: bool, t: Any) -> None:
