@@ -29,7 +29,7 @@ from .core.tracing import (  # noqa: E402
     UnexpectedTracerError,
 )
 from .runtime.array import Array  # noqa: E402
-from .transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
+from .transforms.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: E402
 from .transforms.eval_shape import eval_shape  # noqa: E402
 from .transforms.forward import float0, jacfwd, jvp, linear_transpose, linearize  # noqa: E402
 from .transforms.grad import grad, hessian, jacobian, jacrev, value_and_grad, vjp  # noqa: E402
@@ -70,7 +70,8 @@ __all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "lax", "tree_util", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "pmap", "vmap", "grad", "value_and_grad", "vjp",
            "jacrev", "jacobian", "hessian", "jvp", "linearize", "jacfwd", "linear_transpose",
-           "float0", "custom_jvp", "custom_vjp", "config", "disable_jit", "enable_x64",
+           "float0", "custom_jvp", "custom_vjp", "closure_convert", "config", "disable_jit",
+           "enable_x64",
            "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes", "test_util", "tree",
            "default_backend", "process_index", "process_count"]
 

@@ -109,3 +109,45 @@ def test_jax_alias_resolves_custom_derivatives():
             "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_closure_convert_hoists_traced_floats_as_jax():
+    c = jnp.arange(3.0)
+    converted, consts = spmdc.closure_convert(lambda x: x * c, jnp.ones(3))
+    assert consts == []                                  # concrete arrays stay closed over
+    np.testing.assert_allclose(converted(jnp.full(3, 2.0)), [0.0, 2.0, 4.0])
+    counts = []
+
+    def g(a):
+        converted, consts = spmdc.closure_convert(lambda x: x * a + c, jnp.ones(3))
+        counts.append(len(consts))
+        return converted(jnp.ones(3), *consts).sum()
+    assert float(spmdc.grad(g)(2.0)) == 3.0
+    assert float(spmdc.jit(g)(2.0)) == 9.0
+    assert counts == [1, 1]
+
+    def k(i):                                            # integers are not hoisted
+        converted, consts = spmdc.closure_convert(lambda x: x * i, jnp.ones(3))
+        counts.append(len(consts))
+        return converted(jnp.ones(3), *consts).sum()
+    assert float(spmdc.jit(k)(3)) == 9.0 and counts[-1] == 0
+    with pytest.raises(TypeError, match="made for arguments"):
+        converted(jnp.ones(4))
+
+
+def test_closure_convert_with_custom_vjp_differentiates_closed_over_values():
+    apply = spmdc.custom_vjp(lambda f, x, *consts: f(x, *consts), nondiff_argnums=(0,))
+
+    def fwd(f, x, *consts):
+        return f(x, *consts), (x, consts)
+
+    def bwd(f, res, ct):
+        x, consts = res
+        _, pull = spmdc.vjp(f, x, *consts)
+        return pull(ct)
+    apply.defvjp(fwd, bwd)
+
+    def loss(a):
+        converted, consts = spmdc.closure_convert(lambda x: jnp.sin(a * x), 0.5)
+        return apply(converted, 0.5, *consts)
+    np.testing.assert_allclose(spmdc.grad(loss)(2.0), 0.5 * np.cos(1.0), rtol=1e-6)

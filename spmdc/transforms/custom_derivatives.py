@@ -28,12 +28,20 @@ from ..compiler.builder import Builder, lit
 from ..compiler.ir import Func, TensorType
 from ..compiler.passes.autodiff import is_float
 from ..compiler.primitives.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
-from ..core.tracing import Tracer, bind, current_trace, trace_function, type_of, where
+from ..core.tracing import (
+    Tracer,
+    apply_func,
+    bind,
+    current_trace,
+    trace_function,
+    type_of,
+    where,
+)
 from ..core.tree import tree_flatten, tree_map, tree_structure, tree_unflatten
 from .forward import float0
 
 __all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "CustomVJPPrimal",
-           "custom_vjp_primal_tree_values", "zero_from_primal"]
+           "custom_vjp_primal_tree_values", "zero_from_primal", "closure_convert"]
 
 
 class SymbolicZero:
@@ -507,3 +515,52 @@ def _cotangent_leaves(got: tuple[Any, ...], tree: Any, types: Sequence[TensorTyp
         for p, v in zip(pos_leaves, g_leaves, strict=True):
             leaves[p] = v
     return _zeros_for(leaves, types)
+
+
+# --- closure_convert -------------------------------------------------------------------------
+
+def closure_convert(fun: Callable[..., Any], *example_args: Any
+                    ) -> tuple[Callable[..., Any], list[Any]]:
+    """``(converted, consts)``: ``converted(*args, *consts)`` computes ``fun(*args)`` for
+    arguments shaped like ``example_args``, with the traced floating point values ``fun``
+    closes over (``consts``) as explicit arguments, as JAX's ``closure_convert``: a
+    custom_vjp/custom_jvp function given ``converted`` and ``consts`` as arguments can then
+    differentiate them. Concrete arrays and integer values stay closed over."""
+    if not callable(fun):
+        raise TypeError(f"closure_convert expects a callable, got {type(fun).__name__}")
+    from ..core.pytree_tracing import trace_pytree
+    from .jit import Jitted
+    name = _name(fun)
+    func, out_weak, captured, out_tree, _ = trace_pytree(fun, example_args, {}, name)
+    in_tree = tree_structure(tuple(example_args))
+    in_types = [type_of(v)[0] for v in tree_flatten(tuple(example_args))[0]]
+    hoisted = [k for k, c in enumerate(captured) if isinstance(c, Tracer) and
+               is_float(type_of(c)[0])]
+    hoisted_set = set(hoisted)
+
+    def apply(*args_and_consts: Any) -> Any:
+        n = len(example_args)
+        args, consts = args_and_consts[:n], args_and_consts[n:]
+        if len(consts) != len(hoisted):
+            raise TypeError(f"closure_convert: the converted {name} takes {n} arguments and "
+                            f"{len(hoisted)} constants, got {len(args_and_consts)} values")
+        leaves, tree = tree_flatten(tuple(args))
+        if tree != in_tree or [type_of(v)[0] for v in leaves] != in_types:
+            raise TypeError(f"closure_convert: the converted {name} was made for arguments "
+                            f"{in_tree} of types {[str(t) for t in in_types]}; got {tree} of "
+                            f"types {[str(type_of(v)[0]) for v in leaves]}")
+        given = iter(consts)
+        values = [next(given) if k in hoisted_set else c for k, c in enumerate(captured)]
+        return tree_unflatten(out_tree, apply_func(func, [*leaves, *values], out_weak))
+
+    jitted: list[Jitted] = []
+
+    @functools.wraps(fun)
+    def converted(*args_and_consts: Any) -> Any:
+        if current_trace() is None:         # at top level: one compiled program
+            if not jitted:
+                jitted.append(Jitted(apply))
+            return jitted[0](*args_and_consts)
+        return apply(*args_and_consts)
+
+    return converted, [captured[k] for k in hoisted]
