@@ -159,3 +159,14 @@ def test_value_free_functions_are_traced_once_and_specialised_ones_every_call():
     g = spmdc.grad(branchy)
     assert [float(g(v)) for v in (1.0, -1.0, 1.0)] == [1.0, -1.0, 1.0]
     assert len(calls) == 3              # a program read values: never reused
+
+
+def test_readme_section_runs():
+    import pathlib
+    import re
+    readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("## Eager autodiff", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
