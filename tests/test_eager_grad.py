@@ -170,3 +170,46 @@ def test_readme_section_runs():
     assert blocks
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})
+
+
+def test_custom_rules_may_branch_on_primal_values_outside_jit():
+    @spmdc.custom_jvp
+    def clip_gradient(x):
+        return x
+
+    @clip_gradient.defjvp
+    def _(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return x, t * (1.0 if x < 2 else 0.5)        # a branch on the primal, as in JAX
+
+    assert float(spmdc.grad(lambda x: clip_gradient(x) * 3)(1.0)) == 3.0
+    assert float(spmdc.grad(lambda x: clip_gradient(x) * 3)(3.0)) == 1.5
+
+    @spmdc.custom_vjp
+    def scaled(x):
+        return x * 2
+
+    def fwd(x):
+        return x * 2, (10.0 if x > 0 else -10.0)
+
+    scaled.defvjp(fwd, lambda m, ct: (ct * m,))
+    assert float(spmdc.grad(scaled)(1.0)) == 10.0
+    assert float(spmdc.grad(scaled)(-1.0)) == -10.0
+    with pytest.raises(ConcretizationTypeError):
+        spmdc.jit(spmdc.grad(lambda x: clip_gradient(x)))(1.0)
+    # rules without branches keep the compiled program cached
+    calls = []
+
+    @spmdc.custom_jvp
+    def smooth(x):
+        return jnp.sin(x)
+
+    @smooth.defjvp
+    def _(primals, tangents):
+        calls.append(1)
+        return jnp.sin(primals[0]), jnp.cos(primals[0]) * tangents[0]
+
+    g = spmdc.grad(smooth)
+    for v in (0.1, 0.2, 0.3):
+        np.testing.assert_allclose(g(v), np.cos(v), rtol=1e-6)
+    assert len(calls) == 1

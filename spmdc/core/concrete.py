@@ -32,6 +32,13 @@ inputs come from, and compute the value of any of its Tracers on demand.
   the common case (``grad`` of ordinary array code, called repeatedly) costs nothing
   more.
 
+The rules of ``custom_jvp``/``custom_vjp`` functions are traced when a transformation
+needs them, after the trace that called the function has ended; in eager autodiff the
+``custom_jvp`` rule and the ``custom_vjp`` fwd rule are traced right away instead, their
+inputs' sources being the call's arguments, so they may branch on primal values too, as
+in JAX (``values_readable``; the ``bwd`` rule, which needs the residuals, is still traced
+later and abstractly).
+
 ``float()`` and ``complex()`` of a Tracer stay errors, as in JAX: the Python number would
 silently cut the derivative. ``np.asarray`` of a Tracer stays a
 TracerArrayConversionError, for the same reason.
@@ -46,7 +53,7 @@ from ..compiler.ir import Lit, Var
 from . import tracing
 from .tracing import Trace, Tracer
 
-__all__ = ["concrete_value", "concretisations"]
+__all__ = ["concrete_value", "concretisations", "values_readable"]
 
 
 class _Unknown(Exception):
@@ -57,6 +64,19 @@ def concretisations() -> int:
     """How many values this thread has read from traces (Note [concrete values while
     tracing]): a transformation whose count moved while tracing was specialised."""
     return getattr(tracing._state, "concretised", 0)
+
+
+def values_readable() -> bool:
+    """Whether values of the current trace's inputs may be read: every trace up to the
+    outermost records sources (eager autodiff, no jit above)."""
+    trace = tracing._state.current
+    if trace is None:
+        return False
+    while trace is not None:
+        if trace.sources is None:
+            return False
+        trace = trace.parent
+    return True
 
 
 def concrete_value(x: Tracer) -> np.ndarray | None:

@@ -28,6 +28,7 @@ from ..compiler.builder import Builder, lit
 from ..compiler.ir import Func, TensorType
 from ..compiler.passes.autodiff import is_float
 from ..compiler.primitives.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from ..core.concrete import values_readable
 from ..core.tracing import (
     Tracer,
     apply_func,
@@ -155,15 +156,25 @@ class _Rule:
         self.name, self._build = name, build
         self._cache: dict[Any, Func] = {}
 
-    def get(self, key: Any) -> Func:
+    def get(self, key: Any, sources: Sequence[Any] | None = None) -> Func:
         func = self._cache.get(key)
         if func is None:
             fn, types, weak = self._build(key)
-            func, _, captured = trace_function(fn, types, weak, self.name)
+            func, _, captured = trace_function(fn, types, weak, self.name, sources=sources)
             if captured:
                 func = _embed_constants(func, captured, self.name)
             self._cache[key] = func
         return func
+
+    def prepare(self, key: Any, sources: Sequence[Any]) -> None:
+        """Trace the rule for ``key`` now, where its inputs' values (``sources``) may be
+        read (eager autodiff; Note [concrete values while tracing] in core/concrete.py).
+        A failure is left to the trace on first use to report."""
+        if key not in self._cache:
+            try:
+                self.get(key, sources)
+            except Exception:           # noqa: BLE001  (reported by the lazy trace)
+                pass
 
     def ir_text(self) -> str:
         return f"@{self.name}"
@@ -303,7 +314,9 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             out_box[:] = [tree, [type_of(v)[0] for v in leaves]]
             return leaves
 
-        call_func, out_weak, consts = trace_function(call, a.types, a.weak, name)
+        eager = values_readable()          # See Note [concrete values while tracing]
+        call_func, out_weak, consts = trace_function(call, a.types, a.weak, name,
+                                                     sources=a.leaves if eager else None)
         out_tree, out_types = out_box
         diff = [k for k in range(len(a.leaves)) if a.float[k]]
         float_out = [is_float(t) for t in out_types]
@@ -312,8 +325,11 @@ class custom_jvp:  # noqa: N801  (JAX's name)
                                                    list[bool]]:
             return self._rule_fn(a, diff, mask, out_tree, out_types, float_out, name)
 
+        jvp_rule = _Rule(self._rule_name(), build)
+        if eager and diff:                 # the mask reverse mode asks for: every tangent
+            jvp_rule.prepare((True,) * len(diff), [*a.leaves, *([None] * len(diff))])
         outs = bind(custom_jvp_call_p, *a.leaves, *consts, call=call_func,
-                    jvp=_Rule(self._rule_name(), build), num_consts=len(consts),
+                    jvp=jvp_rule, num_consts=len(consts),
                     symbolic_zeros=self.symbolic_zeros)
         for o, w in zip(outs, out_weak, strict=True):
             o.weak = w
@@ -420,7 +436,9 @@ class custom_vjp:  # noqa: N801  (JAX's name)
             box["out"] = (tree, [type_of(v)[0] for v in leaves])
             return leaves
 
-        call_func, out_weak, consts = trace_function(call, a.types, a.weak, name)
+        eager = values_readable()          # See Note [concrete values while tracing]
+        call_func, out_weak, consts = trace_function(call, a.types, a.weak, name,
+                                                     sources=a.leaves if eager else None)
         out_tree, out_types = box["out"]
 
         symbolic = self.symbolic_zeros
@@ -447,6 +465,8 @@ class custom_vjp:  # noqa: N801  (JAX's name)
             return fwd
 
         fwd_rule = _Rule(_name(self.fwd), lambda key: (make_fwd(key), a.types, a.weak))
+        if eager and not symbolic:         # (with symbolic zeros the key is not known yet)
+            fwd_rule.prepare(None, a.leaves)
 
         def bwd_signature(key: Any) -> Any:
             perturbed, given = key if symbolic else (None, (True,) * len(out_types))
