@@ -151,3 +151,45 @@ def test_closure_convert_with_custom_vjp_differentiates_closed_over_values():
         converted, consts = spmdc.closure_convert(lambda x: jnp.sin(a * x), 0.5)
         return apply(converted, 0.5, *consts)
     np.testing.assert_allclose(spmdc.grad(loss)(2.0), 0.5 * np.cos(1.0), rtol=1e-6)
+
+
+def test_custom_jvp_symbolic_zeros_as_jax():
+    # JAX 0.10.2 gives these rules exactly these tangent kinds for these calls
+    seen = []
+
+    @spmdc.custom_jvp
+    def f(x, n, y):
+        return x * n + y
+
+    def f_jvp(primals, tangents):
+        seen.append(tuple(type(t).__name__ for t in tangents) +
+                    tuple(np.dtype(t.dtype).name for t in tangents))
+        x, n, y = primals
+        tx, _, ty = tangents
+        out = (0.0 if isinstance(tx, SymbolicZero) else tx * n) + \
+            (0.0 if isinstance(ty, SymbolicZero) else ty)
+        return f(x, n, y), out            # the rule calls its own function
+    f.defjvp(f_jvp, symbolic_zeros=True)
+
+    assert float(spmdc.grad(f)(1.0, 2, 3.0)) == 2.0
+    assert seen == [("Tracer", "SymbolicZero", "SymbolicZero", "float32", "void", "float32")]
+    seen.clear()
+    _, t = spmdc.jvp(lambda y: f(1.0, 2, y), (3.0,), (1.0,))
+    assert float(t) == 1.0
+    assert seen == [("SymbolicZero", "SymbolicZero", "Tracer", "float32", "void", "float32")]
+
+
+def test_a_rule_calling_its_function_is_traced_once_in_eager_grad():
+    calls = []
+
+    @spmdc.custom_jvp
+    def f(x):
+        return jnp.sin(x)
+
+    @f.defjvp
+    def _(primals, tangents):
+        calls.append(1)
+        return f(primals[0]), jnp.cos(primals[0]) * tangents[0]
+
+    np.testing.assert_allclose(spmdc.grad(f)(0.5), np.cos(0.5), rtol=1e-6)
+    assert len(calls) == 1

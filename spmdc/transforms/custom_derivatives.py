@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -169,15 +170,24 @@ class _Rule:
     def prepare(self, key: Any, sources: Sequence[Any]) -> None:
         """Trace the rule for ``key`` now, where its inputs' values (``sources``) may be
         read (eager autodiff; Note [concrete values while tracing] in core/concrete.py).
-        A failure is left to the trace on first use to report."""
-        if key not in self._cache:
-            try:
-                self.get(key, sources)
-            except Exception:           # noqa: BLE001  (reported by the lazy trace)
-                pass
+        A failure is left to the trace on first use to report. Rules called while a rule
+        is prepared (a rule calling its own function, typically) are not prepared: the
+        rule's own trace is what differentiates them, later."""
+        if key in self._cache or getattr(_preparing, "active", False):
+            return
+        _preparing.active = True
+        try:
+            self.get(key, sources)
+        except Exception:               # noqa: BLE001  (reported by the lazy trace)
+            pass
+        finally:
+            _preparing.active = False
 
     def ir_text(self) -> str:
         return f"@{self.name}"
+
+
+_preparing = threading.local()     # see _Rule.prepare
 
 
 MAX_EMBEDDED_CONSTANT = 256
@@ -326,7 +336,7 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             return self._rule_fn(a, diff, mask, out_tree, out_types, float_out, name)
 
         jvp_rule = _Rule(self._rule_name(), build)
-        if eager and diff:                 # the mask reverse mode asks for: every tangent
+        if eager and diff and not self.symbolic_zeros:   # reverse mode's mask: all given
             jvp_rule.prepare((True,) * len(diff), [*a.leaves, *([None] * len(diff))])
         outs = bind(custom_jvp_call_p, *a.leaves, *consts, call=call_func,
                     jvp=jvp_rule, num_consts=len(consts),
@@ -352,8 +362,9 @@ class custom_jvp:  # noqa: N801  (JAX's name)
                 elif a.float[k]:
                     tangents.append(SymbolicZero(t.shape, t.dtype) if self.symbolic_zeros
                                     else _zeros_for([None], [t])[0])
-                else:
-                    tangents.append(np.zeros(t.shape, float0))
+                else:                     # an integer input: JAX's float0 zero
+                    tangents.append(SymbolicZero(t.shape, float0) if self.symbolic_zeros
+                                    else np.zeros(t.shape, float0))
             p_tree = tree_unflatten(a.tree, primals)
             t_tree = tree_unflatten(a.tree, tangents)
             res = self.jvp(*a.nondiff_values, tuple(p_tree), tuple(t_tree))

@@ -187,14 +187,21 @@ def _custom_jvp_vjp(b, ct, *operands, call, jvp, num_consts, symbolic_zeros, act
     seeded_cts = [c for c, t in zip(cts, call.out_types, strict=True) if is_float(t)]
     if not diff or all(c is None for c in seeded_cts):
         return [None] * len(operands)
-    rule = jvp.get((True,) * len(diff))
-    n_args, n_diff, n_out = len(args), len(diff), len(call.outputs)
-    wrt = [False] * n_args + [True] * n_diff
+    # With symbolic zeros the rule sees SymbolicZero for the inputs that are not
+    # differentiated (as in JAX); otherwise it gets a tangent for every float input.
+    mask = tuple(active is None or bool(active[k]) for k in diff) if symbolic_zeros \
+        else (True,) * len(diff)
+    given = [k for k, m in zip(diff, mask, strict=True) if m]
+    if not given:
+        return [None] * len(operands)
+    rule = jvp.get(mask)
+    n_args, n_out = len(args), len(call.outputs)
+    wrt = [False] * n_args + [True] * len(given)
     seeded = [False] * n_out + [c is not None for c in seeded_cts]
     transposed = vjp_func(rule, wrt, seeded)
-    tangents = [zeros(b, args[k].type) for k in diff]
+    tangents = [zeros(b, args[k].type) for k in given]
     outs = b.inline(transposed, [*args, *tangents, *(c for c in seeded_cts if c is not None)])
-    by_position = dict(zip(diff, outs[len(rule.outputs):], strict=True))
+    by_position = dict(zip(given, outs[len(rule.outputs):], strict=True))
     return [by_position.get(k) for k in range(n_args)] + [None] * num_consts
 
 
