@@ -30,7 +30,7 @@ from .core.tracing import (  # noqa: E402
     UnexpectedTracerError,
 )
 from .runtime.array import Array  # noqa: E402
-from .transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
+from .transforms.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: E402
 from .transforms.eval_shape import eval_shape  # noqa: E402
 from .transforms.forward import float0, jacfwd, jvp, linear_transpose, linearize  # noqa: E402
 from .transforms.grad import grad, hessian, jacobian, jacrev, value_and_grad, vjp  # noqa: E402
@@ -41,7 +41,7 @@ from .transforms.vmap import vmap  # noqa: E402
 
 Array.__module__ = __name__     # users see spmdc.Array, where they construct and check it
 
-from . import ad_checkpoint, dtypes, nn, scipy, sharding, test_util, tree  # noqa: E402,F401  (built on the API above)
+from . import ad_checkpoint, custom_derivatives, dtypes, nn, scipy, sharding, test_util, tree  # noqa: E402,F401,E501  (built on the API above)
 from .sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: E402,F401
 from .transforms.shard_map import shard_map, smap  # noqa: E402,F401
 
@@ -73,8 +73,8 @@ __all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "lax", "tree_util", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "pmap", "vmap", "grad", "value_and_grad", "vjp",
            "jacrev", "jacobian", "hessian", "jvp", "linearize", "jacfwd", "linear_transpose",
-           "float0", "custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_policies",
-           "ad_checkpoint", "config", "disable_jit", "enable_x64",
+           "float0", "custom_jvp", "custom_vjp", "closure_convert", "checkpoint", "remat",
+           "checkpoint_policies", "ad_checkpoint", "config", "disable_jit", "enable_x64",
            "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes", "test_util", "tree",
            "default_backend", "process_index", "process_count", "sharding", "make_mesh",
            "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard"]

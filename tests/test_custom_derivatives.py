@@ -115,7 +115,9 @@ def test_symbolic_zeros_let_the_rule_see_which_tangents_are_zero():
     f.defjvp(f_jvp, symbolic_zeros=True)
     close(spmdc.grad(f)(2.0, 3.0), 3.0)
     close(spmdc.jvp(lambda y: f(2.0, y), (3.0,), (1.0,))[1], 10.0)
-    assert (True, False) in seen and (False, False) in seen
+    # JAX 0.10.2's flags for these two calls: under grad the undifferentiated y is a
+    # symbolic zero too
+    assert seen == [(False, True), (True, False)]
 
 
 def test_stop_gradient_style_rule_and_integer_arguments():

@@ -5,6 +5,7 @@ from . import builder, ir  # noqa: F401
 from .primitives import (  # noqa: F401  (registration)
     collectives,  # noqa: F401  (registration)
     collectives_nested,  # noqa: F401  (registration)
+    complex_parts,  # noqa: F401  (registration)
     control_flow,  # noqa: F401  (registration)
     conv,  # noqa: F401  (registration)
     cumulative,  # noqa: F401  (registration)

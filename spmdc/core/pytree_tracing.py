@@ -18,12 +18,15 @@ __all__ = ["trace_pytree", "fun_name"]
 def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
                  name: str, in_types: Sequence[TensorType] | None = None,
                  in_weak: Sequence[bool] | None = None,
-                 axis_env: dict[str, Any] | None = None
+                 axis_env: dict[str, Any] | None = None, concrete: bool = False,
+                 sources: Sequence[Any] | None = None
                  ) -> tuple[Func, list[bool], list[Any], Any, list[Any]]:
     """Trace ``fun(*args, **kwargs)`` with every array leaf abstract.
 
     Returns (Func, out weak flags, captured values, out treedef, argument leaves).
-    ``in_types`` overrides the leaves' own types (vmap traces per-example slices)."""
+    ``in_types`` overrides the leaves' own types (vmap traces per-example slices).
+    ``concrete``: the trace may read values (Note [concrete values while tracing] in
+    core/concrete.py), each input's being its leaf's, or ``sources``' where given."""
     leaves, in_tree = tree_flatten((tuple(args), kwargs))
     if in_types is None:
         sigs = [type_of(v) for v in leaves]
@@ -38,7 +41,10 @@ def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
         out_tree_box.append(out_tree)
         return out_leaves
 
-    func, out_weak, captured = trace_function(flat_fun, in_types, in_weak, name, axis_env)
+    if concrete and sources is None:
+        sources = leaves
+    func, out_weak, captured = trace_function(flat_fun, in_types, in_weak, name, axis_env,
+                                              sources if concrete else None)
     return func, out_weak, captured, out_tree_box[0], leaves
 
 

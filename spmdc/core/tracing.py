@@ -18,6 +18,7 @@ error, as is using it where Python needs a concrete value (``if``, ``int()``...)
 """
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import threading
@@ -78,9 +79,11 @@ def where() -> str:
 # --- traces ------------------------------------------------------------------------------
 
 class Trace:
-    __slots__ = ("builder", "parent", "captures", "capture_values", "closed", "axis_env")
+    __slots__ = ("builder", "parent", "captures", "capture_values", "closed", "axis_env",
+                 "sources", "values", "indexed", "producers")
 
-    def __init__(self, parent: Trace | None, name: str, axis_env: dict[str, Any] | None = None):
+    def __init__(self, parent: Trace | None, name: str, axis_env: dict[str, Any] | None = None,
+                 concrete: bool = False):
         self.builder = Builder(name)
         self.parent = parent
         self.captures: dict[int, Var] = {}       # id(outer value) -> the input standing for it
@@ -89,6 +92,13 @@ class Trace:
         # Axis names bound here (vmap/pmap), on top of the enclosing traces' names.
         self.axis_env: dict[str, Any] = dict(parent.axis_env if parent else {})
         self.axis_env.update(axis_env or {})
+        # Where the values of this trace's inputs come from, for a trace that may be
+        # concretised (None: an abstract trace). See Note [concrete values while tracing]
+        # in core/concrete.py, which owns the other three slots.
+        self.sources: dict[Var, Any] | None = {} if concrete else None
+        self.values: dict[Var, Any] = {}
+        self.indexed = 0
+        self.producers: dict[Var, int] = {}
 
 
 # Note [thread-local trace]
@@ -112,11 +122,13 @@ def current_trace() -> Trace | None:
 
 
 @contextmanager
-def tracing(name: str, axis_env: dict[str, Any] | None = None) -> Iterator[Trace]:
+def tracing(name: str, axis_env: dict[str, Any] | None = None,
+            concrete: bool = False) -> Iterator[Trace]:
     """Make a new Trace (child of this thread's current one) current for the ``with``
-    body. See Note [thread-local trace]."""
+    body. See Note [thread-local trace]; ``concrete``: Note [concrete values while
+    tracing] in core/concrete.py."""
     state = _state
-    trace = Trace(state.current, name, axis_env)
+    trace = Trace(state.current, name, axis_env, concrete)
     state.current = trace
     try:
         yield trace
@@ -165,11 +177,26 @@ class Tracer:
             "traced values: use spmdc.numpy.where / lax.select for data-dependent choices, "
             "or mark the argument static (jit(..., static_argnums=...)).")
 
+    # bool, int, an index and item() read the value of a tracer whose value is known
+    # (eager autodiff); float() and complex() never do, as in JAX, since the number they
+    # return would silently drop the derivative. See Note [concrete values while tracing].
     def __bool__(self) -> bool:
+        value = _known_value(self)
+        if value is not None:
+            return bool(value)
         return self._concrete("bool() (e.g. an `if` or `while` on a traced value)")
 
     def __int__(self) -> int:
+        value = _known_value(self)
+        if value is not None:
+            return int(value)
         return self._concrete("int()")
+
+    def item(self, *args: Any) -> Any:
+        value = _known_value(self)
+        if value is not None:
+            return value.item(*args)
+        return self._concrete("item()")
 
     def __float__(self) -> float:
         return self._concrete("float()")
@@ -178,6 +205,9 @@ class Tracer:
         return self._concrete("complex()")
 
     def __index__(self) -> int:
+        value = _known_value(self)
+        if value is not None:
+            return operator.index(value)
         return self._concrete("using a traced value as a Python index")
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
@@ -221,7 +251,17 @@ def _capture(trace: Trace, key: int, value: Any, t: TensorType) -> Var:
     if var is None:
         var = trace.captures[key] = trace.builder.input(t)
         trace.capture_values.append(value)
+        if trace.sources is not None:
+            trace.sources[var] = value
     return var
+
+
+def _known_value(x: Tracer) -> np.ndarray | None:
+    """``x``'s value where it is known (Note [concrete values while tracing]), else None."""
+    if x._trace.sources is None:
+        return None
+    from .concrete import concrete_value
+    return concrete_value(x)
 
 
 def to_atom(trace: Trace, x: Any) -> Atom:
@@ -285,16 +325,24 @@ def bind(prim: Primitive, *args: Any, weak: bool = False, **params: Any) -> Any:
 
 def trace_function(fun: Callable[[list[Tracer]], list[Any]], in_types: Sequence[TensorType],
                    in_weak: Sequence[bool], name: str,
-                   axis_env: dict[str, Any] | None = None
+                   axis_env: dict[str, Any] | None = None,
+                   sources: Sequence[Any] | None = None
                    ) -> tuple[Func, list[bool], list[Any]]:
     """Trace ``fun`` (flat Tracers in, flat values out) in a child of the current trace.
 
     Returns the Func (explicit inputs first, then one input per captured value), the
     outputs' weak flags and the captured values (to pass along when applying the Func).
+    ``sources`` (one per input; None where unknown) are the values the inputs stand for,
+    and make the trace one whose values may be read (Note [concrete values while
+    tracing] in core/concrete.py).
     """
-    with tracing(name, axis_env) as trace:
+    with tracing(name, axis_env, concrete=sources is not None) as trace:
         b = trace.builder
         args = [Tracer(b.input(t), trace, w) for t, w in zip(in_types, in_weak, strict=True)]
+        if sources is not None:
+            for a, src in zip(args, sources, strict=True):
+                if src is not None:
+                    trace.sources[a._var] = src
         outs = fun(args)
         atoms = [to_atom(trace, o) for o in outs]
         weak = [type_of(o)[1] for o in outs]

@@ -8,6 +8,7 @@ from ..transforms.partitioned import with_sharding_constraint  # noqa: F401
 from . import conv as _conv
 from . import core as _core
 from . import linalg  # noqa: E402,F401  (spmdc.lax.linalg, a submodule)
+from .complex_parts import complex, conj, imag, real  # noqa: F401,A004
 from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401
 from .control_flow import map_ as map  # noqa: F401,A004  (lax.map)
 from .conv import *  # noqa: F401,F403
@@ -16,4 +17,4 @@ from .windowed import reduce_precision, reduce_window, reduce_window_shape_tuple
 
 __all__ = [*_core.__all__, *_conv.__all__, "cond", "switch", "while_loop", "fori_loop", "scan",
            "map", "reduce_window", "reduce_precision", "reduce_window_shape_tuple",
-           "with_sharding_constraint"]
+           "with_sharding_constraint", "real", "imag", "conj", "complex"]

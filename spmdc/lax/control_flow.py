@@ -199,8 +199,10 @@ def _trace_carry_body(fun: Callable[..., Any], args: tuple[Any, ...], in_types: 
         promoted = False
         for k in range(n_carry):
             t_in, t_out = in_types[k], func.out_types[k]
-            if in_weak[k] and t_in.shape == t_out.shape and (
-                    t_in.dtype != t_out.dtype or not out_weak[k]):
+            # Only a dtype change retraces (JAX compares types without the weak flag): a
+            # weak carry whose output is strong but of the same dtype is traced once, so
+            # the body's side effects run once per trace, as in JAX.
+            if in_weak[k] and t_in.shape == t_out.shape and t_in.dtype != t_out.dtype:
                 dtype, weak = dtypes.result_type((t_in.dtype, True), (t_out.dtype, out_weak[k]))
                 in_types[k], in_weak[k] = TensorType(t_in.shape, dtype), weak
                 promoted = True

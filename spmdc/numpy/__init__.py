@@ -10,6 +10,7 @@ Every public name is listed below under the module that defines it:
   einsum_impl.py  einsum
   indexing.py     take; advanced indexing and ``.at[]`` for the array methods
   sorting.py      sort, argsort (over the sort primitive)
+  complex_ops.py  real, imag, conj/conjugate, angle, iscomplexobj
 Each imports only from the ones above it (core.py reaches shape_ops.py once, lazily, for a
 list of arrays). array_methods.py gives Tracer and spmdc.Array their operators and
 methods; they call the functions of this namespace, so they are installed here, last.
@@ -18,6 +19,7 @@ import sys as _sys
 
 from ..core.tracing import Tracer as _Tracer
 from ..runtime.array import Array as _Array
+from .complex_ops import angle, conj, conjugate, imag, iscomplexobj, real  # noqa: F401,E402
 from .convolve import convolve, correlate  # noqa: F401
 from .core import (  # noqa: F401
     abs,
@@ -214,5 +216,10 @@ from . import array_methods as _array_methods  # noqa: E402  (last: it calls the
 
 _array_methods.install_methods(_Tracer, _namespace)
 _array_methods.install_methods(_Array, _namespace)
+for _cls in (_Tracer, _Array):            # complex parts (complex_ops.py)
+    _cls.real = property(real)
+    _cls.imag = property(imag)
+    _cls.conj = _cls.conjugate = conj
+del _cls
 
 from . import linalg  # noqa: E402,F401  (spmdc.numpy.linalg, a submodule)

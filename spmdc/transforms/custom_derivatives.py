@@ -16,8 +16,10 @@ they are traced later, where those values are out of reach (pass them as argumen
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,26 +29,76 @@ from ..compiler.builder import Builder, lit
 from ..compiler.ir import Func, TensorType
 from ..compiler.passes.autodiff import is_float
 from ..compiler.primitives.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
-from ..core.tracing import Tracer, bind, current_trace, trace_function, type_of, where
-from ..core.tree import tree_flatten, tree_structure, tree_unflatten
+from ..core.concrete import values_readable
+from ..core.tracing import (
+    Tracer,
+    apply_func,
+    bind,
+    current_trace,
+    trace_function,
+    type_of,
+    where,
+)
+from ..core.tree import tree_flatten, tree_map, tree_structure, tree_unflatten
 from .forward import float0
 
-__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero"]
+__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "CustomVJPPrimal",
+           "custom_vjp_primal_tree_values", "zero_from_primal", "closure_convert"]
 
 
 class SymbolicZero:
-    """A tangent known to be zero (``symbolic_zeros=True`` rules see these): it has the
-    shape and dtype of the primal it stands for."""
+    """A tangent or cotangent known to be zero (``symbolic_zeros=True`` rules see these):
+    it has the shape and dtype of the value it stands for. Made as JAX's, from an
+    abstract value (anything with ``shape`` and ``dtype``), or from a shape and a dtype."""
 
-    def __init__(self, shape: tuple[int, ...], dtype: np.dtype):
-        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+    def __init__(self, aval: Any, dtype: Any = None):
+        shape = aval if dtype is not None else aval.shape
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype if dtype is not None else aval.dtype)
 
     @property
     def aval(self) -> TensorType:
         return TensorType(self.shape, self.dtype)
 
+    @staticmethod
+    def from_primal_value(value: Any) -> SymbolicZero:
+        """The symbolic zero tangent of ``value`` (float0 for integers and bools)."""
+        t = type_of(value)[0]
+        return SymbolicZero(t.shape, t.dtype if is_float(t) else float0)
+
     def __repr__(self) -> str:
         return f"SymbolicZero({self.aval})"
+
+
+def zero_from_primal(value: Any, symbolic_zeros: bool = False) -> Any:
+    """Zero tangents for the pytree ``value``: SymbolicZeros, or zero arrays (float0 for
+    integer and bool leaves), as JAX's ``custom_derivatives.zero_from_primal``."""
+    from .. import numpy as jnp
+
+    def zero(x: Any) -> Any:
+        z = SymbolicZero.from_primal_value(x)
+        if symbolic_zeros:
+            return z
+        return np.zeros(z.shape, float0) if z.dtype == float0 else jnp.zeros(z.shape, z.dtype)
+    return tree_map(zero, value)
+
+
+@dataclasses.dataclass(slots=True)
+class CustomVJPPrimal:
+    """What a ``custom_vjp`` fwd rule defined with ``symbolic_zeros=True`` receives for
+    each leaf of the differentiable arguments: the ``value``, and whether it is
+    ``perturbed`` (differentiated; if not, its cotangent is not needed)."""
+    value: Any
+    perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree: Any) -> Any:
+    """``tree`` with each CustomVJPPrimal leaf replaced by its value (as JAX's)."""
+    def value(leaf: Any) -> Any:
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+    return tree_map(value, tree, is_leaf=lambda x: type(x) is CustomVJPPrimal)
 
 
 def _positional(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -105,18 +157,37 @@ class _Rule:
         self.name, self._build = name, build
         self._cache: dict[Any, Func] = {}
 
-    def get(self, key: Any) -> Func:
+    def get(self, key: Any, sources: Sequence[Any] | None = None) -> Func:
         func = self._cache.get(key)
         if func is None:
             fn, types, weak = self._build(key)
-            func, _, captured = trace_function(fn, types, weak, self.name)
+            func, _, captured = trace_function(fn, types, weak, self.name, sources=sources)
             if captured:
                 func = _embed_constants(func, captured, self.name)
             self._cache[key] = func
         return func
 
+    def prepare(self, key: Any, sources: Sequence[Any]) -> None:
+        """Trace the rule for ``key`` now, where its inputs' values (``sources``) may be
+        read (eager autodiff; Note [concrete values while tracing] in core/concrete.py).
+        A failure is left to the trace on first use to report. Rules called while a rule
+        is prepared (a rule calling its own function, typically) are not prepared: the
+        rule's own trace is what differentiates them, later."""
+        if key in self._cache or getattr(_preparing, "active", False):
+            return
+        _preparing.active = True
+        try:
+            self.get(key, sources)
+        except Exception:               # noqa: BLE001  (reported by the lazy trace)
+            pass
+        finally:
+            _preparing.active = False
+
     def ir_text(self) -> str:
         return f"@{self.name}"
+
+
+_preparing = threading.local()     # see _Rule.prepare
 
 
 MAX_EMBEDDED_CONSTANT = 256
@@ -253,7 +324,9 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             out_box[:] = [tree, [type_of(v)[0] for v in leaves]]
             return leaves
 
-        call_func, out_weak, consts = trace_function(call, a.types, a.weak, name)
+        eager = values_readable()          # See Note [concrete values while tracing]
+        call_func, out_weak, consts = trace_function(call, a.types, a.weak, name,
+                                                     sources=a.leaves if eager else None)
         out_tree, out_types = out_box
         diff = [k for k in range(len(a.leaves)) if a.float[k]]
         float_out = [is_float(t) for t in out_types]
@@ -262,8 +335,11 @@ class custom_jvp:  # noqa: N801  (JAX's name)
                                                    list[bool]]:
             return self._rule_fn(a, diff, mask, out_tree, out_types, float_out, name)
 
+        jvp_rule = _Rule(self._rule_name(), build)
+        if eager and diff and not self.symbolic_zeros:   # reverse mode's mask: all given
+            jvp_rule.prepare((True,) * len(diff), [*a.leaves, *([None] * len(diff))])
         outs = bind(custom_jvp_call_p, *a.leaves, *consts, call=call_func,
-                    jvp=_Rule(self._rule_name(), build), num_consts=len(consts),
+                    jvp=jvp_rule, num_consts=len(consts),
                     symbolic_zeros=self.symbolic_zeros)
         for o, w in zip(outs, out_weak, strict=True):
             o.weak = w
@@ -286,8 +362,9 @@ class custom_jvp:  # noqa: N801  (JAX's name)
                 elif a.float[k]:
                     tangents.append(SymbolicZero(t.shape, t.dtype) if self.symbolic_zeros
                                     else _zeros_for([None], [t])[0])
-                else:
-                    tangents.append(np.zeros(t.shape, float0))
+                else:                     # an integer input: JAX's float0 zero
+                    tangents.append(SymbolicZero(t.shape, float0) if self.symbolic_zeros
+                                    else np.zeros(t.shape, float0))
             p_tree = tree_unflatten(a.tree, primals)
             t_tree = tree_unflatten(a.tree, tangents)
             res = self.jvp(*a.nondiff_values, tuple(p_tree), tuple(t_tree))
@@ -334,15 +411,20 @@ class custom_vjp:  # noqa: N801  (JAX's name)
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any],
                symbolic_zeros: bool = False, optimize_remat: bool = False) -> None:
+        """Define the rules. With ``symbolic_zeros=True`` (Note [custom_vjp symbolic
+        zeros]) ``fwd`` receives a CustomVJPPrimal per argument leaf and ``bwd`` a
+        SymbolicZero for each output cotangent that is zero."""
         if not callable(fwd) or not callable(bwd):
             raise TypeError("defvjp expects two callables, fwd and bwd")
-        if symbolic_zeros or optimize_remat:
-            raise NotImplementedError("custom_vjp.defvjp: symbolic_zeros and optimize_remat "
-                                      "are not supported; leave them False")
+        if optimize_remat:
+            raise NotImplementedError("custom_vjp.defvjp: optimize_remat is not supported; "
+                                      "leave it False")
         self.fwd, self.bwd = fwd, bwd
+        self.symbolic_zeros = bool(symbolic_zeros)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self, obj)
@@ -365,49 +447,85 @@ class custom_vjp:  # noqa: N801  (JAX's name)
             box["out"] = (tree, [type_of(v)[0] for v in leaves])
             return leaves
 
-        call_func, out_weak, consts = trace_function(call, a.types, a.weak, name)
+        eager = values_readable()          # See Note [concrete values while tracing]
+        call_func, out_weak, consts = trace_function(call, a.types, a.weak, name,
+                                                     sources=a.leaves if eager else None)
         out_tree, out_types = box["out"]
 
-        def fwd(tracers: list[Tracer]) -> list[Any]:
-            res = self.fwd(*a.full(tree_unflatten(a.tree, tracers)))
-            if not (isinstance(res, (tuple, list)) and len(res) == 2):
-                raise TypeError(f"the custom_vjp fwd rule of {name} must return a pair "
-                                f"(output, residuals), got {type(res).__name__}{where()}")
-            out = _check_like("the output of the custom_vjp fwd rule", res[0], out_tree,
-                              out_types, name)
-            r_leaves, r_tree = tree_flatten(res[1])
-            box["res"] = (r_tree, [type_of(v) for v in r_leaves])
-            return [*_zeros_for(out, out_types), *r_leaves]
+        symbolic = self.symbolic_zeros
 
-        fwd_rule = _Rule(_name(self.fwd), lambda key: (fwd, a.types, a.weak))
+        def make_fwd(perturbed: tuple[bool, ...] | None) -> Callable[..., Any]:
+            def fwd(tracers: list[Tracer]) -> list[Any]:
+                leaves: list[Any] = list(tracers)
+                if symbolic:              # See Note [custom_vjp symbolic zeros]
+                    leaves = [CustomVJPPrimal(v, p)
+                              for v, p in zip(tracers, perturbed, strict=True)]
+                res = self.fwd(*a.full(tree_unflatten(a.tree, leaves)))
+                if not (isinstance(res, (tuple, list)) and len(res) == 2):
+                    raise TypeError(f"the custom_vjp fwd rule of {name} must return a pair "
+                                    f"(output, residuals), got {type(res).__name__}{where()}")
+                out = _check_like("the output of the custom_vjp fwd rule", res[0], out_tree,
+                                  out_types, name)
+                r_leaves, r_tree = tree_flatten(res[1])
+                if any(isinstance(v, CustomVJPPrimal) for v in r_leaves):
+                    raise TypeError(f"the custom_vjp fwd rule of {name} returned a "
+                                    "CustomVJPPrimal among its residuals; save its .value "
+                                    f"instead{where()}")
+                box["res", perturbed] = (r_tree, [type_of(v) for v in r_leaves])
+                return [*_zeros_for(out, out_types), *r_leaves]
+            return fwd
 
-        def bwd(tracers: list[Tracer]) -> list[Any]:
-            r_tree, r_sigs = box["res"]
-            res = tree_unflatten(r_tree, tracers[:len(r_sigs)])
-            ct = tree_unflatten(out_tree, tracers[len(r_sigs):])
-            got = self.bwd(*a.nondiff_values, res, ct)
-            if not isinstance(got, (tuple, list)):
-                raise TypeError(f"the custom_vjp bwd rule of {name} must return a tuple with "
-                                f"one cotangent per differentiable argument, got "
-                                f"{type(got).__name__}{where()}")
-            if len(got) != len(a.diff):
-                raise TypeError(f"the custom_vjp bwd rule of {name} returned {len(got)} "
-                                f"cotangents for {len(a.diff)} differentiable arguments"
-                                f"{where()}")
-            leaves = _cotangent_leaves(tuple(got), a.tree, a.types, name)
-            return [v for k, v in enumerate(leaves) if a.float[k]]
+        fwd_rule = _Rule(_name(self.fwd), lambda key: (make_fwd(key), a.types, a.weak))
+        if eager and not symbolic:         # (with symbolic zeros the key is not known yet)
+            fwd_rule.prepare(None, a.leaves)
 
         def bwd_signature(key: Any) -> Any:
-            fwd_rule.get(None)                # the residuals' types come from fwd
-            r_sigs = box["res"][1]
-            return (bwd, [*(t for t, _ in r_sigs), *out_types],
-                    [*(w for _, w in r_sigs), *out_weak])
+            perturbed, given = key if symbolic else (None, (True,) * len(out_types))
+            fwd_rule.get(perturbed)            # the residuals' types come from fwd
+            r_tree, r_sigs = box["res", perturbed]
+
+            def bwd(tracers: list[Tracer]) -> list[Any]:
+                res = tree_unflatten(r_tree, tracers[:len(r_sigs)])
+                it = iter(tracers[len(r_sigs):])
+                ct = tree_unflatten(out_tree, [next(it) if g else SymbolicZero(t.shape, t.dtype)
+                                               for g, t in zip(given, out_types, strict=True)])
+                got = self.bwd(*a.nondiff_values, res, ct)
+                if not isinstance(got, (tuple, list)):
+                    raise TypeError(f"the custom_vjp bwd rule of {name} must return a tuple "
+                                    f"with one cotangent per differentiable argument, got "
+                                    f"{type(got).__name__}{where()}")
+                if len(got) != len(a.diff):
+                    raise TypeError(f"the custom_vjp bwd rule of {name} returned {len(got)} "
+                                    f"cotangents for {len(a.diff)} differentiable arguments"
+                                    f"{where()}")
+                leaves = _cotangent_leaves(tuple(got), a.tree, a.types, name)
+                return [v for k, v in enumerate(leaves) if a.float[k]]
+
+            return (bwd, [*(t for t, _ in r_sigs),
+                          *(t for t, g in zip(out_types, given, strict=True) if g)],
+                    [*(w for _, w in r_sigs), *(w for w, g in zip(out_weak, given, strict=True)
+                                                if g)])
 
         outs = bind(custom_vjp_call_p, *a.leaves, *consts, call=call_func, fwd=fwd_rule,
-                    bwd=_Rule(_name(self.bwd), bwd_signature), num_consts=len(consts))
+                    bwd=_Rule(_name(self.bwd), bwd_signature), num_consts=len(consts),
+                    symbolic_zeros=symbolic)
         for o, w in zip(outs, out_weak, strict=True):
             o.weak = w
         return tree_unflatten(out_tree, outs)
+
+
+# Note [custom_vjp symbolic zeros]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# With ``defvjp(fwd, bwd, symbolic_zeros=True)``, as in JAX, the rules learn which inputs
+# and outputs take part in differentiation: ``fwd`` gets a CustomVJPPrimal(value,
+# perturbed) for each leaf of the differentiable arguments (perturbed: the grad pass's
+# activity analysis says the leaf may depend on a differentiated input), and ``bwd`` gets
+# a SymbolicZero in place of each output cotangent that is zero (an output the
+# differentiated result does not use), and may return SymbolicZero or None for a zero
+# input cotangent. The rules are traced once per key: fwd per perturbed mask, bwd per
+# (perturbed mask, which output cotangents are given); the VJP rule of custom_vjp_call
+# (compiler/primitives/custom_derivatives.py) forms the keys. Without the option the
+# keys are None and every cotangent is materialised, as before.
 
 
 def _cotangent_leaves(got: tuple[Any, ...], tree: Any, types: Sequence[TensorType],
@@ -428,3 +546,52 @@ def _cotangent_leaves(got: tuple[Any, ...], tree: Any, types: Sequence[TensorTyp
         for p, v in zip(pos_leaves, g_leaves, strict=True):
             leaves[p] = v
     return _zeros_for(leaves, types)
+
+
+# --- closure_convert -------------------------------------------------------------------------
+
+def closure_convert(fun: Callable[..., Any], *example_args: Any
+                    ) -> tuple[Callable[..., Any], list[Any]]:
+    """``(converted, consts)``: ``converted(*args, *consts)`` computes ``fun(*args)`` for
+    arguments shaped like ``example_args``, with the traced floating point values ``fun``
+    closes over (``consts``) as explicit arguments, as JAX's ``closure_convert``: a
+    custom_vjp/custom_jvp function given ``converted`` and ``consts`` as arguments can then
+    differentiate them. Concrete arrays and integer values stay closed over."""
+    if not callable(fun):
+        raise TypeError(f"closure_convert expects a callable, got {type(fun).__name__}")
+    from ..core.pytree_tracing import trace_pytree
+    from .jit import Jitted
+    name = _name(fun)
+    func, out_weak, captured, out_tree, _ = trace_pytree(fun, example_args, {}, name)
+    in_tree = tree_structure(tuple(example_args))
+    in_types = [type_of(v)[0] for v in tree_flatten(tuple(example_args))[0]]
+    hoisted = [k for k, c in enumerate(captured) if isinstance(c, Tracer) and
+               is_float(type_of(c)[0])]
+    hoisted_set = set(hoisted)
+
+    def apply(*args_and_consts: Any) -> Any:
+        n = len(example_args)
+        args, consts = args_and_consts[:n], args_and_consts[n:]
+        if len(consts) != len(hoisted):
+            raise TypeError(f"closure_convert: the converted {name} takes {n} arguments and "
+                            f"{len(hoisted)} constants, got {len(args_and_consts)} values")
+        leaves, tree = tree_flatten(tuple(args))
+        if tree != in_tree or [type_of(v)[0] for v in leaves] != in_types:
+            raise TypeError(f"closure_convert: the converted {name} was made for arguments "
+                            f"{in_tree} of types {[str(t) for t in in_types]}; got {tree} of "
+                            f"types {[str(type_of(v)[0]) for v in leaves]}")
+        given = iter(consts)
+        values = [next(given) if k in hoisted_set else c for k, c in enumerate(captured)]
+        return tree_unflatten(out_tree, apply_func(func, [*leaves, *values], out_weak))
+
+    jitted: list[Jitted] = []
+
+    @functools.wraps(fun)
+    def converted(*args_and_consts: Any) -> Any:
+        if current_trace() is None:         # at top level: one compiled program
+            if not jitted:
+                jitted.append(Jitted(apply))
+            return jitted[0](*args_and_consts)
+        return apply(*args_and_consts)
+
+    return converted, [captured[k] for k in hoisted]

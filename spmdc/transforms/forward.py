@@ -32,7 +32,7 @@ from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.forward import jvp_func, partial_eval
 from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
-from .jit import Jitted, _fun_name, trace_pytree
+from .jit import Jitted, _fun_name, eager_jit, trace_pytree
 from .mapping import refuse_in_shard_map_body
 
 __all__ = ["jvp", "linearize", "jacfwd", "linear_transpose", "float0"]
@@ -87,7 +87,8 @@ def _trace_jvp(fun: Callable[..., Any], name: str, primals: Sequence[Any]
     """Trace ``fun(*primals)`` and run the forward pass over it, a tangent for every
     floating point leaf. Returns (jvp Func, out weak flags, captured values, out treedef,
     primal leaves, which outputs are floats, the jvp Func's tangent Vars)."""
-    func, out_weak, captured, out_tree, leaves = trace_pytree(fun, tuple(primals), {}, name)
+    func, out_weak, captured, out_tree, leaves = trace_pytree(fun, tuple(primals), {}, name,
+                                                              concrete=True)
     tangent_in = [is_float(type_of(v)[0]) for v in leaves] + [False] * len(captured)
     float_out = [is_float(t) for t in func.out_types]
     tangent_vars: set[Any] = set()
@@ -119,7 +120,7 @@ def _run_jvp(fun: Callable[..., Any], has_aux: bool, primals: tuple[Any, ...],
     def jvp_program(primals_: tuple[Any, ...], tangents_: list[Any]) -> Any:
         return _jvp_core(target, name, primals_, tangents_)
     jvp_program.__name__ = jvp_program.__qualname__ = name
-    return Jitted(jvp_program)(primals, float_tangents)
+    return eager_jit(jvp_program)(primals, float_tangents)
 
 
 def _with_float0(out: Any, float_tangents: list[Any]) -> Any:
@@ -232,13 +233,11 @@ def _argnums(argnums: int | Sequence[int], nargs: int, what: str) -> tuple[int, 
 def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by forward mode: ``vmap`` of ``jvp`` over the standard basis of the
-    inputs, so the cost grows with the number of inputs, not outputs."""
+    inputs, so the cost grows with the number of inputs, not outputs. ``holomorphic``:
+    a complex function of complex inputs (the basis is complex), as in JAX."""
     from .. import numpy as jnp
     from .vmap import vmap
     _callable(fun, "jacfwd")
-    if holomorphic:
-        raise NotImplementedError("jacfwd: holomorphic=True is not supported; differentiate "
-                                  "real-valued functions, or use jvp directly")
 
     def jac_fn(*args: Any) -> Any:
         nums = _argnums(argnums, len(args), "jacfwd")
@@ -246,10 +245,15 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         d_leaves, d_tree = tree_flatten(diff)
         for leaf in d_leaves:
             t = type_of(leaf)[0]
-            if t.dtype.kind != "f" and t.dtype.name != "bfloat16":
-                raise TypeError(f"jacfwd requires real-valued (floating point) inputs, but got "
-                                f"{t.dtype.name}. For integer or complex inputs use jvp "
-                                f"directly{where()}")
+            if holomorphic and t.dtype.kind != "c":
+                raise TypeError("jacfwd with holomorphic=True requires inputs with complex "
+                                f"dtype, but got {t.dtype.name}{where()}")
+            if not holomorphic and t.dtype.kind != "f" and t.dtype.name != "bfloat16":
+                raise TypeError("jacfwd requires real-valued inputs (input dtype that is a "
+                                f"sub-dtype of np.floating), but got {t.dtype.name}. For "
+                                "holomorphic differentiation, pass holomorphic=True. For "
+                                "differentiation of non-holomorphic functions involving complex "
+                                f"inputs or integer inputs, use jvp directly{where()}")
         types = [type_of(v)[0] for v in d_leaves]
         sizes = [int(np.prod(t.shape)) for t in types]
         total = sum(sizes)
@@ -280,6 +284,10 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         else:
             cols = vmap(push)(*basis)
         out_tree, out_types = out_info
+        for ot in out_types:
+            if holomorphic and ot.dtype.kind != "c":
+                raise TypeError("jacfwd with holomorphic=True requires outputs with complex "
+                                f"dtype, but got {ot.dtype.name}{where()}")
         cols_iter = iter(cols)
         jacs = []
         for ot in out_types:

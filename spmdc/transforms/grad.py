@@ -22,7 +22,8 @@ from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_structure, tree_unflatten
 from .arguments import check_argnums, check_cotangent
-from .jit import Jitted
+from .forward import float0
+from .jit import Jitted, eager_jit
 from .mapping import refuse_in_shard_map_body
 
 __all__ = ["grad", "value_and_grad", "vjp", "jacrev", "jacobian", "hessian"]
@@ -38,14 +39,55 @@ def _argnums(argnums: int | Sequence[int], nargs: int, what: str) -> tuple[int, 
     return tuple(i % nargs for i in nums)
 
 
-def _check_differentiable(leaves: list[Any], path: str, what: str) -> None:
-    for leaf in leaves:
-        t, _ = type_of(leaf)
-        if t.dtype.kind not in "fc" and t.dtype.name != "bfloat16":
-            raise TypeError(f"{what} requires real- or complex-valued (floating point) inputs, "
-                            f"but argument {path} has dtype {t.dtype.name}. Differentiate "
-                            "with respect to float arguments only (argnums), or convert "
-                            f"the input with .astype(float){where()}")
+def _check_input(what: str, holomorphic: bool, allow_int: bool, leaf: Any, path: str) -> None:
+    """JAX's rules for a differentiated input of grad/jacrev (``allow_int``: integer and
+    bool inputs get float0 gradients; see Note [integer tangents] in forward.py)."""
+    t, _ = type_of(leaf)
+    if holomorphic and t.dtype.kind != "c":
+        raise TypeError(f"{what} with holomorphic=True requires inputs with complex dtype, "
+                        f"but got {t.dtype.name} for {path}{where()}")
+    if not is_float(t) and not allow_int:
+        raise TypeError(f"{what} requires real- or complex-valued inputs (input dtype that "
+                        f"is a sub-dtype of np.inexact), but got {t.dtype.name} for {path}. "
+                        "If you want to use Boolean- or integer-valued inputs, use vjp or set "
+                        "allow_int to True; otherwise differentiate with respect to floating "
+                        "point arguments only (argnums), or convert the input with "
+                        f".astype(float){where()}")
+
+
+def _check_output(what: str, holomorphic: bool, t: Any) -> None:
+    """JAX's rules for the differentiated output of grad/jacrev."""
+    if holomorphic:
+        if t.dtype.kind != "c":
+            raise TypeError(f"{what} with holomorphic=True requires outputs with complex "
+                            f"dtype, but got {t.dtype.name}{where()}")
+    elif t.dtype.kind == "c":
+        raise TypeError(f"{what} requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {t.dtype.name}. For holomorphic "
+                        "differentiation, pass holomorphic=True. For differentiation of "
+                        "non-holomorphic functions involving complex outputs, use vjp "
+                        f"directly{where()}")
+    elif not is_float(t):
+        raise TypeError(f"{what} requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {t.dtype.name}. For "
+                        "differentiation of functions with integer outputs, use vjp "
+                        f"directly{where()}")
+
+
+def _no_reduce_axes(what: str, reduce_axes: Any) -> None:
+    if reduce_axes:
+        raise NotImplementedError(f"{what}: reduce_axes is not supported (JAX deprecated "
+                                  "it); leave it empty")
+
+
+def _with_float0_leaves(tree_of: Any, float_grads: Sequence[Any]) -> Any:
+    """``tree_of``'s structure with the computed gradients at its float leaves and float0
+    zeros at its integer and bool leaves (Note [integer tangents] in forward.py)."""
+    leaves, tree = tree_flatten(tree_of)
+    it = iter(float_grads)
+    full = [next(it) if is_float(type_of(v)[0]) else np.zeros(np.shape(v), float0)
+            for v in leaves]
+    return tree_unflatten(tree, full)
 
 
 def _pruned(func: Func, keep: Sequence[bool]) -> Func:
@@ -66,24 +108,29 @@ def _top_level(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if current_trace() is None:
             if not jitted:
-                jitted.append(Jitted(wrapper))
+                jitted.append(eager_jit(wrapper))
             return jitted[0](*args, **kwargs)
         return fn(*args, **kwargs)
     return wrapper
 
 
 def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False) -> Callable[..., Any]:
-    """``(fun(*args), d fun / d args[argnums])`` for a scalar-valued ``fun``."""
+                   has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False,
+                   reduce_axes: Sequence[Any] = ()) -> Callable[..., Any]:
+    """``(fun(*args), d fun / d args[argnums])`` for a scalar-valued ``fun``.
+
+    As in JAX: ``holomorphic=True`` differentiates a complex function of complex inputs
+    (the cotangent is 1, no conjugation); ``allow_int=True`` accepts integer and bool
+    arguments, whose gradients are float0 zeros."""
     if not callable(fun):
         raise TypeError(f"value_and_grad expects a callable, got {type(fun).__name__}")
     name = _fun_name(fun)
     what = "grad" if getattr(fun, "_spmdc_grad_only", False) else "value_and_grad"
+    _no_reduce_axes(what, reduce_axes)
 
-    def value_and_grad_fn(*args: Any, **kwargs: Any) -> Any:
+    def float_grads(*args: Any, **kwargs: Any) -> Any:
+        """(value, aux, gradients of the float leaves of args[argnums]): one program."""
         nums = _argnums(argnums, len(args), what)
-        for i in nums:
-            _check_differentiable(tree_flatten(args[i])[0], f"args[{i}]", what)
 
         def wrapped(*a: Any, **k: Any) -> Any:
             out = fun(*a, **k)
@@ -95,7 +142,8 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 return out[0], out[1]
             return out, None
 
-        func, out_weak, captured, out_tree, leaves = trace_pytree(wrapped, args, kwargs, name)
+        func, out_weak, captured, out_tree, leaves = trace_pytree(wrapped, args, kwargs, name,
+                                                                  concrete=True)
         main = func.out_types[0] if func.outputs else None
         if out_tree.num_leaves == 0 or main is None:
             raise TypeError(f"{what} requires a function returning a scalar array")
@@ -106,16 +154,14 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             raise TypeError(f"{what} requires a function returning a scalar (shape ()), but "
                             f"{name} returned {got}. Reduce it (e.g. "
                             f".sum()) or use vjp/jacrev for non-scalar outputs{where()}")
-        if main.dtype.kind != "f" and main.dtype.name != "bfloat16":
-            raise TypeError(f"{what} requires a real-valued (floating point) output, but "
-                            f"{name} returned {main.dtype.name}{where()}")
-        # Which flat leaves are differentiated: those of args[i] for i in argnums.
+        _check_output(what, holomorphic, main)
+        # Which flat leaves are differentiated: the float ones of args[i], i in argnums.
         arg_leaf_counts = [len(tree_flatten(a)[0]) for a in args]
         offsets = np.cumsum([0, *arg_leaf_counts])
         wrt = [False] * len(leaves)
         for i in nums:
             for k in range(offsets[i], offsets[i + 1]):
-                wrt[k] = True
+                wrt[k] = is_float(type_of(leaves[k])[0])
         n_out = len(func.outputs)
         refuse_in_shard_map_body("grad")
         grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))],
@@ -124,7 +170,6 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         keep_value = what != "grad"
         grad_func = _pruned(grad_func, [keep_value] + [True] * (len(grad_func.outputs) - 1))
         one = np.ones((), main.dtype)
-        n_wrt = sum(wrt)
         outs = apply_func(grad_func, [*leaves, *captured, one],
                           [*(out_weak if keep_value else out_weak[1:]),
                            *(w for w, m in zip((type_of(v)[1] for v in leaves), wrt,
@@ -132,22 +177,33 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         if not keep_value:
             outs.insert(0, None)
         value, aux = tree_unflatten(out_tree, outs[:n_out])
-        grads_flat = outs[n_out:]
-        assert len(grads_flat) == n_wrt
+        return value, aux, outs[n_out:]
+
+    run = _top_level(float_grads)
+
+    def value_and_grad_fn(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums(argnums, len(args), what)
+        for i in nums:
+            for leaf in tree_flatten(args[i])[0]:
+                _check_input(what, holomorphic, allow_int, leaf, f"args[{i}]")
+        value, aux, grads_flat = run(*args, **kwargs)
+        # float0 zeros cannot enter a program: they are added here, outside it.
         grads, pos = [], 0
         for i in nums:
-            count = arg_leaf_counts[i]
-            grads.append(tree_unflatten(tree_structure(args[i]), grads_flat[pos:pos + count]))
-            pos += count
+            n = sum(is_float(type_of(v)[0]) for v in tree_flatten(args[i])[0])
+            grads.append(_with_float0_leaves(args[i], grads_flat[pos:pos + n]))
+            pos += n
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         return ((value, aux), g) if has_aux else (value, g)
 
-    return functools.wraps(fun)(_top_level(value_and_grad_fn))
+    return functools.wraps(fun)(value_and_grad_fn)
 
 
 def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-         has_aux: bool = False) -> Callable[..., Any]:
-    """The gradient of a scalar-valued ``fun`` with respect to ``args[argnums]``."""
+         has_aux: bool = False, holomorphic: bool = False, allow_int: bool = False,
+         reduce_axes: Sequence[Any] = ()) -> Callable[..., Any]:
+    """The gradient of a scalar-valued ``fun`` with respect to ``args[argnums]``
+    (``holomorphic``, ``allow_int``: see value_and_grad)."""
     if not callable(fun):
         raise TypeError(f"grad expects a callable, got {type(fun).__name__}")
 
@@ -155,7 +211,7 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     def marked(*args: Any, **kwargs: Any) -> Any:
         return fun(*args, **kwargs)
     marked._spmdc_grad_only = True       # error messages say "grad"
-    vg = value_and_grad(marked, argnums, has_aux)
+    vg = value_and_grad(marked, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
     @functools.wraps(fun)
     def grad_fn(*args: Any, **kwargs: Any) -> Any:
@@ -181,12 +237,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         out, aux = out
     main_fun = (lambda *a: fun(*a)[0]) if has_aux else fun
 
-    def pullback(primals_: tuple[Any, ...], ct: Any) -> Any:
-        func, _, captured, out_tree, leaves = trace_pytree(main_fun, primals_, {}, name)
-        ct_leaves, ct_tree = tree_flatten(ct)
-        if ct_tree != out_tree:
-            raise TypeError(f"vjp: the cotangent has structure {ct_tree}, but the function's "
-                            f"output has structure {out_tree}")
+    def pullback(primals_: tuple[Any, ...], ct_leaves: list[Any]) -> Any:
+        """The cotangents of the float leaves of ``primals_`` (one program)."""
+        func, _, captured, out_tree, leaves = trace_pytree(main_fun, primals_, {}, name,
+                                                           concrete=True)
         ct_leaves = [check_cotangent("vjp", c, t, f"[{k}]" if len(ct_leaves) > 1 else "")
                      for k, (c, t) in enumerate(zip(ct_leaves, func.out_types, strict=True))]
         wrt = [is_float(type_of(v)[0]) for v in leaves]
@@ -194,45 +248,37 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))])
         n_out = len(func.outputs)
         grad_func = _pruned(grad_func, [False] * n_out + [True] * (len(grad_func.outputs) - n_out))
-        outs = apply_func(grad_func, [*leaves, *captured, *ct_leaves],
-                          [False] * len(grad_func.outputs))
-        grads_iter = iter(outs)
-        flat = [next(grads_iter) if w else np.zeros(type_of(v)[0].shape, type_of(v)[0].dtype)
-                for v, w in zip(leaves, wrt, strict=True)]
-        return tree_unflatten(tree_structure(tuple(primals_)), flat)
+        return apply_func(grad_func, [*leaves, *captured, *ct_leaves],
+                          [type_of(v)[1] for v, w in zip(leaves, wrt, strict=True) if w])
 
     pull = _top_level(pullback)
+    out_leaves, out_tree = tree_flatten(out)
 
     def vjp_fn(ct: Any) -> tuple[Any, ...]:
-        return pull(tuple(primals), ct)
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise TypeError(f"vjp: the cotangent has structure {ct_tree}, but the function's "
+                            f"output has structure {out_tree}")
+        # An integer or bool output's cotangent may be float0 (Note [integer tangents] in
+        # forward.py); it cannot enter the program, and such an output has no derivative.
+        ct_leaves = [np.zeros(np.shape(c), type_of(o)[0].dtype)
+                     if getattr(c, "dtype", None) == float0 and not is_float(type_of(o)[0])
+                     else c for c, o in zip(ct_leaves, out_leaves, strict=True)]
+        return _with_float0_leaves(tuple(primals), pull(tuple(primals), ct_leaves))
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def _check_jacobian_dtypes(what: str, leaves: list[Any], kind: str) -> None:
-    """jacrev's inputs may be real or complex floats and its outputs real floats (JAX)."""
-    for leaf in leaves:
-        t = type_of(leaf)[0]
-        if kind == "inputs" and not is_float(t):
-            raise TypeError(f"{what} requires real- or complex-valued inputs (input dtype "
-                            f"that is a sub-dtype of np.inexact), but got {t.dtype.name}. "
-                            "If you want to use Boolean- or integer-valued inputs, use vjp, "
-                            f"or differentiate with respect to float arguments only{where()}")
-        if kind == "outputs" and not (is_float(t) and t.dtype.kind != "c"):
-            raise TypeError(f"{what} requires real-valued outputs (output dtype that is a "
-                            f"sub-dtype of np.floating), but got {t.dtype.name}. For "
-                            "differentiation of functions with integer outputs, use "
-                            f"vjp directly{where()}")
-
-
 def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-           has_aux: bool = False) -> Callable[..., Any]:
+           has_aux: bool = False, holomorphic: bool = False,
+           allow_int: bool = False) -> Callable[..., Any]:
     """The Jacobian by reverse mode: one vjp per output element, batched with vmap.
 
     As in JAX, inputs and outputs may be pytrees: the result has the output's structure,
     each output leaf replaced by the structure of ``args[argnums]`` (a tuple of them when
     ``argnums`` is a tuple) whose leaves have shape ``out_leaf.shape + in_leaf.shape``.
     With ``has_aux=True``, ``fun`` returns ``(output, aux)`` and jacrev ``(jacobian, aux)``.
+    ``holomorphic`` and ``allow_int`` (zero blocks for integer inputs) are as in JAX.
     """
     if not callable(fun):
         raise TypeError(f"jacrev expects a callable, got {type(fun).__name__}")
@@ -243,7 +289,8 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     def jac_fn(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), what)
         for i in nums:
-            _check_jacobian_dtypes(what, tree_flatten(args[i])[0], "inputs")
+            for leaf in tree_flatten(args[i])[0]:
+                _check_input(what, holomorphic, allow_int, leaf, f"args[{i}]")
 
         def partial_fun(*diff: Any) -> Any:
             full = list(args)
@@ -256,7 +303,8 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         else:
             out, pull = vjp(partial_fun, *(args[i] for i in nums))
         out_leaves, out_tree = tree_flatten(out)
-        _check_jacobian_dtypes(what, out_leaves, "outputs")
+        for o in out_leaves:
+            _check_output(what, holomorphic, type_of(o)[0])
         out_leaves = [jnp.asarray(o) for o in out_leaves]
         sizes = [o.size for o in out_leaves]
         total = sum(sizes)
@@ -266,20 +314,30 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         basis = [jnp.reshape(jnp.eye(total, dtype=o.dtype)[:, offsets[k]:offsets[k + 1]],
                              (total, *o.shape)) for k, o in enumerate(out_leaves)]
         diff_args = [args[i] for i in nums]
+        def pull_floats(ct: Any) -> list[Any]:       # float0 cannot leave a vmap
+            return [g for g in tree_flatten(pull(ct))[0] if getattr(g, "dtype", None) != float0]
+
+        diff_leaves = [x for a in diff_args for x in tree_flatten(a)[0]]
         if total:
-            cols = vmap(pull)(tree_unflatten(out_tree, basis))
+            float_cols = iter(vmap(pull_floats)(tree_unflatten(out_tree, basis)))
         else:                   # no output elements: every Jacobian block is empty
-            cols = tuple(tree_unflatten(tree_structure(a), [
-                jnp.zeros((0, *jnp.shape(x)), type_of(x)[0].dtype)
-                for x in tree_flatten(a)[0]]) for a in diff_args)
-        col_leaves = [tree_flatten(c)[0] for c in cols]
+            float_cols = iter([jnp.zeros((0, *jnp.shape(x)), type_of(x)[0].dtype)
+                               for x in diff_leaves if is_float(type_of(x)[0])])
+        # one column block per differentiated leaf; None for an integer leaf, whose block
+        # is zeros of its own dtype (JAX's jacrev gives int zeros there, not float0)
+        cols = [next(float_cols) if is_float(type_of(x)[0]) else None for x in diff_leaves]
         per_output = []
         for k, o in enumerate(out_leaves):
-            blocks = []
-            for a, leaves in zip(diff_args, col_leaves, strict=True):
-                rows = [jnp.reshape(c[offsets[k]:offsets[k + 1]],
-                                    (*o.shape, *jnp.shape(x)))
-                        for c, x in zip(leaves, tree_flatten(a)[0], strict=True)]
+            blocks, pos = [], 0
+            for a in diff_args:
+                rows = []
+                for x in tree_flatten(a)[0]:
+                    c = cols[pos]
+                    pos += 1
+                    rows.append(jnp.zeros((*o.shape, *np.shape(x)), type_of(x)[0].dtype)
+                                if c is None else
+                                jnp.reshape(c[offsets[k]:offsets[k + 1]],
+                                            (*o.shape, *jnp.shape(x))))
                 blocks.append(tree_unflatten(tree_structure(a), rows))
             per_output.append(blocks[0] if isinstance(argnums, int) else tuple(blocks))
         jac = tree_unflatten(out_tree, per_output)
@@ -292,8 +350,8 @@ jacobian = jacrev
 
 
 def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-            has_aux: bool = False) -> Callable[..., Any]:
+            has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """Forward over reverse, as JAX: ``jacfwd(jacrev(fun))``, with JAX's pytree structure
-    (output, then argument, then argument) and ``has_aux``."""
+    (output, then argument, then argument), ``has_aux`` and ``holomorphic``."""
     from .forward import jacfwd
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)

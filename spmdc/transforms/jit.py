@@ -14,10 +14,13 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..compiler.ir import Func, check
+import numpy as np
+
+from ..compiler.ir import Func, Var, check
 from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..core import dtypes, tracing
+from ..core.concrete import concretisations
 from ..core.config import checked_call, runtime_checks
 from ..core.devices import check_backend, check_device, place
 from ..core.pytree_tracing import fun_name as _fun_name
@@ -127,7 +130,8 @@ class Jitted:
 
     def __init__(self, fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), donate_argnums: Any = (),
-                 in_shardings: Any = None, out_shardings: Any = None, device: Any = None):
+                 in_shardings: Any = None, out_shardings: Any = None, device: Any = None,
+                 _concrete: bool = False):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         self.device = device                # run on this device (jit(device=...))
@@ -159,8 +163,11 @@ class Jitted:
         self.static_argnames += tuple(positional[i] for i in self.static_argnums
                                       if 0 <= i < len(positional))
         # shared by every wrapper of the same function and options (Note [shared jit cache])
+        # the outermost trace of an eager transformation (Note [concrete values while
+        # tracing] in core/concrete.py): its inputs' values may be read while tracing
+        self._concrete = _concrete
         self._cache: dict[Any, _Entry] = {} if self._partitioned else _shared_cache(
-            fun, (self.static_argnums, self.static_argnames, donated, device))
+            fun, (self.static_argnums, self.static_argnames, donated, device, _concrete))
         self._has_statics = bool(self.static_argnums or self.static_argnames)
         self.trace_count = 0          # how many times fun was traced (tests read it)
         # jaxlib's C++ dispatcher in front of the Python path (Note [dispatch fast path])
@@ -208,7 +215,8 @@ class Jitted:
     def _trace(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                kwargs: dict[str, Any]) -> tuple[Func, list[bool], list[Any], Any, list[Any]]:
         self.trace_count += 1
-        out = trace_pytree(self._with_statics(statics), args, kwargs, _fun_name(self.fun))
+        out = trace_pytree(self._with_statics(statics), args, kwargs, _fun_name(self.fun),
+                           concrete=self._concrete and tracing._state.current is None)
         observe("traced", out[0])
         return out
 
@@ -255,7 +263,11 @@ class Jitted:
                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._cache[key] = self._compile(statics, args, kwargs, device)
+            read = concretisations()
+            traced = self._trace(statics, args, kwargs)
+            if concretisations() != read:       # specialised to these values: never cache
+                return _evaluate_specialised(*traced), None
+            entry = self._cache[key] = self._compile_traced(traced, device)
         return entry(leaves), entry
 
     def _cache_miss(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
@@ -268,7 +280,11 @@ class Jitted:
 
     def _compile(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                  kwargs: dict[str, Any], device: Any) -> _Entry:
-        func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
+        return self._compile_traced(self._trace(statics, args, kwargs), device)
+
+    def _compile_traced(self, traced: tuple[Func, list[bool], list[Any], Any, list[Any]],
+                        device: Any) -> _Entry:
+        func, out_weak, consts, out_tree, leaves = traced
         func = run_pass("cleanup", cleanup, func)
         mesh = constraint_mesh(func)        # Note [jit over sharded arrays]
         if mesh is not None:
@@ -345,6 +361,37 @@ def clear_caches() -> None:
     for d in list(_dispatchers):
         d._clear_cache()
     _eager.clear()
+
+
+def eager_jit(fun: Callable[..., Any]) -> Jitted:
+    """``jit(fun)`` for the outermost trace of an eager transformation (grad, vjp, jvp,
+    vmap ... at top level), whose values Python may read (Note [concrete values while
+    tracing] in core/concrete.py)."""
+    return Jitted(fun, _concrete=True)
+
+
+def _evaluate_specialised(func: Func, out_weak: list[bool], consts: list[Any], out_tree: Any,
+                          leaves: list[Any]) -> Any:
+    """Run a program specialised to its arguments' values once, op by op with the eager
+    primitives, as JAX's eager autodiff does (Note [concrete values while tracing])."""
+    func = run_pass("cleanup", cleanup, func)
+    env: dict[Var, Any] = dict(zip(func.inputs, [*leaves, *consts], strict=True))
+
+    def read(a: Any) -> Any:
+        return env[a] if isinstance(a, Var) else np.asarray(a.value, a.type.dtype)
+
+    for eqn in func.eqns:
+        out = _eager_apply(eqn.prim, [read(a) for a in eqn.inputs], eqn.params, False)
+        env.update(zip(eqn.outputs, out if eqn.prim.multiple_results else [out],
+                       strict=True))
+    outs = []
+    for a, w in zip(func.outputs, out_weak, strict=True):
+        x = read(a)
+        if type(x) is Array:
+            outs.append(Array(x._buffers, x.type, w, x._devices, x.split))
+        else:                           # an input or a literal, returned as it is
+            outs.append(Array.from_host(np.asarray(x, a.type.dtype), pjrt.devices()[0], w))
+    return tree_unflatten(out_tree, outs)
 
 
 def _device_of(leaves: Sequence[Any]) -> Any:

@@ -16,7 +16,7 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, current_trace, where
 from ..core.tree import tree_unflatten
-from .jit import Jitted
+from .jit import Jitted, eager_jit
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_dims, out_paths, slice_types
 
 __all__ = ["vmap"]
@@ -52,7 +52,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
     def batched(*args: Any, **kwargs: Any) -> Any:
         if current_trace() is None:            # top level: compile the whole batched program
             if not jitted:
-                jitted.append(Jitted(batched))
+                jitted.append(eager_jit(batched))
             return jitted[0](*args, **kwargs)
         return _batched_call(fun, name, args, kwargs, in_axes, out_axes, axis_name, axis_size)
 
@@ -66,8 +66,11 @@ def _batched_call(fun: Callable[..., Any], name: str, args: tuple[Any, ...],
     size = mapped_size("vmap", leaves, dims, paths, axis_size)
     in_types, in_weak = slice_types(leaves, dims)
     axis_env = {axis_name: size} if axis_name is not None else None
+    # an unmapped input's value is known where the enclosing trace knows it; a mapped
+    # one's is not (Note [concrete values while tracing] in core/concrete.py)
+    sources = [leaf if d is None else None for leaf, d in zip(leaves, dims, strict=True)]
     func, out_weak, captured, out_tree, _ = trace_pytree(
-        fun, args, kwargs, name, in_types, in_weak, axis_env)
+        fun, args, kwargs, name, in_types, in_weak, axis_env, concrete=True, sources=sources)
     dims_out = out_dims("vmap", out_axes, out_tree, func.out_types)
     try:
         batched = run_pass("vmap", vmap_func, func, [*dims, *([None] * len(captured))],

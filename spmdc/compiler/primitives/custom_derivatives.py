@@ -187,14 +187,21 @@ def _custom_jvp_vjp(b, ct, *operands, call, jvp, num_consts, symbolic_zeros, act
     seeded_cts = [c for c, t in zip(cts, call.out_types, strict=True) if is_float(t)]
     if not diff or all(c is None for c in seeded_cts):
         return [None] * len(operands)
-    rule = jvp.get((True,) * len(diff))
-    n_args, n_diff, n_out = len(args), len(diff), len(call.outputs)
-    wrt = [False] * n_args + [True] * n_diff
+    # With symbolic zeros the rule sees SymbolicZero for the inputs that are not
+    # differentiated (as in JAX); otherwise it gets a tangent for every float input.
+    mask = tuple(active is None or bool(active[k]) for k in diff) if symbolic_zeros \
+        else (True,) * len(diff)
+    given = [k for k, m in zip(diff, mask, strict=True) if m]
+    if not given:
+        return [None] * len(operands)
+    rule = jvp.get(mask)
+    n_args, n_out = len(args), len(call.outputs)
+    wrt = [False] * n_args + [True] * len(given)
     seeded = [False] * n_out + [c is not None for c in seeded_cts]
     transposed = vjp_func(rule, wrt, seeded)
-    tangents = [zeros(b, args[k].type) for k in diff]
+    tangents = [zeros(b, args[k].type) for k in given]
     outs = b.inline(transposed, [*args, *tangents, *(c for c in seeded_cts if c is not None)])
-    by_position = dict(zip(diff, outs[len(rule.outputs):], strict=True))
+    by_position = dict(zip(given, outs[len(rule.outputs):], strict=True))
     return [by_position.get(k) for k in range(n_args)] + [None] * num_consts
 
 
@@ -232,7 +239,8 @@ def _custom_vjp_jvp(b, primals, tangents, **params):
         "custom_jvp instead.")
 
 
-def _custom_vjp_vjp(b, ct, *operands, call, fwd, bwd, num_consts, active=None):
+def _custom_vjp_vjp(b, ct, *operands, call, fwd, bwd, num_consts, symbolic_zeros=False,
+                    active=None):
     args, _ = _split(operands, num_consts)
     _check_consts(active, len(args), "custom_vjp", b.source)
     diff = _float_positions([a.type for a in args])
@@ -240,15 +248,26 @@ def _custom_vjp_vjp(b, ct, *operands, call, fwd, bwd, num_consts, active=None):
     if not diff or all(c is None for c in cts):
         return [None] * len(operands)
     n_out = len(call.outputs)
-    forward = b.inline(fwd.get(None), args)
+    if symbolic_zeros:      # the rules see what is perturbed and which cotangents are zero
+        perturbed = tuple(k in diff and (active is None or bool(active[k]))
+                          for k in range(len(args)))
+        given = tuple(c is not None for c in cts)
+        fwd_key, bwd_key = perturbed, (perturbed, given)
+    else:
+        fwd_key = bwd_key = None
+    forward = b.inline(fwd.get(fwd_key), args)
     residuals = forward[n_out:]
-    cts = [instantiate(b, c, o) for c, o in zip(cts, forward[:n_out], strict=True)]
-    grads = b.inline(bwd.get(None), [*residuals, *cts])
+    if symbolic_zeros:
+        cts = [c for c in cts if c is not None]
+    else:
+        cts = [instantiate(b, c, o) for c, o in zip(cts, forward[:n_out], strict=True)]
+    grads = b.inline(bwd.get(bwd_key), [*residuals, *cts])
     by_position = dict(zip(diff, grads, strict=True))
     return [by_position.get(k) for k in range(len(args))] + [None] * num_consts
 
 
-def _custom_vjp_batch(b, axis, operands, dims, *, call, fwd, bwd, num_consts):
+def _custom_vjp_batch(b, axis, operands, dims, *, call, fwd, bwd, num_consts,
+                      symbolic_zeros=False):
     arg_dims, _ = _split(dims, num_consts)
     diff = _float_positions(call.in_types[:len(arg_dims)])
     new_fwd = BatchedRule(fwd, lambda key: arg_dims, axis)
@@ -256,7 +275,8 @@ def _custom_vjp_batch(b, axis, operands, dims, *, call, fwd, bwd, num_consts):
                           lambda f: _cotangents_like(f, [arg_dims[k] for k in diff]))
     outs = b.bind(custom_vjp_call_p, *operands,
                   call=vmap_func(call, list(dims), axis, [0] * len(call.outputs)),
-                  fwd=new_fwd, bwd=new_bwd, num_consts=num_consts)
+                  fwd=new_fwd, bwd=new_bwd, num_consts=num_consts,
+                  symbolic_zeros=symbolic_zeros)
     return list(outs), [0] * len(outs)
 
 

@@ -254,7 +254,16 @@ lower_rules[polygamma_p] = elementwise_lowering(chlo.PolygammaOp)
 
 # --- unary numeric ---------------------------------------------------------------------------
 
-abs_p = elementwise_unary("abs", np.abs, SIGNED)
+def _abs_rule(x: TensorType) -> TensorType:
+    """|x|: the input type, or the parts' type for a complex x (complex_parts.py)."""
+    _check_kind("abs", x, SIGNED + "c")
+    if x.dtype.kind == "c":
+        return TensorType(x.shape, np.dtype(np.float64 if x.dtype == np.complex128
+                                            else np.float32))
+    return x
+
+
+abs_p = declare("abs", _abs_rule, np.abs)     # complex rules: complex_parts.py
 vjp_rules[abs_p] = lambda b, ct, x: [                       # See Note [gradients at kinks]
     b.select(b.ge(x, lit(0, x.type.dtype)), ct, b.neg(ct))]
 jvp_rules[abs_p] = diagonal_jvp(abs_p)

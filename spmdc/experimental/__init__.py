@@ -1,0 +1,1 @@
+"""spmdc.experimental: JAX's experimental namespace (``ode.odeint``)."""
