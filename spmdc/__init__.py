@@ -41,6 +41,8 @@ from .transforms.vmap import vmap  # noqa: E402
 Array.__module__ = __name__     # users see spmdc.Array, where they construct and check it
 
 from . import dtypes, nn, scipy, test_util, tree  # noqa: E402,F401  (built on the API above)
+from . import debug, experimental  # noqa: E402,F401
+from .callbacks import pure_callback  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -72,7 +74,8 @@ __all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "jacrev", "jacobian", "hessian", "jvp", "linearize", "jacfwd", "linear_transpose",
            "float0", "custom_jvp", "custom_vjp", "config", "disable_jit", "enable_x64",
            "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes", "test_util", "tree",
-           "default_backend", "process_index", "process_count"]
+           "default_backend", "process_index", "process_count", "debug", "pure_callback",
+           "experimental"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402

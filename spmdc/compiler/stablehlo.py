@@ -26,8 +26,8 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from .ir import Func, Lit, TensorType, Var, dtype_name
 
 __all__ = ["ir", "hlo", "chlo", "lower_rules", "LoweringContext", "lower", "lower_text",
-           "lower_body", "mlir_context", "mlir_type", "create_op", "elementwise_lowering",
-           "LoweringError"]
+           "lower_program", "parse_module", "lower_body", "mlir_context", "mlir_type",
+           "create_op", "elementwise_lowering", "LoweringError", "host_callback_op"]
 
 
 class LoweringError(RuntimeError):
@@ -125,6 +125,10 @@ class LoweringContext:
         self.axis_env = dict(axis_env or {})   # axis name -> size, outermost first
         self.mesh_axes = tuple(mesh_axes)      # device mesh axis names, major to minor
         self._channel = 0
+        # Python callables the module calls on the host (Note [host callbacks]); the
+        # custom call for host_callbacks[k] carries index k.
+        self.host_callbacks: list[Callable[..., Any]] = []
+        self.token: ir.Value | None = None     # the ordered effects' token in this body
 
     def next_channel(self) -> int:
         self._channel += 1
@@ -175,6 +179,7 @@ def lower_body(ctx: LoweringContext, func: Func, args: Sequence[ir.Value]) -> li
     ``args``; return its outputs. ``lower`` uses it for @main, control-flow rules for the
     blocks of their regions (sub-Funcs in params)."""
     env: dict[Var, ir.Value] = dict(zip(func.inputs, args, strict=True))
+    outer_token, ctx.token = ctx.token, None    # each region orders its own effects
 
     def read(a: Any) -> ir.Value:
         return ctx.constant(a.value, a.type) if isinstance(a, Lit) else env[a]
@@ -188,13 +193,15 @@ def lower_body(ctx: LoweringContext, func: Func, args: Sequence[ir.Value]) -> li
         if isinstance(outs, ir.Value):
             outs = [outs]
         env.update(zip(eqn.outputs, outs, strict=True))
+    ctx.token = outer_token
     return [read(a) for a in func.outputs]
 
 
 def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
-          mesh_axes: Sequence[str] = ()) -> ir.Module:
-    """Lower ``func`` to a verified StableHLO module whose entry point is ``@main``."""
-    ctx = LoweringContext(num_replicas, axis_env, mesh_axes)
+          mesh_axes: Sequence[str] = (), ctx: LoweringContext | None = None) -> ir.Module:
+    """Lower ``func`` to a verified StableHLO module whose entry point is ``@main``
+    (``ctx``, if given, is the LoweringContext to use: it collects the host callbacks)."""
+    ctx = ctx or LoweringContext(num_replicas, axis_env, mesh_axes)
     with lowering_lock, mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         i32 = ir.IntegerType.get_signless(32)
@@ -216,9 +223,90 @@ def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None 
 def lower_text(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
                mesh_axes: Sequence[str] = ()) -> str:
     """``lower`` and print the module, under the lock (Note [one lowering at a time])."""
+    return lower_program(func, num_replicas=num_replicas, axis_env=axis_env,
+                         mesh_axes=mesh_axes)[0]
+
+
+def lower_program(func: Func, *, num_replicas: int = 1,
+                  axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = ()
+                  ) -> tuple[str, list[Callable[..., Any]]]:
+    """The module's text and the host callbacks it calls, in index order (Note [host
+    callbacks]); the executable must be compiled with exactly these."""
+    ctx = LoweringContext(num_replicas, axis_env, mesh_axes)
     with lowering_lock:
-        module = lower(func, num_replicas=num_replicas, axis_env=axis_env,
-                       mesh_axes=mesh_axes)
+        module = lower(func, ctx=ctx)
         text = str(module)
         del module
-    return text
+    return text, ctx.host_callbacks
+
+
+def parse_module(text: str) -> ir.Module:
+    """A module object from its text (what PJRT's compile takes along with host
+    callbacks)."""
+    with lowering_lock, mlir_context():
+        return ir.Module.parse(text)
+
+
+# Note [host callbacks]
+# ~~~~~~~~~~~~~~~~~~~~~
+# How a compiled program calls Python on the host, with jaxlib alone (jaxlib 0.10.2, PJRT
+# CPU; what JAX's emit_python_callback in jax/_src/callback.py does):
+# - jaxlib registers an XLA FFI handler named ``xla_ffi_python_cpu_callback`` for the
+#   host platform (jaxlib/py_client_cpu.cc). The module calls it with
+#       stablehlo.custom_call @xla_ffi_python_cpu_callback(%operands...)
+#           {api_version = 4 : i32, backend_config = {index = K : ui64},
+#            has_side_effect = true|false}
+#   (api_version 4 is the typed FFI; its attributes are the dictionary in
+#   backend_config). ``has_side_effect = true`` stops XLA from removing or merging it.
+# - The callables are handed to the compile: ``client.compile_and_load(module,
+#   devices, options, host_callbacks=[f0, f1, ...])``. That overload takes the MLIR
+#   module *object* (``parse_module``), not text. jaxlib wraps each callable in a
+#   loaded host callback that the executable owns (so it lives as long as the
+#   executable); at run time the handler finds callable K in the execution's user data.
+# - The handler calls ``f_K(*operands)`` with the GIL held, each operand a read-only
+#   NumPy view of the device buffer (valid only during the call: copy what you keep; a
+#   token operand arrives as None), and expects a tuple with one array per result of
+#   the custom call (a token result takes anything, e.g. None); it checks each array's
+#   shape and dtype against the result, copies it into the result buffer, and turns a
+#   Python exception into a failed execution.
+# - Each replica of a program calls the callback with its own operands, on its own
+#   thread: under pmap the callback runs once per device.
+# - Order: XLA keeps a side-effecting op, but two with no data dependence between them
+#   may run in either order. Ordered callbacks therefore thread a token: the custom call
+#   takes a ``!stablehlo.token`` operand and returns a new one first among its results
+#   (the callable receives and returns it too). ``LoweringContext.token`` holds the
+#   current one within a body; each control-flow region starts its own chain, and the
+#   region's op is ordered by the data it consumes and produces.
+
+def host_callback_op(ctx: LoweringContext, callback: Callable[..., Any],
+                     operands: Sequence[ir.Value], results: Sequence[TensorType], *,
+                     has_side_effect: bool, ordered: bool) -> list[ir.Value]:
+    """A custom call of jaxlib's CPU host-callback handler that runs ``callback`` (which
+    takes one array per operand and returns a tuple of arrays of the ``results`` types).
+    See Note [host callbacks]."""
+    result_types: list[ir.Type] = [mlir_type(t) for t in results]
+    operands = list(operands)
+    if ordered:
+        if ctx.token is None:
+            ctx.token = hlo.CreateTokenOp().result
+        token_type = hlo.TokenType.get()
+        operands.insert(0, ctx.token)
+        result_types.insert(0, token_type)
+        inner = callback
+
+        def callback(token: Any, *args: Any) -> tuple[Any, ...]:
+            return (token, *inner(*args))
+    index = len(ctx.host_callbacks)
+    ctx.host_callbacks.append(callback)
+    u64 = ir.IntegerType.get_unsigned(64)
+    op = ir.Operation.create(
+        "stablehlo.custom_call", results=result_types, operands=operands,
+        attributes={
+            "call_target_name": ir.StringAttr.get("xla_ffi_python_cpu_callback"),
+            "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
+            "backend_config": ir.DictAttr.get({"index": ir.IntegerAttr.get(u64, index)}),
+            "has_side_effect": ir.BoolAttr.get(has_side_effect)})
+    outs = list(op.results)
+    if ordered:
+        ctx.token = outs.pop(0)
+    return outs

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ir import Func
-from ..compiler.stablehlo import lower_text
+from ..compiler.stablehlo import lower_program, parse_module
 from . import pjrt
 
 __all__ = ["Executable", "compile_func", "run_func"]
@@ -43,8 +43,13 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                  axis_env: dict[str, int] | None = None,
                  mesh_axes: Sequence[str] = ()) -> Executable:
     devices = tuple(devices or pjrt.devices()[:1])
-    text = lower_text(func, num_replicas=len(devices), axis_env=axis_env, mesh_axes=mesh_axes)
-    return Executable(pjrt.compile(text, devices), devices, func, text)
+    text, callbacks = lower_program(func, num_replicas=len(devices), axis_env=axis_env,
+                                    mesh_axes=mesh_axes)
+    if callbacks:       # See Note [host callbacks] in compiler/stablehlo.py
+        exe = pjrt.compile(parse_module(text), devices, callbacks)
+    else:
+        exe = pjrt.compile(text, devices)
+    return Executable(exe, devices, func, text)
 
 
 def run_func(func: Func, *args: Any) -> list[np.ndarray]:

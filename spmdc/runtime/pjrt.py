@@ -208,8 +208,12 @@ def is_ready(buffer: Buffer) -> bool:
     return buffer.is_ready()
 
 
-def compile(module_text: str, devs: Sequence[Device]) -> Executable:
-    """Compile a StableHLO module for ``len(devs)`` replicas, replica k on ``devs[k]``."""
+def compile(module: Any, devs: Sequence[Device],
+            host_callbacks: Sequence[Any] = ()) -> Executable:
+    """Compile a StableHLO module (its text; with ``host_callbacks``, the parsed module
+    object) for ``len(devs)`` replicas, replica k on ``devs[k]``. ``host_callbacks[k]``
+    is the Python callable that the module's host-callback custom call with index k runs
+    (Note [host callbacks] in compiler/stablehlo.py); the executable keeps them alive."""
     n = len(devs)
     options = xc.CompileOptions()
     build = options.executable_build_options
@@ -217,8 +221,12 @@ def compile(module_text: str, devs: Sequence[Device]) -> Executable:
     build.num_partitions = 1
     build.device_assignment = xc.DeviceAssignment.create(
         np.array([[d.id] for d in devs], dtype=np.int64))
+    if host_callbacks:
+        return _off_the_main_thread(lambda: client().compile_and_load(
+            module, _jax.DeviceList(tuple(devs)), options,
+            host_callbacks=list(host_callbacks)))
     return _off_the_main_thread(
-        lambda: client().compile_and_load(module_text, _jax.DeviceList(tuple(devs)), options))
+        lambda: client().compile_and_load(module, _jax.DeviceList(tuple(devs)), options))
 
 
 # Note [Ctrl-C during a compile]
