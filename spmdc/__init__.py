@@ -14,6 +14,7 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's d
 from . import compiler, lax, numpy, random, tree_util  # noqa: E402,F401
 from .core.abstract import ShapedArray, ShapeDtypeStruct, typeof  # noqa: E402,F401
 from .core.config import config, disable_jit, enable_x64  # noqa: E402
+from .core.names import named_call, named_scope  # noqa: E402
 from .core.devices import (  # noqa: E402
     block_until_ready,
     device_count,
@@ -75,7 +76,7 @@ __all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "float0", "custom_jvp", "custom_vjp", "config", "disable_jit", "enable_x64",
            "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes", "test_util", "tree",
            "default_backend", "process_index", "process_count", "debug", "pure_callback",
-           "experimental"]
+           "experimental", "named_scope", "named_call"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402

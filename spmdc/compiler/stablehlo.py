@@ -23,7 +23,7 @@ from jaxlib.mlir.dialects import chlo
 from jaxlib.mlir.dialects import func as func_dialect
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from .ir import Func, Lit, TensorType, Var, dtype_name
+from .ir import Func, Lit, SourceInfo, TensorType, Var, dtype_name
 
 __all__ = ["ir", "hlo", "chlo", "lower_rules", "LoweringContext", "lower", "lower_text",
            "lower_program", "parse_module", "lower_body", "mlir_context", "mlir_type",
@@ -120,8 +120,9 @@ class LoweringContext:
     """What lowering rules may ask for besides their operands."""
 
     def __init__(self, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
-                 mesh_axes: Sequence[str] = ()):
+                 mesh_axes: Sequence[str] = (), debug_info: bool = False):
         self.num_replicas = num_replicas
+        self.debug_info = debug_info         # every op gets its source as its location
         self.axis_env = dict(axis_env or {})   # axis name -> size, outermost first
         self.mesh_axes = tuple(mesh_axes)      # device mesh axis names, major to minor
         self._channel = 0
@@ -188,13 +189,30 @@ def lower_body(ctx: LoweringContext, func: Func, args: Sequence[ir.Value]) -> li
         rule = lower_rules.get(eqn.prim)
         if rule is None:
             raise LoweringError(f"no lowering rule for primitive {eqn.prim.name!r}")
-        outs = rule(ctx, eqn, *[env[a] if a.__class__ is Var else read(a)
-                                for a in eqn.inputs])   # the test inlines read's common case
+        operands = [env[a] if a.__class__ is Var else read(a)
+                    for a in eqn.inputs]       # the test inlines read's common case
+        if eqn.source.__class__ is SourceInfo or (ctx.debug_info and eqn.source):
+            with _location(eqn):
+                outs = rule(ctx, eqn, *operands)
+        else:
+            outs = rule(ctx, eqn, *operands)
         if isinstance(outs, ir.Value):
             outs = [outs]
         env.update(zip(eqn.outputs, outs, strict=True))
     ctx.token = outer_token
     return [read(a) for a in func.outputs]
+
+
+def _location(eqn: Any) -> ir.Location:
+    """The location of the ops of ``eqn``: its ``file:line``, named
+    ``scope/primitive`` when it was traced under named_scope names (as JAX names them)."""
+    where = str(eqn.source)
+    file, _, line = where.rpartition(":")
+    loc = (ir.Location.file(file, int(line), 0) if line.isdigit() else
+           ir.Location.unknown())
+    if eqn.source.__class__ is SourceInfo:
+        loc = ir.Location.name(f"{eqn.source.scope}/{eqn.prim.name}", childLoc=loc)
+    return loc
 
 
 def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
@@ -221,21 +239,23 @@ def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None 
 
 
 def lower_text(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
-               mesh_axes: Sequence[str] = ()) -> str:
-    """``lower`` and print the module, under the lock (Note [one lowering at a time])."""
+               mesh_axes: Sequence[str] = (), debug_info: bool = False) -> str:
+    """``lower`` and print the module, under the lock (Note [one lowering at a time]);
+    with ``debug_info``, with every op's location."""
     return lower_program(func, num_replicas=num_replicas, axis_env=axis_env,
-                         mesh_axes=mesh_axes)[0]
+                         mesh_axes=mesh_axes, debug_info=debug_info)[0]
 
 
 def lower_program(func: Func, *, num_replicas: int = 1,
-                  axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = ()
-                  ) -> tuple[str, list[Callable[..., Any]]]:
+                  axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = (),
+                  debug_info: bool = False) -> tuple[str, list[Callable[..., Any]]]:
     """The module's text and the host callbacks it calls, in index order (Note [host
     callbacks]); the executable must be compiled with exactly these."""
-    ctx = LoweringContext(num_replicas, axis_env, mesh_axes)
+    ctx = LoweringContext(num_replicas, axis_env, mesh_axes, debug_info)
     with lowering_lock:
         module = lower(func, ctx=ctx)
-        text = str(module)
+        text = (module.operation.get_asm(enable_debug_info=True) if debug_info
+                else str(module))
         del module
     return text, ctx.host_callbacks
 
