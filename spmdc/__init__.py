@@ -14,7 +14,6 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's d
 from . import compiler, lax, numpy, random, tree_util  # noqa: E402,F401
 from .core.abstract import ShapedArray, ShapeDtypeStruct, typeof  # noqa: E402,F401
 from .core.config import config, disable_jit, enable_x64  # noqa: E402
-from .core.names import named_call, named_scope  # noqa: E402
 from .core.devices import (  # noqa: E402
     block_until_ready,
     device_count,
@@ -24,6 +23,7 @@ from .core.devices import (  # noqa: E402
     local_device_count,
     local_devices,
 )
+from .core.names import named_call, named_scope  # noqa: E402
 from .core.tracing import (  # noqa: E402
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -41,8 +41,7 @@ from .transforms.vmap import vmap  # noqa: E402
 
 Array.__module__ = __name__     # users see spmdc.Array, where they construct and check it
 
-from . import dtypes, nn, scipy, test_util, tree  # noqa: E402,F401  (built on the API above)
-from . import debug, experimental  # noqa: E402,F401
+from . import debug, dtypes, experimental, nn, scipy, test_util, tree  # noqa: E402,F401
 from .callbacks import pure_callback  # noqa: E402
 
 __version__ = "0.1.0"
