@@ -124,6 +124,24 @@ def _per_element(b: Builder, prim: Any, size: int, args: list[Atom], dims: list[
     return outs, [0] * len(outs)
 
 
+def _looped(b: Builder, prim: Any, size: int, args: list[Atom], dims: list[Any],
+            params: dict[str, Any]) -> tuple[list[Atom], list[int]]:
+    """One call per batch element inside a scan over the batch (JAX's lax.map): the
+    program stays one call long whatever the batch size. Results stack along axis 0."""
+    if not params["shapes"]:         # nothing to stack: a scan would have no outputs
+        return _per_element(b, prim, size, args, dims, params)
+    consts = [x for x, d in zip(args, dims, strict=True) if d is None]
+    xs = [move_axis(b, x, d, 0) for x, d in zip(args, dims, strict=True) if d is not None]
+    step = Builder(f"{prim.name}_step")
+    const_ins = iter([step.input(x.type) for x in consts])
+    x_ins = iter([step.input(TensorType(x.type.shape[1:], x.type.dtype)) for x in xs])
+    operands = [next(const_ins) if d is None else next(x_ins) for d in dims]
+    body = step.build(list(step.bind(prim, *operands, **params)))
+    outs = b.scan(*consts, *xs, body=body, length=size, reverse=False,
+                  num_consts=len(consts), num_carry=0)
+    return list(outs), [0] * len(outs)
+
+
 def _batched_params(params: dict[str, Any], size: int) -> dict[str, Any]:
     return {**params, "shapes": tuple((size, *s) for s in params["shapes"])}
 
@@ -135,7 +153,9 @@ def _pure_batch(b: Builder, axis: Any, args: list[Atom], dims: list[Any], **para
             "vmap of a pure_callback needs its vmap_method: pass vmap_method= one of "
             "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all' or "
             "'legacy_vectorized' to spmdc.pure_callback (see its docstring)")
-    if method in ("sequential", "sequential_unrolled"):
+    if method == "sequential":
+        return _looped(b, pure_callback_p, axis.size, args, dims, params)
+    if method == "sequential_unrolled":
         return _per_element(b, pure_callback_p, axis.size, args, dims, params)
     front = [x if d is None else move_axis(b, x, d, 0) for x, d in zip(args, dims, strict=True)]
     if method != "legacy_vectorized":      # expand_dims / broadcast_all
@@ -150,7 +170,9 @@ def _io_batch(b: Builder, axis: Any, args: list[Atom], dims: list[Any], **params
     if params["kind"] == "io" and params["ordered"]:
         raise ValueError("Cannot vmap an ordered io_callback: its calls would have no "
                          "order among the batch elements; use ordered=False")
-    return _per_element(b, io_callback_p, axis.size, args, dims, params)
+    if params["kind"] == "io":
+        return _looped(b, io_callback_p, axis.size, args, dims, params)
+    return _per_element(b, io_callback_p, axis.size, args, dims, params)   # as JAX: unrolled
 
 
 # --- differentiation ----------------------------------------------------------------------
