@@ -255,3 +255,18 @@ def test_io_callback_under_vmap_and_grad():
         jax.vmap(ordered)(jnp.arange(3.0))
     with pytest.raises(ValueError, match="IO callbacks do not support JVP"):
         jax.grad(ordered)(1.0)
+
+
+def test_the_numpy_reference_runs_callbacks_too(capfd):
+    from spmdc.compiler.interpreter import evaluate
+    seen = []
+
+    def f(x):
+        jax.debug.print("unused {}", x)       # kept by the reference as well
+        return jax.pure_callback(lambda v: seen.append(v.dtype) or np.cos(v),
+                                 jax.ShapeDtypeStruct((2,), jnp.float32), x)
+    func = jax.make_ir(f)(np.zeros(2, np.float32))
+    out, = evaluate(func, np.array([0.0, 1.0]), real=True)      # float64 on the host
+    np.testing.assert_allclose(out, np.cos([0.0, 1.0]))
+    assert seen == [np.float64]
+    assert lines(capfd) == ["unused [0. 1.]"]

@@ -66,9 +66,12 @@ def _result_types(shapes: tuple[Any, ...], dtypes: tuple[Any, ...]) -> tuple[Ten
     return tuple(TensorType(tuple(s), np.dtype(d)) for s, d in zip(shapes, dtypes, strict=True))
 
 
-def _on_host(callback: HostCallback, results: tuple[TensorType, ...]) -> Callable[..., Any]:
+def _on_host(callback: HostCallback, results: tuple[TensorType, ...],
+             cast: bool = False) -> Callable[..., Any]:
     """What the compiled program calls: copies the operands (the program's views are only
-    valid during the call) and checks the results against their declared types."""
+    valid during the call) and checks the results against their declared types (with
+    ``cast``, results of another dtype are converted instead: the NumPy reference, which
+    may run in float64, uses it)."""
     def run(*args: Any) -> tuple[Any, ...]:
         outs = callback(*[np.array(a) for a in args])
         outs = list(outs) if outs is not None else []
@@ -78,6 +81,8 @@ def _on_host(callback: HostCallback, results: tuple[TensorType, ...]) -> Callabl
         checked = []
         for k, (o, t) in enumerate(zip(outs, results, strict=True)):
             o = np.asarray(o)
+            if cast and o.dtype != t.dtype:
+                o = o.astype(t.dtype)
             if o.shape != t.shape or o.dtype != t.dtype:
                 raise CallbackError(
                     f"host callback {callback.what}: result {k} has shape {o.shape} and "
@@ -94,8 +99,12 @@ def _shape_rule(*xs: TensorType, callback: HostCallback, shapes: tuple[Any, ...]
 
 def call_on_host(*xs: Any, callback: HostCallback, shapes: Any, dtypes: Any,
                  **params: Any) -> Any:
-    """Run ``callback`` now on host arrays, checking its results (the NumPy reference)."""
+    """Run ``callback`` now on host arrays, checking its results as a program would."""
     return _on_host(callback, _result_types(shapes, dtypes))(*xs)
+
+
+def _impl(*xs: Any, callback: HostCallback, shapes: Any, dtypes: Any, **params: Any) -> Any:
+    return _on_host(callback, _result_types(shapes, dtypes), cast=True)(*xs)
 
 
 # --- batching -----------------------------------------------------------------------------
@@ -216,13 +225,13 @@ def _io_lowering(ctx: Any, eqn: Any, *operands: Any) -> Any:
                             has_side_effect=True, ordered=p["ordered"])
 
 
-pure_callback_p = declare("pure_callback", _shape_rule, call_on_host, multiple_results=True)
+pure_callback_p = declare("pure_callback", _shape_rule, _impl, multiple_results=True)
 batch_rules[pure_callback_p] = _pure_batch
 jvp_rules[pure_callback_p] = _no_derivative(_PURE_NO_JVP)
 vjp_rules[pure_callback_p] = _no_derivative(_PURE_NO_JVP)
 lower_rules[pure_callback_p] = _pure_lowering
 
-io_callback_p = declare("io_callback", _shape_rule, call_on_host, multiple_results=True)
+io_callback_p = declare("io_callback", _shape_rule, _impl, multiple_results=True)
 effectful.add(io_callback_p)                              # See Note [effects]
 batch_rules[io_callback_p] = _io_batch
 jvp_rules[io_callback_p] = _io_jvp
