@@ -270,3 +270,31 @@ def test_the_numpy_reference_runs_callbacks_too(capfd):
     np.testing.assert_allclose(out, np.cos([0.0, 1.0]))
     assert seen == [np.float64]
     assert lines(capfd) == ["unused [0. 1.]"]
+
+
+def test_effects_run_once_under_grad_of_control_flow_and_custom_rules(capfd):
+    # The backward sweep's recomputations (scan and cond VJPs, custom rules) do not print
+    # again: JAX prints the primal values once.
+    def body(c, x):
+        jax.debug.print("step c={}", c)
+        return c * x, c
+    assert float(jax.grad(lambda x: lax.scan(body, x, jnp.arange(1.0, 4.0))[0])(2.0)) == 6.0
+    assert lines(capfd) == ["step c=2.0", "step c=2.0", "step c=4.0"]
+
+    loop = lambda x: lax.fori_loop(0, 2, lambda i, c: (jax.debug.print("fori {}", c),  # noqa: E731
+                                                       c * 2)[1], x)
+    assert float(jax.grad(loop)(1.0)) == 4.0
+    assert lines(capfd) == ["fori 1.0", "fori 2.0"]
+
+    branch = lambda x: lax.cond(x > 0, lambda x: (jax.debug.print("pos {}", x), x * x)[1],  # noqa: E731
+                                lambda x: x, x)
+    assert float(jax.jit(jax.grad(branch))(3.0)) == 6.0
+    assert lines(capfd) == ["pos 3.0"]
+
+    @jax.custom_jvp
+    def cj(x):
+        jax.debug.print("cj {}", x)
+        return jnp.sin(x)
+    cj.defjvp(lambda p, t: (cj(p[0]), jnp.cos(p[0]) * t[0]))
+    assert float(jax.grad(cj)(1.0)) == pytest.approx(np.cos(1.0))
+    assert lines(capfd) == ["cj 1.0"]

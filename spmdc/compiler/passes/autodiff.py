@@ -14,6 +14,7 @@ from typing import Any
 
 from ..builder import Builder, lit
 from ..ir import Atom, Func, Lit, TensorType, Var
+from .cleanup import without_debug_effects
 
 __all__ = ["vjp_rules", "nondifferentiable", "activity_rules", "active_outputs", "vjp_func",
            "zeros", "is_float", "unbroadcast"]
@@ -98,6 +99,7 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
     # Forward sweep: a copy of the equations (their types are known: no shape rules run).
     env: dict[Var, Atom] = {}
     primal_outs = b.inline(func, inputs, env)
+    n_forward = len(b.eqns)
     b.source = func.eqns[-1].source if func.eqns else None
 
     def read(a: Atom) -> Atom:
@@ -134,6 +136,7 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
 
     grads = [cts.get(v) if v in cts else zeros(b, v.type)
              for v, w in zip(func.inputs, wrt, strict=True) if w]
+    b.eqns[n_forward:] = without_debug_effects(b.eqns[n_forward:])  # Note [effects]
     return b.build([*primal_outs, *grads])
 
 
