@@ -298,3 +298,12 @@ def test_effects_run_once_under_grad_of_control_flow_and_custom_rules(capfd):
     cj.defjvp(lambda p, t: (cj(p[0]), jnp.cos(p[0]) * t[0]))
     assert float(jax.grad(cj)(1.0)) == pytest.approx(np.cos(1.0))
     assert lines(capfd) == ["cj 1.0"]
+
+
+def test_debug_print_and_array_ops_under_disable_jit(capfd):
+    # Regression: any eager op inside disable_jit() recursed until RecursionError.
+    with jax.disable_jit():
+        out = jax.jit(lambda x: (jax.debug.print("nojit {}", x), jnp.sin(x) + 1)[1])(
+            jnp.ones(2))
+    np.testing.assert_allclose(np.asarray(out), np.sin(1.0) + 1, rtol=1e-6)
+    assert lines(capfd) == ["nojit [1. 1.]"]

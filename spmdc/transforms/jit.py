@@ -18,7 +18,7 @@ from ..compiler.ir import Func, check
 from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..core import dtypes, tracing
-from ..core.config import checked_call, runtime_checks
+from ..core.config import checked_call, disable_jit_enabled, runtime_checks
 from ..core.devices import place
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
@@ -498,6 +498,10 @@ def _eager_apply(prim: Any, args: Sequence[Any], params: dict[str, Any], weak: b
         fn.__name__ = prim.name
         if key is not None:
             _eager[key] = fn
+    if runtime_checks and disable_jit_enabled():
+        # Under disable_jit a jit runs its Python function, which would bind this
+        # primitive eagerly again, forever: one primitive is run compiled regardless.
+        return fn._call(args, {})[0]
     return fn(*args)
 
 
