@@ -307,3 +307,11 @@ def test_debug_print_and_array_ops_under_disable_jit(capfd):
             jnp.ones(2))
     np.testing.assert_allclose(np.asarray(out), np.sin(1.0) + 1, rtol=1e-6)
     assert lines(capfd) == ["nojit [1. 1.]"]
+
+
+def test_an_effect_without_outputs_prints_and_parses():
+    from spmdc.compiler.ir import parse
+    text = str(jax.make_ir(lambda x: (jax.debug.print("v={}", x), x + 1)[1])(1.0))
+    line = next(ln for ln in text.splitlines() if "io_callback" in ln)
+    assert line.lstrip().startswith("io_callback(%0)") and "kind='debug'" in line
+    assert str(parse(text)) == text
