@@ -26,7 +26,7 @@ import numpy as np
 
 from ..builder import Builder
 from ..ir import Atom, TensorType
-from ..passes.autodiff import vjp_rules
+from ..passes.autodiff import activity_rules, vjp_rules
 from ..passes.cleanup import effectful
 from ..passes.forward import jvp_rules
 from ..passes.vmap import batch_rules, broadcast_batch, move_axis
@@ -197,6 +197,12 @@ _PURE_NO_JVP = ("Pure callbacks do not support JVP. Please use `spmdc.custom_jvp
 _IO_NO_JVP = "IO callbacks do not support JVP (differentiating through an io_callback)."
 
 
+def _io_activity(active: list[bool], **params: Any) -> list[bool]:
+    if params["kind"] != "debug":
+        raise ValueError(_IO_NO_JVP)
+    return []
+
+
 def _io_jvp(b: Builder, primals: list[Atom], tangents: list[Any], **params: Any):
     if params["kind"] != "debug":
         raise ValueError(_IO_NO_JVP)
@@ -227,6 +233,9 @@ def _io_lowering(ctx: Any, eqn: Any, *operands: Any) -> Any:
 
 pure_callback_p = declare("pure_callback", _shape_rule, _impl, multiple_results=True)
 batch_rules[pure_callback_p] = _pure_batch
+# As JAX, differentiating through a callback is an error as soon as a differentiated
+# value reaches it, used or not (the activity rule runs for every such equation).
+activity_rules[pure_callback_p] = _no_derivative(_PURE_NO_JVP)
 jvp_rules[pure_callback_p] = _no_derivative(_PURE_NO_JVP)
 vjp_rules[pure_callback_p] = _no_derivative(_PURE_NO_JVP)
 lower_rules[pure_callback_p] = _pure_lowering
@@ -234,6 +243,7 @@ lower_rules[pure_callback_p] = _pure_lowering
 io_callback_p = declare("io_callback", _shape_rule, _impl, multiple_results=True)
 effectful.add(io_callback_p)                              # See Note [effects]
 batch_rules[io_callback_p] = _io_batch
+activity_rules[io_callback_p] = _io_activity
 jvp_rules[io_callback_p] = _io_jvp
 vjp_rules[io_callback_p] = _io_vjp
 lower_rules[io_callback_p] = _io_lowering
