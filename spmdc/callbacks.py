@@ -2,8 +2,8 @@
 machinery that ``spmdc.debug`` builds on.
 
 Arguments are split as JAX splits them: every pytree leaf that is an array or a number is
-passed to the program (and reaches the callback as a NumPy array holding that call's
-values); any other leaf (a string, None, an object) is kept aside and handed to the
+passed to the program (and reaches the callback as an ``spmdc.Array`` on the first CPU
+device holding that call's values, as JAX passes a ``jax.Array``); any other leaf (a string, None, an object) is kept aside and handed to the
 callback unchanged. Outside any transformation the callback simply runs now. Inside one,
 a ``pure_callback`` / ``io_callback`` equation is staged (compiler/primitives/callbacks.py)
 and the compiled program calls the function on the host (Note [host callbacks] in
@@ -66,7 +66,8 @@ def stage_callback(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
     shapes, out_dtypes = _declared(out_specs, what)
 
     def flat_fn(*values: Any) -> list[Any]:
-        it = iter(values)
+        # As JAX, the callback sees arrays of the library on the (first) CPU device.
+        it = iter([device_put(v) for v in values])
         full = [next(it) if d else x for x, d in zip(leaves, dynamic, strict=True)]
         call_args, call_kwargs = tree_unflatten(in_tree, full)
         out = fn(*call_args, **call_kwargs)
