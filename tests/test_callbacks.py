@@ -5,8 +5,12 @@ written); pmap lines come from the devices' threads in any order, so they are co
 as sets."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
+from callback_programs import PROGRAMS
 
 import spmdc as jax
 import spmdc.numpy as jnp
@@ -322,3 +326,18 @@ def test_an_effect_without_outputs_prints_and_parses():
     line = next(ln for ln in text.splitlines() if "io_callback" in ln)
     assert line.lstrip().startswith("io_callback(%0)") and "kind='debug'" in line
     assert str(parse(text)) == text
+
+
+# --- against JAX's recorded output ------------------------------------------------------------
+
+_REFERENCE = json.loads((Path(__file__).parent / "data" / "callbacks_reference.json")
+                        .read_text())["programs"]
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
+def test_prints_what_jax_prints(program, capfd):
+    program(jax)
+    got, want = lines(capfd), _REFERENCE[program.__name__]
+    if program.__name__.endswith("_any_order"):
+        got, want = sorted(got), sorted(want)
+    assert got == want

@@ -24,6 +24,7 @@ from jaxlib.mlir.dialects import func as func_dialect
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from .ir import Func, Lit, SourceInfo, TensorType, Var, dtype_name
+from .passes.cleanup import effectful, has_effects
 
 __all__ = ["ir", "hlo", "chlo", "lower_rules", "LoweringContext", "lower", "lower_text",
            "lower_program", "parse_module", "lower_body", "mlir_context", "mlir_type",
@@ -191,16 +192,32 @@ def lower_body(ctx: LoweringContext, func: Func, args: Sequence[ir.Value]) -> li
             raise LoweringError(f"no lowering rule for primitive {eqn.prim.name!r}")
         operands = [env[a] if a.__class__ is Var else read(a)
                     for a in eqn.inputs]       # the test inlines read's common case
+        sequenced = effectful and eqn.prim not in effectful and has_effects(eqn)
+        if sequenced:                       # control flow holding effects: in the chain
+            operands = _after_token(ctx, operands)
         if eqn.source.__class__ is SourceInfo or (ctx.debug_info and eqn.source):
             with _location(eqn):
                 outs = rule(ctx, eqn, *operands)
         else:
             outs = rule(ctx, eqn, *operands)
+        if sequenced:
+            outs = _after_token(ctx, [outs] if isinstance(outs, ir.Value) else outs)
         if isinstance(outs, ir.Value):
             outs = [outs]
         env.update(zip(eqn.outputs, outs, strict=True))
     ctx.token = outer_token
     return [read(a) for a in func.outputs]
+
+
+def _after_token(ctx: LoweringContext, values: Sequence[ir.Value]) -> list[ir.Value]:
+    """``values`` tied to the effects' token (one optimization_barrier over both): what
+    uses the results runs after the previous effects, and the next token comes after
+    the values. See Note [host callbacks]."""
+    if ctx.token is None:
+        ctx.token = hlo.CreateTokenOp().result
+    token, *values = hlo.OptimizationBarrierOp([ctx.token, *values]).results
+    ctx.token = token
+    return list(values)
 
 
 def _location(eqn: Any) -> ir.Location:
@@ -292,11 +309,16 @@ def parse_module(text: str) -> ir.Module:
 # - Each replica of a program calls the callback with its own operands, on its own
 #   thread: under pmap the callback runs once per device.
 # - Order: XLA keeps a side-effecting op, but two with no data dependence between them
-#   may run in either order. Ordered callbacks therefore thread a token: the custom call
-#   takes a ``!stablehlo.token`` operand and returns a new one first among its results
-#   (the callable receives and returns it too). ``LoweringContext.token`` holds the
-#   current one within a body; each control-flow region starts its own chain, and the
-#   region's op is ordered by the data it consumes and produces.
+#   may run in either order (they do: the unrolled prints of a vmap came out shuffled).
+#   So effects thread a token: the custom call takes a ``!stablehlo.token`` operand and
+#   returns a new one first among its results (the callable receives and returns it
+#   too). ``LoweringContext.token`` holds the current one within a body; each
+#   control-flow region starts its own chain, and a control-flow op holding effects is
+#   put in the outer chain by an ``optimization_barrier`` over the token and its
+#   operands before it (it starts after the previous effects) and another over the
+#   token and its results after it (the next effects wait for it to finish). spmdc
+#   chains every effect of a program this way, ordered or not (primitives/callbacks.py);
+#   pure callbacks are not chained.
 
 def host_callback_op(ctx: LoweringContext, callback: Callable[..., Any],
                      operands: Sequence[ir.Value], results: Sequence[TensorType], *,

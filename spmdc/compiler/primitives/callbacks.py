@@ -10,8 +10,9 @@ Two primitives carry them (the frontend is spmdc/debug.py and spmdc/callbacks.py
   (debug.print, debug.callback: no results) runs once per batch element under vmap and
   with the primal values under differentiation; ``kind='io'`` (io_callback) has results,
   runs sequentially under vmap (not at all when ``ordered``) and has no derivative.
-  ``ordered`` calls keep their program order (a token chain, Note [host callbacks] in
-  stablehlo.py).
+  The effects of one program run in program order, ``ordered`` or not (a token chain,
+  Note [host callbacks] in stablehlo.py); ``ordered=True`` is what promises it, as in
+  JAX, and forbids vmap.
 
 ``callback`` is a ``HostCallback``: it takes one NumPy array per operand and returns one
 per result (shapes and dtypes are checked). Both lower to jaxlib's CPU host-callback
@@ -225,10 +226,14 @@ def _pure_lowering(ctx: Any, eqn: Any, *operands: Any) -> Any:
 
 
 def _io_lowering(ctx: Any, eqn: Any, *operands: Any) -> Any:
+    # Every effect of a program is chained, ordered or not: XLA would otherwise run
+    # independent callbacks in any order (it did: a vmap's prints came out shuffled).
+    # Program order is one of the orders JAX allows for unordered effects, and makes
+    # prints deterministic. See Note [host callbacks] in stablehlo.py.
     p = eqn.params
     results = _result_types(p["shapes"], p["dtypes"])
     return host_callback_op(ctx, _on_host(p["callback"], results), operands, results,
-                            has_side_effect=True, ordered=p["ordered"])
+                            has_side_effect=True, ordered=True)
 
 
 pure_callback_p = declare("pure_callback", _shape_rule, _impl, multiple_results=True)
