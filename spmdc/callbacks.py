@@ -2,11 +2,12 @@
 machinery that ``spmdc.debug`` builds on.
 
 Arguments are split as JAX splits them: every pytree leaf that is an array or a number is
-passed to the program (and reaches the callback as an ``spmdc.Array`` on the first CPU
-device holding that call's values, as JAX passes a ``jax.Array``); any other leaf (a string, None, an object) is kept aside and handed to the
-callback unchanged. Outside any transformation the callback simply runs now. Inside one,
-a ``pure_callback`` / ``io_callback`` equation is staged (compiler/primitives/callbacks.py)
-and the compiled program calls the function on the host (Note [host callbacks] in
+passed to the program and reaches the callback as an ``spmdc.Array`` on the first CPU
+device holding that call's values (as JAX passes a ``jax.Array``); any other leaf (a
+string, None, an object) is kept aside and handed to the callback unchanged. Outside any
+transformation the callback simply runs now. Inside one, a ``pure_callback`` /
+``io_callback`` equation is staged (compiler/primitives/callbacks.py) and the compiled
+program calls the function on the host (Note [host callbacks] in
 compiler/stablehlo.py).
 """
 from __future__ import annotations
