@@ -42,7 +42,7 @@ from .transforms.vmap import vmap  # noqa: E402
 Array.__module__ = __name__     # users see spmdc.Array, where they construct and check it
 
 from . import debug, dtypes, experimental, nn, scipy, test_util, tree  # noqa: E402,F401
-from .callbacks import pure_callback  # noqa: E402
+from .callbacks import effects_barrier, pure_callback  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -75,7 +75,7 @@ __all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "float0", "custom_jvp", "custom_vjp", "config", "disable_jit", "enable_x64",
            "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes", "test_util", "tree",
            "default_backend", "process_index", "process_count", "debug", "pure_callback",
-           "experimental", "named_scope", "named_call"]
+           "effects_barrier", "experimental", "named_scope", "named_call"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402

@@ -30,7 +30,7 @@ from .core.tracing import Tracer, type_of
 from .core.tree import tree_flatten, tree_leaves, tree_unflatten
 from .runtime.array import Array
 
-__all__ = ["pure_callback", "io_callback", "stage_callback"]
+__all__ = ["pure_callback", "io_callback", "stage_callback", "effects_barrier"]
 
 
 def _is_dynamic(x: Any) -> bool:
@@ -143,3 +143,11 @@ def io_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: A
     return stage_callback(callback, args, kwargs, result_shape_dtypes,
                           what=f"io_callback({_describe(callback)})", kind="io",
                           ordered=ordered)
+
+
+def effects_barrier() -> None:
+    """Wait until the effects (debug.print, debug.callback, io_callback) of every program
+    launched so far have run, as ``jax.effects_barrier``. spmdc's launch of a program
+    with effects already returns only after they ran (Note [host callbacks] in
+    compiler/stablehlo.py), so when this is called nothing is left outstanding."""
+    return None

@@ -341,3 +341,17 @@ def test_prints_what_jax_prints(program, capfd):
     if program.__name__.endswith("_any_order"):
         got, want = sorted(got), sorted(want)
     assert got == want
+
+
+def test_a_launch_with_effects_returns_after_they_ran():
+    # pmap replicas run on their own threads; a program whose effects have no outputs
+    # used to return before they had run.
+    import time
+    seen = []
+
+    def slow(x):
+        time.sleep(0.05)
+        seen.append(float(x))
+    jax.pmap(lambda x: jax.debug.callback(slow, x))(jnp.arange(4.0))
+    assert sorted(seen) == [0.0, 1.0, 2.0, 3.0]
+    jax.effects_barrier()

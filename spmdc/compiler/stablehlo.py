@@ -130,6 +130,7 @@ class LoweringContext:
         # Python callables the module calls on the host (Note [host callbacks]); the
         # custom call for host_callbacks[k] carries index k.
         self.host_callbacks: list[Callable[..., Any]] = []
+        self.has_side_effects = False          # some callback is an effect
         self.token: ir.Value | None = None     # the ordered effects' token in this body
 
     def next_channel(self) -> int:
@@ -240,7 +241,7 @@ def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None 
     with lowering_lock, mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         i32 = ir.IntegerType.get_signless(32)
-        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
+        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, ctx.num_replicas)
         module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, 1)
         ftype = ir.FunctionType.get([mlir_type(t) for t in func.in_types],
                                     [mlir_type(t) for t in func.out_types])
@@ -265,16 +266,17 @@ def lower_text(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | 
 
 def lower_program(func: Func, *, num_replicas: int = 1,
                   axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = (),
-                  debug_info: bool = False) -> tuple[str, list[Callable[..., Any]]]:
-    """The module's text and the host callbacks it calls, in index order (Note [host
-    callbacks]); the executable must be compiled with exactly these."""
+                  debug_info: bool = False) -> tuple[str, list[Callable[..., Any]], bool]:
+    """The module's text, the host callbacks it calls, in index order (Note [host
+    callbacks]; the executable must be compiled with exactly these), and whether any of
+    them is an effect (a launch must then wait for them)."""
     ctx = LoweringContext(num_replicas, axis_env, mesh_axes, debug_info)
     with lowering_lock:
         module = lower(func, ctx=ctx)
         text = (module.operation.get_asm(enable_debug_info=True) if debug_info
                 else str(module))
         del module
-    return text, ctx.host_callbacks
+    return text, ctx.host_callbacks, ctx.has_side_effects
 
 
 def parse_module(text: str) -> ir.Module:
@@ -319,6 +321,11 @@ def parse_module(text: str) -> ir.Module:
 #   token and its results after it (the next effects wait for it to finish). spmdc
 #   chains every effect of a program this way, ordered or not (primitives/callbacks.py);
 #   pure callbacks are not chained.
+# - A launch returns before the program has run (replicas run on their own threads), and
+#   a program whose effects have no outputs gives nothing to wait on. So the runtime
+#   launches programs with effects asking for the execution's token and waits for it
+#   before returning (and never hands them to the C++ dispatcher, which would not
+#   wait): when a call returns, its prints are out, in call order.
 
 def host_callback_op(ctx: LoweringContext, callback: Callable[..., Any],
                      operands: Sequence[ir.Value], results: Sequence[TensorType], *,
@@ -340,6 +347,7 @@ def host_callback_op(ctx: LoweringContext, callback: Callable[..., Any],
             return (token, *inner(*args))
     index = len(ctx.host_callbacks)
     ctx.host_callbacks.append(callback)
+    ctx.has_side_effects |= has_side_effect
     u64 = ir.IntegerType.get_unsigned(64)
     op = ir.Operation.create(
         "stablehlo.custom_call", results=result_types, operands=operands,

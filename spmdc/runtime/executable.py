@@ -32,6 +32,9 @@ class Executable:
         """``args[i][r]``: device buffer of input i on replica r; returns ``outs[k][r]``."""
         return pjrt.execute(self.exe, args, self.devices, self.in_types)
 
+    def __del__(self) -> None:
+        pjrt.forget(self.exe)
+
     def optimized_hlo(self) -> str:
         return pjrt.optimized_hlo(self.exe)
 
@@ -43,10 +46,10 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                  axis_env: dict[str, int] | None = None,
                  mesh_axes: Sequence[str] = ()) -> Executable:
     devices = tuple(devices or pjrt.devices()[:1])
-    text, callbacks = lower_program(func, num_replicas=len(devices), axis_env=axis_env,
-                                    mesh_axes=mesh_axes)
+    text, callbacks, effects = lower_program(func, num_replicas=len(devices),
+                                             axis_env=axis_env, mesh_axes=mesh_axes)
     if callbacks:       # See Note [host callbacks] in compiler/stablehlo.py
-        exe = pjrt.compile(parse_module(text), devices, callbacks)
+        exe = pjrt.compile(parse_module(text), devices, callbacks, wait=effects)
     else:
         exe = pjrt.compile(text, devices)
     return Executable(exe, devices, func, text)

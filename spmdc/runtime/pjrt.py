@@ -31,7 +31,7 @@ if importlib.util.find_spec("jax") is None:
 __all__ = ["client", "devices", "compile", "put", "execute", "execute_one", "to_numpy", "Device",
            "Buffer", "optimized_hlo", "cost_analysis", "device_count_env", "is_ready",
            "register_node", "dispatcher", "fast_path", "is_unsortable_keys_error",
-           "is_unhashable_static_error",
+           "is_unhashable_static_error", "forget",
            "group_array", "group_devices", "shards", "copy_to_host_async", "set_x64_state",
            "set_cpu_device_count"]
 
@@ -208,12 +208,29 @@ def is_ready(buffer: Buffer) -> bool:
     return buffer.is_ready()
 
 
-def compile(module: Any, devs: Sequence[Device],
-            host_callbacks: Sequence[Any] = ()) -> Executable:
+# Executables (by id) whose launches wait for their effects (Note [host callbacks] in
+# compiler/stablehlo.py); ``forget`` drops one when its owner goes.
+_waiting: set[int] = set()
+
+
+def forget(exe: Executable) -> None:
+    _waiting.discard(id(exe))
+
+
+def compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any] = (),
+            wait: bool = False) -> Executable:
     """Compile a StableHLO module (its text; with ``host_callbacks``, the parsed module
     object) for ``len(devs)`` replicas, replica k on ``devs[k]``. ``host_callbacks[k]``
     is the Python callable that the module's host-callback custom call with index k runs
-    (Note [host callbacks] in compiler/stablehlo.py); the executable keeps them alive."""
+    (Note [host callbacks] in compiler/stablehlo.py); the executable keeps them alive.
+    With ``wait``, every launch returns only once the program's effects have run."""
+    exe = _compile(module, devs, host_callbacks)
+    if wait:
+        _waiting.add(id(exe))
+    return exe
+
+
+def _compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any]) -> Any:
     n = len(devs)
     options = xc.CompileOptions()
     build = options.executable_build_options
@@ -275,13 +292,20 @@ def execute(exe: Executable, args: Sequence[Sequence[Buffer]],
         sharding = _group_sharding(devs)
         packed = [_jax.ArrayImpl(_aval(*t), sharding, list(a), True, True)
                   for a, t in zip(args, in_types, strict=True)]
-    return exe.execute_sharded(packed).disassemble_into_single_device_arrays()
+    return _launch(exe, packed)
+
+
+def _launch(exe: Executable, args: list[Buffer]) -> Any:
+    if _waiting and id(exe) in _waiting:
+        results = exe.execute_sharded(args, with_tokens=True)
+        results.consume_token().block_until_ready()     # its effects have run
+        return results.disassemble_into_single_device_arrays()
+    return exe.execute_sharded(args).disassemble_into_single_device_arrays()
 
 
 def execute_one(exe: Executable, args: list[Buffer]) -> list[Buffer]:
     """Run a single-replica ``exe`` on one buffer per argument; one buffer per output."""
-    return [outs[0] for outs in
-            exe.execute_sharded(args).disassemble_into_single_device_arrays()]
+    return [outs[0] for outs in _launch(exe, args)]
 
 
 def optimized_hlo(exe: Executable) -> str:
@@ -449,6 +473,8 @@ def fast_path(exe: Executable, devs: tuple[Device, ...],
     (``put``, ``group_array`` or a fast path) on ``devs``, with that type.
     ``const_buffers`` (of ``const_types``) are the captured constants, which ``exe``
     takes before the arguments. ``kind`` is that of the dispatcher (see ``dispatcher``)."""
+    if id(exe) in _waiting:         # the C++ launch would not wait for the effects
+        return None
     sharding = _sharding(devs[0]) if kind == "one" else _group_sharding(devs)
     registry = _registries[kind]
     leaves, _ = registry.flatten(args)
