@@ -24,6 +24,7 @@ from .core.devices import (  # noqa: E402
     local_device_count,
     local_devices,
 )
+from .core.names import named_call, named_scope  # noqa: E402
 from .core.tracing import (  # noqa: E402
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -41,7 +42,19 @@ from .transforms.vmap import vmap  # noqa: E402
 
 Array.__module__ = __name__     # users see spmdc.Array, where they construct and check it
 
-from . import ad_checkpoint, custom_derivatives, dtypes, nn, scipy, sharding, test_util, tree  # noqa: E402,F401,E501  (built on the API above)
+from . import (  # noqa: E402,F401  (built on the API above)
+    ad_checkpoint,
+    custom_derivatives,
+    debug,
+    dtypes,
+    experimental,
+    nn,
+    scipy,
+    sharding,
+    test_util,
+    tree,
+)
+from .callbacks import effects_barrier, pure_callback  # noqa: E402
 from .sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: E402,F401
 from .transforms.shard_map import shard_map, smap  # noqa: E402,F401
 
@@ -77,7 +90,8 @@ __all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "checkpoint_policies", "ad_checkpoint", "config", "disable_jit", "enable_x64",
            "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes", "test_util", "tree",
            "default_backend", "process_index", "process_count", "sharding", "make_mesh",
-           "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard"]
+           "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard", "debug",
+           "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402

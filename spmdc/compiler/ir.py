@@ -18,11 +18,16 @@ Text grammar (whitespace between tokens is free; one equation per line by conven
                 '->' '(' [type {',' type}] ')' '{' {eqn} 'return' [atom {',' atom}] '}'
     binding  := VAR ':' type                        e.g.  %3: f32[4,3]
     type     := DTYPE '[' [INT {',' INT}] ']'       e.g.  f32[]  i32[8]  bool[2,0]
-    eqn      := binding {',' binding} '=' PRIM '(' [atom {',' atom}] ')' [params]
+    eqn      := [binding {',' binding} '='] PRIM '(' [atom {',' atom}] ')' [params]
     atom     := VAR | NUMBER ':' DTYPE              e.g.  %0   2.0:f32   -inf:f32   True:bool
     params   := '{' NAME '=' value {',' NAME '=' value} '}'
     value    := INT | FLOAT | STRING | 'True' | 'False' | 'None' | DTYPE
               | '(' [value {',' value} [',']] ')' | func
+
+An equation traced under ``named_scope`` names carries them in its source
+(``SourceInfo.scope``, e.g. ``outer/inner``); the printer shows them after the equation
+as a comment, ``# outer/inner``, which the parser skips (comments run to the end of the
+line), so names never change what a Func computes.
 
 The verifier (``check``) enforces single assignment, that every use is bound, and that
 every equation's output types equal what its primitive's shape rule says.
@@ -37,7 +42,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-__all__ = ["TensorType", "Var", "Lit", "Eqn", "Func", "Atom", "IRError",
+__all__ = ["TensorType", "Var", "Lit", "Eqn", "Func", "Atom", "IRError", "SourceInfo",
            "dtype_name", "dtype_from_name", "parse", "parse_type", "check", "replace"]
 
 
@@ -118,6 +123,20 @@ class Lit:
 Atom = Var | Lit
 
 
+class SourceInfo(str):
+    """An equation's source: the user's ``file:line`` (the string itself, as messages
+    print it) and the ``named_scope`` names it was traced under, joined by ``/``."""
+    __slots__ = ("scope",)
+
+    def __new__(cls, where: str, scope: str) -> SourceInfo:
+        self = super().__new__(cls, where)
+        self.scope = scope
+        return self
+
+    def __reduce__(self) -> Any:
+        return SourceInfo, (str(self), self.scope)
+
+
 @dataclass(frozen=True, slots=True)
 class Eqn:
     prim: Any                       # a Primitive (see primitives/core.py)
@@ -191,7 +210,9 @@ def print_func(func: Func, indent: str = "") -> str:
             inner = indent + "  "
             params = " {" + ", ".join(f"{k}={_format_param(v, inner)}"
                                        for k, v in eqn.params.items()) + "}"
-        lines.append(f"{indent}  {outs} = {eqn.prim.name}({ins}){params}")
+        scope = f"  # {eqn.source.scope}" if eqn.source.__class__ is SourceInfo else ""
+        head = f"{outs} = " if outs else ""         # an effect may have no outputs
+        lines.append(f"{indent}  {head}{eqn.prim.name}({ins}){params}{scope}")
     rets = ", ".join(use(a) for a in func.outputs)
     out_types = ", ".join(str(a.type) for a in func.outputs)
     head = f"func @{func.name}({args}) -> ({out_types}) {{"
@@ -218,7 +239,7 @@ def _format_param(v: Any, indent: str) -> str:
 # --- parser ------------------------------------------------------------------------------
 
 _TOKEN = re.compile(r"""
-    (?P<ws>\s+)
+    (?P<ws>\s+|\#[^\n]*)
   | (?P<var>%\d+)
   | (?P<sym>@[A-Za-z_][\w.]*)
   | (?P<arrow>->)
@@ -332,13 +353,14 @@ class _Parser:
 
     def eqn(self, env: dict[str, Var]) -> Eqn:
         pending = []                 # outputs are bound after the inputs are read
-        while True:
+        while self.peek()[0] == "var":
             name = self.next("var")
             self.next(text=":")
             pending.append((name, self.type()))
             if not self.accept(","):
                 break
-        self.next(text="=")
+        if pending:
+            self.next(text="=")
         _, prim_name, line = self.peek()
         self.next("name")
         if prim_name not in self.prims:

@@ -23,11 +23,13 @@ from jaxlib.mlir.dialects import chlo, sdy
 from jaxlib.mlir.dialects import func as func_dialect
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from .ir import Func, Lit, TensorType, Var, dtype_name
+from .ir import Func, Lit, SourceInfo, TensorType, Var, dtype_name
+from .passes.cleanup import effectful, has_effects
 
 __all__ = ["ir", "hlo", "chlo", "lower_rules", "LoweringContext", "lower", "lower_text",
-           "lower_body", "mlir_context", "mlir_type", "create_op", "elementwise_lowering",
-           "LoweringError", "Partitioning", "sharding_attr", "ffi_call"]
+           "lower_program", "parse_module", "lower_body", "mlir_context", "mlir_type",
+           "create_op", "elementwise_lowering", "LoweringError", "host_callback_op",
+           "Partitioning", "sharding_attr", "ffi_call"]
 
 
 class LoweringError(RuntimeError):
@@ -212,14 +214,21 @@ class LoweringContext:
     """What lowering rules may ask for besides their operands."""
 
     def __init__(self, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
-                 mesh_axes: Sequence[str] = (), partitioned: bool = False):
+                 mesh_axes: Sequence[str] = (), debug_info: bool = False,
+                 partitioned: bool = False):
         self.partitioned = partitioned         # the partition form (Note [partition form])
         self.partition_mesh: tuple[tuple[str, int], ...] = ()
         self.manual = False        # inside sdy.manual_computation (primitives/shard_map.py)
         self.num_replicas = num_replicas
+        self.debug_info = debug_info         # every op gets its source as its location
         self.axis_env = dict(axis_env or {})   # axis name -> size, outermost first
         self.mesh_axes = tuple(mesh_axes)      # device mesh axis names, major to minor
         self._channel = 0
+        # Python callables the module calls on the host (Note [host callbacks]); the
+        # custom call for host_callbacks[k] carries index k.
+        self.host_callbacks: list[Callable[..., Any]] = []
+        self.has_side_effects = False          # some callback is an effect
+        self.token: ir.Value | None = None     # the ordered effects' token in this body
 
     def next_channel(self) -> int:
         self._channel += 1
@@ -270,6 +279,7 @@ def lower_body(ctx: LoweringContext, func: Func, args: Sequence[ir.Value]) -> li
     ``args``; return its outputs. ``lower`` uses it for @main, control-flow rules for the
     blocks of their regions (sub-Funcs in params)."""
     env: dict[Var, ir.Value] = dict(zip(func.inputs, args, strict=True))
+    outer_token, ctx.token = ctx.token, None    # each region orders its own effects
 
     def read(a: Any) -> ir.Value:
         return ctx.constant(a.value, a.type) if isinstance(a, Lit) else env[a]
@@ -278,28 +288,63 @@ def lower_body(ctx: LoweringContext, func: Func, args: Sequence[ir.Value]) -> li
         rule = lower_rules.get(eqn.prim)
         if rule is None:
             raise LoweringError(f"no lowering rule for primitive {eqn.prim.name!r}")
-        outs = rule(ctx, eqn, *[env[a] if a.__class__ is Var else read(a)
-                                for a in eqn.inputs])   # the test inlines read's common case
+        operands = [env[a] if a.__class__ is Var else read(a)
+                    for a in eqn.inputs]       # the test inlines read's common case
+        sequenced = effectful and eqn.prim not in effectful and has_effects(eqn)
+        if sequenced:                       # control flow holding effects: in the chain
+            operands = _after_token(ctx, operands)
+        if eqn.source.__class__ is SourceInfo or (ctx.debug_info and eqn.source):
+            with _location(eqn):
+                outs = rule(ctx, eqn, *operands)
+        else:
+            outs = rule(ctx, eqn, *operands)
+        if sequenced:
+            outs = _after_token(ctx, [outs] if isinstance(outs, ir.Value) else outs)
         if isinstance(outs, ir.Value):
             outs = [outs]
         env.update(zip(eqn.outputs, outs, strict=True))
+    ctx.token = outer_token
     return [read(a) for a in func.outputs]
 
 
+def _after_token(ctx: LoweringContext, values: Sequence[ir.Value]) -> list[ir.Value]:
+    """``values`` tied to the effects' token (one optimization_barrier over both): what
+    uses the results runs after the previous effects, and the next token comes after
+    the values. See Note [host callbacks]."""
+    if ctx.token is None:
+        ctx.token = hlo.CreateTokenOp().result
+    token, *values = hlo.OptimizationBarrierOp([ctx.token, *values]).results
+    ctx.token = token
+    return list(values)
+
+
+def _location(eqn: Any) -> ir.Location:
+    """The location of the ops of ``eqn``: its ``file:line``, named
+    ``scope/primitive`` when it was traced under named_scope names (as JAX names them)."""
+    where = str(eqn.source)
+    file, _, line = where.rpartition(":")
+    loc = (ir.Location.file(file, int(line), 0) if line.isdigit() else
+           ir.Location.unknown())
+    if eqn.source.__class__ is SourceInfo:
+        loc = ir.Location.name(f"{eqn.source.scope}/{eqn.prim.name}", childLoc=loc)
+    return loc
+
+
 def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
-          mesh_axes: Sequence[str] = (), partitioning: Partitioning | None = None
-          ) -> ir.Module:
-    """Lower ``func`` to a verified StableHLO module whose entry point is ``@main``; with
-    ``partitioning``, in the partition form (Note [partition form])."""
-    ctx = LoweringContext(num_replicas, axis_env, mesh_axes, partitioning is not None)
-    partitions = 1
+          mesh_axes: Sequence[str] = (), ctx: LoweringContext | None = None,
+          partitioning: Partitioning | None = None) -> ir.Module:
+    """Lower ``func`` to a verified StableHLO module whose entry point is ``@main``
+    (``ctx``, if given, is the LoweringContext to use: it collects the host callbacks);
+    with ``partitioning``, in the partition form (Note [partition form])."""
+    ctx = ctx or LoweringContext(num_replicas, axis_env, mesh_axes)
+    replicas, partitions = ctx.num_replicas, 1
     if partitioning is not None:
-        num_replicas, partitions = 1, partitioning.num_partitions
-        ctx.partition_mesh = partitioning.mesh
+        ctx.partitioned, ctx.partition_mesh = True, partitioning.mesh
+        replicas, partitions = 1, partitioning.num_partitions
     with lowering_lock, mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         i32 = ir.IntegerType.get_signless(32)
-        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
+        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, replicas)
         module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, partitions)
         ftype = ir.FunctionType.get([mlir_type(t) for t in func.in_types],
                                     [mlir_type(t) for t in func.out_types])
@@ -320,11 +365,109 @@ def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None 
 
 
 def lower_text(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
-               mesh_axes: Sequence[str] = (), partitioning: Partitioning | None = None) -> str:
-    """``lower`` and print the module, under the lock (Note [one lowering at a time])."""
+               mesh_axes: Sequence[str] = (), debug_info: bool = False,
+               partitioning: Partitioning | None = None) -> str:
+    """``lower`` and print the module, under the lock (Note [one lowering at a time]);
+    with ``debug_info``, with every op's location."""
+    return lower_program(func, num_replicas=num_replicas, axis_env=axis_env,
+                         mesh_axes=mesh_axes, debug_info=debug_info,
+                         partitioning=partitioning)[0]
+
+
+def lower_program(func: Func, *, num_replicas: int = 1,
+                  axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = (),
+                  debug_info: bool = False, partitioning: Partitioning | None = None
+                  ) -> tuple[str, list[Callable[..., Any]], bool]:
+    """The module's text, the host callbacks it calls, in index order (Note [host
+    callbacks]; the executable must be compiled with exactly these), and whether any of
+    them is an effect (a launch must then wait for them)."""
+    ctx = LoweringContext(num_replicas, axis_env, mesh_axes, debug_info)
     with lowering_lock:
-        module = lower(func, num_replicas=num_replicas, axis_env=axis_env,
-                       mesh_axes=mesh_axes, partitioning=partitioning)
-        text = str(module)
+        module = lower(func, ctx=ctx, partitioning=partitioning)
+        text = (module.operation.get_asm(enable_debug_info=True) if debug_info
+                else str(module))
         del module
-    return text
+    return text, ctx.host_callbacks, ctx.has_side_effects
+
+
+def parse_module(text: str) -> ir.Module:
+    """A module object from its text (what PJRT's compile takes along with host
+    callbacks)."""
+    with lowering_lock, mlir_context():
+        return ir.Module.parse(text)
+
+
+# Note [host callbacks]
+# ~~~~~~~~~~~~~~~~~~~~~
+# How a compiled program calls Python on the host, with jaxlib alone (jaxlib 0.10.2, PJRT
+# CPU; what JAX's emit_python_callback in jax/_src/callback.py does):
+# - jaxlib registers an XLA FFI handler named ``xla_ffi_python_cpu_callback`` for the
+#   host platform (jaxlib/py_client_cpu.cc). The module calls it with
+#       stablehlo.custom_call @xla_ffi_python_cpu_callback(%operands...)
+#           {api_version = 4 : i32, backend_config = {index = K : ui64},
+#            has_side_effect = true|false}
+#   (api_version 4 is the typed FFI; its attributes are the dictionary in
+#   backend_config). ``has_side_effect = true`` stops XLA from removing or merging it.
+# - The callables are handed to the compile: ``client.compile_and_load(module,
+#   devices, options, host_callbacks=[f0, f1, ...])``. That overload takes the MLIR
+#   module *object* (``parse_module``), not text. jaxlib wraps each callable in a
+#   loaded host callback that the executable owns (so it lives as long as the
+#   executable); at run time the handler finds callable K in the execution's user data.
+# - The handler calls ``f_K(*operands)`` with the GIL held, each operand a read-only
+#   NumPy view of the device buffer (valid only during the call: copy what you keep; a
+#   token operand arrives as None), and expects a tuple with one array per result of
+#   the custom call (a token result takes anything, e.g. None); it checks each array's
+#   shape and dtype against the result, copies it into the result buffer, and turns a
+#   Python exception into a failed execution.
+# - Each replica of a program calls the callback with its own operands, on its own
+#   thread: under pmap the callback runs once per device.
+# - Order: XLA keeps a side-effecting op, but two with no data dependence between them
+#   may run in either order (they do: the unrolled prints of a vmap came out shuffled).
+#   So effects thread a token: the custom call takes a ``!stablehlo.token`` operand and
+#   returns a new one first among its results (the callable receives and returns it
+#   too). ``LoweringContext.token`` holds the current one within a body; each
+#   control-flow region starts its own chain, and a control-flow op holding effects is
+#   put in the outer chain by an ``optimization_barrier`` over the token and its
+#   operands before it (it starts after the previous effects) and another over the
+#   token and its results after it (the next effects wait for it to finish). spmdc
+#   chains every effect of a program this way, ordered or not (primitives/callbacks.py);
+#   pure callbacks are not chained.
+# - A launch returns before the program has run (replicas run on their own threads), and
+#   a program whose effects have no outputs gives nothing to wait on. So the runtime
+#   launches programs with effects asking for the execution's token and waits for it
+#   before returning (and never hands them to the C++ dispatcher, which would not
+#   wait): when a call returns, its prints are out, in call order.
+
+def host_callback_op(ctx: LoweringContext, callback: Callable[..., Any],
+                     operands: Sequence[ir.Value], results: Sequence[TensorType], *,
+                     has_side_effect: bool, ordered: bool) -> list[ir.Value]:
+    """A custom call of jaxlib's CPU host-callback handler that runs ``callback`` (which
+    takes one array per operand and returns a tuple of arrays of the ``results`` types).
+    See Note [host callbacks]."""
+    result_types: list[ir.Type] = [mlir_type(t) for t in results]
+    operands = list(operands)
+    if ordered:
+        if ctx.token is None:
+            ctx.token = hlo.CreateTokenOp().result
+        token_type = hlo.TokenType.get()
+        operands.insert(0, ctx.token)
+        result_types.insert(0, token_type)
+        inner = callback
+
+        def callback(token: Any, *args: Any) -> tuple[Any, ...]:
+            return (token, *inner(*args))
+    index = len(ctx.host_callbacks)
+    ctx.host_callbacks.append(callback)
+    ctx.has_side_effects |= has_side_effect
+    u64 = ir.IntegerType.get_unsigned(64)
+    op = ir.Operation.create(
+        "stablehlo.custom_call", results=result_types, operands=operands,
+        attributes={
+            "call_target_name": ir.StringAttr.get("xla_ffi_python_cpu_callback"),
+            "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
+            "backend_config": ir.DictAttr.get({"index": ir.IntegerAttr.get(u64, index)}),
+            "has_side_effect": ir.BoolAttr.get(has_side_effect)})
+    outs = list(op.results)
+    if ordered:
+        ctx.token = outs.pop(0)
+    return outs

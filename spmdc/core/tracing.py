@@ -33,6 +33,7 @@ from ..compiler.ir import Atom, Func, Lit, TensorType, Var
 from ..compiler.primitives.core import Primitive, ShapeError
 from ..runtime.array import Array
 from . import dtypes
+from .names import scoped
 
 __all__ = ["Tracer", "Trace", "tracing", "current_trace", "bind", "to_atom",
            "trace_function", "apply_func", "user_source", "where", "UnexpectedTracerError",
@@ -311,7 +312,7 @@ def bind(prim: Primitive, *args: Any, weak: bool = False, **params: Any) -> Any:
     b = trace.builder
     atoms = [a._var if a.__class__ is Tracer and a._trace is trace else to_atom(trace, a)
              for a in args]             # the first case is to_atom's common one, inlined
-    b.source = user_source()
+    b.source = scoped(user_source())      # with the named_scope names, if any
     try:
         out = b.bind(prim, *atoms, **params)
     except ShapeError as e:

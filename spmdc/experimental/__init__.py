@@ -1,1 +1,5 @@
-"""spmdc.experimental: JAX's experimental namespace (``ode.odeint``)."""
+"""``spmdc.experimental``: names JAX keeps under ``jax.experimental`` (``io_callback``,
+``ode.odeint``)."""
+from ..callbacks import io_callback
+
+__all__ = ["io_callback"]

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ir import Func
-from ..compiler.stablehlo import lower_text
+from ..compiler.stablehlo import lower_program, parse_module
 from . import pjrt
 
 __all__ = ["Executable", "compile_func", "run_func"]
@@ -32,6 +32,9 @@ class Executable:
         """``args[i][r]``: device buffer of input i on replica r; returns ``outs[k][r]``."""
         return pjrt.execute(self.exe, args, self.devices, self.in_types)
 
+    def __del__(self) -> None:
+        pjrt.forget(self.exe)
+
     def optimized_hlo(self) -> str:
         return pjrt.optimized_hlo(self.exe)
 
@@ -46,8 +49,13 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                  axis_env: dict[str, int] | None = None,
                  mesh_axes: Sequence[str] = ()) -> Executable:
     devices = tuple(devices or pjrt.devices()[:1])
-    text = lower_text(func, num_replicas=len(devices), axis_env=axis_env, mesh_axes=mesh_axes)
-    return Executable(pjrt.compile(text, devices), devices, func, text)
+    text, callbacks, effects = lower_program(func, num_replicas=len(devices),
+                                             axis_env=axis_env, mesh_axes=mesh_axes)
+    if callbacks:       # See Note [host callbacks] in compiler/stablehlo.py
+        exe = pjrt.compile(parse_module(text), devices, callbacks, wait=effects)
+    else:
+        exe = pjrt.compile(text, devices)
+    return Executable(exe, devices, func, text)
 
 
 def run_func(func: Func, *args: Any) -> list[np.ndarray]:

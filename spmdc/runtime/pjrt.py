@@ -31,7 +31,7 @@ if importlib.util.find_spec("jax") is None:
 __all__ = ["client", "devices", "compile", "put", "execute", "execute_one", "to_numpy", "Device",
            "Buffer", "optimized_hlo", "cost_analysis", "device_count_env", "is_ready",
            "register_node", "dispatcher", "fast_path", "is_unsortable_keys_error",
-           "is_unhashable_static_error",
+           "is_unhashable_static_error", "forget",
            "group_array", "group_devices", "shards", "copy_to_host_async", "set_x64_state",
            "set_cpu_device_count"]
 
@@ -208,11 +208,32 @@ def is_ready(buffer: Buffer) -> bool:
     return buffer.is_ready()
 
 
-def compile(module_text: str, devs: Sequence[Device], partitioned: bool = False
-            ) -> Executable:
-    """Compile a StableHLO module for ``len(devs)`` replicas, replica k on ``devs[k]``;
+# Executables (by id) whose launches wait for their effects (Note [host callbacks] in
+# compiler/stablehlo.py); ``forget`` drops one when its owner goes.
+_waiting: set[int] = set()
+
+
+def forget(exe: Executable) -> None:
+    _waiting.discard(id(exe))
+
+
+def compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any] = (),
+            wait: bool = False, partitioned: bool = False) -> Executable:
+    """Compile a StableHLO module (its text; with ``host_callbacks``, the parsed module
+    object) for ``len(devs)`` replicas, replica k on ``devs[k]``. ``host_callbacks[k]``
+    is the Python callable that the module's host-callback custom call with index k runs
+    (Note [host callbacks] in compiler/stablehlo.py); the executable keeps them alive.
+    With ``wait``, every launch returns only once the program's effects have run.
     ``partitioned``: a module in the partition form (Note [partition form] in
     compiler/stablehlo.py), partition k on ``devs[k]``, split by XLA's SPMD partitioner."""
+    exe = _compile(module, devs, host_callbacks, partitioned)
+    if wait:
+        _waiting.add(id(exe))
+    return exe
+
+
+def _compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any],
+             partitioned: bool = False) -> Any:
     n = len(devs)
     options = xc.CompileOptions()
     build = options.executable_build_options
@@ -225,10 +246,14 @@ def compile(module_text: str, devs: Sequence[Device], partitioned: bool = False
     else:
         build.num_replicas, build.num_partitions = n, 1
         build.device_assignment = xc.DeviceAssignment.create(ids.reshape(n, 1))
-    if "lapack_" in module_text:
+    if "lapack_" in (module if isinstance(module, str) else str(module)):
         _register_lapack_targets()
+    if host_callbacks:
+        return _off_the_main_thread(lambda: client().compile_and_load(
+            module, _jax.DeviceList(tuple(devs)), options,
+            host_callbacks=list(host_callbacks)))
     return _off_the_main_thread(
-        lambda: client().compile_and_load(module_text, _jax.DeviceList(tuple(devs)), options))
+        lambda: client().compile_and_load(module, _jax.DeviceList(tuple(devs)), options))
 
 
 # Note [LAPACK custom calls]
@@ -295,13 +320,20 @@ def execute(exe: Executable, args: Sequence[Sequence[Buffer]],
         sharding = _group_sharding(devs)
         packed = [_jax.ArrayImpl(_aval(*t), sharding, list(a), True, True)
                   for a, t in zip(args, in_types, strict=True)]
-    return exe.execute_sharded(packed).disassemble_into_single_device_arrays()
+    return _launch(exe, packed)
+
+
+def _launch(exe: Executable, args: list[Buffer]) -> Any:
+    if _waiting and id(exe) in _waiting:
+        results = exe.execute_sharded(args, with_tokens=True)
+        results.consume_token().block_until_ready()     # its effects have run
+        return results.disassemble_into_single_device_arrays()
+    return exe.execute_sharded(args).disassemble_into_single_device_arrays()
 
 
 def execute_one(exe: Executable, args: list[Buffer]) -> list[Buffer]:
     """Run a single-replica ``exe`` on one buffer per argument; one buffer per output."""
-    return [outs[0] for outs in
-            exe.execute_sharded(args).disassemble_into_single_device_arrays()]
+    return [outs[0] for outs in _launch(exe, args)]
 
 
 def output_tiles(exe: Executable) -> list[tuple[list[int], list[int], bool] | None]:
@@ -493,6 +525,8 @@ def fast_path(exe: Executable, devs: tuple[Device, ...],
     (``put``, ``group_array`` or a fast path) on ``devs``, with that type.
     ``const_buffers`` (of ``const_types``) are the captured constants, which ``exe``
     takes before the arguments. ``kind`` is that of the dispatcher (see ``dispatcher``)."""
+    if id(exe) in _waiting:         # the C++ launch would not wait for the effects
+        return None
     sharding = _sharding(devs[0]) if kind == "one" else _group_sharding(devs)
     registry = _registries[kind]
     leaves, _ = registry.flatten(args)

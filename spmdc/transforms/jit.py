@@ -21,7 +21,7 @@ from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..core import dtypes, tracing
 from ..core.concrete import concretisations
-from ..core.config import checked_call, runtime_checks
+from ..core.config import checked_call, disable_jit_enabled, runtime_checks
 from ..core.devices import check_backend, check_device, place
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
@@ -302,6 +302,16 @@ class Jitted:
         return Lowered(func, [device], consts, out_weak, out_tree, len(leaves),
                        recorded=stages)
 
+    def trace(self, *args: Any, **kwargs: Any) -> Any:
+        """The traced program at ``args`` (``.jaxpr``, ``.lower()``): see stages.py."""
+        from .stages import trace
+        return trace(self, args, kwargs)
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """What a call would return, as ShapeDtypeStructs; nothing is compiled or run."""
+        from .stages import eval_shape
+        return eval_shape(self, args, kwargs)
+
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # jit applied to a method: bind like a function would
         return self if obj is None else functools.partial(self, obj)
@@ -492,8 +502,17 @@ class Lowered:
         """Our IR, as text."""
         return str(self.func)
 
-    def as_text(self) -> str:
-        """The StableHLO module, as text."""
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        """The StableHLO module, as text; with ``debug_info``, with each op's location
+        (the user's source line, under its named_scope names)."""
+        if dialect not in (None, "stablehlo"):
+            raise ValueError(f"Lowered.as_text: spmdc lowers to StableHLO only; dialect "
+                             f"must be None or 'stablehlo', got {dialect!r}")
+        if debug_info:
+            from ..compiler.stablehlo import lower_text
+            return lower_text(self.func, num_replicas=len(self.devices),
+                              axis_env=self.axis_env, mesh_axes=self.mesh_axes,
+                              debug_info=True)
         if self._text is None:
             from ..compiler.stablehlo import lower_text
             self._text = lower_text(self.func, num_replicas=len(self.devices),
@@ -575,6 +594,10 @@ def _eager_apply(prim: Any, args: Sequence[Any], params: dict[str, Any], weak: b
         fn.__name__ = prim.name
         if key is not None:
             _eager[key] = fn
+    if runtime_checks and disable_jit_enabled():
+        # Under disable_jit a jit runs its Python function, which would bind this
+        # primitive eagerly again, forever: one primitive is run compiled regardless.
+        return fn._call(args, {})[0]
     return fn(*args)
 
 

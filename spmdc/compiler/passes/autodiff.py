@@ -14,6 +14,7 @@ from typing import Any
 
 from ..builder import Builder, lit
 from ..ir import Atom, Eqn, Func, Lit, TensorType, Var
+from .cleanup import without_debug_effects
 
 __all__ = ["vjp_rules", "nondifferentiable", "activity_rules", "active_outputs", "vjp_func",
            "zeros", "is_float", "unbroadcast", "expand_rules", "forward_rules"]
@@ -173,6 +174,7 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
                                      _relevant(func, active, seeded), residuals)
     else:
         primal_outs = b.inline(func, inputs, env)
+    n_forward = len(b.eqns)
     b.source = func.eqns[-1].source if func.eqns else None
 
     def read(a: Atom) -> Atom:
@@ -210,6 +212,7 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
 
     grads = [cts.get(v) if v in cts else zeros(b, v.type)
              for v, w in zip(func.inputs, wrt, strict=True) if w]
+    b.eqns[n_forward:] = without_debug_effects(b.eqns[n_forward:])  # Note [effects]
     return b.build([*primal_outs, *grads])
 
 

@@ -1,11 +1,90 @@
-"""Dead-code elimination and common-subexpression elimination."""
+"""Dead-code elimination and common-subexpression elimination.
+
+Equations with effects (``effectful`` primitives, and control flow whose sub-Funcs hold
+one) are neither dropped nor merged: see Note [effects]."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..ir import Atom, Eqn, Func, Lit, Var
 
-__all__ = ["dce", "cse", "cleanup"]
+__all__ = ["dce", "cse", "cleanup", "effectful", "has_effects", "without_debug_effects"]
+
+# Note [effects]
+# ~~~~~~~~~~~~~~
+# A few primitives do something besides computing their outputs: the host callbacks of
+# debug.print, debug.callback and io_callback (primitives/callbacks.py). They are listed
+# in ``effectful``; DCE keeps such an equation (and any control-flow equation whose
+# sub-Funcs hold one) even when no output is used, and CSE never merges two of them,
+# since each call is one observable event. pure_callback is not effectful: like JAX, we
+# may drop or merge it. The lowering marks them ``has_side_effect`` so that XLA keeps
+# them as well (Note [host callbacks] in stablehlo.py).
+#
+# Differentiation runs an effect once, where the primal program runs it: the forward
+# sweep of the VJP pass copies the program with its effects, and the backward sweep's
+# recomputations (a scan's or a cond's VJP re-running the body, a custom rule's forward
+# function) must not run them again. So ``vjp_func`` removes the effects without outputs
+# (debug.print, debug.callback) from what the backward sweep emitted, at every depth
+# (``without_debug_effects``), as JAX prints only the primal. An io_callback whose
+# results a recomputation uses stays (io_callback has no derivative of its own).
+
+effectful: set[Any] = set()
+"""Primitives whose equations have an effect beyond their outputs (Note [effects])."""
+
+
+def has_effects(eqn: Eqn) -> bool:
+    if eqn.prim in effectful:
+        return True
+    return any(_func_has_effects(f) for v in eqn.params.values() for f in _funcs_in(v))
+
+
+def _funcs_in(v: Any) -> list[Func]:
+    if isinstance(v, Func):
+        return [v]
+    if isinstance(v, tuple):
+        return [f for x in v for f in _funcs_in(x)]
+    return []
+
+
+def _func_has_effects(func: Func) -> bool:
+    return any(has_effects(e) for e in func.eqns)
+
+
+def without_debug_effects(eqns: Sequence[Eqn]) -> list[Eqn]:
+    """``eqns`` without the effectful equations that have no outputs, in sub-Funcs too
+    (sub-Func signatures stay). See Note [effects]."""
+    out = _strip_eqns(eqns)
+    return list(eqns) if out is None else out
+
+
+def _strip_eqns(eqns: Sequence[Eqn]) -> list[Eqn] | None:
+    """The stripped equations, or None when nothing changed."""
+    if not effectful:
+        return None
+    kept: list[Eqn] = []
+    changed = False
+    for eqn in eqns:
+        if eqn.prim in effectful and not eqn.outputs:
+            changed = True
+            continue
+        if any(_funcs_in(v) for v in eqn.params.values()):
+            params = {k: _strip_param(v) for k, v in eqn.params.items()}
+            if any(params[k] is not v for k, v in eqn.params.items()):
+                eqn = Eqn(eqn.prim, eqn.inputs, params, eqn.outputs, eqn.source)
+                changed = True
+        kept.append(eqn)
+    return kept if changed else None
+
+
+def _strip_param(v: Any) -> Any:
+    if isinstance(v, Func):
+        eqns = _strip_eqns(v.eqns)
+        return v if eqns is None else Func(v.name, v.inputs, tuple(eqns), v.outputs)
+    if isinstance(v, tuple) and _holds_func(v):
+        items = tuple(_strip_param(x) for x in v)
+        return v if all(a is b for a, b in zip(items, v, strict=True)) else items
+    return v
 
 
 def dce(func: Func) -> Func:
@@ -13,7 +92,7 @@ def dce(func: Func) -> Func:
     live: set[Var] = {a for a in func.outputs if isinstance(a, Var)}
     kept: list[Eqn] = []
     for eqn in reversed(func.eqns):
-        if not live.isdisjoint(eqn.outputs):
+        if not live.isdisjoint(eqn.outputs) or (effectful and has_effects(eqn)):
             kept.append(eqn)
             live.update([a for a in eqn.inputs if isinstance(a, Var)])
     if len(kept) == len(func.eqns):
@@ -35,6 +114,8 @@ def cse(func: Func) -> Func:
         if rename:
             inputs = tuple([rename.get(a, a) if isinstance(a, Var) else a for a in inputs])
         try:                            # one hash of the key (unhashable params: no CSE)
+            if effectful and has_effects(eqn):
+                raise TypeError         # See Note [effects]
             key = (eqn.prim, tuple([("lit", repr(a.value), a.type) if isinstance(a, Lit)
                                     else a for a in inputs]), tuple(eqn.params.items()))
             prev = seen.get(key)
