@@ -1,0 +1,56 @@
+"""Regression tests for defects the differential fuzzer (tools/fuzz, docs/TESTING.md)
+found against JAX 0.10.2. The expected values follow JAX's rules as stated in each test
+(checked against JAX 0.10.2 when the fix was made); these tests do not need jax."""
+import numpy as np
+import pytest
+
+import spmdc as jax
+import spmdc.numpy as jnp
+
+UNSIGNED = (np.uint8, np.uint16, np.uint32)
+SIGNED = (np.int8, np.int16, np.int32)
+
+
+def _wrapped(value, dtype):
+    """A Python int as JAX converts it: to int32 (x64 off), then cast (wrapping)."""
+    return np.int32(value).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED + SIGNED)
+@pytest.mark.parametrize("scalar", [-1, -200, 300, 40000, 2**31 - 1, -2**31])
+def test_out_of_range_python_int_wraps(dtype, scalar):
+    # JAX: jnp.multiply(-1, uint8 array) multiplies by 255 and stays uint8; the same
+    # for + and comparisons. spmdc raised NumPy's OverflowError ("out of bounds").
+    host = np.array([0, 3, 100], dtype)
+    x = jnp.asarray(host)
+    s = _wrapped(scalar, dtype)
+    with np.errstate(over="ignore"):
+        cases = [(scalar * x, s * host), (x + scalar, host + s), (x == scalar, host == s),
+                 (x < scalar, host < s), (jnp.maximum(x, scalar), np.maximum(host, s)),
+                 (jnp.where(x > 1, x, scalar), np.where(host > 1, host, s)),
+                 (jax.jit(lambda a: a * scalar)(x), host * s)]
+    for got, want in cases:
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_remainder_by_a_negative_int_of_an_unsigned_array():
+    # -3 % an unsigned array divides by the converted divisor, 253 for uint8
+    x = jnp.asarray(np.array([0, 3, 200, 254], np.uint8))
+    np.testing.assert_array_equal(np.asarray(x % -3), np.array([0, 3, 200, 1], np.uint8))
+    np.testing.assert_array_equal(np.asarray(jnp.floor_divide(x, -3)),
+                                  np.array([0, 0, 0, 1], np.uint8))
+
+
+def test_python_int_outside_the_default_int_still_raises():
+    x = jnp.asarray(np.array([1, 2], np.uint32))
+    for bad in (2**31, -2**31 - 1, 2**40):
+        with pytest.raises(OverflowError, match=str(bad)):
+            x + bad
+
+
+def test_python_scalar_beyond_a_float_range_is_inf():
+    x = jnp.asarray(np.array([1, -2], np.float16))
+    with np.errstate(all="raise"):     # and no NumPy overflow warning on the way
+        np.testing.assert_array_equal(np.asarray(x * 1e6), np.array([np.inf, -np.inf]))
+        np.testing.assert_array_equal(np.asarray(x + (2**31 - 1)), np.array([np.inf] * 2))
