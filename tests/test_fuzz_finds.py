@@ -54,3 +54,30 @@ def test_python_scalar_beyond_a_float_range_is_inf():
     with np.errstate(all="raise"):     # and no NumPy overflow warning on the way
         np.testing.assert_array_equal(np.asarray(x * 1e6), np.array([np.inf, -np.inf]))
         np.testing.assert_array_equal(np.asarray(x + (2**31 - 1)), np.array([np.inf] * 2))
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED + (np.bool_,))
+def test_abs_of_unsigned_and_bool_is_the_identity(dtype):
+    # JAX's jnp.abs returns unsigned and boolean arrays unchanged (lax.abs refuses them)
+    host = np.array([0, 1, 200 if dtype != np.bool_ else 0], dtype)
+    for f in (jnp.abs, jnp.absolute, abs, jax.jit(jnp.abs), jax.vmap(jnp.abs)):
+        got = f(jnp.asarray(host))
+        assert got.dtype == host.dtype
+        np.testing.assert_array_equal(np.asarray(got), host)
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_sign_of_unsigned(dtype):
+    # JAX: 0 where zero, else 1, in the input's dtype (StableHLO's sign has no unsigned
+    # form; spmdc lowers it as min(x, 1))
+    host = np.array([0, 1, 7, np.iinfo(dtype).max], dtype)
+    for f in (jnp.sign, jax.jit(jnp.sign), jax.vmap(jnp.sign)):
+        got = f(jnp.asarray(host))
+        assert got.dtype == host.dtype
+        np.testing.assert_array_equal(np.asarray(got), np.sign(host))
+
+
+def test_sign_of_bool_raises():
+    b = jnp.asarray(np.array([True, False]))
+    with pytest.raises(TypeError, match="sign does not accept dtype bool"):
+        jnp.sign(b)

@@ -210,7 +210,16 @@ arcsinh, arccosh, arctanh = (_unary("arcsinh", "asinh"), _unary("arccosh", "acos
                              _unary("arctanh", "atanh"))
 exp2, log1p, expm1, sqrt, cbrt = (_unary(n) for n in ("exp2", "log1p", "expm1", "sqrt", "cbrt"))
 negative = _unary("negative", "neg", float_only=False)
-absolute = abs = _unary("abs", float_only=False)
+_abs = _unary("abs", float_only=False)
+
+
+def absolute(x: Any) -> Any:
+    """``|x|``; unsigned integers and booleans are returned unchanged, as in JAX."""
+    x = asarray(x)
+    return x if x.dtype.kind in "ub" else _abs(x)
+
+
+abs = absolute
 sign = _unary("sign", float_only=False)
 
 
