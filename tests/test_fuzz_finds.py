@@ -81,3 +81,46 @@ def test_sign_of_bool_raises():
     b = jnp.asarray(np.array([True, False]))
     with pytest.raises(TypeError, match="sign does not accept dtype bool"):
         jnp.sign(b)
+
+
+def _scatter_mul_grads(x, idx, u, w):
+    """d/dx and d/du of sum(w * x.at[idx].mul(u)) (out-of-range indices dropped), by the
+    product rule written out: each update gets w[i] * x[i] * the other updates at i."""
+    dx, du = w.copy(), np.zeros_like(u)
+    for i in range(len(x)):
+        at = [j for j in range(len(idx)) if idx[j] % len(x) == i and -len(x) <= idx[j] < len(x)]
+        dx[i] *= np.prod(u[at])
+        for j in at:
+            du[j] = w[i] * x[i] * np.prod(u[[k for k in at if k != j]])
+    return dx, du
+
+
+@pytest.mark.parametrize("idx, u", [
+    ([0, 2, 0, 1], [2.0, 0.5, 4.0, 5.0]),         # a repeated index
+    ([3, 3, 3, 1], [2.0, 0.0, 4.0, 5.0]),         # one zero among repeats
+    ([3, 3, 3, 1], [0.0, 0.0, 4.0, 5.0]),         # two zeros among repeats
+    ([2, 9, -1, 1], [2.0, 3.0, 0.0, 5.0]),        # out of range (dropped), negative
+])
+def test_grad_of_at_mul(idx, u):
+    # JAX differentiates .at[].mul (with unique indices: static ints and slices, or
+    # unique_indices=True); spmdc raised for every index. The rule is exact for repeated
+    # indices and zero updates as well.
+    x = np.array([1.5, 2.0, -0.5, -3.0], np.float32)
+    u, w = np.array(u, np.float32), np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    i = jnp.asarray(np.array(idx, np.int32))
+
+    def f(x, u):
+        return (x.at[i].mul(u) * w).sum()
+    want = _scatter_mul_grads(x, np.array(idx), u, w)
+    for g in (jax.grad(f, argnums=(0, 1)), jax.jit(jax.grad(f, argnums=(0, 1)))):
+        for got, expected in zip(g(jnp.asarray(x), jnp.asarray(u)), want, strict=True):
+            np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-6)
+
+
+def test_grad_of_at_mul_with_static_indices_and_under_vmap():
+    x = jnp.asarray(np.array([[1.5, 2.0, -0.5, -3.0]], np.float32))
+    gx, gy = jax.vmap(jax.grad(lambda x, y: (x.at[1:3].mul(y) ** 2).sum(), argnums=(0, 1)))(
+        x, jnp.asarray(np.float32([3.0])))
+    # d/dx: 2 x y^2 inside the slice, 2 x outside; d/dy: sum of 2 x^2 y over the slice
+    np.testing.assert_allclose(np.asarray(gx), [[3.0, 36.0, -9.0, -6.0]])
+    np.testing.assert_allclose(np.asarray(gy), [2 * (4.0 + 0.25) * 3.0])
