@@ -170,3 +170,17 @@ def test_a_nan_derivative_is_not_judged_but_the_rest_is():
     assert compare(p, nan_first, want, "reference") is None
     assert compare(p, wrong_last, want, "reference")[0] == "value"
     assert compare(p, nan_first, want, "jax")[0] == "value"
+
+
+@pytest.mark.parametrize("kind", ["grad", "value_and_grad"])
+def test_grad_of_a_function_with_no_float_output_raises_in_every_oracle(kind):
+    # The script's _total of no float output is the int 0: JAX and spmdc raise TypeError,
+    # and so must the reference (it returned zero gradients).
+    from fuzz.program import Wrapper
+    p = _program("{0} > 0").replace(ops=(Op("{0} > 0", (0,), ((3,), "bool")),),
+                                    wrappers=(Wrapper(kind, (("argnums", 0),)),))
+    want = run_reference(p)
+    assert want.status == "error" and want.error.startswith("TypeError")
+    got = InProcess().run(to_source(p))
+    assert got.status == "error" and got.error.startswith("TypeError")
+    assert Checker(InProcess()).check(p) == []

@@ -147,6 +147,11 @@ class Reference:
                 return value.astype(like.dtype if isinstance(like, np.ndarray) else _np_dtype(like))
 
             base = fn(mesh, args, real)          # the primal outputs, in their own dtypes
+            if kind in ("grad", "value_and_grad") and not floats(base):
+                # The script's _total sums no float output: the Python int 0, which JAX's
+                # (and spmdc's) grad refuses as an integer output.
+                raise TypeError(f"{kind} requires a real-valued output; the function has "
+                                "no float output (its total is the int 0)")
             if kind in ("grad", "value_and_grad"):
                 grads = []
                 for k in nums:
