@@ -124,3 +124,30 @@ def test_grad_of_at_mul_with_static_indices_and_under_vmap():
     # d/dx: 2 x y^2 inside the slice, 2 x outside; d/dy: sum of 2 x^2 y over the slice
     np.testing.assert_allclose(np.asarray(gx), [[3.0, 36.0, -9.0, -6.0]])
     np.testing.assert_allclose(np.asarray(gy), [2 * (4.0 + 0.25) * 3.0])
+
+
+def _saturate(v, dtype):
+    """A float converted to an integer type as XLA does: truncated, then saturated."""
+    info = np.iinfo(dtype)
+    return np.clip(np.trunc(v), info.min, info.max).astype(dtype)
+
+
+@pytest.mark.parametrize("method, op", [("set", lambda a, b: b), ("add", np.add),
+                                        ("mul", np.multiply), ("min", np.minimum),
+                                        ("max", np.maximum)])
+def test_at_update_is_computed_in_the_promoted_dtype(method, op):
+    # JAX promotes x and the values, updates, and converts back to x's dtype:
+    # uint8 4 .at[].mul(1.5) is 6 (spmdc cast 1.5 to 1 first and gave 4), and
+    # int8 100 .at[].min(int32 300) is 100 (casting first gave min(100, 44)).
+    x = np.array([4, 9, 16, 1], np.uint8)
+    u = np.array([1.5, -0.7, -1.6, 300.2], np.float32)
+    i = jnp.asarray(np.arange(4, dtype=np.int32))
+    want = _saturate(op(x.astype(np.float32), u), np.uint8)
+    for f in (lambda a, b: getattr(a.at[i], method)(b),
+              jax.jit(lambda a, b: getattr(a.at[i], method)(b))):
+        got = f(jnp.asarray(x), jnp.asarray(u))
+        assert got.dtype == np.uint8
+        np.testing.assert_array_equal(np.asarray(got), want)
+    x8, u32 = np.array([100, -100, 5, 0], np.int8), np.array([300, -300, 1000, 7], np.int32)
+    got = getattr(jnp.asarray(x8).at[i], method)(jnp.asarray(u32))
+    np.testing.assert_array_equal(np.asarray(got), op(x8.astype(np.int32), u32).astype(np.int8))
