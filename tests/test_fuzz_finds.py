@@ -151,3 +151,23 @@ def test_at_update_is_computed_in_the_promoted_dtype(method, op):
     x8, u32 = np.array([100, -100, 5, 0], np.int8), np.array([300, -300, 1000, 7], np.int32)
     got = getattr(jnp.asarray(x8).at[i], method)(jnp.asarray(u32))
     np.testing.assert_array_equal(np.asarray(got), op(x8.astype(np.int32), u32).astype(np.int8))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("mode", ["fill", "clip", "wrap"])
+def test_take_along_a_leading_axis(axis, mode):
+    # jnp.take along any axis but the last raised "too many indices" (the index it built
+    # lacked the trailing ':'s). Out-of-range reads: NaN ('fill'), clamped, or wrapped.
+    x = np.arange(24, dtype=np.float32).reshape(4, 2, 3)
+    n = x.shape[axis]
+    i = np.array([[-n - 1, 1], [n, -1]], np.int32)
+    got = jnp.take(jnp.asarray(x), jnp.asarray(i), axis=axis, mode=mode)
+    if mode == "fill":
+        ok = (i >= -n) & (i < n)
+        want = np.take(x, np.where(ok, i, 0), axis=axis)
+        a = axis % x.ndim
+        mask = ok.reshape((1,) * a + ok.shape + (1,) * (x.ndim - a - 1))
+        want = np.where(mask, want, np.nan)
+    else:
+        want = np.take(x, i, axis=axis, mode="clip" if mode == "clip" else "wrap")
+    np.testing.assert_array_equal(np.asarray(got), want)

@@ -570,6 +570,6 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None, mode: A
         indices = jnp.clip(indices, 0, n - 1)
     elif mode == "wrap":
         indices = jnp.remainder(indices, np.asarray(n, indices.dtype))
-    index = (slice(None),) * axis + (indices,)
+    index = normalize_index(a.ndim, (slice(None),) * axis + (indices,))   # trailing ':'s
     return advanced_getitem(a, index, mode="clip" if mode in ("clip", "wrap") else "fill",
                             fill_value=fill_value, check_ints=False)
