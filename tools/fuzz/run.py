@@ -224,9 +224,10 @@ def compare(p: Program, got: Result, want: Result, oracle: str) -> tuple[str, st
             return "dtype", f"output {k}: spmdc {da}{list(a.shape)}, {oracle} {db}{list(b.shape)}"
         if oracle == "reference" and differentiated(p) and is_float(da):
             # A derivative at a singular point (sqrt at 0) is NaN, in JAX too, where finite
-            # differences see a finite slope: those elements are not judged here (the JAX
-            # oracle compares them); every other element is.
-            singular = np.isnan(a.astype(np.float64)) & ~np.isnan(b.astype(np.float64))
+            # differences see a finite slope; an output that is NaN whatever the input
+            # (take's fill) has derivative 0 where finite differences give NaN: those
+            # elements are not judged here (the JAX oracle compares them); the rest are.
+            singular = np.isnan(a.astype(np.float64)) != np.isnan(b.astype(np.float64))
             a, b = np.where(singular, 0, a), np.where(singular, 0, b)
         why = values_differ(a, b, da, rtol, atol)
         if why:
