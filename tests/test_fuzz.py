@@ -184,3 +184,28 @@ def test_grad_of_a_function_with_no_float_output_raises_in_every_oracle(kind):
     got = InProcess().run(to_source(p))
     assert got.status == "error" and got.error.startswith("TypeError")
     assert Checker(InProcess()).check(p) == []
+
+
+def test_reference_grad_ignores_outputs_that_are_nan_whatever_the_input():
+    # take's fill reads NaN at an out-of-range index: constant, so its derivative is 0
+    # (in JAX and spmdc); the reference's finite differences were NaN everywhere.
+    from fuzz.program import Input, Wrapper
+    p = Program(0, (Input((3, 2), "float32"), Input((2,), "int32", low=3, high=4)),
+                (Op("jnp.take({0}, {1}, axis=0, mode='fill')", (0, 1), ((2, 2), "float32")),
+                 Op("jnp.take({0}, jnp.array([0, 1]), axis=0) * {2}", (0, 1, 2),
+                    ((2, 2), "float32"))),
+                (2, 3), (Wrapper("grad", (("argnums", 0),)),))
+    got = run_reference(p)
+    assert got.status == "ok" and np.isfinite(got.outs[0]).all()
+    assert Checker(InProcess()).check(p) == []
+
+
+def test_reference_jvp_over_jacfwd_of_a_scalar():
+    # jacfwd hands its 0-d result over as a NumPy scalar; the reference then raised
+    # "'numpy.float64' object does not support item assignment".
+    from fuzz.program import Input, Wrapper
+    p = Program(0, (Input((), "float32"),), (Op("jnp.sin({0})", (0,), ((), "float32")),), (1,),
+                (Wrapper("jacfwd", (("argnums", (0,)),)), Wrapper("jvp", (("argnums", (0,)),))))
+    got = run_reference(p)
+    assert got.status == "ok", got.error
+    assert Checker(InProcess()).check(p) == []
