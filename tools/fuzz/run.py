@@ -294,6 +294,12 @@ KNOWN_DIFFERENCES: list[tuple[str, Callable[[Program], bool], str]] = [
      "JAX differentiates a scatter-multiply only with unique_indices=True (static ints and "
      "slices) and raises NotImplementedError for array indices; spmdc's rule is exact for "
      "repeated indices too (Note [duplicate indices]). Checked against the reference."),
+    ("psum_scatter under nested vmap", lambda p: any(
+        "lax.psum_scatter(" in op.template for op in p.ops) and sum(
+            w.kind == "vmap" for w in p.wrappers) >= 2,
+     "JAX's batching rule for psum_scatter fails (IndexError: tuple index out of range) when "
+     "an inner vmap batches the operand along a dimension other than 0; spmdc scatters as "
+     "without the inner vmap (checked against the reference)."),
     ("jacrev of a function with no float output", lambda p: any(
         w.kind == "jacrev" for w in p.wrappers),
      "JAX's jacrev of a function returning an empty tuple fails inside its dtype computation "
@@ -304,6 +310,7 @@ KNOWN_DIFFERENCES: list[tuple[str, Callable[[Program], bool], str]] = [
 # The first line of JAX's error that a deliberate difference explains, where a program
 # could make JAX raise for some other reason too.
 KNOWN_ERRORS = {
+    "psum_scatter under nested vmap": "IndexError: tuple index out of range",
     "grad of .at[].mul with array indices": "scatter_mul gradients are only implemented",
     "jacrev of a function with no float output": "at least one array or dtype is required",
 }
