@@ -171,3 +171,21 @@ def test_take_along_a_leading_axis(axis, mode):
     else:
         want = np.take(x, i, axis=axis, mode="clip" if mode == "clip" else "wrap")
     np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("spec, n_ops, dtype", [
+    (spec, n, dtype) for spec, n in [("ij->", 1), ("ij->i", 1), ("ii->i", 1), ("ij->j", 1),
+                                     ("ij,kj->", 2)]
+    for dtype in (np.int8, np.uint8, np.bool_)
+    if not (n == 2 and dtype == np.bool_)])     # a boolean dot_general: not supported
+def test_einsum_sums_in_the_operands_dtype(spec, n_ops, dtype):
+    # JAX's einsum sums out a letter in the operand's dtype: int8 stays int8 (and wraps),
+    # booleans sum as 'or'; spmdc's sum promoted to int32 (found at seed 1630).
+    host = (np.arange(9).reshape(3, 3) * 50 % 7 + 40).astype(dtype)
+    got = jnp.einsum(spec, *[jnp.asarray(host)] * n_ops)
+    assert got.dtype == host.dtype
+    if dtype == np.bool_:
+        want = np.einsum(spec, *[host.astype(np.int64)] * n_ops) > 0
+    else:
+        want = np.einsum(spec, *[host.astype(np.int64)] * n_ops).astype(dtype)
+    np.testing.assert_array_equal(np.asarray(got), want)
