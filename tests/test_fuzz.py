@@ -223,3 +223,18 @@ def test_a_value_jax_gets_wrong_is_a_known_difference_only_where_jax_is_not_fini
     assert known_difference(p, jax_nan, spmdc_out) is not None
     assert known_difference(p, jax_other, spmdc_out) is None
     assert known_difference(p.replace(wrappers=()), jax_nan, spmdc_out) is None
+
+
+def test_a_shape_jax_gets_wrong_for_all_to_all_under_vmap_is_a_known_difference():
+    from fuzz.program import Input, Wrapper
+    from fuzz.run import known_difference
+    p = Program(0, (Input((2, 2), "float32"),),
+                (Op("lax.all_to_all({0}, 'a', 0, 0, tiled=False)", (0,), ((2,), "float32"),
+                    collective=True),), (1,),
+                (Wrapper("vmap", (("size", 2), ("axis_name", "a"), ("in_axes", (0,)),
+                                  ("out_axes", (0,)))),))
+    spmdc_out = Result("ok", [np.zeros((2, 2), np.float32)], ["float32"])
+    jax_out = Result("ok", [np.zeros((2, 2, 2), np.float32)], ["float32"])
+    assert known_difference(p, jax_out, spmdc_out) is not None
+    assert known_difference(p, Result("ok", [np.ones((2, 2), np.float32)], ["float32"]),
+                            spmdc_out) is None

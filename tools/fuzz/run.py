@@ -316,9 +316,9 @@ KNOWN_ERRORS = {
 }
 
 
-# Values JAX 0.10.2 gets wrong: a mismatch one of these explains is a known difference
-# only when JAX's output is NaN or infinite where spmdc's is finite, and equal elsewhere
-# (spmdc's values are still checked against the reference).
+# Results JAX 0.10.2 gets wrong: a mismatch one of these explains is a known difference
+# only when JAX's result differs in the way named by JAX_WRONG_CHECKS (spmdc's values are
+# still checked against the reference).
 JAX_WRONG: list[tuple[str, Callable[[Program], bool], str]] = [
     ("derivative of .at[].min/max with mode='clip'", lambda p: differentiated(p) and any(
         ".at[" in op.template and ("].min(" in op.template or "].max(" in op.template)
@@ -326,6 +326,13 @@ JAX_WRONG: list[tuple[str, Callable[[Program], bool], str]] = [
      "JAX 0.10.2's derivative of a clipping scatter-min/max is NaN or inf where an index is "
      "out of range (jacrev of x.at[jnp.array([9, 9])].min(u, mode='clip') on 4 elements); "
      "spmdc's is the piecewise-linear function's, as finite differences give it."),
+    ("all_to_all of a value vmap does not batch (shapes)", lambda p: any(
+        "lax.all_to_all(" in op.template for op in p.ops) and any(
+            w.kind == "vmap" for w in p.wrappers),
+     "JAX's batching rule for all_to_all of an operand not batched along the named axis (a "
+     "jacfwd/jvp tangent of an unmapped input) gives each member an extra axis "
+     "(vmap(lambda: all_to_all(zeros(2), 'a', 0, 0)) over 2: (2, 2) where all_to_all "
+     "returns (2,)); spmdc's shape is all_to_all's."),
 ]
 
 
@@ -346,12 +353,23 @@ def _only_jax_not_finite(got: Result, want: Result) -> bool:
     return any_odd
 
 
+def _only_shapes_differ(got: Result, want: Result) -> bool:
+    return got.status == "ok" and want.status == "ok" and len(got.outs) == len(want.outs) \
+        and any(a.shape != b.shape for a, b in zip(got.outs, want.outs, strict=True))
+
+
+JAX_WRONG_CHECKS = {
+    "derivative of .at[].min/max with mode='clip'": _only_jax_not_finite,
+    "all_to_all of a value vmap does not batch (shapes)": _only_shapes_differ,
+}
+
+
 def known_difference(p: Program, jax_result: Result, got: Result | None = None) -> str | None:
     """The deliberate difference that explains JAX raising on ``p`` (or, given spmdc's
     result ``got``, a value JAX is known to get wrong), if any."""
     if jax_result.status == "ok" and got is not None:
         for name, applies, _ in JAX_WRONG:
-            if applies(p) and _only_jax_not_finite(got, jax_result):
+            if applies(p) and JAX_WRONG_CHECKS[name](got, jax_result):
                 return name
         return None
     if jax_result.status != "error":
