@@ -170,3 +170,71 @@ def test_a_nan_derivative_is_not_judged_but_the_rest_is():
     assert compare(p, nan_first, want, "reference") is None
     assert compare(p, wrong_last, want, "reference")[0] == "value"
     assert compare(p, nan_first, want, "jax")[0] == "value"
+
+
+@pytest.mark.parametrize("kind", ["grad", "value_and_grad"])
+def test_grad_of_a_function_with_no_float_output_raises_in_every_oracle(kind):
+    # The script's _total of no float output is the int 0: JAX and spmdc raise TypeError,
+    # and so must the reference (it returned zero gradients).
+    from fuzz.program import Wrapper
+    p = _program("{0} > 0").replace(ops=(Op("{0} > 0", (0,), ((3,), "bool")),),
+                                    wrappers=(Wrapper(kind, (("argnums", 0),)),))
+    want = run_reference(p)
+    assert want.status == "error" and want.error.startswith("TypeError")
+    got = InProcess().run(to_source(p))
+    assert got.status == "error" and got.error.startswith("TypeError")
+    assert Checker(InProcess()).check(p) == []
+
+
+def test_reference_grad_ignores_outputs_that_are_nan_whatever_the_input():
+    # take's fill reads NaN at an out-of-range index: constant, so its derivative is 0
+    # (in JAX and spmdc); the reference's finite differences were NaN everywhere.
+    from fuzz.program import Input, Wrapper
+    p = Program(0, (Input((3, 2), "float32"), Input((2,), "int32", low=3, high=4)),
+                (Op("jnp.take({0}, {1}, axis=0, mode='fill')", (0, 1), ((2, 2), "float32")),
+                 Op("jnp.take({0}, jnp.array([0, 1]), axis=0) * {2}", (0, 1, 2),
+                    ((2, 2), "float32"))),
+                (2, 3), (Wrapper("grad", (("argnums", 0),)),))
+    got = run_reference(p)
+    assert got.status == "ok" and np.isfinite(got.outs[0]).all()
+    assert Checker(InProcess()).check(p) == []
+
+
+def test_reference_jvp_over_jacfwd_of_a_scalar():
+    # jacfwd hands its 0-d result over as a NumPy scalar; the reference then raised
+    # "'numpy.float64' object does not support item assignment".
+    from fuzz.program import Input, Wrapper
+    p = Program(0, (Input((), "float32"),), (Op("jnp.sin({0})", (0,), ((), "float32")),), (1,),
+                (Wrapper("jacfwd", (("argnums", (0,)),)), Wrapper("jvp", (("argnums", (0,)),))))
+    got = run_reference(p)
+    assert got.status == "ok", got.error
+    assert Checker(InProcess()).check(p) == []
+
+
+def test_a_value_jax_gets_wrong_is_a_known_difference_only_where_jax_is_not_finite():
+    from fuzz.program import Input, Wrapper
+    from fuzz.run import known_difference
+    p = Program(0, (Input((4,), "float32"), Input((2,), "int32"), Input((2,), "float32")),
+                (Op("{0}.at[{1}].min({2}, mode='clip')", (0, 1, 2), ((4,), "float32")),), (3,),
+                (Wrapper("jacrev", (("argnums", (2,)),)),))
+    spmdc_out = Result("ok", [np.array([[0.0, 0.0], [1.0, 0.0]], np.float32)], ["float32"])
+    jax_nan = Result("ok", [np.array([[0.0, 0.0], [np.inf, np.nan]], np.float32)], ["float32"])
+    jax_other = Result("ok", [np.array([[0.5, 0.0], [np.inf, 0.0]], np.float32)], ["float32"])
+    assert known_difference(p, jax_nan, spmdc_out) is not None
+    assert known_difference(p, jax_other, spmdc_out) is None
+    assert known_difference(p.replace(wrappers=()), jax_nan, spmdc_out) is None
+
+
+def test_a_shape_jax_gets_wrong_for_all_to_all_under_vmap_is_a_known_difference():
+    from fuzz.program import Input, Wrapper
+    from fuzz.run import known_difference
+    p = Program(0, (Input((2, 2), "float32"),),
+                (Op("lax.all_to_all({0}, 'a', 0, 0, tiled=False)", (0,), ((2,), "float32"),
+                    collective=True),), (1,),
+                (Wrapper("vmap", (("size", 2), ("axis_name", "a"), ("in_axes", (0,)),
+                                  ("out_axes", (0,)))),))
+    spmdc_out = Result("ok", [np.zeros((2, 2), np.float32)], ["float32"])
+    jax_out = Result("ok", [np.zeros((2, 2, 2), np.float32)], ["float32"])
+    assert known_difference(p, jax_out, spmdc_out) is not None
+    assert known_difference(p, Result("ok", [np.ones((2, 2), np.float32)], ["float32"]),
+                            spmdc_out) is None

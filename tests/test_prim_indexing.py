@@ -12,7 +12,6 @@ from primcheck import check_grad, check_lowering, check_vmap, eqn_func
 import spmdc.compiler  # noqa: F401  (registers every primitive)
 from spmdc.compiler.builder import Builder
 from spmdc.compiler.ir import TensorType, check, parse
-from spmdc.compiler.passes.autodiff import vjp_func
 from spmdc.compiler.primitives.core import ShapeError
 from spmdc.compiler.primitives.indexing import gather_p, scatter_p
 
@@ -282,14 +281,17 @@ def test_scatter_shape_errors_and_float_indices():
                  slice_sizes=(1, 1))
 
 
-@pytest.mark.parametrize("combine", ["mul"])     # min and max: tests/test_grad_reference.py
-def test_scatter_vjp_not_implemented_names_the_combine(combine):
-    b = Builder()
-    x = b.input(TensorType((4,), np.dtype(np.float64)))
-    i = b.input(TensorType((2, 1), np.dtype(np.int32)))
-    u = b.input(TensorType((2,), np.dtype(np.float64)))
-    out = b.scatter(x, i, u, update_window_dims=(), inserted_window_dims=(0,),
-                    scatter_dims_to_operand_dims=(0,), combine=combine)
-    f = b.build([b.reduce_sum(out, axes=(0,))])
-    with pytest.raises(NotImplementedError, match=f"combine='{combine}' is not differentiable"):
-        vjp_func(f, [True, False, True])
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("mode", ["drop", "clip"])
+def test_scatter_mul_grad_with_repeated_indices_and_zero_updates(seed, mode):
+    rng = _rng(seed)
+    x = rng.normal(size=(4, 2))
+    indices = rng.integers(-1, 5, size=(6, 1)).astype(np.int32)    # repeats, out of range
+    updates = rng.normal(size=(6, 2))
+    params = dict(update_window_dims=(1,), inserted_window_dims=(0,),
+                  scatter_dims_to_operand_dims=(0,), combine="mul", mode=mode)
+    check_grad(scatter_p, [x, indices, updates], params, second_order=True, seed=seed)
+    # Zero updates (some elements get two or more): the gradient is exact; its own
+    # derivative is not where two zeros meet (Note [duplicate indices]).
+    updates[rng.random(size=updates.shape) < 0.3] = 0.0
+    check_grad(scatter_p, [x, indices, updates], params, seed=seed)

@@ -100,7 +100,16 @@ def _operand(x: Any, dtype: np.dtype) -> Any:
     if isinstance(x, _ARRAY_TYPES):
         return x if x.dtype == dtype else bind(_prims["convert"], x, new_dtype=dtype,
                                                    weak=False)
-    return np.asarray(x, dtype)
+    if type(x) is int or (isinstance(x, int) and not isinstance(x, bool)):
+        # Note [weak int conversion]: JAX converts a Python int to the default int
+        # (OverflowError outside its range) and then casts, which wraps to a narrower
+        # integer type (-1 * uint8 array multiplies by 255) and rounds to a float
+        # (float16 gives inf beyond its range). NumPy refuses out-of-range ints instead.
+        dtypes.dtype_and_weak(x)                         # the range check
+        with np.errstate(over="ignore"):
+            return np.asarray(x, dtypes.default_int()).astype(dtype)
+    with np.errstate(over="ignore"):                     # 1e300 in float16 is inf
+        return np.asarray(x, dtype)
 
 
 def _promote(op: str, *args: Any) -> tuple[list[Any], np.dtype, bool]:
@@ -201,7 +210,16 @@ arcsinh, arccosh, arctanh = (_unary("arcsinh", "asinh"), _unary("arccosh", "acos
                              _unary("arctanh", "atanh"))
 exp2, log1p, expm1, sqrt, cbrt = (_unary(n) for n in ("exp2", "log1p", "expm1", "sqrt", "cbrt"))
 negative = _unary("negative", "neg", float_only=False)
-absolute = abs = _unary("abs", float_only=False)
+_abs = _unary("abs", float_only=False)
+
+
+def absolute(x: Any) -> Any:
+    """``|x|``; unsigned integers and booleans are returned unchanged, as in JAX."""
+    x = asarray(x)
+    return x if x.dtype.kind in "ub" else _abs(x)
+
+
+abs = absolute
 sign = _unary("sign", float_only=False)
 
 
@@ -325,8 +343,10 @@ def floor_divide(x: Any, y: Any) -> Any:
 
 def remainder(x: Any, y: Any) -> Any:
     r = _elementwise("remainder", "rem", x, y)
-    # C fmod takes the dividend's sign; Python takes the divisor's
-    fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
+    # C fmod takes the dividend's sign; Python takes the divisor's (the divisor as
+    # converted: -3 % an unsigned array divides by 253)
+    _, y_converted = _promote("remainder", x, y)[0]
+    fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(y_converted, 0)))
     return where(fix, r + y, r)
 
 

@@ -7,6 +7,7 @@ from ..core import dtypes
 from ..core.tracing import user_source
 from .core import asarray, where
 from .products import _dot_general, check_precision
+from .reductions import any as _any
 from .reductions import sum
 from .shape_ops import moveaxis, reshape, transpose
 
@@ -98,6 +99,12 @@ def _broadcast_ellipsis(operands: list[Any], specs: list[str]) -> tuple[list[Any
     return out_ops, out_specs
 
 
+def _sum_own(x: Any, axis: Any) -> Any:
+    """A sum in the operand's own dtype, as JAX's einsum: int8 stays int8 (and wraps),
+    booleans sum as 'or'."""
+    return _any(x, axis=axis) if x.dtype == bool else sum(x, axis=axis, dtype=x.dtype)
+
+
 def _reduce_own(x: Any, spec: str, keep: set[str]) -> tuple[Any, str]:
     """Sum out letters that appear only in this operand (and not in the output);
     take diagonals of repeated letters."""
@@ -108,12 +115,12 @@ def _reduce_own(x: Any, spec: str, keep: set[str]) -> tuple[Any, str]:
             n = x.shape[i]
             eye = asarray(__import__("numpy").eye(n, dtype=bool))
             x = moveaxis(x, (i, j), (-2, -1))
-            x = sum(where(eye, x, 0), axis=-1)
+            x = _sum_own(where(eye, x, asarray(0, x.dtype)), -1)
             rest = [s for k, s in enumerate(spec) if k not in (i, j)]
             spec = "".join(rest) + c                   # the diagonal is now the last axis
     drop = [k for k, c in enumerate(spec) if c not in keep]
     if drop:
-        x = sum(x, axis=tuple(drop))
+        x = _sum_own(x, tuple(drop))
         spec = "".join(c for k, c in enumerate(spec) if k not in drop)
     return x, spec
 

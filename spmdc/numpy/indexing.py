@@ -450,7 +450,8 @@ def _fill(dtype: np.dtype, fill_value: Any) -> Any:
 def scatter_update(x: Any, index: Any, values: Any, combine: str, *, mode: Any = None,
                    wrap_negative_indices: bool = True) -> Any:
     """``x.at[index].set(values)`` (combine='set'), or 'add', 'mul', 'min', 'max': one
-    scatter; ``values`` broadcast to ``x[index].shape`` and convert to x's dtype, and
+    scatter; ``values`` broadcast to ``x[index].shape``, the update computed in the promoted
+    dtype of both and converted to x's (_scatter_dtype), and
     updates at out-of-bounds indices are dropped (clamped with mode='clip'; see Note
     [index modes])."""
     jnp = _jnp()
@@ -462,16 +463,37 @@ def scatter_update(x: Any, index: Any, values: Any, combine: str, *, mode: Any =
         return jnp.reshape(out, ())
     plan = _plan(x.shape, normalize_index(x.ndim, index), check_ints=False,
                  wrap=wrap_negative_indices)
-    updates = _broadcast_values(values, plan.result_shape, x.dtype)
+    work = _scatter_dtype(x, values)
+    updates = _broadcast_values(values, plan.result_shape, work)
     if plan.empty:
         return x
     indices = _clamped_indices(plan) if mode == "clip" else plan.indices
     updates = jnp.reshape(updates, plan.core_shape)
-    operand = jnp.reshape(x, plan.operand_shape)
+    operand = jnp.reshape(x if work == x.dtype else x.astype(work), plan.operand_shape)
     out = bind(_prims["scatter"], operand, indices, updates,
                update_window_dims=plan.window_positions, inserted_window_dims=plan.collapsed,
-               scatter_dims_to_operand_dims=plan.index_map, combine=combine, weak=x.weak)
+               scatter_dims_to_operand_dims=plan.index_map, combine=combine,
+               weak=x.weak and work == x.dtype)
+    if work != x.dtype:
+        out = bind(_prims["convert"], out, new_dtype=x.dtype, weak=x.weak)
     return jnp.reshape(out, x.shape)
+
+
+def _scatter_dtype(x: Any, values: Any) -> np.dtype:
+    """The dtype an update is computed in, as in JAX: the promotion of ``x``'s dtype and
+    the values' (a Python int within ``x``'s integer range counts as ``x``'s dtype); the
+    result converts back to ``x``'s dtype. So ``uint8_x.at[i].mul(1.5)`` multiplies in
+    float32 and then truncates, rather than multiplying by int(1.5)."""
+    if isinstance(values, int) and x.dtype.kind in "iu" and \
+            np.iinfo(x.dtype).min <= values <= np.iinfo(x.dtype).max:
+        return x.dtype
+    if isinstance(values, (Tracer, Array)):
+        pair = (values.dtype, bool(values.weak))
+    elif any(isinstance(v, Tracer) for v in _flat(values)):
+        pair = (_stacked(values).dtype, False)
+    else:
+        pair = dtypes.dtype_and_weak(values)
+    return dtypes.result_type_of_pairs(((x.dtype, bool(x.weak)), pair))[0]
 
 
 def _broadcast_values(values: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:

@@ -133,7 +133,9 @@ class Reference:
 
         def g(mesh: Mesh, args: list[np.ndarray], real: bool) -> list[np.ndarray]:
             m = len(mesh)
-            x64 = [a.astype(np.float64) if _isfloat(a) else a for a in args]
+            # np.asarray: an outer derivative can hand over 0-d results as NumPy scalars,
+            # which the finite differences below cannot assign into
+            x64 = [np.asarray(a.astype(np.float64) if _isfloat(a) else a) for a in args]
 
             def at(k: int, x: np.ndarray) -> list[np.ndarray]:
                 return fn(mesh, x64[:k] + [x] + x64[k + 1:], True)
@@ -147,6 +149,11 @@ class Reference:
                 return value.astype(like.dtype if isinstance(like, np.ndarray) else _np_dtype(like))
 
             base = fn(mesh, args, real)          # the primal outputs, in their own dtypes
+            if kind in ("grad", "value_and_grad") and not floats(base):
+                # The script's _total sums no float output: the Python int 0, which JAX's
+                # (and spmdc's) grad refuses as an integer output.
+                raise TypeError(f"{kind} requires a real-valued output; the function has "
+                                "no float output (its total is the int 0)")
             if kind in ("grad", "value_and_grad"):
                 grads = []
                 for k in nums:
@@ -157,8 +164,10 @@ class Reference:
                         plus, minus = x.copy(), x.copy()
                         plus[j] += h
                         minus[j] -= h
-                        s_plus = sum(float(np.sum(o)) for o in floats(at(k, plus)))
-                        s_minus = sum(float(np.sum(o)) for o in floats(at(k, minus)))
+                        # nansum: an element that is NaN whatever the input (take's
+                        # fill) has derivative 0, in JAX too
+                        s_plus = sum(float(np.nansum(o)) for o in floats(at(k, plus)))
+                        s_minus = sum(float(np.nansum(o)) for o in floats(at(k, minus)))
                         grad[j] = (s_plus - s_minus) / (2 * h)
                     grads.append(cast(grad, args[k]))
                 if kind == "grad":

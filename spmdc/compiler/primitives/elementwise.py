@@ -56,7 +56,7 @@ from .core import (
 from .rules import elementwise_batch_rule
 
 REAL = "f"            # real floats (bfloat16 included, see core._check_kind)
-SIGNED = "if"         # what abs and sign accept
+SIGNED = "if"         # what abs accepts (jnp.abs of unsigned or bool is the identity)
 ORDERED = "biuf"      # what max and min accept
 
 
@@ -269,10 +269,19 @@ vjp_rules[abs_p] = lambda b, ct, x: [                       # See Note [gradient
 jvp_rules[abs_p] = diagonal_jvp(abs_p)
 lower_rules[abs_p] = elementwise_lowering(hlo.AbsOp)
 
-sign_p = elementwise_unary("sign", np.sign, SIGNED)
+sign_p = elementwise_unary("sign", np.sign, "iuf")    # unsigned too, as JAX's lax.sign
 vjp_rules[sign_p] = _zero_vjp
 jvp_rules[sign_p] = diagonal_jvp(sign_p)
-lower_rules[sign_p] = elementwise_lowering(hlo.SignOp)
+
+
+def _sign_lowering(ctx, eqn, x):
+    t = eqn.outputs[0].type
+    if t.dtype.kind == "u":             # StableHLO's sign takes no unsigned type
+        return hlo.MinOp(x, ctx.constant(1, t)).result
+    return hlo.SignOp(x).result
+
+
+lower_rules[sign_p] = _sign_lowering
 
 floor_p = elementwise_unary("floor", np.floor, REAL)
 vjp_rules[floor_p] = _zero_vjp

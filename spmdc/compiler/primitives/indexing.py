@@ -59,7 +59,10 @@ __all__ = ["gather_p", "scatter_p", "COMBINES"]
 # gives every update the cotangent of the element it was written to, as if each of them
 # had won; with overlapping windows that over-counts (JAX refuses to transpose such a
 # scatter instead). 'min' and 'max' split each element's cotangent evenly among the
-# operand element and the updates equal to the result, as JAX does; 'mul' has no VJP.
+# operand element and the updates equal to the result, as JAX does; 'mul' gives each
+# update the product of the others at its element, without dividing by a zero update
+# (JAX differentiates 'mul' only when the indices are unique). That product is exact, but
+# taken as 0 where two or more zero updates meet, so a second derivative there is 0.
 
 COMBINES = ("set", "add", "mul", "min", "max")
 _GATHER_MODES = ("clip", "fill")
@@ -376,12 +379,14 @@ def _extremum_hits(b, operand, indices, updates, p):
 
 def _scatter_vjp(b, ct, operand, indices, updates, **params):
     p = _with_defaults(scatter_p, params)
-    if p["combine"] not in ("set", "add", "min", "max"):
+    if p["combine"] not in ("set", "add", "mul", "min", "max"):
         raise NotImplementedError(f"grad: scatter with combine={p['combine']!r} is not "
-                                  "differentiable (only 'set', 'add', 'min' and 'max' are)")
+                                  "differentiable (only 'set', 'add', 'mul', 'min' and 'max' are)")
 
     def windows_of(v):                # what each update window lands on, 0 if dropped
         return _update_windows(b, v, indices, operand.type, updates.type, p)
+    if p["combine"] == "mul":
+        return _scatter_mul_vjp(b, ct, operand, indices, updates, p, windows_of)
     if p["combine"] in ("min", "max"):
         operand_hits, update_hits, count = _extremum_hits(b, operand, indices, updates, p)
         share = b.div(ct, count)
@@ -392,6 +397,28 @@ def _scatter_vjp(b, ct, operand, indices, updates, **params):
     # 'set': overwritten elements pass no cotangent back. See Note [duplicate indices].
     ct_operand = b.scatter(ct, indices, zeros(b, updates.type), **p)
     return [ct_operand, None, ct_updates]
+
+
+def _scatter_mul_vjp(b, ct, x, indices, u, p, windows_of):
+    """out = x * P, P[i] the product of the updates that land at i: x gets ct * P, and an
+    update u_j landing at i gets ct[i] * x[i] times the product of the others there,
+    computed without dividing by a zero update (as in _scatter_mul_jvp): 1 when u_j is
+    alone; with no zero there, P / u_j; if u_j is the only zero, the product of the
+    nonzero ones; else 0. Exact for repeated indices, where JAX has no rule."""
+    ut, xt = u.type, x.type
+    mul, add = {**p, "combine": "mul"}, {**p, "combine": "add"}
+    is_zero = b.eq(u, _filled(b, ut, 0))
+    safe = b.select(is_zero, _filled(b, ut, 1), u)
+    product = windows_of(b.scatter(_filled(b, xt, 1), indices, safe, **mul))
+    zeros_there = windows_of(b.scatter(_filled(b, xt, 0), indices,
+                                       b.convert(is_zero, new_dtype=ut.dtype), **add))
+    alone = b.eq(windows_of(b.scatter(_filled(b, xt, 0), indices, _filled(b, ut, 1), **add)),
+                 _filled(b, ut, 1))
+    zero, one = _filled(b, ut, 0), _filled(b, ut, 1)
+    others = b.select(is_zero, b.select(b.eq(zeros_there, one), product, zero),
+                      b.select(b.eq(zeros_there, zero), b.div(product, safe), zero))
+    others = b.select(alone, one, others)
+    return [b.scatter(ct, indices, u, **mul), None, b.mul(windows_of(b.mul(ct, x)), others)]
 
 
 jvp_rules[gather_p] = linear_jvp(gather_p, 0)
