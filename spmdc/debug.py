@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from .callbacks import _describe, stage_callback
+from .sharding import visualize_array_sharding, visualize_sharding  # noqa: F401
 
-__all__ = ["print", "callback"]
+__all__ = ["print", "callback", "visualize_array_sharding", "visualize_sharding"]
 
 def callback(callback: Callable[..., Any] | None = None, *args: Any, ordered: bool = False,
              **kwargs: Any) -> Any:

@@ -122,3 +122,21 @@ def test_errors(mesh):
     with pytest.raises(ValueError, match="needs a mesh"):
         spmdc.jit(lambda v: v, in_shardings=P("x"))(a)
     np.testing.assert_allclose(spmdc.jit(lambda v: v + 1)(a), a + 1)
+
+
+def test_debug_print_in_a_partitioned_program_and_in_a_shard_map_body(mesh, capfd):
+    x = _put(np.arange(8.0, dtype=np.float32), mesh, P("x"))
+    f = spmdc.jit(lambda v: (spmdc.debug.print("sum {s}", s=v.sum()), v * 2)[1])
+    np.testing.assert_allclose(f(x), np.arange(8.0) * 2)
+    spmdc.effects_barrier()
+    assert capfd.readouterr().out.splitlines() == ["sum 28.0"]       # once, whole value
+    line = spmdc.make_mesh((4,), ("i",))
+
+    def body(b):
+        spmdc.debug.print("block {b}", b=b)
+        return b * 2
+    g = spmdc.jit(spmdc.shard_map(body, mesh=line, in_specs=P("i"), out_specs=P("i")))
+    np.testing.assert_allclose(g(np.arange(8.0, dtype=np.float32)), np.arange(8.0) * 2)
+    spmdc.effects_barrier()
+    assert sorted(capfd.readouterr().out.splitlines()) == [
+        f"block [{2 * k}. {2 * k + 1}.]" for k in range(4)]             # once per device

@@ -438,6 +438,21 @@ def parse_module(text: str) -> ir.Module:
 #   before returning (and never hands them to the C++ dispatcher, which would not
 #   wait): when a call returns, its prints are out, in call order.
 
+def _place_callback(ctx: LoweringContext, op: Any, n_results: int) -> None:
+    """A host callback in the partition form needs a layout for XLA's partitioner: in a
+    manual computation (shard_map's body) it runs on every device, on that device's
+    values; in the global program it runs once, on the first device of the mesh, on the
+    whole values (as JAX places it). One annotation per result, at least one."""
+    if ctx.manual:
+        ranks = [len(r.type.shape) if hasattr(r.type, "shape") else 0
+                 for r in op.results] or [0]
+        each = ["<mesh<[]>, [" + ", ".join(["{}"] * n) + "]>" for n in ranks]
+    else:
+        each = ["<mesh<[], device_ids=[0]>, []>"] * max(1, n_results)
+    op.attributes["sdy.sharding"] = ir.Attribute.parse(
+        "#sdy.sharding_per_value<[" + ", ".join(each) + "]>")
+
+
 def host_callback_op(ctx: LoweringContext, callback: Callable[..., Any],
                      operands: Sequence[ir.Value], results: Sequence[TensorType], *,
                      has_side_effect: bool, ordered: bool) -> list[ir.Value]:
@@ -467,6 +482,8 @@ def host_callback_op(ctx: LoweringContext, callback: Callable[..., Any],
             "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
             "backend_config": ir.DictAttr.get({"index": ir.IntegerAttr.get(u64, index)}),
             "has_side_effect": ir.BoolAttr.get(has_side_effect)})
+    if ctx.partitioned:
+        _place_callback(ctx, op, len(result_types))
     outs = list(op.results)
     if ordered:
         ctx.token = outs.pop(0)

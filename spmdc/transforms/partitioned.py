@@ -30,7 +30,7 @@ from ..compiler.passes import run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..compiler.primitives.shard_map import shard_map_p
 from ..compiler.primitives.sharding import sharding_constraint_p
-from ..compiler.stablehlo import Partitioning, lower_text
+from ..compiler.stablehlo import Partitioning, lower_program, parse_module
 from ..core import dtypes
 from ..core.devices import device_put
 from ..core.tracing import bind, current_trace, type_of, where
@@ -175,8 +175,10 @@ class PartitionedEntry:
             [None if s is None else _spec_tuple(s, t.ndim)
              for s, t in zip(out_requests, func.out_types, strict=True)])
         self.func = func
-        self.module_text = lower_text(func, partitioning=partitioning)
-        self.exe = pjrt.compile(self.module_text, self.devices, partitioned=True)
+        self.module_text, callbacks, effects = lower_program(func, partitioning=partitioning)
+        module = parse_module(self.module_text) if callbacks else self.module_text
+        self.exe = pjrt.compile(module, self.devices, callbacks, wait=effects,
+                                partitioned=True)       # Note [host callbacks] in stablehlo.py
         self.out_shardings = [sharding_from_tiles(mesh, t.shape, tiles)
                               for t, tiles in zip(func.out_types, pjrt.output_tiles(self.exe),
                                                   strict=True)]
