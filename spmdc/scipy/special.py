@@ -398,3 +398,6 @@ def softmax(x: Any, /, *, axis: Any = None) -> Any:
 def log_softmax(x: Any, /, *, axis: Any = None) -> Any:
     from spmdc.nn.functions import log_softmax as nn_log_softmax
     return nn_log_softmax(x, axis=axis)
+
+
+from spmdc.scipy._incomplete import betainc, gammainc, gammaincc  # noqa: E402,F401
