@@ -231,3 +231,17 @@ def test_errors(call, error, fragment):
     with pytest.raises(error) as info:
         call(x)
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_correlate_and_convolve_of_complex_arrays(mode):
+    # correlate conjugates its second argument, as NumPy's (it raised before the complex
+    # conjugate existed)
+    a = np.array([1 + 2j, 3 - 1j, 0.5j, 2], np.complex64)
+    v = np.array([1 - 1j, 2 + 0.5j], np.complex64)
+    np.testing.assert_allclose(jnp.correlate(a, v, mode=mode), np.correlate(a, v, mode=mode),
+                               atol=1e-5)
+    np.testing.assert_allclose(jnp.correlate(v, a, mode=mode), np.correlate(v, a, mode=mode),
+                               atol=1e-5)
+    np.testing.assert_allclose(jnp.convolve(a, v, mode=mode), np.convolve(a, v, mode=mode),
+                               atol=1e-5)

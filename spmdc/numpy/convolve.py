@@ -32,9 +32,9 @@ def _conv1d(op: str, a: Any, v: Any, mode: str, precision: Any,
         raise ValueError(f"{op}: mode must be one of ['full', 'same', 'valid'], got {mode!r}")
     reverse = False
     if op == "correlate":
-        if dtype.kind == "c":
-            raise NotImplementedError("correlate of complex arrays needs the complex "
-                                      "conjugate, which spmdc.numpy does not have yet")
+        if dtype.kind == "c":                 # NumPy's correlate conjugates v
+            from .complex_ops import conj
+            v = conj(v)
         if a.shape[0] < v.shape[0]:
             a, v, reverse = v, a, True
     else:
