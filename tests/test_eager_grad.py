@@ -213,3 +213,18 @@ def test_custom_rules_may_branch_on_primal_values_outside_jit():
     for v in (0.1, 0.2, 0.3):
         np.testing.assert_allclose(g(v), np.cos(v), rtol=1e-6)
     assert len(calls) == 1
+
+
+def test_sharded_arguments_never_reuse_a_specialised_program():
+    from spmdc.sharding import NamedSharding, P, make_mesh
+    mesh = make_mesh((8,), ("x",))
+
+    def f(x):
+        if x.sum() > 0:
+            return (x ** 2).sum()
+        return -x.sum()
+
+    g = spmdc.grad(f)
+    for sign, want in ((1.0, 2.0), (-1.0, -1.0), (1.0, 2.0)):
+        x = spmdc.device_put(jnp.full(8, sign), NamedSharding(mesh, P("x")))
+        np.testing.assert_allclose(g(x), want)

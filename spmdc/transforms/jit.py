@@ -254,8 +254,12 @@ class Jitted:
             return tree_unflatten(out_tree, outs), None
         leaves, in_tree = tree_flatten((args, kwargs))
         if self._partitioned or is_sharded_call(leaves):   # Note [jit over sharded arrays]
+            read, known = concretisations(), set(self._cache) if self._concrete else None
             out = call_partitioned(self, statics, args, kwargs, leaves, in_tree)
             if out is not None:
+                if known is not None and concretisations() != read:
+                    for k in set(self._cache) - known:   # specialised to these values:
+                        del self._cache[k]                # never reused (eager autodiff)
                 return out, None
         # See Note [dispatch fast path].
         device = self.device or _device_of(leaves)
