@@ -141,9 +141,14 @@ def test_vmap_of_each_primitive():
     rng = np.random.default_rng(6)
     check_vmap(cholesky_p, [spd(rng, (3, 4, 4))], {}, [0], 3, **TOL)
     check_vmap(lu_p, [rng.normal(size=(3, 2, 4)).astype(np.float32)], {}, [1], 2, **TOL)
-    check_vmap(triangular_solve_p, [spd(rng, (4, 4)), rng.normal(size=(4, 2, 3)).astype(
-        np.float32)], dict(left_side=True, lower=True, transpose_a=False, unit_diagonal=False),
-        [None, 1], 2, **TOL)
+    for left_side in (True, False):
+        check_vmap(triangular_solve_p, [spd(rng, (2, 4, 4)), rng.normal(size=(
+            2, 4, 3, 3) if left_side else (2, 3, 3, 4)).astype(np.float32)],
+            dict(left_side=left_side, lower=True, transpose_a=True, unit_diagonal=False),
+            [None, 2], 3, **TOL)
+        check_vmap(triangular_solve_p, [spd(rng, (4, 4, 4)), rng.normal(size=(
+            4, 2)).astype(np.float32)], dict(left_side=True, lower=False, transpose_a=False,
+                                                unit_diagonal=True), [0, None], 4, **TOL)
     check_vmap(svd_p, [rng.normal(size=(3, 4, 2)).astype(np.float32)],
                dict(full_matrices=False, compute_uv=False), [0], 3, **TOL)
     check_vmap(eigh_p, [spd(rng, (2, 3, 3))], dict(lower=True), [0], 2, compile=False, **TOL)

@@ -32,7 +32,7 @@ from ..builder import Builder, lit
 from ..ir import TensorType, dtype_name
 from ..passes.autodiff import vjp_rules
 from ..passes.forward import jvp_rules
-from ..passes.vmap import batch_rules, batch_to_front
+from ..passes.vmap import batch_rules, batch_to_front, move_axis
 from ..stablehlo import ffi_call, hlo, lower_body, lower_rules
 from .core import ShapeError, declare
 from .reductions import compare
@@ -289,9 +289,27 @@ def _triangular_solve_vjp(b, ct, a, rhs, *, left_side, lower, transpose_a, unit_
     return [a_bar, rhs_bar]
 
 
+def _triangular_solve_batch(b, axis, args, dims, **params):
+    # With one matrix for the whole batch, the batch joins the right-hand sides (columns
+    # on the left side, rows on the right), as JAX does: no copies of the matrix.
+    (a, rhs), (da, drhs) = args, dims
+    if da is not None:
+        return matrix_batch_rule(triangular_solve_p)(b, axis, args, dims, **params)
+    nd = rhs.type.ndim
+    target = nd - 1 if params["left_side"] else nd - 2
+    moved = move_axis(b, rhs, drhs, target)
+    shape = moved.type.shape
+    if params["left_side"]:                  # [..., m, n, B] -> [..., m, n * B]
+        flat_shape = (*shape[:-2], shape[-2] * shape[-1])
+    else:                                    # [..., B, m, n] -> [..., B * m, n]
+        flat_shape = (*shape[:-3], shape[-3] * shape[-2], shape[-1])
+    out = b.triangular_solve(a, b.reshape(moved, new_sizes=flat_shape), **params)
+    return [b.reshape(out, new_sizes=shape)], [target]
+
+
 triangular_solve_p = declare("triangular_solve", _triangular_solve_rule,
                              _triangular_solve_impl)
-batch_rules[triangular_solve_p] = matrix_batch_rule(triangular_solve_p)
+batch_rules[triangular_solve_p] = _triangular_solve_batch
 jvp_rules[triangular_solve_p] = _triangular_solve_jvp
 vjp_rules[triangular_solve_p] = _triangular_solve_vjp
 lower_rules[triangular_solve_p] = _triangular_solve_lowering
