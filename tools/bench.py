@@ -36,6 +36,10 @@ Workloads (issue 7):
   W11 grad of a 200-step scan RNN (issue 14): ``jit(grad(loss))``, ``h = tanh(x W + h U +
       b)`` over T=200 steps, batch 32, input 64, hidden 256; ``remat`` runs the body
       under ``checkpoint`` (recomputed in the backward pass instead of stored).
+  W12 batched linear algebra: ``jit`` of a Cholesky factorisation and solve of 64
+      symmetric positive-definite f32[48, 48] matrices with 4 right-hand sides each
+      (``cho_solve(cho_factor(a), b)``), then ``jnp.linalg.solve`` of the same batch
+      (LU): the LAPACK kernels are the same, so any gap is spmdc's.
 
 Usage: tools/bench.py [--reps N] [--only W1,W6] [--quick] [--no-jax] [--json PATH]
 """
@@ -43,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import json
 import os
 import platform
@@ -66,7 +71,7 @@ import spmdc  # noqa: E402
 
 N_DEVICES = 8
 TARGETS = {"W1": 1.5, "W2": 0.5, "W3": 1.0, "W4": 1.05, "W5": 1.05, "W6": 1.0, "W7": 1.5,
-           "W8": 1.1, "W9": 1.5, "W10": 1.1, "W11": 1.1}
+           "W8": 1.1, "W9": 1.5, "W10": 1.1, "W11": 1.1, "W12": 1.1}
 LINEARITY_TARGET = 1.3        # per-op trace+lower cost at K=4000 over that at K=1000
 
 
@@ -385,6 +390,16 @@ def w11(remat: bool) -> Callable[[Any, bool], Runner]:
         g = lib.jit(lib.grad(loss))
         return per_call(lambda: g(params, xs), block_tree(lib), 2 if quick else 10)
     return make
+def w12(lib: Any, quick: bool) -> Runner:
+    jsl = importlib.import_module(lib.__name__ + ".scipy.linalg")
+    jnp = lib.numpy
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64, 48, 48)).astype(np.float32)
+    a = lib.device_put(x @ np.swapaxes(x, -1, -2) + 48 * np.eye(48, dtype=np.float32))
+    b = lib.device_put(rng.normal(size=(64, 48, 4)).astype(np.float32))
+    f = lib.jit(lambda a, b: (jsl.cho_solve(jsl.cho_factor(a, lower=True), b),
+                              jnp.linalg.solve(a, b)))
+    return per_call(lambda: f(a, b), block_tree(lib), 5 if quick else 20)
 
 
 @dataclass
@@ -420,6 +435,7 @@ def cases() -> list[Case]:
                  15)]
     out += [Case("W11", f"jit(grad) scan RNN T=200 b32 64->256{' remat' if remat else ''}",
                  w11(remat), 10, extra={"remat": remat}) for remat in (False, True)]
+    out += [Case("W12", "jit cholesky+cho_solve and solve, 64 x f32[48,48]", w12, 15)]
     return out
 
 
@@ -511,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=float, default=1.0,
                         help="scale every workload's repetitions by this factor")
     parser.add_argument("--only", default="",
-                        help="comma-separated workloads (W1..W11) or case names substrings")
+                        help="comma-separated workloads (W1..W12) or case names substrings")
     parser.add_argument("--quick", action="store_true",
                         help="few repetitions and short inner loops (a smoke run)")
     parser.add_argument("--no-jax", action="store_true", help="measure spmdc alone")
