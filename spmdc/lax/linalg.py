@@ -17,7 +17,7 @@ import numpy as np
 from ..compiler.primitives.core import registry as _prims
 from ..core.tracing import bind
 from ..numpy.core import asarray
-from ..numpy.linalg import symmetrize
+from ..numpy.linalg_solve import symmetrize
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh",
            "svd"]

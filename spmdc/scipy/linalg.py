@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..numpy import linalg as _nl
+from ..numpy import linalg as _public
+from ..numpy import linalg_solve as _nl
 from ..numpy.core import asarray, eye, floor, full_like, log2, maximum, where
 from ..numpy.products import matmul
 from ..numpy.reductions import sum as _sum
@@ -275,7 +276,7 @@ def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> 
         out = vmap(lambda m: expm(m, upper_triangular=upper_triangular,
                                   max_squarings=max_squarings))(flat)
         return out.reshape(a.shape)
-    l1 = _nl.norm(a, 1)
+    l1 = _public.norm(a, 1)
     if a.dtype == np.float64:
         maxnorm, conds, orders = 5.371920351148152, (1.495585217958292e-002,
                                                     2.539398330063230e-001,

@@ -8,6 +8,7 @@ import numpy as np
 
 import spmdc.numpy as jnp
 from spmdc.numpy import linalg as jnp_linalg
+from spmdc.numpy.linalg_solve import triangular_solve
 from spmdc.scipy.stats._common import promote
 
 
@@ -33,8 +34,8 @@ def logpdf(x: Any, mean: Any, cov: Any, allow_singular: None = None) -> Any:
     low = jnp.broadcast_to(low, (*batch, n, n))
     y = jnp.broadcast_to(y, (*batch, n))
     # y L^-T as a row vector: the solve JAX's logpdf makes (L^-1 y)
-    y = jnp_linalg.triangular_solve(low, jnp.expand_dims(y, -2), left_side=False, lower=True,
-                                    transpose_a=True)[..., 0, :]
+    y = triangular_solve(low, jnp.expand_dims(y, -2), left_side=False, lower=True,
+                         transpose_a=True)[..., 0, :]
     return (-1 / 2 * jnp.einsum("...i,...i->...", y, y) - n / 2 * jnp.log(2 * np.pi)
             - jnp.sum(jnp.log(jnp_linalg.diagonal(low)), axis=-1))
 
