@@ -355,3 +355,24 @@ def test_a_launch_with_effects_returns_after_they_ran():
     jax.pmap(lambda x: jax.debug.callback(slow, x))(jnp.arange(4.0))
     assert sorted(seen) == [0.0, 1.0, 2.0, 3.0]
     jax.effects_barrier()
+
+
+def test_callbacks_in_partitioned_programs_and_shard_map(capfd):
+    # jit over a sharded array: the callback runs once with the whole value (JAX's
+    # maximal sharding); inside shard_map: once per device with its block.
+    from spmdc.sharding import NamedSharding
+    from spmdc.sharding import PartitionSpec as P
+    mesh = jax.make_mesh((4,), ("x",))
+    x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
+    out = jax.jit(lambda x: (jax.debug.print("x={}", x), jax.pure_callback(
+        lambda v: np.asarray(v) + 1, jax.ShapeDtypeStruct((8,), jnp.float32), x) * 2)[1])(x)
+    np.testing.assert_allclose(np.asarray(out), (np.arange(8.0) + 1) * 2)
+    assert lines(capfd) == ["x=[0. 1. 2. 3. 4. 5. 6. 7.]"]
+
+    def body(b):
+        jax.debug.print("block {}", b)
+        return b * 2
+    sm = jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    np.testing.assert_allclose(np.asarray(jax.jit(sm)(x)), np.arange(8.0) * 2)
+    assert sorted(lines(capfd)) == ["block [0. 1.]", "block [2. 3.]", "block [4. 5.]",
+                                    "block [6. 7.]"]
