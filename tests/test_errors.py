@@ -136,7 +136,7 @@ TABLE = [
      ValueError, ["cotangent has dtype int32", "float32", ".astype(float32)"]),
     ("jacrev with respect to an integer input",
      lambda: spmdc.jacrev(lambda a: a * 2)(np.ones(3, np.int32)),
-     TypeError, ["jacrev", "int32", "float arguments"]),
+     TypeError, ["jacrev", "int32", "floating point arguments"]),
 ]
 
 

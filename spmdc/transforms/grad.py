@@ -21,6 +21,7 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_structure, tree_unflatten
+from ..core.tree_cycles import raise_if_cycle
 from .arguments import check_argnums, check_cotangent
 from .forward import float0
 from .jit import Jitted, eager_jit
@@ -184,7 +185,12 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     def value_and_grad_fn(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), what)
         for i in nums:
-            for leaf in tree_flatten(args[i])[0]:
+            try:
+                leaves = tree_flatten(args[i])[0]
+            except ValueError as e:       # a cycle: named by the argument's path
+                raise_if_cycle(args, kwargs, e)
+                raise
+            for leaf in leaves:
                 _check_input(what, holomorphic, allow_int, leaf, f"args[{i}]")
         value, aux, grads_flat = run(*args, **kwargs)
         # float0 zeros cannot enter a program: they are added here, outside it.
