@@ -46,8 +46,9 @@ def _fd(f, v, h=1e-6):
 
 
 @pytest.mark.parametrize("a,x", [(2.5, 1.3), (2.5, 4.3), (0.7, 0.2), (12.0, 15.0),
-                                 (30.0, 25.0)])
+                                 (30.0, 25.0), (2.0, 3.7324), (3.0, 7.5)])
 def test_gradients_in_a_and_x(a, x):
+    # (an integer a ends the continued fraction, but not its derivative in a: regression)
     with spmdc.enable_x64():
         for f, g in ((gammainc, ss.gammainc), (gammaincc, ss.gammaincc)):
             da, dx = spmdc.grad(f, argnums=(0, 1))(a, x)

@@ -7,11 +7,14 @@ batched loop runs until every element has accepted; finished elements keep their
 values). poisson loops over the whole array at once (Knuth's method below 10, Hörmann's
 transformed rejection above), as JAX does.
 
-Gradients: JAX differentiates gamma draws by implicit reparameterisation (a special
-``random_gamma_grad`` kernel). spmdc does not have that kernel, and the sampler's loops
-are not differentiable, so ``grad`` with respect to ``a`` (for gamma, loggamma, beta,
-dirichlet, generalized_normal and ball's ``p``) is refused with an error rather than
-answered wrongly.
+Gradients: as JAX, by implicit reparameterisation. A draw x ~ Gamma(a) is held at its
+place in the distribution, P(a, x) = u fixed, so dx/da = -(dP/da)(a, x) / p(a, x), with
+P the regularized incomplete gamma function and p the density; P's derivative in a comes
+from scipy/_incomplete.py (its series and continued fraction carried in dual numbers,
+where JAX has a dedicated ``random_gamma_grad`` kernel for the same quantity). The loops
+of the sampler are never differentiated: the draw is a custom JVP whose tangent is that
+formula. loggamma's tangent is dx/da / x. beta, dirichlet, generalized_normal and ball
+inherit it.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as jnp
 from ..core import dtypes
+from ..transforms.custom_derivatives import SymbolicZero, custom_jvp
 from ..transforms.jit import jit
 from ..transforms.vmap import vmap
 from . import threefry
@@ -93,9 +97,46 @@ def gamma_body(data: Any, a: Any, shape: tuple[int, ...], dtype: np.dtype,
     size = int(np.prod(shape, dtype=np.int64))
     if size == 0:
         return jnp.zeros(shape, dtype)
+    return _reparameterised[log_space](data, a)
+
+
+def _draw(data: Any, a: Any, log_space: bool) -> Any:
+    size = int(np.prod(a.shape, dtype=np.int64))
     keys = threefry.split(data, (size,))
     samples = vmap(lambda k, al: _gamma_one(k, al, log_space))(keys, jnp.reshape(a, (size,)))
-    return jnp.reshape(samples, shape)
+    return jnp.reshape(samples, a.shape)
+
+
+def _dx_da(a: Any, drawn: Any, log_space: bool) -> Any:
+    """The implicit reparameterisation gradient of a draw (module docstring)."""
+    from ..scipy import _lax as special
+    from ..scipy._incomplete import _igamma
+    log_x = drawn if log_space else jnp.log(drawn)
+    x = jnp.exp(log_x)
+    _, dp_da = _igamma(a, x, False, True)
+    log_density = (a - np.asarray(1, a.dtype)) * log_x - x - special.lgamma(a)
+    ok = x > 0
+    dx = jnp.where(ok, -dp_da * jnp.exp(-jnp.where(ok, log_density, 0)), jnp.zeros_like(x))
+    return jnp.where(ok, dx / jnp.where(ok, x, 1), jnp.zeros_like(x)) if log_space else dx
+
+
+def _make_reparameterised(log_space: bool) -> Any:
+    @custom_jvp
+    def draw(data, a):
+        return _draw(data, a, log_space)
+
+    def rule(primals, tangents):
+        data, a = primals
+        _, ta = tangents
+        drawn = _draw(data, a, log_space)
+        if isinstance(ta, SymbolicZero):
+            return drawn, jnp.zeros_like(drawn)
+        return drawn, _dx_da(a, drawn, log_space) * ta
+    draw.defjvp(rule, symbolic_zeros=True)
+    return draw
+
+
+_reparameterised = {False: _make_reparameterised(False), True: _make_reparameterised(True)}
 
 
 _gamma_jit = jit(gamma_body, static_argnums=(2, 3, 4))

@@ -81,7 +81,8 @@ def _series(a: Any, x: Any, with_da: bool) -> tuple[Any, Any]:
         c1 = c * x / r1
         dc1 = (dc - c / r1) * x / r1 if with_da else dc
         ans1, dans1 = ans + c1, dans + dc1
-        new_done = done | (jnp.abs(c1) <= eps * jnp.abs(ans1))
+        new_done = done | ((jnp.abs(c1) <= eps * jnp.abs(ans1))
+                           & (jnp.abs(dc1) <= eps * jnp.abs(dans1)))
         keep = lambda new, old: jnp.where(done, old, new)   # noqa: E731
         return (keep(r1, r), keep(c1, c), keep(ans1, ans), keep(dc1, dc), keep(dans1, dans),
                 new_done)
@@ -124,7 +125,12 @@ def _fraction(a: Any, x: Any, with_da: bool) -> tuple[Any, Any]:
         ddelta = dd1 * c1 + d1 * dc_raw
         h1 = h * delta
         dh1 = dh * delta + h * ddelta
-        new_done = done | (jnp.abs(delta - _c(x, 1)) <= eps)
+        # The derivative must have converged too: for an integer a the fraction ends
+        # (an = 0 at i = a, delta = 1) while its derivative in a has further terms.
+        converged = jnp.abs(delta - _c(x, 1)) <= eps
+        if with_da:
+            converged = converged & (jnp.abs(ddelta) <= eps * (_c(x, 1) + jnp.abs(dh1 / h1)))
+        new_done = done | converged
         keep = lambda new, old: jnp.where(done, old, new)   # noqa: E731
         return (keep(b1, b), keep(c1, c), keep(d1, d), keep(h1, h), keep(db, db),
                 keep(dc_raw, dc), keep(dd1, dd), keep(dh1, dh), new_done)
