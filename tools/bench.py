@@ -191,6 +191,26 @@ def w3(lib: Any, quick: bool) -> Runner:
 SMALL_MLP = [64, 128, 128, 10]
 
 
+def training_steps(lib: Any, step: Callable[..., Any], params: Any, args: tuple[Any, ...],
+                   quick: bool) -> Runner:
+    """Time ``params, value = step(params, *args)`` over a few steps, the new parameters
+    fed back, also from one repetition to the next (a training loop in steady state)."""
+    state = {"params": params}
+    inner = 3 if quick else 10
+
+    def run() -> float:
+        params = state["params"]
+        t0 = time.perf_counter()
+        value = None
+        for _ in range(inner):
+            params, value = step(params, *args)
+        lib.block_until_ready((params, value))
+        elapsed = (time.perf_counter() - t0) / inner
+        state["params"] = params
+        return elapsed
+    return run
+
+
 def w4(lib: Any, quick: bool) -> Runner:
     loss = make_loss(lib.numpy)
     lr = 0.01
@@ -207,20 +227,7 @@ def w4(lib: Any, quick: bool) -> Runner:
     y = y.reshape(N_DEVICES, 32, -1)
     shard = lib.pmap(lambda a: a)             # device-resident, split over the devices
     x, y = shard(x), shard(y)
-    state = {"params": lib.device_put(mlp_params(SMALL_MLP))}
-    inner = 3 if quick else 10
-
-    def run() -> float:
-        params = state["params"]
-        t0 = time.perf_counter()
-        value = None
-        for _ in range(inner):
-            params, value = pstep(params, x, y)
-        lib.block_until_ready((params, value))
-        elapsed = (time.perf_counter() - t0) / inner
-        state["params"] = params
-        return elapsed
-    return run
+    return training_steps(lib, pstep, lib.device_put(mlp_params(SMALL_MLP)), (x, y), quick)
 
 
 def w4_mesh(form: str) -> Callable[[Any, bool], Runner]:
@@ -245,21 +252,8 @@ def w4_mesh(form: str) -> Callable[[Any, bool], Runner]:
         x, y = mlp_data(N_DEVICES * 32, SMALL_MLP[0], SMALL_MLP[-1])
         batch = sharding.NamedSharding(mesh, P("batch"))
         x, y = lib.device_put(x, batch), lib.device_put(y, batch)
-        state = {"params": lib.device_put(mlp_params(SMALL_MLP),
-                                          sharding.NamedSharding(mesh, P()))}
-        inner = 3 if quick else 10
-
-        def run() -> float:
-            params = state["params"]
-            t0 = time.perf_counter()
-            value = None
-            for _ in range(inner):
-                params, value = step(params, x, y)
-            lib.block_until_ready((params, value))
-            elapsed = (time.perf_counter() - t0) / inner
-            state["params"] = params
-            return elapsed
-        return run
+        params = lib.device_put(mlp_params(SMALL_MLP), sharding.NamedSharding(mesh, P()))
+        return training_steps(lib, step, params, (x, y), quick)
     return make
 
 
@@ -352,20 +346,7 @@ def w10(lib: Any, quick: bool) -> Runner:
     rng = np.random.default_rng(1)
     x = lib.device_put(rng.normal(size=(32, 28, 28, 1)).astype(np.float32))
     y = lib.device_put(np.eye(10, dtype=np.float32)[rng.integers(0, 10, size=32)])
-    state = {"params": lib.device_put(cnn_params())}
-    inner = 3 if quick else 10
-
-    def run() -> float:
-        params = state["params"]
-        t0 = time.perf_counter()
-        value = None
-        for _ in range(inner):
-            params, value = step(params, x, y)
-        lib.block_until_ready((params, value))
-        elapsed = (time.perf_counter() - t0) / inner
-        state["params"] = params
-        return elapsed
-    return run
+    return training_steps(lib, step, lib.device_put(cnn_params()), (x, y), quick)
 
 
 def w11(remat: bool) -> Callable[[Any, bool], Runner]:
