@@ -294,6 +294,13 @@ KNOWN_DIFFERENCES: list[tuple[str, Callable[[Program], bool], str]] = [
      "JAX differentiates a scatter-multiply only with unique_indices=True (static ints and "
      "slices) and raises NotImplementedError for array indices; spmdc's rule is exact for "
      "repeated indices too (Note [duplicate indices]). Checked against the reference."),
+    ("psum_scatter over a tuple of axis names that includes a vmap axis", lambda p: any(
+        "lax.psum_scatter({0}, (" in op.template for op in p.ops) and any(
+            w.kind == "vmap" and w.get("axis_name") for w in p.wrappers),
+     "JAX's batching rule for psum_scatter over several axis names asserts (axis size doesn't "
+     "match: a vmap axis with a pmap axis) or raises NotImplementedError (Please open a feature "
+     "request: two vmap axes); spmdc reduces and scatters over all of them (checked against "
+     "the reference)."),
     ("psum_scatter under nested vmap", lambda p: any(
         "lax.psum_scatter(" in op.template for op in p.ops) and sum(
             w.kind == "vmap" for w in p.wrappers) >= 2,
@@ -309,7 +316,9 @@ KNOWN_DIFFERENCES: list[tuple[str, Callable[[Program], bool], str]] = [
 
 # The first line of JAX's error that a deliberate difference explains, where a program
 # could make JAX raise for some other reason too.
-KNOWN_ERRORS = {
+KNOWN_ERRORS: dict[str, str | tuple[str, ...]] = {
+    "psum_scatter over a tuple of axis names that includes a vmap axis": (
+        "axis size doesn't match", "Please open a feature request"),
     "psum_scatter under nested vmap": "IndexError: tuple index out of range",
     "grad of .at[].mul with array indices": "scatter_mul gradients are only implemented",
     "jacrev of a function with no float output": "at least one array or dtype is required",
@@ -375,7 +384,9 @@ def known_difference(p: Program, jax_result: Result, got: Result | None = None) 
     if jax_result.status != "error":
         return None
     for name, applies, _ in KNOWN_DIFFERENCES:
-        if applies(p) and KNOWN_ERRORS.get(name, "") in jax_result.error:
+        fragments = KNOWN_ERRORS.get(name, "")
+        fragments = fragments if isinstance(fragments, tuple) else (fragments,)
+        if applies(p) and any(f in jax_result.error for f in fragments):
             return name
     return None
 
