@@ -189,3 +189,16 @@ def test_einsum_sums_in_the_operands_dtype(spec, n_ops, dtype):
     else:
         want = np.einsum(spec, *[host.astype(np.int64)] * n_ops).astype(dtype)
     np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_lax_dynamic_update_slice_refuses_an_update_of_another_dtype():
+    # JAX's lax functions do not promote: an int32 operand and a float32 update raise
+    # (spmdc converted the update; found at seed 4307). A weak Python scalar is accepted.
+    from spmdc import lax
+    x = jnp.asarray(np.arange(4, dtype=np.int32))
+    with pytest.raises(TypeError, match="same dtypes, got int32, float32"):
+        lax.dynamic_update_slice(x, jnp.asarray(np.ones(2, np.float32)), (1,))
+    with pytest.raises(TypeError, match="same dtypes"):
+        jax.jit(lambda a, u: lax.dynamic_update_slice(a, u, (1,)))(x, np.ones(2, np.float32))
+    got = lax.dynamic_update_slice(x, jnp.asarray(np.array([7, 8], np.int32)), (-3,))
+    np.testing.assert_array_equal(np.asarray(got), [0, 7, 8, 3])

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
-from ..core.tracing import bind
+from ..core.tracing import bind, user_source
 
 __all__ = ["select", "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim",
            "dynamic_index_in_dim", "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim",
@@ -112,10 +112,14 @@ def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]
                          allow_negative_indices: bool | Sequence[bool] = True) -> Any:
     """``operand`` with ``update`` written at ``start_indices`` (negative starts count
     from the end; the window is clamped to lie inside the operand, as in JAX)."""
-    x = _arr(operand)
+    x, u = _arr(operand), _arr(update)
+    if u.dtype != x.dtype and not u.weak:      # JAX's lax ops do not promote
+        raise TypeError(f"lax.dynamic_update_slice requires arguments to have the same "
+                        f"dtypes, got {x.dtype}, {u.dtype}; convert the update with "
+                        f".astype({x.dtype})" + (f" (at {user_source()})" if user_source()
+                                                 else ""))
     starts = _start_indices("dynamic_update_slice", x, start_indices, allow_negative_indices)
-    return bind(_prims["dynamic_update_slice"], x, _arr(update).astype(x.dtype), *starts,
-                weak=x.weak)
+    return bind(_prims["dynamic_update_slice"], x, u.astype(x.dtype), *starts, weak=x.weak)
 
 
 def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axis: int, *,
