@@ -202,3 +202,18 @@ def test_lax_dynamic_update_slice_refuses_an_update_of_another_dtype():
         jax.jit(lambda a, u: lax.dynamic_update_slice(a, u, (1,)))(x, np.ones(2, np.float32))
     got = lax.dynamic_update_slice(x, jnp.asarray(np.array([7, 8], np.int32)), (-3,))
     np.testing.assert_array_equal(np.asarray(got), [0, 7, 8, 3])
+
+
+@pytest.mark.parametrize("a, b, want", [(jnp.bfloat16, np.int32, jnp.bfloat16),
+                                        (np.int32, np.float16, np.float16),
+                                        (np.uint8, np.int32, np.float32),
+                                        (np.float32, np.int8, np.float32)])
+def test_arctan2_promotes_before_going_to_float(a, b, want):
+    # JAX: arctan2(bfloat16, int32) is bfloat16 (the promotion, then a float type if it is
+    # an integer); spmdc made each integer operand float32 first (found at seed 4060).
+    x = jnp.asarray(np.array([1.0, 2.0]).astype(a))
+    y = jnp.asarray(np.array([3, 4]).astype(b))
+    got = jnp.arctan2(x, y)
+    assert got.dtype == np.dtype(want)
+    np.testing.assert_allclose(np.asarray(got).astype(np.float32),
+                               np.arctan2([1.0, 2.0], [3.0, 4.0]), rtol=1e-2)

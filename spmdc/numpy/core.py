@@ -379,7 +379,11 @@ def minimum(x: Any, y: Any) -> Any:
 
 
 def arctan2(x: Any, y: Any) -> Any:
-    return _elementwise("arctan2", "atan2", _float_operand(x), _float_operand(y))
+    # Promote first, as JAX: bfloat16 with int32 stays bfloat16; only two integer or
+    # boolean operands become the default float.
+    if np.dtype(_promote("arctan2", x, y)[1]).kind in "biu":
+        x, y = _float_operand(x), _float_operand(y)
+    return _elementwise("arctan2", "atan2", x, y)
 
 
 def _compare(name: str, prim: str) -> Any:
