@@ -217,3 +217,20 @@ def test_arctan2_promotes_before_going_to_float(a, b, want):
     assert got.dtype == np.dtype(want)
     np.testing.assert_allclose(np.asarray(got).astype(np.float32),
                                np.arctan2([1.0, 2.0], [3.0, 4.0]), rtol=1e-2)
+
+
+def test_reduction_initial_converts_to_the_results_dtype():
+    # JAX converts initial= to the reduction's dtype: a bool min with initial=0 is bool
+    # (spmdc promoted to int32; found at seed 3511), int8 max with initial=300 wraps it
+    # to 44, initial=2.5 truncates to 2.
+    b = jnp.asarray(np.array([[True, False], [False, False]]))
+    got = jnp.min(b, axis=0, where=b, initial=0)
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(np.asarray(got), [False, False])
+    assert b.min(axis=-2, where=b, initial=0).dtype == np.bool_
+    i8 = jnp.asarray(np.array([[1, 2], [3, 4]], np.int8))
+    np.testing.assert_array_equal(np.asarray(jnp.max(i8, axis=0, initial=300)), [44, 44])
+    np.testing.assert_array_equal(np.asarray(jnp.max(i8, axis=0, initial=2.5)), [3, 4])
+    assert jnp.max(i8, axis=0, initial=2.5).dtype == np.int8
+    total = jnp.sum(i8, initial=2.5)              # int8 sums accumulate in int32
+    assert total.dtype == np.int32 and int(total) == 12

@@ -74,9 +74,11 @@ def _reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool, dtype: Any = 
             and initial is None:
         raise _error(op, "zero-size array to reduction operation which has no identity")
     out = bind(_prims[prim], x, axes=axes, weak=x.weak)
-    if initial is not None:
+    if initial is not None:            # in the result's dtype, as JAX converts it
+        init = asarray(initial)
+        init = init.astype(out.dtype) if init.dtype != out.dtype else init
         out = (maximum if prim == "reduce_max" else minimum if prim == "reduce_min"
-               else add if prim == "reduce_sum" else multiply)(out, initial)
+               else add if prim == "reduce_sum" else multiply)(out, init)
     if keepdims:
         out = reshape(out, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
     return out
