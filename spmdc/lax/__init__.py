@@ -18,3 +18,7 @@ from .windowed import reduce_precision, reduce_window, reduce_window_shape_tuple
 __all__ = [*_core.__all__, *_conv.__all__, "cond", "switch", "while_loop", "fori_loop", "scan",
            "map", "reduce_window", "reduce_precision", "reduce_window_shape_tuple",
            "with_sharding_constraint", "real", "imag", "conj", "complex"]
+from . import ops as _ops  # noqa: E402
+from .ops import *  # noqa: E402,F401,F403
+
+__all__ += _ops.__all__
