@@ -62,16 +62,13 @@ EXCLUDED: dict[str, dict[str, str]] = {
             uint2 uint4 union1d unique unique_all unique_counts unique_inverse unique_values
             unpackbits unravel_index unstack unwrap vander vecdot vecmat vectorize vsplit
             """),
-        **_because(CONV, """
-            convolve correlate
-            """),
         **_because(LINALG, """
             linalg
             """),
     },
     "jax.lax": {
         **_because(TODO, """
-            AccuracyMode ConvDimensionNumbers ConvGeneralDilatedDimensionNumbers DotAlgorithm
+            AccuracyMode ConvGeneralDilatedDimensionNumbers DotAlgorithm
             DotAlgorithmPreset DotDimensionNumbers FftType GatherDimensionNumbers
             GatherScatterMode Precision PrecisionLike RaggedDotDimensionNumbers RandomAlgorithm
             ScatterDimensionNumbers Tolerance after_all
@@ -89,15 +86,13 @@ EXCLUDED: dict[str, dict[str, str]] = {
             rng_uniform scaled_dot scatter scatter_add scatter_apply scatter_max
             scatter_min scatter_mul scatter_sub select_n shape_as_value
             split
-            stack stage tile top_k unstack with_sharding_constraint zeta
+            stack stage tile top_k unstack zeta
             """),
         **_because(CONV, """
-            bitcast_convert_type_p conv conv_dimension_numbers
-            conv_general_dilated conv_general_dilated_local conv_general_dilated_p
-            conv_general_dilated_patches conv_general_permutations conv_general_shape_tuple
-            conv_shape_tuple conv_transpose conv_transpose_shape_tuple conv_with_general_padding
-            convert_element_type_p padtype_to_pads reduce_precision reduce_window
-            reduce_window_max_p reduce_window_min_p reduce_window_p reduce_window_shape_tuple
+            bitcast_convert_type_p
+            conv_general_dilated_local conv_general_dilated_p
+            convert_element_type_p
+            reduce_window_max_p reduce_window_min_p reduce_window_p
             reduce_window_sum_p
             """),
         **_because(LINALG, """
