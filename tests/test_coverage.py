@@ -37,28 +37,28 @@ EXCLUDED: dict[str, dict[str, str]] = {
             argwhere array_equiv array_repr array_split array_str asin asinh astype atan atan2
             atanh atleast_3d average bartlett bincount bitwise_count bitwise_invert
             bitwise_left_shift bitwise_right_shift blackman block bool broadcast_arrays c_
-            can_cast cdouble character choose column_stack complex_ compress concat conj
+            can_cast cdouble character choose column_stack complex_ compress conj
             conjugate copy copysign corrcoef count_nonzero cov cross csingle cumulative_prod
-            cumulative_sum deg2rad degrees delete diag diag_indices diag_indices_from diagflat
-            diagonal diff digitize divmod double dsplit dstack ediff1d einsum_path extract fabs
-            fft fill_diagonal flatnonzero flexible fliplr flipud float4_e2m1fn float6_e2m3fn
+            cumulative_sum deg2rad degrees delete diagflat
+            digitize divmod double dsplit dstack einsum_path extract fabs
+            fft fill_diagonal flatnonzero flexible float4_e2m1fn float6_e2m3fn
             float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz float8_e4m3fn
             float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu float_power fmax fmin
             frexp from_dlpack frombuffer fromfile fromfunction fromiter frompyfunc fromstring
             gcd generic geomspace get_printoptions gradient hamming hanning heaviside histogram
             histogram2d histogram_bin_edges histogramdd hsplit hypot i0 imag index_exp indices
             insert int1 int2 int4 interp intersect1d iscomplex iscomplexobj isdtype isin
-            isneginf isposinf isreal isrealobj isscalar iterable ix_ kaiser kron lcm ldexp
-            lexsort load logaddexp logaddexp2 logspace mask_indices matrix_transpose matvec
-            median meshgrid mgrid modf nan_to_num nanargmax nanargmin nancumprod nancumsum
+            isneginf isposinf isreal isrealobj isscalar iterable ix_ kaiser lcm ldexp
+            lexsort load logaddexp logaddexp2 logspace mask_indices matvec
+            median mgrid modf nan_to_num nanargmax nanargmin nancumprod nancumsum
             nanmax nanmean nanmedian nanmin nanpercentile nanprod nanquantile nanstd nansum
-            nanvar nextafter nonzero object_ ogrid packbits partition percentile permute_dims
-            piecewise place poly polyadd polyder polydiv polyfit polyint polymul polysub polyval
+            nanvar nextafter nonzero object_ ogrid packbits partition percentile
+            piecewise place poly polyadd polyder polydiv polyfit polyint polymul polysub
             positive printoptions promote_types ptp put put_along_axis quantile r_ rad2deg
-            radians ravel_multi_index real resize roll rollaxis roots rot90 s_ save savez
+            radians ravel_multi_index real resize rollaxis roots s_ save savez
             searchsorted select set_printoptions setdiff1d setxor1d signbit sinc single
-            sort_complex spacing take_along_axis trapezoid tri tril tril_indices
-            tril_indices_from trim_zeros triu triu_indices triu_indices_from ufunc uint uint1
+            sort_complex spacing take_along_axis
+            trim_zeros ufunc uint uint1
             uint2 uint4 union1d unique unique_all unique_counts unique_inverse unique_values
             unpackbits unravel_index unstack unwrap vander vecdot vecmat vectorize vsplit
             """),

@@ -11,6 +11,7 @@ Every public name is listed below under the module that defines it:
   indexing.py     take; advanced indexing and ``.at[]`` for the array methods
   sorting.py      sort, argsort (over the sort primitive)
   complex_ops.py  real, imag, conj/conjugate, angle, iscomplexobj
+  arrays_extra.py meshgrid, tril/triu, diag, diagonal, roll, rot90, kron, diff, trapezoid ...
 Each imports only from the ones above it (core.py reaches shape_ops.py once, lazily, for a
 list of arrays). array_methods.py gives Tracer and spmdc.Array their operators and
 methods; they call the functions of this namespace, so they are installed here, last.
@@ -19,6 +20,32 @@ import sys as _sys
 
 from ..core.tracing import Tracer as _Tracer
 from ..runtime.array import Array as _Array
+from .arrays_extra import (  # noqa: F401
+    concat,
+    diag,
+    diag_indices,
+    diag_indices_from,
+    diagonal,
+    diff,
+    ediff1d,
+    fliplr,
+    flipud,
+    kron,
+    matrix_transpose,
+    meshgrid,
+    permute_dims,
+    polyval,
+    roll,
+    rot90,
+    trapezoid,
+    tri,
+    tril,
+    tril_indices,
+    tril_indices_from,
+    triu,
+    triu_indices,
+    triu_indices_from,
+)
 from .complex_ops import angle, conj, conjugate, imag, iscomplexobj, real  # noqa: F401,E402
 from .convolve import convolve, correlate  # noqa: F401
 from .core import (  # noqa: F401
