@@ -11,6 +11,7 @@ Every public name is listed below under the module that defines it:
   indexing.py     take; advanced indexing and ``.at[]`` for the array methods
   sorting.py      sort, argsort (over the sort primitive)
   complex_ops.py  real, imag, conj/conjugate, angle, iscomplexobj
+  math_extra.py   logaddexp, hypot, nan* reductions, average, cumulative_sum, aliases ...
   arrays_extra.py meshgrid, tril/triu, diag, diagonal, roll, rot90, kron, diff, trapezoid ...
 Each imports only from the ones above it (core.py reaches shape_ops.py once, lazily, for a
 list of arrays). array_methods.py gives Tracer and spmdc.Array their operators and
@@ -181,6 +182,51 @@ from .einsum_impl import (  # noqa: F401
 )
 from .indexing import (  # noqa: F401
     take,
+)
+from .math_extra import (  # noqa: F401
+    acos,
+    acosh,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    atleast_3d,
+    average,
+    bitwise_invert,
+    bitwise_left_shift,
+    bitwise_right_shift,
+    count_nonzero,
+    cumulative_prod,
+    cumulative_sum,
+    deg2rad,
+    degrees,
+    fabs,
+    fmax,
+    fmin,
+    heaviside,
+    hypot,
+    isneginf,
+    isposinf,
+    logaddexp,
+    logaddexp2,
+    nan_to_num,
+    nanargmax,
+    nanargmin,
+    nancumprod,
+    nancumsum,
+    nanmax,
+    nanmean,
+    nanmin,
+    nanprod,
+    nanstd,
+    nansum,
+    nanvar,
+    positive,
+    ptp,
+    rad2deg,
+    radians,
+    sinc,
 )
 from .products import (  # noqa: F401
     dot,
