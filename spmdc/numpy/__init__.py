@@ -12,6 +12,7 @@ Every public name is listed below under the module that defines it:
   sorting.py      sort, argsort (over the sort primitive)
   complex_ops.py  real, imag, conj/conjugate, angle, iscomplexobj
   math_extra.py   logaddexp, hypot, nan* reductions, average, cumulative_sum, aliases ...
+  searching.py    searchsorted, digitize, nonzero (size=), bincount, histogram, quantile ...
   arrays_extra.py meshgrid, tril/triu, diag, diagonal, roll, rot90, kron, diff, trapezoid ...
 Each imports only from the ones above it (core.py reaches shape_ops.py once, lazily, for a
 list of arrays). array_methods.py gives Tracer and spmdc.Array their operators and
@@ -258,6 +259,22 @@ from .reductions import (  # noqa: F401
     stop_gradient,
     sum,
     var,
+)
+from .searching import (  # noqa: F401
+    argwhere,
+    bincount,
+    digitize,
+    flatnonzero,
+    histogram,
+    histogram_bin_edges,
+    interp,
+    isin,
+    lexsort,
+    median,
+    nonzero,
+    percentile,
+    quantile,
+    searchsorted,
 )
 from .shape_ops import (  # noqa: F401
     atleast_1d,
