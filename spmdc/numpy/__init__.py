@@ -13,6 +13,7 @@ Every public name is listed below under the module that defines it:
   complex_ops.py  real, imag, conj/conjugate, angle, iscomplexobj
   math_extra.py   logaddexp, hypot, nan* reductions, average, cumulative_sum, aliases ...
   searching.py    searchsorted, digitize, nonzero (size=), bincount, histogram, quantile ...
+  shape_extra.py  array_split, dstack, append, take_along_axis, unravel_index, select ...
   arrays_extra.py meshgrid, tril/triu, diag, diagonal, roll, rot90, kron, diff, trapezoid ...
 Each imports only from the ones above it (core.py reaches shape_ops.py once, lazily, for a
 list of arrays). array_methods.py gives Tracer and spmdc.Array their operators and
@@ -275,6 +276,39 @@ from .searching import (  # noqa: F401
     percentile,
     quantile,
     searchsorted,
+)
+from .shape_extra import (  # noqa: F401
+    append,
+    array_split,
+    astype,
+    bool,
+    broadcast_arrays,
+    can_cast,
+    cdouble,
+    column_stack,
+    complex_,
+    copy,
+    csingle,
+    double,
+    dsplit,
+    dstack,
+    generic,
+    hsplit,
+    indices,
+    iscomplexobj,
+    isrealobj,
+    isscalar,
+    ix_,
+    promote_types,
+    ravel_multi_index,
+    select,
+    single,
+    take_along_axis,
+    uint,
+    unravel_index,
+    unstack,
+    vander,
+    vsplit,
 )
 from .shape_ops import (  # noqa: F401
     atleast_1d,
