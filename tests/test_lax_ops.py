@@ -112,3 +112,30 @@ def test_reduce_and_or():
     b = np.array([[True, False], [True, True]])
     np.testing.assert_array_equal(lax.reduce_and(b, (1,)), b.all(1))
     np.testing.assert_array_equal(lax.reduce_or(b, (0, 1)), b.any())
+
+
+def test_top_k():
+    x = np.array([[3.0, 1.0, 3.0, 2.0], [0.0, 5.0, 5.0, -1.0]], np.float32)
+    values, indices = spmdc.jit(lambda t: lax.top_k(t, 3))(x)
+    np.testing.assert_array_equal(values, [[3, 3, 2], [5, 5, 0]])
+    np.testing.assert_array_equal(indices, [[0, 2, 3], [1, 2, 0]])     # ties: lower index first
+    assert indices.dtype == np.int32
+    g = spmdc.grad(lambda t: lax.top_k(t, 2)[0].sum())(x)
+    np.testing.assert_array_equal(g, [[1, 0, 1, 0], [0, 1, 1, 0]])
+    with pytest.raises(ValueError, match="k=5"):
+        lax.top_k(x, 5)
+
+
+def test_select_n_dot_split_tile():
+    cases = [np.full(4, c, np.float32) for c in range(3)]
+    np.testing.assert_array_equal(lax.select_n(np.array([0, 2, 1, 0]), *cases), [0, 2, 1, 0])
+    np.testing.assert_array_equal(lax.select_n(np.array([True, False, True, False]),
+                                               *cases[:2]), [1, 0, 1, 0])
+    np.testing.assert_allclose(lax.dot(X, X[0]), X @ X[0], rtol=1e-6)
+    np.testing.assert_allclose(lax.dot(X, X.T), X @ X.T, rtol=1e-6)
+    pieces = lax.split(X, [1, 2], axis=1)
+    np.testing.assert_array_equal(pieces[1], X[:, 1:])
+    with pytest.raises(ValueError, match="sum to"):
+        lax.split(X, [1, 1], axis=1)
+    np.testing.assert_array_equal(lax.tile(X, (2, 1)), np.tile(X, (2, 1)))
+    assert lax.broadcast_to_rank(X[0], 3).shape == (1, 1, 3)

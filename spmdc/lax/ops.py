@@ -248,3 +248,93 @@ def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
     """The same bits read as ``new_dtype``, which must have the same width."""
     x = _arr(operand)
     return bind(_prims["bitcast_convert"], x, new_dtype=dtypes.canonicalize(new_dtype))
+
+
+__all__ += ["top_k", "select_n", "dot", "split", "tile", "broadcast_to_rank"]
+
+
+def top_k(operand: Any, k: int) -> tuple[Any, Any]:
+    """The ``k`` largest entries along the last axis, in descending order, and their
+    indices (int32; among equal entries the lower index comes first)."""
+    from ..numpy.shape_extra import take_along_axis
+    from ..numpy.sorting import argsort
+    x = _arr(operand)
+    k = int(k)
+    if x.ndim == 0:
+        raise ValueError("lax.top_k: the operand must have at least one dimension")
+    if not 0 <= k <= x.shape[-1]:
+        raise ValueError(f"lax.top_k: k={k} must be between 0 and the last dimension's size "
+                         f"{x.shape[-1]}")
+    indices = argsort(x, axis=-1, descending=True, stable=True, dtype=np.int32)
+    indices = slice_in_dim(indices, 0, k, axis=-1)
+    return take_along_axis(x, indices, -1), indices
+
+
+def select_n(which: Any, *cases: Any) -> Any:
+    """``cases[which]`` elementwise: ``which`` is boolean (two cases) or an integer array
+    of indices into ``cases``, which share one shape and dtype."""
+    from .core import select
+    if not cases:
+        raise ValueError("lax.select_n: needs at least one case")
+    which = _arr(which)
+    if len(cases) == 1:
+        return _arr(cases[0])
+    if which.dtype == np.bool_:
+        if len(cases) != 2:
+            raise ValueError(f"lax.select_n: a boolean selector picks from 2 cases, got "
+                             f"{len(cases)}")
+        return select(which, cases[1], cases[0])
+    if which.dtype.kind not in "iu":
+        raise TypeError(f"lax.select_n: which must be bool or an integer, got {which.dtype}")
+    out = _arr(cases[-1])
+    for i in range(len(cases) - 2, -1, -1):
+        from ..numpy.core import broadcast_to
+        pick = which == np.asarray(i, which.dtype)
+        out = select(broadcast_to(pick, out.shape) if pick.shape != out.shape else pick,
+                     cases[i], out)
+    return out
+
+
+def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """Vector/matrix products of rank-1 and rank-2 operands (contracting lhs's last axis
+    with rhs's first)."""
+    from .core import dot_general
+    x, y = _arr(lhs), _arr(rhs)
+    if x.ndim not in (1, 2) or y.ndim not in (1, 2):
+        raise TypeError(f"lax.dot needs rank-1 or rank-2 operands, got shapes {x.shape} and "
+                        f"{y.shape}; use lax.dot_general")
+    return dot_general(x, y, (((x.ndim - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type)
+
+
+def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list[Any]:
+    """Pieces of the given ``sizes`` (summing to the axis' size) along ``axis``."""
+    x = _arr(operand)
+    axis = _axis("split", axis, x.ndim)
+    sizes = [int(s) for s in sizes]
+    if sum(sizes) != x.shape[axis] or any(s < 0 for s in sizes):
+        raise ValueError(f"lax.split: sizes {sizes} must be non-negative and sum to "
+                         f"{x.shape[axis]}, the size of axis {axis}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(slice_in_dim(x, start, start + s, 1, axis))
+        start += s
+    return out
+
+
+def tile(operand: Any, reps: Sequence[int]) -> Any:
+    """``operand`` repeated ``reps[i]`` times along dimension i (len(reps) == rank)."""
+    from ..numpy.shape_ops import tile as jnp_tile
+    x = _arr(operand)
+    reps = tuple(int(r) for r in reps)
+    if len(reps) != x.ndim:
+        raise ValueError(f"lax.tile: {len(reps)} repetitions for an operand of rank {x.ndim}")
+    return jnp_tile(x, reps)
+
+
+def broadcast_to_rank(x: Any, rank: int) -> Any:
+    """``x`` with leading dimensions of size 1 added up to ``rank``."""
+    x = _arr(x)
+    if x.ndim >= rank:
+        return x
+    return broadcast(x, (1,) * (rank - x.ndim))
