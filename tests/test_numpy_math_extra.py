@@ -92,3 +92,29 @@ def test_average_ptp_count_cumulative():
         jnp.cumulative_sum(a)
     assert jnp.atleast_3d(np.ones(3)).shape == (1, 3, 1)
     assert jnp.atleast_3d(np.ones((2, 3))).shape == (2, 3, 1)
+
+
+def test_sign_and_parts():
+    x = np.array([-0.0, 0.0, -2.5, 3.25, np.inf, -np.inf], np.float32)
+    np.testing.assert_array_equal(jnp.signbit(x), np.signbit(x))
+    np.testing.assert_array_equal(jnp.copysign(np.float32(2), x), np.copysign(np.float32(2), x))
+    for got, want in zip(jnp.modf(x), np.modf(x), strict=True):
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    for got, want in zip(jnp.divmod(np.array([7, -7]), 3), np.divmod(np.array([7, -7]), 3),
+                         strict=True):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(jnp.signbit(np.array([-1, 2])), [True, False])
+
+
+def test_small_builders():
+    np.testing.assert_allclose(jnp.logspace(0, 2, 3), [1, 10, 100], rtol=1e-6)
+    np.testing.assert_allclose(jnp.logspace(0, 3, 4, base=2.0), [1, 2, 4, 8])
+    b = np.ones((2, 3, 4))
+    assert jnp.rollaxis(b, 2).shape == np.rollaxis(b, 2).shape
+    assert jnp.rollaxis(b, 0, 3).shape == np.rollaxis(b, 0, 3).shape
+    np.testing.assert_array_equal(jnp.diagflat(np.array([[1, 2]]), 1),
+                                  np.diagflat([[1, 2]], 1))
+    np.testing.assert_array_equal(jnp.fromfunction(lambda i, j: i + j, (2, 3)),
+                                  np.fromfunction(lambda i, j: i + j, (2, 3)))
+    assert jnp.float_power(2, 3) == 8.0 and jnp.iterable([1]) and not jnp.iterable(1)

@@ -365,3 +365,94 @@ def atleast_3d(x: Any) -> Any:
     if x.ndim == 2:
         return expand_dims(x, 2)
     return expand_dims(atleast_2d(atleast_1d(x)), 2)
+
+
+__all__ += ["logspace", "rollaxis", "diagflat", "divmod", "modf", "float_power", "signbit",
+            "copysign", "fromfunction", "iterable"]
+
+
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
+             dtype: Any = None, axis: int = 0) -> Any:
+    """``base ** linspace(start, stop, num)``."""
+    from .core import linspace, power
+    if axis != 0:
+        raise ValueError("logspace: only axis=0 is supported")
+    out = power(asarray(base).astype(dtypes.default_float()),
+                linspace(start, stop, num, endpoint))
+    return out if dtype is None else out.astype(dtype)
+
+
+def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
+    """Move ``axis`` so that it lies before position ``start`` (NumPy's older moveaxis)."""
+    from .shape_ops import _axis, moveaxis
+    a = asarray(a)
+    axis = _axis(axis, a.ndim, "rollaxis")
+    if not -a.ndim <= start <= a.ndim:
+        raise ValueError(f"rollaxis: start {start} is out of bounds for rank {a.ndim}")
+    start = start + a.ndim if start < 0 else start
+    if axis < start:
+        start -= 1
+    return moveaxis(a, axis, start)
+
+
+def diagflat(v: Any, k: int = 0) -> Any:
+    """A 2-d array with the flattened ``v`` on its ``k``-th diagonal."""
+    from .arrays_extra import diag
+    return diag(reshape(asarray(v), (-1,)), k)
+
+
+def divmod(x1: Any, x2: Any) -> tuple[Any, Any]:  # noqa: A001  (NumPy's name)
+    from .core import floor_divide, remainder
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def modf(x: Any, out: Any = None) -> tuple[Any, Any]:
+    """The fractional and integral parts, both with the sign of ``x``."""
+    from .core import trunc
+    _no_out("modf", out)
+    (x,) = _floats(x)
+    whole = trunc(x)
+    frac = where(isinf(x), np.zeros((), x.dtype), x - whole)
+    return copysign(frac, x), whole
+
+
+def float_power(x1: Any, x2: Any) -> Any:
+    """``x1 ** x2`` in the widest float type enabled (float64 only with x64)."""
+    from .core import power
+    wide = dtypes.canonicalize(np.float64)
+    return power(asarray(x1).astype(wide), asarray(x2).astype(wide))
+
+
+def signbit(x: Any) -> Any:
+    """Whether the sign bit is set (True for -0.0 and negative NaNs)."""
+    x = asarray(x)
+    if x.dtype.kind in "iu" or x.dtype == np.bool_:
+        return x < 0
+    if x.dtype.kind == "c":
+        raise TypeError("signbit: not defined for complex numbers")
+    width = {2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize]
+    from ..compiler.primitives.core import registry as _registry
+    from ..core.tracing import bind as _bind
+    bits = _bind(_registry["bitcast_convert"], x, new_dtype=np.dtype(width))
+    return bits < 0
+
+
+def copysign(x1: Any, x2: Any) -> Any:
+    """``|x1|`` with the sign of ``x2``."""
+    x1, x2 = _floats(x1, x2)
+    return where(signbit(x2), -abs(x1), abs(x1))
+
+
+def fromfunction(function: Any, shape: Any, *, dtype: Any = float, **kwargs: Any) -> Any:
+    """``function(*indices)`` over a grid of ``shape`` (indices in ``dtype``)."""
+    from .shape_extra import indices
+    grids = indices(shape, dtype=dtype)
+    return function(*[grids[i] for i in range(len(tuple(shape)))], **kwargs)
+
+
+def iterable(y: Any) -> bool:
+    try:
+        iter(y)
+    except TypeError:
+        return False
+    return True
