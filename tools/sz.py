@@ -88,7 +88,10 @@ def print_coverage() -> None:
         provided, listed, unaccounted = test_coverage.coverage(namespace)
         reasons: dict[str, int] = {}
         for name in listed:
-            reason = test_coverage.excluded(namespace, name).split(" (")[0]
+            reason = test_coverage.excluded(namespace, name)
+            if not reason.startswith(("pending", "internal")):
+                reason = reason.split(":")[0]
+            reason = reason.split(" (")[0]
             reasons[reason] = reasons.get(reason, 0) + 1
         total = len(provided) + len(listed) + len(unaccounted)
         by_reason = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items(), key=lambda t: -t[1]))
