@@ -53,8 +53,8 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
         **_because(TODO, """
             ComplexWarning apply_along_axis apply_over_axes argpartition array_equiv bartlett
-            bitwise_count blackman block c_ character choose compress corrcoef cov cross delete
-            einsum_path extract fill_diagonal flexible frexp frompyfunc gcd geomspace gradient
+            bitwise_count blackman block c_ character choose compress delete
+            einsum_path extract fill_diagonal flexible frexp frompyfunc gcd geomspace
             hamming hanning histogram2d histogramdd i0 index_exp insert intersect1d isdtype
             kaiser lcm ldexp mask_indices matvec mgrid nanmedian nanpercentile nanquantile
             nextafter object_ ogrid packbits partition piecewise place poly polyadd polyder

@@ -14,6 +14,7 @@ Every public name is listed below under the module that defines it:
   math_extra.py   logaddexp, hypot, nan* reductions, average, cumulative_sum, aliases ...
   searching.py    searchsorted, digitize, nonzero (size=), bincount, histogram, quantile ...
   shape_extra.py  array_split, dstack, append, take_along_axis, unravel_index, select ...
+  stats_extra.py  gradient, cov, corrcoef, cross
   arrays_extra.py meshgrid, tril/triu, diag, diagonal, roll, rot90, kron, diff, trapezoid ...
 Each imports only from the ones above it (core.py reaches shape_ops.py once, lazily, for a
 list of arrays). array_methods.py gives Tracer and spmdc.Array their operators and
@@ -343,6 +344,12 @@ from .shape_ops import (  # noqa: F401
 from .sorting import (  # noqa: F401
     argsort,
     sort,
+)
+from .stats_extra import (  # noqa: F401
+    corrcoef,
+    cov,
+    cross,
+    gradient,
 )
 
 _namespace = _sys.modules[__name__]

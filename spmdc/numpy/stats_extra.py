@@ -1,0 +1,121 @@
+"""Finite differences and second moments for spmdc.numpy, composed from other functions:
+gradient, cov, corrcoef, cross."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core import dtypes
+from .core import asarray, result_type, sqrt, where
+from .reductions import mean
+from .shape_ops import _axes, _axis, atleast_2d, concatenate, moveaxis, stack
+
+__all__ = ["gradient", "cov", "corrcoef", "cross"]
+
+
+def _along(a: Any, axis: int, start: int | None, stop: int | None) -> Any:
+    index = [slice(None)] * a.ndim
+    index[axis] = slice(start, stop)
+    return a[tuple(index)]
+
+
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: Any = None) -> Any:
+    """Central differences inside, one-sided differences at the two ends, along each axis
+    (a list of arrays for several axes). Spacings are scalars (uniform grids);
+    ``edge_order`` (second-order ends) and coordinate arrays are not supported."""
+    if edge_order is not None:
+        raise NotImplementedError("gradient: edge_order is not supported (as in JAX)")
+    f = asarray(f)
+    if f.dtype.kind in "biu":
+        f = f.astype(dtypes.default_float())
+    axes = _axes(axis, f.ndim, "gradient") if axis is not None else tuple(range(f.ndim))
+    if len(varargs) == 0:
+        spacing = [1.0] * len(axes)
+    elif len(varargs) == 1:
+        spacing = list(varargs) * len(axes)
+    elif len(varargs) == len(axes):
+        spacing = list(varargs)
+    else:
+        raise TypeError(f"gradient: {len(varargs)} spacings for {len(axes)} axes")
+    for h in spacing:
+        if np.ndim(h) != 0:
+            raise NotImplementedError("gradient: only scalar spacings are supported; pass "
+                                      "one number per axis")
+    out = []
+    for ax, h in zip(axes, spacing, strict=True):
+        if f.shape[ax] < 2:
+            raise ValueError(f"gradient: axis {ax} has {f.shape[ax]} element(s); it needs "
+                             "at least 2")
+        inner = (_along(f, ax, 2, None) - _along(f, ax, None, -2)) / (2.0 * h)
+        first = (_along(f, ax, 1, 2) - _along(f, ax, 0, 1)) / h
+        last = (_along(f, ax, -1, None) - _along(f, ax, -2, -1)) / h
+        out.append(concatenate([first, inner, last], axis=ax))
+    return out[0] if len(out) == 1 else out
+
+
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
+        fweights: Any = None, aweights: Any = None) -> Any:
+    """The covariance matrix of the variables in the rows of ``m`` (columns if not
+    ``rowvar``). Weights are not supported (an error)."""
+    if fweights is not None or aweights is not None:
+        raise NotImplementedError("cov: fweights and aweights are not supported")
+    x = atleast_2d(asarray(m))
+    if x.ndim > 2:
+        raise ValueError(f"cov: m has more than 2 dimensions ({x.shape})")
+    if not rowvar and x.shape[0] != 1:
+        x = x.T
+    if y is not None:
+        yy = atleast_2d(asarray(y))
+        if not rowvar and yy.shape[0] != 1:
+            yy = yy.T
+        x = concatenate([x, yy], axis=0)
+    dtype = result_type(x)
+    dtype = dtypes.default_float() if dtype.kind in "biu" else dtype
+    x = x.astype(dtype)
+    ddof = (0 if bias else 1) if ddof is None else int(ddof)
+    n = x.shape[1]
+    x = x - mean(x, axis=1, keepdims=True)
+    xt = x.T.conj() if dtype.kind == "c" else x.T
+    c = (x @ xt) / max(n - ddof, 0)
+    return c[0, 0] if c.shape == (1, 1) else c
+
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True) -> Any:
+    """Pearson correlation coefficients (cov normalised by the standard deviations)."""
+    from .arrays_extra import diag
+    c = cov(x, y, rowvar)
+    if c.ndim == 0:
+        return c / c
+    d = diag(c)
+    stddev = sqrt(d.real if d.dtype.kind == "c" else d)
+    c = c / stddev[:, None] / stddev[None, :]
+    if c.dtype.kind != "c":
+        one = np.ones((), c.dtype)
+        c = where(c > 1, one, where(c < -1, -one, c))
+    return c
+
+
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: int | None = None) -> Any:
+    """Cross products of 2- or 3-vectors along the given axes (2-vectors have z = 0; two
+    2-vectors give the scalar z component)."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = asarray(a), asarray(b)
+    a = moveaxis(a, _axis(axisa, a.ndim, "cross"), -1)
+    b = moveaxis(b, _axis(axisb, b.ndim, "cross"), -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError(f"cross: vector dimensions must be 2 or 3, got {a.shape[-1]} and "
+                         f"{b.shape[-1]}")
+    dtype = result_type(a, b)
+    a, b = a.astype(dtype), b.astype(dtype)
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    z = a0 * b1 - a1 * b0
+    if a.shape[-1] == 2 and b.shape[-1] == 2:
+        return z
+    a2 = a[..., 2] if a.shape[-1] == 3 else np.zeros((), dtype)
+    b2 = b[..., 2] if b.shape[-1] == 3 else np.zeros((), dtype)
+    out = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z], axis=-1)
+    return moveaxis(out, -1, _axis(axisc, out.ndim, "cross"))

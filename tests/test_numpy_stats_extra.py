@@ -1,0 +1,44 @@
+"""spmdc/numpy/stats_extra.py against NumPy: gradient, cov, corrcoef, cross."""
+import numpy as np
+import pytest
+
+import spmdc
+import spmdc.numpy as jnp
+
+F = np.array([[1.0, 2.0, 4.0, 7.0], [2.0, 3.0, 5.0, 9.0], [0.0, 1.0, 1.0, 4.0]], np.float32)
+A = np.random.RandomState(0).randn(4, 3).astype(np.float32)
+B = np.random.RandomState(1).randn(4, 3).astype(np.float32)
+
+
+def test_gradient():
+    for got, want in zip(jnp.gradient(F, 2.0, 0.5), np.gradient(F, 2.0, 0.5), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(jnp.gradient(F, axis=-1), np.gradient(F, axis=-1), rtol=1e-6)
+    np.testing.assert_allclose(jnp.gradient(np.arange(5) ** 2), np.gradient(np.arange(5) ** 2))
+    with pytest.raises(NotImplementedError, match="edge_order"):
+        jnp.gradient(F, edge_order=2)
+
+
+def test_cov_corrcoef():
+    np.testing.assert_allclose(jnp.cov(F), np.cov(F), rtol=1e-5)
+    np.testing.assert_allclose(jnp.cov(F, rowvar=False, bias=True),
+                               np.cov(F, rowvar=False, bias=True), rtol=1e-5)
+    np.testing.assert_allclose(jnp.cov(F[0], F[1], ddof=0), np.cov(F[0], F[1], ddof=0),
+                               rtol=1e-5)
+    np.testing.assert_allclose(jnp.cov(F[0]), np.cov(F[0]), rtol=1e-6)
+    np.testing.assert_allclose(spmdc.jit(jnp.corrcoef)(F), np.corrcoef(F), rtol=1e-5)
+    with pytest.raises(NotImplementedError, match="weights"):
+        jnp.cov(F, fweights=np.ones(4))
+
+
+def test_cross():
+    np.testing.assert_allclose(jnp.cross(A, B), np.cross(A, B), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jnp.cross(A.T, B.T, axisa=0, axisb=0, axisc=0),
+                               np.cross(A.T, B.T, axisa=0, axisb=0, axisc=0), rtol=1e-5,
+                               atol=1e-6)
+    a2 = np.concatenate([A[:, :2], np.zeros((4, 1), np.float32)], 1)
+    np.testing.assert_allclose(jnp.cross(A[:, :2], B), np.cross(a2, B), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jnp.cross(A[:, :2], B[:, :2]),
+                               A[:, 0] * B[:, 1] - A[:, 1] * B[:, 0], rtol=1e-6)
+    g = spmdc.grad(lambda a: jnp.cross(a, B[0]).sum())(A[0])
+    np.testing.assert_allclose(g, np.cross(B[0], np.ones(3, np.float32)), rtol=1e-6)
