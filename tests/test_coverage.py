@@ -54,11 +54,11 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, """
             ComplexWarning apply_along_axis apply_over_axes argpartition array_equiv bartlett
             bitwise_count blackman block c_ character choose compress delete
-            einsum_path extract fill_diagonal flexible frexp frompyfunc gcd geomspace
+            einsum_path extract flexible frexp frompyfunc gcd geomspace
             hamming hanning histogram2d histogramdd i0 index_exp insert intersect1d isdtype
             kaiser lcm ldexp mask_indices matvec mgrid nanmedian nanpercentile nanquantile
-            nextafter object_ ogrid packbits partition piecewise place poly polyadd polyder
-            polydiv polyfit polyint polymul polysub put put_along_axis r_ resize roots s_
+            nextafter object_ ogrid packbits partition piecewise place poly
+            polydiv polyfit put r_ resize roots s_
             setdiff1d setxor1d spacing trim_zeros ufunc union1d unique unique_all unique_counts
             unique_inverse unique_values unpackbits unwrap vecdot vecmat vectorize
             """),

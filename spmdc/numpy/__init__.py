@@ -349,7 +349,14 @@ from .stats_extra import (  # noqa: F401
     corrcoef,
     cov,
     cross,
+    fill_diagonal,
     gradient,
+    polyadd,
+    polyder,
+    polyint,
+    polymul,
+    polysub,
+    put_along_axis,
 )
 
 _namespace = _sys.modules[__name__]

@@ -119,3 +119,131 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     b2 = b[..., 2] if b.shape[-1] == 3 else np.zeros((), dtype)
     out = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z], axis=-1)
     return moveaxis(out, -1, _axis(axisc, out.ndim, "cross"))
+
+
+__all__ += ["polyadd", "polysub", "polymul", "polyder", "polyint", "fill_diagonal",
+            "put_along_axis"]
+
+
+def _poly(op: str, p: Any) -> Any:
+    p = asarray(p)
+    if p.ndim != 1:
+        raise ValueError(f"{op}: coefficients must be 1-d, got shape {p.shape}")
+    return p
+
+
+def _aligned(a1: Any, a2: Any, op: str) -> tuple[Any, Any]:
+    from .shape_ops import pad
+    a1, a2 = _poly(op, a1), _poly(op, a2)
+    dtype = result_type(a1, a2)
+    a1, a2 = a1.astype(dtype), a2.astype(dtype)
+    n = max(a1.shape[0], a2.shape[0])
+    return pad(a1, (n - a1.shape[0], 0)), pad(a2, (n - a2.shape[0], 0))
+
+
+def polyadd(a1: Any, a2: Any) -> Any:
+    """The sum of two polynomials (coefficients highest power first)."""
+    x, y = _aligned(a1, a2, "polyadd")
+    return x + y
+
+
+def polysub(a1: Any, a2: Any) -> Any:
+    x, y = _aligned(a1, a2, "polysub")
+    return x - y
+
+
+def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Any:
+    """The product of two polynomials; ``trim_leading_zeros`` needs concrete inputs."""
+    from .convolve import convolve
+    a1, a2 = _poly("polymul", a1), _poly("polymul", a2)
+    if trim_leading_zeros:
+        raise NotImplementedError("polymul: trim_leading_zeros=True gives a data-dependent "
+                                  "shape; trim the inputs on the host instead")
+    dtype = result_type(a1, a2)
+    if a1.shape[0] == 0 or a2.shape[0] == 0:
+        return asarray(np.zeros((0,), dtype))
+    return convolve(a1.astype(dtype), a2.astype(dtype))
+
+
+def polyder(p: Any, m: int = 1) -> Any:
+    """The ``m``-th derivative of a polynomial."""
+    p = _poly("polyder", p)
+    if int(m) < 0:
+        raise ValueError(f"polyder: order m must be non-negative, got {m}")
+    if p.dtype.kind in "b":
+        p = p.astype(dtypes.default_int())
+    for _ in range(int(m)):
+        n = p.shape[0]
+        if n <= 1:
+            return asarray(np.zeros((0,), p.dtype))
+        p = p[:-1] * np.arange(n - 1, 0, -1).astype(p.dtype)
+    return p
+
+
+def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
+    """The ``m``-th antiderivative of a polynomial, with integration constants ``k``
+    (a scalar or one per integration, the first integration's first; default 0)."""
+    p = _poly("polyint", p)
+    m = int(m)
+    if m < 0:
+        raise ValueError(f"polyint: order m must be non-negative, got {m}")
+    dtype = result_type(p, 1.0) if k is None else result_type(p, asarray(k), 1.0)
+    p = p.astype(dtype)
+    ks = [0.0] * m if k is None else list(np.broadcast_to(np.asarray(k), (m,))) \
+        if np.ndim(k) == 0 else list(asarray(k)[i] for i in range(asarray(k).shape[0]))
+    if len(ks) != m:
+        raise ValueError(f"polyint: {len(ks)} constants for {m} integrations")
+    for i in range(m):
+        n = p.shape[0]
+        p = concatenate([p / np.arange(n, 0, -1).astype(dtype),
+                         asarray(ks[i]).astype(dtype).reshape((1,))])
+    return p
+
+
+def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True) -> Any:
+    """``a`` with its main diagonal set to ``val`` (repeated cyclically). spmdc arrays are
+    immutable, so ``inplace=False`` is required (as in JAX)."""
+    if inplace:
+        raise ValueError("fill_diagonal: spmdc arrays are immutable; pass inplace=False and "
+                         "use the returned array")
+    if wrap:
+        raise NotImplementedError("fill_diagonal: wrap=True is not supported")
+    a = asarray(a)
+    if a.ndim < 2 or (a.ndim > 2 and len(set(a.shape)) != 1):
+        raise ValueError(f"fill_diagonal: array must be at least 2-d with equal dimensions "
+                         f"beyond 2-d, got shape {a.shape}")
+    n = min(a.shape)
+    if n == 0:
+        return a
+    flat_positions = [sum(i * int(np.prod(a.shape[d + 1:])) for d in range(a.ndim))
+                      for i in range(n)]
+    values = asarray(val).astype(a.dtype).reshape((-1,))
+    if values.shape[0] == 0:
+        return a
+    values = values[np.arange(n) % values.shape[0]]
+    flat = a.reshape((-1,)).at[np.asarray(flat_positions, dtypes.default_int())].set(values)
+    return flat.reshape(a.shape)
+
+
+def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None,
+                   inplace: bool = True, *, mode: Any = None) -> Any:
+    """``arr`` with ``values`` written at ``indices`` along ``axis`` (the index counterpart
+    of take_along_axis). ``inplace=False`` is required (as in JAX)."""
+    if inplace:
+        raise ValueError("put_along_axis: spmdc arrays are immutable; pass inplace=False and "
+                         "use the returned array")
+    from .core import _iota, broadcast_to
+    arr, indices = asarray(arr), asarray(indices)
+    if axis is None:
+        flat = put_along_axis(arr.reshape((-1,)), indices.reshape((-1,)), values, 0,
+                              inplace=False, mode=mode)
+        return flat.reshape(arr.shape)
+    if arr.ndim != indices.ndim:
+        raise ValueError(f"put_along_axis: indices of rank {indices.ndim} for an array of "
+                         f"rank {arr.ndim}")
+    axis = _axis(axis, arr.ndim, "put_along_axis")
+    shape = tuple(max(s, i) if d != axis else i
+                  for d, (s, i) in enumerate(zip(arr.shape, indices.shape, strict=True)))
+    index = tuple(broadcast_to(indices, shape) if d == axis else _iota(
+        dtypes.default_int(), shape, d) for d in range(arr.ndim))
+    return arr.at[index].set(broadcast_to(asarray(values).astype(arr.dtype), shape), mode=mode)
