@@ -77,8 +77,8 @@ EXCLUDED: dict[str, dict[str, str]] = {
             AccuracyMode ConvGeneralDilatedDimensionNumbers DotAlgorithm DotAlgorithmPreset
             DotDimensionNumbers GatherDimensionNumbers GatherScatterMode Precision PrecisionLike
             RaggedDotDimensionNumbers RandomAlgorithm ScatterDimensionNumbers Tolerance
-            after_all approx_max_k approx_min_k associative_scan axis_size batch_matmul betainc
-            broadcast_like clz composite create_token cumlogsumexp custom_linear_solve
+            after_all approx_max_k approx_min_k axis_size batch_matmul betainc
+            broadcast_like clz composite create_token custom_linear_solve
             custom_root dce_sink dtype empty gather igamma igamma_grad_a igammac index_take
             mulhi optimization_barrier pbroadcast pcast platform_dependent precv psend pswapaxes
             ragged_all_to_all ragged_dot ragged_dot_general random_gamma_grad reduce reduce_xor

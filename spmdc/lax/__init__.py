@@ -22,3 +22,7 @@ from . import ops as _ops  # noqa: E402
 from .ops import *  # noqa: E402,F401,F403
 
 __all__ += _ops.__all__
+from . import associative as _associative  # noqa: E402
+from .associative import associative_scan, cumlogsumexp  # noqa: E402,F401
+
+__all__ += _associative.__all__
