@@ -56,7 +56,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             bitwise_count blackman block c_ character choose compress delete
             einsum_path extract flexible frexp frompyfunc gcd geomspace
             hamming hanning histogram2d histogramdd i0 index_exp insert intersect1d isdtype
-            kaiser lcm ldexp mask_indices matvec mgrid nanmedian nanpercentile nanquantile
+            kaiser lcm ldexp mask_indices matvec mgrid
             nextafter object_ ogrid packbits partition piecewise place poly
             polydiv polyfit put r_ resize roots s_
             setdiff1d setxor1d spacing trim_zeros ufunc union1d unique unique_all unique_counts

@@ -1,5 +1,7 @@
 """spmdc/numpy/searching.py against NumPy: searchsorted, digitize, nonzero family (with
 size= under jit), lexsort, bincount, histogram, interp, isin, quantile/percentile/median."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -94,3 +96,21 @@ def test_median_percentile():
     assert jnp.median(np.arange(5)).dtype == np.float32
     g = spmdc.grad(lambda t: jnp.median(t))(np.array([3.0, 1.0, 2.0, 5.0], np.float32))
     np.testing.assert_allclose(g, [0.5, 0, 0.5, 0])
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+def test_nanquantile(method):
+    y = Y.copy()
+    y[0, :3, 1] = np.nan
+    y[1, :, 2] = np.nan                                  # a slice of NaNs only
+    q = np.array([0.0, 0.3, 0.5, 1.0], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")            # NumPy warns about the all-NaN slice
+        want = np.nanquantile(y, q, axis=1, method=method)
+        want_median = np.nanmedian(y, (0, 2))
+    np.testing.assert_allclose(spmdc.jit(lambda t: jnp.nanquantile(t, q, axis=1,
+                                                                   method=method))(y),
+                               want, rtol=1e-5)
+    np.testing.assert_allclose(jnp.nanmedian(y, (0, 2)), want_median, rtol=1e-6)
+    np.testing.assert_allclose(jnp.nanpercentile(y[0], 40, 0, keepdims=True),
+                               np.nanpercentile(y[0], 40, 0, keepdims=True), rtol=1e-6)

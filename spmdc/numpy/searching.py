@@ -28,7 +28,7 @@ from .sorting import argsort, sort
 
 __all__ = ["searchsorted", "digitize", "nonzero", "flatnonzero", "argwhere", "lexsort",
            "bincount", "histogram", "histogram_bin_edges", "interp", "isin", "quantile",
-           "percentile", "median"]
+           "percentile", "median", "nanquantile", "nanpercentile", "nanmedian"]
 
 
 def _less(x: Any, y: Any) -> Any:
@@ -246,36 +246,52 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
              method: str = "linear", keepdims: bool = False) -> Any:
     """The ``q``-th quantiles (q in [0, 1]) along ``axis``; NaN if the slice holds a NaN.
     The result has q's shape in front."""
+    return _quantile("quantile", a, q, axis, out, method, keepdims, squash_nans=False)
+
+
+def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                overwrite_input: bool = False, method: str = "linear",
+                keepdims: bool = False) -> Any:
+    """quantile over the elements that are not NaN (NaN where a slice has none)."""
+    return _quantile("nanquantile", a, q, axis, out, method, keepdims, squash_nans=True)
+
+
+def _quantile(op: str, a: Any, q: Any, axis: Any, out: Any, method: str, keepdims: bool, *,
+              squash_nans: bool) -> Any:
     if out is not None:
-        raise ValueError("quantile: out= is not supported; spmdc arrays are immutable")
+        raise ValueError(f"{op}: out= is not supported; spmdc arrays are immutable")
     if method not in _METHODS:
-        raise ValueError(f"quantile: method must be one of {_METHODS}, got {method!r}")
+        raise ValueError(f"{op}: method must be one of {_METHODS}, got {method!r}")
     a, q = asarray(a), asarray(q)
     if q.ndim > 1:
-        raise ValueError(f"quantile: q must be a scalar or 1-d, got shape {q.shape}")
+        raise ValueError(f"{op}: q must be a scalar or 1-d, got shape {q.shape}")
     dtype = result_type(a, q)
     dtype = dtypes.default_float() if dtype.kind in "biu" else dtype
     a, q = a.astype(dtype), q.astype(dtype)
-    axes = tuple(range(a.ndim)) if axis is None else _axes(axis, a.ndim, "quantile")
+    axes = tuple(range(a.ndim)) if axis is None else _axes(axis, a.ndim, op)
     kept = [d for d in range(a.ndim) if d not in axes]
     moved = moveaxis(a, axes, tuple(range(a.ndim - len(axes), a.ndim)))
     flat = reshape(moved, tuple(a.shape[d] for d in kept) + (-1,))
     n = flat.shape[-1]
     if n == 0:
-        raise ValueError("quantile: cannot take a quantile of an empty slice")
-    ordered = sort(flat, axis=-1)
-    pos = q * (n - 1)
-    low = pos.astype(np.int32).astype(dtype)           # floor: pos >= 0
-    low = where(low > n - 1, n - 1, where(low < 0, 0, low))
-    high = where(low + 1 > n - 1, n - 1, low + 1)
-    frac = pos - low
-    take_at = (lambda i: moveaxis(ordered[..., i.astype(dtypes.default_int())], -1, 0)
-               if q.ndim else ordered[..., i.astype(dtypes.default_int())])
-    lo_v, hi_v = take_at(low), take_at(high)
-    odd = low.astype(np.int32) % 2 == 1
-    if q.ndim:
-        frac = reshape(frac, frac.shape + (1,) * (ordered.ndim - 1))
-        odd = reshape(odd, frac.shape)
+        raise ValueError(f"{op}: cannot take a quantile of an empty slice")
+    ordered = sort(flat, axis=-1)                      # NaNs last
+    kept_shape = ordered.shape[:-1]
+    qs = reshape(q, (-1,))
+    int_type = dtypes.default_int()
+    if squash_nans:       # each slice's quantile among its non-NaN elements
+        count = jnp_sum(~isnan(flat), axis=-1, dtype=int_type)
+    else:
+        count = asarray(np.full(kept_shape, n, int_type))
+    last = where(count > 0, count - 1, 0)
+    last_f = reshape(last.astype(dtype), kept_shape + (1,))
+    pos = last_f * qs                                  # kept_shape + (len(qs),)
+    low = pos.astype(int_type)                         # floor: pos >= 0
+    low = where(low > reshape(last, kept_shape + (1,)), reshape(last, kept_shape + (1,)), low)
+    high = where(low + 1 > reshape(last, kept_shape + (1,)), low, low + 1)
+    frac = pos - low.astype(dtype)
+    from .shape_extra import take_along_axis
+    lo_v, hi_v = take_along_axis(ordered, low, -1), take_along_axis(ordered, high, -1)
     if method == "linear":
         result = lo_v * (1 - frac) + hi_v * frac
     elif method == "lower":
@@ -285,10 +301,13 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     elif method == "midpoint":
         result = where(frac > 0, (lo_v + hi_v) * 0.5, lo_v)
     else:                                              # nearest: ties to the even index
-        up = (frac > 0.5) | ((frac == 0.5) & odd)
-        result = where(up, hi_v, lo_v)
-    has_nan = jnp_any(isnan(flat), axis=-1)
-    result = where(has_nan, np.asarray(np.nan, dtype), result)
+        result = where((frac > 0.5) | ((frac == 0.5) & (low % 2 == 1)), hi_v, lo_v)
+    if squash_nans:
+        undefined = reshape(count == 0, kept_shape + (1,))
+    else:
+        undefined = reshape(jnp_any(isnan(flat), axis=-1), kept_shape + (1,))
+    result = where(undefined, np.asarray(np.nan, dtype), result)
+    result = reshape(moveaxis(result, -1, 0), q.shape + kept_shape)
     if keepdims:
         shape = tuple(1 if d in axes else s for d, s in enumerate(a.shape))
         result = reshape(result, q.shape + shape)
@@ -305,3 +324,15 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
            keepdims: bool = False) -> Any:
     return quantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)
+
+
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                  overwrite_input: bool = False, method: str = "linear",
+                  keepdims: bool = False) -> Any:
+    """nanquantile with ``q`` in percent."""
+    return nanquantile(a, asarray(q) / 100, axis, out, overwrite_input, method, keepdims)
+
+
+def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+              keepdims: bool = False) -> Any:
+    return nanquantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)
