@@ -3,6 +3,8 @@
 core.py holds the operations and the collectives (psum, all_gather ...), which do not
 promote dtypes: operands must already agree, as in JAX. control_flow.py holds cond,
 switch, while_loop, fori_loop, scan and map, built on core.py and the transforms.
+ops.py wraps more primitives (elementwise, cumulative, top_k, collapse ...);
+associative.py holds associative_scan and cumlogsumexp.
 """
 from ..transforms.partitioned import with_sharding_constraint  # noqa: F401
 from . import conv as _conv

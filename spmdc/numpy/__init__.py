@@ -12,13 +12,15 @@ Every public name is listed below under the module that defines it:
   sorting.py      sort, argsort (over the sort primitive)
   complex_ops.py  real, imag, conj/conjugate, angle, iscomplexobj
   math_extra.py   logaddexp, hypot, nan* reductions, average, cumulative_sum, aliases ...
-  searching.py    searchsorted, digitize, nonzero (size=), bincount, histogram, quantile ...
+  searching.py    searchsorted, digitize, nonzero (size=), bincount, histogram, (nan)quantile
   shape_extra.py  array_split, dstack, append, take_along_axis, unravel_index, select ...
-  stats_extra.py  gradient, cov, corrcoef, cross
+  stats_extra.py  gradient, cov, corrcoef, cross, poly*, fill_diagonal, put_along_axis
   arrays_extra.py meshgrid, tril/triu, diag, diagonal, roll, rot90, kron, diff, trapezoid ...
 Each imports only from the ones above it (core.py reaches shape_ops.py once, lazily, for a
-list of arrays). array_methods.py gives Tracer and spmdc.Array their operators and
-methods; they call the functions of this namespace, so they are installed here, last.
+list of arrays); the four *_extra modules and searching.py build on the modules above them
+and reach one another only lazily, inside functions. array_methods.py gives Tracer and
+spmdc.Array their operators and methods; they call the functions of this namespace, so
+they are installed here, last.
 """
 import sys as _sys
 

@@ -1,5 +1,6 @@
-"""Finite differences and second moments for spmdc.numpy, composed from other functions:
-gradient, cov, corrcoef, cross."""
+"""Finite differences, second moments and polynomials for spmdc.numpy, composed from
+other functions: gradient, cov, corrcoef, cross, polyadd/polysub/polymul/polyder/polyint,
+and the functional forms of in-place writes (fill_diagonal, put_along_axis)."""
 from __future__ import annotations
 
 from typing import Any
