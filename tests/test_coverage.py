@@ -52,14 +52,14 @@ EXCLUDED: dict[str, dict[str, str]] = {
             get_printoptions load printoptions save savez set_printoptions
             """),
         **_because(TODO, """
-            ComplexWarning apply_along_axis apply_over_axes argpartition array_equiv bartlett
-            bitwise_count blackman block c_ character choose compress delete
-            einsum_path extract flexible frexp frompyfunc gcd geomspace
-            hamming hanning histogram2d histogramdd i0 index_exp insert intersect1d isdtype
-            kaiser lcm ldexp mask_indices matvec mgrid
-            nextafter object_ ogrid packbits partition piecewise place poly
-            polydiv polyfit put r_ resize roots s_
-            setdiff1d setxor1d spacing trim_zeros ufunc union1d unique unique_all unique_counts
+            ComplexWarning apply_along_axis apply_over_axes argpartition array_equiv
+            block c_ character choose compress delete
+            einsum_path extract flexible frexp frompyfunc gcd
+            histogram2d histogramdd index_exp insert intersect1d isdtype
+            lcm mask_indices matvec mgrid
+            nextafter object_ ogrid packbits partition place poly
+            polydiv polyfit put r_ roots s_
+            setdiff1d setxor1d spacing ufunc union1d unique unique_all unique_counts
             unique_inverse unique_values unpackbits unwrap vecdot vecmat vectorize
             """),
         **_because(LINALG, """

@@ -15,9 +15,10 @@ Every public name is listed below under the module that defines it:
   searching.py    searchsorted, digitize, nonzero (size=), bincount, histogram, (nan)quantile
   shape_extra.py  array_split, dstack, append, take_along_axis, unravel_index, select ...
   stats_extra.py  gradient, cov, corrcoef, cross, poly*, fill_diagonal, put_along_axis
+  misc_extra.py   window functions, i0, ldexp, bitwise_count, geomspace, resize, piecewise
   arrays_extra.py meshgrid, tril/triu, diag, diagonal, roll, rot90, kron, diff, trapezoid ...
 Each imports only from the ones above it (core.py reaches shape_ops.py once, lazily, for a
-list of arrays); the four *_extra modules and searching.py build on the modules above them
+list of arrays); the *_extra modules and searching.py build on the modules above them
 and reach one another only lazily, inside functions. array_methods.py gives Tracer and
 spmdc.Array their operators and methods; they call the functions of this namespace, so
 they are installed here, last.
@@ -242,6 +243,20 @@ from .math_extra import (  # noqa: F401
     rollaxis,
     signbit,
     sinc,
+)
+from .misc_extra import (  # noqa: F401
+    bartlett,
+    bitwise_count,
+    blackman,
+    geomspace,
+    hamming,
+    hanning,
+    i0,
+    kaiser,
+    ldexp,
+    piecewise,
+    resize,
+    trim_zeros,
 )
 from .products import (  # noqa: F401
     dot,
