@@ -326,7 +326,6 @@ from .shape_extra import (  # noqa: F401
     generic,
     hsplit,
     indices,
-    iscomplexobj,
     isrealobj,
     isscalar,
     ix_,

@@ -19,7 +19,7 @@ from .shape_ops import _axis, _slice_axis, concatenate, ravel, reshape
 __all__ = ["array_split", "hsplit", "vsplit", "dsplit", "dstack", "column_stack", "append",
            "unstack", "broadcast_arrays", "take_along_axis", "indices", "ix_",
            "unravel_index", "ravel_multi_index", "vander", "select", "astype", "copy",
-           "promote_types", "can_cast", "iscomplexobj", "isrealobj", "isscalar", "bool",
+           "promote_types", "can_cast", "isrealobj", "isscalar", "bool",
            "uint", "complex_", "double", "single", "cdouble", "csingle", "generic"]
 
 bool = np.bool_          # noqa: A001  (NumPy 2's name)
