@@ -38,7 +38,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, """
             ComplexWarning apply_along_axis apply_over_axes argpartition array_equiv block c_
             character choose compress delete einsum_path extract flexible frexp frompyfunc gcd
-            histogram2d histogramdd index_exp insert intersect1d iscomplex isdtype isreal lcm
+            histogram2d histogramdd index_exp insert intersect1d isdtype lcm
             mask_indices matvec mgrid nextafter object_ ogrid packbits partition place poly
             polydiv polyfit put r_ roots s_ setdiff1d setxor1d sort_complex spacing ufunc
             union1d unique unique_all unique_counts unique_inverse unique_values unpackbits

@@ -48,3 +48,12 @@ def test_resize_piecewise_trim_zeros():
     np.testing.assert_array_equal(jnp.trim_zeros(z, "b"), np.trim_zeros(z, "b"))
     with pytest.raises(TypeError, match="traced"):
         spmdc.jit(jnp.trim_zeros)(z)
+
+
+def test_iscomplex_isreal():
+    z = np.array([1 + 0j, 2 + 1j, 3 - 0j, -1j], np.complex64)
+    np.testing.assert_array_equal(jnp.iscomplex(z), np.iscomplex(z))
+    np.testing.assert_array_equal(jnp.isreal(z), np.isreal(z))
+    r = np.array([1.0, -2.0], np.float32)
+    np.testing.assert_array_equal(jnp.iscomplex(r), np.iscomplex(r))
+    np.testing.assert_array_equal(spmdc.jit(jnp.isreal)(r), np.isreal(r))

@@ -252,6 +252,8 @@ from .misc_extra import (  # noqa: F401
     hamming,
     hanning,
     i0,
+    iscomplex,
+    isreal,
     kaiser,
     ldexp,
     piecewise,

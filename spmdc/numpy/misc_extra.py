@@ -1,6 +1,6 @@
 """Small remaining pieces of spmdc.numpy, composed from the other modules: window
 functions (bartlett, blackman, hamming, hanning, kaiser), i0, ldexp, bitwise_count,
-geomspace, resize, piecewise, trim_zeros."""
+geomspace, resize, piecewise, trim_zeros, iscomplex/isreal."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -184,3 +184,18 @@ def trim_zeros(filt: Any, trim: str = "fb") -> Any:
     start = nonzero[0] if "f" in trim.lower() else 0
     stop = nonzero[-1] + 1 if "b" in trim.lower() else values.shape[0]
     return asarray(filt)[int(start):int(stop)]
+
+
+__all__ += ["iscomplex", "isreal"]
+
+
+def iscomplex(x: Any) -> Any:
+    """Elementwise: whether the imaginary part is non-zero (False for real arrays)."""
+    from .complex_ops import imag
+    return imag(asarray(x)) != 0
+
+
+def isreal(x: Any) -> Any:
+    """Elementwise: whether the imaginary part is zero (True for real arrays)."""
+    from .complex_ops import imag
+    return imag(asarray(x)) == 0
