@@ -1,9 +1,12 @@
-"""Lines of code per package and the number of registered primitives (``make sz``).
+"""Lines of code per package, the number of registered primitives and the coverage of
+JAX's array namespaces (``make sz``).
 
 Counts non-blank lines that are not comments (docstrings count: they are read as code is),
 per package: every package under spmdc/ (the namespaces numpy, lax, random, nn ..., and
 transforms, core, runtime, compiler with its passes and primitives broken out), the
-top-level modules, plus tests and tools for scale.
+top-level modules, plus tests and tools for scale. Coverage: for each JAX namespace
+recorded in tests/data/jax_names.json, how many of its public names spmdc provides, and how
+many tests/test_coverage.py lists as deliberately absent, by reason.
 """
 from __future__ import annotations
 
@@ -68,7 +71,32 @@ def main() -> int:
     import spmdc.compiler  # noqa: F401  (registers every primitive)
     from spmdc.compiler.primitives.core import registry
     print(f"registered primitives: {len(registry)}")
+    print_coverage()
     return 0
+
+
+def print_coverage() -> None:
+    """Per JAX namespace: names provided, names listed as absent (by reason), the rest."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "test_coverage", os.path.join(ROOT, "tests", "test_coverage.py"))
+    test_coverage = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(test_coverage)
+    print(f"\n{'JAX 0.10.2 namespace':20} {'names':>5} {'spmdc':>5} {'listed':>6} "
+          f"{'other':>5}  listed by reason")
+    for namespace in test_coverage.jax_names():
+        provided, listed, unaccounted = test_coverage.coverage(namespace)
+        reasons: dict[str, int] = {}
+        for name in listed:
+            reason = test_coverage.excluded(namespace, name)
+            if not reason.startswith(("pending", "internal")):
+                reason = reason.split(":")[0]
+            reason = reason.split(" (")[0]
+            reasons[reason] = reasons.get(reason, 0) + 1
+        total = len(provided) + len(listed) + len(unaccounted)
+        by_reason = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items(), key=lambda t: -t[1]))
+        print(f"{namespace:20} {total:5} {len(provided):5} {len(listed):6} "
+              f"{len(unaccounted):5}  {by_reason}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 core.py holds the operations and the collectives (psum, all_gather ...), which do not
 promote dtypes: operands must already agree, as in JAX. control_flow.py holds cond,
 switch, while_loop, fori_loop, scan and map, built on core.py and the transforms.
+ops.py wraps more primitives (elementwise, cumulative, top_k, collapse ...);
+associative.py holds associative_scan and cumlogsumexp.
 """
 from ..transforms.partitioned import with_sharding_constraint  # noqa: F401
 from . import conv as _conv
@@ -18,3 +20,11 @@ from .windowed import reduce_precision, reduce_window, reduce_window_shape_tuple
 __all__ = [*_core.__all__, *_conv.__all__, "cond", "switch", "while_loop", "fori_loop", "scan",
            "map", "reduce_window", "reduce_precision", "reduce_window_shape_tuple",
            "with_sharding_constraint", "real", "imag", "conj", "complex"]
+from . import ops as _ops  # noqa: E402
+from .ops import *  # noqa: E402,F401,F403
+
+__all__ += _ops.__all__
+from . import associative as _associative  # noqa: E402
+from .associative import associative_scan, cumlogsumexp  # noqa: E402,F401
+
+__all__ += _associative.__all__

@@ -11,14 +11,48 @@ Every public name is listed below under the module that defines it:
   indexing.py     take; advanced indexing and ``.at[]`` for the array methods
   sorting.py      sort, argsort (over the sort primitive)
   complex_ops.py  real, imag, conj/conjugate, angle, iscomplexobj
+  math_extra.py   logaddexp, hypot, nan* reductions, average, cumulative_sum, aliases ...
+  searching.py    searchsorted, digitize, nonzero (size=), bincount, histogram, (nan)quantile
+  shape_extra.py  array_split, dstack, append, take_along_axis, unravel_index, select ...
+  stats_extra.py  gradient, cov, corrcoef, cross, poly*, fill_diagonal, put_along_axis
+  misc_extra.py   window functions, i0, ldexp, bitwise_count, geomspace, resize, piecewise
+  arrays_extra.py meshgrid, tril/triu, diag, diagonal, roll, rot90, kron, diff, trapezoid ...
 Each imports only from the ones above it (core.py reaches shape_ops.py once, lazily, for a
-list of arrays). array_methods.py gives Tracer and spmdc.Array their operators and
-methods; they call the functions of this namespace, so they are installed here, last.
+list of arrays); the *_extra modules and searching.py build on the modules above them
+and reach one another only lazily, inside functions. array_methods.py gives Tracer and
+spmdc.Array their operators and methods; they call the functions of this namespace, so
+they are installed here, last.
 """
 import sys as _sys
 
 from ..core.tracing import Tracer as _Tracer
 from ..runtime.array import Array as _Array
+from .arrays_extra import (  # noqa: F401
+    concat,
+    diag,
+    diag_indices,
+    diag_indices_from,
+    diagonal,
+    diff,
+    ediff1d,
+    fliplr,
+    flipud,
+    kron,
+    matrix_transpose,
+    meshgrid,
+    permute_dims,
+    polyval,
+    roll,
+    rot90,
+    trapezoid,
+    tri,
+    tril,
+    tril_indices,
+    tril_indices_from,
+    triu,
+    triu_indices,
+    triu_indices_from,
+)
 from .complex_ops import angle, conj, conjugate, imag, iscomplexobj, real  # noqa: F401,E402
 from .convolve import convolve, correlate  # noqa: F401
 from .core import (  # noqa: F401
@@ -155,6 +189,77 @@ from .einsum_impl import (  # noqa: F401
 from .indexing import (  # noqa: F401
     take,
 )
+from .math_extra import (  # noqa: F401
+    acos,
+    acosh,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    atleast_3d,
+    average,
+    bitwise_invert,
+    bitwise_left_shift,
+    bitwise_right_shift,
+    copysign,
+    count_nonzero,
+    cumulative_prod,
+    cumulative_sum,
+    deg2rad,
+    degrees,
+    diagflat,
+    divmod,
+    fabs,
+    float_power,
+    fmax,
+    fmin,
+    fromfunction,
+    heaviside,
+    hypot,
+    isneginf,
+    isposinf,
+    iterable,
+    logaddexp,
+    logaddexp2,
+    logspace,
+    modf,
+    nan_to_num,
+    nanargmax,
+    nanargmin,
+    nancumprod,
+    nancumsum,
+    nanmax,
+    nanmean,
+    nanmin,
+    nanprod,
+    nanstd,
+    nansum,
+    nanvar,
+    positive,
+    ptp,
+    rad2deg,
+    radians,
+    rollaxis,
+    signbit,
+    sinc,
+)
+from .misc_extra import (  # noqa: F401
+    bartlett,
+    bitwise_count,
+    blackman,
+    geomspace,
+    hamming,
+    hanning,
+    i0,
+    iscomplex,
+    isreal,
+    kaiser,
+    ldexp,
+    piecewise,
+    resize,
+    trim_zeros,
+)
 from .products import (  # noqa: F401
     dot,
     inner,
@@ -186,6 +291,57 @@ from .reductions import (  # noqa: F401
     sum,
     var,
 )
+from .searching import (  # noqa: F401
+    argwhere,
+    bincount,
+    digitize,
+    flatnonzero,
+    histogram,
+    histogram_bin_edges,
+    interp,
+    isin,
+    lexsort,
+    median,
+    nanmedian,
+    nanpercentile,
+    nanquantile,
+    nonzero,
+    percentile,
+    quantile,
+    searchsorted,
+)
+from .shape_extra import (  # noqa: F401
+    append,
+    array_split,
+    astype,
+    bool,
+    broadcast_arrays,
+    can_cast,
+    cdouble,
+    column_stack,
+    complex_,
+    copy,
+    csingle,
+    double,
+    dsplit,
+    dstack,
+    generic,
+    hsplit,
+    indices,
+    isrealobj,
+    isscalar,
+    ix_,
+    promote_types,
+    ravel_multi_index,
+    select,
+    single,
+    take_along_axis,
+    uint,
+    unravel_index,
+    unstack,
+    vander,
+    vsplit,
+)
 from .shape_ops import (  # noqa: F401
     atleast_1d,
     atleast_2d,
@@ -209,6 +365,19 @@ from .shape_ops import (  # noqa: F401
 from .sorting import (  # noqa: F401
     argsort,
     sort,
+)
+from .stats_extra import (  # noqa: F401
+    corrcoef,
+    cov,
+    cross,
+    fill_diagonal,
+    gradient,
+    polyadd,
+    polyder,
+    polyint,
+    polymul,
+    polysub,
+    put_along_axis,
 )
 
 _namespace = _sys.modules[__name__]

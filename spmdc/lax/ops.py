@@ -1,0 +1,340 @@
+"""More of spmdc.lax: the elementwise, cumulative, index and shape operations users call,
+each a thin wrapper over an existing primitive (so they vmap, differentiate and lower as
+that primitive does). Like the rest of lax they do not promote dtypes: the operands of a
+binary operation must already agree.
+"""
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compiler.primitives.core import registry as _prims
+from ..core import dtypes
+from ..core.tracing import bind
+from .core import _arr
+
+__all__ = ["RoundingMethod", "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh",
+           "cosh", "sinh", "tan", "cbrt", "ceil", "floor", "sign", "exp2", "expm1", "log1p",
+           "logistic", "erf", "erfc", "erf_inv", "lgamma", "digamma", "bessel_i0e",
+           "bessel_i1e", "is_finite", "population_count", "bitwise_not", "square",
+           "reciprocal", "atan2", "rem", "pow", "nextafter", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "shift_left", "shift_right_arithmetic", "shift_right_logical",
+           "eq", "ne", "lt", "le", "gt", "ge", "polygamma", "round", "cumsum", "cumprod",
+           "cummax", "cummin", "argmax", "argmin", "reduce_and", "reduce_or",
+           "expand_dims", "squeeze", "reshape", "transpose", "collapse", "full", "full_like",
+           "broadcasted_iota", "broadcast", "index_in_dim", "slice_in_dim",
+           "bitcast_convert_type", "broadcast_shapes"]
+
+
+def _unary(name: str, prim: str | None = None) -> Any:
+    def fn(x: Any) -> Any:
+        x = _arr(x)
+        return bind(_prims[prim or name], x, weak=x.weak)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` (the ``{prim or name}`` primitive)."
+    return fn
+
+
+def _binary(name: str, prim: str | None = None, weak_out: bool = True) -> Any:
+    def fn(x: Any, y: Any) -> Any:
+        x, y = _arr(x), _arr(y)
+        if x.dtype != y.dtype:
+            raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
+                            f"{x.dtype}, {y.dtype}; convert one with lax.convert_element_type")
+        return bind(_prims[prim or name], x, y, weak=weak_out and x.weak and y.weak)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` of two arrays of one dtype."
+    return fn
+
+
+abs, acos, acosh, asin, asinh, atan, atanh, cosh, sinh, tan = map(
+    _unary, ("abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh", "sinh", "tan"))
+cbrt, ceil, floor, sign, exp2, expm1, log1p, logistic = map(
+    _unary, ("cbrt", "ceil", "floor", "sign", "exp2", "expm1", "log1p", "logistic"))
+erf, erfc, erf_inv, lgamma, digamma, bessel_i0e, bessel_i1e = map(
+    _unary, ("erf", "erfc", "erf_inv", "lgamma", "digamma", "bessel_i0e", "bessel_i1e"))
+population_count = _unary("population_count")
+bitwise_not = _unary("bitwise_not", "not")
+atan2, rem, pow, nextafter, polygamma = map(
+    _binary, ("atan2", "rem", "pow", "nextafter", "polygamma"))
+bitwise_and, bitwise_or, bitwise_xor = (
+    _binary("bitwise_and", "and"), _binary("bitwise_or", "or"), _binary("bitwise_xor", "xor"))
+shift_left, shift_right_arithmetic, shift_right_logical = map(
+    _binary, ("shift_left", "shift_right_arithmetic", "shift_right_logical"))
+eq, ne, lt, le, gt, ge = (_binary(n, weak_out=False) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+
+
+def is_finite(x: Any) -> Any:
+    return bind(_prims["is_finite"], _arr(x))
+
+
+def square(x: Any) -> Any:
+    """``x * x``."""
+    x = _arr(x)
+    return bind(_prims["integer_pow"], x, y=2, weak=x.weak)
+
+
+def reciprocal(x: Any) -> Any:
+    """``1 / x``."""
+    x = _arr(x)
+    return bind(_prims["integer_pow"], x, y=-1, weak=x.weak)
+
+
+class RoundingMethod(enum.IntEnum):
+    """How ``lax.round`` breaks ties: away from zero (0) or to the nearest even (1)."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x: Any, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Any:
+    """Round to the nearest integer; ties go away from zero, or to even with
+    ``rounding_method=RoundingMethod.TO_NEAREST_EVEN`` (or 1)."""
+    if isinstance(rounding_method, str):
+        rounding_method = RoundingMethod[rounding_method.upper()]
+    method = int(rounding_method)
+    if method not in (0, 1):
+        raise ValueError(f"lax.round: rounding_method must be a lax.RoundingMethod (0 or 1), "
+                         f"got {rounding_method!r}")
+    x = _arr(x)
+    return bind(_prims["round"], x, rounding_method=method, weak=x.weak)
+
+
+def _axis(op: str, axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"lax.{op}: axis {axis} is out of bounds for an operand of rank {ndim}")
+    return axis % ndim
+
+
+def _cumulative(name: str) -> Any:
+    def fn(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+        x = _arr(operand)
+        return bind(_prims[name], x, axis=_axis(name, axis, x.ndim), reverse=bool(reverse),
+                    weak=x.weak)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Cumulative ``{name[3:]}`` along ``axis`` (from the end if ``reverse``)."
+    return fn
+
+
+cumsum, cumprod, cummax, cummin = map(_cumulative, ("cumsum", "cumprod", "cummax", "cummin"))
+
+
+def _arg(name: str) -> Any:
+    def fn(operand: Any, axis: int, index_dtype: Any) -> Any:
+        x = _arr(operand)
+        return bind(_prims[name], x, axis=_axis(name, axis, x.ndim),
+                    index_dtype=dtypes.canonicalize(index_dtype))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Index of the {name[3:]}imum along ``axis``, in ``index_dtype``."
+    return fn
+
+
+argmax, argmin = _arg("argmax"), _arg("argmin")
+
+
+def _bool_reducer(name: str) -> Any:
+    def fn(operand: Any, axes: Sequence[int]) -> Any:
+        x = _arr(operand)
+        if x.dtype != np.bool_:
+            raise TypeError(f"lax.{name} supports bool operands only here, got {x.dtype}")
+        return bind(_prims[name], x, axes=tuple(_axis(name, a, x.ndim) for a in axes),
+                    weak=x.weak)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+reduce_and, reduce_or = _bool_reducer("reduce_and"), _bool_reducer("reduce_or")
+
+
+def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
+    from ..numpy.shape_ops import expand_dims as jnp_expand_dims
+    return jnp_expand_dims(_arr(array), tuple(dimensions))
+
+
+def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
+    from ..numpy.shape_ops import squeeze as jnp_squeeze
+    return jnp_squeeze(_arr(array), tuple(dimensions))
+
+
+def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None
+            ) -> Any:
+    """Reshape (after transposing by ``dimensions`` when given)."""
+    from ..numpy.shape_ops import reshape as jnp_reshape
+    x = _arr(operand)
+    if dimensions is not None:
+        x = transpose(x, dimensions)
+    return jnp_reshape(x, tuple(int(d) for d in new_sizes))
+
+
+def transpose(operand: Any, permutation: Sequence[int]) -> Any:
+    from ..numpy.shape_ops import transpose as jnp_transpose
+    return jnp_transpose(_arr(operand), tuple(permutation))
+
+
+def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None) -> Any:
+    """Merge dimensions ``start_dimension:stop_dimension`` into one."""
+    x = _arr(operand)
+    lo, hi, _ = builtins_slice(start_dimension, stop_dimension).indices(x.ndim)
+    size = int(np.prod(x.shape[lo:hi], dtype=np.int64))
+    return reshape(x, x.shape[:lo] + (size,) + x.shape[hi:])
+
+
+builtins_slice = slice
+
+
+def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
+    from ..numpy.core import full as jnp_full
+    return jnp_full(shape, fill_value, dtype)
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
+    from ..numpy.core import full_like as jnp_full_like
+    return jnp_full_like(x, fill_value, dtype, shape)
+
+
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Any:
+    """An array of ``shape`` counting 0, 1, ... along ``dimension``."""
+    from ..numpy.core import _iota, _shape_arg
+    shape = _shape_arg(shape, "broadcasted_iota")
+    return _iota(dtypes.canonicalize(dtype), shape, _axis("broadcasted_iota", dimension,
+                                                           len(shape)))
+
+
+def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
+    """Add leading dimensions of ``sizes``."""
+    from .core import broadcast_in_dim
+    x = _arr(operand)
+    sizes = tuple(int(s) for s in sizes)
+    return broadcast_in_dim(x, sizes + x.shape, tuple(range(len(sizes), len(sizes) + x.ndim)))
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    from ..numpy.core import broadcast_shapes as jnp_broadcast_shapes
+    return jnp_broadcast_shapes(*shapes)
+
+
+def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None,
+                 stride: int = 1, axis: int = 0) -> Any:
+    """``operand[start:limit:stride]`` along ``axis`` (static bounds)."""
+    from .core import slice as lax_slice
+    x = _arr(operand)
+    axis = _axis("slice_in_dim", axis, x.ndim)
+    n = x.shape[axis]
+    start = 0 if start_index is None else int(start_index)
+    limit = n if limit_index is None else int(limit_index)
+    start, limit = (start + n if start < 0 else start), (limit + n if limit < 0 else limit)
+    starts, limits, strides = [0] * x.ndim, list(x.shape), [1] * x.ndim
+    starts[axis], limits[axis], strides[axis] = start, limit, int(stride)
+    return lax_slice(x, starts, limits, strides)
+
+
+def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Any:
+    """``operand[index]`` along ``axis`` (static index; negative counts from the end)."""
+    x = _arr(operand)
+    axis = _axis("index_in_dim", axis, x.ndim)
+    n = x.shape[axis]
+    i = int(index)
+    if not -n <= i < n:
+        raise IndexError(f"lax.index_in_dim: index {i} is out of bounds for axis {axis} of "
+                         f"size {n}")
+    i %= n
+    out = slice_in_dim(x, i, i + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
+    """The same bits read as ``new_dtype``, which must have the same width."""
+    x = _arr(operand)
+    return bind(_prims["bitcast_convert"], x, new_dtype=dtypes.canonicalize(new_dtype))
+
+
+__all__ += ["top_k", "select_n", "dot", "split", "tile", "broadcast_to_rank"]
+
+
+def top_k(operand: Any, k: int) -> tuple[Any, Any]:
+    """The ``k`` largest entries along the last axis, in descending order, and their
+    indices (int32; among equal entries the lower index comes first)."""
+    from ..numpy.shape_extra import take_along_axis
+    from ..numpy.sorting import argsort
+    x = _arr(operand)
+    k = int(k)
+    if x.ndim == 0:
+        raise ValueError("lax.top_k: the operand must have at least one dimension")
+    if not 0 <= k <= x.shape[-1]:
+        raise ValueError(f"lax.top_k: k={k} must be between 0 and the last dimension's size "
+                         f"{x.shape[-1]}")
+    indices = argsort(x, axis=-1, descending=True, stable=True, dtype=np.int32)
+    indices = slice_in_dim(indices, 0, k, axis=-1)
+    return take_along_axis(x, indices, -1), indices
+
+
+def select_n(which: Any, *cases: Any) -> Any:
+    """``cases[which]`` elementwise: ``which`` is boolean (two cases) or an integer array
+    of indices into ``cases``, which share one shape and dtype."""
+    from .core import select
+    if not cases:
+        raise ValueError("lax.select_n: needs at least one case")
+    which = _arr(which)
+    if len(cases) == 1:
+        return _arr(cases[0])
+    if which.dtype == np.bool_:
+        if len(cases) != 2:
+            raise ValueError(f"lax.select_n: a boolean selector picks from 2 cases, got "
+                             f"{len(cases)}")
+        return select(which, cases[1], cases[0])
+    if which.dtype.kind not in "iu":
+        raise TypeError(f"lax.select_n: which must be bool or an integer, got {which.dtype}")
+    out = _arr(cases[-1])
+    for i in range(len(cases) - 2, -1, -1):
+        from ..numpy.core import broadcast_to
+        pick = which == np.asarray(i, which.dtype)
+        out = select(broadcast_to(pick, out.shape) if pick.shape != out.shape else pick,
+                     cases[i], out)
+    return out
+
+
+def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """Vector/matrix products of rank-1 and rank-2 operands (contracting lhs's last axis
+    with rhs's first)."""
+    from .core import dot_general
+    x, y = _arr(lhs), _arr(rhs)
+    if x.ndim not in (1, 2) or y.ndim not in (1, 2):
+        raise TypeError(f"lax.dot needs rank-1 or rank-2 operands, got shapes {x.shape} and "
+                        f"{y.shape}; use lax.dot_general")
+    return dot_general(x, y, (((x.ndim - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type)
+
+
+def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list[Any]:
+    """Pieces of the given ``sizes`` (summing to the axis' size) along ``axis``."""
+    x = _arr(operand)
+    axis = _axis("split", axis, x.ndim)
+    sizes = [int(s) for s in sizes]
+    if sum(sizes) != x.shape[axis] or any(s < 0 for s in sizes):
+        raise ValueError(f"lax.split: sizes {sizes} must be non-negative and sum to "
+                         f"{x.shape[axis]}, the size of axis {axis}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(slice_in_dim(x, start, start + s, 1, axis))
+        start += s
+    return out
+
+
+def tile(operand: Any, reps: Sequence[int]) -> Any:
+    """``operand`` repeated ``reps[i]`` times along dimension i (len(reps) == rank)."""
+    from ..numpy.shape_ops import tile as jnp_tile
+    x = _arr(operand)
+    reps = tuple(int(r) for r in reps)
+    if len(reps) != x.ndim:
+        raise ValueError(f"lax.tile: {len(reps)} repetitions for an operand of rank {x.ndim}")
+    return jnp_tile(x, reps)
+
+
+def broadcast_to_rank(x: Any, rank: int) -> Any:
+    """``x`` with leading dimensions of size 1 added up to ``rank``."""
+    x = _arr(x)
+    if x.ndim >= rank:
+        return x
+    return broadcast(x, (1,) * (rank - x.ndim))

@@ -1,0 +1,120 @@
+"""spmdc/numpy/math_extra.py against NumPy: logaddexp (value and gradient), hypot, the
+nan* reductions, average, cumulative_sum/prod and the small elementwise helpers."""
+import warnings
+
+import numpy as np
+import pytest
+
+import spmdc
+import spmdc.numpy as jnp
+
+X = np.array([[1.0, np.nan, -2.0, 4.0], [np.nan, np.nan, np.nan, np.nan],
+              [0.5, 3.0, np.nan, -1.0]], np.float32)
+
+
+@pytest.mark.parametrize("name", ["nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar",
+                                  "nanstd"])
+@pytest.mark.parametrize("axis", [None, 1, -2, (0, 1)])
+def test_nan_reductions(name, axis):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = getattr(np, name)(X, axis=axis)
+    got = spmdc.jit(lambda v: getattr(jnp, name)(v, axis))(X)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert got.dtype == np.float32
+
+
+def test_nan_reductions_options():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(jnp.nanvar(X, 1, ddof=1, keepdims=True),
+                                   np.nanvar(X, 1, ddof=1, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(jnp.nancumsum(X, 1), np.nancumsum(X, 1))
+    np.testing.assert_allclose(jnp.nancumprod(X), np.nancumprod(X))
+    np.testing.assert_array_equal(jnp.nanargmax(X, 1), [3, -1, 1])   # -1: all NaN (JAX)
+    np.testing.assert_array_equal(jnp.nanargmin(X[[0, 2]], 1), np.nanargmin(X[[0, 2]], 1))
+    assert jnp.nansum(np.arange(4)) == 6 and jnp.nanmax(np.arange(4)) == 3
+    g = spmdc.grad(lambda v: jnp.nanmean(v))(X[0])
+    np.testing.assert_allclose(g, [1 / 3, 0, 1 / 3, 1 / 3], rtol=1e-6)
+
+
+def test_logaddexp():
+    a = np.array([-1e30, 0.0, 3.0, -np.inf, np.inf, 1e-3, np.nan], np.float32)
+    b = np.array([-1e30, 1e-10, 3.0, -np.inf, 1.0, -80.0, 0.0], np.float32)
+    with np.errstate(invalid="ignore"):
+        want, want2 = np.logaddexp(a, b), np.logaddexp2(a, b)
+    np.testing.assert_allclose(jnp.logaddexp(a, b), want, rtol=1e-6)
+    np.testing.assert_allclose(jnp.logaddexp2(a, b), want2, rtol=1e-6)
+    assert jnp.logaddexp(np.int32(1), np.int32(1)).dtype == np.float32
+    # the softmax gradient, also at x == y (see Note [logaddexp gradient])
+    for x, y in [(2.0, 2.0), (1.0, 0.0), (-50.0, 50.0)]:
+        g = spmdc.grad(lambda t, y=y: jnp.logaddexp(t, y))(np.float32(x))
+        np.testing.assert_allclose(g, 1 / (1 + np.exp(y - x)), rtol=1e-6, atol=1e-30)
+
+
+def test_elementwise_helpers():
+    x = np.array([-3.0, 0.0, 0.5, 2.0, np.inf], np.float32)
+    y = np.array([4.0, 0.0, -1.5, np.nan, 1.0], np.float32)
+    np.testing.assert_allclose(jnp.hypot(x, y), np.hypot(x, y), rtol=1e-6)
+    assert np.isfinite(jnp.hypot(np.float32(3e30), np.float32(4e30)))
+    np.testing.assert_allclose(jnp.sinc(x[:4]), np.sinc(x[:4]), rtol=1e-6)
+    np.testing.assert_array_equal(jnp.fmax(x, y), np.fmax(x, y))
+    np.testing.assert_array_equal(jnp.fmin(x, y), np.fmin(x, y))
+    np.testing.assert_array_equal(jnp.heaviside(x, 0.5), np.heaviside(x, 0.5))
+    np.testing.assert_allclose(jnp.deg2rad(x[:4]), np.deg2rad(x[:4]), rtol=1e-6)
+    np.testing.assert_allclose(jnp.degrees(x[:4]), np.degrees(x[:4]), rtol=1e-6)
+    z = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)
+    np.testing.assert_array_equal(jnp.nan_to_num(z), np.nan_to_num(z))
+    np.testing.assert_array_equal(jnp.nan_to_num(z, nan=1, posinf=2, neginf=3), [1, 2, 3, 1])
+    np.testing.assert_array_equal(jnp.isposinf(z), np.isposinf(z))
+    np.testing.assert_array_equal(jnp.isneginf(z), np.isneginf(z))
+    np.testing.assert_array_equal(jnp.fabs(np.array([-2, 3])), [2.0, 3.0])
+    assert jnp.fabs(np.array([-2, 3])).dtype == np.float32
+    np.testing.assert_array_equal(jnp.positive(np.array([-2, 3])), [-2, 3])
+    np.testing.assert_allclose(jnp.acos(0.5), np.arccos(0.5), rtol=1e-6)
+    np.testing.assert_array_equal(jnp.bitwise_left_shift(np.int32(1), 3), 8)
+
+
+def test_average_ptp_count_cumulative():
+    a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    w = np.array([1.0, 2.0, 0.5, 0.0], np.float32)
+    np.testing.assert_allclose(jnp.average(a, 1, w), np.average(a, 1, w), rtol=1e-6)
+    got, scale = jnp.average(a, 1, w, returned=True)
+    np.testing.assert_allclose(scale, np.full(3, w.sum()))
+    np.testing.assert_allclose(jnp.average(a, weights=a), np.average(a, weights=a), rtol=1e-6)
+    np.testing.assert_allclose(jnp.average(a, (0, 1)), a.mean())
+    np.testing.assert_array_equal(jnp.ptp(a, 1), np.ptp(a, 1))
+    np.testing.assert_array_equal(jnp.count_nonzero(X != 1, 0), np.count_nonzero(X != 1, 0))
+    np.testing.assert_array_equal(jnp.cumulative_sum(np.arange(4), include_initial=True),
+                                  [0, 0, 1, 3, 6])
+    np.testing.assert_array_equal(jnp.cumulative_prod(a, axis=0), np.cumprod(a, 0))
+    with pytest.raises(ValueError, match="axis must be given"):
+        jnp.cumulative_sum(a)
+    assert jnp.atleast_3d(np.ones(3)).shape == (1, 3, 1)
+    assert jnp.atleast_3d(np.ones((2, 3))).shape == (2, 3, 1)
+
+
+def test_sign_and_parts():
+    x = np.array([-0.0, 0.0, -2.5, 3.25, np.inf, -np.inf], np.float32)
+    np.testing.assert_array_equal(jnp.signbit(x), np.signbit(x))
+    np.testing.assert_array_equal(jnp.copysign(np.float32(2), x), np.copysign(np.float32(2), x))
+    for got, want in zip(jnp.modf(x), np.modf(x), strict=True):
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    for got, want in zip(jnp.divmod(np.array([7, -7]), 3), np.divmod(np.array([7, -7]), 3),
+                         strict=True):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(jnp.signbit(np.array([-1, 2])), [True, False])
+
+
+def test_small_builders():
+    np.testing.assert_allclose(jnp.logspace(0, 2, 3), [1, 10, 100], rtol=1e-6)
+    np.testing.assert_allclose(jnp.logspace(0, 3, 4, base=2.0), [1, 2, 4, 8])
+    b = np.ones((2, 3, 4))
+    assert jnp.rollaxis(b, 2).shape == np.rollaxis(b, 2).shape
+    assert jnp.rollaxis(b, 0, 3).shape == np.rollaxis(b, 0, 3).shape
+    np.testing.assert_array_equal(jnp.diagflat(np.array([[1, 2]]), 1),
+                                  np.diagflat([[1, 2]], 1))
+    np.testing.assert_array_equal(jnp.fromfunction(lambda i, j: i + j, (2, 3)),
+                                  np.fromfunction(lambda i, j: i + j, (2, 3)))
+    assert jnp.float_power(2, 3) == 8.0 and jnp.iterable([1]) and not jnp.iterable(1)

@@ -1,0 +1,116 @@
+"""spmdc/numpy/searching.py against NumPy: searchsorted, digitize, nonzero family (with
+size= under jit), lexsort, bincount, histogram, interp, isin, quantile/percentile/median."""
+import warnings
+
+import numpy as np
+import pytest
+
+import spmdc
+import spmdc.numpy as jnp
+
+M = np.array([[0, 1, 0], [2, 0, 3]], np.int32)
+Y = np.random.RandomState(0).randn(3, 5, 4).astype(np.float32)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted(side):
+    a = np.array([1.0, 2.0, 2.0, 3.0, np.nan], np.float32)
+    v = np.array([[0.0, 2.0], [2.5, np.nan]], np.float32)
+    np.testing.assert_array_equal(spmdc.jit(lambda x: jnp.searchsorted(a, x, side))(v),
+                                  np.searchsorted(a, v, side))
+    order = np.array([1, 2, 0])
+    np.testing.assert_array_equal(jnp.searchsorted(np.array([3, 1, 2]), 2, side, order),
+                                  np.searchsorted(np.array([3, 1, 2]), 2, side, order))
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_digitize(right):
+    bins = np.array([0.0, 1.0, 2.5, 4.0], np.float32)
+    x = np.array([-1, 0, 1, 3, 4, 5], np.float32)
+    np.testing.assert_array_equal(jnp.digitize(x, bins, right), np.digitize(x, bins, right))
+    np.testing.assert_array_equal(jnp.digitize(x, bins[::-1], right),
+                                  np.digitize(x, bins[::-1], right))
+
+
+def test_nonzero_family():
+    for got, want in zip(jnp.nonzero(M), np.nonzero(M), strict=True):
+        np.testing.assert_array_equal(got, want)
+    rows, cols = spmdc.jit(lambda t: jnp.nonzero(t, size=5, fill_value=-1))(M)
+    np.testing.assert_array_equal(rows, [0, 1, 1, -1, -1])
+    np.testing.assert_array_equal(cols, [1, 0, 2, -1, -1])
+    rows, _ = spmdc.jit(lambda t: jnp.nonzero(t, size=2))(M)
+    np.testing.assert_array_equal(rows, [0, 1])
+    np.testing.assert_array_equal(jnp.argwhere(M), np.argwhere(M))
+    np.testing.assert_array_equal(jnp.flatnonzero(M), np.flatnonzero(M))
+    np.testing.assert_array_equal(spmdc.jit(lambda t: jnp.flatnonzero(t, size=4))(M),
+                                  [1, 3, 5, 0])
+    with pytest.raises(TypeError, match="size="):
+        spmdc.jit(jnp.nonzero)(M)
+
+
+def test_lexsort_bincount():
+    k1, k2 = np.array([1, 0, 1, 0, 2]), np.array([3, 3, 1, 1, 1])
+    np.testing.assert_array_equal(jnp.lexsort((k1, k2)), np.lexsort((k1, k2)))
+    x = np.array([0, 3, 3, 1], np.int32)
+    np.testing.assert_array_equal(jnp.bincount(x, minlength=6), np.bincount(x, minlength=6))
+    w = np.array([0.5, 1.0, 2.0, 4.0], np.float32)
+    np.testing.assert_allclose(jnp.bincount(x, w), np.bincount(x, w))
+    got = spmdc.jit(lambda t: jnp.bincount(t, length=3))(np.array([0, 3, 3, 1, -1], np.int32))
+    np.testing.assert_array_equal(got, [1, 1, 0])      # outside [0, length): dropped
+
+
+def test_histogram_interp_isin():
+    data = np.array([0.0, 1.0, 1.5, 2.0, 7.0, 9.0, 9.0], np.float32)
+    for bins, rng in [(4, None), (3, (1.0, 8.0))]:
+        counts, edges = jnp.histogram(data, bins, rng)
+        want_counts, want_edges = np.histogram(data, bins, rng)
+        np.testing.assert_array_equal(counts, want_counts)
+        np.testing.assert_allclose(edges, want_edges, rtol=1e-6)
+    density, _ = jnp.histogram(data, 4, density=True)
+    np.testing.assert_allclose(density, np.histogram(data, 4, density=True)[0], rtol=1e-6)
+    x = np.array([-1, 0.5, 1.5, 1.0, 9], np.float32)
+    xp, fp = np.array([0.0, 1.0, 2.0], np.float32), np.array([1.0, 3.0, 2.0], np.float32)
+    np.testing.assert_allclose(jnp.interp(x, xp, fp), np.interp(x, xp, fp), rtol=1e-6)
+    np.testing.assert_allclose(jnp.interp(x, xp, fp, -5, 5), np.interp(x, xp, fp, -5, 5))
+    g = spmdc.grad(lambda t: jnp.interp(t, xp, fp))(np.float32(0.5))
+    np.testing.assert_allclose(g, 2.0)
+    np.testing.assert_array_equal(jnp.isin(M, [2, 3]), np.isin(M, [2, 3]))
+    np.testing.assert_array_equal(jnp.isin(M, [2, 3], invert=True), np.isin(M, [2, 3], invert=True))
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+def test_quantile(method):
+    q = np.array([0.1, 0.5, 0.83], np.float32)
+    np.testing.assert_allclose(jnp.quantile(Y, q, axis=(0, 2), method=method),
+                               np.quantile(Y, q, axis=(0, 2), method=method), rtol=1e-5)
+    np.testing.assert_allclose(jnp.quantile(Y, 0.25, axis=-1, method=method, keepdims=True),
+                               np.quantile(Y, 0.25, axis=-1, method=method, keepdims=True),
+                               rtol=1e-5)
+
+
+def test_median_percentile():
+    np.testing.assert_allclose(jnp.median(Y, 1, keepdims=True), np.median(Y, 1, keepdims=True),
+                               rtol=1e-6)
+    np.testing.assert_allclose(jnp.percentile(Y, 30), np.percentile(Y, 30), rtol=1e-6)
+    assert np.isnan(jnp.median(np.array([1.0, np.nan])))
+    assert jnp.median(np.arange(5)).dtype == np.float32
+    g = spmdc.grad(lambda t: jnp.median(t))(np.array([3.0, 1.0, 2.0, 5.0], np.float32))
+    np.testing.assert_allclose(g, [0.5, 0, 0.5, 0])
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+def test_nanquantile(method):
+    y = Y.copy()
+    y[0, :3, 1] = np.nan
+    y[1, :, 2] = np.nan                                  # a slice of NaNs only
+    q = np.array([0.0, 0.3, 0.5, 1.0], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")            # NumPy warns about the all-NaN slice
+        want = np.nanquantile(y, q, axis=1, method=method)
+        want_median = np.nanmedian(y, (0, 2))
+    np.testing.assert_allclose(spmdc.jit(lambda t: jnp.nanquantile(t, q, axis=1,
+                                                                   method=method))(y),
+                               want, rtol=1e-5)
+    np.testing.assert_allclose(jnp.nanmedian(y, (0, 2)), want_median, rtol=1e-6)
+    np.testing.assert_allclose(jnp.nanpercentile(y[0], 40, 0, keepdims=True),
+                               np.nanpercentile(y[0], 40, 0, keepdims=True), rtol=1e-6)
