@@ -24,6 +24,7 @@ from spmdc.runtime.array import Array
 # Parameters that need not be read, with the reason.
 UNUSED_OK = {
     ("Tracer", "__array__"): "always raises: a traced value has no NumPy value",
+    ("lax", "RoundingMethod"): "an enum.IntEnum: the constructor is Python's Enum machinery",
 }
 
 
@@ -180,3 +181,20 @@ def test_pmap_maps_the_last_axis_with_in_axes_minus_one():
     out = spmdc.pmap(lambda v: v * 2, in_axes=-1)(x)
     np.testing.assert_allclose(np.asarray(out), (x * 2).T)
     assert "in_axes=-1" in spmdc.pmap.__doc__
+
+
+@pytest.mark.parametrize("call, exc, fragment", [
+    (lambda: jnp.astype(jnp.ones(2), np.int32, copy="yes"), TypeError, "copy"),
+    (lambda: jnp.meshgrid(jnp.ones(2), copy=None), TypeError, "copy"),
+    (lambda: jnp.nan_to_num(jnp.ones(2), copy=1), TypeError, "copy"),
+    (lambda: jnp.isin(jnp.ones(2), jnp.ones(2), assume_unique="no"), TypeError,
+     "assume_unique"),
+    (lambda: jnp.quantile(jnp.ones(4), 0.5, overwrite_input=True), ValueError,
+     "overwrite_input"),
+    (lambda: jnp.polyval(jnp.ones(2), 1.0, unroll=0), TypeError, "unroll"),
+    (lambda: jnp.histogram_bin_edges(jnp.ones(4), weights=jnp.ones(3)), ValueError,
+     "weights"),
+])
+def test_options_that_change_nothing_are_still_checked(call, exc, fragment):
+    with pytest.raises(exc, match=fragment):
+        call()

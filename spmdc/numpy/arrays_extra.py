@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes
-from .core import _is_array, asarray, broadcast_to, result_type, where, zeros
+from .core import _is_array, asarray, broadcast_to, check_flag, result_type, where, zeros
 from .indexing import take
 from .shape_ops import _axis, concatenate, flip, moveaxis, reshape, swapaxes, transpose
 
@@ -38,6 +38,8 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
     default) swaps the first two output dimensions, 'ij' does not."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    check_flag("meshgrid", "copy", copy)          # arrays are immutable: nothing to copy
+    check_flag("meshgrid", "sparse", sparse)
     xs = [asarray(x) for x in xi]
     for i, x in enumerate(xs):
         if x.ndim != 1:
@@ -320,6 +322,8 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
 def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     """``p[0] * x**(n-1) + ... + p[n-1]`` by Horner's rule (``unroll`` is accepted for
     JAX's signature; the loop is unrolled at trace time, so it changes nothing)."""
+    if isinstance(unroll, bool) or not isinstance(unroll, (int, np.integer)) or unroll < 1:
+        raise TypeError(f"polyval: unroll must be a positive int, got {unroll!r}")
     p, x = asarray(p), asarray(x)
     if p.ndim != 1:
         raise ValueError(f"polyval: coefficients must be 1-d, got shape {p.shape}")

@@ -605,3 +605,10 @@ def ndim(x: Any) -> int:
 def result_type(*args: Any) -> np.dtype:
     return dtypes.result_type(*[(a.dtype, a.weak) if _is_array(a) else
                                 dtypes.dtype_and_weak(a) for a in args])[0]
+
+
+def check_flag(op: str, name: str, value: Any) -> None:
+    """A True/False option that changes nothing on immutable arrays (``copy=``, hints):
+    checked, so a wrong value is an error rather than ignored."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{op}: {name} must be True or False, got {value!r}")

@@ -29,6 +29,7 @@ from .core import (
     arctanh,
     asarray,
     broadcast_to,
+    check_flag,
     exp,
     invert,
     isfinite,
@@ -162,6 +163,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
                neginf: Any = None) -> Any:
     """NaN -> ``nan``, +inf -> ``posinf`` (default the largest finite value), -inf ->
     ``neginf`` (default the most negative); non-float arrays are returned unchanged."""
+    check_flag("nan_to_num", "copy", copy)        # arrays are immutable: always a new one
     x = asarray(x)
     if x.dtype.kind not in "f" and x.dtype != dtypes.bfloat16:
         if x.dtype.kind == "c":

@@ -20,7 +20,7 @@ import numpy as np
 from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
 from ..core.tracing import Tracer, bind
-from .core import _iota, asarray, isnan, linspace, result_type, where, zeros
+from .core import _iota, asarray, check_flag, isnan, linspace, result_type, where, zeros
 from .reductions import any as jnp_any
 from .reductions import sum as jnp_sum
 from .shape_ops import _axes, concatenate, moveaxis, ravel, reshape, stack
@@ -171,7 +171,11 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None
                         ) -> Any:
     """``bins + 1`` equal-width edges over ``range`` (the data's range if None); an explicit
-    array of edges is returned as it is."""
+    array of edges is returned as it is. ``weights`` (as NumPy's, for data-driven bin
+    estimators that spmdc does not offer) must match ``a``'s shape and change nothing."""
+    if weights is not None and np.shape(weights) != np.shape(a):
+        raise ValueError(f"histogram_bin_edges: weights of shape {np.shape(weights)} do not "
+                         f"match a's shape {np.shape(a)}")
     if not isinstance(bins, (int, np.integer)):
         return asarray(bins)
     a = ravel(asarray(a))
@@ -231,7 +235,9 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
 
 def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False,
          *, method: str = "auto") -> Any:
-    """Whether each element of ``element`` occurs in ``test_elements``."""
+    """Whether each element of ``element`` occurs in ``test_elements`` (``assume_unique``
+    is a hint: checked, no other effect)."""
+    check_flag("isin", "assume_unique", assume_unique)
     if method not in ("auto", "compare_all", "binary_search", "sort"):
         raise ValueError(f"isin: unknown method {method!r}")
     element, tests = asarray(element), ravel(asarray(test_elements))
@@ -246,6 +252,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
              method: str = "linear", keepdims: bool = False) -> Any:
     """The ``q``-th quantiles (q in [0, 1]) along ``axis``; NaN if the slice holds a NaN.
     The result has q's shape in front."""
+    _no_overwrite("quantile", overwrite_input)
     return _quantile("quantile", a, q, axis, out, method, keepdims, squash_nans=False)
 
 
@@ -253,7 +260,15 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
                 overwrite_input: bool = False, method: str = "linear",
                 keepdims: bool = False) -> Any:
     """quantile over the elements that are not NaN (NaN where a slice has none)."""
+    _no_overwrite("nanquantile", overwrite_input)
     return _quantile("nanquantile", a, q, axis, out, method, keepdims, squash_nans=True)
+
+
+def _no_overwrite(op: str, overwrite_input: Any) -> None:
+    check_flag(op, "overwrite_input", overwrite_input)
+    if overwrite_input:
+        raise ValueError(f"{op}: overwrite_input=True is not supported; spmdc arrays are "
+                         "immutable")
 
 
 def _quantile(op: str, a: Any, q: Any, axis: Any, out: Any, method: str, keepdims: bool, *,

@@ -13,7 +13,16 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes
-from .core import _iota, _is_array, asarray, broadcast_shapes, broadcast_to, result_type, where
+from .core import (
+    _iota,
+    _is_array,
+    asarray,
+    broadcast_shapes,
+    broadcast_to,
+    check_flag,
+    result_type,
+    where,
+)
 from .shape_ops import _axis, _slice_axis, concatenate, ravel, reshape
 
 __all__ = ["array_split", "hsplit", "vsplit", "dsplit", "dstack", "column_stack", "append",
@@ -245,6 +254,7 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
     if device is not None:
         raise ValueError("astype: device= is not supported")
+    check_flag("astype", "copy", copy)             # arrays are immutable: either way
     return asarray(x).astype(dtype)
 
 
