@@ -293,3 +293,16 @@ def test_lower_shows_the_per_device_program():
     assert [n for n in low.stage_names()][:2] == ["traced", "collectives"]
     np.testing.assert_allclose(low.compile()(np.ones((8, 8), np.float32)), 8 * np.ones((8, 2)))
     assert "all_reduce" in low.stage("stablehlo")
+
+
+def test_shard_maps_nest_over_disjoint_mesh_axes():
+    mesh = _mesh((2, 4))
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    inner = spmdc.shard_map(lambda b: lax.psum(b, "y"), mesh=mesh, in_specs=P(None, "y"),
+                            out_specs=P(), axis_names={"y"})
+    outer = spmdc.shard_map(lambda b: lax.psum(inner(b), "x"), mesh=mesh, in_specs=P("x"),
+                            out_specs=P(), axis_names={"x"})
+    rows = sum(np.split(a, 2, axis=0))            # the psum over 'x' of the row blocks
+    want = sum(np.split(rows, 4, axis=1))         # the inner psum over 'y' of their columns
+    np.testing.assert_allclose(outer(a), want)
+    np.testing.assert_allclose(spmdc.jit(outer)(a), want)
