@@ -306,3 +306,16 @@ def test_shard_maps_nest_over_disjoint_mesh_axes():
     want = sum(np.split(rows, 4, axis=1))         # the inner psum over 'y' of their columns
     np.testing.assert_allclose(outer(a), want)
     np.testing.assert_allclose(spmdc.jit(outer)(a), want)
+
+
+def test_the_stages_show_the_axes_each_value_varies_over():
+    # As JAX's {V:...}: spmdc dump shows, after the types, the mesh axes a value may
+    # differ along (Note [replication]).
+    mesh = _mesh((2, 4))
+    f = _sm(lambda b, w: lax.psum(b * w, "y"), mesh, (P("x", "y"), P()), P("x"))
+    text = f.lower(np.ones((8, 8), np.float32), np.float32(2)).stage("collectives")
+    assert "%0: f32[4,2]{V:x,y}, %1: f32[])" in text         # w is replicated
+    assert "= psum(" in text and "f32[4,2]{V:x} = psum(" in text
+    p = spmdc.pmap(lambda x, w: lax.psum(x * w, "i"), "i", in_axes=(0, None))
+    text = p.lower(np.ones((8, 3), np.float32), np.ones(3, np.float32)).stage("cleanup")
+    assert "%0: f32[3]{V:i}, %1: f32[3])" in text and "f32[3] = psum(" in text

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -182,14 +183,17 @@ def _format_scalar(value: Any) -> str:
     return repr(value)
 
 
-def print_func(func: Func, indent: str = "") -> str:
+def print_func(func: Func, indent: str = "",
+               annotate: Callable[[Var], str] | None = None) -> str:
+    """``func`` as text; ``annotate(v)``, if given, is appended to each defined value's
+    type (``spmdc dump`` shows the mesh axes a value varies over that way)."""
     names: dict[Var, str] = {}
 
     def define(v: Var) -> str:
         if v in names:
             raise IRError(f"{func.name}: a Var is assigned twice")
         names[v] = f"%{len(names)}"
-        return f"{names[v]}: {v.type}"
+        return f"{names[v]}: {v.type}" + (annotate(v) if annotate is not None else "")
 
     def use(a: Atom) -> str:
         if isinstance(a, Lit):

@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.ir import Func, Var, check
+from ..compiler.ir import Func, Var, check, print_func
 from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
+from ..compiler.passes.collectives import value_axes
 from ..core import dtypes, tracing
 from ..core.concrete import concretisations
 from ..core.config import checked_call, disable_jit_enabled, runtime_checks
@@ -469,13 +470,26 @@ class Lowered:
         # (unique name, Func): the traced program and each pass's output, in order
         self.recorded: list[tuple[str, Func]] = _unique_names(
             [(n, v) for n, v in recorded if isinstance(v, Func)])
+        # For per-device programs (pmap, shard_map): the mesh axes each input varies over;
+        # the stages then show every value's as ``{V:i,j}`` (Note [replication]).
+        self.in_varying: list[frozenset[str]] | None = None
+
+    def _show(self, func: Func) -> str:
+        if self.in_varying is None or len(func.inputs) != len(self.in_varying):
+            return str(func)
+        axes = value_axes(func, self.in_varying)
+
+        def note(v: Any) -> str:
+            shown = sorted(a for a in axes.get(v, ()) if not a.startswith("_"))
+            return "{V:" + ",".join(shown) + "}" if shown else ""
+        return print_func(func, annotate=note)
 
     def stages(self, hlo: bool = True) -> list[tuple[str, str]]:
         """The stages in order as ``(name, text)``: ``traced``, the output of each pass
         that ran (``vmap``, ``grad``, ``collectives``, ``cleanup`` ...; a name seen twice
         gets ``.2``, ``.3``), then, with ``hlo``, ``stablehlo`` and ``optimized_hlo``
         (which compiles)."""
-        out = [(name, str(func)) for name, func in self.recorded]
+        out = [(name, self._show(func)) for name, func in self.recorded]
         if hlo:
             out += [("stablehlo", self.as_text()), ("optimized_hlo", self.optimized_hlo())]
         return out
@@ -492,7 +506,7 @@ class Lowered:
             return self.optimized_hlo()
         for n, func in reversed(self.recorded):
             if n == name or n.split(".")[0] == name:
-                return str(func)
+                return self._show(func)
         raise KeyError(f"no stage {name!r}; the stages are "
                        f"{', '.join(self.stage_names())}")
 

@@ -447,6 +447,9 @@ class PmapLowered(Lowered):
                          built.out_tree, len(built.dims), axis_env=dict(built.mesh),
                          mesh_axes=[n for n, _ in built.mesh], recorded=recorded)
         self._built = built
+        axis = built.mesh[0][0]
+        self.in_varying = ([frozenset({axis}) if d is not None else frozenset()
+                            for d in built.dims] + [frozenset()] * len(built.consts))
 
     def compile(self) -> Callable[..., Any]:
         entry = self._built.compile()

@@ -318,8 +318,11 @@ class ShardMapped:
                                                               in_specs)
             func = run_pass("cleanup", cleanup, func)
         compile_entry = functools.partial(self._compile, mesh, manual, args, leaves, in_specs)
-        return ShardMapLowered(func, mesh, consts, out_weak, out_tree, len(leaves), stages,
-                               compile_entry)
+        lowered = ShardMapLowered(func, mesh, consts, out_weak, out_tree, len(leaves), stages,
+                                  compile_entry)
+        lowered.in_varying = ([frozenset(s.all_axes()) for s in in_specs]
+                              + [frozenset()] * len(consts))
+        return lowered
 
     def _compile(self, mesh: Mesh, manual: tuple[str, ...], args: tuple[Any, ...],
                  leaves: list[Any], in_specs: list[PartitionSpec]) -> _Entry:

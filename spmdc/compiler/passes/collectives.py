@@ -41,7 +41,7 @@ from typing import Any
 from ..ir import Func, Lit, Var
 
 __all__ = ["Mesh", "varying_rules", "control_varying_rules", "replica_groups", "mesh_coords",
-           "axis_strides", "check_collectives", "check_axis_names", "varying_axes",
+           "axis_strides", "check_collectives", "check_axis_names", "varying_axes", "value_axes",
            "UnboundAxisError", "ReplicationError", "collective_axes"]
 
 Mesh = tuple[tuple[str, int], ...]
@@ -173,6 +173,14 @@ def _introduced(func: Func) -> frozenset[str]:
 def varying_axes(func: Func, in_varying: Sequence[frozenset[str]]
                  ) -> list[frozenset[str]]:
     """For each output of ``func``, the mesh axes it may vary over (Note [replication])."""
+    env = value_axes(func, in_varying)
+    return [frozenset() if isinstance(a, Lit) else env[a] for a in func.outputs]
+
+
+def value_axes(func: Func, in_varying: Sequence[frozenset[str]]
+               ) -> dict[Var, frozenset[str]]:
+    """For each value of ``func``, the mesh axes it may vary over (shown by spmdc dump as
+    ``{V:i,j}``, JAX's notation)."""
     env: dict[Var, frozenset[str]] = dict(zip(func.inputs, map(frozenset, in_varying),
                                               strict=True))
     none: frozenset[str] = frozenset()
@@ -191,7 +199,7 @@ def varying_axes(func: Func, in_varying: Sequence[frozenset[str]]
                 union |= _introduced(sub)
             outs = [union] * len(eqn.outputs)
         env.update(zip(eqn.outputs, outs, strict=True))
-    return [read(a) for a in func.outputs]
+    return env
 
 
 def check_collectives(func: Func, mesh: Mesh, in_varying: Sequence[frozenset[str]],
