@@ -26,6 +26,7 @@ import ast
 import difflib
 import importlib.util
 import json
+import math
 import os
 import re
 import sys
@@ -277,6 +278,33 @@ def stats(func: Any, mesh: tuple[tuple[str, int], ...]) -> dict[str, Any]:
     return {"equations": dict(sorted(counts.items())), "collectives": collectives}
 
 
+_HLO_COLLECTIVE = re.compile(
+    r"= (?P<type>\([^)]*\)|\S+) (?P<op>all-reduce|all-gather|reduce-scatter|"
+    r"collective-permute|all-to-all)(?:-start)?\(")
+_HLO_GROUPS = re.compile(r"(?:replica_groups|source_target_pairs)=(.*?)(?:, [a-z_]+=|$)")
+_HLO_ARRAY = re.compile(r"(?P<dtype>[a-z]+\d*)\[(?P<dims>[\d,]*)\]")
+_HLO_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4,
+              "u32": 4, "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
+
+
+def hlo_collectives(text: str) -> list[dict[str, Any]]:
+    """The collectives in an optimized HLO module (those a partitioned program's
+    partitioner inserted): kind, result type, bytes per device per step, groups."""
+    out = []
+    for line in text.splitlines():
+        m = _HLO_COLLECTIVE.search(line)
+        if m is None:
+            continue
+        size = 0
+        for arr in _HLO_ARRAY.finditer(m.group("type")):
+            dims = [int(d) for d in arr.group("dims").split(",") if d]
+            size += math.prod(dims) * _HLO_BYTES.get(arr.group("dtype"), 0)
+        groups = _HLO_GROUPS.search(line)
+        out.append({"op": m.group("op"), "type": m.group("type"), "bytes": size,
+                    "replica_groups": groups.group(1) if groups else None})
+    return out
+
+
 def _stats_text(name: str, st: dict[str, Any], style: _Style) -> str:
     lines = [style(f"== {name} ==", "1")]
     total = sum(st["equations"].values())
@@ -356,11 +384,24 @@ def _dump(opts: argparse.Namespace, lowered: Any, style: _Style) -> int:
     if opts.stats:
         chosen = [_ir_stage(lowered, opts.stage)] if opts.stage else lowered.recorded
         result = [(n, stats(f, mesh)) for n, f in chosen]
+        # A program XLA partitions: the collectives its partitioner inserted
+        # (Note [jit over sharded arrays]).
+        inserted = (hlo_collectives(lowered.optimized_hlo())
+                    if getattr(lowered, "partitioned", False) else None)
         if as_json:
             print(json.dumps({"mesh": [list(m) for m in mesh],
-                              "stages": [{"name": n, **s} for n, s in result]}, indent=1))
+                              "stages": [{"name": n, **s} for n, s in result],
+                              **({"partitioner": inserted} if inserted is not None else {})},
+                             indent=1))
         else:
             print("\n".join(_stats_text(n, s, style) for n, s in result))
+            if inserted is not None:
+                print(style("== optimized_hlo: collectives XLA's partitioner inserted ==", "1"))
+                for c in inserted:
+                    print(f"  {c['op']}: {c['type']}, {c['bytes']} bytes per device per step, "
+                          f"replica_groups={c['replica_groups']}")
+                print(f"  total: {len(inserted)} collectives, "
+                      f"{sum(c['bytes'] for c in inserted)} bytes per device per step")
         return 0
     if opts.diff:
         texts = [(n, annotate(str(f))) for n, f in lowered.recorded]

@@ -314,3 +314,16 @@ def test_subprocess_user_errors_have_no_spmdc_traceback(tmp_path):
     done = spmdc_process("check", str(tmp_path / "absent.py") + ":f", "--arg", "f32[3]")
     assert done.returncode == 2
     assert done.stderr == f"spmdc: error: no such file: {tmp_path / 'absent.py'}\n"
+
+
+def test_stats_of_a_partitioned_program_list_the_collectives_xla_inserted(capsys):
+    # The contraction is split over 'y': the partitioner adds an all-reduce of each
+    # device's f32[4,3] partial product (Note [jit over sharded arrays]).
+    status, out, _ = run(capsys, "dump", f"{PROGRAMS}:sharded_matmul", "--arg", "f32[8,4]",
+                         "--arg", "f32[4,3]", "--stats", "--format", "json")
+    assert status == 0
+    (reduce,) = json.loads(out)["partitioner"]
+    assert reduce["op"] == "all-reduce" and reduce["bytes"] == 4 * 3 * 4
+    status, text, _ = run(capsys, "dump", f"{PROGRAMS}:sharded_matmul", "--arg", "f32[8,4]",
+                          "--arg", "f32[4,3]", "--stage", "stablehlo")
+    assert "mhlo.num_partitions = 8" in text and "sdy.sharding_constraint" in text

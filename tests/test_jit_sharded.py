@@ -140,3 +140,15 @@ def test_debug_print_in_a_partitioned_program_and_in_a_shard_map_body(mesh, capf
     spmdc.effects_barrier()
     assert sorted(capfd.readouterr().out.splitlines()) == [
         f"block [{2 * k}. {2 * k + 1}.]" for k in range(4)]             # once per device
+
+
+def test_lower_of_a_program_over_a_mesh_is_the_partition_form(mesh):
+    a, w = _put(_a((8, 4)), mesh, P("x", "y")), _put(_a((4, 3), 1), mesh, P("y"))
+    low = spmdc.jit(lambda a, w: a @ w).lower(a, w)
+    assert "mhlo.num_partitions = 8" in low.as_text() and "sdy.sharding" in low.as_text()
+    assert "all-reduce" in low.compile().as_text()
+    np.testing.assert_allclose(low.compile()(a, w), np.asarray(a) @ np.asarray(w), rtol=1e-5,
+                               atol=1e-6)
+    plain = spmdc.jit(lambda a, w: a @ w).lower(np.ones((8, 4), np.float32),
+                                                 np.ones((4, 3), np.float32))
+    assert "num_partitions = 1" in plain.as_text()

@@ -32,7 +32,7 @@ from ..core.tree_cycles import raise_if_cycle
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import Executable, compile_func
-from ..runtime.sharding import NamedSharding
+from ..runtime.sharding import Mesh, NamedSharding
 from .arguments import (
     check_static_argnames,
     check_static_argnums,
@@ -41,10 +41,12 @@ from .arguments import (
 )
 from .partitioned import (
     PartitionedEntry,
+    _out_requests,
     call_partitioned,
     check_shardings,
     constraint_mesh,
     is_sharded_call,
+    layout,
 )
 
 __all__ = ["jit", "make_ir", "clear_caches"]
@@ -304,6 +306,17 @@ class Jitted:
         with recording() as stages:
             func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
             func = run_pass("cleanup", cleanup, func)
+        # Note [jit over sharded arrays]: the program that would run over a mesh
+        found = (layout(self, args, kwargs, leaves)
+                 if self._partitioned or is_sharded_call(leaves) else None)
+        if found is None and (mesh := constraint_mesh(func)) is not None:
+            found = mesh, [NamedSharding(mesh)] * len(leaves)
+        if found is not None:
+            mesh, shardings = found
+            requests = ([None] * len(func.outputs) if not self._partitioned
+                        else _out_requests(self, out_tree))
+            return PartitionedLowered(func, mesh, shardings, requests, consts, out_weak,
+                                      out_tree, len(leaves), stages)
         return Lowered(func, [device], consts, out_weak, out_tree, len(leaves),
                        recorded=stages)
 
@@ -621,3 +634,36 @@ def _eager_apply(prim: Any, args: Sequence[Any], params: dict[str, Any], weak: b
 
 tracing.eager_apply = _eager_apply
 _ = dtypes
+
+
+class PartitionedLowered(Lowered):
+    """``jit(f).lower(*args)`` for a program that runs over a mesh: its StableHLO in the
+    partition form, and ``compile()`` (whose ``as_text()`` is the partitioned HLO, with
+    the collectives XLA inserted)."""
+    partitioned = True
+
+    def __init__(self, func: Func, mesh: Mesh, shardings: list[NamedSharding],
+                 out_requests: list[NamedSharding | None], consts: list[Any],
+                 out_weak: list[bool], out_tree: Any, n_args: int, recorded: Any):
+        super().__init__(func, list(mesh._flat_devices), consts, out_weak, out_tree, n_args,
+                         recorded=recorded)
+        self._layout = (mesh, shardings, out_requests)
+        self._entry: PartitionedEntry | None = None
+
+    def _compiled(self) -> PartitionedEntry:
+        if self._entry is None:
+            mesh, shardings, out_requests = self._layout
+            self._entry = PartitionedEntry(self.func, mesh, shardings, out_requests,
+                                           self.consts, self.out_weak, self.out_tree)
+        return self._entry
+
+    def as_text(self, *args: Any, **kwargs: Any) -> str:
+        return self._compiled().module_text
+
+    def compile(self) -> Any:
+        entry = self._compiled()
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return entry(tree_flatten((args, kwargs))[0])
+        call.as_text = entry.optimized_hlo
+        return call

@@ -47,7 +47,7 @@ from ..runtime.sharding import (
     sharding_from_tiles,
 )
 
-__all__ = ["check_shardings", "is_sharded_call", "call_partitioned", "constraint_mesh",
+__all__ = ["check_shardings", "is_sharded_call", "call_partitioned", "constraint_mesh", "layout",
            "with_sharding_constraint", "reshard", "PartitionedEntry", "remember_mesh"]
 
 
@@ -91,9 +91,10 @@ def is_sharded_call(leaves: Sequence[Any]) -> bool:
     return False
 
 
-def call_partitioned(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
-                     kwargs: dict[str, Any], leaves: list[Any], in_tree: Any) -> Any:
-    """The Python path of a jit call over sharded arrays (module docstring)."""
+def layout(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Any]
+           ) -> tuple[Mesh, list[NamedSharding]] | None:
+    """The mesh a jit call runs over and each argument's layout (module docstring), or
+    None when nothing names a mesh."""
     requested = [_resolve(s, "in_shardings") for s in (
         broadcast_prefix((jitted.in_shardings, {k: None for k in kwargs}), (args, kwargs),
                          is_leaf=_is_spec_leaf, what="jit in_shardings")
@@ -118,6 +119,16 @@ def call_partitioned(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...
                 and x._sharding.mesh == mesh:
             s = x._sharding
         shardings.append(s if s is not None else NamedSharding(mesh))
+    return mesh, shardings
+
+
+def call_partitioned(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
+                     kwargs: dict[str, Any], leaves: list[Any], in_tree: Any) -> Any:
+    """The Python path of a jit call over sharded arrays (module docstring)."""
+    found = layout(jitted, args, kwargs, leaves)
+    if found is None:
+        return None
+    mesh, shardings = found
     key = ("partitioned", in_tree, statics, dtypes._x64, mesh,
            *[(type_of(x), s.spec) for x, s in zip(leaves, shardings, strict=True)])
     entry = jitted._cache.get(key)
@@ -292,3 +303,4 @@ def _mesh_of(axes: Any, device_ids: tuple[int, ...]) -> Mesh:
         grid[:] = [by_id[i] for i in device_ids]
         mesh = Mesh(grid.reshape([s for _, s in axes]), tuple(n for n, _ in axes))
     return mesh
+

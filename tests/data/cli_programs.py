@@ -30,3 +30,12 @@ step = spmdc.pmap(spmdc.grad(local_loss), axis_name="i", in_axes=(None, 0))
 
 def example():
     return np.ones(3, np.float32), np.ones((4, 5, 3), np.float32)
+
+
+@spmdc.jit
+def sharded_matmul(a, w):          # laid out over a 2 x 4 mesh: XLA's partitioner splits it
+    from spmdc.sharding import NamedSharding, PartitionSpec
+    mesh = spmdc.make_mesh((2, 4), ("x", "y"))
+    a = lax.with_sharding_constraint(a, NamedSharding(mesh, PartitionSpec("x", "y")))
+    w = lax.with_sharding_constraint(w, NamedSharding(mesh, PartitionSpec("y")))
+    return a @ w
