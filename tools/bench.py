@@ -22,24 +22,32 @@ Workloads (issue 7):
   W5  per-example gradients: ``jit(vmap(grad(loss), in_axes=(None, 0, 0)))``, batch 128
       (MLP 64-128-128-10).
   W6  pmap dispatch latency: ``x * 2`` on 8 devices, device-resident input [8, 4].
-  W7  a tall Jacobian (issue 14): ``jit(jacfwd(f))`` and ``jit(jacrev(f))`` of
-      f: R^10 -> R^1000, ``tanh(W x) * sin(V x)``, steady state. Forward mode pushes 10
-      tangents, reverse mode pulls 1000 cotangents: the report gives jacrev / jacfwd.
-  W8  random numbers under jit: ``random.normal(key, (4096, 4096))`` (threefry2x32).
-  W9  a jitted step that splits its key and draws noise (``key, sub = split(key)``;
-      ``w + normal(sub, w.shape)``, w f32[8]), the new key fed back every step: the key
-      never leaves the device, so this costs what a jit dispatch costs.
-  W10 a conv-net SGD step under jit on one device (issue 15): batch 32 of 28x28x1, conv
-      3x3x16 SAME, relu, 2x2 max-pool, conv 3x3x32 SAME, relu, 2x2 max-pool, dense 10,
-      softmax cross-entropy (lax.conv_general_dilated NHWC/HWIO, lax.reduce_window max),
-      the new parameters fed back every step.
-  W11 grad of a 200-step scan RNN (issue 14): ``jit(grad(loss))``, ``h = tanh(x W + h U +
-      b)`` over T=200 steps, batch 32, input 64, hidden 256; ``remat`` runs the body
-      under ``checkpoint`` (recomputed in the backward pass instead of stored).
+  W7  (issue 18) a jitted update of a 100-leaf pytree of parameters: not yet written.
+  W8  grad of a 200-step scan RNN (issue 14; issue 18 makes it value_and_grad):
+      ``jit(grad(loss))``, ``h = tanh(x W + h U + b)`` over T=200 steps, batch 32, input
+      64, hidden 256; ``remat`` runs the body under ``checkpoint`` (recomputed in the
+      backward pass instead of stored).
+  W9-W11 (issue 18: a transformer block's step, a cold start with a persistent cache, the
+      transformer's cold first step): not yet written.
   W12 batched linear algebra: ``jit`` of a Cholesky factorisation and solve of 64
       symmetric positive-definite f32[48, 48] matrices with 4 right-hand sides each
       (``cho_solve(cho_factor(a), b)``), then ``jnp.linalg.solve`` of the same batch
       (LU): the LAPACK kernels are the same, so any gap is spmdc's.
+  W13 a tall Jacobian (issue 14): ``jit(jacfwd(f))`` and ``jit(jacrev(f))`` of
+      f: R^10 -> R^1000, ``tanh(W x) * sin(V x)``, steady state. Forward mode pushes 10
+      tangents, reverse mode pulls 1000 cotangents: the report gives jacrev / jacfwd.
+  W14 random numbers under jit: ``random.normal(key, (4096, 4096))`` (threefry2x32).
+  W15 a jitted step that splits its key and draws noise (``key, sub = split(key)``;
+      ``w + normal(sub, w.shape)``, w f32[8]), the new key fed back every step: the key
+      never leaves the device, so this costs what a jit dispatch costs.
+  W16 a conv-net SGD step under jit on one device (issue 15): batch 32 of 28x28x1, conv
+      3x3x16 SAME, relu, 2x2 max-pool, conv 3x3x32 SAME, relu, 2x2 max-pool, dense 10,
+      softmax cross-entropy (lax.conv_general_dilated NHWC/HWIO, lax.reduce_window max),
+      the new parameters fed back every step.
+
+Workloads W7-W11 are numbered as issue 18 names them; the earlier W7-W11 (Jacobian,
+random numbers, key split, conv-net, scan RNN) became W13, W14, W15, W16 and W8, so
+figures in docs/PERFORMANCE.md recorded before 2026-11-24 use the old numbers.
 
 Usage: tools/bench.py [--reps N] [--only W1,W6] [--quick] [--no-jax] [--json PATH]
 """
@@ -70,8 +78,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import spmdc  # noqa: E402
 
 N_DEVICES = 8
-TARGETS = {"W1": 1.5, "W2": 0.5, "W3": 1.0, "W4": 1.05, "W5": 1.05, "W6": 1.0, "W7": 1.5,
-           "W8": 1.1, "W9": 1.5, "W10": 1.1, "W11": 1.1, "W12": 1.1}
+TARGETS = {"W1": 1.5, "W2": 0.5, "W3": 1.0, "W4": 1.05, "W5": 1.05, "W6": 1.0, "W13": 1.5,
+           "W14": 1.1, "W15": 1.5, "W16": 1.1, "W8": 1.1, "W12": 1.1}
 LINEARITY_TARGET = 1.3        # per-op trace+lower cost at K=4000 over that at K=1000
 
 
@@ -271,7 +279,7 @@ def w6(lib: Any, quick: bool) -> Runner:
     return per_call(lambda: f(x), block_tree(lib), 100 if quick else 500)
 
 
-def w7(mode: str) -> Callable[[Any, bool], Runner]:
+def w13(mode: str) -> Callable[[Any, bool], Runner]:
     def make(lib: Any, quick: bool) -> Runner:
         jnp = lib.numpy
         rng = np.random.default_rng(0)
@@ -286,13 +294,13 @@ def w7(mode: str) -> Callable[[Any, bool], Runner]:
     return make
 
 
-def w8(lib: Any, quick: bool) -> Runner:
+def w14(lib: Any, quick: bool) -> Runner:
     f = lib.jit(lambda key: lib.random.normal(key, (4096, 4096)))
     key = lib.random.PRNGKey(0)
     return per_call(lambda: f(key), block_tree(lib), 1 if quick else 3)
 
 
-def w9(lib: Any, quick: bool) -> Runner:
+def w15(lib: Any, quick: bool) -> Runner:
     def step(key, w):
         key, sub = lib.random.split(key)
         return key, w + lib.random.normal(sub, w.shape)
@@ -334,7 +342,7 @@ def make_cnn_loss(lib: Any) -> Callable[..., Any]:
     return loss
 
 
-def w10(lib: Any, quick: bool) -> Runner:
+def w16(lib: Any, quick: bool) -> Runner:
     loss = make_cnn_loss(lib)
     lr = 0.01
 
@@ -349,7 +357,7 @@ def w10(lib: Any, quick: bool) -> Runner:
     return training_steps(lib, step, lib.device_put(cnn_params()), (x, y), quick)
 
 
-def w11(remat: bool) -> Callable[[Any, bool], Runner]:
+def w8(remat: bool) -> Callable[[Any, bool], Runner]:
     def make(lib: Any, quick: bool) -> Runner:
         jnp = lib.numpy
         rng = np.random.default_rng(0)
@@ -408,14 +416,14 @@ def cases() -> list[Case]:
                  extra={"form": "jit"}),
             Case("W5", "jit(vmap(grad)) per-example b128 MLP 64-128-128-10", w5, 15),
             Case("W6", "pmap dispatch x*2 [8,4]", w6, 30)]
-    out += [Case("W7", f"jit({mode}) tall Jacobian R^10 -> R^1000", w7(mode), 15,
+    out += [Case("W13", f"jit({mode}) tall Jacobian R^10 -> R^1000", w13(mode), 15,
                  extra={"mode": mode}) for mode in ("jacfwd", "jacrev")]
-    out += [Case("W8", "jit random.normal(key, (4096, 4096))", w8, 10),
-            Case("W9", "jit step: split key + normal noise f32[8]", w9, 30),
-            Case("W10", "jit conv-net SGD step b32 28x28 conv16-pool-conv32-pool-dense", w10,
+    out += [Case("W14", "jit random.normal(key, (4096, 4096))", w14, 10),
+            Case("W15", "jit step: split key + normal noise f32[8]", w15, 30),
+            Case("W16", "jit conv-net SGD step b32 28x28 conv16-pool-conv32-pool-dense", w16,
                  15)]
-    out += [Case("W11", f"jit(grad) scan RNN T=200 b32 64->256{' remat' if remat else ''}",
-                 w11(remat), 10, extra={"remat": remat}) for remat in (False, True)]
+    out += [Case("W8", f"jit(grad) scan RNN T=200 b32 64->256{' remat' if remat else ''}",
+                 w8(remat), 10, extra={"remat": remat}) for remat in (False, True)]
     out += [Case("W12", "jit cholesky+cho_solve and solve, 64 x f32[48,48]", w12, 15)]
     return out
 
@@ -536,7 +544,7 @@ def main(argv: list[str] | None = None) -> int:
         results.append(result)
         print_row(result)
     lin = linearity(results)
-    tall = {r["mode"]: r["spmdc"]["median"] for r in results if r["workload"] == "W7"}
+    tall = {r["mode"]: r["spmdc"]["median"] for r in results if r["workload"] == "W13"}
     if len(tall) == 2:
         print(f"W7  spmdc jacrev / jacfwd on the tall Jacobian: "
               f"{tall['jacrev'] / tall['jacfwd']:.1f}x")
