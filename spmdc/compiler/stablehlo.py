@@ -164,13 +164,51 @@ def sharding_attr(spec: tuple[tuple[str, ...], ...]) -> ir.Attribute:
     return ir.Attribute.parse(f"#sdy.sharding<@mesh, [{dims}]>")
 
 
-def _annotate(main: Any, partitioning: Partitioning) -> None:
-    def attrs(specs: Sequence[Any]) -> ir.ArrayAttr:
-        return ir.ArrayAttr.get([
+def donation_aliases(in_types: Sequence[TensorType], out_types: Sequence[TensorType],
+                     donated: Sequence[int]) -> dict[int, int]:
+    """Which output reuses each donated input's buffer (Note [donation]): input position ->
+    output position, pairing each donated input, in order, with the first output of its
+    type not already taken. Donated inputs left out have no output to go to."""
+    free: dict[TensorType, list[int]] = {}
+    for k, t in enumerate(out_types):
+        free.setdefault(t, []).append(k)
+    aliases = {}
+    for i in sorted(set(donated)):
+        outs = free.get(in_types[i])
+        if outs:
+            aliases[i] = outs.pop(0)
+    return aliases
+
+
+# Note [donation]
+# ~~~~~~~~~~~~~~~
+# ``jit(f, donate_argnums=...)`` (and pmap's) gives the arguments' buffers to the program:
+# an output of the same type (shape and dtype; in the partition form also the same
+# layout) is written into the donated input's memory, so a training step that returns
+# new parameters in place of the old ones needs no second copy. The lowering marks each
+# such input ``tf.aliasing_output = k``; PJRT then takes the buffer from the caller at
+# launch and the argument Array is deleted: reading it afterwards is an error, as in JAX.
+# A donated input with no output of its type cannot be reused: it is left alone (not
+# deleted) and the compile warns, as JAX does ("Some donated buffers were not usable").
+
+
+def _annotate(main: Any, n_args: int, partitioning: Partitioning | None,
+              aliases: dict[int, int]) -> None:
+    """Set the entry point's argument (and result) attributes: shardings in the partition
+    form (Note [partition form]), ``tf.aliasing_output`` for donated inputs."""
+    i32 = ir.IntegerType.get_signless(32)
+    args: list[dict[str, ir.Attribute]] = [{} for _ in range(n_args)]
+    if partitioning is not None:
+        for a, spec in zip(args, partitioning.in_specs, strict=True):
+            if spec is not None:
+                a["sdy.sharding"] = sharding_attr(spec)
+        main.result_attrs = ir.ArrayAttr.get([
             ir.DictAttr.get({} if s is None else {"sdy.sharding": sharding_attr(s)})
-            for s in specs])
-    main.arg_attrs = attrs(partitioning.in_specs)
-    main.result_attrs = attrs(partitioning.out_specs)
+            for s in partitioning.out_specs])
+    for i, k in aliases.items():
+        args[i]["tf.aliasing_output"] = ir.IntegerAttr.get(i32, k)
+    if partitioning is not None or aliases:
+        main.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in args])
 
 
 def ffi_call(target: str, operands: Sequence[ir.Value], in_types: Sequence[TensorType],
@@ -332,10 +370,12 @@ def _location(eqn: Any) -> ir.Location:
 
 def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
           mesh_axes: Sequence[str] = (), ctx: LoweringContext | None = None,
-          partitioning: Partitioning | None = None) -> ir.Module:
+          partitioning: Partitioning | None = None,
+          aliases: dict[int, int] | None = None) -> ir.Module:
     """Lower ``func`` to a verified StableHLO module whose entry point is ``@main``
     (``ctx``, if given, is the LoweringContext to use: it collects the host callbacks);
-    with ``partitioning``, in the partition form (Note [partition form])."""
+    with ``partitioning``, in the partition form (Note [partition form]); ``aliases``
+    (input -> output position) are donated inputs' buffers to reuse (Note [donation])."""
     ctx = ctx or LoweringContext(num_replicas, axis_env, mesh_axes)
     replicas, partitions = ctx.num_replicas, 1
     if partitioning is not None:
@@ -353,8 +393,7 @@ def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None 
                 axes = ", ".join(f'"{n}"={s}' for n, s in partitioning.mesh)
                 sdy.MeshOp("mesh", ir.Attribute.parse(f"#sdy.mesh<[{axes}]>"))
             main = func_dialect.FuncOp("main", ftype)
-            if partitioning is not None:
-                _annotate(main, partitioning)
+            _annotate(main, len(func.in_types), partitioning, aliases or {})
             main.attributes["sym_visibility"] = ir.StringAttr.get("public")
             block = main.add_entry_block()
         with ir.InsertionPoint(block):
@@ -366,24 +405,26 @@ def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None 
 
 def lower_text(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
                mesh_axes: Sequence[str] = (), debug_info: bool = False,
-               partitioning: Partitioning | None = None) -> str:
+               partitioning: Partitioning | None = None,
+               aliases: dict[int, int] | None = None) -> str:
     """``lower`` and print the module, under the lock (Note [one lowering at a time]);
     with ``debug_info``, with every op's location."""
     return lower_program(func, num_replicas=num_replicas, axis_env=axis_env,
                          mesh_axes=mesh_axes, debug_info=debug_info,
-                         partitioning=partitioning)[0]
+                         partitioning=partitioning, aliases=aliases)[0]
 
 
 def lower_program(func: Func, *, num_replicas: int = 1,
                   axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = (),
-                  debug_info: bool = False, partitioning: Partitioning | None = None
+                  debug_info: bool = False, partitioning: Partitioning | None = None,
+                  aliases: dict[int, int] | None = None
                   ) -> tuple[str, list[Callable[..., Any]], bool]:
     """The module's text, the host callbacks it calls, in index order (Note [host
     callbacks]; the executable must be compiled with exactly these), and whether any of
     them is an effect (a launch must then wait for them)."""
     ctx = LoweringContext(num_replicas, axis_env, mesh_axes, debug_info)
     with lowering_lock:
-        module = lower(func, ctx=ctx, partitioning=partitioning)
+        module = lower(func, ctx=ctx, partitioning=partitioning, aliases=aliases)
         text = (module.operation.get_asm(enable_debug_info=True) if debug_info
                 else str(module))
         del module

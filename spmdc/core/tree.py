@@ -25,7 +25,7 @@ from typing import Any
 from ..runtime import pjrt
 from .tree_cycles import cycle_error
 
-__all__ = ["PyTreeDef", "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves",
+__all__ = ["PyTreeDef", "dict_keys", "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves",
            "tree_structure", "tree_flatten_with_path", "tree_leaves_with_path", "keystr",
            "register_pytree_node", "register_pytree_node_class", "broadcast_prefix",
            "all_leaves", "treedef_is_leaf", "SequenceKey", "DictKey", "GetAttrKey",
@@ -110,7 +110,8 @@ def _sequence_keys(x: Any, aux: Any, n: int) -> list[Any]:
     return [SequenceKey(i) for i in range(n)]
 
 
-def _dict_keys(d: dict[Any, Any]) -> tuple[Any, ...]:
+def dict_keys(d: dict[Any, Any]) -> tuple[Any, ...]:
+    """A dict's keys in the order its values flatten."""
     try:
         return tuple(sorted(d))
     except TypeError:                       # keys of mixed types: keep insertion order
@@ -118,12 +119,12 @@ def _dict_keys(d: dict[Any, Any]) -> tuple[Any, ...]:
 
 
 def _dict_flatten(d: dict[Any, Any]) -> tuple[list[Any], Any]:
-    keys = _dict_keys(d)
+    keys = dict_keys(d)
     return [d[k] for k in keys], keys
 
 
 def _defaultdict_flatten(d: Any) -> tuple[list[Any], Any]:
-    keys = _dict_keys(d)
+    keys = dict_keys(d)
     return [d[k] for k in keys], (d.default_factory, keys)
 
 
@@ -361,7 +362,7 @@ def _tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None
             type(tree[1]) is dict and not tree[1]:
         flat, kind, in_args = tree[0], tuple, True
     elif t is dict:
-        aux = _dict_keys(tree)
+        aux = dict_keys(tree)
         flat = [tree[k] for k in aux]
     if kind is tuple or kind is list or kind is dict:
         for child in flat:
@@ -385,7 +386,7 @@ def _flatten(x: Any, leaves: list[Any]) -> Any:
     elif t is dict:
         if not x:
             return _EMPTY_DICT_NODE
-        aux = _dict_keys(x)
+        aux = dict_keys(x)
         children = [x[k] for k in aux]
     else:
         node_type = _node_type(t)

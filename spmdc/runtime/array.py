@@ -113,8 +113,31 @@ class Array:
     def shard_buffers(self) -> tuple[Any, ...]:
         return self._buffers
 
+    # --- deletion (Note [donation] in compiler/stablehlo.py) ------------------------------
+    def is_deleted(self) -> bool:
+        """Whether the buffers are gone: deleted, or donated to a program."""
+        if self._bufs is None:
+            return self._group.is_deleted()
+        return any(b.is_deleted() for b in self._bufs)
+
+    def delete(self) -> None:
+        """Free the device buffers now; using the Array afterwards is an error."""
+        for b in (*self._buffers, *(self._copies or {}).values()):
+            b.delete()
+        if self._group is not None:
+            self._group.delete()
+        self._host = None
+
+    def check_not_deleted(self, where: str = "") -> None:
+        if self.is_deleted():
+            raise RuntimeError(
+                f"Array has been deleted with shape={self.dtype.name}{list(self.shape)}"
+                f"{where}: it was donated to a jitted call (donate_argnums) or deleted; "
+                "use the call's result instead, or do not donate it")
+
     # --- host access ----------------------------------------------------------------------
     def _value(self) -> np.ndarray:
+        self.check_not_deleted()
         if self._host is None:
             if self.split:
                 host = np.stack([pjrt.to_numpy(b) for b in self._buffers]) if self._buffers \

@@ -19,14 +19,17 @@ __all__ = ["Executable", "compile_func", "run_func"]
 
 
 class Executable:
-    __slots__ = ("exe", "devices", "func", "module_text", "in_types")
+    __slots__ = ("exe", "devices", "func", "module_text", "in_types", "donated")
 
-    def __init__(self, exe: Any, devices: tuple[Any, ...], func: Func, module_text: str):
+    def __init__(self, exe: Any, devices: tuple[Any, ...], func: Func, module_text: str,
+                 donated: tuple[int, ...] = ()):
         self.exe = exe
         self.devices = devices
         self.func = func
         self.module_text = module_text
         self.in_types = [(t.shape, t.dtype) for t in func.in_types]
+        # the inputs whose buffers a launch consumes (Note [donation] in stablehlo.py)
+        self.donated = donated
 
     def execute(self, args: Sequence[Sequence[Any]]) -> list[list[Any]]:
         """``args[i][r]``: device buffer of input i on replica r; returns ``outs[k][r]``."""
@@ -47,15 +50,20 @@ class Executable:
 
 def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                  axis_env: dict[str, int] | None = None,
-                 mesh_axes: Sequence[str] = ()) -> Executable:
+                 mesh_axes: Sequence[str] = (),
+                 aliases: dict[int, int] | None = None) -> Executable:
+    """Lower and compile ``func`` for one replica per device; ``aliases``: donated inputs
+    and the outputs that reuse their buffers (Note [donation] in compiler/stablehlo.py)."""
     devices = tuple(devices or pjrt.devices()[:1])
+    aliases = aliases or {}
     text, callbacks, effects = lower_program(func, num_replicas=len(devices),
-                                             axis_env=axis_env, mesh_axes=mesh_axes)
+                                             axis_env=axis_env, mesh_axes=mesh_axes,
+                                             aliases=aliases)
     if callbacks:       # See Note [host callbacks] in compiler/stablehlo.py
         exe = pjrt.compile(parse_module(text), devices, callbacks, wait=effects)
     else:
         exe = pjrt.compile(text, devices)
-    return Executable(exe, devices, func, text)
+    return Executable(exe, devices, func, text, tuple(sorted(aliases)))
 
 
 def run_func(func: Func, *args: Any) -> list[np.ndarray]:

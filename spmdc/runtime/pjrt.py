@@ -488,6 +488,16 @@ def is_unhashable_static_error(e: Exception) -> bool:
     return str(e).startswith("Non-hashable static arguments are not supported")
 
 
+def is_deleted_buffer_error(e: Exception) -> bool:
+    """Whether a launch failed on an argument whose buffer was deleted or donated."""
+    return "has been deleted or donated" in str(e)
+
+
+def is_double_donation_error(e: Exception) -> bool:
+    """Whether a launch refused a donated buffer that was also another argument."""
+    return "previously donated in the same call" in str(e)
+
+
 def _no_fallback(x: Any, *rest: Any) -> Any:
     # Only called for an argument whose sharding differs from the program's, which
     # fast_path never grants.

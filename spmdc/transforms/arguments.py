@@ -7,18 +7,23 @@ from __future__ import annotations
 
 import inspect
 import operator
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ..compiler.stablehlo import donation_aliases
 from ..core.devices import check_backend, check_device, check_devices
 from ..core.tracing import type_of, where
+from ..core.tree import dict_keys, tree_flatten
+from ..runtime.array import Array
 
 __all__ = ["index_tuple", "name_tuple", "check_static_argnums", "check_static_argnames",
            "check_argnums", "check_devices", "check_device", "check_mapped_size",
            "check_cotangent", "positional_arity", "check_backend",
-           "check_index_in_range"]
+           "check_index_in_range", "usable_donations", "donated_leaves", "check_donations",
+           "raise_if_deleted"]
 
 
 def index_tuple(op: str, name: str, value: Any) -> tuple[int, ...]:
@@ -75,14 +80,78 @@ def check_static_argnums(op: str, name: str, fun: Callable[..., Any],
                          f"[{-npos}, {npos}){where()}")
 
 
-def check_static_argnames(op: str, fun: Callable[..., Any], names: tuple[str, ...]) -> None:
+def check_static_argnames(op: str, fun: Callable[..., Any], names: tuple[str, ...],
+                          what: str = "static_argnames") -> None:
     _, params = positional_arity(fun)
     if params is None:
         return
     bad = sorted(set(names) - params)
     if bad:
-        raise ValueError(f"{op}: static_argnames={bad} are not parameters of the function "
+        raise ValueError(f"{op}: {what}={bad} are not parameters of the function "
                          f"(it has {sorted(params)}){where()}")
+
+
+def usable_donations(in_types: Sequence[Any], out_types: Sequence[Any],
+                     donated: Sequence[int],
+                     describe: Callable[[Any], str] = str) -> dict[int, int]:
+    """``donation_aliases`` (Note [donation] in compiler/stablehlo.py), warning as JAX does
+    about donated inputs that no output can reuse. The types are TensorTypes, or any
+    hashable stand-ins that ``describe`` shows (the partition form pairs each with its
+    layout)."""
+    aliases = donation_aliases(in_types, out_types, donated)
+    unusable = [describe(in_types[i]) for i in sorted(set(donated)) if i not in aliases]
+    if unusable:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}"
+                      f"{where()}; no output has their shape and dtype (and layout), so "
+                      "they are kept", stacklevel=3)
+    return aliases
+
+
+def raise_if_deleted(leaves: Sequence[Any], error: BaseException | None = None) -> None:
+    """A clear error for an argument that was deleted (donated to an earlier call), which
+    jaxlib reports as a confusing launch error."""
+    for x in leaves:
+        if type(x) is Array and x.is_deleted():
+            try:
+                x.check_not_deleted(where())
+            except RuntimeError as e:
+                raise e from error
+
+
+def check_donations(leaves: Sequence[Any], donated: Sequence[int]) -> None:
+    """A donated Array's buffer cannot also be another argument of the same call."""
+    given = {id(leaves[i]) for i in donated if type(leaves[i]) is Array}
+    for k, x in enumerate(leaves):
+        if id(x) in given and k not in donated:
+            raise ValueError(
+                f"an Array is passed twice to a jitted call, once as a donated argument "
+                f"(donate_argnums) and once more (flattened argument {k}){where()}: the "
+                "donated buffer is consumed by the call; pass a copy (jnp.array(x)) as the "
+                "other argument, or do not donate it")
+    if len({id(leaves[i]) for i in donated}) < len(donated):
+        raise ValueError(f"the same Array is donated twice in one jitted call{where()}; "
+                         "pass a copy (jnp.array(x)) as one of them")
+
+
+def donated_leaves(statics: Sequence[tuple[Any, Any]], args: tuple[Any, ...],
+                   kwargs: dict[str, Any], nums: Sequence[int],
+                   names: Sequence[str] = ()) -> tuple[int, ...]:
+    """The positions, among the flattened dynamic arguments ``(args, kwargs)``, of the
+    leaves of the donated ones: positional arguments numbered ``nums`` (counting the
+    static ones, which ``statics`` lists as (position, value)) and keywords in ``names``."""
+    if not nums and not names:
+        return ()
+    static_at = {i for i, _ in statics if isinstance(i, int)}
+    positions = (i for i in range(len(args) + len(static_at)) if i not in static_at)
+    parts = [(i in nums, a) for i, a in zip(positions, args, strict=False)]
+    parts += [(k in names, kwargs[k]) for k in dict_keys(kwargs)]
+    out, at = [], 0
+    for donate, value in parts:
+        n = len(tree_flatten(value)[0])
+        if donate:
+            out.extend(range(at, at + n))
+        at += n
+    return tuple(out)
 
 
 def check_argnums(op: str, argnums: Any) -> tuple[int, ...]:

@@ -20,6 +20,7 @@ from ..compiler.ir import Func, Var, check, print_func
 from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.collectives import value_axes
+from ..compiler.stablehlo import donation_aliases
 from ..core import dtypes, tracing
 from ..core.concrete import concretisations
 from ..core.config import checked_call, disable_jit_enabled, runtime_checks
@@ -34,10 +35,14 @@ from ..runtime.array import Array
 from ..runtime.executable import Executable, compile_func
 from ..runtime.sharding import Mesh, NamedSharding
 from .arguments import (
+    check_donations,
     check_static_argnames,
     check_static_argnums,
+    donated_leaves,
     index_tuple,
     name_tuple,
+    raise_if_deleted,
+    usable_donations,
 )
 from .partitioned import (
     PartitionedEntry,
@@ -66,10 +71,11 @@ def _leaf_signature(x: Any) -> Any:
 class _Entry:
     """One compiled specialisation of a jitted function."""
     __slots__ = ("executable", "device", "func", "consts", "const_buffers", "in_types",
-                 "out_types", "out_weak", "out_tree", "n_args")
+                 "out_types", "out_weak", "out_tree", "n_args", "donated")
 
     def __init__(self, executable: Executable, func: Func, consts: list[Any],
-                 out_weak: list[bool], out_tree: Any, n_args: int):
+                 out_weak: list[bool], out_tree: Any, n_args: int,
+                 donated: tuple[int, ...] = ()):
         self.executable = executable
         self.device = executable.devices[0]
         self.func = func
@@ -80,6 +86,7 @@ class _Entry:
         self.out_weak = out_weak
         self.out_tree = out_tree
         self.n_args = n_args
+        self.donated = donated      # the arguments a launch consumes (Note [donation])
 
     def __call__(self, leaves: Sequence[Any]) -> Any:
         # The hot path of every jit call (Note [dispatch fast path]): an Array already on
@@ -91,8 +98,17 @@ class _Entry:
         bufs = [x._buffers[0] if type(x) is Array and x._devices[0] == device
                 and not x.split and x._sharding is None else place(x, device, t)
                 for x, t in zip(leaves, in_types, strict=False)]
+        if self.donated:
+            check_donations(leaves, self.donated)
         # the executable takes the captured constants first (see Jitted._compile)
-        outs = pjrt.execute_one(self.executable.exe, self.const_buffers + bufs)
+        try:
+            outs = pjrt.execute_one(self.executable.exe, self.const_buffers + bufs)
+        except Exception as e:
+            raise_if_deleted(leaves, e)
+            raise
+        for i in self.donated:      # consumed by the launch: gone, as in JAX
+            if type(leaves[i]) is Array:
+                leaves[i].delete()
         devs = (device,)
         results = [Array((o,), t, w, devs)
                    for o, t, w in zip(outs, self.out_types, self.out_weak, strict=True)]
@@ -119,13 +135,19 @@ class _Entry:
 
 
 def _compile_entry(func: Func, device: Any, consts: list[Any], out_weak: list[bool],
-                   out_tree: Any, n_args: int) -> _Entry:
+                   out_tree: Any, n_args: int, donated: Sequence[int] = ()) -> _Entry:
     """Compile ``func`` (arguments, then captured constants) for ``device``. The
     executable takes the constants *before* the arguments, the order in which jaxlib's
-    C++ dispatcher passes them (Note [C++ dispatch]); _Entry launches it that way."""
+    C++ dispatcher passes them (Note [C++ dispatch]); _Entry launches it that way.
+    ``donated``: the arguments (leaf positions) whose buffers it may reuse."""
     launched = Func(func.name, func.inputs[n_args:] + func.inputs[:n_args], func.eqns,
                     func.outputs)
-    return _Entry(compile_func(launched, [device]), func, consts, out_weak, out_tree, n_args)
+    n_consts = len(func.inputs) - n_args
+    aliases = usable_donations(launched.in_types, launched.out_types,
+                               [n_consts + i for i in donated])
+    exe = compile_func(launched, [device], aliases=aliases)
+    return _Entry(exe, func, consts, out_weak, out_tree, n_args,
+                  tuple(i - n_consts for i in exe.donated))
 
 
 class Jitted:
@@ -134,7 +156,7 @@ class Jitted:
     def __init__(self, fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), donate_argnums: Any = (),
                  in_shardings: Any = None, out_shardings: Any = None, device: Any = None,
-                 _concrete: bool = False):
+                 _concrete: bool = False, donate_argnames: Any = ()):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         self.device = device                # run on this device (jit(device=...))
@@ -148,12 +170,14 @@ class Jitted:
                                           () if static_argnums is None else static_argnums)
         self.static_argnames = name_tuple("jit", "static_argnames",
                                           () if static_argnames is None else static_argnames)
-        # Donation only lets XLA reuse an input's buffer; spmdc never does, which gives the
-        # same results, so donate_argnums is checked but has no other effect.
-        donated = index_tuple("jit", "donate_argnums",
-                              () if donate_argnums is None else donate_argnums)
+        donate_nums = index_tuple("jit", "donate_argnums",
+                                  () if donate_argnums is None else donate_argnums)
+        donate_names = name_tuple("jit", "donate_argnames",
+                                  () if donate_argnames is None else donate_argnames)
         check_static_argnums("jit", "static_argnums", fun, self.static_argnums)
         check_static_argnames("jit", fun, self.static_argnames)
+        check_static_argnums("jit", "donate_argnums", fun, donate_nums)
+        check_static_argnames("jit", fun, donate_names, "donate_argnames")
         try:
             params = list(inspect.signature(fun).parameters.values())
         except (TypeError, ValueError):
@@ -165,6 +189,20 @@ class Jitted:
                                      if n in positional)
         self.static_argnames += tuple(positional[i] for i in self.static_argnums
                                       if 0 <= i < len(positional))
+        # Note [donation] in compiler/stablehlo.py; the same two ways of naming arguments
+        npos = len(positional)
+        donate_nums = tuple(i % npos if npos and -npos <= i < 0 else i for i in donate_nums)
+        self.donate_argnums = tuple(sorted({*donate_nums, *(
+            positional.index(n) for n in donate_names if n in positional)}))
+        self.donate_argnames = tuple(sorted({*donate_names, *(
+            positional[i] for i in donate_nums if 0 <= i < npos)}))
+        both = sorted(set(self.donate_argnames) & set(self.static_argnames)) or sorted(
+            set(self.donate_argnums) & {i % npos if npos else i for i in self.static_argnums})
+        if both:
+            raise ValueError(f"jit: argument{'s' if len(both) > 1 else ''} {both} "
+                             f"{'are' if len(both) > 1 else 'is'} both static and donated"
+                             f"{where()}; a static argument has no buffer to donate")
+        donated = (self.donate_argnums, self.donate_argnames)
         # shared by every wrapper of the same function and options (Note [shared jit cache])
         # the outermost trace of an eager transformation (Note [concrete values while
         # tracing] in core/concrete.py): its inputs' values may be read while tracing
@@ -236,7 +274,11 @@ class Jitted:
                 # dispatcher refuses both before running anything, so take the Python path.
                 if not (pjrt.is_unsortable_keys_error(e) or pjrt.is_unhashable_static_error(e)):
                     raise_if_cycle(args, kwargs, e)
-                    raise
+                    if pjrt.is_deleted_buffer_error(e):
+                        raise_if_deleted(tree_flatten((args, kwargs))[0], e)
+                    if not pjrt.is_double_donation_error(e):
+                        raise
+                    # (the Python path explains it, before anything is launched)
             except Exception as e:
                 # Arguments that contain themselves make the C++ registry recurse until it
                 # fails, with a RecursionError or a confused SystemError / AttributeError.
@@ -274,7 +316,8 @@ class Jitted:
             traced = self._trace(statics, args, kwargs)
             if concretisations() != read:       # specialised to these values: never cache
                 return _evaluate_specialised(*traced), None
-            entry = self._cache[key] = self._compile_traced(traced, device)
+            entry = self._cache[key] = self._compile_traced(
+                traced, device, self._donated_leaves(statics, args, kwargs))
         return entry(leaves), entry
 
     def _cache_miss(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
@@ -287,17 +330,24 @@ class Jitted:
 
     def _compile(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                  kwargs: dict[str, Any], device: Any) -> _Entry:
-        return self._compile_traced(self._trace(statics, args, kwargs), device)
+        return self._compile_traced(self._trace(statics, args, kwargs), device,
+                                    self._donated_leaves(statics, args, kwargs))
+
+    def _donated_leaves(self, statics: tuple[Any, ...], args: tuple[Any, ...],
+                        kwargs: dict[str, Any]) -> tuple[int, ...]:
+        return donated_leaves(statics, args, kwargs, self.donate_argnums,
+                              self.donate_argnames)
 
     def _compile_traced(self, traced: tuple[Func, list[bool], list[Any], Any, list[Any]],
-                        device: Any) -> _Entry:
+                        device: Any, donated: tuple[int, ...] = ()) -> _Entry:
         func, out_weak, consts, out_tree, leaves = traced
         func = run_pass("cleanup", cleanup, func)
         mesh = constraint_mesh(func)        # Note [jit over sharded arrays]
         if mesh is not None:
             return PartitionedEntry(func, mesh, [NamedSharding(mesh)] * len(leaves),
-                                    [None] * len(func.outputs), consts, out_weak, out_tree)
-        return _compile_entry(func, device, consts, out_weak, out_tree, len(leaves))
+                                    [None] * len(func.outputs), consts, out_weak, out_tree,
+                                    donated)
+        return _compile_entry(func, device, consts, out_weak, out_tree, len(leaves), donated)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         statics, args, kwargs = self._split(args, kwargs)
@@ -316,9 +366,10 @@ class Jitted:
             requests = ([None] * len(func.outputs) if not self._partitioned
                         else _out_requests(self, out_tree))
             return PartitionedLowered(func, mesh, shardings, requests, consts, out_weak,
-                                      out_tree, len(leaves), stages)
+                                      out_tree, len(leaves), stages,
+                                      self._donated_leaves(statics, args, kwargs))
         return Lowered(func, [device], consts, out_weak, out_tree, len(leaves),
-                       recorded=stages)
+                       recorded=stages, donated=self._donated_leaves(statics, args, kwargs))
 
     def trace(self, *args: Any, **kwargs: Any) -> Any:
         """The traced program at ``args`` (``.jaxpr``, ``.lower()``): see stages.py."""
@@ -438,9 +489,11 @@ def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = None,
     of the result: NamedSharding, PartitionSpec over the current mesh, or None) run the
     program over a mesh (Note [jit over sharded arrays] in partitioned.py); ``device``
     runs it on that device, ``backend`` must name the platform spmdc runs on.
-    ``donate_argnames`` is checked like ``donate_argnums`` (spmdc never reuses an input's
-    buffer). ``keep_unused`` and ``inline`` change nothing: spmdc passes every argument
-    to the executable, and a jit called under another transformation is always inlined."""
+    ``donate_argnums`` / ``donate_argnames`` give those arguments' buffers to the program,
+    which writes outputs of the same shape and dtype into them; the donated Arrays are
+    deleted by the call (Note [donation] in compiler/stablehlo.py). ``keep_unused`` and
+    ``inline`` change nothing: spmdc passes every argument to the executable, and a jit
+    called under another transformation is always inlined."""
     check_backend("jit", backend)
     for name, flag in (("keep_unused", keep_unused), ("inline", inline)):
         if not isinstance(flag, bool):
@@ -452,12 +505,12 @@ def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = None,
         check_device("jit", device)
         if isinstance(device, (list, tuple)):
             raise TypeError(f"jit: device= must be one device, got {device!r}{where()}")
-    name_tuple("jit", "donate_argnames", () if donate_argnames is None else donate_argnames)
     if fun is None:
         return lambda f: Jitted(f, static_argnums, static_argnames, donate_argnums,
-                                in_shardings, out_shardings, device)
+                                in_shardings, out_shardings, device,
+                                donate_argnames=donate_argnames)
     return Jitted(fun, static_argnums, static_argnames, donate_argnums, in_shardings,
-                  out_shardings, device)
+                  out_shardings, device, donate_argnames=donate_argnames)
 
 
 # --- ahead of time -----------------------------------------------------------------------
@@ -469,8 +522,9 @@ class Lowered:
     def __init__(self, func: Func, devices: list[Any], consts: list[Any],
                  out_weak: list[bool], out_tree: Any, n_args: int,
                  axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = (),
-                 recorded: Sequence[tuple[str, Any]] = ()):
+                 recorded: Sequence[tuple[str, Any]] = (), donated: tuple[int, ...] = ()):
         self.func = func
+        self.donated = donated      # donated arguments (Note [donation])
         self.devices = devices
         self.consts = consts
         self.out_weak = out_weak
@@ -543,17 +597,21 @@ class Lowered:
             from ..compiler.stablehlo import lower_text
             return lower_text(self.func, num_replicas=len(self.devices),
                               axis_env=self.axis_env, mesh_axes=self.mesh_axes,
-                              debug_info=True)
+                              debug_info=True, aliases=self._aliases())
         if self._text is None:
             from ..compiler.stablehlo import lower_text
             self._text = lower_text(self.func, num_replicas=len(self.devices),
-                                    axis_env=self.axis_env, mesh_axes=self.mesh_axes)
+                                    axis_env=self.axis_env, mesh_axes=self.mesh_axes,
+                                    aliases=self._aliases())
             observe("stablehlo", self._text)
         return self._text
 
+    def _aliases(self) -> dict[int, int]:
+        return donation_aliases(self.func.in_types, self.func.out_types, self.donated)
+
     def compile(self) -> Compiled:
         entry = _compile_entry(self.func, self.devices[0], self.consts, self.out_weak,
-                               self.out_tree, self.n_args)
+                               self.out_tree, self.n_args, self.donated)
         observe("optimized_hlo", entry.executable.optimized_hlo)
         return Compiled(entry)
 
@@ -644,9 +702,10 @@ class PartitionedLowered(Lowered):
 
     def __init__(self, func: Func, mesh: Mesh, shardings: list[NamedSharding],
                  out_requests: list[NamedSharding | None], consts: list[Any],
-                 out_weak: list[bool], out_tree: Any, n_args: int, recorded: Any):
+                 out_weak: list[bool], out_tree: Any, n_args: int, recorded: Any,
+                 donated: tuple[int, ...] = ()):
         super().__init__(func, list(mesh._flat_devices), consts, out_weak, out_tree, n_args,
-                         recorded=recorded)
+                         recorded=recorded, donated=donated)
         self._layout = (mesh, shardings, out_requests)
         self._entry: PartitionedEntry | None = None
 
@@ -654,7 +713,8 @@ class PartitionedLowered(Lowered):
         if self._entry is None:
             mesh, shardings, out_requests = self._layout
             self._entry = PartitionedEntry(self.func, mesh, shardings, out_requests,
-                                           self.consts, self.out_weak, self.out_tree)
+                                           self.consts, self.out_weak, self.out_tree,
+                                           self.donated)
         return self._entry
 
     def as_text(self, *args: Any, **kwargs: Any) -> str:

@@ -46,6 +46,7 @@ from ..runtime.sharding import (
     current_mesh,
     sharding_from_tiles,
 )
+from .arguments import check_donations, raise_if_deleted, usable_donations
 
 __all__ = ["check_shardings", "is_sharded_call", "call_partitioned", "constraint_mesh", "layout",
            "with_sharding_constraint", "reshard", "PartitionedEntry", "remember_mesh"]
@@ -137,7 +138,7 @@ def call_partitioned(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...
         func = run_pass("cleanup", cleanup, func)
         entry = jitted._cache[key] = PartitionedEntry(
             func, mesh, shardings, _out_requests(jitted, out_tree), consts, out_weak,
-            out_tree)
+            out_tree, jitted._donated_leaves(statics, args, kwargs))
     return entry(leaves)
 
 
@@ -158,7 +159,7 @@ class PartitionedEntry:
 
     def __init__(self, func: Func, mesh: Mesh, in_shardings: list[NamedSharding],
                  out_requests: list[NamedSharding | None], consts: list[Any],
-                 out_weak: list[bool], out_tree: Any):
+                 out_weak: list[bool], out_tree: Any, donated: Sequence[int] = ()):
         n = len(in_shardings)
         in_types = func.in_types
         for k, (s, t) in enumerate(zip(in_shardings, in_types[:n], strict=True)):
@@ -186,7 +187,15 @@ class PartitionedEntry:
             [None if s is None else _spec_tuple(s, t.ndim)
              for s, t in zip(out_requests, func.out_types, strict=True)])
         self.func = func
-        self.module_text, callbacks, effects = lower_program(func, partitioning=partitioning)
+        # Note [donation] in compiler/stablehlo.py: an output takes a donated input's
+        # place where it has the same type and is asked for in the same layout
+        self.aliases = usable_donations(
+            [(t, s) for t, s in zip(in_types, self.in_shardings, strict=True)],
+            [(t, s) for t, s in zip(func.out_types, out_requests, strict=True)], donated,
+            describe=lambda key: f"{key[0]} laid out as {key[1].spec}")
+        self.donated = tuple(sorted(self.aliases))
+        self.module_text, callbacks, effects = lower_program(func, partitioning=partitioning,
+                                                             aliases=self.aliases)
         module = parse_module(self.module_text) if callbacks else self.module_text
         self.exe = pjrt.compile(module, self.devices, callbacks, wait=effects,
                                 partitioned=True)       # Note [host callbacks] in stablehlo.py
@@ -217,7 +226,16 @@ class PartitionedEntry:
         bufs = [self._place(x, s, t) for x, s, t in zip(
             leaves, self.in_shardings, self.in_types, strict=False)]
         bufs.extend(self.const_buffers)
-        outs = pjrt.execute(self.exe, bufs, self.devices, self.block_types)
+        if self.donated:
+            check_donations(leaves, self.donated)
+        try:
+            outs = pjrt.execute(self.exe, bufs, self.devices, self.block_types)
+        except Exception as e:
+            raise_if_deleted(leaves, e)
+            raise
+        for i in self.donated:      # consumed by the launch: gone, as in JAX
+            if type(leaves[i]) is Array:
+                leaves[i].delete()
         results = [Array(tuple(o), t, w, self.devices, sharding=s)
                    for o, t, w, s in zip(outs, self.out_types, self.out_weak,
                                          self.out_shardings, strict=True)]

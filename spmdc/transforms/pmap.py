@@ -83,6 +83,7 @@ from ..compiler.passes.collectives import (
     check_collectives,
     varying_axes,
 )
+from ..compiler.stablehlo import donation_aliases
 from ..core import dtypes
 from ..core.config import checked_call, runtime_checks
 from ..core.pytree_tracing import fun_name as _fun_name
@@ -99,7 +100,11 @@ from .arguments import (
     check_devices,
     check_index_in_range,
     check_mapped_size,
+    check_static_argnums,
+    donated_leaves,
     index_tuple,
+    raise_if_deleted,
+    usable_donations,
 )
 from .jit import Lowered, _leaf_signature
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_paths, slice_types
@@ -151,10 +156,10 @@ def pmap(fun: Callable[..., Any] | None = None, axis_name: str | None = None, *,
 
     ``in_axes`` / ``out_axes`` may be negative and count from the end: ``in_axes=-1`` maps
     the last axis. (JAX's pmap rejects negative in_axes; spmdc gives them the meaning they
-    have in vmap.) ``donate_argnums`` is checked but has no other effect (spmdc never reuses
-    an input's buffer; results are the same); ``backend`` must name the platform spmdc
-    runs on, if given."""
-    index_tuple("pmap", "donate_argnums", () if donate_argnums is None else donate_argnums)
+    have in vmap.) ``donate_argnums`` gives those arguments' buffers to the program, which
+    writes per-device outputs of the same shape and dtype into them; the donated Arrays
+    are deleted by the call (Note [donation] in compiler/stablehlo.py). ``backend`` must
+    name the platform spmdc runs on, if given."""
     check_backend("pmap", backend)
     if fun is None:
         return lambda f: pmap(f, axis_name, in_axes=in_axes, out_axes=out_axes,
@@ -162,7 +167,7 @@ def pmap(fun: Callable[..., Any] | None = None, axis_name: str | None = None, *,
                               devices=devices, axis_size=axis_size,
                               donate_argnums=donate_argnums, backend=backend)
     return Pmapped(fun, axis_name, in_axes, out_axes, static_broadcasted_argnums, devices,
-                   axis_size)
+                   axis_size, donate_argnums)
 
 
 class Pmapped:
@@ -170,7 +175,7 @@ class Pmapped:
 
     def __init__(self, fun: Callable[..., Any], axis_name: str | None, in_axes: Any,
                  out_axes: Any, static_argnums: Any, devices: Sequence[Any] | None,
-                 axis_size: int | None):
+                 axis_size: int | None, donate_argnums: Any = ()):
         if not callable(fun):
             raise TypeError(f"pmap expects a callable, got {type(fun).__name__}")
         if axis_name is not None and not isinstance(axis_name, str):
@@ -187,6 +192,14 @@ class Pmapped:
                                           () if static_argnums is None else static_argnums)
         self.devices = check_devices("pmap", devices)
         self.axis_size = axis_size
+        self.donate_argnums = index_tuple("pmap", "donate_argnums",
+                                          () if donate_argnums is None else donate_argnums)
+        check_static_argnums("pmap", "donate_argnums", fun, self.donate_argnums)
+        both = set(self.donate_argnums) & set(self.static_argnums)
+        if both:
+            raise ValueError(f"pmap: argument{'s' if len(both) > 1 else ''} {sorted(both)} "
+                             f"{'are' if len(both) > 1 else 'is'} both static and donated"
+                             f"{where()}; a static argument has no buffer to donate")
         self._cache: dict[Any, PmapEntry] = {}
         self.trace_count = 0            # how many times fun was traced (tests read it)
         # jaxlib's C++ dispatcher in front of the Python path (Note [C++ dispatch] in
@@ -246,7 +259,10 @@ class Pmapped:
         except ValueError as e:
             if not pjrt.is_unsortable_keys_error(e):   # see Jitted.__call__
                 raise_if_cycle(args, kwargs, e)
-                raise
+                if pjrt.is_deleted_buffer_error(e):
+                    raise_if_deleted(tree_flatten((args, kwargs))[0], e)
+                if not pjrt.is_double_donation_error(e):
+                    raise
             return self._call(args, kwargs)[0]
         except Exception as e:                          # see Jitted.__call__
             raise_if_cycle(args, kwargs, e)
@@ -313,8 +329,11 @@ class Pmapped:
                         [d is None for d in out_dims], names, f"pmap({self.name})")
         func = run_pass("cleanup", cleanup, func)
         devices = self.devices or pjrt.devices()[:total]
+        n = len(args) + len(statics)
+        nums = [i % n for i in self.donate_argnums if -n <= i < n]
+        donated = donated_leaves(statics, args, kwargs, nums)
         return _Built(func, mesh, tuple(devices), dims, consts, out_weak, out_tree, out_dims,
-                      depths)
+                      depths, donated)
 
     def _compile(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                  kwargs: dict[str, Any]) -> PmapEntry:
@@ -426,14 +445,23 @@ class _Built:
 
     def __init__(self, func: Func, mesh: Mesh, devices: tuple[Any, ...],
                  dims: list[int | None], consts: list[Any], out_weak: list[bool],
-                 out_tree: Any, out_dims: list[int | None], depths: list[int]):
+                 out_tree: Any, out_dims: list[int | None], depths: list[int],
+                 donated: tuple[int, ...] = ()):
         self.func, self.mesh, self.devices, self.dims = func, mesh, devices, dims
         self.consts, self.out_weak, self.out_tree = consts, out_weak, out_tree
         self.out_dims, self.depths = out_dims, depths
+        self.donated = donated          # donated arguments (Note [donation])
+
+    def aliases(self, warn: bool = False) -> dict[int, int]:
+        """The donated inputs and the outputs reusing their buffers, per device."""
+        if warn:
+            return usable_donations(self.func.in_types, self.func.out_types, self.donated)
+        return donation_aliases(self.func.in_types, self.func.out_types, self.donated)
 
     def compile(self) -> PmapEntry:
         executable = compile_func(self.func, self.devices, axis_env=dict(self.mesh),
-                                  mesh_axes=[n for n, _ in self.mesh])
+                                  mesh_axes=[n for n, _ in self.mesh],
+                                  aliases=self.aliases(warn=True))
         return PmapEntry(executable, self.mesh, self.func, self.dims, self.consts,
                          self.out_weak, self.out_tree, self.out_dims, self.depths)
 
@@ -445,7 +473,8 @@ class PmapLowered(Lowered):
     def __init__(self, built: _Built, recorded: Sequence[tuple[str, Any]] = ()):
         super().__init__(built.func, list(built.devices), built.consts, built.out_weak,
                          built.out_tree, len(built.dims), axis_env=dict(built.mesh),
-                         mesh_axes=[n for n, _ in built.mesh], recorded=recorded)
+                         mesh_axes=[n for n, _ in built.mesh], recorded=recorded,
+                         donated=built.donated)
         self._built = built
         axis = built.mesh[0][0]
         self.in_varying = ([frozenset({axis}) if d is not None else frozenset()

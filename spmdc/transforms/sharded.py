@@ -17,6 +17,7 @@ from ..compiler.passes.collectives import Mesh, mesh_coords
 from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt
 from ..runtime.array import Array
+from .arguments import check_donations, raise_if_deleted
 
 __all__ = ["PmapEntry", "pace", "launched"]
 
@@ -120,8 +121,18 @@ class PmapEntry:
         bufs = [self._place_replicated(x, t) if d is None else self._place_mapped(x, d, t)
                 for x, d, t in zip(leaves, self.dims, self.in_types, strict=False)]
         bufs.extend(self.const_buffers)
+        donated = self.executable.donated       # Note [donation] in compiler/stablehlo.py
+        if donated:
+            check_donations(leaves, donated)
         pace()
-        outs = self.executable.execute(bufs)
+        try:
+            outs = self.executable.execute(bufs)
+        except Exception as e:
+            raise_if_deleted(leaves, e)
+            raise
+        for i in donated:           # consumed by the launch: gone, as in JAX
+            if type(leaves[i]) is Array:
+                leaves[i].delete()
         launched([buf for per_replica in outs for buf in per_replica])
         results = [self._wrap(o, t, w, d, m) for o, t, w, d, m in
                    zip(outs, self.out_types, self.out_weak, self.out_dims, self.depths,

@@ -1,0 +1,186 @@
+"""Buffer donation (Note [donation] in spmdc/compiler/stablehlo.py): jit / pmap /
+partitioned jit with donate_argnums reuse the donated buffers for outputs of the same
+type, the donated Arrays are deleted, and every misuse is a clear error."""
+import warnings
+
+import numpy as np
+import pytest
+from dispatch_spy import count_python_calls
+
+import spmdc
+import spmdc.numpy as jnp
+from spmdc.sharding import NamedSharding
+from spmdc.sharding import PartitionSpec as P
+
+
+def test_a_donated_argument_is_reused_by_the_output_and_deleted():
+    f = spmdc.jit(lambda x, y: (x * 2 + y, y.sum()), donate_argnums=0)
+    x, y = jnp.arange(4.0), jnp.ones(4)
+    out, total = f(x, y)
+    np.testing.assert_allclose(out, [1, 3, 5, 7])
+    assert float(total) == 4.0
+    assert x.is_deleted() and not y.is_deleted() and not out.is_deleted()
+    lowered = f.lower(jnp.arange(4.0), y)
+    assert "tf.aliasing_output = 0" in lowered.as_text()
+    # XLA was told the output may take the input's memory
+    assert lowered.compile().memory_analysis().alias_size_in_bytes == 16
+
+
+def test_reading_a_donated_array_is_a_clear_error():
+    f = spmdc.jit(lambda x: x + 1, donate_argnums=0)
+    x = jnp.ones(3)
+    f(x)
+    for use in (lambda: np.asarray(x), lambda: print(x), lambda: x + 1, lambda: float(x[0])):
+        with pytest.raises(RuntimeError, match=r"Array has been deleted with "
+                                               r"shape=float32\[3\].*donated"):
+            use()
+    np.testing.assert_allclose(f(jnp.ones(3)), 2.0)         # the library keeps working
+
+
+def test_passing_a_donated_array_again_is_a_clear_error_on_both_paths():
+    f = spmdc.jit(lambda x: x * 3, donate_argnums=0)
+    g = spmdc.jit(lambda x: x - 1)
+    calls = count_python_calls(g)
+    for _ in range(3):                      # the C++ dispatcher launches g from now on
+        g(jnp.ones(2))
+    assert len(calls) <= 2
+    for jitted in (f, g):
+        x = jnp.ones(2)
+        f(x)
+        with pytest.raises(RuntimeError, match="Array has been deleted"):
+            jitted(x)
+    np.testing.assert_allclose(g(jnp.ones(2)), 0.0)
+
+
+def test_a_training_loop_with_donation_matches_one_without():
+    def step(params, x):
+        w, b = params["w"], params["b"]
+        grads = spmdc.grad(lambda w, b: jnp.sum(jnp.tanh(x @ w + b) ** 2),
+                           argnums=(0, 1))(w, b)
+        return {"w": w - 0.1 * grads[0], "b": b - 0.1 * grads[1]}
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.normal(size=(8, 4)).astype(np.float32))
+    init = {"w": rng.normal(size=(4, 3)).astype(np.float32), "b": np.zeros(3, np.float32)}
+    plain, donating = spmdc.jit(step), spmdc.jit(step, donate_argnums=0)
+    p, q = spmdc.device_put(init), spmdc.device_put(init)
+    for _ in range(5):
+        old = q
+        p, q = plain(p, x), donating(q, x)
+        assert all(v.is_deleted() for v in old.values())
+    for k in init:
+        np.testing.assert_array_equal(p[k], q[k])
+
+
+def test_donate_argnames_and_keyword_arguments():
+    def f(a, b, *, c):
+        return a + b + c
+    by_name = spmdc.jit(f, donate_argnames=("b", "c"))
+    a, b, c = jnp.ones(2), jnp.ones(2), jnp.ones(2)
+    with pytest.warns(UserWarning, match=r"not usable: f32\[2\]"):
+        np.testing.assert_allclose(by_name(a, b, c=c), 3.0)
+    assert not a.is_deleted() and b.is_deleted()       # one output: b's buffer takes it
+    assert not c.is_deleted()
+    by_number = spmdc.jit(f, donate_argnums=1)
+    a, b = jnp.ones(2), jnp.ones(2)
+    np.testing.assert_allclose(by_number(a, b=b, c=jnp.ones(2)), 3.0)
+    assert b.is_deleted() and not a.is_deleted()
+
+
+def test_a_donation_no_output_can_use_warns_and_keeps_the_argument():
+    f = spmdc.jit(lambda x, y: x.sum() + y.sum(), donate_argnums=(0, 1))
+    x, y = jnp.ones(3), jnp.ones(5)
+    with pytest.warns(UserWarning, match=r"donated buffers were not usable: f32\[3\], "
+                                         r"f32\[5\] \(at .*test_donation.py"):
+        assert float(f(x, y)) == 8.0
+    assert not x.is_deleted() and not y.is_deleted()
+
+
+def test_the_same_array_donated_and_passed_again_is_refused_before_the_launch():
+    f = spmdc.jit(lambda x, y: (x + y, y * 2), donate_argnums=0)
+    calls = count_python_calls(f)
+    for _ in range(3):
+        f(jnp.ones(2), jnp.ones(2))
+    assert len(calls) <= 2                      # granted to the C++ dispatcher
+    z = jnp.ones(2)
+    with pytest.raises(ValueError, match="passed twice to a jitted call.*donated"):
+        f(z, z)
+    assert not z.is_deleted()
+    np.testing.assert_allclose(f(z, jnp.ones(2))[0], 2.0)
+
+
+def test_numpy_and_python_arguments_may_be_donated():
+    f = spmdc.jit(lambda x: x * 2, donate_argnums=0)
+    a = np.ones(3, np.float32)
+    np.testing.assert_allclose(f(a), 2.0)
+    np.testing.assert_allclose(a, 1.0)          # the host value is untouched
+    assert float(spmdc.jit(lambda x: x + 1, donate_argnames="x")(1.0)) == 2.0
+
+
+def test_bad_donation_arguments():
+    with pytest.raises(ValueError, match="both static and donated"):
+        spmdc.jit(lambda x, n: x * n, static_argnums=1, donate_argnums=1)
+    with pytest.raises(ValueError, match="both static and donated"):
+        spmdc.jit(lambda x, n: x * n, static_argnames="n", donate_argnums=1)
+    with pytest.raises(ValueError, match="donate_argnums=5 is out of range"):
+        spmdc.jit(lambda x: x, donate_argnums=5)
+    with pytest.raises(ValueError, match=r"donate_argnames=\['y'\] are not parameters"):
+        spmdc.jit(lambda x: x, donate_argnames="y")
+    with pytest.raises(ValueError, match="both static and donated"):
+        spmdc.pmap(lambda x, n: x * n, static_broadcasted_argnums=1, donate_argnums=1)
+
+
+def test_array_delete():
+    x = jnp.ones(3)
+    assert not x.is_deleted()
+    x.delete()
+    assert x.is_deleted()
+    with pytest.raises(RuntimeError, match="deleted"):
+        np.asarray(x)
+
+
+def test_pmap_donation_of_replicated_parameters_and_split_values():
+    def step(w, x):
+        g = spmdc.lax.pmean(x * w, "i")
+        return w - 0.1 * g, jnp.sum(g)
+    f = spmdc.pmap(step, "i", in_axes=(None, 0), out_axes=(None, None), donate_argnums=0)
+    plain = spmdc.pmap(step, "i", in_axes=(None, 0), out_axes=(None, None))
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    w, v = jnp.ones(4), jnp.ones(4)
+    for _ in range(4):
+        old = w
+        (w, s), (v, t) = f(w, x), plain(v, x)
+        assert old.is_deleted()
+        np.testing.assert_array_equal(w, v)
+        np.testing.assert_array_equal(s, t)
+    assert "tf.aliasing_output = 0" in f.lower(jnp.ones(4), x).as_text()
+    double = spmdc.pmap(lambda a: a * 2, donate_argnums=0)
+    a = double(np.ones((8, 3), np.float32))
+    for k in range(3):
+        b = double(a)
+        assert a.is_deleted()
+        np.testing.assert_allclose(b, 2.0 ** (k + 2))
+        a = b
+    with pytest.raises(RuntimeError, match="Array has been deleted"):
+        double(old)
+
+
+def test_partitioned_jit_donation():
+    mesh = spmdc.make_mesh((8,), ("b",))
+    s = NamedSharding(mesh, P("b"))
+    f = spmdc.jit(lambda w, x: (w - 0.1 * x, jnp.sum(w * x)), in_shardings=(s, s),
+                  out_shardings=(s, None), donate_argnums=0)
+    w = spmdc.device_put(np.ones(16, np.float32), s)
+    x = spmdc.device_put(np.arange(16, dtype=np.float32), s)
+    new, total = f(w, x)
+    assert w.is_deleted() and not x.is_deleted()
+    np.testing.assert_allclose(new, 1 - np.float32(0.1) * np.arange(16, dtype=np.float32),
+                               rtol=1e-6, atol=1e-7)
+    assert float(total) == float(np.arange(16).sum())
+    # an output XLA lays out as it likes cannot be promised the donated buffer
+    g = spmdc.jit(lambda w, x: w - x, donate_argnums=0)
+    w = spmdc.device_put(np.ones(16, np.float32), s)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        np.testing.assert_allclose(g(w, x), 1 - np.arange(16))
+    assert any("not usable" in str(m.message) for m in caught)
+    assert not w.is_deleted()
