@@ -315,8 +315,11 @@ def _groups(op: str, axis_name: Any, axis_index_groups: Any) -> Any:
 
 
 def _in_groups(op: str, x: Any, axis_name: Any, groups: Any, **params: Any) -> Any:
-    from .grouped import grouped
-    _, sizes = _axis_names(op, axis_name)
+    from .grouped import device_grouped, grouped, on_devices
+    axes, sizes = _axis_names(op, axis_name)
+    if on_devices(axis_name):
+        return _tree_map(lambda v: device_grouped(op, _arr(v), axes, sizes, groups, **params),
+                         x)
     n = int(np.prod(sizes))
     return _tree_map(lambda v: grouped(op, _arr(v), axis_name, groups, n, **params), x)
 

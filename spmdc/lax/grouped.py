@@ -6,16 +6,19 @@ pmean, pmax, pmin, all_gather, psum_scatter and all_to_all likewise act within t
 
 Note [axis index groups]
 ~~~~~~~~~~~~~~~~~~~~~~~~
-A grouped collective is written here with the ungrouped ones: every member's value is
-gathered over the whole axis (``all_gather``), and each device combines the rows of its
-own group, found from ``axis_index`` through constant tables (the group of each index,
-the members of each group, each index's position in its group). Everything is then an
-ordinary primitive, so vmap (a batch axis named by ``axis_name``), pmap, shard_map, grad
-(psum's transpose within the groups comes out of all_gather's and the dot's) and the
-reference interpreter need no rule of their own. The cost is that each device receives
-the whole axis's values, n values instead of the group's k: fine for the small groups
-this is used with; lowering to StableHLO ``replica_groups`` of the group size would cut
-that and is not done.
+Over device axes (pmap, shard_map) a grouped collective is the collective primitive with
+``groups``, lowered to ``replica_groups`` of the group size (Note [grouped collectives] in
+compiler/primitives/collectives.py): each device exchanges data with its group only.
+
+Over a vmapped axis (and a mix of vmapped and device axes) it is written here with the
+ungrouped ones: every member's value is gathered over the whole axis (``all_gather``),
+and each member combines the rows of its own group, found from ``axis_index`` through
+constant tables (the group of each index, the members of each group, each index's
+position in its group). Everything is then an ordinary primitive, so vmap, grad (psum's
+transpose within the groups comes out of all_gather's and the dot's) and the reference
+interpreter need no rule of their own; on one device the gathered rows cost nothing
+that matters. shard_map's global emulation (Note [shard_map]) vmaps its body over the
+mesh axes, so it takes this form too, and the two agree by construction.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_groups", "grouped"]
+__all__ = ["check_groups", "grouped", "on_devices", "device_grouped"]
 
 
 def check_groups(op: str, groups: Any, n: int) -> tuple[tuple[int, ...], ...]:
@@ -42,6 +45,33 @@ def check_groups(op: str, groups: Any, n: int) -> tuple[tuple[int, ...], ...]:
         raise ValueError(f"{op}: the groups of axis_index_groups {groups!r} must all have "
                          "the same size")
     return out
+
+
+def on_devices(axis_name: Any) -> bool:
+    """Whether every named axis is a device axis (of pmap or shard_map), not vmap's."""
+    from ..core.tracing import current_trace
+    from ..transforms.pmap import DeviceAxis
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    env = current_trace().axis_env
+    return all(isinstance(env[n], DeviceAxis) for n in names)
+
+
+def device_grouped(op: str, v: Any, axes: tuple[str, ...], sizes: tuple[int, ...],
+                   groups: tuple[tuple[int, ...], ...], **params: Any) -> Any:
+    """``op`` within the groups over device axes: the primitive with ``groups``."""
+    from . import core
+    bind = core._collective
+    if op in ("psum", "pmean"):
+        total = bind("psum", v, axes=axes, groups=groups)
+        return total / len(groups[0]) if op == "pmean" else total
+    if op in ("pmax", "pmin"):
+        if v.dtype == np.bool_:          # "any" / "all", as the ungrouped ones
+            return bind(op, v.astype(np.int32), axes=axes, groups=groups).astype(np.bool_)
+        return bind(op, v, axes=axes, groups=groups)
+    if op == "all_gather":
+        return bind(op, v, axes=axes, axis_sizes=sizes, dimension=params["axis"],
+                    tiled=params["tiled"], groups=groups)
+    return bind(op, v, axes=axes, axis_sizes=sizes, groups=groups, **params)
 
 
 class _Tables:

@@ -14,6 +14,20 @@ Lowering builds ``replica_groups`` from the device mesh (``replica_groups`` in
 passes/collectives.py); batching (vmap with ``axis_name``) turns the vmapped name into
 positional ops over the batch dimension (collectives_batching.py).
 
+Note [grouped collectives]
+~~~~~~~~~~~~~~~~~~~~~~~~~~
+``psum``, ``pmax``, ``pmin``, ``all_gather``, ``psum_scatter`` and ``all_to_all`` may
+carry ``groups`` (JAX's ``axis_index_groups``): a partition of the indices along ``axes``
+into groups of one size, each group running the collective on its own. Only collectives
+over device axes (pmap, shard_map) carry it: each replica group of the mesh is split into
+the sub-groups, which become the op's ``replica_groups``, so a device exchanges data with
+its group's members only. The reference implementations run each sub-group separately;
+the transposes keep the groups (the transpose within a group is the ungrouped one's); and
+a grouped reduction varies over ``axes`` wherever its operand does (the groups' results
+differ). Over a vmapped name, spmdc.lax writes the grouped collective with ungrouped ones
+instead (lax/grouped.py, Note [axis index groups]), so a batching rule never meets
+``groups`` on the vmapped name.
+
 Note [collective transpose]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~
 Inside ``pmap``, grad differentiates the per-device program: an input broadcast with
@@ -81,12 +95,48 @@ def _stacked_broadcast(value: np.ndarray, n: int) -> np.ndarray:
     return np.broadcast_to(value[None], (n, *value.shape)).copy()
 
 
+def _group_size(name: str, n: int, groups) -> int:
+    """The number of members a collective combines: ``n`` along its axes, or the size of
+    each of its ``groups`` (Note [grouped collectives]), which are checked here."""
+    if groups is None:
+        return n
+    if not isinstance(groups, tuple) or not groups or not all(
+            isinstance(g, tuple) and all(isinstance(i, int) for i in g) for g in groups):
+        raise ShapeError(f"{name}: groups must be a tuple of tuples of axis indices, got "
+                         f"{groups!r}")
+    if len({len(g) for g in groups}) != 1 or (
+            n and sorted(i for g in groups for i in g) != list(range(n))):
+        raise ShapeError(f"{name}: groups {groups} must list each index of the axis "
+                         f"(0..{n - 1}) exactly once, in groups of one size")
+    return len(groups[0])
+
+
+def _per_group(impl):
+    """A reference implementation run on each of the ``groups`` separately: ``xs`` holds
+    every member along the axes, stacked; each group's results go back to its members."""
+    def run(xs, *, groups=None, **params):
+        if groups is None:
+            return impl(xs, **params)
+        out: list = [None] * xs.shape[0]
+        for g in groups:
+            for i, y in zip(g, impl(xs[list(g)], **params), strict=True):
+                out[i] = y
+        return np.stack(out)
+    return run
+
+
+def _grouped(groups) -> dict:
+    """``groups`` as a keyword, or nothing: ungrouped collectives do not carry it."""
+    return {} if groups is None else {"groups": groups}
+
+
 # --- psum, pmax, pmin ----------------------------------------------------------------------------
 
 def _allreduce_rule(name: str, kinds: str):
-    def rule(x: TensorType, *, axes, note=None) -> TensorType:
+    def rule(x: TensorType, *, axes, note=None, groups=None) -> TensorType:
         _check_axes(name, axes)
         _check_kind(name, x, kinds)
+        _group_size(name, 0, groups)
         return x
     return rule
 
@@ -94,20 +144,21 @@ def _allreduce_rule(name: str, kinds: str):
 def _allreduce_impl(ufunc: np.ufunc):
     def impl(xs, *, axes, note=None):
         return _stacked_broadcast(ufunc.reduce(xs, axis=0).astype(xs.dtype), xs.shape[0])
-    return impl
+    return _per_group(impl)
 
 
 def _allreduce_lowering(op_class):
     def rule(ctx, eqn, x):
         t = eqn.inputs[0].type
-        op = _across_partitions(ctx, hlo.AllReduceOp([mlir_type(t)], [x],
-                                                     _groups(ctx, eqn.params["axes"])))
+        op = _across_partitions(ctx, hlo.AllReduceOp([mlir_type(t)], [x], _groups(ctx, eqn)))
         fill_reducer(op_class, TensorType((), t.dtype), op.regions[0])
         return op.results[0]
     return rule
 
 
-def _reduce_out_axes(ins, *, axes, **_):
+def _reduce_out_axes(ins, *, axes, groups=None, **_):
+    if groups is not None and len(groups) > 1:   # the groups' results differ
+        return [ins[0]]
     return [ins[0] - frozenset(axes)]          # See Note [replication]
 
 
@@ -115,9 +166,15 @@ def _vary_over_axes(ins, *, axes, **_):
     return [ins[0] | frozenset(axes)]
 
 
-def _groups(ctx, axes) -> ir.DenseIntElementsAttr:
+def _groups(ctx, eqn) -> ir.DenseIntElementsAttr:
+    """The op's ``replica_groups``: those of its axes on the mesh, each split into the
+    eqn's ``groups`` if it has them (Note [grouped collectives])."""
     mesh = tuple((name, ctx.axis_env[name]) for name in ctx.mesh_axes)
-    return ir.DenseIntElementsAttr.get(np.asarray(replica_groups(mesh, axes), np.int64))
+    groups = replica_groups(mesh, eqn.params["axes"])
+    sub = eqn.params.get("groups")
+    if sub is not None:
+        groups = [[members[i] for i in g] for members in groups for g in sub]
+    return ir.DenseIntElementsAttr.get(np.asarray(groups, np.int64))
 
 
 def _across_partitions(ctx, op, global_ids: bool = True):
@@ -136,31 +193,35 @@ psum_p = declare("psum", _allreduce_rule("psum", NUMBER), _allreduce_impl(np.add
 batch_rules[psum_p] = batching.psum_batch
 always_rewrite.add(psum_p)           # psum of an unbatched value over the vmapped name
 jvp_rules[psum_p] = linear_jvp(psum_p)
-vjp_rules[psum_p] = lambda b, ct, x, *, axes, note=None: [
-    b.psum(ct, axes=axes, note=transpose_note("psum"))]     # See Note [collective transpose]
+vjp_rules[psum_p] = lambda b, ct, x, *, axes, note=None, groups=None: [
+    b.psum(ct, axes=axes, note=transpose_note("psum"), **_grouped(groups))]
+# (See Note [collective transpose])
 lower_rules[psum_p] = _allreduce_lowering(hlo.AddOp)
 varying_rules[psum_p] = _reduce_out_axes
 
 
 def _extremum_vjp(prim):
     # The summed cotangent goes to the devices holding the extreme, split among ties.
-    def rule(b, ct, x, *, axes, note=None):
-        extreme = b.bind(prim, x, axes=axes)
+    def rule(b, ct, x, *, axes, note=None, groups=None):
+        g = _grouped(groups)
+        extreme = b.bind(prim, x, axes=axes, **g)
         hits = b.convert(b.eq(x, extreme), new_dtype=x.type.dtype)
         tag = transpose_note(prim.name)
-        share = b.div(b.psum(ct, axes=axes, note=tag), b.psum(hits, axes=axes, note=tag))
+        share = b.div(b.psum(ct, axes=axes, note=tag, **g),
+                      b.psum(hits, axes=axes, note=tag, **g))
         return [b.mul(hits, share)]
     return rule
 
 
 def _extremum_jvp(prim):
     # The mean tangent of the devices holding the extreme (the transpose of _extremum_vjp).
-    def rule(b, primals, tangents, *, axes, note=None):
+    def rule(b, primals, tangents, *, axes, note=None, groups=None):
         (x,), (t,) = primals, tangents
-        extreme = b.bind(prim, x, axes=axes, note=note)
+        g = _grouped(groups)
+        extreme = b.bind(prim, x, axes=axes, note=note, **g)
         hits = b.convert(b.eq(x, extreme), new_dtype=x.type.dtype)
-        return [extreme], [b.div(b.psum(b.mul(hits, t), axes=axes),
-                                 b.psum(hits, axes=axes))]
+        return [extreme], [b.div(b.psum(b.mul(hits, t), axes=axes, **g),
+                                 b.psum(hits, axes=axes, **g))]
     return rule
 
 
@@ -183,8 +244,9 @@ varying_rules[pmin_p] = _reduce_out_axes
 
 # --- all_gather -------------------------------------------------------------------------------
 
-def _all_gather_rule(x: TensorType, *, axes, axis_sizes, dimension, tiled, note=None):
-    n = _check_axes("all_gather", axes, axis_sizes)
+def _all_gather_rule(x: TensorType, *, axes, axis_sizes, dimension, tiled, note=None,
+                     groups=None):
+    n = _group_size("all_gather", _check_axes("all_gather", axes, axis_sizes), groups)
     if tiled:
         _check_dim("all_gather", "dimension", dimension, x, x.ndim)
         shape = list(x.shape)
@@ -195,6 +257,7 @@ def _all_gather_rule(x: TensorType, *, axes, axis_sizes, dimension, tiled, note=
     return TensorType(tuple(shape), x.dtype)
 
 
+@_per_group
 def _all_gather_impl(xs, *, axes, axis_sizes, dimension, tiled, note=None):
     members = list(xs)
     whole = np.concatenate(members, dimension) if tiled else np.stack(members, dimension)
@@ -208,16 +271,17 @@ def _all_gather_lowering(ctx, eqn, x):
         one = TensorType((*t.shape[:dim], 1, *t.shape[dim:]), t.dtype)
         x = hlo.ReshapeOp(mlir_type(one), x).result
     return _across_partitions(ctx, hlo.AllGatherOp(
-        [mlir_type(out)], [x], dim, _groups(ctx, eqn.params["axes"]))).results[0]
+        [mlir_type(out)], [x], dim, _groups(ctx, eqn))).results[0]
 
 
 all_gather_p = declare("all_gather", _all_gather_rule, _all_gather_impl)
 batch_rules[all_gather_p] = batching.all_gather_batch
 always_rewrite.add(all_gather_p)
 jvp_rules[all_gather_p] = linear_jvp(all_gather_p)
-vjp_rules[all_gather_p] = lambda b, ct, x, *, axes, axis_sizes, dimension, tiled, note=None: [
-    b.psum_scatter(ct, axes=axes, axis_sizes=axis_sizes, scatter_dimension=dimension,
-                   tiled=tiled, note=transpose_note("all_gather"))]
+vjp_rules[all_gather_p] = lambda b, ct, x, *, axes, axis_sizes, dimension, tiled, note=None, \
+    groups=None: [b.psum_scatter(ct, axes=axes, axis_sizes=axis_sizes,
+                                 scatter_dimension=dimension, tiled=tiled,
+                                 note=transpose_note("all_gather"), **_grouped(groups))]
 lower_rules[all_gather_p] = _all_gather_lowering
 varying_rules[all_gather_p] = _reduce_out_axes
 
@@ -225,8 +289,8 @@ varying_rules[all_gather_p] = _reduce_out_axes
 # --- psum_scatter ------------------------------------------------------------------------------
 
 def _psum_scatter_rule(x: TensorType, *, axes, axis_sizes, scatter_dimension, tiled,
-                       note=None):
-    n = _check_axes("psum_scatter", axes, axis_sizes)
+                       note=None, groups=None):
+    n = _group_size("psum_scatter", _check_axes("psum_scatter", axes, axis_sizes), groups)
     _check_kind("psum_scatter", x, NUMBER)
     _check_dim("psum_scatter", "scatter_dimension", scatter_dimension, x, x.ndim)
     size = x.shape[scatter_dimension]
@@ -244,6 +308,7 @@ def _psum_scatter_rule(x: TensorType, *, axes, axis_sizes, scatter_dimension, ti
     return TensorType(tuple(shape), x.dtype)
 
 
+@_per_group
 def _psum_scatter_impl(xs, *, axes, axis_sizes, scatter_dimension, tiled, note=None):
     total = xs.sum(0).astype(xs.dtype)
     n, d = xs.shape[0], scatter_dimension
@@ -258,7 +323,7 @@ def _psum_scatter_lowering(ctx, eqn, x):
     chunk = list(t.shape)
     chunk[d] = out.shape[d] if eqn.params["tiled"] else 1
     op = _across_partitions(ctx, hlo.ReduceScatterOp(
-        mlir_type(TensorType(tuple(chunk), t.dtype)), x, d, _groups(ctx, eqn.params["axes"])))
+        mlir_type(TensorType(tuple(chunk), t.dtype)), x, d, _groups(ctx, eqn)))
     fill_reducer(hlo.AddOp, TensorType((), t.dtype), op.regions[0])
     return op.result if eqn.params["tiled"] else hlo.ReshapeOp(mlir_type(out),
                                                                 op.result).result
@@ -269,8 +334,10 @@ batch_rules[psum_scatter_p] = batching.psum_scatter_batch
 always_rewrite.add(psum_scatter_p)
 jvp_rules[psum_scatter_p] = linear_jvp(psum_scatter_p)
 vjp_rules[psum_scatter_p] = lambda b, ct, x, *, axes, axis_sizes, scatter_dimension, tiled, \
-    note=None: [b.all_gather(ct, axes=axes, axis_sizes=axis_sizes, dimension=scatter_dimension,
-                             tiled=tiled, note=transpose_note("psum_scatter"))]
+    note=None, groups=None: [b.all_gather(ct, axes=axes, axis_sizes=axis_sizes,
+                                          dimension=scatter_dimension, tiled=tiled,
+                                          note=transpose_note("psum_scatter"),
+                                          **_grouped(groups))]
 lower_rules[psum_scatter_p] = _psum_scatter_lowering
 varying_rules[psum_scatter_p] = _vary_over_axes
 
@@ -336,8 +403,8 @@ varying_rules[ppermute_p] = _vary_over_axes
 # --- all_to_all -------------------------------------------------------------------------------
 
 def _all_to_all_rule(x: TensorType, *, axes, axis_sizes, split_axis, concat_axis, tiled,
-                     note=None):
-    n = _check_axes("all_to_all", axes, axis_sizes)
+                     note=None, groups=None):
+    n = _group_size("all_to_all", _check_axes("all_to_all", axes, axis_sizes), groups)
     _check_dim("all_to_all", "split_axis", split_axis, x, x.ndim)
     _check_dim("all_to_all", "concat_axis", concat_axis, x, x.ndim)
     size = x.shape[split_axis]
@@ -357,6 +424,7 @@ def _all_to_all_rule(x: TensorType, *, axes, axis_sizes, split_axis, concat_axis
     return TensorType(tuple(shape), x.dtype)
 
 
+@_per_group
 def _all_to_all_impl(xs, *, axes, axis_sizes, split_axis, concat_axis, tiled, note=None):
     n = xs.shape[0]
     outs = []
@@ -373,8 +441,9 @@ def _all_to_all_impl(xs, *, axes, axis_sizes, split_axis, concat_axis, tiled, no
 def _all_to_all_lowering(ctx, eqn, x):
     t, out = eqn.inputs[0].type, eqn.outputs[0].type
     split, concat = eqn.params["split_axis"], eqn.params["concat_axis"]
-    n = math.prod(eqn.params["axis_sizes"])
-    groups = _groups(ctx, eqn.params["axes"])
+    sub = eqn.params.get("groups")
+    n = len(sub[0]) if sub is not None else math.prod(eqn.params["axis_sizes"])
+    groups = _groups(ctx, eqn)
     if eqn.params["tiled"]:
         return _across_partitions(ctx, hlo.AllToAllOp([x], split, concat, n, groups),
                                   global_ids=False).results[0]
@@ -392,10 +461,11 @@ def _all_to_all_lowering(ctx, eqn, x):
     return hlo.ReshapeOp(mlir_type(out), y).result
 
 
-def _all_to_all_vjp(b, ct, x, *, axes, axis_sizes, split_axis, concat_axis, tiled, note=None):
+def _all_to_all_vjp(b, ct, x, *, axes, axis_sizes, split_axis, concat_axis, tiled, note=None,
+                    groups=None):
     return [b.all_to_all(ct, axes=axes, axis_sizes=axis_sizes, split_axis=concat_axis,
                          concat_axis=split_axis, tiled=tiled,
-                         note=transpose_note("all_to_all"))]
+                         note=transpose_note("all_to_all"), **_grouped(groups))]
 
 
 all_to_all_p = declare("all_to_all", _all_to_all_rule, _all_to_all_impl)

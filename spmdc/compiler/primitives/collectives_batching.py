@@ -41,27 +41,40 @@ def _split(axis, axes, axis_sizes=None):
     return True, tuple(axes[k] for k in keep), sizes
 
 
-def _note(note):
-    return {} if note is None else {"note": note}
+def _note(note, groups=None):
+    """The optional params passed on: a transpose's note, a collective's groups."""
+    out = {} if note is None else {"note": note}
+    if groups is not None:
+        out["groups"] = groups
+    return out
 
 
-def psum_batch(b, axis, args, dims, *, axes, note=None):
+def _split_ungrouped(axis, axes, axis_sizes=None, groups=None):
+    """``_split``; a collective over the vmapped name has no groups (spmdc.lax writes a
+    grouped one over a vmapped name with ungrouped ones: Note [grouped collectives])."""
+    out = _split(axis, axes, axis_sizes)
+    if out[0] and groups is not None:
+        raise AssertionError(f"a grouped collective over the vmapped axis {axis.name!r}")
+    return out
+
+
+def psum_batch(b, axis, args, dims, *, axes, note=None, groups=None):
     x, d = args[0], dims[0]
-    mine, rest, _ = _split(axis, axes)
+    mine, rest, _ = _split_ungrouped(axis, axes, groups=groups)
     if not mine:
-        return [b.psum(x, axes=axes, **_note(note))], [d]
+        return [b.psum(x, axes=axes, **_note(note, groups))], [d]
     # The sum over the batch is the same for every batch element: an unbatched result.
     x = b.mul(x, lit(axis.size, x.type.dtype)) if d is None else b.reduce_sum(x, axes=(d,))
     return [b.psum(x, axes=rest, **_note(note)) if rest else x], [None]
 
 
 def extremum_batch(reducer: str):
-    def rule(b, axis, args, dims, *, axes, note=None):
+    def rule(b, axis, args, dims, *, axes, note=None, groups=None):
         prim = "pmax" if reducer == "reduce_max" else "pmin"
         x, d = args[0], dims[0]
-        mine, rest, _ = _split(axis, axes)
+        mine, rest, _ = _split_ungrouped(axis, axes, groups=groups)
         if not mine:
-            return [getattr(b, prim)(x, axes=axes, **_note(note))], [d]
+            return [getattr(b, prim)(x, axes=axes, **_note(note, groups))], [d]
         if d is not None:
             x = getattr(b, reducer)(x, axes=(d,))
         return [getattr(b, prim)(x, axes=rest, **_note(note)) if rest else x], [None]
@@ -81,16 +94,17 @@ def _order_like_axes(b, g, axes, axis, rest, rest_sizes):
     return b.reshape(g, new_sizes=(math.prod(rest_sizes) * axis.size, *tail))
 
 
-def all_gather_batch(b, axis, args, dims, *, axes, axis_sizes, dimension, tiled, note=None):
+def all_gather_batch(b, axis, args, dims, *, axes, axis_sizes, dimension, tiled, note=None,
+                     groups=None):
     x, d = args[0], dims[0]
-    mine, rest, rest_sizes = _split(axis, axes, axis_sizes)
+    mine, rest, rest_sizes = _split_ungrouped(axis, axes, axis_sizes, groups)
     if not mine:
         if d is None:
             return [b.all_gather(x, axes=axes, axis_sizes=axis_sizes, dimension=dimension,
-                                 tiled=tiled, **_note(note))], [None]
+                                 tiled=tiled, **_note(note, groups))], [None]
         x = move_axis(b, x, d, 0)
         return [b.all_gather(x, axes=axes, axis_sizes=axis_sizes, dimension=dimension + 1,
-                             tiled=tiled, **_note(note))], [0]
+                             tiled=tiled, **_note(note, groups))], [0]
     x = batch_to_front(b, x, d, axis.size)                      # (n_vmapped, *shape)
     if rest:
         x = b.all_gather(x, axes=rest, axis_sizes=rest_sizes, dimension=0, tiled=False,
@@ -161,16 +175,18 @@ def ppermute_batch(b, axis, args, dims, *, axes, axis_sizes, perm, note=None):
 
 
 def psum_scatter_batch(b, axis, args, dims, *, axes, axis_sizes, scatter_dimension, tiled,
-                       note=None):
+                       note=None, groups=None):
     x, d = args[0], dims[0]
-    mine, rest, _ = _split(axis, axes)
+    mine, rest, _ = _split_ungrouped(axis, axes, groups=groups)
     if not mine:
         if d is None:
             return [b.psum_scatter(x, axes=axes, axis_sizes=axis_sizes, tiled=tiled,
-                                   scatter_dimension=scatter_dimension, **_note(note))], [None]
+                                   scatter_dimension=scatter_dimension,
+                                   **_note(note, groups))], [None]
         x = move_axis(b, x, d, 0)
         return [b.psum_scatter(x, axes=axes, axis_sizes=axis_sizes, tiled=tiled,
-                               scatter_dimension=scatter_dimension + 1, **_note(note))], [0]
+                               scatter_dimension=scatter_dimension + 1,
+                               **_note(note, groups))], [0]
     if rest:
         return _via_expansion(b, axis, args, dims, _psum_scatter_expanded, axes=axes,
                               axis_sizes=axis_sizes, scatter_dimension=scatter_dimension,
@@ -186,17 +202,17 @@ def psum_scatter_batch(b, axis, args, dims, *, axes, axis_sizes, scatter_dimensi
 
 
 def all_to_all_batch(b, axis, args, dims, *, axes, axis_sizes, split_axis, concat_axis, tiled,
-                     note=None):
+                     note=None, groups=None):
     x, d = args[0], dims[0]
-    mine, rest, _ = _split(axis, axes)
+    mine, rest, _ = _split_ungrouped(axis, axes, groups=groups)
     params = dict(axes=axes, axis_sizes=axis_sizes, split_axis=split_axis,
                   concat_axis=concat_axis, tiled=tiled)
     if not mine:
         if d is None:
-            return [b.all_to_all(x, **params, **_note(note))], [None]
+            return [b.all_to_all(x, **params, **_note(note, groups))], [None]
         x = move_axis(b, x, d, 0)
         params.update(split_axis=split_axis + 1, concat_axis=concat_axis + 1)
-        return [b.all_to_all(x, **params, **_note(note))], [0]
+        return [b.all_to_all(x, **params, **_note(note, groups))], [0]
     if rest:
         return _via_expansion(b, axis, args, dims, _all_to_all_expanded, **params)
     x = batch_to_front(b, x, d, axis.size)                 # (n, *shape)
