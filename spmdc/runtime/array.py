@@ -86,11 +86,11 @@ class Array:
     def _buffers(self) -> tuple[Any, ...]:
         """One buffer per device of ``_devices``."""
         if self._bufs is None:
-            # A result of a C++ launch (Array._unflatten_grouped): take the buffers out of
-            # the group only now, because doing so before the launch has finished waits
-            # for it.
+            # A result of a C++ launch (Array._unflatten_grouped) or of a partitioned one:
+            # take the buffers out of the group only now, because doing so before the
+            # launch has finished waits for it.
             shards = pjrt.shards(self._group)
-            if self.split:
+            if self.split or self._sharding is not None:
                 self._bufs = tuple(shards)
             else:
                 self._bufs = (shards[0],)

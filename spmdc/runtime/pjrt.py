@@ -323,12 +323,35 @@ def execute(exe: Executable, args: Sequence[Sequence[Buffer]],
     return _launch(exe, packed)
 
 
+def launch_and_split(exe: Executable, args: list[Buffer]) -> list[list[Buffer]]:
+    """Run ``exe`` on ``group_array`` arguments; per output, its per-device buffers."""
+    return _launch(exe, args)
+
+
 def _launch(exe: Executable, args: list[Buffer]) -> Any:
     if _waiting and id(exe) in _waiting:
         results = exe.execute_sharded(args, with_tokens=True)
         results.consume_token().block_until_ready()     # its effects have run
         return results.disassemble_into_single_device_arrays()
     return exe.execute_sharded(args).disassemble_into_single_device_arrays()
+
+
+def execute_grouped(exe: Executable, args: list[Buffer], handlers: list[Any]) -> list[Buffer]:
+    """Run ``exe`` on ``group_array`` arguments; one ``group_array`` per output, made by
+    ``handlers`` (``result_handler``), without taking the per-device buffers apart: that
+    costs as much as the launch itself on 8 devices, and happens later if at all."""
+    if _waiting and id(exe) in _waiting:
+        results = exe.execute_sharded(args, with_tokens=True)
+        results.consume_token().block_until_ready()     # its effects have run
+        return results.consume_with_handlers(handlers)
+    return exe.execute_sharded(args).consume_with_handlers(handlers)
+
+
+@functools.lru_cache(maxsize=4096)
+def result_handler(shape: tuple[int, ...], dtype: np.dtype, devs: tuple[Device, ...]) -> Any:
+    """What turns an output's per-device buffers (each of ``shape``) into a group_array."""
+    return _jax.array_result_handler(_aval(shape, np.dtype(dtype)), _group_sharding(devs),
+                                     committed=True, _skip_checks=True)
 
 
 def execute_one(exe: Executable, args: list[Buffer]) -> list[Buffer]:

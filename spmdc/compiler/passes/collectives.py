@@ -25,7 +25,8 @@ between devices. Inputs start with what the caller says (``in_axes=None`` inputs
 closed-over constants: nothing; mapped inputs: the pmap's axis). Each collective's rule
 is registered in ``varying_rules`` next to its declaration: ``psum``/``pmax``/``pmin``/
 ``all_gather`` over some axes remove them (every member of a group gets the same value;
-not so with ``groups``, whose results differ: Note [grouped collectives]), ``axis_index``, ``ppermute``, ``psum_scatter`` and ``all_to_all`` add theirs, and every
+not so with ``groups``, whose results differ: Note [grouped collectives]),
+``axis_index``, ``ppermute``, ``psum_scatter`` and ``all_to_all`` add theirs, and every
 other op gives the union of its operands' sets. An output returned with ``out_axes=None``
 whose set is not empty is an error *before compiling*, naming the output. JAX's pmap
 returns device 0's copy silently (its issue 21671); we don't. The analysis is
