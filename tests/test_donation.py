@@ -184,3 +184,43 @@ def test_partitioned_jit_donation():
         np.testing.assert_allclose(g(w, x), 1 - np.arange(16))
     assert any("not usable" in str(m.message) for m in caught)
     assert not w.is_deleted()
+
+
+def test_donated_sharded_arrays_used_again_are_errors_not_crashes():
+    # jaxlib crashes the process when a multi-device program gets a deleted multi-device
+    # array, or one donated buffer twice; spmdc checks first, on both dispatch paths.
+    mesh = spmdc.make_mesh((8,), ("b",))
+    s = NamedSharding(mesh, P("b"))
+    f = spmdc.jit(lambda w, x: w - 0.5 * x, in_shardings=(s, s), out_shardings=s,
+                  donate_argnums=0)
+    other = spmdc.jit(lambda a: a * 2)
+    w = spmdc.device_put(np.ones(16, np.float32), s)
+    x = spmdc.device_put(np.ones(16, np.float32), s)
+    for _ in range(4):
+        old, w = w, f(w, x)
+        other(w)                             # its later calls take the C++ path
+    assert old.is_deleted()
+    for use in (lambda: f(old, x), lambda: other(old), lambda: old + 1):
+        with pytest.raises(RuntimeError, match="Array has been deleted.*test_donation.py"):
+            use()
+    z = spmdc.device_put(np.ones(16, np.float32), s)
+    with pytest.raises(ValueError, match="passed twice"):
+        f(z, z)
+    np.testing.assert_allclose(f(z, x), 0.5)
+    np.testing.assert_allclose(other(w), 2 * (1 - 0.5 * 4))
+
+
+def test_donated_pmap_values_used_again_are_errors_not_crashes():
+    g = spmdc.pmap(lambda a, b: (a * 2, b + 1), donate_argnums=0)
+    h = spmdc.pmap(lambda a: a * 3)
+    a = g(np.ones((8, 3), np.float32), np.ones((8, 3), np.float32))[0]
+    for _ in range(4):
+        old = a
+        a, _ = g(a, a + 0)
+        h(a)
+    for use in (lambda: g(old, a), lambda: h(old)):
+        with pytest.raises(RuntimeError, match="Array has been deleted"):
+            use()
+    with pytest.raises(ValueError, match="passed twice"):
+        g(a, a)
+    np.testing.assert_allclose(h(a), 3 * 2.0 ** 5)

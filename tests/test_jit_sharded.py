@@ -171,3 +171,33 @@ def test_results_fed_back_keep_their_values_over_many_launches(mesh):
     assert a.sharding == s
     for shard in a.addressable_shards:
         np.testing.assert_allclose(shard.data, want[shard.index], rtol=1e-6)
+
+
+def test_partitioned_calls_take_the_cpp_path_once_laid_out(mesh):
+    from dispatch_spy import count_python_calls
+    s = NamedSharding(mesh, PartitionSpec("x", "y"))
+    f = spmdc.jit(lambda a, b: (a * 2 + b, a - b))
+    calls = count_python_calls(f)
+    a0 = np.arange(32, dtype=np.float32).reshape(4, 8)
+    a, b = spmdc.device_put(a0, s), spmdc.device_put(np.ones((4, 8), np.float32), s)
+    want = a0
+    for _ in range(5):
+        a, d = f(a, b)
+        np.testing.assert_allclose(d, want - 1)
+        want = want * 2 + 1
+        np.testing.assert_allclose(a, want)
+    assert len(calls) <= 3 and f.trace_count == 1      # later calls stayed in C++
+    assert a.sharding.spec == s.spec
+
+
+def test_a_sharded_result_passed_to_pmap_is_placed_by_value():
+    # a partitioned result keeps its blocks as one jaxlib array (Note [grouped launch]);
+    # pmap must not take that array for its per-device copies of an in_axes=None input
+    mesh = spmdc.make_mesh((8,), ("b",))
+    s = NamedSharding(mesh, PartitionSpec("b"))
+    w = spmdc.jit(lambda x: x * 1.0, out_shardings=s)(
+        spmdc.device_put(np.arange(8, dtype=np.float32), s))
+    add = spmdc.pmap(lambda w, x: w + x, in_axes=(None, 0))
+    for _ in range(4):
+        np.testing.assert_array_equal(add(w, np.zeros((8, 8), np.float32)),
+                                      np.broadcast_to(np.arange(8), (8, 8)))

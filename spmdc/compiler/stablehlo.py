@@ -139,9 +139,8 @@ def create_op(op_class: Any, result: TensorType, operands: Sequence[ir.Value],
 # measured their cost equal within noise). Measured here (8 CPU devices, x * 2 on f32[8, 4]
 # already on the devices, 300 calls, median of 7, two runs): pmap 155 / 145 us per call,
 # jit(shard_map) of the same in the partition form 241 / 193 us, the difference being the
-# Python launch. (Keeping each output as one jaxlib array, Note [grouped launch] in
-# transforms/partitioned.py, later halved that: jit of x * 2 over an 8-way NamedSharding
-# 195 -> 96 us per call, JAX 70 us, measured side by side.)
+# Python launch. (Since Note [grouped launch] in transforms/partitioned.py partitioned
+# programs launch through jaxlib's C++ dispatcher as well, at JAX's cost.)
 
 class Partitioning:
     """The partition form's layout (Note [partition form]): the mesh as (name, size)
@@ -192,6 +191,10 @@ def donation_aliases(in_types: Sequence[TensorType], out_types: Sequence[TensorT
 # launch and the argument Array is deleted: reading it afterwards is an error, as in JAX.
 # A donated input with no output of its type cannot be reused: it is left alone (not
 # deleted) and the compile warns, as JAX does ("Some donated buffers were not usable").
+# jaxlib crashes the process when a multi-device program is launched with a deleted
+# multi-device array (JAX 0.10.2 does too: pass a donated sharded array again), so every
+# launch of one checks its arguments first: the Python paths before packing, the C++
+# dispatchers' flattening of an Array (runtime/array.py), which runs before their launch.
 
 
 def _annotate(main: Any, n_args: int, partitioning: Partitioning | None,

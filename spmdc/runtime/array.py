@@ -122,7 +122,7 @@ class Array:
 
     def delete(self) -> None:
         """Free the device buffers now; using the Array afterwards is an error."""
-        for b in (*self._buffers, *(self._copies or {}).values()):
+        for b in (*(self._bufs or ()), *(self._copies or {}).values()):
             b.delete()
         if self._group is not None:
             self._group.delete()
@@ -304,17 +304,35 @@ class Array:
         return self._aux
 
     def _flatten(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        if self._sharding is not None:
+            # a partitioned program's argument: one group_array (Note [grouped launch] in
+            # transforms/partitioned.py). jaxlib crashes launching a deleted multi-device
+            # array, so a donated one stops here (Note [donation] in stablehlo.py).
+            group = self._group
+            if group is None:
+                group = self._group = pjrt.group_array(
+                    list(self._buffers), self._devices, self._sharding.shard_shape(self.shape),
+                    self.dtype)
+            if group.is_deleted() and not pjrt.granting():
+                self.check_not_deleted()
+            return (group,), self._node_aux()
         bufs = self._bufs
         return (self._buffers if bufs is None else bufs), self._node_aux()
 
     @classmethod
     def _unflatten(cls, aux: tuple[Any, ...], buffers: Any) -> Array:
-        out = cls(tuple(buffers), *aux)
+        if aux[4] is not None:          # a partitioned program's result: one group_array
+            out = cls(None, *aux)
+            out._group = buffers[0]
+        else:
+            out = cls(tuple(buffers), *aux)
         out._aux = aux
         return out
 
     def _flatten_grouped(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         group = self.group()
+        if group is not None and group.is_deleted() and not pjrt.granting():   # as _flatten
+            self.check_not_deleted()
         return (self._buffers if group is None else (group,)), self._node_aux()
 
     @classmethod

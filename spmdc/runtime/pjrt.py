@@ -511,6 +511,15 @@ def is_unhashable_static_error(e: Exception) -> bool:
     return str(e).startswith("Non-hashable static arguments are not supported")
 
 
+_granting = threading.local()
+
+
+def granting() -> bool:
+    """Whether ``fast_path`` is flattening a call's arguments after the call (when a
+    donated argument is already deleted, and no launch follows)."""
+    return getattr(_granting, "on", False)
+
+
 def is_deleted_buffer_error(e: Exception) -> bool:
     """Whether a launch failed on an argument whose buffer was deleted or donated."""
     return "has been deleted or donated" in str(e)
@@ -557,12 +566,18 @@ def fast_path(exe: Executable, devs: tuple[Device, ...],
     the same order on both sides, and each argument must be a buffer placed by spmdc
     (``put``, ``group_array`` or a fast path) on ``devs``, with that type.
     ``const_buffers`` (of ``const_types``) are the captured constants, which ``exe``
-    takes before the arguments. ``kind`` is that of the dispatcher (see ``dispatcher``)."""
+    takes before the arguments. ``kind`` is that of the dispatcher (see ``dispatcher``),
+    or "partitioned" for a partitioned program behind a "one" dispatcher, whose arguments
+    and results are each one group_array (an Array laid out on a mesh flattens to it)."""
     if id(exe) in _waiting:         # the C++ launch would not wait for the effects
         return None
     sharding = _sharding(devs[0]) if kind == "one" else _group_sharding(devs)
-    registry = _registries[kind]
-    leaves, _ = registry.flatten(args)
+    registry = _registries["one" if kind == "partitioned" else kind]
+    _granting.on = True        # the call has run: a donated argument is gone by now
+    try:
+        leaves, _ = registry.flatten(args)
+    finally:
+        _granting.on = False
     if not _same_objects(leaves, in_buffers):
         return None
     for x, (shape, dtype) in zip([*leaves, *const_buffers], [*in_types, *const_types],

@@ -283,6 +283,8 @@ class Jitted:
                 # Arguments that contain themselves make the C++ registry recurse until it
                 # fails, with a RecursionError or a confused SystemError / AttributeError.
                 raise_if_cycle(args, kwargs, e)
+                if isinstance(e, RuntimeError):    # a deleted Array (Array._flatten):
+                    raise_if_deleted(tree_flatten((args, kwargs))[0], e)   # say where
                 raise
         return self._call(args, kwargs)[0]
 
@@ -300,12 +302,13 @@ class Jitted:
         leaves, in_tree = tree_flatten((args, kwargs))
         if self._partitioned or is_sharded_call(leaves):   # Note [jit over sharded arrays]
             read, known = concretisations(), set(self._cache) if self._concrete else None
-            out = call_partitioned(self, statics, args, kwargs, leaves, in_tree)
-            if out is not None:
+            ran = call_partitioned(self, statics, args, kwargs, leaves, in_tree)
+            if ran is not None:
                 if known is not None and concretisations() != read:
                     for k in set(self._cache) - known:   # specialised to these values:
                         del self._cache[k]                # never reused (eager autodiff)
-                return out, None
+                    return ran[0], None
+                return ran
         # See Note [dispatch fast path].
         device = self.device or _device_of(leaves)
         key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64

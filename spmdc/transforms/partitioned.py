@@ -124,8 +124,10 @@ def layout(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: l
 
 
 def call_partitioned(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
-                     kwargs: dict[str, Any], leaves: list[Any], in_tree: Any) -> Any:
-    """The Python path of a jit call over sharded arrays (module docstring)."""
+                     kwargs: dict[str, Any], leaves: list[Any], in_tree: Any
+                     ) -> tuple[Any, PartitionedEntry] | None:
+    """The Python path of a jit call over sharded arrays (module docstring): the outputs
+    and the entry that ran, or None if the call is not one."""
     found = layout(jitted, args, kwargs, leaves)
     if found is None:
         return None
@@ -139,7 +141,7 @@ def call_partitioned(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...
         entry = jitted._cache[key] = PartitionedEntry(
             func, mesh, shardings, _out_requests(jitted, out_tree), consts, out_weak,
             out_tree, jitted._donated_leaves(statics, args, kwargs))
-    return entry(leaves)
+    return entry(leaves), entry
 
 
 def _out_requests(jitted: Any, out_tree: Any) -> list[NamedSharding | None]:
@@ -166,6 +168,14 @@ def _spec_tuple(s: NamedSharding, ndim: int) -> tuple[tuple[str, ...], ...]:
 # first launch takes the outputs apart and reads it off device 0's (XLA pads an uneven
 # block, so it is not always the block's shape; the partitioned program is one program
 # for every partition, so the shapes are the same on all), and later launches use it.
+#
+# That also lets jaxlib's C++ dispatcher launch partitioned programs (Note [C++ dispatch]
+# in runtime/pjrt.py): an Array laid out on a mesh flattens to its one group_array, so
+# after the first launch ``fast_path`` grants calls whose arguments are already laid out
+# as the program takes them (not programs with captured constants, which the C++ side
+# would pass first, nor those with donated arguments: Note [donation]). jit of x * 2 over
+# an 8-way NamedSharding, side by side: 195 us per call before this Note, 96 us with the
+# grouped Python launch, 75 us with the C++ one; JAX 70-75 us.
 
 class PartitionedEntry:
     """One compiled partitioned program: placing the blocks, launch, laid-out results."""
@@ -221,22 +231,30 @@ class PartitionedEntry:
         # how to make each output's group_array, once the first launch has shown the
         # per-device buffers' shapes (Note [grouped launch])
         self.handlers: list[Any] | None = None
+        self.out_blocks: list[tuple[int, ...]] = []
 
     def _pack(self, x: Any, s: NamedSharding, t: TensorType, block: tuple[Any, Any]) -> Any:
         """Argument ``x`` as one group_array over the devices (Note [grouped launch])."""
-        if (type(x) is Array and x._group is not None and x._sharding == s
-                and pjrt.group_devices(x._group) == self.devices):
-            return x._group
+        if type(x) is Array and x._sharding == s and x.dtype == t.dtype:
+            if x._group is None:     # kept, so that the next call can take the C++ path
+                x._group = pjrt.group_array(list(x.shard_buffers()), self.devices, *block)
+            if pjrt.group_devices(x._group) == self.devices:
+                return x._group
         return pjrt.group_array(self._place(x, s, t), self.devices, *block)
 
     def _first_launch(self, packed: list[Any]) -> list[Array]:
         outs = pjrt.launch_and_split(self.exe, packed)
         # one program runs on every partition, so device 0's buffers have the shapes
-        self.handlers = [pjrt.result_handler(pjrt.to_numpy(o[0]).shape, t.dtype, self.devices)
-                         for o, t in zip(outs, self.out_types, strict=True)]
-        return [Array(tuple(o), t, w, self.devices, sharding=s)
-                for o, t, w, s in zip(outs, self.out_types, self.out_weak,
-                                      self.out_shardings, strict=True)]
+        self.out_blocks = [pjrt.to_numpy(o[0]).shape for o in outs]
+        self.handlers = [pjrt.result_handler(shape, t.dtype, self.devices)
+                         for shape, t in zip(self.out_blocks, self.out_types, strict=True)]
+        results = []
+        for o, t, w, s, shape in zip(outs, self.out_types, self.out_weak, self.out_shardings,
+                                     self.out_blocks, strict=True):
+            out = Array(tuple(o), t, w, self.devices, sharding=s)
+            out._group = pjrt.group_array(o, self.devices, shape, t.dtype)
+            results.append(out)
+        return results
 
     def _place(self, x: Any, s: NamedSharding, t: TensorType) -> list[Any]:
         if type(x) is Array and x._sharding == s and x.dtype == t.dtype:
@@ -263,6 +281,8 @@ class PartitionedEntry:
         packed.extend(self.const_groups)
         if self.donated:
             check_donations(leaves, self.donated)
+        if any(g.is_deleted() for g in packed):     # jaxlib would crash: Note [donation]
+            raise_if_deleted(leaves)
         try:
             if self.handlers is None:
                 results = self._first_launch(packed)
@@ -286,9 +306,30 @@ class PartitionedEntry:
         return pjrt.optimized_hlo(self.exe)
 
 
-    def fast_path(self, args: Any, out: Any) -> None:
-        """No C++ launch for partitioned programs: every call takes the Python path."""
-        return None
+    def fast_path(self, args: Any, out: Any) -> Any:
+        """The C++ launch for calls like ``args`` that returned ``out``, where it does what
+        the Python path does: after the first launch (Note [grouped launch]), with no
+        captured constants (the C++ side would pass them first), every argument an Array
+        already laid out as the program takes it, as one group_array. Not for programs
+        with donated arguments: jaxlib crashes on a multi-device array donated and passed
+        again in one call, which only the Python path checks (Note [donation])."""
+        if self.handlers is None or self.consts or self.donated:
+            return None
+        leaves, _ = tree_flatten(args)
+        if len(leaves) != len(self.block_types):
+            return None
+        for x, s in zip(leaves, self.in_shardings, strict=True):
+            if type(x) is not Array or x._sharding != s or x._group is None or \
+                    pjrt.group_devices(x._group) != self.devices:
+                return None
+        out_leaves, _ = tree_flatten(out)
+        if any(type(y) is not Array or y._group is None for y in out_leaves):
+            return None
+        return pjrt.fast_path(self.exe, self.devices, self.block_types,
+                              [(b, t.dtype) for b, t in zip(self.out_blocks, self.out_types,
+                                                            strict=True)],
+                              args, [x._group for x in leaves], out,
+                              [y._group for y in out_leaves], kind="partitioned")
 
 
 # --- layouts asked for inside a program -----------------------------------------------------

@@ -266,6 +266,8 @@ class Pmapped:
             return self._call(args, kwargs)[0]
         except Exception as e:                          # see Jitted.__call__
             raise_if_cycle(args, kwargs, e)
+            if isinstance(e, RuntimeError):
+                raise_if_deleted(tree_flatten((args, kwargs))[0], e)
             raise
         leaves, _ = tree_flatten(out)
         if leaves and type(leaves[0]) is Array and leaves[0]._group is not None:

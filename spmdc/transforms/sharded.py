@@ -124,6 +124,8 @@ class PmapEntry:
         donated = self.executable.donated       # Note [donation] in compiler/stablehlo.py
         if donated:
             check_donations(leaves, donated)
+        if any(b.is_deleted() for per_replica in bufs for b in per_replica):
+            raise_if_deleted(leaves)       # jaxlib would crash: Note [donation]
         pace()
         try:
             outs = self.executable.execute(bufs)
@@ -151,7 +153,8 @@ class PmapEntry:
         if len(leaves) != self.n_args:
             return None
         for x, d in zip(leaves, self.dims, strict=True):
-            if type(x) is not Array or x.split != (d is not None) or x.group() is None:
+            if (type(x) is not Array or x.split != (d is not None) or x._sharding is not None
+                    or x.group() is None):
                 return None
         out_leaves, _ = tree_flatten(out)
         return pjrt.fast_path(self.executable.exe, self.devices,
