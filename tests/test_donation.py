@@ -200,8 +200,13 @@ def test_donated_sharded_arrays_used_again_are_errors_not_crashes():
         old, w = w, f(w, x)
         other(w)                             # its later calls take the C++ path
     assert old.is_deleted()
-    for use in (lambda: f(old, x), lambda: other(old), lambda: old + 1):
+    for use in (lambda: f(old, x), lambda: other(old), lambda: old + 1,
+                lambda: spmdc.device_put(old, s)):
         with pytest.raises(RuntimeError, match="Array has been deleted.*test_donation.py"):
+            use()
+    twice = spmdc.shard_map(lambda a: a * 2, mesh=mesh, in_specs=P("b"), out_specs=P("b"))
+    for use in (lambda: twice(old), lambda: old.addressable_shards):
+        with pytest.raises(RuntimeError, match="Array has been deleted"):
             use()
     z = spmdc.device_put(np.ones(16, np.float32), s)
     with pytest.raises(ValueError, match="passed twice"):

@@ -116,6 +116,9 @@ def device_put(x: Any, device: Any = None) -> Any:
     """Put ``x`` (a pytree) on ``device``; a *list* of devices shards the leading axis; a
     NamedSharding (or a PartitionSpec over the current mesh) places each device's block."""
     check_device("device_put", device)
+    for leaf in tree_flatten(x)[0]:      # (a donated Array is gone)
+        if isinstance(leaf, Array):
+            leaf.check_not_deleted(where())
     if isinstance(device, (list, tuple)):
         return _tree_map(lambda v: shard_over(v, tuple(device)), x)
     if isinstance(device, PartitionSpec):

@@ -89,6 +89,8 @@ class Array:
             # A result of a C++ launch (Array._unflatten_grouped) or of a partitioned one:
             # take the buffers out of the group only now, because doing so before the
             # launch has finished waits for it.
+            if self._group.is_deleted():
+                self.check_not_deleted()
             shards = pjrt.shards(self._group)
             if self.split or self._sharding is not None:
                 self._bufs = tuple(shards)
