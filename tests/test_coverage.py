@@ -23,7 +23,6 @@ NAMES_FILE = os.path.join(os.path.dirname(__file__), "data", "jax_names.json")
 LINALG = "pending: linalg"
 CONV = "pending: conv"
 TODO = "not yet implemented"
-FFT = "needs an fft primitive (stablehlo.fft), not written yet"
 NARROW = "narrow ml_dtypes types (4/6/8-bit floats, sub-byte ints): spmdc does not carry them"
 HOST = "host I/O, printing options and buffer interop: outside spmdc's array API so far"
 PRIMITIVE = "internal: primitive object (spmdc keeps its primitives in spmdc.compiler)"
@@ -44,9 +43,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             union1d unique unique_all unique_counts unique_inverse unique_values unpackbits
             unwrap vecdot vecmat vectorize
             """),
-        **_because(FFT, """
-            fft
-            """),
         **_because(NARROW, """
             float4_e2m1fn float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz
             float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2
@@ -58,9 +54,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.lax": {
-        **_because(FFT, """
-            FftType fft
-            """),
         **_because(TODO, """
             AccuracyMode ConvGeneralDilatedDimensionNumbers DotAlgorithm DotAlgorithmPreset
             DotDimensionNumbers GatherDimensionNumbers GatherScatterMode Precision PrecisionLike
@@ -88,12 +81,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             toeplitz
             """),
     },
-    "jax.numpy.fft": {
-        **_because(FFT, """
-            fft fft2 fftfreq fftn fftshift hfft ifft ifft2 ifftn ifftshift ihfft irfft irfft2
-            irfftn rfft rfft2 rfftfreq rfftn
-            """),
-    },
+    "jax.numpy.fft": {},
 }
 
 

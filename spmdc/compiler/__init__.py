@@ -13,6 +13,7 @@ from .primitives import (  # noqa: F401  (registration)
     custom_derivatives,  # noqa: F401  (registration)
     dynamic_slicing,  # noqa: F401  (registration)
     elementwise,
+    fft,  # noqa: F401  (registration)
     indexing,  # noqa: F401  (registration)
     linalg,  # noqa: F401  (registration)
     linalg_decomp,  # noqa: F401  (registration)

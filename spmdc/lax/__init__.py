@@ -28,3 +28,6 @@ from . import associative as _associative  # noqa: E402
 from .associative import associative_scan, cumlogsumexp  # noqa: E402,F401
 
 __all__ += _associative.__all__
+from .fft import FftType, fft  # noqa: E402,F401
+
+__all__ += ["FftType", "fft"]

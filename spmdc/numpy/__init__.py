@@ -391,4 +391,4 @@ for _cls in (_Tracer, _Array):            # complex parts (complex_ops.py)
     _cls.conj = _cls.conjugate = conj
 del _cls
 
-from . import linalg  # noqa: E402,F401  (spmdc.numpy.linalg, a submodule)
+from . import fft, linalg  # noqa: E402,F401  (spmdc.numpy.fft and .linalg, submodules)
