@@ -183,9 +183,28 @@ from .core import (  # noqa: F401
     zeros,
     zeros_like,
 )
+from .editing import (  # noqa: F401
+    argpartition,
+    choose,
+    compress,
+    delete,
+    extract,
+    gcd,
+    insert,
+    lcm,
+    mask_indices,
+    packbits,
+    partition,
+    place,
+    put,
+    sort_complex,
+    unpackbits,
+    unwrap,
+)
 from .einsum_impl import (  # noqa: F401
     einsum,
 )
+from .float_bits import frexp, nextafter, spacing  # noqa: F401
 from .indexing import (  # noqa: F401
     take,
 )
@@ -260,6 +279,7 @@ from .misc_extra import (  # noqa: F401
     resize,
     trim_zeros,
 )
+from .polynomial import poly, polydiv, polyfit  # noqa: F401
 from .products import (  # noqa: F401
     dot,
     inner,
@@ -309,6 +329,17 @@ from .searching import (  # noqa: F401
     percentile,
     quantile,
     searchsorted,
+)
+from .setops import (  # noqa: F401
+    intersect1d,
+    setdiff1d,
+    setxor1d,
+    union1d,
+    unique,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
 )
 from .shape_extra import (  # noqa: F401
     append,

@@ -156,10 +156,10 @@ def polysub(a1: Any, a2: Any) -> Any:
 def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Any:
     """The product of two polynomials; ``trim_leading_zeros`` needs concrete inputs."""
     from .convolve import convolve
+    from .misc_extra import trim_zeros
     a1, a2 = _poly("polymul", a1), _poly("polymul", a2)
-    if trim_leading_zeros:
-        raise NotImplementedError("polymul: trim_leading_zeros=True gives a data-dependent "
-                                  "shape; trim the inputs on the host instead")
+    if trim_leading_zeros and (a1.shape[0] > 1 or a2.shape[0] > 1):
+        a1, a2 = trim_zeros(a1, trim="f"), trim_zeros(a2, trim="f")
     dtype = result_type(a1, a2)
     if a1.shape[0] == 0 or a2.shape[0] == 0:
         return asarray(np.zeros((0,), dtype))

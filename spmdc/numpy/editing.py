@@ -1,0 +1,438 @@
+"""Selecting, inserting and rearranging elements, as JAX writes them: ``partition``,
+``argpartition``, ``sort_complex``, ``insert``, ``delete``, ``compress``, ``extract``,
+``place``, ``put``, ``choose``, ``mask_indices``, ``unwrap``, ``packbits``,
+``unpackbits``, ``gcd``, ``lcm``.
+
+Those whose result size depends on the values (``delete`` with an index array,
+``compress``/``extract`` without ``size=``) read them outside ``jit`` and are a clear error
+on a traced one (Note [static result shapes]); ``place`` and ``put`` need
+``inplace=False``, since arrays are immutable (as in JAX).
+"""
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.tracing import Tracer
+from ..core.tracing import where as _where
+from .core import _iota, abs, asarray, clip, full, ones, result_type, where, zeros
+from .reductions import any as jnp_any
+from .reductions import cumsum
+from .reductions import sum as jnp_sum
+from .searching import nonzero
+from .shape_extra import broadcast_arrays, take_along_axis, unravel_index
+from .shape_ops import concatenate, expand_dims, moveaxis, pad, ravel, reshape, swapaxes
+from .sorting import argsort, sort
+
+__all__ = ["partition", "argpartition", "sort_complex", "insert", "delete", "compress",
+           "extract", "place", "put", "choose", "mask_indices", "unwrap", "packbits",
+           "unpackbits", "gcd", "lcm"]
+
+
+def _axis(op: str, axis: Any, ndim: int) -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{op}: axis {axis} is out of bounds for an array of dimension "
+                         f"{ndim}{_where()}")
+    return axis % ndim
+
+
+def _concrete(op: str, x: Any, hint: str) -> np.ndarray:
+    if isinstance(x, Tracer):
+        raise TypeError(f"{op}: the result's shape depends on the values of a traced array"
+                        f"{_where()}; {hint} (Note [static result shapes])")
+    return np.asarray(x)
+
+
+def _int() -> np.dtype:
+    return np.dtype(dtypes.default_int())
+
+
+# --- partial sorts ----------------------------------------------------------------------------
+
+def _largest(x: Any, k: int) -> tuple[Any, Any]:
+    """``lax.top_k``: the ``k`` largest along the last axis, descending, and their indices
+    (the lower index first among equal entries)."""
+    idx = argsort(x, axis=-1, descending=True, stable=True, dtype=np.int32)[..., :k]
+    return take_along_axis(x, idx, -1), idx
+
+
+def _partition_prep(op: str, a: Any, kth: Any, axis: Any) -> tuple[Any, int, int]:
+    arr = asarray(a)
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{op}: complex arrays are not supported (as in JAX){_where()}")
+    axis = _axis(op, axis, arr.ndim)
+    kth = operator.index(kth)
+    n = arr.shape[axis]
+    if not -n <= kth < n:
+        raise ValueError(f"{op}: kth={kth} is out of bounds for an axis of size {n}"
+                         f"{_where()}")
+    return swapaxes(arr, axis, -1), kth % n, axis
+
+
+def _negated(arr: Any) -> Any:
+    # the smallest first, as JAX: -(x + 1) for unsigned integers
+    return -(arr + 1) if arr.dtype.kind == "u" else -arr
+
+
+def partition(a: Any, kth: int, axis: int = -1) -> Any:
+    """``a`` with the ``kth`` smallest element (along ``axis``) in its sorted place, the
+    smaller ones before it (sorted, as JAX gives them) and the others after."""
+    arr, kth, axis = _partition_prep("partition", a, kth, axis)
+    low, _ = _largest(_negated(arr), kth + 1)
+    bottom = -low - 1 if arr.dtype.kind == "u" else -low
+    top, _ = _largest(arr, arr.shape[-1] - kth - 1)
+    return swapaxes(concatenate([bottom, top], axis=-1), -1, axis)
+
+
+def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
+    """The indices that ``partition`` would arrange ``a`` by."""
+    arr, kth, axis = _partition_prep("argpartition", a, kth, axis)
+    _, bottom = _largest(_negated(arr), kth + 1)
+    n = arr.shape[-1]
+    taken = jnp_any(expand_dims(bottom, -1) == _iota(np.dtype(np.int32), (n,), 0), axis=-2)
+    _, top = _largest(where(taken, 0.0, 1.0), n - kth - 1)
+    return swapaxes(concatenate([bottom, top], axis=-1), -1, axis)
+
+
+def sort_complex(a: Any) -> Any:
+    """``a`` sorted (along the last axis), as a complex array."""
+    out = sort(asarray(a))
+    if out.dtype.kind == "c":
+        return out
+    return out.astype(np.complex128 if out.dtype == np.float64 else
+                      np.complex64 if dtypes.is_float(out.dtype) else
+                      dtypes.default_complex())
+
+
+# --- inserting and deleting -------------------------------------------------------------------
+
+def delete(arr: Any, obj: Any, axis: int | None = None, *,
+           assume_unique_indices: bool = False) -> Any:
+    """``arr`` without the entries ``obj`` (an index, a slice, indices or a boolean mask)
+    along ``axis`` (of the flattened array if None)."""
+    a = asarray(arr)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _axis("delete", axis, a.ndim)
+    n = a.shape[axis]
+    front = (slice(None),) * axis
+    if not isinstance(obj, (slice, np.ndarray, list, tuple)) and not hasattr(obj, "ndim"):
+        i = operator.index(obj)
+        if not -n <= i < n:
+            raise IndexError(f"delete: index {i} is out of bounds for an axis of size {n}"
+                             f"{_where()}")
+        i %= n
+        return concatenate([a[front + (slice(0, i),)], a[front + (slice(i + 1, None),)]],
+                           axis=axis)
+    if isinstance(obj, slice):
+        obj, assume_unique_indices = np.arange(n)[obj], True
+    obj = obj if isinstance(obj, Tracer) else asarray(obj)
+    if dtypes.is_int(obj.dtype) and assume_unique_indices:
+        idx = ravel(obj)
+        idx = clip(where(idx < 0, idx + n, idx), 0, n)
+        idx = sort(idx)
+        idx = idx - _iota(idx.dtype, (idx.shape[0],), 0)
+        keep = _iota(idx.dtype, (n - idx.shape[0],), 0)
+        keep = keep + jnp_sum(expand_dims(keep, 0) >= expand_dims(idx, 1), axis=0,
+                              dtype=keep.dtype)
+        return a[front + (keep,)]
+    values = _concrete("delete", obj, "pass assume_unique_indices=True with unique "
+                       "integer indices")
+    if values.dtype.kind in "iu":
+        mask = np.ones(n, bool)
+        mask[values] = False
+    elif values.dtype == np.bool_:
+        if values.shape != (n,):
+            raise ValueError(f"delete: a boolean obj must be 1-d with the axis's length {n},"
+                             f" got shape {values.shape}{_where()}")
+        mask = ~values
+    else:
+        raise ValueError(f"delete: obj must be integer or boolean, got {values.dtype}"
+                         f"{_where()}")
+    return a[front + (np.nonzero(mask)[0],)]
+
+
+def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
+    """``arr`` with ``values`` inserted before the indices ``obj`` (an index, a slice or
+    a 1-d index array) along ``axis`` (of the flattened array if None)."""
+    a = asarray(arr)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _axis("insert", axis, a.ndim)
+    n_input = a.shape[axis]
+    indices = asarray(np.arange(*obj.indices(n_input))) if isinstance(obj, slice) \
+        else asarray(obj)
+    if indices.ndim > 1:
+        raise ValueError(f"insert: obj must be a slice, a 1-d array or a scalar, got "
+                         f"shape {indices.shape}{_where()}")
+    if not dtypes.is_int(indices.dtype):
+        if indices.size == 0 and not isinstance(obj, Tracer):
+            indices = indices.astype(_int())
+        else:
+            raise ValueError(f"insert: the indices must be integers, got {indices.dtype}"
+                             f"{_where()}")
+    vals = asarray(values).astype(a.dtype)
+    if vals.ndim < a.ndim:
+        vals = reshape(vals, (1,) * (a.ndim - vals.ndim) + vals.shape)
+    if indices.size == 1:
+        index = ravel(indices)[0]
+        if indices.ndim == 0:
+            vals = moveaxis(vals, 0, axis)
+        indices = full((vals.shape[axis],), index, indices.dtype)
+    n_insert = np.broadcast_shapes(indices.shape, (vals.shape[axis],))[0]
+    out_shape = list(a.shape)
+    out_shape[axis] += n_insert
+    out = zeros(tuple(out_shape), a.dtype)
+    indices = clip(where(indices < 0, indices + n_input, indices), 0, n_input)
+    values_ind = indices.at[argsort(indices)].add(_iota(indices.dtype, (n_insert,), 0))
+    keep = ones(n_input + n_insert, bool).at[values_ind].set(False)
+    arr_ind = nonzero(keep, size=n_input)[0]
+    front = (slice(None),) * axis
+    out = out.at[front + (values_ind,)].set(vals)
+    return out.at[front + (arr_ind,)].set(a)
+
+
+def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | None = None,
+             fill_value: Any = 0, out: Any = None) -> Any:
+    """The slices of ``a`` along ``axis`` where ``condition`` is true; with ``size``,
+    exactly ``size`` of them, padded with ``fill_value``."""
+    if out is not None:
+        raise ValueError(f"compress: out= is not supported (arrays are immutable); use the "
+                         f"result{_where()}")
+    cond = asarray(condition).astype(bool)
+    arr = asarray(a)
+    if cond.ndim != 1:
+        raise ValueError(f"compress: condition must be 1-d, got shape {cond.shape}{_where()}")
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    else:
+        axis = _axis("compress", axis, arr.ndim)
+        arr = moveaxis(arr, axis, 0)
+    cond, extra = cond[:arr.shape[0]], cond[arr.shape[0]:]
+    arr = arr[:cond.shape[0]]
+    if size is None:
+        hint = "pass size= (and fill_value=)"
+        keep, extra = _concrete("compress", cond, hint), _concrete("compress", extra, hint)
+        if extra.any():
+            raise ValueError(f"compress: condition has true entries past the end of the "
+                             f"axis{_where()}")
+        result = arr[np.nonzero(keep)[0]]
+    else:
+        size = operator.index(size)
+        if not 0 <= size <= arr.shape[0]:
+            raise ValueError(f"compress: size must be between 0 and the axis's size "
+                             f"{arr.shape[0]}, got {size}{_where()}")
+        mask = reshape(cond, cond.shape + (1,) * (arr.ndim - 1))
+        arr = where(mask, arr, asarray(fill_value).astype(arr.dtype))
+        result = arr[argsort(cond, stable=True, descending=True)][:size]
+    return moveaxis(result, 0, axis)
+
+
+def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: Any = 0) -> Any:
+    """The elements of ``arr`` where ``condition`` is true (both flattened)."""
+    return compress(ravel(asarray(condition)), ravel(asarray(arr)), size=size,
+                    fill_value=fill_value)
+
+
+def _inplace(op: str, inplace: bool) -> None:
+    if inplace:
+        raise ValueError(f"jnp.{op} cannot modify an array in place: arrays are immutable; "
+                         f"pass inplace=False to get the updated array{_where()}")
+
+
+def _tiled(v: Any, n: int) -> Any:
+    reps = -(-n // v.shape[0])
+    return concatenate([v] * reps)[:n] if reps > 1 else v[:n]
+
+
+def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
+    """``arr`` with its entries where ``mask`` is true set to ``vals`` in turn (repeated
+    as needed)."""
+    _inplace("place", inplace)
+    data, mask, vals = asarray(arr), asarray(mask), ravel(asarray(vals))
+    if data.size != mask.size:
+        raise ValueError(f"place: arr and mask must have the same size{_where()}")
+    if not vals.size:
+        raise ValueError(f"place: cannot place values from an empty array{_where()}")
+    if not data.size:
+        return data
+    indices = nonzero(ravel(mask), size=mask.size, fill_value=mask.size)[0]
+    return reshape(ravel(data).at[indices].set(_tiled(vals, indices.shape[0]), mode="drop"),
+                   data.shape)
+
+
+def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = True) -> Any:
+    """``a`` with the entries at the flat indices ``ind`` set to ``v`` (repeated as
+    needed); ``mode``: "clip", "wrap" or None, which (as JAX's, through unravel_index)
+    clips out-of-bounds indices too."""
+    _inplace("put", inplace)
+    arr, ind, vals = asarray(a), ravel(asarray(ind)), ravel(asarray(v))
+    if not arr.size or not ind.size or not vals.size:
+        return arr
+    vals = _tiled(vals, ind.shape[0])
+    if mode is None:
+        scatter_mode = "drop"
+    elif mode == "clip":
+        ind, scatter_mode = clip(ind, 0, arr.size - 1), "promise_in_bounds"
+    elif mode == "wrap":
+        ind, scatter_mode = ind % arr.size, "promise_in_bounds"
+    elif mode == "raise":
+        raise ValueError(f"put: mode='raise' cannot check indices of traced values; use "
+                         f"mode=None, 'clip' or 'wrap'{_where()}")
+    else:
+        raise ValueError(f"put: mode must be None, 'clip' or 'wrap', got {mode!r}"
+                         f"{_where()}")
+    # unravel_index clips, as JAX's: so does put with every mode
+    return arr.at[unravel_index(ind, arr.shape)].set(vals.astype(arr.dtype),
+                                                     mode=scatter_mode)
+
+
+def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
+    """``choices[a]`` elementwise (all broadcast together); ``mode``: "raise" (checks the
+    indices, so not under jit), "wrap" or "clip"."""
+    if out is not None:
+        raise ValueError(f"choose: out= is not supported (arrays are immutable){_where()}")
+    a = asarray(a)
+    choices = [asarray(c) for c in choices]
+    if not dtypes.is_int(a.dtype):
+        raise ValueError(f"choose: the index array must be integer typed, got {a.dtype}"
+                         f"{_where()}")
+    n = len(choices)
+    if mode == "raise":
+        values = _concrete("choose", a, "use mode='wrap' or mode='clip'")
+        if ((values < 0) | (values >= n)).any():
+            raise ValueError(f"choose: invalid entry in the choice array (must be in "
+                             f"[0, {n})){_where()}")
+        idx = a
+    elif mode == "wrap":
+        idx = a % n
+    elif mode == "clip":
+        idx = clip(a, 0, n - 1)
+    else:
+        raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}"
+                         f"{_where()}")
+    idx, *choices = broadcast_arrays(idx, *choices)
+    dtype = result_type(*choices)
+    stacked = concatenate([expand_dims(c.astype(dtype), 0) for c in choices])
+    return take_along_axis(stacked, expand_dims(idx, 0), 0)[0]
+
+
+def mask_indices(n: int, mask_func: Callable[[Any, int], Any], k: int = 0, *,
+                 size: int | None = None) -> tuple[Any, Any]:
+    """The indices where ``mask_func(ones((n, n)), k)`` is non-zero (e.g. triu)."""
+    i, j = nonzero(mask_func(ones((n, n)), k), size=size)
+    return i, j
+
+
+# --- phases and bits --------------------------------------------------------------------------
+
+def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi) -> Any:
+    """``p`` with jumps larger than ``discont`` (default ``period / 2``) along ``axis``
+    replaced by their ``period`` complement."""
+    p = asarray(p)
+    dtype = result_type(p, period)
+    p, period = p.astype(dtype), asarray(period).astype(dtype)
+    if p.dtype.kind == "c":
+        raise ValueError(f"unwrap: complex inputs are not supported{_where()}")
+    axis = _axis("unwrap", axis, p.ndim)
+    if p.shape[axis] == 0:
+        return p
+    if discont is None:
+        discont = period / 2
+    interval = period // 2 if dtypes.is_int(p.dtype) else period / 2
+    front = (slice(None),) * axis
+    dd = p[front + (slice(1, None),)] - p[front + (slice(None, -1),)]
+    ddmod = (dd + interval) % period - interval
+    ddmod = where((ddmod == -interval) & (dd > 0), interval, ddmod)
+    correct = where(abs(dd) < discont, 0, ddmod - dd)
+    return concatenate([p[front + (slice(0, 1),)],
+                        p[front + (slice(1, None),)] + cumsum(correct, axis=axis)], axis=axis)
+
+
+def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
+    """Booleans (non-zero entries) packed 8 to a uint8 along ``axis``."""
+    arr = asarray(a)
+    if not (dtypes.is_int(arr.dtype) or arr.dtype == np.bool_):
+        raise TypeError(f"packbits: expected an integer or boolean array, got {arr.dtype}"
+                        f"{_where()}")
+    if bitorder not in ("little", "big"):
+        raise ValueError(f"packbits: bitorder must be 'little' or 'big', got {bitorder!r}"
+                         f"{_where()}")
+    arr = (arr != 0).astype(np.uint8)
+    bits = np.arange(8, dtype=np.uint8)
+    if bitorder == "big":
+        bits = bits[::-1]
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    axis = _axis("packbits", axis, arr.ndim)
+    arr = swapaxes(arr, axis, -1)
+    remainder = arr.shape[-1] % 8
+    if remainder:
+        arr = pad(arr, [(0, 0)] * (arr.ndim - 1) + [(0, 8 - remainder)])
+    arr = reshape(arr, arr.shape[:-1] + (arr.shape[-1] // 8, 8))
+    packed = jnp_sum(arr << asarray(bits), axis=-1).astype(np.uint8)
+    return swapaxes(packed, axis, -1)
+
+
+def unpackbits(a: Any, axis: int | None = None, count: int | None = None,
+               bitorder: str = "big") -> Any:
+    """The bits of a uint8 array, each a uint8 0 or 1, along ``axis``."""
+    arr = asarray(a)
+    if arr.dtype != np.uint8:
+        raise TypeError(f"unpackbits: expected a uint8 array, got {arr.dtype}{_where()}")
+    if bitorder not in ("little", "big"):
+        raise ValueError(f"unpackbits: bitorder must be 'little' or 'big', got "
+                         f"{bitorder!r}{_where()}")
+    bits = (np.uint8(1) << np.arange(8, dtype=np.uint8))
+    if bitorder == "big":
+        bits = bits[::-1]
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    axis = _axis("unpackbits", axis, arr.ndim)
+    arr = swapaxes(arr, axis, -1)
+    unpacked = ((expand_dims(arr, -1) & asarray(bits)) > 0).astype(np.uint8)
+    unpacked = reshape(unpacked, unpacked.shape[:-2] + (-1,))
+    if count is not None:
+        count = operator.index(count)
+        if count > unpacked.shape[-1]:
+            unpacked = pad(unpacked, [(0, 0)] * (unpacked.ndim - 1)
+                           + [(0, count - unpacked.shape[-1])])
+        else:
+            unpacked = unpacked[..., :count]
+    return swapaxes(unpacked, axis, -1)
+
+
+def _integers(op: str, x1: Any, x2: Any) -> tuple[Any, Any]:
+    x1, x2 = asarray(x1), asarray(x2)
+    dtype = result_type(x1, x2)
+    if not dtypes.is_int(dtype):
+        raise ValueError(f"{op}: the arguments must be integers, got {np.dtype(dtype).name}"
+                         f"{_where()}")
+    x1, x2 = broadcast_arrays(x1.astype(dtype), x2.astype(dtype))
+    return x1, x2
+
+
+def gcd(x1: Any, x2: Any) -> Any:
+    """The greatest common divisor of ``|x1|`` and ``|x2|`` (Euclid's algorithm, run for
+    as many steps as the dtype's widest inputs can need)."""
+    a, b = _integers("gcd", x1, x2)
+    a, b = abs(a), abs(b)
+    # Lame: Euclid takes fewer than 1.45 * bits + 2 steps; later steps change nothing
+    for _ in range(int(1.45 * np.dtype(a.dtype).itemsize * 8) + 2):
+        nonzero_b = b != 0
+        safe = where(nonzero_b, b, ones((), b.dtype))
+        a, b = where(nonzero_b, b, a), where(nonzero_b, a % safe, zeros((), b.dtype))
+    return a
+
+
+def lcm(x1: Any, x2: Any) -> Any:
+    """The least common multiple of ``|x1|`` and ``|x2|`` (0 if either is 0)."""
+    a, b = _integers("lcm", x1, x2)
+    a, b = abs(a), abs(b)
+    d = gcd(a, b)
+    return where(d == 0, zeros((), d.dtype), a * (b // where(d == 0, ones((), d.dtype), d)))

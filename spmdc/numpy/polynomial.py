@@ -1,0 +1,126 @@
+"""Polynomials beyond the arithmetic of stats_extra.py, as JAX writes them: ``poly``
+(coefficients from roots), ``polydiv`` and ``polyfit`` (least squares on a scaled
+Vandermonde matrix, with ``full``, weights and the covariance). ``roots`` and ``poly`` of
+a square matrix need the eigenvalues of a non-symmetric matrix, which spmdc does not
+compute yet: ``poly`` of a matrix is a clear error, and ``roots`` is absent."""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..core import dtypes
+from ..core.tracing import Tracer
+from ..core.tracing import where as _where
+from .convolve import convolve
+from .core import asarray, ones, result_type, sqrt, zeros
+from .linalg import inv, lstsq
+from .products import dot, outer
+from .shape_extra import vander
+from .shape_ops import atleast_1d
+
+__all__ = ["poly", "polydiv", "polyfit"]
+
+
+def _inexact(*xs: Any) -> list[Any]:
+    xs = [asarray(x) for x in xs]
+    dtype = result_type(*xs)
+    if not dtypes.is_inexact(dtype):
+        dtype = dtypes.default_float()
+    return [x.astype(dtype) for x in xs]
+
+
+def poly(seq_of_zeros: Any) -> Any:
+    """The coefficients (highest power first) of the monic polynomial with these roots."""
+    (zs,) = _inexact(seq_of_zeros)
+    zs = atleast_1d(zs)
+    if zs.ndim == 2 and zs.shape[0] == zs.shape[1] and zs.shape[0] != 0:
+        raise ValueError(f"poly: the characteristic polynomial of a matrix needs its "
+                         f"(non-symmetric) eigenvalues, which spmdc does not compute yet; "
+                         f"pass the roots as a 1-d array{_where()}")
+    if zs.ndim != 1:
+        raise ValueError(f"poly: the input must be 1-d or a non-empty square matrix, got "
+                         f"shape {zs.shape}{_where()}")
+    if zs.shape[0] == 0:
+        return ones((), zs.dtype)
+    a = ones((1,), zs.dtype)
+    for k in range(zs.shape[0]):
+        factor = asarray([1, 0], zs.dtype).at[1].set(-zs[k])
+        a = convolve(a, factor, mode="full")
+    return a
+
+
+def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, Any]:
+    """The quotient and remainder of ``u / v`` (the remainder as long as ``u``, unless
+    ``trim_leading_zeros``, which needs concrete values)."""
+    u, v = _inexact(u, v)
+    m, n = u.shape[0] - 1, v.shape[0] - 1
+    scale = 1.0 / v[0]
+    q = zeros(max(m - n + 1, 1), u.dtype)
+    for k in range(0, m - n + 1):
+        d = scale * u[k]
+        q = q.at[k].set(d)
+        u = u.at[k:k + n + 1].add(-d * v)
+    if trim_leading_zeros:
+        if isinstance(u, Tracer):
+            raise TypeError(f"polydiv: trim_leading_zeros=True gives a value-dependent "
+                            f"shape; call it outside jit{_where()}")
+        values = np.asarray(u)
+        tol = np.sqrt(np.finfo(values.dtype).eps)
+        big = np.flatnonzero(np.abs(values) >= tol)
+        u = u[int(big[0]) if big.size else values.shape[0]:]
+    return q, u
+
+
+def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = False,
+            w: Any = None, cov: Any = False) -> Any:
+    """The least-squares polynomial of degree ``deg`` through ``(x, y)`` (``y`` may hold
+    several data sets as columns); ``full``: also the residuals, rank, singular values
+    and rcond; ``cov``: also the coefficients' covariance ("unscaled" leaves out the
+    residual variance)."""
+    x, y = asarray(x), asarray(y)
+    deg = operator.index(deg)
+    order = deg + 1
+    if deg < 0:
+        raise ValueError(f"polyfit: deg must be >= 0, got {deg}{_where()}")
+    if x.ndim != 1:
+        raise TypeError(f"polyfit: x must be 1-d, got shape {x.shape}{_where()}")
+    if x.size == 0:
+        raise TypeError(f"polyfit: x must not be empty{_where()}")
+    if y.ndim < 1 or y.ndim > 2:
+        raise TypeError(f"polyfit: y must be 1-d or 2-d, got shape {y.shape}{_where()}")
+    if x.shape[0] != y.shape[0]:
+        raise TypeError(f"polyfit: x and y must have the same length, got {x.shape[0]} "
+                        f"and {y.shape[0]}{_where()}")
+    if rcond is None:
+        rcond = x.shape[0] * float(np.finfo(_inexact(x)[0].dtype).eps)
+    rcond = float(rcond)
+    lhs, rhs = vander(x, order), y
+    if w is not None:
+        (w,) = _inexact(w)
+        if w.ndim != 1:
+            raise TypeError(f"polyfit: w must be 1-d, got shape {w.shape}{_where()}")
+        if w.shape[0] != y.shape[0]:
+            raise TypeError(f"polyfit: w and y must have the same length{_where()}")
+        lhs = lhs * w[:, None]
+        rhs = rhs * (w[:, None] if rhs.ndim == 2 else w)
+    scale = sqrt((lhs * lhs).sum(axis=0))
+    lhs = lhs / scale[None, :]
+    c, resids, rank, s = lstsq(lhs, rhs, rcond)
+    c = (c.T / scale[None, :]).T if c.ndim > 1 else c / scale
+    if full:
+        return c, resids, rank, s, asarray(rcond)
+    if not cov:
+        return c
+    base = inv(dot(lhs.T, lhs)) / outer(scale, scale)
+    if cov == "unscaled":
+        fac = asarray(1.0)
+    else:
+        if x.shape[0] <= order:
+            raise ValueError(f"polyfit: the number of data points must exceed order to "
+                             f"scale the covariance matrix{_where()}")
+        fac = resids / (x.shape[0] - order)
+    if y.ndim == 1:
+        return c, base * atleast_1d(fac)[None]
+    return c, base[:, :, None] * atleast_1d(fac)[None, None, :]
