@@ -36,11 +36,6 @@ def _because(reason: str, names: str) -> dict[str, str]:
 
 EXCLUDED: dict[str, dict[str, str]] = {
     "jax.numpy": {
-        **_because(TODO, """
-            ComplexWarning apply_along_axis apply_over_axes array_equiv block c_
-            character einsum_path flexible frompyfunc histogram2d histogramdd index_exp
-            isdtype matvec mgrid object_ ogrid r_ s_ ufunc vecdot vecmat vectorize
-            """),
         **_because(EIG, """
             roots
             """),

@@ -205,6 +205,7 @@ from .einsum_impl import (  # noqa: F401
     einsum,
 )
 from .float_bits import frexp, nextafter, spacing  # noqa: F401
+from .index_tricks import c_, index_exp, mgrid, ogrid, r_, s_  # noqa: F401
 from .indexing import (  # noqa: F401
     take,
 )
@@ -278,6 +279,21 @@ from .misc_extra import (  # noqa: F401
     piecewise,
     resize,
     trim_zeros,
+)
+from .misc_more import (  # noqa: F401
+    ComplexWarning,
+    array_equiv,
+    block,
+    character,
+    einsum_path,
+    flexible,
+    histogram2d,
+    histogramdd,
+    isdtype,
+    matvec,
+    object_,
+    vecdot,
+    vecmat,
 )
 from .polynomial import poly, polydiv, polyfit  # noqa: F401
 from .products import (  # noqa: F401

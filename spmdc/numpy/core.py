@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -569,16 +570,48 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
 
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
-             dtype: Any = None) -> Any:
+             retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (array bounds broadcast, the
+    new axis at ``axis``), computed as JAX does: ``start * (1 - t) + stop * t`` for
+    ``t = i / div``, and ``stop`` itself as the last value when ``endpoint``, so that a
+    histogram's last edge is exactly the data's maximum."""
+    num = operator.index(num)
     if num < 0:
         raise _error("linspace", f"num must be non-negative, got {num}")
-    dtype = _dtype_or(dtype, dtypes.default_float())
-    if not _is_array(start) and not _is_array(stop):
-        return asarray(np.linspace(start, stop, num, endpoint=endpoint).astype(dtype))
+    start, stop = asarray(start), asarray(stop)
+    if dtype is None:
+        dtype = result_type(start, stop)
+        if not dtypes.is_inexact(dtype):
+            dtype = dtypes.default_float()
+    dtype = dtypes.canonicalize(dtype)
+    compute = dtype if dtypes.is_inexact(dtype) else dtypes.default_float()
+    start, stop = start.astype(compute), stop.astype(compute)
+    bounds = list(np.broadcast_shapes(start.shape, stop.shape))
+    start, stop = broadcast_to(start, tuple(bounds)), broadcast_to(stop, tuple(bounds))
+    axis = len(bounds) + axis + 1 if axis < 0 else axis
+    shape = [*bounds[:axis], 1, *bounds[axis:]]
     div = (num - 1) if endpoint else num
-    steps = _iota(np.dtype(dtype), (num,), 0)
-    start, stop = asarray(start).astype(dtype), asarray(stop).astype(dtype)
-    return start + steps * ((stop - start) / builtins.max(div, 1))
+    if num > 1:
+        delta = (stop - start) / asarray(div, compute)
+        real = np.dtype(np.float64 if compute in (np.float64, np.complex128) else
+                        compute if dtypes.is_float(compute) else np.float32)
+        iota_shape = [1] * len(shape)
+        iota_shape[axis] = div
+        t = (_iota(real, (div,), 0) / asarray(div, real)).reshape(iota_shape).astype(compute)
+        out = start.reshape(shape) * (1 - t) + stop.reshape(shape) * t
+        if endpoint:
+            from .shape_ops import concatenate
+            out = concatenate([out, stop.reshape(shape)], axis=axis)
+    elif num == 1:
+        delta = asarray(np.nan, compute) if endpoint else stop - start
+        out = start.reshape(shape)
+    else:
+        delta = asarray(np.nan, compute)
+        out = zeros(tuple(shape[:axis] + [0] + shape[axis + 1:]), compute)
+    if dtypes.is_int(dtype) and not dtypes.is_int(out.dtype):
+        out = floor(out)
+    out = out.astype(dtype)
+    return (out, delta) if retstep else out
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:

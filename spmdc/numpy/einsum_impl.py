@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..core import dtypes
 from ..core.tracing import user_source
 from .core import asarray, where
@@ -128,11 +130,14 @@ def _reduce_own(x: Any, spec: str, keep: set[str]) -> tuple[Any, str]:
 def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = "auto",
            precision: Any = None, preferred_element_type: Any = None) -> Any:
     """NumPy's einsum (implicit and explicit output, ``...``, repeated letters for
-    diagonals), contracted left to right. ``optimize`` only chooses a contraction order in
-    JAX, so it does not change results here; ``precision`` as in lax.dot_general."""
+    diagonals). ``optimize`` chooses the order of the pairwise contractions, as in JAX:
+    "auto"/True (NumPy's optimal path for up to 4 operands, its greedy one beyond, as
+    opt_einsum's "auto" in JAX), "greedy", "optimal", an explicit path (a list of
+    position tuples, as ``einsum_path`` returns), or False (left to right);
+    ``precision`` as in lax.dot_general."""
     if out is not None:
-        raise NotImplementedError("einsum: the out= argument is not supported; use the "
-                                  "returned value")
+        raise ValueError("einsum: the out= argument is not supported (arrays are "
+                         "immutable); use the returned value")
     if not isinstance(optimize, (bool, str, list)):
         raise TypeError(f"einsum: optimize must be a bool, a string or a contraction "
                         f"path (a list), got {optimize!r}")
@@ -142,7 +147,55 @@ def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = "au
         operands = [x.astype(dtypes.canonicalize(preferred_element_type)) for x in operands]
     specs, out_spec = _parse(subscripts, [x.shape for x in operands])
     operands, specs = _broadcast_ellipsis(operands, specs)
-    return _einsum(specs, out_spec, operands)
+    if len(operands) <= 2 or optimize is False:
+        return _einsum(specs, out_spec, operands)
+    path = contraction_path(specs, out_spec, [x.shape for x in operands], optimize)
+    pairs = list(zip(operands, specs, strict=True))
+    for step in path:
+        taken = [pairs[i] for i in step]
+        for i in sorted(step, reverse=True):
+            del pairs[i]
+        needed = set("".join(spec for _, spec in pairs) + out_spec)
+        kept = "".join(c for c in dict.fromkeys("".join(spec for _, spec in taken))
+                       if c in needed)
+        pairs.append((_einsum([spec for _, spec in taken], kept,
+                              [x for x, _ in taken]), kept))
+    return _einsum([spec for _, spec in pairs], out_spec, [x for x, _ in pairs])
+
+
+def contraction_path(specs: list[str], out: str, shapes: list[tuple[int, ...]],
+                     optimize: Any) -> list[tuple[int, ...]]:
+    """The pairwise contraction order for ``optimize`` (see ``einsum``), as positions in the
+    list of operands that remain (each step's result goes to the end): NumPy's path
+    search on the shapes alone."""
+    if isinstance(optimize, list):
+        steps = [tuple(int(i) for i in step) for step in optimize if step != "einsum_path"]
+        count = len(specs)
+        for step in steps:
+            if not step or any(not 0 <= i < count for i in step) or len(set(step)) < len(step):
+                raise ValueError(f"einsum: the contraction path {optimize!r} does not fit "
+                                 f"{len(specs)} operands")
+            count -= len(step) - 1
+        if count != 1:
+            raise ValueError(f"einsum: the contraction path {optimize!r} leaves {count} "
+                             f"operands, not 1")
+        return steps
+    # as opt_einsum's "auto", which JAX uses: the optimal order for up to 4 operands
+    method = "optimal" if optimize == "optimal" or (
+        optimize in (True, "auto") and len(specs) <= 4) else "greedy"
+    if optimize not in (True, "auto", "greedy", "optimal", "dp", "branch-2", "branch-all"):
+        raise ValueError(f"einsum: unknown optimize={optimize!r}; use 'auto', 'greedy', "
+                         "'optimal', a path, True or False")
+    # NumPy's path search takes letters only: rename the labels (ellipsis ones included)
+    letters = {c: chr(ord("a") + k) if k < 26 else chr(ord("A") + k - 26)
+               for k, c in enumerate(dict.fromkeys("".join(specs) + out))}
+    if len(letters) > 52:
+        return [(0, 1)] * (len(specs) - 1)          # too many labels: left to right
+    renamed = ",".join("".join(letters[c] for c in spec) for spec in specs)
+    views = [np.broadcast_to(np.empty((), np.float32), shape) for shape in shapes]
+    path, _ = np.einsum_path(renamed + "->" + "".join(letters[c] for c in out), *views,
+                             optimize=method)
+    return [tuple(step) for step in path[1:]]
 
 
 def _einsum(inputs: list[str], out: str, operands: list[Any]) -> Any:
