@@ -31,3 +31,7 @@ __all__ += _associative.__all__
 from .fft import FftType, fft  # noqa: E402,F401
 
 __all__ += ["FftType", "fft"]
+from . import extra as _extra  # noqa: E402
+from .extra import *  # noqa: E402,F401,F403
+
+__all__ += _extra.__all__

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
+from ..core import dtypes
 from ..core.tracing import bind
 from .core import _error, _promote, asarray, broadcast_shapes, broadcast_to, multiply, where
 from .reductions import sum
@@ -48,8 +49,22 @@ def _dot_general(x: Any, y: Any, contract: Any, batch: Any, op: str) -> Any:
     return bind(_prims["dot_general"], x, y, contract=contract, batch=batch, weak=weak)
 
 
-def matmul(x: Any, y: Any) -> Any:
+def _options(op: str, x: Any, y: Any, precision: Any, preferred_element_type: Any
+             ) -> tuple[Any, Any]:
+    """The operands of a product with JAX's ``precision`` (checked: every precision is
+    full precision here, see check_precision) and ``preferred_element_type`` (the
+    operands are converted to it, so the products accumulate in it)."""
+    check_precision(op, precision)
     x, y = asarray(x), asarray(y)
+    if preferred_element_type is not None:
+        dtype = dtypes.canonicalize(preferred_element_type)
+        x, y = x.astype(dtype), y.astype(dtype)
+    return x, y
+
+
+def matmul(x: Any, y: Any, *, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    x, y = _options("matmul", x, y, precision, preferred_element_type)
     xs, ys = x.shape, y.shape
     if not xs or not ys:
         raise _error("matmul", "operands must be at least 1-dimensional, got shapes "
@@ -75,8 +90,8 @@ def matmul(x: Any, y: Any) -> Any:
                         "matmul")
 
 
-def dot(x: Any, y: Any) -> Any:
-    x, y = asarray(x), asarray(y)
+def dot(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    x, y = _options("dot", x, y, precision, preferred_element_type)
     if x.ndim == 0 or y.ndim == 0:
         return multiply(x, y)
     if y.ndim == 1:
@@ -84,12 +99,16 @@ def dot(x: Any, y: Any) -> Any:
     return _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 2,)), ((), ()), "dot")
 
 
-def vdot(x: Any, y: Any) -> Any:
-    return dot(ravel(x), ravel(y))
+def vdot(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """The dot product of the flattened arrays, the first conjugated (as NumPy's)."""
+    from .complex_ops import conj
+    x, y = _options("vdot", x, y, precision, preferred_element_type)
+    return dot(ravel(conj(x) if x.dtype.kind == "c" else x), ravel(y))
 
 
-def inner(x: Any, y: Any) -> Any:
-    x, y = asarray(x), asarray(y)
+def inner(x: Any, y: Any, *, precision: Any = None,
+          preferred_element_type: Any = None) -> Any:
+    x, y = _options("inner", x, y, precision, preferred_element_type)
     if x.ndim == 0 or y.ndim == 0:
         return multiply(x, y)
     return _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 1,)), ((), ()), "inner")
@@ -99,8 +118,9 @@ def outer(x: Any, y: Any) -> Any:
     return multiply(reshape(ravel(x), (-1, 1)), ravel(y))
 
 
-def tensordot(x: Any, y: Any, axes: Any = 2) -> Any:
-    x, y = asarray(x), asarray(y)
+def tensordot(x: Any, y: Any, axes: Any = 2, *, precision: Any = None,
+              preferred_element_type: Any = None) -> Any:
+    x, y = _options("tensordot", x, y, precision, preferred_element_type)
     if isinstance(axes, int):
         xa, ya = tuple(range(x.ndim - axes, x.ndim)), tuple(range(axes))
     else:

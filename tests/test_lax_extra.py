@@ -1,0 +1,111 @@
+"""spmdc/lax/extra.py: Precision, axis_size, pbroadcast, pswapaxes, stack/unstack, empty,
+batch_matmul, approx_max_k/min_k, index_take, reduce_xor, clz, dtype, the incomplete
+gamma/beta names, optimization_barrier; and the products' precision= and
+preferred_element_type= (numpy/products.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.special
+
+import spmdc
+import spmdc.numpy as jnp
+from spmdc import lax
+
+X = np.arange(32, dtype=np.float32).reshape(8, 4)
+
+
+def test_collectives_over_a_named_axis():
+    np.testing.assert_array_equal(spmdc.pmap(lambda v: lax.pbroadcast(v, "i", 3), "i")(X),
+                                  np.broadcast_to(X[3], X.shape))
+    np.testing.assert_array_equal(
+        spmdc.vmap(lambda v: lax.pbroadcast(v, "i", 5), axis_name="i")(X),
+        np.broadcast_to(X[5], X.shape))
+    assert spmdc.pmap(lambda v: v * lax.axis_size("i"), "i")(X)[1, 0] == 8 * X[1, 0]
+    y = np.arange(64, dtype=np.float32).reshape(8, 8)
+    swapped = spmdc.pmap(lambda v: lax.pswapaxes(v, "i", 0), "i")(y)
+    np.testing.assert_array_equal(swapped, y.T)
+    with pytest.raises(ValueError, match="source 9 is out of range"):
+        spmdc.pmap(lambda v: lax.pbroadcast(v, "i", 9), "i")(X)
+
+
+def test_array_names():
+    np.testing.assert_array_equal(lax.stack([np.ones(2), np.zeros(2)], axis=1),
+                                  [[1, 0], [1, 0]])
+    parts = lax.unstack(np.arange(6).reshape(2, 3), axis=1)
+    assert len(parts) == 3 and np.array_equal(parts[2], [2, 5])
+    assert lax.empty((2, 3), np.float32).shape == (2, 3)
+    a, b = np.random.default_rng(0).normal(size=(2, 2, 3, 4)).astype(np.float32)[:, :, :, :]
+    np.testing.assert_allclose(lax.batch_matmul(a, np.swapaxes(b, -1, -2)),
+                               a @ np.swapaxes(b, -1, -2), rtol=1e-5)
+    with pytest.raises(ValueError, match="same rank|one rank"):
+        lax.batch_matmul(np.ones((2, 3, 4)), np.ones((4, 5)))
+    values, idx = lax.approx_max_k(np.array([[3.0, 1, 4, 1, 5]], np.float32), 2)
+    np.testing.assert_array_equal(values, [[5, 4]])
+    np.testing.assert_array_equal(idx, [[4, 2]])
+    values, idx = lax.approx_min_k(np.array([3.0, 1, 4, 1, 5], np.float32), 3)
+    np.testing.assert_array_equal(values, [1, 1, 3])
+    np.testing.assert_array_equal(idx, [1, 3, 0])
+    np.testing.assert_array_equal(lax.index_take(np.arange(12).reshape(3, 4),
+                                                 [np.array([0, 2, 5]), np.array([1, 3, -1])],
+                                                 [0, 1]), [1, 11, 11])
+    assert lax.dtype(1.0) == np.float32 and lax.dtype(np.int16(3)) == np.int16
+
+
+def test_bit_reductions_match_numpy():
+    a = np.random.default_rng(1).integers(-2**31, 2**31 - 1, size=(4, 9), dtype=np.int32)
+    np.testing.assert_array_equal(lax.reduce_xor(a, [1]), np.bitwise_xor.reduce(a, 1))
+    np.testing.assert_array_equal(lax.reduce_xor(a % 2 == 0, [0]),
+                                  np.logical_xor.reduce(a % 2 == 0, 0))
+    x = np.array([1, 0, 255, -1, 2**20, 2**31 - 1], np.int32)
+    want = [32 - int(v).bit_length() if v >= 0 else 0 for v in x]
+    np.testing.assert_array_equal(lax.clz(x), want)
+    np.testing.assert_array_equal(lax.clz(np.array([1, 128, 0], np.uint8)), [7, 0, 8])
+
+
+def test_incomplete_gamma_and_beta_names():
+    a, x = np.float32(2.0), np.float32(1.5)
+    np.testing.assert_allclose(lax.igamma(a, x), scipy.special.gammainc(2.0, 1.5), rtol=1e-6)
+    np.testing.assert_allclose(lax.igammac(a, x), scipy.special.gammaincc(2.0, 1.5), rtol=1e-6)
+    np.testing.assert_allclose(lax.betainc(a, np.float32(3), np.float32(0.4)),
+                               scipy.special.betainc(2.0, 3.0, 0.4), rtol=1e-6)
+    eps = 1e-3     # dP/da by central differences (in float64)
+    want = (scipy.special.gammainc(2.0 + eps, 1.5) - scipy.special.gammainc(2.0 - eps, 1.5)) \
+        / (2 * eps)
+    np.testing.assert_allclose(lax.igamma_grad_a(a, x), want, rtol=1e-4)
+    # a Gamma(a) draw held at its quantile: dx/da = -(dP/da) / p(x)
+    density = x ** (a - 1) * np.exp(-x) / scipy.special.gamma(a)
+    np.testing.assert_allclose(lax.random_gamma_grad(a, x), -want / density, rtol=1e-4)
+
+
+def test_optimization_barrier_is_the_identity_with_a_barrier():
+    f = spmdc.jit(lambda a, b: lax.optimization_barrier((a * 2, b + 1)))
+    out = f(np.ones(2, np.float32), np.ones(3, np.float32))
+    np.testing.assert_array_equal(out[0], [2, 2])
+    np.testing.assert_array_equal(out[1], [2, 2, 2])
+    assert "stablehlo.optimization_barrier" in f.lower(np.ones(2), np.ones(3)).as_text()
+    np.testing.assert_array_equal(
+        spmdc.grad(lambda a: lax.optimization_barrier(a * a).sum())(np.ones(3)), [2, 2, 2])
+    np.testing.assert_array_equal(
+        spmdc.vmap(lambda a: lax.optimization_barrier(a * 2))(np.ones((2, 3))), 2)
+
+
+def test_products_take_precision_and_preferred_element_type():
+    ones = np.ones((2, 3), np.int8)
+    for f, b in ((jnp.dot, ones.T), (jnp.matmul, ones.T), (jnp.inner, ones),
+                 (lambda x, y, **k: jnp.tensordot(x, y, 1, **k), ones.T)):
+        out = f(ones, b, precision=lax.Precision.HIGHEST, preferred_element_type=np.int32)
+        assert out.dtype == np.int32 and int(np.asarray(out).ravel()[0]) == 3
+    assert lax.Precision("highest") is lax.Precision.HIGHEST
+    assert lax.Precision("bfloat16") is lax.Precision.DEFAULT
+    with pytest.raises(ValueError, match="unknown precision"):
+        jnp.dot(np.ones(2), np.ones(2), precision="sloppy")
+
+
+def test_vdot_conjugates_its_first_argument():
+    # regression: vdot was dot of the flattened arrays, wrong for complex ones
+    a = np.array([1 + 2j, 3 - 1j], np.complex64)
+    b = np.array([2 - 1j, 1j], np.complex64)
+    np.testing.assert_allclose(jnp.vdot(a, b), np.vdot(a, b), rtol=1e-6)
+    np.testing.assert_allclose(jnp.vdot(a.reshape(2, 1), b), np.vdot(a, b), rtol=1e-6)
+    assert float(jnp.vdot(np.arange(3.0), np.arange(3.0))) == 5.0
