@@ -27,8 +27,11 @@ Workloads (issue 7):
       ``jit(grad(loss))``, ``h = tanh(x W + h U + b)`` over T=200 steps, batch 32, input
       64, hidden 256; ``remat`` runs the body under ``checkpoint`` (recomputed in the
       backward pass instead of stored).
-  W9-W11 (issue 18: a transformer block's step, a cold start with a persistent cache, the
-      transformer's cold first step): not yet written.
+  W9  a pre-LN transformer block (one head, d=128, sequence 64, 4 sequences per device)
+      trained by SGD: value_and_grad + pmean under pmap over the 8 devices (in_axes=(None,
+      0), out_axes=(None, None)), and the same step under jit on one device.
+  W10, W11 (issue 18: a cold start with a persistent cache, the transformer's cold first
+      step): not yet written.
   W12 batched linear algebra: ``jit`` of a Cholesky factorisation and solve of 64
       symmetric positive-definite f32[48, 48] matrices with 4 right-hand sides each
       (``cho_solve(cho_factor(a), b)``), then ``jnp.linalg.solve`` of the same batch
@@ -79,7 +82,7 @@ import spmdc  # noqa: E402
 
 N_DEVICES = 8
 TARGETS = {"W1": 1.5, "W2": 0.5, "W3": 1.0, "W4": 1.05, "W5": 1.05, "W6": 1.0, "W13": 1.5,
-           "W14": 1.1, "W15": 1.5, "W16": 1.1, "W8": 1.1, "W12": 1.1}
+           "W14": 1.1, "W15": 1.5, "W16": 1.1, "W8": 1.0, "W9": 1.0, "W12": 1.1}
 LINEARITY_TARGET = 1.3        # per-op trace+lower cost at K=4000 over that at K=1000
 
 
@@ -236,6 +239,69 @@ def w4(lib: Any, quick: bool) -> Runner:
     shard = lib.pmap(lambda a: a)             # device-resident, split over the devices
     x, y = shard(x), shard(y)
     return training_steps(lib, pstep, lib.device_put(mlp_params(SMALL_MLP)), (x, y), quick)
+
+
+D_MODEL, SEQ, PER_DEVICE = 128, 64, 4
+
+
+def transformer_params(seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    d = D_MODEL
+
+    def init(*shape: int) -> np.ndarray:
+        return (rng.normal(size=shape) / np.sqrt(shape[0])).astype(np.float32)
+    return {"ln1": np.ones(d, np.float32), "ln2": np.ones(d, np.float32),
+            "wq": init(d, d), "wk": init(d, d), "wv": init(d, d), "wo": init(d, d),
+            "w1": init(d, 4 * d), "b1": np.zeros(4 * d, np.float32), "w2": init(4 * d, d),
+            "b2": np.zeros(d, np.float32)}
+
+
+def make_transformer_loss(lib: Any) -> Callable[..., Any]:
+    """A pre-LN transformer block (one attention head) and a squared-error loss."""
+    jnp = lib.numpy
+
+    def norm(x, scale):
+        mu = jnp.mean(x, axis=-1, keepdims=True)
+        var = jnp.mean((x - mu) ** 2, axis=-1, keepdims=True)
+        return (x - mu) * lib.lax.rsqrt(var + 1e-5) * scale
+
+    def block(p, x):
+        h = norm(x, p["ln1"])
+        q, k, v = h @ p["wq"], h @ p["wk"], h @ p["wv"]
+        scores = jnp.einsum("bqd,bkd->bqk", q, k) / np.sqrt(D_MODEL).astype(np.float32)
+        scores = scores - jnp.max(scores, axis=-1, keepdims=True)
+        weights = jnp.exp(scores)
+        weights = weights / jnp.sum(weights, axis=-1, keepdims=True)
+        x = x + jnp.einsum("bqk,bkd->bqd", weights, v) @ p["wo"]
+        h = norm(x, p["ln2"])
+        return x + jnp.maximum(h @ p["w1"] + p["b1"], 0.0) @ p["w2"] + p["b2"]
+
+    def loss(p, x):
+        return jnp.mean((block(p, x) - x) ** 2)
+    return loss
+
+
+def w9(form: str) -> Callable[[Any, bool], Runner]:
+    def make(lib: Any, quick: bool) -> Runner:
+        loss, lr = make_transformer_loss(lib), 0.01
+        rng = np.random.default_rng(2)
+
+        def update(p, x):
+            value, grads = lib.value_and_grad(loss)(p, x)
+            if form == "pmap":
+                value, grads = lib.lax.pmean((value, grads), axis_name="batch")
+            return lib.tree_util.tree_map(lambda a, g: a - lr * g, p, grads), value
+
+        if form == "pmap":
+            step = lib.pmap(update, axis_name="batch", in_axes=(None, 0),
+                            out_axes=(None, None))
+            x = rng.normal(size=(N_DEVICES, PER_DEVICE, SEQ, D_MODEL)).astype(np.float32)
+            x = lib.pmap(lambda a: a)(x)
+        else:
+            step = lib.jit(update)
+            x = lib.device_put(rng.normal(size=(PER_DEVICE, SEQ, D_MODEL)).astype(np.float32))
+        return training_steps(lib, step, lib.device_put(transformer_params()), (x,), quick)
+    return make
 
 
 def w4_mesh(form: str) -> Callable[[Any, bool], Runner]:
@@ -422,6 +488,8 @@ def cases() -> list[Case]:
             Case("W15", "jit step: split key + normal noise f32[8]", w15, 30),
             Case("W16", "jit conv-net SGD step b32 28x28 conv16-pool-conv32-pool-dense", w16,
                  15)]
+    out += [Case("W9", f"transformer block step ({form}) d=128 seq 64, 4 seqs/device",
+                 w9(form), 10, extra={"form": form}) for form in ("pmap", "jit")]
     out += [Case("W8", f"jit(grad) scan RNN T=200 b32 64->256{' remat' if remat else ''}",
                  w8(remat), 10, extra={"remat": remat}) for remat in (False, True)]
     out += [Case("W12", "jit cholesky+cho_solve and solve, 64 x f32[48,48]", w12, 15)]

@@ -194,11 +194,12 @@ def clz(x: Any) -> Any:
     return np.asarray(x.dtype.itemsize * 8, x.dtype) - population_count(y)
 
 
-def dtype(x: Any, *, canonicalize: bool = False) -> np.dtype:
-    """The dtype of ``x`` (of its JAX value: a Python float is the default float)."""
-    if isinstance(x, (np.dtype, type)) or isinstance(x, str):
+def dtype(x: Any) -> np.dtype:
+    """The dtype ``x`` has as a JAX value (canonical: 64-bit types become 32-bit unless
+    x64 is on; a Python float is the default float)."""
+    if isinstance(x, (np.dtype, type, str)):
         return np.dtype(dtypes.canonicalize(x))
-    return np.dtype(jnp.asarray(x).dtype)
+    return np.dtype(dtypes.canonicalize(jnp.asarray(x).dtype))
 
 
 def _special():

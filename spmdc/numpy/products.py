@@ -78,8 +78,11 @@ def matmul(x: Any, y: Any, *, precision: Any = None,
     if len(xs) == 1 or len(ys) == 1:
         contract = ((len(xs) - 1,), (builtins.max(len(ys) - 2, 0),))
         return _dot_general(x, y, contract, ((), ()), "matmul")
-    if len(xs) == 2 and len(ys) == 2:       # the common case: no batch dimensions
-        return _dot_general(x, y, ((1,), (0,)), ((), ()), "matmul")
+    if len(ys) == 2:      # [..., m, k] @ [k, n]: one dot over x's last axis, as JAX emits
+        return _dot_general(x, y, ((len(xs) - 1,), (0,)), ((), ()), "matmul")
+    if len(xs) == 2:      # [m, k] @ [..., k, n]: the same, then m moved among y's dims
+        out = _dot_general(x, y, ((1,), (len(ys) - 2,)), ((), ()), "matmul")
+        return moveaxis(out, 0, -2)
     batch = broadcast_shapes(xs[:-2], ys[:-2], op="matmul")
     if xs[:-2] != batch:
         x = broadcast_to(x, batch + xs[-2:])
