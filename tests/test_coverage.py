@@ -69,10 +69,8 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.scipy.linalg": {
         **_because(TODO, """
-            circulant companion convolution_matrix dft eigh_tridiagonal fiedler
-            fiedler_companion funm hadamard hankel helmert hessenberg hilbert invhilbert
-            invpascal leslie pascal polar qr_multiply rsf2csf schur solve_sylvester sqrtm
-            toeplitz
+            eigh_tridiagonal funm hessenberg polar qr_multiply rsf2csf schur
+            solve_sylvester sqrtm
             """),
     },
     "jax.numpy.fft": {},

@@ -7,7 +7,8 @@ compatibility and have no effect on the result. Real float32/float64 matrices on
 spmdc.numpy.linalg). Absent: the complex-valued ``schur``/``eig`` family, ``qr`` with
 ``pivoting=True`` and ``qr_multiply`` (spmdc has no geqp3/ormqr primitive yet),
 ``eigh_tridiagonal``, ``polar``, ``sqrtm``, ``funm``, ``hessenberg``, ``rsf2csf``,
-``toeplitz``, ``hankel``, ``circulant`` and the other special-matrix constructors.
+``solve_sylvester``. The special-matrix constructors (``toeplitz``, ``hankel`` ...) are in
+linalg_special.py.
 """
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ from ..numpy.shape_ops import concatenate, expand_dims, pad
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu", "lu_factor",
            "lu_solve", "qr", "svd", "eigh", "expm", "expm_frechet", "block_diag", "inv", "det",
            "solve"]
+from . import linalg_special as _special  # noqa: E402
+from .linalg_special import *  # noqa: E402,F401,F403
+
+__all__ += _special.__all__
 
 
 def _vector_rhs(op: str, a: Any, b: Any) -> bool:
