@@ -35,3 +35,7 @@ from . import extra as _extra  # noqa: E402
 from .extra import *  # noqa: E402,F401,F403
 
 __all__ += _extra.__all__
+from . import gather_scatter as _gather_scatter  # noqa: E402
+from .gather_scatter import *  # noqa: E402,F401,F403
+
+__all__ += _gather_scatter.__all__
