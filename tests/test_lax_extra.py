@@ -124,3 +124,23 @@ def test_matmul_of_a_batch_by_a_matrix_is_one_unbatched_dot():
     dots = [line for line in text.splitlines() if "stablehlo.dot_general" in line]
     assert len(dots) == 2 and not any("batching_dims" in line for line in dots), dots
     assert "contracting_dims = [0, 1] x [0, 1]" in text       # the weight's gradient
+
+
+def test_reduce_with_monoids_and_general_computations():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7
+    np.testing.assert_array_equal(lax.reduce(x, 0.0, lax.add, (0, 2)), x.sum((0, 2)))
+    np.testing.assert_array_equal(lax.reduce(x, -np.inf, lax.max, (1,)), x.max(1))
+    np.testing.assert_array_equal(lax.reduce(x, 5.0, lax.add, (1,)), x.sum(1) + 5)
+    np.testing.assert_allclose(lax.reduce(x, 0.0, lambda a, b: a + b * b, (0,)),
+                               (x * x).sum(0))
+    s, m = lax.reduce((x, 2 * x), (0.0, -np.inf),
+                      lambda a, b: (a[0] + b[0], jnp.maximum(a[1], b[1])), (2,))
+    np.testing.assert_array_equal(s, x.sum(2))
+    np.testing.assert_array_equal(m, (2 * x).max(2))
+    np.testing.assert_array_equal(lax.reduce(x > 0, True, lax.bitwise_and, (1,)),
+                                  (x > 0).all(1))
+    np.testing.assert_array_equal(
+        spmdc.grad(lambda v: lax.reduce(v, 0.0, lax.add, (1,)).sum())(x), np.ones_like(x))
+    np.testing.assert_array_equal(lax.reduce(np.zeros((2, 0)), 3.0, lax.max, (1,)), [3, 3])
+    with pytest.raises(ValueError, match="same tree structure"):
+        lax.reduce((x, x), 0.0, lax.add, (0,))

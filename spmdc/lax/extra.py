@@ -15,7 +15,7 @@ import numpy as np
 from .. import numpy as jnp
 from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
-from ..core.tracing import bind, current_trace, where
+from ..core.tracing import Tracer, bind, current_trace, where
 from ..core.tree import tree_flatten, tree_map, tree_unflatten
 from . import core as _core
 from .ops import shift_right_logical as _shift_right_logical
@@ -23,7 +23,7 @@ from .ops import shift_right_logical as _shift_right_logical
 __all__ = ["Precision", "PrecisionLike", "axis_size", "pbroadcast", "pswapaxes", "stack",
            "unstack", "empty", "batch_matmul", "approx_max_k", "approx_min_k", "index_take",
            "reduce_xor", "clz", "dtype", "igamma", "igammac", "igamma_grad_a",
-           "random_gamma_grad", "betainc", "optimization_barrier"]
+           "random_gamma_grad", "betainc", "optimization_barrier", "reduce"]
 
 
 class Precision(enum.Enum):
@@ -250,3 +250,51 @@ def optimization_barrier(operand: Any) -> Any:
         return tree_unflatten(tree, arrays)      # eager: nothing to reorder
     outs = bind(_prims["optimization_barrier"], *arrays, prevent_cse=True)
     return tree_unflatten(tree, list(outs))
+
+
+def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequence[int]
+           ) -> Any:
+    """``operands`` (an array or a pytree of arrays of one shape) folded over
+    ``dimensions`` with ``computation(accumulators, elements)`` from ``init_values``
+    (scalars, the same pytree). ``lax.add``/``mul``/``max``/``min`` (and ``bitwise_and``/
+    ``bitwise_or`` on booleans) from their identity are the differentiable reductions;
+    any other computation runs as a general reduction (XLA's, through reduce_window over
+    the whole extent of ``dimensions``)."""
+    from ..compiler.primitives.reductions import identity_of
+    from . import core as lax_core
+    from .windowed import reduce_window
+    leaves, tree = tree_flatten(operands)
+    inits, init_tree = tree_flatten(init_values)
+    if tree != init_tree:
+        raise ValueError(f"lax.reduce: operands and init_values must have the same tree "
+                         f"structure, got {tree} and {init_tree}{where()}")
+    if not leaves:
+        raise ValueError(f"lax.reduce: needs at least one operand{where()}")
+    leaves = [jnp.asarray(x) for x in leaves]
+    ndim = leaves[0].ndim
+    dims = tuple(sorted(operator.index(d) % max(ndim, 1) for d in dimensions))
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"lax.reduce: dimensions {tuple(dimensions)} repeat a dimension"
+                         f"{where()}")
+    if len(leaves) == 1:
+        x, init = leaves[0], inits[0]
+        kinds = {id(lax_core.add): ("sum", jnp.sum), id(lax_core.mul): ("prod", jnp.prod),
+                 id(lax_core.max): ("max", jnp.max), id(lax_core.min): ("min", jnp.min)}
+        if x.dtype == np.bool_:
+            from .ops import bitwise_and, bitwise_or
+            kinds.update({id(bitwise_and): ("and", jnp.all), id(bitwise_or): ("or", jnp.any)})
+        found = kinds.get(id(computation))
+        if found is not None and not isinstance(init, Tracer):
+            kind, reducer = found
+            value = np.asarray(init)
+            if value.shape == () and value == identity_of(kind, x.dtype):
+                return tree_unflatten(tree, [reducer(x, axis=dims).astype(x.dtype)])
+    shape = leaves[0].shape
+    window = tuple(shape[d] if d in dims else 1 for d in range(ndim))
+    if any(shape[d] == 0 for d in dims):         # nothing to fold: the initial values
+        kept = tuple(s for d, s in enumerate(shape) if d not in dims)
+        return tree_unflatten(tree, [jnp.full(kept, i, x.dtype)
+                                     for i, x in zip(inits, leaves, strict=True)])
+    out = reduce_window(tree_unflatten(tree, leaves), init_values, computation, window)
+    kept = tuple(s for d, s in enumerate(shape) if d not in dims)
+    return tree_map(lambda o: jnp.reshape(o, kept), out)
