@@ -35,6 +35,9 @@ from . import extra as _extra  # noqa: E402
 from .extra import *  # noqa: E402,F401,F403
 
 __all__ += _extra.__all__
+from .solves import custom_linear_solve, custom_root  # noqa: E402,F401
+
+__all__ += ["custom_linear_solve", "custom_root"]
 from . import gather_scatter as _gather_scatter  # noqa: E402
 from .gather_scatter import *  # noqa: E402,F401,F403
 
