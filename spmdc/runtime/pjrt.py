@@ -354,9 +354,23 @@ def result_handler(shape: tuple[int, ...], dtype: np.dtype, devs: tuple[Device, 
                                      committed=True, _skip_checks=True)
 
 
-def execute_one(exe: Executable, args: list[Buffer]) -> list[Buffer]:
-    """Run a single-replica ``exe`` on one buffer per argument; one buffer per output."""
-    return [outs[0] for outs in _launch(exe, args)]
+def execute_one(exe: Executable, args: list[Buffer], handlers: list[Any]) -> list[Buffer]:
+    """Run a single-replica ``exe`` on one buffer per argument; one buffer per output,
+    made by ``handlers`` (``one_device_handler``): placed as ``put`` places values, so
+    that a result passed to the next call is an argument the C++ dispatcher accepts
+    (Note [C++ dispatch]), whatever produced it."""
+    if _waiting and id(exe) in _waiting:
+        results = exe.execute_sharded(args, with_tokens=True)
+        results.consume_token().block_until_ready()     # its effects have run
+        return results.consume_with_handlers(handlers)
+    return exe.execute_sharded(args).consume_with_handlers(handlers)
+
+
+@functools.lru_cache(maxsize=4096)
+def one_device_handler(shape: tuple[int, ...], dtype: np.dtype, device: Device) -> Any:
+    """What makes a single-device result buffer, with ``put``'s sharding."""
+    return _jax.array_result_handler(_aval(shape, np.dtype(dtype)), _sharding(device),
+                                     committed=True, _skip_checks=True)
 
 
 def output_tiles(exe: Executable) -> list[tuple[list[int], list[int], bool] | None]:

@@ -71,7 +71,7 @@ def _leaf_signature(x: Any) -> Any:
 class _Entry:
     """One compiled specialisation of a jitted function."""
     __slots__ = ("executable", "device", "func", "consts", "const_buffers", "in_types",
-                 "out_types", "out_weak", "out_tree", "n_args", "donated")
+                 "out_types", "out_weak", "out_tree", "n_args", "donated", "handlers")
 
     def __init__(self, executable: Executable, func: Func, consts: list[Any],
                  out_weak: list[bool], out_tree: Any, n_args: int,
@@ -87,6 +87,8 @@ class _Entry:
         self.out_tree = out_tree
         self.n_args = n_args
         self.donated = donated      # the arguments a launch consumes (Note [donation])
+        self.handlers = [pjrt.one_device_handler(t.shape, t.dtype, self.device)
+                         for t in func.out_types]
 
     def __call__(self, leaves: Sequence[Any]) -> Any:
         # The hot path of every jit call (Note [dispatch fast path]): an Array already on
@@ -102,7 +104,8 @@ class _Entry:
             check_donations(leaves, self.donated)
         # the executable takes the captured constants first (see Jitted._compile)
         try:
-            outs = pjrt.execute_one(self.executable.exe, self.const_buffers + bufs)
+            outs = pjrt.execute_one(self.executable.exe, self.const_buffers + bufs,
+                                    self.handlers)
         except Exception as e:
             raise_if_deleted(leaves, e)
             raise
