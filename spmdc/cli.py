@@ -305,6 +305,21 @@ def hlo_collectives(text: str) -> list[dict[str, Any]]:
     return out
 
 
+def compilation_cache_status(lowered: Any) -> dict[str, Any]:
+    """Whether a persistent compilation cache is on and, if so, whether compiling
+    ``lowered`` loaded it from there (Note [persistent compilation cache])."""
+    from .runtime import cache, pjrt
+    store = cache.cache()
+    if store is None:
+        return {"enabled": False, "directory": None, "hit": None}
+    compiled = lowered.compile()
+    entry = getattr(compiled, "_entry", None) or getattr(lowered, "_entry", None)
+    exe = getattr(entry, "exe", None) or getattr(getattr(entry, "executable", None), "exe",
+                                                 None)
+    return {"enabled": True, "directory": store.directory,
+            "hit": None if exe is None else pjrt.from_cache(exe)}
+
+
 def _stats_text(name: str, st: dict[str, Any], style: _Style) -> str:
     lines = [style(f"== {name} ==", "1")]
     total = sum(st["equations"].values())
@@ -388,13 +403,19 @@ def _dump(opts: argparse.Namespace, lowered: Any, style: _Style) -> int:
         # (Note [jit over sharded arrays]).
         inserted = (hlo_collectives(lowered.optimized_hlo())
                     if getattr(lowered, "partitioned", False) else None)
+        cached = compilation_cache_status(lowered)
         if as_json:
             print(json.dumps({"mesh": [list(m) for m in mesh],
                               "stages": [{"name": n, **s} for n, s in result],
+                              "compilation_cache": cached,
                               **({"partitioner": inserted} if inserted is not None else {})},
                              indent=1))
         else:
             print("\n".join(_stats_text(n, s, style) for n, s in result))
+            print("persistent compilation cache: " + (
+                "off (set SPMDC_CACHE_DIR to keep compiled programs)" if not cached["enabled"]
+                else f"{cached['directory']}: this program was "
+                     + ("loaded from it" if cached["hit"] else "compiled (and stored)")))
             if inserted is not None:
                 print(style("== optimized_hlo: collectives XLA's partitioner inserted ==", "1"))
                 for c in inserted:

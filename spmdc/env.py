@@ -1,6 +1,6 @@
 """The SPMDC_* environment variables, parsed strictly.
 
-Every variable spmdc reads is read here, by one of two parsers, so that each one accepts
+Every variable spmdc reads is read here, by one of these parsers, so that each one accepts
 the same spellings and a mistake is an error naming the variable rather than a silent
 default (``SPMDC_ENABLE_X64=on`` once meant *off*):
 
@@ -9,6 +9,7 @@ default (``SPMDC_ENABLE_X64=on`` once meant *off*):
   unset variable; case and surrounding blanks do not matter (JAX's ``bool_env`` accepts
   the same words). Anything else raises ``EnvironmentVariableError``.
 - ``positive_int``: a decimal integer >= 1; unset or empty means the default.
+- ``path``: a directory; unset or empty means none.
 
 This module imports nothing from spmdc, so every layer (the compiler included) may use it.
 """
@@ -16,12 +17,14 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["EnvironmentVariableError", "flag", "positive_int", "VARIABLES"]
+__all__ = ["EnvironmentVariableError", "flag", "positive_int", "path", "VARIABLES"]
 
 VARIABLES = {
     "SPMDC_CPU_DEVICES": "how many virtual CPU devices the CPU client creates (default 8)",
     "SPMDC_ENABLE_X64": "keep float64/int64 instead of converting them to 32 bits",
     "SPMDC_CHECKS": "run the IR verifier after every pass",
+    "SPMDC_CACHE_DIR": "keep compiled programs in this directory (a persistent cache)",
+    "SPMDC_CACHE_MAX_BYTES": "the persistent cache's size bound (default 1 GiB)",
 }
 """Every variable spmdc reads, with what it does (the README lists the same)."""
 
@@ -46,6 +49,12 @@ def flag(name: str, default: bool = False) -> bool:
     raise EnvironmentVariableError(
         f"environment variable {name}={raw!r} is not a boolean: use 1/true/yes/on to turn "
         "it on, or 0/false/no/off (or leave it empty or unset) to turn it off")
+
+
+def path(name: str) -> str | None:
+    """The directory variable ``name``: its value, or None when unset or empty."""
+    raw = os.environ.get(name)
+    return raw if raw and raw.strip() else None
 
 
 def positive_int(name: str, default: int) -> int:

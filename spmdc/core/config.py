@@ -22,6 +22,7 @@ used as a context manager (as JAX's is) and global when set with ``config.update
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -99,7 +100,22 @@ def _set_cpu_devices(name: str, value: Any) -> None:
     pjrt.set_cpu_device_count(value)
 
 
+def _set_cache_dir(name: str, value: Any) -> None:
+    if value is not None and not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"config option {name} takes a directory path or None, got "
+                        f"{value!r}")
+    from ..runtime import cache
+    cache.set_directory(value)
+
+
+def _read_cache_dir() -> Any:
+    from ..runtime import cache
+    store = cache.cache()
+    return None if store is None else store.directory
+
+
 _OPTIONS: dict[str, tuple[Callable[[str, Any], None], Callable[[], Any]]] = {
+    "jax_compilation_cache_dir": (_set_cache_dir, _read_cache_dir),
     "jax_enable_x64": (_set_x64, dtypes.x64_enabled),
     "jax_disable_jit": (_set_flag, lambda: _global["jax_disable_jit"]),
     "jax_debug_nans": (_set_flag, lambda: _global["jax_debug_nans"]),

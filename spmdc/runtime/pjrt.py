@@ -20,6 +20,7 @@ from jaxlib import _jax
 from jaxlib import xla_client as xc
 
 from .. import env
+from . import cache as _cache
 
 # jaxlib's disassemble_into_single_device_arrays tries to import jax._src.sharding_impls
 # once per output shard. Without jax installed, each failed import walks sys.path (tens
@@ -215,6 +216,7 @@ _waiting: set[int] = set()
 
 def forget(exe: Executable) -> None:
     _waiting.discard(id(exe))
+    _from_cache.discard(id(exe))
 
 
 def compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any] = (),
@@ -252,8 +254,45 @@ def _compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any],
         return _off_the_main_thread(lambda: client().compile_and_load(
             module, _jax.DeviceList(tuple(devs)), options,
             host_callbacks=list(host_callbacks)))
-    return _off_the_main_thread(
-        lambda: client().compile_and_load(module, _jax.DeviceList(tuple(devs)), options))
+    store = _cache.cache() if isinstance(module, str) else None
+    if store is None:
+        return _off_the_main_thread(
+            lambda: client().compile_and_load(module, _jax.DeviceList(tuple(devs)), options))
+    return _cached_compile(store, module, devs, options, ids)
+
+
+# (Note [persistent compilation cache] in runtime/cache.py)
+_from_cache: set[int] = set()
+
+
+def _cached_compile(store: Any, module: str, devs: Sequence[Device], options: Any,
+                    ids: np.ndarray) -> Any:
+    import jaxlib
+    c = client()
+    key = _cache.key_of([module.encode(), jaxlib.__version__.encode(), c.platform.encode(),
+                         c.platform_version.encode(), ids.tobytes(),
+                         options.SerializeAsString()])
+    payload = store.get(key)
+    if payload is not None:
+        try:
+            exe = c.deserialize_executable(payload, _jax.DeviceList(tuple(devs)), options)
+        except Exception:          # noqa: BLE001  (not loadable: compile and replace it)
+            store.invalid(key)
+        else:
+            _from_cache.add(id(exe))
+            return exe
+    exe = _off_the_main_thread(
+        lambda: c.compile_and_load(module, _jax.DeviceList(tuple(devs)), options))
+    try:
+        store.put(key, c.serialize_executable(exe))
+    except Exception:              # noqa: BLE001  (an executable jaxlib cannot serialize)
+        pass
+    return exe
+
+
+def from_cache(exe: Executable) -> bool:
+    """Whether ``exe`` was loaded from the persistent compilation cache."""
+    return id(exe) in _from_cache
 
 
 # Note [LAPACK custom calls]
