@@ -118,3 +118,23 @@ def test_linspace_ends_exactly_at_stop_so_histograms_keep_the_maximum():
                                             axis=1), [[0, 0.5, 1], [1, 3, 5]])
     values, step = jnp.linspace(2.0, 3.0, 5, retstep=True)
     assert float(step) == 0.25 and np.asarray(values)[-1] == 3.0
+
+
+def test_host_io_and_printing_names(tmp_path):
+    import io
+    x = jnp.arange(3.0)
+    buf = io.BytesIO()
+    jnp.save(buf, np.asarray(x))
+    buf.seek(0)
+    loaded = jnp.load(buf)
+    assert isinstance(loaded, spmdc.Array) and np.array_equal(loaded, [0, 1, 2])
+    np.savez(tmp_path / "a.npz", a=np.ones(2))
+    assert np.array_equal(jnp.load(tmp_path / "a.npz")["a"], [1, 1])
+    np.testing.assert_array_equal(jnp.frombuffer(b"\x01\x02", dtype=np.uint8), [1, 2])
+    np.testing.assert_array_equal(jnp.fromstring("1 2 3", sep=" "), [1, 2, 3])
+    np.testing.assert_array_equal(jnp.from_dlpack(np.arange(4)), np.arange(4))
+    with pytest.raises(ValueError, match="copy=False"):
+        jnp.from_dlpack(np.arange(4), copy=False)
+    with jnp.printoptions(precision=2):
+        assert "3.14" in repr(jnp.asarray(np.pi)) and "3.142" not in repr(jnp.asarray(np.pi))
+    assert jnp.array_str(np.asarray(x)) == "[0. 1. 2.]"

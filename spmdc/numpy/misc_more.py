@@ -23,7 +23,9 @@ from .shape_ops import concatenate, moveaxis, reshape, stack
 
 __all__ = ["array_equiv", "block", "histogram2d", "histogramdd", "vecdot", "matvec",
            "vecmat", "isdtype", "einsum_path", "character", "flexible", "object_",
-           "ComplexWarning"]
+           "ComplexWarning", "array_repr", "array_str", "save", "savez", "load", "frombuffer",
+           "fromstring", "from_dlpack", "get_printoptions", "printoptions",
+           "set_printoptions"]
 
 character, flexible, object_ = np.character, np.flexible, np.object_
 ComplexWarning = np.exceptions.ComplexWarning
@@ -194,3 +196,47 @@ def einsum_path(subscripts: str, *operands: Any, optimize: Any = "auto"
     _, text = np.einsum_path(subscripts, *views, optimize=["einsum_path", *path])
     return path, text
 
+
+
+# --- host I/O and printing: NumPy's, as JAX re-exports them -----------------------------------
+
+array_repr, array_str, save, savez = np.array_repr, np.array_str, np.save, np.savez
+get_printoptions, printoptions, set_printoptions = (np.get_printoptions, np.printoptions,
+                                                    np.set_printoptions)
+
+
+def load(file: Any, *args: Any, **kwargs: Any) -> Any:
+    """``np.load``, its array (bfloat16 restored from its 2-byte void form) as an Array;
+    other results (an ``.npz`` archive, pickled objects) as NumPy gives them."""
+    out = np.load(file, *args, **kwargs)
+    if isinstance(out, np.ndarray):
+        if out.dtype == "V2":
+            out = out.view(dtypes.canonicalize("bfloat16"))
+        try:
+            return asarray(out)
+        except (TypeError, ValueError):           # a dtype spmdc has no array of
+            return out
+    return out
+
+
+def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0) -> Any:
+    """An Array of the values in ``buffer`` (bytes or any buffer)."""
+    return asarray(np.frombuffer(buffer=buffer, dtype=dtype, count=count, offset=offset))
+
+
+def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) -> Any:
+    """An Array of the numbers in ``string`` separated by ``sep``."""
+    return asarray(np.fromstring(string, dtype=dtype, count=count, sep=sep))
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
+    """An Array from an object with ``__dlpack__`` (a copy onto the device: spmdc's
+    buffers are its own, so ``copy=False`` cannot be honoured and is an error)."""
+    if copy is False:
+        raise ValueError(f"from_dlpack: copy=False asks to share the memory, which spmdc "
+                         f"cannot; use copy=None or True{_where()}")
+    value = np.from_dlpack(x)
+    if device is None:
+        return asarray(value)
+    from ..core.devices import device_put
+    return device_put(np.array(value), device)
