@@ -24,8 +24,6 @@ LINALG = "pending: linalg"
 CONV = "pending: conv"
 TODO = "not yet implemented"
 NARROW = "narrow ml_dtypes types (4/6/8-bit floats, sub-byte ints): spmdc does not carry them"
-EIG = ("needs the eigenvalues of a non-symmetric matrix (LAPACK geev), which spmdc does not "
-       "compute yet")
 HOST = ("reads a file or an iterator (impure): JAX leaves it unimplemented too; use "
         "jnp.asarray(np.fromfile(...))")
 PRIMITIVE = "internal: primitive object (spmdc keeps its primitives in spmdc.compiler)"
@@ -37,9 +35,6 @@ def _because(reason: str, names: str) -> dict[str, str]:
 
 EXCLUDED: dict[str, dict[str, str]] = {
     "jax.numpy": {
-        **_because(EIG, """
-            roots
-            """),
         **_because(NARROW, """
             float4_e2m1fn float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz
             float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2
@@ -60,11 +55,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             shape_as_value stage zeta
             """),
     },
-    "jax.numpy.linalg": {
-        **_because(EIG, """
-            eig eigvals
-            """),
-    },
+    "jax.numpy.linalg": {},
     "jax.scipy.linalg": {
         **_because(TODO, """
             eigh_tridiagonal funm hessenberg polar qr_multiply rsf2csf schur

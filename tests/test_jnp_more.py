@@ -122,7 +122,6 @@ def test_bad_arguments_are_clear_errors():
         (lambda: jnp.gcd(1.5, 2), ValueError, "must be integers"),
         (lambda: jnp.packbits(a.astype(np.float32)), TypeError, "integer or boolean"),
         (lambda: jnp.unpackbits(a), TypeError, "uint8"),
-        (lambda: jnp.poly(np.eye(3)), ValueError, "eigenvalues"),
         (lambda: jnp.polyfit(a, a, -1), ValueError, "deg"),
         (lambda: jnp.choose(a, [a, a]), ValueError, "invalid entry"),
         (lambda: jnp.unique(np.zeros(0), size=3), ValueError, "fill_value"),

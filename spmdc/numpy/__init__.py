@@ -306,7 +306,7 @@ from .misc_more import (  # noqa: F401
     vecdot,
     vecmat,
 )
-from .polynomial import poly, polydiv, polyfit  # noqa: F401
+from .polynomial import poly, polydiv, polyfit, roots  # noqa: F401
 from .products import (  # noqa: F401
     dot,
     inner,

@@ -2,10 +2,9 @@
 primitives of compiler/primitives/linalg.py and linalg_decomp.py, and the functions built
 on them, with JAX 0.10.2's signatures and formulas.
 
-Real float32/float64 matrices only: jaxlib's complex LAPACK kernels exist, but spmdc has
-no complex conjugate in its IR yet, so a complex operand is a clear TypeError. ``eig`` and
-``eigvals`` (nonsymmetric eigenproblems) are absent: their results are complex. Missing
-besides: ``qr(mode='raw')`` (a clear error).
+Real float32/float64 matrices only, but for ``eig``/``eigvals`` (LAPACK's geev, which
+also takes complex matrices; results are complex, and not differentiable yet: a clear
+error). Missing besides: ``qr(mode='raw')`` (a clear error).
 """
 from __future__ import annotations
 
@@ -48,7 +47,7 @@ __all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "
            "svdvals", "eigh", "eigvalsh", "inv", "solve", "det", "slogdet", "lstsq", "pinv",
            "norm", "vector_norm", "matrix_norm", "matrix_power", "matrix_rank", "cond",
            "multi_dot", "cross", "outer", "tensordot", "trace", "matmul", "matrix_transpose",
-           "vecdot", "diagonal", "tensorinv", "tensorsolve"]
+           "vecdot", "diagonal", "tensorinv", "tensorsolve", "eig", "eigvals"]
 
 
 def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = False) -> Any:
@@ -348,3 +347,32 @@ def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
         raise ValueError("Input arrays must have prod(a.shape[:b.ndim]) == "
                          f"prod(a.shape[b.ndim:]); got a.shape={a.shape}, b.ndim={b.ndim}.")
     return solve(a.reshape((b.size, int(np.prod(out_shape)))), ravel(b)).reshape(out_shape)
+
+
+def _eig_operand(op: str, a: Any) -> Any:
+    from ..core import dtypes
+    a = asarray(a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"{op}: the argument must have shape [..., n, n], got {a.shape}")
+    if not dtypes.is_inexact(a.dtype):
+        a = a.astype(dtypes.default_float())
+    return a
+
+
+def eig(a: Any) -> tuple[Any, Any]:
+    """The eigenvalues and right eigenvectors (columns) of general square matrices,
+    complex (LAPACK's geev). Not differentiable yet."""
+    from ..compiler.primitives.core import registry
+    from ..core.tracing import bind
+    w, v = bind(registry["eig"], _eig_operand("eig", a), compute_left=False,
+                compute_right=True)
+    return w, v
+
+
+def eigvals(a: Any) -> Any:
+    """The (complex) eigenvalues of general square matrices."""
+    from ..compiler.primitives.core import registry
+    from ..core.tracing import bind
+    (w,) = bind(registry["eig"], _eig_operand("eigvals", a), compute_left=False,
+                compute_right=False)
+    return w

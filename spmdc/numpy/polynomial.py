@@ -1,8 +1,7 @@
 """Polynomials beyond the arithmetic of stats_extra.py, as JAX writes them: ``poly``
-(coefficients from roots), ``polydiv`` and ``polyfit`` (least squares on a scaled
-Vandermonde matrix, with ``full``, weights and the covariance). ``roots`` and ``poly`` of
-a square matrix need the eigenvalues of a non-symmetric matrix, which spmdc does not
-compute yet: ``poly`` of a matrix is a clear error, and ``roots`` is absent."""
+(coefficients from roots, or a square matrix's characteristic polynomial), ``polydiv``,
+``polyfit`` (least squares on a scaled Vandermonde matrix, with ``full``, weights and the
+covariance) and ``roots`` (the eigenvalues of the companion matrix)."""
 from __future__ import annotations
 
 import operator
@@ -20,7 +19,7 @@ from .products import dot, outer
 from .shape_extra import vander
 from .shape_ops import atleast_1d
 
-__all__ = ["poly", "polydiv", "polyfit"]
+__all__ = ["poly", "polydiv", "polyfit", "roots"]
 
 
 def _inexact(*xs: Any) -> list[Any]:
@@ -36,9 +35,8 @@ def poly(seq_of_zeros: Any) -> Any:
     (zs,) = _inexact(seq_of_zeros)
     zs = atleast_1d(zs)
     if zs.ndim == 2 and zs.shape[0] == zs.shape[1] and zs.shape[0] != 0:
-        raise ValueError(f"poly: the characteristic polynomial of a matrix needs its "
-                         f"(non-symmetric) eigenvalues, which spmdc does not compute yet; "
-                         f"pass the roots as a 1-d array{_where()}")
+        from .linalg import eigvals
+        zs = eigvals(zs)
     if zs.ndim != 1:
         raise ValueError(f"poly: the input must be 1-d or a non-empty square matrix, got "
                          f"shape {zs.shape}{_where()}")
@@ -124,3 +122,44 @@ def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = F
     if y.ndim == 1:
         return c, base * atleast_1d(fac)[None]
     return c, base[:, :, None] * atleast_1d(fac)[None, None, :]
+
+
+def _roots_no_zeros(p: Any) -> Any:
+    from .arrays_extra import diag
+    from .linalg import eigvals
+    c = np.complex128 if p.dtype in (np.float64, np.complex128) else np.complex64
+    if p.shape[0] < 2:
+        return asarray(np.zeros((0,), c))
+    companion = diag(ones((p.shape[0] - 2,), p.dtype), -1)
+    companion = companion.at[0, :].set(-p[1:] / p[0])
+    return eigvals(companion)
+
+
+def roots(p: Any, *, strip_zeros: bool = True) -> Any:
+    """The roots of the polynomial with coefficients ``p`` (highest power first), complex.
+    Leading zeros are stripped (reading ``p``'s values); with ``strip_zeros=False`` (for
+    use under jit) each leading zero gives a NaN root instead."""
+    from .core import where
+    from .reductions import all as jnp_all
+    from .reductions import argmin
+    from .sorting import argsort
+    (p,) = _inexact(p)
+    p = atleast_1d(p)
+    if p.ndim != 1:
+        raise ValueError(f"roots: the coefficients must be 1-d, got shape {p.shape}{_where()}")
+    c = np.complex128 if p.dtype in (np.float64, np.complex128) else np.complex64
+    if p.shape[0] < 2:
+        return asarray(np.zeros((0,), c))
+    leading = where(jnp_all(p == 0), p.shape[0], argmin(p == 0))
+    if strip_zeros:
+        if isinstance(p, Tracer):
+            raise TypeError(f"roots: stripping leading zeros reads the coefficients' values;"
+                            f" under jit pass strip_zeros=False (leading zeros then give "
+                            f"NaN roots){_where()}")
+        return _roots_no_zeros(p[int(leading):])
+    from .arrays_extra import roll
+    p = where(p.shape[0] == leading, 1.0, p)
+    r = _roots_no_zeros(roll(p, -leading))
+    r = r[argsort(r == 0, stable=True)]
+    return where(np.arange(r.shape[0]) < r.shape[0] - leading, r,
+                 asarray(complex(np.nan, np.nan), r.dtype))
