@@ -294,14 +294,18 @@ def matrix_transpose(x: Any, /) -> Any:
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
-    from .products import check_precision
-    check_precision("vecdot", precision)
+    from .einsum_impl import einsum
     x1, x2 = asarray(x1), asarray(x2)
     if x1.shape[axis] != x2.shape[axis]:
         raise ValueError(f"axes must match; got shapes {x1.shape} and {x2.shape} with "
                          f"{axis=}")
-    out = sum(moveaxis(x1, axis, -1) * moveaxis(x2, axis, -1), axis=-1)
-    return out if preferred_element_type is None else out.astype(preferred_element_type)
+    # NumPy's vecdot conjugates the first operand
+    x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
+    if np.issubdtype(x1.dtype, np.complexfloating):
+        from .complex_ops import conj
+        x1 = conj(x1)
+    return einsum("...i,...i->...", x1, x2, precision=precision,
+                  preferred_element_type=preferred_element_type)
 
 
 def diagonal(x: Any, /, *, offset: int = 0) -> Any:
