@@ -260,3 +260,11 @@ def test_preferred_element_type_follows_jax():
     assert got.dtype == np.uint32 and int(got) == 1
     with pytest.raises(TypeError, match="must not be narrower"):
         jnp.dot(np.ones(2, np.int32), np.ones(2, np.int32), preferred_element_type=np.int16)
+
+
+def test_multi_dot_and_vecdot_lower_the_precision():
+    a, b, c = X, Y, np.ones((4, 2), np.float32)
+    text = lowered(lambda a, b, c: jnp.linalg.multi_dot([a, b, c], precision="highest"), a, b, c)
+    assert precisions(text) == ["HIGHEST, HIGHEST"] * 2
+    text = lowered(lambda a, b: jnp.vecdot(a, b, precision="high"), X, X)
+    assert set(precisions(text)) == {"HIGH, HIGH"}

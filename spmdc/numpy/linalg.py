@@ -222,7 +222,7 @@ def multi_dot(arrays: Any, *, precision: Any = None) -> Any:
     """The product of a chain of matrices (the first may be 1-D, and the last), evaluated
     in the order that needs the fewest multiplications."""
     from .products import check_precision
-    check_precision("multi_dot", precision)
+    check_precision("multi_dot", precision)         # checked here, honoured by each matmul
     arrays = [asarray(a) for a in arrays]
     if len(arrays) < 2:
         raise ValueError("multi_dot: expecting at least two arrays")
@@ -250,7 +250,8 @@ def multi_dot(arrays: Any, *, precision: Any = None) -> Any:
                 for s in range(i, j))[1]
 
     def chain(i: int, j: int) -> Any:
-        return arrays[i] if i == j else matmul(chain(i, split[i][j]), chain(split[i][j] + 1, j))
+        return arrays[i] if i == j else matmul(chain(i, split[i][j]),
+                                               chain(split[i][j] + 1, j), precision=precision)
     out = chain(0, k - 1)
     if first_vec:
         out = out[0]
