@@ -268,3 +268,12 @@ def test_multi_dot_and_vecdot_lower_the_precision():
     assert precisions(text) == ["HIGHEST, HIGHEST"] * 2
     text = lowered(lambda a, b: jnp.vecdot(a, b, precision="high"), X, X)
     assert set(precisions(text)) == {"HIGH, HIGH"}
+
+
+def test_products_keep_their_keyword_arguments():
+    # regression: the preferred_element_type wrapper dropped tensordot's axes= keyword
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_allclose(jnp.tensordot(a, a, axes=([1, 2], [1, 2]), precision="highest"),
+                               np.tensordot(a, a, axes=([1, 2], [1, 2])), rtol=1e-6)
+    assert jnp.tensordot.__name__ == "tensordot" and "axes" in str(
+        __import__("inspect").signature(jnp.tensordot))

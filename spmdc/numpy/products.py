@@ -6,6 +6,7 @@ Part of spmdc.numpy, which re-exports every name defined here."""
 from __future__ import annotations
 
 import builtins
+import functools
 from typing import Any
 
 import numpy as np
@@ -68,13 +69,12 @@ def _prepare(op: str, x: Any, y: Any, precision: Any,
 def _preferred(fn: Any) -> Any:
     """A product whose result is converted to ``preferred_element_type`` if it is not
     already in it (floating operands with an integer type; see preferred_operands)."""
+    @functools.wraps(fn)
     def product(x: Any, y: Any, *args: Any, precision: Any = None,
-                preferred_element_type: Any = None) -> Any:
+                preferred_element_type: Any = None, **kwargs: Any) -> Any:
         out = fn(x, y, *args, precision=precision,
-                 preferred_element_type=preferred_element_type)
+                 preferred_element_type=preferred_element_type, **kwargs)
         return preferred_result(out, preferred_element_type)
-    product.__name__ = product.__qualname__ = fn.__name__
-    product.__doc__ = fn.__doc__
     return product
 
 
