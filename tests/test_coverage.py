@@ -31,7 +31,8 @@ ACCURACY = ("accuracy= of transcendental functions (StableHLO's result_accuracy)
             "honoured by spmdc's lowering, so the option types are left out, not ignored")
 TOKENS = ("tokens order side effects in JAX (and are deprecated there); spmdc orders its "
           "effects without them")
-RAGGED = "ragged (grouped) dots and all_to_all over ragged groups: not implemented yet"
+RAGGED = ("the general ragged dot (ragged contracting and batch modes) and all_to_all over "
+          "ragged groups: not implemented yet (lax.ragged_dot, the grouped matmul, is)")
 RNG_BITS = ("XLA's own stateless/stateful generators (rng_bit_generator, rng_uniform): spmdc "
             "has no NumPy reference for their bits; spmdc.random gives JAX's threefry bits")
 VMA_CAST = ("casts between the varying/reduced/unreduced states of JAX's typed replication "
@@ -73,7 +74,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(ACCURACY, "AccuracyMode Tolerance"),
         **_because(TOKENS, "after_all create_token"),
         **_because(RAGGED, """
-            RaggedDotDimensionNumbers ragged_all_to_all ragged_dot ragged_dot_general
+            RaggedDotDimensionNumbers ragged_all_to_all ragged_dot_general
             """),
         **_because(RNG_BITS, "RandomAlgorithm rng_bit_generator rng_uniform"),
         **_because(VMA_CAST, "pcast"),

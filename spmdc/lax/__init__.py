@@ -52,3 +52,6 @@ from ..core.precision import (  # noqa: E402,F401
 
 __all__ += ["DotAlgorithm", "DotAlgorithmPreset", "DotDimensionNumbers", "Precision",
             "PrecisionLike"]
+from .ragged import ragged_dot  # noqa: E402,F401
+
+__all__ += ["ragged_dot"]
