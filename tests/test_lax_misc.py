@@ -369,3 +369,20 @@ def test_ragged_dot_vmap_precision_and_errors():
         lax.ragged_dot(lhs[0], rhs[0], np.array([1, 2, 2], np.int32))
     with pytest.raises(TypeError, match="integers"):
         lax.ragged_dot(lhs[0], rhs[0], np.array([1.0, 4.0], np.float32))
+
+
+def test_pbroadcast_over_mesh_axes_in_shard_map():
+    mesh = spmdc.make_mesh((2, 4), ("x", "y"))
+    a = np.arange(8 * 3, dtype=np.float32).reshape(8, 3)
+
+    rows = P(("x", "y"))
+
+    def sm(f, out=rows):
+        return spmdc.shard_map(f, mesh=mesh, in_specs=rows, out_specs=out)
+    both = sm(lambda v: lax.pbroadcast(v, ("x", "y"), 5))(a)       # member 5 of all 8
+    np.testing.assert_array_equal(both, np.broadcast_to(a[5], a.shape))
+    inner = sm(lambda v: lax.pbroadcast(v, "y", 2))(a)            # member 2 of each row
+    np.testing.assert_array_equal(inner, a[[2, 2, 2, 2, 6, 6, 6, 6]])
+    # the result is the same on every member: replicated, so out_specs may say so
+    np.testing.assert_array_equal(sm(lambda v: lax.pbroadcast(v, ("x", "y"), 5), P())(a),
+                                  a[5:6])
