@@ -15,7 +15,7 @@ from . import compiler, lax, numpy, random, tree_util  # noqa: E402,F401
 from . import numpy_mapped as _numpy_mapped  # noqa: E402
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
 from .core.abstract import ShapedArray, ShapeDtypeStruct, typeof  # noqa: E402,F401
-from .core.config import config, disable_jit, enable_x64  # noqa: E402
+from .core.config import config, default_matmul_precision, disable_jit, enable_x64  # noqa: E402
 from .core.devices import (  # noqa: E402
     block_until_ready,
     device_count,
@@ -91,7 +91,8 @@ __all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "jacrev", "jacobian", "hessian", "jvp", "linearize", "jacfwd", "linear_transpose",
            "float0", "custom_jvp", "custom_vjp", "closure_convert", "checkpoint", "remat",
            "checkpoint_policies", "ad_checkpoint", "config", "disable_jit", "enable_x64",
-           "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes", "test_util", "tree",
+           "default_matmul_precision", "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes",
+           "test_util", "tree",
            "default_backend", "process_index", "process_count", "sharding", "make_mesh",
            "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard", "debug",
            "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call"]

@@ -28,6 +28,7 @@ UNUSED_OK = {
     ("lax", "FftType"): "an enum.IntEnum: the constructor is Python's Enum machinery",
     ("jnp", "unique"): "sorted=False allows the values in any order, and sorted ones are one "
                        "(as in JAX, which also always sorts)",
+    ("lax", "DotAlgorithmPreset"): "an enum.Enum: the constructor is Python's Enum machinery",
 }
 
 

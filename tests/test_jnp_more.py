@@ -9,7 +9,7 @@ import os
 import jnp_more_cases
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spmdc
@@ -48,6 +48,7 @@ def test_matches_jax(name):
                                        equal_nan=True, err_msg=f"{name} output {k}")
 
 
+@settings(max_examples=8)     # each example compiles the size= forms: keep the suite fast
 @given(st.lists(st.integers(-5, 5), min_size=0, max_size=12),
        st.lists(st.integers(-5, 5), min_size=0, max_size=8))
 def test_set_operations_match_numpy(a, b):

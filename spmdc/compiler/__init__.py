@@ -18,6 +18,7 @@ from .primitives import (  # noqa: F401  (registration)
     linalg,  # noqa: F401  (registration)
     linalg_decomp,  # noqa: F401  (registration)
     linalg_eig,  # noqa: F401  (registration)
+    misc,  # noqa: F401  (registration)
     reductions,
     remat,  # noqa: F401  (registration)
     scan,  # noqa: F401  (registration)

@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 
 from ..runtime import pjrt
-from . import dtypes
+from . import dtypes, precision
 from .tree import keystr, tree_leaves_with_path
 
 __all__ = ["config", "Config", "enable_x64", "disable_jit", "runtime_checks",
-           "disable_jit_enabled", "debug_nans_enabled"]
+           "disable_jit_enabled", "debug_nans_enabled", "default_matmul_precision"]
 
 dtypes.on_x64_change(pjrt.set_x64_state)
 
@@ -51,6 +51,8 @@ _lock = threading.Lock()
 
 def _refresh() -> None:
     on = [name for name in ("jax_disable_jit", "jax_debug_nans") if _global[name]]
+    if precision.default_precision() is not None:     # See Note [default precision]
+        on.append("jax_default_matmul_precision")
     if _contexts[0]:
         on.append("disable_jit context")
     # one list object, updated in place, so callers may hold a reference to it
@@ -78,6 +80,12 @@ def _set_x64(name: str, value: Any) -> None:
 
 def _set_flag(name: str, value: Any) -> None:
     _global[name] = _bool(name, value)
+    with _lock:
+        _refresh()
+
+
+def _set_default_precision(name: str, value: Any) -> None:
+    precision.set_default_precision(value)
     with _lock:
         _refresh()
 
@@ -122,6 +130,7 @@ _OPTIONS: dict[str, tuple[Callable[[str, Any], None], Callable[[], Any]]] = {
     "jax_platform_name": (_set_platform, lambda: "cpu"),
     "jax_platforms": (_set_platform, lambda: "cpu"),
     "jax_num_cpu_devices": (_set_cpu_devices, pjrt.device_count_env),
+    "jax_default_matmul_precision": (_set_default_precision, precision.default_precision),
 }
 
 
@@ -165,6 +174,22 @@ def enable_x64(new_val: bool = True) -> Iterator[None]:
         yield
     finally:
         dtypes.enable_x64(previous)
+
+
+@contextlib.contextmanager
+def default_matmul_precision(value: Any) -> Iterator[None]:
+    """Inside the block, dots and convolutions traced with ``precision=None`` use
+    ``value`` (a precision name such as 'highest', or None); see Note [default precision]
+    in core/precision.py. Process-wide, as spmdc's x64 setting is."""
+    previous = precision.set_default_precision(value)
+    with _lock:
+        _refresh()
+    try:
+        yield
+    finally:
+        precision._default[0] = previous
+        with _lock:
+            _refresh()
 
 
 @contextlib.contextmanager

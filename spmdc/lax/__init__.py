@@ -42,3 +42,16 @@ from . import gather_scatter as _gather_scatter  # noqa: E402
 from .gather_scatter import *  # noqa: E402,F401,F403
 
 __all__ += _gather_scatter.__all__
+from ..core.precision import (  # noqa: E402,F401
+    DotAlgorithm,
+    DotAlgorithmPreset,
+    DotDimensionNumbers,
+    Precision,
+    PrecisionLike,
+)
+
+__all__ += ["DotAlgorithm", "DotAlgorithmPreset", "DotDimensionNumbers", "Precision",
+            "PrecisionLike"]
+from .ragged import ragged_dot  # noqa: E402,F401
+
+__all__ += ["ragged_dot"]

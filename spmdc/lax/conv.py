@@ -16,6 +16,7 @@ import numpy as np
 
 from ..compiler.primitives.conv import dilate_dim
 from ..compiler.primitives.core import registry as _prims
+from ..compiler.primitives.reductions import with_precision
 from ..core import dtypes
 from ..core.tracing import bind
 
@@ -131,12 +132,15 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int],
     """General n-dimensional convolution with strides, padding, input (``lhs``) and kernel
     (``rhs``) dilation, dimension numbers and feature/batch groups, as XLA's Conv.
 
-    ``precision`` is checked; every convolution runs at the full precision of its dtype,
-    which meets every request. ``preferred_element_type`` converts both operands first
-    (so the result has that dtype). ``out_sharding`` must be None."""
+    ``precision`` becomes the lowered convolution's precision_config (on CPU every
+    convolution runs at the full precision of its dtype). ``preferred_element_type``
+    converts both operands first (so the result has that dtype). ``out_sharding`` must be None."""
     from ..numpy.core import asarray
     from ..numpy.products import check_precision
-    check_precision("conv_general_dilated", precision)
+    precision = check_precision("conv_general_dilated", precision)
+    if precision is not None and not isinstance(precision[0], str):
+        raise ValueError(f"conv_general_dilated: the dot algorithm {precision.preset} does "
+                         "not apply to convolutions; use a lax.Precision")
     if out_sharding is not None:
         raise ValueError("conv_general_dilated: out_sharding is not supported by spmdc; "
                          "leave it None")
@@ -185,7 +189,7 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int],
                 padding=padding, lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
                 dimension_numbers=(lhs_spec, rhs_spec, out_spec),
                 feature_group_count=int(feature_group_count),
-                batch_group_count=int(batch_group_count))
+                batch_group_count=int(batch_group_count), **with_precision(precision))
 
 
 def _check_preferred(have: np.dtype, want: np.dtype) -> None:

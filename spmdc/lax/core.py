@@ -199,16 +199,29 @@ def dot_general(x: Any, y: Any, dimension_numbers: Any, precision: Any = None,
                 preferred_element_type: Any = None) -> Any:
     """Contract ``x`` and ``y`` over the dimensions ``((x_contract, y_contract), (x_batch,
     y_batch))``; ``preferred_element_type`` is the dtype both are converted to first (and
-    so the result's), e.g. int8 operands accumulating in int32."""
-    from ..numpy.products import check_precision
-    check_precision("dot_general", precision)
+    so the result's), e.g. int8 operands accumulating in int32; floating operands with an
+    integer type are contracted as they are and the result converted, as in JAX.
+    ``precision`` (a lax.Precision, its string alias, a pair, or a dot algorithm) becomes
+    the lowered dot's precision_config (Note [dot precision], Note [dot algorithms])."""
+    from ..numpy.products import check_precision, preferred_operands, preferred_result
+    precision = check_precision("dot_general", precision)
     (xc, yc), (xb, yb) = dimension_numbers
-    x, y = _arr(x), _arr(y)
-    if preferred_element_type is not None:
-        want = dtypes.canonicalize(preferred_element_type)
-        x, y = x.astype(want), y.astype(want)
-    return bind(_prims["dot_general"], x, y, contract=(tuple(xc), tuple(yc)),
-                batch=(tuple(xb), tuple(yb)))
+    x, y = preferred_operands("dot_general", _arr(x), _arr(y), preferred_element_type)
+    out = _dot_general(x, y, ((tuple(xc), tuple(yc)), (tuple(xb), tuple(yb))), precision)
+    return preferred_result(out, preferred_element_type)
+
+
+def _dot_general(x: Any, y: Any, dimension_numbers: Any, precision: Any) -> Any:
+    from ..compiler.primitives.reductions import with_precision
+    from ..core.precision import Algorithm, dot_operands
+    contract, batch = dimension_numbers
+    if isinstance(precision, Algorithm):            # See Note [dot algorithms]
+        x, y, out = dot_operands("dot_general", x, y, precision)
+        z = bind(_prims["dot_general"], x, y, contract=contract, batch=batch,
+                 **with_precision(("DEFAULT", "DEFAULT"), precision.param))
+        return z if z.dtype == out else z.astype(out)
+    return bind(_prims["dot_general"], x, y, contract=contract, batch=batch,
+                **with_precision(precision))
 
 
 def integer_pow(x: Any, y: int) -> Any:

@@ -1,256 +1,451 @@
-"""More of jax.lax, on existing primitives: ``Precision``, ``axis_size``, ``pbroadcast``,
-``pswapaxes``, ``stack``/``unstack``, ``empty``, ``batch_matmul``, ``approx_max_k`` /
-``approx_min_k`` (exact on CPU, as JAX's are), ``index_take``, ``reduce_xor``, ``clz``,
-``dtype``, ``igamma``/``igammac``/``igamma_grad_a``/``random_gamma_grad``/``betainc``,
-``optimization_barrier``."""
+"""More of spmdc.lax: small operations built on existing primitives (so they vmap,
+differentiate and lower as those do), the ``clz`` and ``zeta`` primitives' wrappers, the
+axis-name helpers ``axis_size``, ``pbroadcast`` and ``pswapaxes`` over lax/core.py's
+collectives, and the incomplete gamma and beta functions of spmdc.scipy (_incomplete.py)
+under their lax names.
+
+On the CPU backend some of JAX's operations are defined by what the CPU computes:
+``approx_max_k``/``approx_min_k`` are exact there (a sort), ``empty`` is zeros, and
+``platform_dependent`` takes the ``cpu`` branch.
+"""
 from __future__ import annotations
 
-import enum
+import builtins
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from .. import numpy as jnp
 from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
-from ..core.tracing import Tracer, bind, current_trace, where
-from ..core.tree import tree_flatten, tree_map, tree_unflatten
-from . import core as _core
-from .ops import shift_right_logical as _shift_right_logical
+from ..core.tracing import bind
+from .core import _arr
 
-__all__ = ["Precision", "PrecisionLike", "axis_size", "pbroadcast", "pswapaxes", "stack",
-           "unstack", "empty", "batch_matmul", "approx_max_k", "approx_min_k", "index_take",
-           "reduce_xor", "clz", "dtype", "igamma", "igammac", "igamma_grad_a",
-           "random_gamma_grad", "betainc", "optimization_barrier", "reduce"]
-
-
-class Precision(enum.Enum):
-    """The precision of a dot or convolution on accelerators. On CPU every precision
-    computes at the operands' full precision (what HIGHEST asks for), in JAX and here."""
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
-
-    @classmethod
-    def _missing_(cls, value: Any) -> Precision | None:
-        names = {"default": cls.DEFAULT, "bfloat16": cls.DEFAULT, "fastest": cls.DEFAULT,
-                 "high": cls.HIGH, "bfloat16_3x": cls.HIGH, "tensorfloat32": cls.HIGH,
-                 "highest": cls.HIGHEST, "float32": cls.HIGHEST}
-        return names.get(value.lower()) if isinstance(value, str) else None
-
-    def __str__(self) -> str:
-        return self.name
+__all__ = ["batch_matmul", "stack", "unstack", "empty", "broadcast_like", "clz", "mulhi",
+           "index_take", "dtype", "approx_max_k", "approx_min_k", "platform_dependent",
+           "axis_size", "pbroadcast", "pswapaxes", "igamma", "igammac", "igamma_grad_a",
+           "random_gamma_grad", "betainc", "zeta", "conv_general_dilated_local",
+           "ConvGeneralDilatedDimensionNumbers", "reduce_xor", "optimization_barrier", "reduce"]
 
 
-PrecisionLike = None | str | Precision | tuple[str, str] | tuple[Precision, Precision]
+def _axis(op: str, axis: int, rank: int) -> int:
+    axis = operator.index(axis)
+    if not -rank <= axis < rank:
+        raise ValueError(f"lax.{op}: axis {axis} is out of bounds for rank {rank}")
+    return axis % rank
 
 
-def axis_size(axis_name: Any) -> int:
-    """The size of the named axis (a tuple of names: the product) of the enclosing pmap,
-    vmap or shard_map."""
-    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
-    _, sizes = _core._axis_names("axis_size", names)
-    return int(np.prod(sizes))
-
-
-def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
-    """Every member gets member ``source``'s value."""
-    source = operator.index(source)
-    n = axis_size(axis_name)
-    if not 0 <= source < n:
-        raise ValueError(f"pbroadcast: source {source} is out of range for an axis of size "
-                         f"{n}{where()}")
-    mine = _core.axis_index(axis_name) == source
-
-    def one(v: Any) -> Any:
-        v = jnp.asarray(v)
-        return _core.psum(jnp.where(mine, v, jnp.zeros_like(v)), axis_name)
-    return tree_map(one, x)
-
-
-def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = None) -> Any:
-    """Swap the mapped axis ``axis_name`` with the array axis ``axis``: ``all_to_all`` with
-    ``split_axis = concat_axis = axis``."""
-    return _core.all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
+    """Matrix products over the leading (batch) dimensions of two arrays of one rank."""
+    from .core import dot_general
+    lhs, rhs = _arr(lhs), _arr(rhs)
+    if builtins.min(lhs.ndim, rhs.ndim) < 2:
+        raise ValueError(f"Arguments to batch_matmul must be at least 2D, got {lhs.ndim}, "
+                         f"{rhs.ndim}")
+    if lhs.ndim != rhs.ndim:
+        raise ValueError(f"Arguments to batch_matmul must have the same rank, got {lhs.ndim}, "
+                         f"{rhs.ndim}")
+    batch = tuple(range(lhs.ndim - 2))
+    return dot_general(lhs, rhs, (((lhs.ndim - 1,), (rhs.ndim - 2,)), (batch, batch)),
+                       precision=precision)
 
 
 def stack(operands: Sequence[Any], axis: int = 0) -> Any:
-    """The operands (all of one shape) joined along a new ``axis``."""
-    arrays = [jnp.asarray(op) for op in operands]
+    """Arrays of one shape and dtype stacked along a new dimension ``axis``."""
+    from ..numpy.shape_ops import stack as jnp_stack
+    arrays = [_arr(x) for x in operands]
     if not arrays:
-        raise ValueError(f"lax.stack: needs at least one operand{where()}")
-    return jnp.stack(arrays, axis=axis)
+        raise ValueError("lax.stack: needs at least one array")
+    for a in arrays[1:]:
+        if a.dtype != arrays[0].dtype:
+            raise TypeError("lax.stack requires arguments to have the same dtypes, got "
+                            f"{', '.join(str(x.dtype) for x in arrays)}")
+        if a.shape != arrays[0].shape:
+            raise TypeError("lax.stack requires arguments to have the same shapes, got "
+                            f"{', '.join(str(x.shape) for x in arrays)}")
+    return jnp_stack(arrays, axis=_axis("stack", axis, arrays[0].ndim + 1))
 
 
 def unstack(x: Any, axis: int = 0) -> tuple[Any, ...]:
-    """``x`` split along ``axis`` into a tuple of its slices."""
-    x = jnp.asarray(x)
-    axis = operator.index(axis) % max(x.ndim, 1)
-    return tuple(jnp.take(x, i, axis=axis) for i in range(x.shape[axis]))
+    """The slices of ``x`` along ``axis`` (each without that dimension), as a tuple."""
+    from .ops import index_in_dim
+    x = _arr(x)
+    axis = _axis("unstack", axis, x.ndim)
+    return tuple(index_in_dim(x, i, axis, keepdims=False) for i in range(x.shape[axis]))
 
 
-def empty(shape: Sequence[int], dtype: Any, *, out_sharding: Any = None) -> Any:
-    """An array of ``shape`` whose values are unspecified (zeros here)."""
-    out = jnp.zeros(tuple(shape), dtype)
+def empty(shape: Any, dtype: Any, *, out_sharding: Any = None) -> Any:
+    """An array whose values are unspecified (zeros on the CPU backend, as JAX's), laid
+    out as ``out_sharding`` if given."""
+    from ..numpy.core import zeros
+    out = zeros(shape, dtype)
     if out_sharding is None:
         return out
     from ..transforms.partitioned import with_sharding_constraint
     return with_sharding_constraint(out, out_sharding)
 
 
-def batch_matmul(lhs: Any, rhs: Any, precision: PrecisionLike = None) -> Any:
-    """Matrix products over matching leading (batch) dimensions."""
-    lhs, rhs = jnp.asarray(lhs), jnp.asarray(rhs)
-    if min(lhs.ndim, rhs.ndim) < 2:
-        raise ValueError(f"batch_matmul: the arguments must be at least 2-d, got "
-                         f"{lhs.ndim} and {rhs.ndim}{where()}")
-    if lhs.ndim != rhs.ndim:
-        raise ValueError(f"batch_matmul: the arguments must have one rank, got {lhs.ndim} "
-                         f"and {rhs.ndim}{where()}")
-    batch = tuple(range(lhs.ndim - 2))
-    return _core.dot_general(lhs, rhs, (((lhs.ndim - 1,), (rhs.ndim - 2,)), (batch, batch)),
-                             precision=precision)
+def broadcast_like(arr: Any, like_arr: Any) -> Any:
+    """``arr`` broadcast (NumPy's rules) to the shape of ``like_arr``."""
+    from ..numpy.core import broadcast_to
+    like = like_arr if hasattr(like_arr, "shape") else np.asarray(like_arr)
+    return broadcast_to(arr, tuple(like.shape))
 
 
-def _approx_k(op: str, operand: Any, k: int, reduction_dimension: int, recall_target: float,
-              reduction_input_size_override: int, aggregate_to_topk: bool,
-              largest: bool) -> tuple[Any, Any]:
-    from .ops import top_k
-    x = jnp.asarray(operand)
-    if not dtypes.is_float(x.dtype):
-        raise TypeError(f"lax.{op}: the operand must be a float array, got {x.dtype}"
-                        f"{where()}")
+def clz(x: Any) -> Any:
+    """Elementwise count of leading zero bits of an integer array."""
+    x = _arr(x)
+    return bind(_prims["clz"], x, weak=x.weak)
+
+
+def mulhi(x: Any, y: Any, /) -> Any:
+    """Elementwise upper N bits of the 2N-bit product of two N-bit integers (signed or
+    unsigned, as the dtype says).
+
+    Computed in N-bit arithmetic from half-width limbs, so no wider type is needed:
+    with ``a = a1 2^h + a0`` and ``b = b1 2^h + b0`` (``h = N/2``) the unsigned high part is
+    ``a1 b1 + (a1 b0 >> h) + (a0 b1 >> h) + carry``; the signed one subtracts ``b`` where
+    ``a < 0`` and ``a`` where ``b < 0`` (mod 2^N)."""
+    from ..numpy.shape_extra import broadcast_arrays
+    from .core import add, mul, select, sub
+    from .ops import bitcast_convert_type, bitwise_and, lt, shift_right_logical
+    x, y = _arr(x), _arr(y)
+    if x.dtype != y.dtype or x.dtype.kind not in "iu":
+        raise TypeError(f"mulhi: operands must be integers of one dtype, got {x.dtype} and "
+                        f"{y.dtype}")
+    if x.ndim and y.ndim and x.ndim != y.ndim:
+        raise TypeError(f"mulhi: arrays must have the same number of dimensions, got "
+                        f"{{{x.ndim}, {y.ndim}}}")
+    if x.shape != y.shape:
+        x, y = broadcast_arrays(x, y)
+    signed = x.dtype.kind == "i"
+    udt = np.dtype(f"u{x.dtype.itemsize}")
+    a, b = (bitcast_convert_type(v, udt) if signed else v for v in (x, y))
+    h = udt.type(4 * udt.itemsize)
+    mask = udt.type((1 << int(h)) - 1)
+    a0, a1 = bitwise_and(a, mask), shift_right_logical(a, h)
+    b0, b1 = bitwise_and(b, mask), shift_right_logical(b, h)
+    p01, p10 = mul(a0, b1), mul(a1, b0)
+    mid = add(add(shift_right_logical(mul(a0, b0), h), bitwise_and(p01, mask)),
+              bitwise_and(p10, mask))
+    hi = add(add(mul(a1, b1), shift_right_logical(p01, h)),
+             add(shift_right_logical(p10, h), shift_right_logical(mid, h)))
+    if not signed:
+        return hi
+    zero = np.zeros((), x.dtype)
+    hi = sub(hi, select(lt(x, zero), b, np.zeros(b.shape, udt)))
+    hi = sub(hi, select(lt(y, zero), a, np.zeros(a.shape, udt)))
+    return bitcast_convert_type(hi, x.dtype)
+
+
+def index_take(src: Any, idxs: Sequence[Any], axes: Sequence[int]) -> Any:
+    """``src`` indexed along ``axes`` by the index arrays ``idxs`` (one per axis, taken
+    modulo the axis size): shape ``(n, *the other dimensions of src)``."""
+    from ..numpy.shape_ops import moveaxis
+    src = _arr(src)
+    axes = tuple(_axis("index_take", a, src.ndim) for a in axes)
+    idxs = [_arr(i) for i in idxs]
+    if len(idxs) != len(axes):
+        raise ValueError(f"lax.index_take: {len(idxs)} index arrays for {len(axes)} axes")
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"lax.index_take: axes {axes} repeat an axis")
+    moved = moveaxis(src, axes, tuple(range(len(axes))))
+    return moved[tuple(i % src.shape[a] for i, a in zip(idxs, axes, strict=True))]
+
+
+def dtype(x: Any, *, canonicalize: bool = False) -> np.dtype:
+    """The dtype of a value or of a dtype-like (``lax.dtype``). spmdc's dtypes are always
+    canonical (64-bit types only with x64), so ``canonicalize`` changes nothing."""
+    if not isinstance(canonicalize, bool):
+        raise TypeError(f"lax.dtype: canonicalize must be a bool, got {canonicalize!r}")
+    if isinstance(x, (str, np.dtype)) or (isinstance(x, type) and x not in (int, float,
+                                                                           complex, bool)):
+        return dtypes.canonicalize(x)
+    if isinstance(x, type):                  # the Python types name the default dtypes
+        return dtypes.dtype_and_weak(x(0))[0]
+    return dtypes.dtype_and_weak(x)[0]
+
+
+def _top_k_along(op: str, operand: Any, k: int, reduction_dimension: int,
+                 recall_target: float, reduction_input_size_override: int,
+                 aggregate_to_topk: bool, largest: bool) -> list[Any]:
+    from ..numpy.shape_extra import take_along_axis
+    from ..numpy.shape_ops import moveaxis
+    from ..numpy.sorting import argsort
+    from .ops import slice_in_dim
+    x = _arr(operand)
+    if x.dtype.kind not in "fc" and x.dtype != dtypes.canonicalize("bfloat16"):
+        raise TypeError(f"lax.{op}: operand must be a floating type, got {x.dtype}")
     if not aggregate_to_topk:
-        raise ValueError(f"lax.{op}: aggregate_to_topk=False returns TPU-specific partial "
-                         f"results; spmdc computes the exact top k only{where()}")
+        raise NotImplementedError(f"lax.{op}: aggregate_to_topk=False (a partial, "
+                                  "TPU-oriented result) is not supported; leave it True")
     if not 0 < recall_target <= 1:
-        raise ValueError(f"lax.{op}: recall_target must be in (0, 1], got {recall_target}"
-                         f"{where()}")
-    dim = operator.index(reduction_dimension) % x.ndim
-    moved = jnp.moveaxis(x, dim, -1)
-    values, indices = top_k(moved if largest else -moved, k)
-    values = values if largest else -values
-    return jnp.moveaxis(values, -1, dim), jnp.moveaxis(indices, -1, dim)
+        raise ValueError(f"lax.{op}: recall_target must be in (0, 1], got {recall_target}")
+    if not isinstance(reduction_input_size_override, (int, np.integer)):
+        raise TypeError(f"lax.{op}: reduction_input_size_override must be an int")
+    dim = _axis(op, reduction_dimension, x.ndim)
+    k = operator.index(k)
+    if not 0 <= k <= x.shape[dim]:
+        raise ValueError(f"lax.{op}: k={k} must be between 0 and the size {x.shape[dim]} of "
+                         f"dimension {dim}")
+    x = moveaxis(x, dim, -1)
+    order = argsort(x, axis=-1, descending=largest, stable=True, dtype=np.int32)
+    order = slice_in_dim(order, 0, k, axis=-1)
+    values = take_along_axis(x, order, -1)
+    return [moveaxis(values, -1, dim), moveaxis(order, -1, dim)]
 
 
 def approx_max_k(operand: Any, k: int, reduction_dimension: int = -1,
                  recall_target: float = 0.95, reduction_input_size_override: int = -1,
-                 aggregate_to_topk: bool = True) -> tuple[Any, Any]:
-    """The ``k`` largest values along ``reduction_dimension`` and their indices; on CPU
-    exact (as JAX's), so ``recall_target`` is always met."""
-    return _approx_k("approx_max_k", operand, k, reduction_dimension, recall_target,
-                     reduction_input_size_override, aggregate_to_topk, True)
+                 aggregate_to_topk: bool = True) -> list[Any]:
+    """The ``k`` largest values along ``reduction_dimension`` (descending) and their int32
+    indices. JAX computes them exactly on CPU, as here: ``recall_target`` and
+    ``reduction_input_size_override`` only tune TPU's approximation."""
+    return _top_k_along("approx_max_k", operand, k, reduction_dimension, recall_target,
+                        reduction_input_size_override, aggregate_to_topk, True)
 
 
 def approx_min_k(operand: Any, k: int, reduction_dimension: int = -1,
                  recall_target: float = 0.95, reduction_input_size_override: int = -1,
-                 aggregate_to_topk: bool = True) -> tuple[Any, Any]:
-    """The ``k`` smallest values along ``reduction_dimension`` and their indices."""
-    return _approx_k("approx_min_k", operand, k, reduction_dimension, recall_target,
-                     reduction_input_size_override, aggregate_to_topk, False)
+                 aggregate_to_topk: bool = True) -> list[Any]:
+    """The ``k`` smallest values along ``reduction_dimension`` (ascending) and their int32
+    indices, exactly (see approx_max_k)."""
+    return _top_k_along("approx_min_k", operand, k, reduction_dimension, recall_target,
+                        reduction_input_size_override, aggregate_to_topk, False)
 
 
-def index_take(src: Any, idxs: Sequence[Any], axes: Sequence[int]) -> Any:
-    """``src`` indexed along ``axes`` by the index arrays ``idxs`` (wrapped modulo the
-    axes' sizes); the indexed axes become one leading axis."""
-    src = jnp.asarray(src)
-    axes = [operator.index(a) % src.ndim for a in axes]
-    idxs = [jnp.asarray(i) % src.shape[a] for i, a in zip(idxs, axes, strict=True)]
-    rest = [d for d in range(src.ndim) if d not in axes]
-    moved = jnp.transpose(src, axes + rest)
-    return moved[tuple(idxs)]
+def platform_dependent(*args: Any, default: Callable[..., Any] | None = None,
+                       **per_platform: Callable[..., Any]) -> Any:
+    """``per_platform['cpu'](*args)``, or ``default(*args)`` without a ``cpu`` branch:
+    spmdc compiles for the CPU only, so the choice is made when tracing (JAX makes it when
+    lowering, for the platform lowered for). Only the chosen branch is traced."""
+    for name, branch in per_platform.items():
+        if not callable(branch):
+            raise TypeError(f"lax.platform_dependent: the '{name}' branch must be a callable.")
+        if name == "gpu":
+            raise ValueError("Use 'cuda' or 'rocm' for lax.platform_dependent.")
+    if default is not None and not callable(default):
+        raise TypeError("lax.platform_dependent: the 'default' branch must be a callable.")
+    branch = per_platform.get("cpu", default)
+    if branch is None:
+        raise ValueError("lax.platform_dependent: no branch for the 'cpu' platform (got "
+                         f"{', '.join(sorted(per_platform)) or 'none'}); pass cpu= or "
+                         "default=")
+    return branch(*args)
 
 
-def reduce_xor(operand: Any, axes: Sequence[int]) -> Any:
-    """The bitwise exclusive or over ``axes`` (booleans: parity)."""
-    x = jnp.asarray(operand)
-    axes = tuple(operator.index(a) % max(x.ndim, 1) for a in axes)
-    if x.dtype == np.bool_:
-        return (jnp.sum(x.astype(np.int32), axis=axes) % 2).astype(np.bool_)
-    if not dtypes.is_int(x.dtype):
-        raise TypeError(f"lax.reduce_xor: takes integer or boolean operands, got {x.dtype}"
-                        f"{where()}")
-    bits = x.dtype.itemsize * 8
-    out = jnp.zeros(tuple(s for d, s in enumerate(x.shape) if d not in axes), x.dtype)
-    for b in range(bits):      # each bit of the result: the parity of that bit's ones
-        ones = jnp.sum(_shift_right_logical(x, np.asarray(b, x.dtype))
-                       & np.asarray(1, x.dtype), axis=axes, dtype=np.int32)
-        out = out | ((ones % 2).astype(x.dtype) << np.asarray(b, x.dtype))
-    return out
+def axis_size(axis_name: Any) -> int:
+    """The size of the named mapped axis (the product, for a tuple of names): a Python int,
+    known when tracing."""
+    from .core import _axis_names
+    _, sizes = _axis_names("axis_size", axis_name)
+    return int(np.prod(sizes, dtype=np.int64))
 
 
-def clz(x: Any) -> Any:
-    """The number of leading zero bits of each integer."""
-    from .ops import population_count
-    x = jnp.asarray(x)
-    if not dtypes.is_int(x.dtype):
-        raise TypeError(f"lax.clz: takes integers, got {x.dtype}{where()}")
-    y, shift = x, 1
-    while shift < x.dtype.itemsize * 8:       # smear the highest one bit downwards
-        y = y | _shift_right_logical(y, np.asarray(shift, x.dtype))
-        shift *= 2
-    return np.asarray(x.dtype.itemsize * 8, x.dtype) - population_count(y)
+def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
+    """Every member of the named axis gets member ``source``'s ``x`` (a pytree): the
+    psum of ``x`` masked to ``source``, which is also how it batches and differentiates."""
+    from ..core.tree import tree_map
+    from ..numpy.core import where, zeros_like
+    from .core import axis_index, psum
+    n = axis_size(axis_name)
+    source = operator.index(source)
+    if not 0 <= source < n:
+        raise ValueError(f"lax.pbroadcast: source {source} is out of range for axis "
+                         f"{axis_name!r} of size {n}")
+    mine = axis_index(axis_name) == source
+
+    def one(v: Any) -> Any:
+        v = _arr(v)
+        out = psum(where(mine, v, zeros_like(v)), axis_name)
+        return out.astype(v.dtype) if out.dtype != v.dtype else out     # bools are counted
+    return tree_map(one, x)
 
 
-def dtype(x: Any) -> np.dtype:
-    """The dtype ``x`` has as a JAX value (canonical: 64-bit types become 32-bit unless
-    x64 is on; a Python float is the default float)."""
-    if isinstance(x, (np.dtype, type, str)):
-        return np.dtype(dtypes.canonicalize(x))
-    return np.dtype(dtypes.canonicalize(jnp.asarray(x).dtype))
+def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = None) -> Any:
+    """Swap the mapped axis ``axis_name`` with the array axis ``axis`` (whose size must be
+    the axis's, or its groups'): ``all_to_all(x, axis_name, axis, axis)``."""
+    from .core import all_to_all
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
 
 
-def _special():
-    from ..scipy import _incomplete, special
-    return special, _incomplete
+# --- special functions -----------------------------------------------------------------------
+
+def _floats(op: str, *args: Any) -> list[Any]:
+    """lax's rule: operands of one floating dtype (Python scalars take it), shapes equal or
+    rank 0, broadcast here."""
+    from ..numpy.core import broadcast_to
+    arrays = [_arr(a) for a in args]
+    strong = [a for a in arrays if not a.weak] or arrays
+    want = strong[0].dtype
+    if want.kind != "f" and want != dtypes.canonicalize("bfloat16"):
+        want = dtypes.default_float() if all(a.weak for a in arrays) else want
+    if any(not a.weak and a.dtype != want for a in arrays) or \
+            (want.kind != "f" and want != dtypes.canonicalize("bfloat16")):
+        raise TypeError(f"lax.{op} requires arguments of one floating dtype, got "
+                        f"{', '.join(str(a.dtype) for a in arrays)}")
+    arrays = [a.astype(want) if a.dtype != want else a for a in arrays]
+    shapes = {a.shape for a in arrays if a.ndim}
+    if len(shapes) > 1:
+        raise TypeError(f"lax.{op} requires arguments of one shape (or rank 0), got "
+                        f"{', '.join(str(a.shape) for a in arrays)}")
+    shape = shapes.pop() if shapes else ()
+    return [a if a.shape == shape else broadcast_to(a, shape) for a in arrays]
 
 
 def igamma(a: Any, x: Any) -> Any:
-    """The regularized lower incomplete gamma function P(a, x)."""
-    return _special()[0].gammainc(a, x)
+    """The regularized lower incomplete gamma function P(a, x) (scipy's gammainc)."""
+    from ..scipy._incomplete import gammainc
+    return gammainc(*_floats("igamma", a, x))
 
 
 def igammac(a: Any, x: Any) -> Any:
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
-    return _special()[0].gammaincc(a, x)
+    from ..scipy._incomplete import gammaincc
+    return gammaincc(*_floats("igammac", a, x))
+
+
+def _igamma_grad_a(a: Any, x: Any) -> Any:
+    from ..numpy.core import isnan, where
+    from ..scipy._incomplete import _igamma
+    _, da = _igamma(a, x, False, True)
+    bad = (a <= 0) | (x < 0) | isnan(a) | isnan(x)              # NaN there, as in JAX
+    return where(bad, np.asarray(np.nan, a.dtype), da)
 
 
 def igamma_grad_a(a: Any, x: Any) -> Any:
-    """dP(a, x)/da."""
-    a, x = jnp.asarray(a), jnp.asarray(x)
-    kind = jnp.result_type(a, x)
-    a, x = jnp.broadcast_arrays(a.astype(kind), x.astype(kind))
-    return _special()[1]._igamma(a, x, False, True)[1]
+    """dP(a, x)/da, by differentiating P's series or Q's continued fraction along with it
+    (Note [incomplete gamma and beta])."""
+    from ..transforms.jit import jit
+    return jit(_igamma_grad_a)(*_floats("igamma_grad_a", a, x))
+
+
+def _random_gamma_grad(a: Any, x: Any) -> Any:
+    from ..numpy.core import where
+    from ..scipy._incomplete import _density
+    # x(a) is the sample with P(a, x) = u fixed: dx/da = -(dP/da) / (dP/dx).
+    density = _density(a, x)
+    zero = np.zeros((), a.dtype)
+    grad = -_igamma_grad_a(a, x) / where(density > zero, density, np.ones((), a.dtype))
+    return where((x == zero) & (a > zero), zero, grad)
 
 
 def random_gamma_grad(a: Any, x: Any) -> Any:
-    """d x / d a for a draw ``x`` of Gamma(a, 1) held at its quantile (implicit
-    reparameterisation)."""
-    from ..random.gamma import _dx_da
-    a, x = jnp.asarray(a), jnp.asarray(x)
-    kind = jnp.result_type(a, x)
-    a, x = jnp.broadcast_arrays(a.astype(kind), x.astype(kind))
-    return _dx_da(a, x, False)
+    """The derivative in ``a`` of a Gamma(a, 1) sample ``x`` (implicit reparameterization:
+    -(dP/da) / (dP/dx) at ``x``), as jax.random.gamma's gradient uses."""
+    from ..transforms.jit import jit
+    a, x = _floats("random_gamma_grad", a, x)
+    if a.dtype.itemsize < 4:                                  # computed in float32, as JAX
+        return jit(_random_gamma_grad)(a.astype(np.float32), x.astype(np.float32)) \
+            .astype(a.dtype)
+    return jit(_random_gamma_grad)(a, x)
 
 
 def betainc(a: Any, b: Any, x: Any) -> Any:
-    """The regularized incomplete beta function I_x(a, b)."""
-    return _special()[0].betainc(a, b, x)
+    """The regularized incomplete beta function I_x(a, b); differentiable in ``x`` only,
+    as in JAX."""
+    from ..scipy._incomplete import betainc as scipy_betainc
+    return scipy_betainc(*_floats("betainc", a, b, x))
+
+
+def zeta(x: Any, q: Any) -> Any:
+    """The Hurwitz zeta function sum_k (k + q)^-x (chlo.zeta); no derivative, as in JAX."""
+    x, q = _floats("zeta", x, q)
+    return bind(_prims["zeta"], x, q)
+
+
+# --- unshared convolution --------------------------------------------------------------------
+
+ConvGeneralDilatedDimensionNumbers = Any
+"""What ``dimension_numbers=`` of the convolutions accepts: None, a ConvDimensionNumbers,
+or three layout strings such as ``('NCHW', 'OIHW', 'NCHW')``."""
+
+
+def conv_general_dilated_local(lhs: Any, rhs: Any, window_strides: Sequence[int],
+                               padding: str | Sequence[tuple[int, int]],
+                               filter_shape: Sequence[int],
+                               lhs_dilation: Sequence[int] | None = None,
+                               rhs_dilation: Sequence[int] | None = None,
+                               dimension_numbers: Any = None, precision: Any = None) -> Any:
+    """A convolution whose kernel differs at every output position (a locally connected
+    layer). ``rhs`` has the kernel layout of ``dimension_numbers``, with input features
+    ``C * prod(filter_shape)`` (features major, as conv_general_dilated_patches orders
+    them) and the output's spatial sizes as its spatial dimensions.
+
+    Each output position's patch (conv_general_dilated_patches) is contracted with that
+    position's kernel: one dot_general batched over the spatial positions."""
+    from ..core.precision import Precision, canonicalize_precision
+    from ..numpy.shape_ops import moveaxis
+    from .conv import conv_dimension_numbers, conv_general_dilated_patches
+    from .core import dot_general
+    canonical = canonicalize_precision("conv_general_dilated_local", precision)
+    if canonical is not None and not isinstance(canonical[0], str):
+        raise ValueError(f"Unsupported precision for conv_general_dilated_local: {precision}")
+    lhs, rhs = _arr(lhs), _arr(rhs)
+    patches = conv_general_dilated_patches(
+        lhs, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,
+        dimension_numbers, precision=None if canonical is None else Precision[canonical[0]])
+    lhs_spec, rhs_spec, out_spec = conv_dimension_numbers(
+        lhs.shape, (1, 1, *tuple(filter_shape)), dimension_numbers)
+    if rhs.ndim != patches.ndim:
+        raise TypeError(f"conv_general_dilated_local: rhs has rank {rhs.ndim}, expected "
+                        f"{patches.ndim}")
+    want = {rhs_spec[1]: patches.shape[out_spec[1]]}
+    want.update({r: patches.shape[o] for r, o in zip(rhs_spec[2:], out_spec[2:], strict=True)})
+    for d, size in want.items():
+        if rhs.shape[d] != size:
+            raise TypeError(f"conv_general_dilated_local: rhs dimension {d} has size "
+                            f"{rhs.shape[d]}, expected {size} (rhs shape {rhs.shape}, "
+                            f"patches shape {patches.shape})")
+    # Pair the spatial dimensions in the patches' order, so the batch dimensions of the
+    # product come out in the output's spatial order.
+    pairs = sorted(zip(out_spec[2:], rhs_spec[2:], strict=True))
+    dims = (((out_spec[1],), (rhs_spec[1],)),
+            (tuple(p for p, _ in pairs), tuple(r for _, r in pairs)))
+    out = dot_general(patches, rhs, dims, precision=precision)
+    # out: spatial dims (ascending positions of the output), then N, then O.
+    return moveaxis(out, (-2, -1), (out_spec[0], out_spec[1]))
+
+
+# --- reduce_xor, optimization_barrier --------------------------------------------------------
+
+def reduce_xor(operand: Any, axes: Sequence[int]) -> Any:
+    """The bitwise exclusive or over ``axes`` (booleans: parity)."""
+    from ..core.tracing import where
+    from ..numpy.core import zeros
+    from ..numpy.reductions import sum as jnp_sum
+    from .ops import shift_right_logical
+    x = _arr(operand)
+    axes = tuple(operator.index(a) % builtins.max(x.ndim, 1) for a in axes)
+    if x.dtype == np.bool_:
+        return (jnp_sum(x.astype(np.int32), axis=axes) % 2).astype(np.bool_)
+    if not dtypes.is_int(x.dtype):
+        raise TypeError(f"lax.reduce_xor: takes integer or boolean operands, got {x.dtype}"
+                        f"{where()}")
+    out = zeros(tuple(s for d, s in enumerate(x.shape) if d not in axes), x.dtype)
+    for b in range(x.dtype.itemsize * 8):   # each bit of the result: the parity of its ones
+        ones = jnp_sum(shift_right_logical(x, np.asarray(b, x.dtype)) & np.asarray(1, x.dtype),
+                       axis=axes, dtype=np.int32)
+        out = out | ((ones % 2).astype(x.dtype) << np.asarray(b, x.dtype))
+    return out
 
 
 def optimization_barrier(operand: Any) -> Any:
     """``operand`` (a pytree) unchanged, but XLA may not move computations across it."""
+    from ..core.tracing import current_trace
+    from ..core.tree import tree_flatten, tree_unflatten
     leaves, tree = tree_flatten(operand)
     if not leaves:
         return operand
-    arrays = [jnp.asarray(v) for v in leaves]
+    arrays = [_arr(v) for v in leaves]
     if current_trace() is None:
         return tree_unflatten(tree, arrays)      # eager: nothing to reorder
     outs = bind(_prims["optimization_barrier"], *arrays, prevent_cse=True)
     return tree_unflatten(tree, list(outs))
 
+
+# --- reduce ------------------------------------------------------------------------------
 
 def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequence[int]
            ) -> Any:
@@ -260,7 +455,10 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
     ``bitwise_or`` on booleans) from their identity are the differentiable reductions;
     any other computation runs as a general reduction (XLA's, through reduce_window over
     the whole extent of ``dimensions``)."""
+    from .. import numpy as jnp
     from ..compiler.primitives.reductions import identity_of
+    from ..core.tracing import Tracer, where
+    from ..core.tree import tree_flatten, tree_map, tree_unflatten
     from . import core as lax_core
     from .windowed import reduce_window
     leaves, tree = tree_flatten(operands)

@@ -9,7 +9,7 @@ from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
 from ..core.tracing import bind
 from .core import asarray
-from .products import check_precision
+from .products import check_precision, with_precision
 from .shape_ops import flip
 
 __all__ = ["convolve", "correlate"]
@@ -17,7 +17,10 @@ __all__ = ["convolve", "correlate"]
 
 def _conv1d(op: str, a: Any, v: Any, mode: str, precision: Any,
             preferred_element_type: Any) -> Any:
-    check_precision(op, precision)
+    precision = check_precision(op, precision)
+    if precision is not None and not isinstance(precision[0], str):
+        raise ValueError(f"{op}: the dot algorithm {precision.preset} does not apply to "
+                         "convolutions; use a lax.Precision")
     a, v = asarray(a), asarray(v)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"{op}() only supports 1-dimensional inputs, got shapes {a.shape} "
@@ -49,7 +52,8 @@ def _conv1d(op: str, a: Any, v: Any, mode: str, precision: Any,
     out = bind(_prims["conv_general_dilated"], a.reshape(1, 1, -1), v.reshape(1, 1, -1),
                window_strides=(1,), padding=(padding,), lhs_dilation=(1,), rhs_dilation=(1,),
                dimension_numbers=((0, 1, 2),) * 3, feature_group_count=1,
-               batch_group_count=1, weak=weak and preferred_element_type is None)
+               batch_group_count=1, weak=weak and preferred_element_type is None,
+               **with_precision(precision))
     out = out.reshape(-1)
     return flip(out) if reverse else out
 

@@ -141,14 +141,14 @@ def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = "au
     if not isinstance(optimize, (bool, str, list)):
         raise TypeError(f"einsum: optimize must be a bool, a string or a contraction "
                         f"path (a list), got {optimize!r}")
-    check_precision("einsum", precision)
+    precision = check_precision("einsum", precision)
     operands = [asarray(x) for x in operands]
     if preferred_element_type is not None:
         operands = [x.astype(dtypes.canonicalize(preferred_element_type)) for x in operands]
     specs, out_spec = _parse(subscripts, [x.shape for x in operands])
     operands, specs = _broadcast_ellipsis(operands, specs)
     if len(operands) <= 2 or optimize is False:
-        return _einsum(specs, out_spec, operands)
+        return _einsum(specs, out_spec, operands, precision)
     path = contraction_path(specs, out_spec, [x.shape for x in operands], optimize)
     pairs = list(zip(operands, specs, strict=True))
     for step in path:
@@ -159,8 +159,8 @@ def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = "au
         kept = "".join(c for c in dict.fromkeys("".join(spec for _, spec in taken))
                        if c in needed)
         pairs.append((_einsum([spec for _, spec in taken], kept,
-                              [x for x, _ in taken]), kept))
-    return _einsum([spec for _, spec in pairs], out_spec, [x for x, _ in pairs])
+                              [x for x, _ in taken], precision), kept))
+    return _einsum([spec for _, spec in pairs], out_spec, [x for x, _ in pairs], precision)
 
 
 def contraction_path(specs: list[str], out: str, shapes: list[tuple[int, ...]],
@@ -198,15 +198,16 @@ def contraction_path(specs: list[str], out: str, shapes: list[tuple[int, ...]],
     return [tuple(step) for step in path[1:]]
 
 
-def _einsum(inputs: list[str], out: str, operands: list[Any]) -> Any:
+def _einsum(inputs: list[str], out: str, operands: list[Any],
+            precision: tuple[str, str] | None = None) -> Any:
     if len(operands) == 1:
         x, spec = _reduce_own(operands[0], inputs[0], set(out))
         return transpose(x, [spec.index(c) for c in out])
     if len(operands) > 2:          # contract left to right, keeping letters used later
         needed = set("".join(inputs[2:]) + out)
         kept = "".join(sorted(set(inputs[0] + inputs[1]) & needed))
-        left = _einsum([inputs[0], inputs[1]], kept, operands[:2])
-        return _einsum([kept, *inputs[2:]], out, [left, *operands[2:]])
+        left = _einsum([inputs[0], inputs[1]], kept, operands[:2], precision)
+        return _einsum([kept, *inputs[2:]], out, [left, *operands[2:]], precision)
     (x, y), (xs, ys) = operands, inputs
     x, xs = _reduce_own(x, xs, set(ys) | set(out))
     y, ys = _reduce_own(y, ys, set(xs) | set(out))
@@ -215,7 +216,7 @@ def _einsum(inputs: list[str], out: str, operands: list[Any]) -> Any:
     z = _dot_general(x, y, (tuple(xs.index(c) for c in contract),
                                 tuple(ys.index(c) for c in contract)),
                          (tuple(xs.index(c) for c in batch), tuple(ys.index(c) for c in batch)),
-                         "einsum")
+                         "einsum", precision)
     zs = batch + [c for c in xs if c not in batch and c not in contract] \
         + [c for c in ys if c not in batch and c not in contract]
     return transpose(z, [zs.index(c) for c in out])

@@ -221,7 +221,7 @@ def multi_dot(arrays: Any, *, precision: Any = None) -> Any:
     """The product of a chain of matrices (the first may be 1-D, and the last), evaluated
     in the order that needs the fewest multiplications."""
     from .products import check_precision
-    check_precision("multi_dot", precision)
+    check_precision("multi_dot", precision)         # checked here, honoured by each matmul
     arrays = [asarray(a) for a in arrays]
     if len(arrays) < 2:
         raise ValueError("multi_dot: expecting at least two arrays")
@@ -249,7 +249,8 @@ def multi_dot(arrays: Any, *, precision: Any = None) -> Any:
                 for s in range(i, j))[1]
 
     def chain(i: int, j: int) -> Any:
-        return arrays[i] if i == j else matmul(chain(i, split[i][j]), chain(split[i][j] + 1, j))
+        return arrays[i] if i == j else matmul(chain(i, split[i][j]),
+                                               chain(split[i][j] + 1, j), precision=precision)
     out = chain(0, k - 1)
     if first_vec:
         out = out[0]
@@ -293,14 +294,18 @@ def matrix_transpose(x: Any, /) -> Any:
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
-    from .products import check_precision
-    check_precision("vecdot", precision)
+    from .einsum_impl import einsum
     x1, x2 = asarray(x1), asarray(x2)
     if x1.shape[axis] != x2.shape[axis]:
         raise ValueError(f"axes must match; got shapes {x1.shape} and {x2.shape} with "
                          f"{axis=}")
-    out = sum(moveaxis(x1, axis, -1) * moveaxis(x2, axis, -1), axis=-1)
-    return out if preferred_element_type is None else out.astype(preferred_element_type)
+    # NumPy's vecdot conjugates the first operand
+    x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
+    if np.issubdtype(x1.dtype, np.complexfloating):
+        from .complex_ops import conj
+        x1 = conj(x1)
+    return einsum("...i,...i->...", x1, x2, precision=precision,
+                  preferred_element_type=preferred_element_type)
 
 
 def diagonal(x: Any, /, *, offset: int = 0) -> Any:

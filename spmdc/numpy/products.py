@@ -6,38 +6,80 @@ Part of spmdc.numpy, which re-exports every name defined here."""
 from __future__ import annotations
 
 import builtins
+import functools
 from typing import Any
 
 import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
+from ..compiler.primitives.reductions import with_precision
 from ..core import dtypes
+from ..core.precision import Algorithm, dot_operands
 from ..core.tracing import bind
 from .core import _error, _promote, asarray, broadcast_shapes, broadcast_to, multiply, where
 from .reductions import sum
 from .shape_ops import moveaxis, ravel, reshape
 
-_PRECISIONS = ("default", "high", "highest", "fastest", "bfloat16", "tensorfloat32", "float32",
-               "bfloat16_3x", "float32_3x")
+
+def check_precision(op: str, precision: Any) -> tuple[str, str] | Algorithm | None:
+    """``precision=`` of a dot or convolution (anything lax.Precision and JAX's
+    PrecisionLike accept) as the primitive's ``precision`` param: None or a pair of
+    StableHLO precision names. See Note [dot precision]."""
+    from ..core.precision import canonicalize_precision
+    return canonicalize_precision(op, precision)
 
 
-def check_precision(op: str, precision: Any) -> None:
-    """``precision=`` of dot_general / einsum: None, a precision name, or a pair of them.
+def preferred_operands(op: str, x: Any, y: Any, preferred_element_type: Any) -> tuple[Any, Any]:
+    """The operands of a product with ``preferred_element_type``: converted to it, so the
+    product accumulates and returns in it; but floating operands with an integer type
+    stay as they are (JAX computes in floating point and converts the result, which
+    ``preferred_result`` does). An integer type narrower than integer operands is JAX's
+    error."""
+    x, y = asarray(x), asarray(y)
+    if preferred_element_type is None:
+        return x, y
+    want = dtypes.canonicalize(preferred_element_type)
+    have = dtypes.promote_types(x.dtype, y.dtype)
+    if dtypes.is_inexact(have) and not dtypes.is_inexact(want):
+        return x, y
+    if not dtypes.is_inexact(have) and not dtypes.is_inexact(want) \
+            and want.itemsize < have.itemsize:
+        raise TypeError(f"{op}: `preferred_element_type` must not be narrower than the "
+                        f"original type, got preferred_element_type of {want.name} for "
+                        f"operands of type {have.name}")
+    return x.astype(want), y.astype(want)
 
-    spmdc computes every dot at the full precision of its operands' dtype (what JAX calls
-    'highest'; PJRT's CPU backend has no faster, less precise mode), which meets every
-    request, so a valid value changes nothing; an invalid one is an error."""
-    values = precision if isinstance(precision, (tuple, list)) else (precision,)
-    if isinstance(precision, (tuple, list)) and len(precision) != 2:
-        raise ValueError(f"{op}: precision must be one value or a pair, got {precision!r}")
-    for value in values:
-        name = getattr(value, "name", value)
-        if value is not None and not (isinstance(name, str) and name.lower() in _PRECISIONS):
-            raise ValueError(f"{op}: unknown precision {value!r}; use None or one of "
-                             f"{', '.join(_PRECISIONS)}")
+
+def preferred_result(out: Any, preferred_element_type: Any) -> Any:
+    """``out`` in ``preferred_element_type`` (see preferred_operands)."""
+    if preferred_element_type is None:
+        return out
+    want = dtypes.canonicalize(preferred_element_type)
+    return out if out.dtype == want else out.astype(want)
 
 
-def _dot_general(x: Any, y: Any, contract: Any, batch: Any, op: str) -> Any:
+def _prepare(op: str, x: Any, y: Any, precision: Any,
+             preferred_element_type: Any) -> tuple[Any, Any, Any]:
+    """The operands (see preferred_operands) and the canonical precision."""
+    precision = check_precision(op, precision)
+    x, y = preferred_operands(op, x, y, preferred_element_type)
+    return x, y, precision
+
+
+def _preferred(fn: Any) -> Any:
+    """A product whose result is converted to ``preferred_element_type`` if it is not
+    already in it (floating operands with an integer type; see preferred_operands)."""
+    @functools.wraps(fn)
+    def product(x: Any, y: Any, *args: Any, precision: Any = None,
+                preferred_element_type: Any = None, **kwargs: Any) -> Any:
+        out = fn(x, y, *args, precision=precision,
+                 preferred_element_type=preferred_element_type, **kwargs)
+        return preferred_result(out, preferred_element_type)
+    return product
+
+
+def _dot_general(x: Any, y: Any, contract: Any, batch: Any, op: str,
+                 precision: Any = None) -> Any:
     (x, y), dtype, weak = _promote(op, x, y)
     x, y = asarray(x), asarray(y)
     xs, ys = x.shape, y.shape
@@ -46,25 +88,18 @@ def _dot_general(x: Any, y: Any, contract: Any, batch: Any, op: str) -> Any:
             raise _error(op, f"contracting dimension mismatch: {x.dtype.name}{list(xs)} "
                          f"and {y.dtype.name}{list(ys)} (axis {i} has size {xs[i]}, "
                          f"axis {j} has size {ys[j]})")
-    return bind(_prims["dot_general"], x, y, contract=contract, batch=batch, weak=weak)
+    if isinstance(precision, Algorithm):            # See Note [dot algorithms]
+        x, y, out = dot_operands(op, x, y, precision)
+        z = bind(_prims["dot_general"], x, y, contract=contract, batch=batch, weak=weak,
+                 **with_precision(("DEFAULT", "DEFAULT"), precision.param))
+        return z if z.dtype == out else z.astype(out)
+    return bind(_prims["dot_general"], x, y, contract=contract, batch=batch, weak=weak,
+                **with_precision(precision))
 
 
-def _options(op: str, x: Any, y: Any, precision: Any, preferred_element_type: Any
-             ) -> tuple[Any, Any]:
-    """The operands of a product with JAX's ``precision`` (checked: every precision is
-    full precision here, see check_precision) and ``preferred_element_type`` (the
-    operands are converted to it, so the products accumulate in it)."""
-    check_precision(op, precision)
-    x, y = asarray(x), asarray(y)
-    if preferred_element_type is not None:
-        dtype = dtypes.canonicalize(preferred_element_type)
-        x, y = x.astype(dtype), y.astype(dtype)
-    return x, y
-
-
-def matmul(x: Any, y: Any, *, precision: Any = None,
-           preferred_element_type: Any = None) -> Any:
-    x, y = _options("matmul", x, y, precision, preferred_element_type)
+@_preferred
+def matmul(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    x, y, precision = _prepare("matmul", x, y, precision, preferred_element_type)
     xs, ys = x.shape, y.shape
     if not xs or not ys:
         raise _error("matmul", "operands must be at least 1-dimensional, got shapes "
@@ -77,11 +112,11 @@ def matmul(x: Any, y: Any, *, precision: Any = None,
     # is exactly matmul's result shape, so no reshape is needed.
     if len(xs) == 1 or len(ys) == 1:
         contract = ((len(xs) - 1,), (builtins.max(len(ys) - 2, 0),))
-        return _dot_general(x, y, contract, ((), ()), "matmul")
+        return _dot_general(x, y, contract, ((), ()), "matmul", precision)
     if len(ys) == 2:      # [..., m, k] @ [k, n]: one dot over x's last axis, as JAX emits
-        return _dot_general(x, y, ((len(xs) - 1,), (0,)), ((), ()), "matmul")
+        return _dot_general(x, y, ((len(xs) - 1,), (0,)), ((), ()), "matmul", precision)
     if len(xs) == 2:      # [m, k] @ [..., k, n]: the same, then m moved among y's dims
-        out = _dot_general(x, y, ((1,), (len(ys) - 2,)), ((), ()), "matmul")
+        out = _dot_general(x, y, ((1,), (len(ys) - 2,)), ((), ()), "matmul", precision)
         return moveaxis(out, 0, -2)
     batch = broadcast_shapes(xs[:-2], ys[:-2], op="matmul")
     if xs[:-2] != batch:
@@ -90,45 +125,50 @@ def matmul(x: Any, y: Any, *, precision: Any = None,
         y = broadcast_to(y, batch + ys[-2:])
     nb = len(batch)
     return _dot_general(x, y, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))),
-                        "matmul")
+                        "matmul", precision)
 
 
+@_preferred
 def dot(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    x, y = _options("dot", x, y, precision, preferred_element_type)
+    x, y, precision = _prepare("dot", x, y, precision, preferred_element_type)
     if x.ndim == 0 or y.ndim == 0:
         return multiply(x, y)
     if y.ndim == 1:
-        return _dot_general(x, y, ((x.ndim - 1,), (0,)), ((), ()), "dot")
-    return _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 2,)), ((), ()), "dot")
+        return _dot_general(x, y, ((x.ndim - 1,), (0,)), ((), ()), "dot", precision)
+    return _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 2,)), ((), ()), "dot", precision)
 
 
 def vdot(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """The dot product of the flattened arrays, the first conjugated (as NumPy's)."""
-    from .complex_ops import conj
-    x, y = _options("vdot", x, y, precision, preferred_element_type)
-    return dot(ravel(conj(x) if x.dtype.kind == "c" else x), ravel(y))
+    """The dot product of the flattened operands, the first one conjugated (as NumPy)."""
+    x = asarray(x)
+    if dtypes.is_complex(x.dtype):
+        from .complex_ops import conj
+        x = conj(x)
+    return dot(ravel(x), ravel(y), precision=precision,
+               preferred_element_type=preferred_element_type)
 
 
-def inner(x: Any, y: Any, *, precision: Any = None,
-          preferred_element_type: Any = None) -> Any:
-    x, y = _options("inner", x, y, precision, preferred_element_type)
+@_preferred
+def inner(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    x, y, precision = _prepare("inner", x, y, precision, preferred_element_type)
     if x.ndim == 0 or y.ndim == 0:
         return multiply(x, y)
-    return _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 1,)), ((), ()), "inner")
+    return _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 1,)), ((), ()), "inner", precision)
 
 
 def outer(x: Any, y: Any) -> Any:
     return multiply(reshape(ravel(x), (-1, 1)), ravel(y))
 
 
+@_preferred
 def tensordot(x: Any, y: Any, axes: Any = 2, *, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
-    x, y = _options("tensordot", x, y, precision, preferred_element_type)
+    x, y, precision = _prepare("tensordot", x, y, precision, preferred_element_type)
     if isinstance(axes, int):
         xa, ya = tuple(range(x.ndim - axes, x.ndim)), tuple(range(axes))
     else:
         xa, ya = (tuple(np.atleast_1d(a).tolist()) for a in axes)
-    return _dot_general(x, y, (xa, ya), ((), ()), "tensordot")
+    return _dot_general(x, y, (xa, ya), ((), ()), "tensordot", precision)
 
 
 def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:

@@ -22,6 +22,7 @@ from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.collectives import value_axes
 from ..compiler.stablehlo import donation_aliases
 from ..core import dtypes, tracing
+from ..core import precision as _precision
 from ..core.concrete import concretisations
 from ..core.config import checked_call, disable_jit_enabled, runtime_checks
 from ..core.devices import check_backend, check_device, place
@@ -315,6 +316,7 @@ class Jitted:
         # See Note [dispatch fast path].
         device = self.device or _device_of(leaves)
         key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64
+               _precision._default[0],                    # and the default precision
                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
         entry = self._cache.get(key)
         if entry is None:

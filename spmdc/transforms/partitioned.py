@@ -32,6 +32,7 @@ from ..compiler.primitives.shard_map import shard_map_p
 from ..compiler.primitives.sharding import sharding_constraint_p
 from ..compiler.stablehlo import Partitioning, lower_program, parse_module
 from ..core import dtypes
+from ..core import precision as _precision
 from ..core.devices import device_put
 from ..core.tracing import bind, current_trace, type_of, where
 from ..core.tree import broadcast_prefix, tree_flatten, tree_unflatten
@@ -132,7 +133,7 @@ def call_partitioned(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...
     if found is None:
         return None
     mesh, shardings = found
-    key = ("partitioned", in_tree, statics, dtypes._x64, mesh,
+    key = ("partitioned", in_tree, statics, dtypes._x64, _precision._default[0], mesh,
            *[(type_of(x), s.spec) for x, s in zip(leaves, shardings, strict=True)])
     entry = jitted._cache.get(key)
     if entry is None:

@@ -85,6 +85,7 @@ from ..compiler.passes.collectives import (
 )
 from ..compiler.stablehlo import donation_aliases
 from ..core import dtypes
+from ..core import precision as _precision
 from ..core.config import checked_call, runtime_checks
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
@@ -287,7 +288,8 @@ class Pmapped:
                                  self._in_axes_for(statics), self.out_axes,
                                  self.user_axis_name, self.axis_size), None
         leaves, in_tree = tree_flatten((args, kwargs))
-        key = (in_tree, tuple(map(_leaf_signature, leaves)), statics, dtypes._x64)
+        key = (in_tree, tuple(map(_leaf_signature, leaves)), statics, dtypes._x64,
+               _precision._default[0])                   # Note [default precision]
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._compile(statics, args, kwargs)

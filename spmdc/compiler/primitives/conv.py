@@ -29,6 +29,7 @@ from ..passes.forward import jvp_rules
 from ..passes.vmap import batch_rules
 from ..stablehlo import hlo, ir, lower_rules
 from .core import NUMBER, ShapeError, _check_kind, declare, same_dtype
+from .reductions import with_precision
 
 __all__ = ["conv_general_dilated_p", "conv_output_shape", "dilate_dim", "conv_vjp_lhs_padding"]
 
@@ -116,7 +117,7 @@ def conv_output_shape(lhs_shape, rhs_shape, *, window_strides, padding, lhs_dila
     return tuple(out)
 
 
-def _conv_rule(lhs: TensorType, rhs: TensorType, **params: Any) -> TensorType:
+def _conv_rule(lhs: TensorType, rhs: TensorType, precision=None, **params: Any) -> TensorType:
     dtype = same_dtype("conv_general_dilated", lhs, rhs)
     _check_kind("conv_general_dilated", lhs, NUMBER)
     if dtype == np.bool_:
@@ -153,7 +154,7 @@ def _pad(x: np.ndarray, padding, first: int) -> np.ndarray:
 
 
 def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
-               dimension_numbers, feature_group_count, batch_group_count):
+               dimension_numbers, feature_group_count, batch_group_count, precision=None):
     out_shape = conv_output_shape(
         lhs.shape, rhs.shape, window_strides=window_strides, padding=padding,
         lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
@@ -226,7 +227,9 @@ def _conv_lowering(ctx, eqn, lhs, rhs):
         padding=ir.DenseIntElementsAttr.get(padding, type=ir.RankedTensorType.get(
             [nsp, 2], i64)),
         lhs_dilation=list(p["lhs_dilation"]), rhs_dilation=list(p["rhs_dilation"]),
-        window_reversal=[False] * nsp).result
+        window_reversal=[False] * nsp,
+        precision_config=None if p.get("precision") is None else ir.ArrayAttr.get(
+            [hlo.PrecisionAttr.get(x) for x in p["precision"]])).result  # See Note [dot precision]
 
 
 lower_rules[conv_general_dilated_p] = _conv_lowering
@@ -264,7 +267,8 @@ def _conv_batch_rule(b, axis, args, dims, **params):
     if size == 0:
         unb = [TensorType(tuple(s for i, s in enumerate(a.type.shape) if i != d), a.type.dtype)
                if d is not None else a.type for a, d in zip(args, dims, strict=True)]
-        shape = conv_output_shape(unb[0].shape, unb[1].shape, **params)
+        shape = conv_output_shape(unb[0].shape, unb[1].shape,
+                                  **{k: v for k, v in params.items() if k != "precision"})
         return [zeros(b, TensorType((0, *shape), lhs.type.dtype))], [0]
     if ld is not None and rd is not None:
         if B > 1:
@@ -337,7 +341,8 @@ def _swap(spec):
 
 
 def _conv_lhs_ct(b, ct, lhs_type: TensorType, rhs, *, window_strides, padding, lhs_dilation,
-                 rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+                 rhs_dilation, dimension_numbers, feature_group_count, batch_group_count,
+                 precision=None):
     # Forward [m, j] [j, k] -> [m, k]; this is [m, k] [k, j] -> [m, j] over the flipped
     # kernel, with strides and input dilation exchanged. Groups move from the kernel's
     # input features to its output features.
@@ -356,7 +361,8 @@ def _conv_lhs_ct(b, ct, lhs_type: TensorType, rhs, *, window_strides, padding, l
     out = conv(b, ct, flipped, window_strides=lhs_dilation, padding=pads,
                lhs_dilation=window_strides, rhs_dilation=rhs_dilation,
                dimension_numbers=(out_spec, _swap(rhs_spec), lhs_spec),
-               feature_group_count=max(G, B), batch_group_count=1)
+               feature_group_count=max(G, B), batch_group_count=1,
+               **with_precision(precision))
     if B > 1:
         out = _reshape_axis_out_of(b, lhs_spec[1], B, out)
         out = _reshape_axis_into(b, lhs_spec[1], lhs_spec[0], out)
@@ -364,7 +370,8 @@ def _conv_lhs_ct(b, ct, lhs_type: TensorType, rhs, *, window_strides, padding, l
 
 
 def _conv_rhs_ct(b, ct, lhs, rhs_type: TensorType, *, window_strides, padding, lhs_dilation,
-                 rhs_dilation, dimension_numbers, feature_group_count, batch_group_count):
+                 rhs_dilation, dimension_numbers, feature_group_count, batch_group_count,
+                 precision=None):
     # [j, m] [m, k] -> [j, k]: the input against the output cotangent, with strides and
     # kernel dilation exchanged; feature groups become batch groups and back.
     if ct.type.size == 0:
@@ -379,7 +386,7 @@ def _conv_rhs_ct(b, ct, lhs, rhs_type: TensorType, *, window_strides, padding, l
     return conv(b, lhs, ct, window_strides=rhs_dilation, padding=pads,
                 lhs_dilation=lhs_dilation, rhs_dilation=window_strides,
                 dimension_numbers=(_swap(lhs_spec), _swap(out_spec), _swap(rhs_spec)),
-                feature_group_count=B, batch_group_count=G)
+                feature_group_count=B, batch_group_count=G, **with_precision(precision))
 
 
 def _conv_vjp(b, ct, lhs, rhs, **params):

@@ -271,6 +271,27 @@ lower_rules[argmin_p] = _arg_lowering("min")
 # --- dot_general -----------------------------------------------------------------------------
 # Output dimensions: the batch dimensions (in the order of ``batch``), then x's free
 # dimensions, then y's free dimensions (each in operand order), like StableHLO.
+#
+# Note [dot precision]
+# ~~~~~~~~~~~~~~~~~~~~
+# ``lax.Precision`` requests reach the equation as an optional param ``precision``: a pair
+# of StableHLO precision names, ``('HIGHEST', 'HIGH')``, one per operand. It is absent
+# (not None) when the user asked for nothing, so the common IR and its caches are
+# unchanged. It is lowered to dot_general's ``precision_config``, kept by the batching
+# rule and given unchanged to every dot of the VJP and JVP (as JAX does). The NumPy
+# reference computes at full precision, which meets every request. A dot algorithm (JAX's
+# DotAlgorithmPreset) adds the optional param ``algorithm``: StableHLO's attribute as
+# ``(lhs_type, rhs_type, accumulation_type, lhs_components, rhs_components, operations,
+# imprecise_accumulation)`` with short type names ('bf16', 'f32' ...), carried the same
+# way (Note [dot algorithms] in core/precision.py).
+
+def with_precision(precision: tuple[str, str] | None,
+                   algorithm: tuple[Any, ...] | None = None) -> dict[str, Any]:
+    """The optional params of a dot: none, ``precision``, or both."""
+    if precision is None:
+        return {}
+    return {"precision": precision} if algorithm is None else \
+        {"precision": precision, "algorithm": algorithm}
 
 def _free(ndim: int, contract: tuple[int, ...], batch: tuple[int, ...]) -> list[int]:
     return [i for i in range(ndim) if i not in contract and i not in batch]
@@ -282,7 +303,8 @@ def _free(ndim: int, contract: tuple[int, ...], batch: tuple[int, ...]) -> list[
 _dot_general_types: dict[tuple[Any, ...], TensorType] = {}
 
 
-def _dot_general_rule(x: TensorType, y: TensorType, *, contract, batch) -> TensorType:
+def _dot_general_rule(x: TensorType, y: TensorType, *, contract, batch,
+                      precision=None, algorithm=None) -> TensorType:
     key = (x, y, contract, batch)
     out = _dot_general_types.get(key)
     if out is None:
@@ -313,7 +335,7 @@ def _dot_general_type(x: TensorType, y: TensorType, contract, batch) -> TensorTy
                        *[d for i, d in enumerate(ys) if i not in y_paired]), x.dtype)
 
 
-def _dot_general_impl(x, y, *, contract, batch):
+def _dot_general_impl(x, y, *, contract, batch, precision=None, algorithm=None):
     (xc, yc), (xb, yb) = contract, batch
     letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     xs = [next(letters) for _ in range(x.ndim)]
@@ -343,14 +365,26 @@ def _dot_general_lowering(ctx, eqn, x, y):
         dims = _dimension_numbers[key] = hlo.DotDimensionNumbers.get(
             lhs_batching_dimensions=list(xb), rhs_batching_dimensions=list(yb),
             lhs_contracting_dimensions=list(xc), rhs_contracting_dimensions=list(yc))
-    return ctx.create_op(hlo.DotGeneralOp, eqn.outputs[0].type, [x, y],
-                         {"dot_dimension_numbers": dims})
+    attributes = {"dot_dimension_numbers": dims}
+    precision = eqn.params.get("precision")
+    if precision is not None:                       # See Note [dot precision]
+        attributes["precision_config"] = ir.ArrayAttr.get(
+            [hlo.PrecisionAttr.get(p) for p in precision])
+    algorithm = eqn.params.get("algorithm")
+    if algorithm is not None:
+        lhs, rhs, acc, *counts = algorithm
+        attributes["algorithm"] = hlo.DotAlgorithm.get(
+            _ALGORITHM_TYPES[lhs](), _ALGORITHM_TYPES[rhs](), _ALGORITHM_TYPES[acc](), *counts)
+    return ctx.create_op(hlo.DotGeneralOp, eqn.outputs[0].type, [x, y], attributes)
 
 
 lower_rules[dot_general_p] = _dot_general_lowering
+_ALGORITHM_TYPES = {"f16": ir.F16Type.get, "bf16": ir.BF16Type.get, "f32": ir.F32Type.get,
+                    "f64": ir.F64Type.get}
 
 
-def _dot_general_batch_rule(b, axis, args, dims, *, contract, batch):
+def _dot_general_batch_rule(b, axis, args, dims, *, contract, batch, precision=None,
+                            algorithm=None):
     # One dot_general, never a loop: a batch dimension on both operands joins ``batch``;
     # on one operand it is just another free dimension of that operand, and we report
     # where the output puts it. Operands stay where they are: we renumber dimensions.
@@ -363,9 +397,11 @@ def _dot_general_batch_rule(b, axis, args, dims, *, contract, batch):
 
     xc, xb, yc, yb = renumber(xc, dx), renumber(xb, dx), renumber(yc, dy), renumber(yb, dy)
     if dx is not None and dy is not None:
-        out = b.dot_general(x, y, contract=(xc, yc), batch=((dx, *xb), (dy, *yb)))
+        out = b.dot_general(x, y, contract=(xc, yc), batch=((dx, *xb), (dy, *yb)),
+                            **with_precision(precision, algorithm))
         return [out], [0]
-    out = b.dot_general(x, y, contract=(xc, yc), batch=(xb, yb))
+    out = b.dot_general(x, y, contract=(xc, yc), batch=(xb, yb),
+                        **with_precision(precision, algorithm))
     x_free, y_free = _free(x.type.ndim, xc, xb), _free(y.type.ndim, yc, yb)
     if dx is not None:
         return [out], [len(xb) + x_free.index(dx)]
@@ -404,11 +440,11 @@ def _operand_ct_plan(mine_ndim: int, other_ndim: int, my_contract, my_batch,
             None if permutation == identity else permutation)
 
 
-def _operand_ct(b, ct, other, plan):
+def _operand_ct(b, ct, other, plan, precision):
     other_first, contract, batch, permutation = plan
     if other_first:
-        return b.dot_general(other, ct, contract=contract, batch=batch)
-    g = b.dot_general(ct, other, contract=contract, batch=batch)
+        return b.dot_general(other, ct, contract=contract, batch=batch, **precision)
+    g = b.dot_general(ct, other, contract=contract, batch=batch, **precision)
     return g if permutation is None else b.transpose(g, permutation=permutation)
 
 
@@ -417,7 +453,7 @@ def _operand_ct(b, ct, other, plan):
 _vjp_plans: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
 
-def _dot_general_vjp(b, ct, x, y, *, contract, batch):
+def _dot_general_vjp(b, ct, x, y, *, contract, batch, precision=None, algorithm=None):
     key = (x.type.ndim, y.type.ndim, contract, batch)
     plans = _vjp_plans.get(key)
     if plans is None:
@@ -428,14 +464,17 @@ def _dot_general_vjp(b, ct, x, y, *, contract, batch):
         plans = _vjp_plans[key] = (
             _operand_ct_plan(x.type.ndim, y.type.ndim, xc, xb, yc, yb, ct_y_free),
             _operand_ct_plan(y.type.ndim, x.type.ndim, yc, yb, xc, xb, ct_x_free))
-    return [_operand_ct(b, ct, y, plans[0]), _operand_ct(b, ct, x, plans[1])]
+    extra = with_precision(precision, algorithm)   # See Note [dot precision]
+    return [_operand_ct(b, ct, y, plans[0], extra), _operand_ct(b, ct, x, plans[1], extra)]
 
 
-def _dot_general_jvp(b, primals, tangents, *, contract, batch):
+def _dot_general_jvp(b, primals, tangents, *, contract, batch, precision=None,
+                     algorithm=None):
     # Bilinear: d(x . y) = dx . y + x . dy.
     (x, y), (tx, ty) = primals, tangents
-    out = b.dot_general(x, y, contract=contract, batch=batch)
-    terms = [b.dot_general(*ops, contract=contract, batch=batch)
+    extra = with_precision(precision, algorithm)
+    out = b.dot_general(x, y, contract=contract, batch=batch, **extra)
+    terms = [b.dot_general(*ops, contract=contract, batch=batch, **extra)
              for ops, t in (((tx, y), tx), ((x, ty), ty)) if t is not None]
     return [out], [terms[0] if len(terms) == 1 else b.add(*terms)]
 
