@@ -25,6 +25,13 @@ VARIABLES = {
     "SPMDC_CHECKS": "run the IR verifier after every pass",
     "SPMDC_CACHE_DIR": "keep compiled programs in this directory (a persistent cache)",
     "SPMDC_CACHE_MAX_BYTES": "the persistent cache's size bound (default 1 GiB)",
+    "SPMDC_COORDINATOR_ADDRESS": "host:port of process 0's coordination service (multi-process)",
+    "SPMDC_NUM_PROCESSES": "how many processes the multi-process program runs as",
+    "SPMDC_PROCESS_ID": "this process's id, 0 to SPMDC_NUM_PROCESSES - 1",
+    "SPMDC_COORDINATOR_PORT": "the coordinator's port under SLURM or Open MPI (default: "
+                              "derived from the job id)",
+    "SPMDC_LOCAL_DEVICE_IDS": "the GPUs this process uses, e.g. 0,1 (default: all, or the "
+                              "cluster's local rank)",
 }
 """Every variable spmdc reads, with what it does (the README lists the same)."""
 
