@@ -26,6 +26,12 @@ def test_explicit_variables():
     assert spec.local_device_ids == (2, 3)
 
 
+def test_empty_spmdc_variables_are_unset():
+    assert detect({name: "" for name in EXPLICIT}) is None
+    assert detect({**SLURM, "SPMDC_COORDINATOR_ADDRESS": " ", "SPMDC_LOCAL_DEVICE_IDS": ""}) \
+        == detect(SLURM)
+
+
 def test_explicit_variables_win_over_a_cluster():
     # A launcher inside a SLURM job: SLURM's ids, local rank included, must not leak in.
     assert detect({**SLURM, **OPENMPI4, **EXPLICIT}) == detect(EXPLICIT)

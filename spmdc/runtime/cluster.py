@@ -22,6 +22,7 @@ unless ``SPMDC_COORDINATOR_PORT`` gives it; ``SPMDC_COORDINATOR_ADDRESS`` overri
 derived address whole. The GPUs a process should use come from ``SPMDC_LOCAL_DEVICE_IDS``
 (``"0,1"``), else from the cluster's local rank (``SLURM_LOCALID``,
 ``OMPI_COMM_WORLD_LOCAL_RANK``: one GPU per process, as JAX does), else None (all).
+An empty SPMDC_* variable counts as unset, as everywhere in ``spmdc.env``.
 
 ``fill`` is what ``spmdc.distributed.initialize(...)`` uses: its arguments win, the
 environment supplies the rest. Nothing here touches the network.
@@ -67,7 +68,7 @@ def detect(environ: Mapping[str, str] | None = None) -> ClusterSpec | None:
     Raises EnvironmentVariableError for a partial set of the SPMDC_* variables, an
     unparseable value, or Open MPI 5 without SPMDC_COORDINATOR_ADDRESS.
     """
-    environ = os.environ if environ is None else environ
+    environ = _without_empty(os.environ if environ is None else environ)
     found = _read(environ)
     if found["source"] is None:
         return None
@@ -96,7 +97,7 @@ def fill(coordinator_address: str | None = None, num_processes: int | None = Non
     the arguments may complete it). Raises ValueError when one is still missing or the
     values are inconsistent.
     """
-    environ = os.environ if environ is None else environ
+    environ = _without_empty(os.environ if environ is None else environ)
     if isinstance(local_device_ids, int):                   # one GPU, as JAX allows
         local_device_ids = (local_device_ids,)
     arguments = {"coordinator_address": coordinator_address, "num_processes": num_processes,
@@ -118,6 +119,12 @@ def fill(coordinator_address: str | None = None, num_processes: int | None = Non
 
 
 # --- reading the environment ------------------------------------------------------------------
+
+def _without_empty(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` less its empty SPMDC_* variables: empty means unset, as in spmdc.env."""
+    return {name: value for name, value in environ.items()
+            if value.strip() or not name.startswith("SPMDC_")}
+
 
 def _read(environ: Mapping[str, str]) -> dict:
     """ClusterSpec's fields from ``environ``, each None where nothing gives it; the source
