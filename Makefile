@@ -4,10 +4,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help install demo test test-slow lint bench sz fuzz clean
+.PHONY: help install demo demo-multiprocess test test-slow lint bench sz fuzz clean
 
 help:  ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 10
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 19
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,9 @@ install: $(STAMP)  ## create .venv and install spmdc with its test tools
 
 demo: $(STAMP)  ## data-parallel MLP training with pmap on 8 virtual CPU devices
 	$(PY) examples/train_data_parallel.py
+
+demo-multiprocess: $(STAMP)  ## the same training as 2 processes x 4 devices (Gloo collectives)
+	$(PY) -m spmdc.launch -n 2 --devices-per-process 4 examples/train_data_parallel.py
 
 test: $(STAMP)  ## the whole test suite (what CI runs)
 	SPMDC_CHECKS=1 HYPOTHESIS_PROFILE=ci $(PY) -m pytest -n 2 -m "not slow" tests

@@ -6,10 +6,15 @@ and every device applies the same update, so the copies stay identical. The para
 and the sharded batches stay on the devices between steps: a pmap result passed to the
 next pmap call is used in place.
 
-Runs on the 8 virtual CPU devices spmdc creates by default (SPMDC_CPU_DEVICES).
+Runs on the 8 virtual CPU devices spmdc creates by default (SPMDC_CPU_DEVICES), or, the
+same program unchanged, over several processes (``make demo-multiprocess``: ``python -m
+spmdc.launch -n 2 --devices-per-process 4 examples/train_data_parallel.py``): every
+process then holds its own devices, feeds them its part of each batch, and pmean
+averages over every device of every process.
 """
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -18,7 +23,11 @@ import spmdc as jax
 import spmdc.numpy as jnp
 from spmdc import lax
 
-N_DEVICES = jax.device_count()
+if os.environ.get("SPMDC_NUM_PROCESSES"):       # started by spmdc.launch, mpirun or srun
+    jax.distributed.initialize()
+
+N_DEVICES = jax.device_count()          # over every process
+LOCAL_DEVICES = jax.local_device_count()
 CLASSES, FEATURES, HIDDEN = 4, 16, 64
 PER_DEVICE_BATCH = 128
 STEPS, LEARNING_RATE = 300, 0.1
@@ -80,23 +89,27 @@ def accuracy(params, x, labels):
 
 
 def main() -> None:
-    rng = np.random.default_rng(0)
-    devices = jax.devices()[:N_DEVICES]
+    say = print if jax.process_index() == 0 else (lambda *args: None)
+    rng = np.random.default_rng(0)       # the same data in every process
+    devices = jax.local_devices()
     total = N_DEVICES * PER_DEVICE_BATCH
     x_all, y_all = make_data(rng, 32 * total)
     # One copy of the parameters per device, as arrays split over the devices.
     params = jax.tree_util.tree_map(
-        lambda p: jax.device_put(np.broadcast_to(p, (N_DEVICES, *p.shape)), devices),
+        lambda p: jax.device_put(np.broadcast_to(p, (LOCAL_DEVICES, *p.shape)), devices),
         init_params(rng))
     evaluate = jax.pmap(accuracy, axis_name="batch")
 
-    def shard(a: np.ndarray) -> jax.Array:
-        return jax.device_put(a.reshape(N_DEVICES, -1, *a.shape[1:]), devices)
+    def shard(batch: np.ndarray) -> jax.Array:
+        """This process's part of a batch, one slice per local device."""
+        mine = np.split(batch, jax.process_count())[jax.process_index()]
+        return jax.device_put(mine.reshape(LOCAL_DEVICES, -1, *mine.shape[1:]), devices)
 
     batches = [(shard(x_all[k:k + total]), shard(y_all[k:k + total]))
                for k in range(0, len(x_all), total)]
-    print(f"training an MLP {FEATURES}-{HIDDEN}-{HIDDEN}-{CLASSES} on {N_DEVICES} devices, "
-          f"{PER_DEVICE_BATCH} examples per device per step")
+    processes = f" in {jax.process_count()} processes" if jax.process_count() > 1 else ""
+    say(f"training an MLP {FEATURES}-{HIDDEN}-{HIDDEN}-{CLASSES} on {N_DEVICES} devices"
+          f"{processes}, {PER_DEVICE_BATCH} examples per device per step")
     start = None
     for k in range(STEPS):
         x, y = batches[k % len(batches)]
@@ -105,12 +118,12 @@ def main() -> None:
             loss.block_until_ready()
             start = time.perf_counter()          # time the steps after compilation
         if k % 30 == 0 or k == STEPS - 1:
-            print(f"step {k:4d}  loss {float(loss[0]):.4f}")
+            say(f"step {k:4d}  loss {float(loss[0]):.4f}")
     jax.block_until_ready(params)
     per_step = (time.perf_counter() - start) / (STEPS - 1)
     accuracies = [float(evaluate(params, x, y)[0]) for x, y in batches]
-    print(f"final accuracy {np.mean(accuracies):.3f} over {len(x_all)} examples")
-    print(f"time per step {per_step * 1e3:.2f} ms (after compilation)")
+    say(f"final accuracy {np.mean(accuracies):.3f} over {len(x_all)} examples")
+    say(f"time per step {per_step * 1e3:.2f} ms (after compilation)")
 
 
 if __name__ == "__main__":

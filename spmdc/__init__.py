@@ -31,6 +31,7 @@ from .core.tracing import (  # noqa: E402
     TracerArrayConversionError,
     UnexpectedTracerError,
 )
+from .runtime import pjrt as _pjrt  # noqa: E402
 from .runtime.array import Array  # noqa: E402
 from .transforms.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: E402
 from .transforms.eval_shape import eval_shape  # noqa: E402
@@ -49,6 +50,7 @@ from . import (  # noqa: E402,F401  (built on the API above)
     ad_checkpoint,
     custom_derivatives,
     debug,
+    distributed,
     dtypes,
     experimental,
     nn,
@@ -65,18 +67,25 @@ __version__ = "0.1.0"
 
 
 def default_backend() -> str:
-    """The platform of the default devices (spmdc runs on the CPU client)."""
-    return "cpu"
+    """The platform of the default devices: 'cpu', or 'gpu' on the CUDA client."""
+    return _pjrt.platform_name()
 
 
 def process_index() -> int:
-    """This process's index among the processes of the computation (one process)."""
-    return 0
+    """This process's index among the processes of the computation (0 until
+    ``spmdc.distributed.initialize`` joins several)."""
+    return _pjrt.process_index()
 
 
 def process_count() -> int:
-    """How many processes take part in the computation (one)."""
-    return 1
+    """How many processes take part in the computation (1 until
+    ``spmdc.distributed.initialize`` joins several)."""
+    return _pjrt.process_count()
+
+
+def process_indices() -> list[int]:
+    """The indices of every process of the computation."""
+    return list(range(_pjrt.process_count()))
 
 
 errors = type("errors", (), {"ConcretizationTypeError": ConcretizationTypeError,
@@ -93,7 +102,8 @@ __all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "checkpoint_policies", "ad_checkpoint", "config", "disable_jit", "enable_x64",
            "default_matmul_precision", "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes",
            "test_util", "tree",
-           "default_backend", "process_index", "process_count", "sharding", "make_mesh",
+           "default_backend", "process_index", "process_count", "process_indices",
+           "distributed", "sharding", "make_mesh",
            "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard", "debug",
            "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call"]
 

@@ -57,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="process p uses GPUs p*K .. p*K+K-1 (sets SPMDC_LOCAL_DEVICE_IDS)")
     parser.add_argument("--port", type=_integer(1, 65535),
                         help="the coordinator's port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--gloo-logs", action="store_true",
+                        help="keep Gloo's per-device connection lines (dropped by default)")
     parser.add_argument("--timeout", type=float, metavar="S",
                         help="stop every process after S seconds and exit 124")
     parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ...",
@@ -66,14 +68,33 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A free port whose successor is free too: spmdc.distributed.initialize gathers the
+    processes on the coordinator's port + 1 before they connect."""
+    for _ in range(100):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port < 65535:
+            try:
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                    sock.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("spmdc.launch: found no two free consecutive ports; pass --port")
 
 
-def _forward(pipe, out, prefix: str) -> None:
-    """Copy ``pipe`` to ``out`` line by line, each line after ``prefix``."""
+# Gloo prints one line per device when a program's first collective connects its ranks
+# ("[Gloo] Rank 3 is connected to 7 peer ranks. ..."); jaxlib offers no switch for it.
+_GLOO_CHATTER = "[Gloo] Rank "
+
+
+def _forward(pipe, out, prefix: str, quiet: bool = True) -> None:
+    """Copy ``pipe`` to ``out`` line by line, each line after ``prefix``; ``quiet``
+    drops Gloo's connection lines."""
     for line in pipe:
+        if quiet and line.startswith(_GLOO_CHATTER):
+            continue
         with _print_lock:
             out.write(prefix + line if line.endswith("\n") else prefix + line + "\n")
             out.flush()
@@ -147,7 +168,8 @@ def launch(argv: list[str]) -> int:
                 start_new_session=True))
             for pipe, out in ((processes[p].stdout, sys.stdout),
                               (processes[p].stderr, sys.stderr)):
-                threads.append(threading.Thread(target=_forward, args=(pipe, out, f"[p{p}] "),
+                threads.append(threading.Thread(target=_forward, args=(pipe, out, f"[p{p}] ",
+                                                                          not args.gloo_logs),
                                                 daemon=True))
                 threads[-1].start()
         status = _supervise(processes, args.timeout)

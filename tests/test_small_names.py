@@ -156,9 +156,13 @@ def test_config_unknown_option_and_bad_values():
         spmdc.config.update("jax_nope", True)
     with pytest.raises(TypeError, match="True or False"):
         spmdc.config.update("jax_debug_nans", "yes")
-    with pytest.raises(ValueError, match="CPU"):
+    with pytest.raises(ValueError, match="spmdc runs on 'cpu' or 'cuda'"):
+        spmdc.config.update("jax_platform_name", "tpu")
+    spmdc.devices()
+    with pytest.raises(RuntimeError, match="came too late: spmdc's cpu client already exists"):
         spmdc.config.update("jax_platform_name", "gpu")
     spmdc.config.update("jax_platform_name", "cpu")
+    assert spmdc.config.jax_platforms == "cpu"
     assert spmdc.config.jax_enable_x64 is False
     assert spmdc.config.read("jax_num_cpu_devices") == spmdc.device_count()
 

@@ -94,12 +94,15 @@ def _set_platform(name: str, value: Any) -> None:
     if value is None or value == "":
         return
     if not isinstance(value, str):
-        raise TypeError(f"config option {name} takes a platform name such as 'cpu', "
-                        f"got {value!r}")
+        raise TypeError(f"config option {name} takes a platform name such as 'cpu' or "
+                        f"'cuda', got {value!r}")
     wanted = [p.strip().lower() for p in value.split(",")]
-    if "cpu" not in wanted:
-        raise ValueError(f"config option {name}={value!r}: this spmdc runs on the CPU "
-                         "PJRT client only; use 'cpu'")
+    wanted = ["cuda" if p == "gpu" else p for p in wanted]
+    known = [p for p in wanted if p in ("cpu", "cuda")]
+    if not known or len(known) != len(wanted):
+        raise ValueError(f"config option {name}={value!r}: spmdc runs on 'cpu' or 'cuda' "
+                         "(one client, the first listed)")
+    pjrt.set_platform(known[0])
 
 
 def _set_cpu_devices(name: str, value: Any) -> None:
@@ -127,8 +130,8 @@ _OPTIONS: dict[str, tuple[Callable[[str, Any], None], Callable[[], Any]]] = {
     "jax_enable_x64": (_set_x64, dtypes.x64_enabled),
     "jax_disable_jit": (_set_flag, lambda: _global["jax_disable_jit"]),
     "jax_debug_nans": (_set_flag, lambda: _global["jax_debug_nans"]),
-    "jax_platform_name": (_set_platform, lambda: "cpu"),
-    "jax_platforms": (_set_platform, lambda: "cpu"),
+    "jax_platform_name": (_set_platform, pjrt.platform_wanted),
+    "jax_platforms": (_set_platform, pjrt.platform_wanted),
     "jax_num_cpu_devices": (_set_cpu_devices, pjrt.device_count_env),
     "jax_default_matmul_precision": (_set_default_precision, precision.default_precision),
 }

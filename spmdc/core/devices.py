@@ -80,24 +80,40 @@ def check_backend(op: str, backend: Any) -> None:
 
 
 def devices(backend: str | None = None) -> list[Any]:
-    """Every device spmdc runs on (``backend``, if given, must name their platform)."""
+    """Every device of the computation, every process's (``backend``, if given, must
+    name their platform)."""
     check_backend("devices", backend)
     return list(pjrt.devices())
 
 
-local_devices = devices
+def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Any]:
+    """The devices of this process (or of process ``process_index``)."""
+    check_backend("local_devices", backend)
+    if process_index is None:
+        return list(pjrt.local_devices())
+    count = pjrt.process_count()
+    if isinstance(process_index, bool) or not isinstance(process_index, (int, np.integer)) \
+            or not 0 <= process_index < count:
+        raise ValueError(f"local_devices: process_index must be an int in 0..{count - 1} "
+                         f"(there {'is' if count == 1 else 'are'} {count} "
+                         f"process{'es' if count > 1 else ''}), got {process_index!r}{where()}")
+    return [d for d in pjrt.devices() if d.process_index == process_index]
 
 
 def device_count(backend: str | None = None) -> int:
+    """How many devices the computation has, over every process."""
     check_backend("device_count", backend)
     return len(pjrt.devices())
 
 
-local_device_count = device_count
+def local_device_count(backend: str | None = None) -> int:
+    """How many devices this process has."""
+    check_backend("local_device_count", backend)
+    return len(pjrt.local_devices())
 
 
 def default_device() -> Any:
-    return pjrt.devices()[0]
+    return pjrt.local_devices()[0]
 
 
 def place(x: Any, device: Any, t: TensorType) -> Any:

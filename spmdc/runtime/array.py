@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ir import TensorType
-from . import pjrt
+from . import distributed, pjrt
 from .sharding import Mesh, NamedSharding, PartitionSpec, Shard, Sharding, SingleDeviceSharding
 
 __all__ = ["Array"]
@@ -167,11 +167,15 @@ class Array:
         return value.copy() if copy else value
 
     def block_until_ready(self) -> Array:
-        if self._bufs is None:
-            self._group.block_until_ready()
-        else:
-            for b in self._bufs:
-                b.block_until_ready()
+        try:
+            if self._bufs is None:
+                self._group.block_until_ready()
+            else:
+                for b in self._bufs:
+                    b.block_until_ready()
+        except Exception as e:
+            distributed.explain(e)
+            raise
         return self
 
     def copy_to_host_async(self) -> None:

@@ -226,6 +226,15 @@ def _integer(environ: Mapping[str, str], name: str, minimum: int = 0) -> int:
     return int(text)
 
 
+def local_device_ids_env(environ: Mapping[str, str] | None = None) -> tuple[int, ...] | None:
+    """The GPUs ``SPMDC_LOCAL_DEVICE_IDS`` gives this process (single-process runs
+    too), or None (every GPU)."""
+    environ = os.environ if environ is None else environ
+    if not environ.get("SPMDC_LOCAL_DEVICE_IDS", "").strip():
+        return None
+    return _device_ids(environ, "SPMDC_LOCAL_DEVICE_IDS")
+
+
 def _device_ids(environ: Mapping[str, str], name: str) -> tuple[int, ...]:
     """A comma-separated list of device ids such as ``0,1``."""
     raw = environ[name]

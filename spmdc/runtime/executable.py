@@ -19,12 +19,16 @@ __all__ = ["Executable", "compile_func", "run_func"]
 
 
 class Executable:
-    __slots__ = ("exe", "devices", "func", "module_text", "in_types", "donated")
+    __slots__ = ("exe", "devices", "local_devices", "func", "module_text", "in_types",
+                 "donated")
 
     def __init__(self, exe: Any, devices: tuple[Any, ...], func: Func, module_text: str,
                  donated: tuple[int, ...] = ()):
         self.exe = exe
         self.devices = devices
+        # The devices whose replicas this process runs, in replica order: all of them
+        # but in a multi-process computation (Note [pmap over processes] in pmap.py).
+        self.local_devices = pjrt.addressable(exe, devices)
         self.func = func
         self.module_text = module_text
         self.in_types = [(t.shape, t.dtype) for t in func.in_types]
@@ -32,8 +36,9 @@ class Executable:
         self.donated = donated
 
     def execute(self, args: Sequence[Sequence[Any]]) -> list[list[Any]]:
-        """``args[i][r]``: device buffer of input i on replica r; returns ``outs[k][r]``."""
-        return pjrt.execute(self.exe, args, self.devices, self.in_types)
+        """``args[i][r]``: device buffer of input i on local replica r (of
+        ``local_devices``); returns ``outs[k][r]``."""
+        return pjrt.execute(self.exe, args, self.local_devices, self.in_types)
 
     def __del__(self) -> None:
         pjrt.forget(self.exe)
@@ -54,7 +59,7 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                  aliases: dict[int, int] | None = None) -> Executable:
     """Lower and compile ``func`` for one replica per device; ``aliases``: donated inputs
     and the outputs that reuse their buffers (Note [donation] in compiler/stablehlo.py)."""
-    devices = tuple(devices or pjrt.devices()[:1])
+    devices = tuple(devices or pjrt.local_devices()[:1])
     aliases = aliases or {}
     text, callbacks, effects = lower_program(func, num_replicas=len(devices),
                                              axis_env=axis_env, mesh_axes=mesh_axes,

@@ -1,9 +1,11 @@
 """The one door to jaxlib's PJRT client: devices, compiling, placing data, executing.
 
 Everything spmdc needs from jaxlib's half-private runtime surface is in this module (see
-../shared/notes/pjrt.md), so a jaxlib upgrade touches this file alone. jaxlib's array
-type expects two duck-typed helpers that normally come from the jax package: an *aval*
-(shape, dtype, weak_type, ndim) and a single-device *sharding*; they are defined here.
+../shared/notes/pjrt.md), but for the distributed runtime (coordination service and
+client, in runtime/distributed.py), so a jaxlib upgrade touches these two files alone.
+jaxlib's array type expects two duck-typed helpers that normally come from the jax
+package: an *aval* (shape, dtype, weak_type, ndim) and a single-device *sharding*; they
+are defined here.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from jaxlib import xla_client as xc
 
 from .. import env
 from . import cache as _cache
+from . import distributed
 
 # jaxlib's disassemble_into_single_device_arrays tries to import jax._src.sharding_impls
 # once per output shard. Without jax installed, each failed import walks sys.path (tens
@@ -34,7 +37,8 @@ __all__ = ["client", "devices", "compile", "put", "execute", "execute_one", "to_
            "register_node", "dispatcher", "fast_path", "is_unsortable_keys_error",
            "is_unhashable_static_error", "forget",
            "group_array", "group_devices", "shards", "copy_to_host_async", "set_x64_state",
-           "set_cpu_device_count"]
+           "set_cpu_device_count", "local_devices", "process_index", "process_count",
+           "client_exists", "platform_wanted", "set_platform", "platform_name"]
 
 Device = Any          # a jaxlib device (CpuDevice(id=0) ...)
 Buffer = Any          # a jaxlib single-device array
@@ -124,14 +128,177 @@ def _once(fn: Any) -> Any:
 @_once
 def client() -> Any:
     n = device_count_env()
-    made = xc.make_cpu_client(num_devices=n)
+    joined = distributed.state()
+    if platform_wanted() == "cuda":
+        made = _cuda_client(joined)
+    elif joined is None:
+        made = xc.make_cpu_client(num_devices=n)
+    else:       # one computation over several processes (runtime/distributed.py)
+        host = joined.spec.coordinator_address.rpartition(":")[0].strip("[]")
+        gloo = _jax.make_gloo_tcp_collectives(
+            joined.client, hostname="127.0.0.1" if distributed._is_loopback(host) else None)
+        made = xc.make_cpu_client(asynchronous=True, distributed_client=joined.client,
+                                  node_id=joined.spec.process_id,
+                                  num_nodes=joined.spec.num_processes, collectives=gloo,
+                                  num_devices=n)
     _client_made.append(n)
     return made
 
 
+_PLATFORMS = ("cpu", "cuda")
+_platform_set: list[str] = []        # config.update('jax_platforms', ...), if called
+
+
+def platform_wanted() -> str:
+    """The platform the client is (or will be) made for: ``config.update('jax_platforms',
+    ...)``, else ``SPMDC_PLATFORM``, else the CPU."""
+    if _platform_set:
+        return _platform_set[0]
+    raw = os.environ.get("SPMDC_PLATFORM", "").strip().lower()
+    if raw and raw not in _PLATFORMS:
+        raise env.EnvironmentVariableError(
+            f"SPMDC_PLATFORM={raw!r}: spmdc runs on {' or '.join(_PLATFORMS)}")
+    return raw or "cpu"
+
+
+def set_platform(name: str) -> None:
+    """Make the client for platform ``name`` (cpu or cuda); only before it exists."""
+    with _init_lock:
+        if _client_made and platform_wanted() != name:
+            raise RuntimeError(
+                f"jax_platforms={name!r} came too late: spmdc's {platform_wanted()} client "
+                "already exists. Set it before the first use of the devices (right after "
+                "the import), or set SPMDC_PLATFORM in the environment")
+        _platform_set[:] = [name]
+
+
+# Note [CUDA client]
+# ~~~~~~~~~~~~~~~~~~
+# On GPUs spmdc uses the CUDA PJRT plugin that jaxlib's CUDA packages ship
+# (``jax-cuda13-pjrt`` / ``jax-cuda12-pjrt``, pinned to jaxlib's version by the extras
+# ``spmdc[cuda13]`` / ``spmdc[cuda12]``), without the jax package: the plugin's Python
+# package would import jax, so we do what it does by hand. NVIDIA's libraries are loaded
+# first from the ``nvidia.*`` wheels (later lookups then find those copies), the plugin's
+# shared object is located without running its package's ``__init__``, loaded and
+# initialized, and the client made with the plugin's default options, the GPUs this
+# process may use (``visible_devices``: ``local_device_ids`` of spmdc.distributed, or
+# SPMDC_LOCAL_DEVICE_IDS) and, over several processes, the distributed client, through
+# whose key-value store the plugin exchanges the topology and NCCL's ids. Collectives
+# then run on NCCL.
+
+_NVIDIA_LIBRARIES = [       # (module under nvidia., libraries), as the plugin loads them
+    ("cu13", ["libcudart.so.13", "libnvrtc.so.13", "libcublas.so.13", "libcublasLt.so.13",
+              "libcupti.so.13", "libcusparse.so.12", "libcusolver.so.12", "libcufft.so.12"]),
+    ("cuda_runtime", ["libcudart.so.12"]), ("cuda_nvrtc", ["libnvrtc.so.12"]),
+    ("cublas", ["libcublas.so.12", "libcublasLt.so.12"]), ("nccl", ["libnccl.so.2"]),
+    ("cuda_cupti", ["libcupti.so.12"]), ("cusparse", ["libcusparse.so.12"]),
+    ("cusolver", ["libcusolver.so.11"]), ("cufft", ["libcufft.so.11"]),
+    ("nvshmem", ["libnvshmem_host.so.3"]), ("cudnn", ["libcudnn.so.9"]),
+]
+
+
+def _load_nvidia_libraries() -> None:
+    import ctypes
+    import pathlib
+    for module, libraries in _NVIDIA_LIBRARIES:
+        try:
+            spec = importlib.util.find_spec(f"nvidia.{module}")
+        except ImportError:
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        folder = pathlib.Path(next(iter(spec.submodule_search_locations))) / "lib"
+        for library in libraries:
+            if (folder / library).exists():
+                try:
+                    ctypes.CDLL(str(folder / library))
+                except OSError:
+                    pass       # the plugin's own error will say what is missing
+
+
+def _cuda_plugin_path() -> str | None:
+    import pathlib
+    for package in ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12"):
+        try:
+            spec = importlib.util.find_spec(package)
+        except ImportError:
+            spec = None
+        if spec is not None and spec.submodule_search_locations:
+            so = pathlib.Path(next(iter(spec.submodule_search_locations))) / \
+                "xla_cuda_plugin.so"
+            if so.exists():
+                return str(so)
+    return None
+
+
+def _cuda_client(joined: Any) -> Any:
+    """The CUDA PJRT client (Note [CUDA client])."""
+    path = _cuda_plugin_path()
+    if path is None:
+        import jaxlib
+        raise RuntimeError(
+            "spmdc was asked for the CUDA platform (SPMDC_PLATFORM=cuda or jax_platforms), "
+            "but no CUDA PJRT plugin is installed: pip install 'spmdc[cuda13]' (or "
+            f"'spmdc[cuda12]'), whose plugin matches jaxlib {jaxlib.__version__}; or "
+            "leave SPMDC_PLATFORM unset to run on the CPU")
+    _load_nvidia_libraries()
+    try:
+        if not xc.pjrt_plugin_loaded("cuda"):
+            xc.load_pjrt_plugin_dynamically("cuda", path)
+        if not xc.pjrt_plugin_initialized("cuda"):
+            xc.initialize_pjrt_plugin("cuda")
+        options = dict(xc.generate_pjrt_gpu_plugin_options())
+        ids = joined.spec.local_device_ids if joined is not None else _local_ids_env()
+        if ids:
+            options["visible_devices"] = list(ids)
+        if joined is None:
+            return xc.make_c_api_client("cuda", options, None)
+        options.update(node_id=joined.spec.process_id,
+                       num_nodes=joined.spec.num_processes)
+        return xc.make_c_api_client("cuda", options, joined.client)
+    except Exception as e:         # noqa: BLE001  (jaxlib's own error types)
+        raise RuntimeError(
+            f"spmdc could not start the CUDA client from {path}: {e}. Is there an NVIDIA "
+            "GPU with a working driver (nvidia-smi)? Leave SPMDC_PLATFORM unset to run on "
+            "the CPU") from e
+
+
+def _local_ids_env() -> tuple[int, ...] | None:
+    from . import cluster
+    return cluster.local_device_ids_env()
+
+
+def platform_name() -> str:
+    """The backend name JAX gives the client's platform: 'cpu' or 'gpu'."""
+    return "gpu" if client().platform in ("cuda", "rocm", "gpu") else str(client().platform)
+
+
+def client_exists() -> bool:
+    return bool(_client_made)
+
+
 @_once
 def devices() -> tuple[Device, ...]:
-    return tuple(client().devices())
+    """Every device of the computation, grouped by process (process 0's first), as
+    replica r of a program runs on ``devices()[r]``."""
+    return tuple(sorted(client().devices(), key=lambda d: (d.process_index, d.id)))
+
+
+@_once
+def local_devices() -> tuple[Device, ...]:
+    """This process's devices (all of them, in a single-process computation)."""
+    me = process_index()
+    return tuple(d for d in devices() if d.process_index == me)
+
+
+def process_index() -> int:
+    joined = distributed.state()
+    return 0 if joined is None else joined.spec.process_id
+
+
+def process_count() -> int:
+    joined = distributed.state()
+    return 1 if joined is None else joined.spec.num_processes
 
 
 class _Aval:
@@ -201,7 +368,11 @@ def to_numpy(buffer: Buffer) -> np.ndarray:
     # Waiting first turns a failed computation into its Python error: a replica of a
     # multi-device program that fails (e.g. RESOURCE_EXHAUSTED allocating its output)
     # leaves an error buffer, and copying one to the host aborts the process.
-    buffer.block_until_ready()
+    try:
+        buffer.block_until_ready()
+    except Exception as e:
+        distributed.explain(e)
+        raise
     return buffer._single_device_array_to_np_array_did_copy()[0]
 
 
@@ -249,6 +420,12 @@ def _compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any],
         build.num_replicas, build.num_partitions = n, 1
         build.device_assignment = xc.DeviceAssignment.create(ids.reshape(n, 1))
     if "lapack_" in (module if isinstance(module, str) else str(module)):
+        if platform_wanted() != "cpu":
+            raise NotImplementedError(
+                "this program calls a linear-algebra decomposition (cholesky, lu, qr, eigh, "
+                "svd, eig, triangular_solve), which spmdc runs on jaxlib's LAPACK kernels on "
+                "the CPU only; its GPU kernels (cuSOLVER) are not wired up yet. Run it with "
+                "SPMDC_PLATFORM unset")
         _register_lapack_targets()
     if host_callbacks:
         return _off_the_main_thread(lambda: client().compile_and_load(
@@ -346,6 +523,20 @@ def _off_the_main_thread(fn: Any) -> Any:
     if not ok:
         raise value
     return value
+
+
+def addressable(exe: Executable, devs: Sequence[Device]) -> tuple[Device, ...]:
+    """The devices of ``devs`` (an executable's, in replica order) that this process
+    feeds: all of them in a single-process computation. They must be the order in which
+    the executable takes its buffers, or replicas would get each other's data."""
+    if process_count() == 1:
+        return tuple(devs)
+    me = process_index()
+    mine = tuple(d for d in devs if d.process_index == me)
+    if list(exe.local_devices()) != list(mine):
+        raise AssertionError(f"spmdc: the executable runs on {exe.local_devices()} in this "
+                             f"process, not on {mine}")
+    return mine
 
 
 def execute(exe: Executable, args: Sequence[Sequence[Buffer]],

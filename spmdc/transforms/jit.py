@@ -477,7 +477,7 @@ def _evaluate_specialised(func: Func, out_weak: list[bool], consts: list[Any], o
         if type(x) is Array:
             outs.append(Array(x._buffers, x.type, w, x._devices, x.split))
         else:                           # an input or a literal, returned as it is
-            outs.append(Array.from_host(np.asarray(x, a.type.dtype), pjrt.devices()[0], w))
+            outs.append(Array.from_host(np.asarray(x, a.type.dtype), pjrt.local_devices()[0], w))
     return tree_unflatten(out_tree, outs)
 
 
@@ -485,7 +485,7 @@ def _device_of(leaves: Sequence[Any]) -> Any:
     for x in leaves:
         if type(x) is Array and not x.split and len(x._devices) == 1:
             return x._devices[0]
-    return pjrt.devices()[0]
+    return pjrt.local_devices()[0]
 
 
 def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = None,

@@ -307,6 +307,9 @@ class Pmapped:
         size = mapped_size("pmap", leaves, dims, paths, self.axis_size)
         check_mapped_size(f"pmap({self.name})", size)
         self._check_devices(size, f"the mapped axis has size {size}")
+        # Across processes each passes its own part of the mapped axis (Note [pmap over
+        # processes]); the program sees the whole axis.
+        size *= pjrt.process_count()
         in_types, in_weak = slice_types(leaves, dims)
         recorder = _MeshRecorder(self.axis_name, size)
         _recorders.stack.append(recorder)
@@ -321,7 +324,7 @@ class Pmapped:
         mesh: Mesh = tuple(recorder.axes)
         total = math.prod(s for _, s in mesh)
         if len(mesh) > 1:
-            self._check_devices(total, "the device mesh " + " x ".join(
+            self._check_devices(total // pjrt.process_count(), "the device mesh " + " x ".join(
                 str(s) if n.startswith("_pmap") else f"{s} ({n!r})" for n, s in mesh)
                 + f" has {total} devices")
         out_dims = mapping.out_dims("pmap", self.out_axes, out_tree, func.out_types)
@@ -332,7 +335,7 @@ class Pmapped:
         func = run_pass("collectives", check_collectives, func, mesh, in_varying,
                         [d is None for d in out_dims], names, f"pmap({self.name})")
         func = run_pass("cleanup", cleanup, func)
-        devices = self.devices or pjrt.devices()[:total]
+        devices = self.devices or _first_devices(total)
         n = len(args) + len(statics)
         nums = [i % n for i in self.donate_argnums if -n <= i < n]
         donated = donated_leaves(statics, args, kwargs, nums)
@@ -355,16 +358,23 @@ class Pmapped:
         return self if obj is None else functools.partial(self, obj)
 
     def _check_devices(self, needed: int, what: str) -> None:
+        """``needed`` devices in this process (of the same number in every process)."""
         if self.devices is not None:
+            if pjrt.process_count() > 1:
+                raise ValueError(
+                    f"pmap({self.name}): devices= is not supported in a computation over "
+                    f"{pjrt.process_count()} processes; leave it out, and pmap runs on the "
+                    f"first devices of every process{where()}")
             if len(self.devices) != needed:
                 raise ValueError(f"pmap({self.name}): {what}, but devices= lists "
                                  f"{len(self.devices)} devices; with devices= the mapped "
                                  f"size must equal len(devices){where()}")
             return
-        available = len(pjrt.devices())
+        available = len(pjrt.local_devices())
         if needed > available:
+            here = "this process has" if pjrt.process_count() > 1 else "are available"
             raise ValueError(
-                f"pmap({self.name}): {what}, but only {available} devices are available "
+                f"pmap({self.name}): {what}, but only {available} devices {here} "
                 f"({needed} > {available}). Map over at most {available}, or create more "
                 f"virtual CPU devices by setting SPMDC_CPU_DEVICES={needed} before spmdc is "
                 f"imported{where()}")
@@ -442,6 +452,29 @@ class Pmapped:
             outs.append(o)
         return tree_unflatten(out_tree, [Tracer(o, trace, w)
                                          for o, w in zip(outs, out_weak, strict=True)])
+
+
+# Note [pmap over processes]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~
+# After spmdc.distributed.initialize, a pmap is one program over the devices of every
+# process, as in JAX: each process passes arrays whose mapped axis has its *local*
+# length n, the program's axis has n x the process count, and process p runs replicas
+# p*n .. p*n+n-1 (devices() is grouped by process; with nested pmaps, the outer axis is
+# the one split over processes). Each process places and reads only its own replicas'
+# buffers (PmapEntry.local), and its results hold its own part: a mapped output has the
+# local length, an out_axes=None output (replicated, by Note [replication]) the whole
+# value, on every process. The lowering is the same replica form as in one process.
+
+def _first_devices(total: int) -> list[Any]:
+    """The devices of a ``total``-replica program: the first ``total`` devices, or over
+    several processes the first ``total / process count`` of each (Note [pmap over
+    processes])."""
+    count = pjrt.process_count()
+    if count == 1:
+        return list(pjrt.devices()[:total])
+    per = total // count
+    return [d for p in range(count)
+            for d in [e for e in pjrt.devices() if e.process_index == p][:per]]
 
 
 class _Built:

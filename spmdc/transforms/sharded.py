@@ -15,7 +15,7 @@ import numpy as np
 from ..compiler.ir import Func, TensorType
 from ..compiler.passes.collectives import Mesh, mesh_coords
 from ..core.tree import tree_flatten, tree_unflatten
-from ..runtime import pjrt
+from ..runtime import distributed, pjrt
 from ..runtime.array import Array
 from .arguments import check_donations, raise_if_deleted
 
@@ -61,13 +61,16 @@ class PmapEntry:
     """One compiled specialisation: placement of inputs, launch, wrapping of outputs."""
     __slots__ = ("executable", "devices", "mesh", "in_types", "dims", "consts",
                  "const_buffers", "out_types", "out_weak", "out_tree", "out_dims", "depths",
-                 "leading", "n_args", "selections")
+                 "leading", "n_args", "selections", "local_outer")
 
     def __init__(self, executable: Any, mesh: Mesh, func: Func, dims: list[int | None],
                  consts: list[Any], out_weak: list[bool], out_tree: Any,
                  out_dims: list[int | None], depths: list[int]):
         self.executable = executable
-        self.devices = tuple(executable.devices)
+        # The devices of this process's replicas, in replica order; every replica's but
+        # in a multi-process computation (Note [pmap over processes] in pmap.py). The
+        # rest of the entry speaks of those replicas only.
+        self.devices = tuple(executable.local_devices)
         self.mesh = mesh
         self.in_types = func.in_types
         self.dims = dims
@@ -79,9 +82,14 @@ class PmapEntry:
         self.out_tree = out_tree
         self.out_dims = out_dims
         self.depths = depths
-        coords = [mesh_coords(mesh, r) for r in range(len(self.devices))]
+        everywhere = executable.devices
+        coords = [mesh_coords(mesh, r) for r, d in enumerate(everywhere)
+                  if d in self.devices]
         names = [n for n, _ in mesh]
-        self.leading = [c[names[0]] for c in coords]        # each replica's outer index
+        # each replica's index along the outer axis, counted from this process's first
+        first = min(c[names[0]] for c in coords)
+        self.leading = [c[names[0]] - first for c in coords]
+        self.local_outer = len(set(self.leading))    # the outer axis's local length
         # For an output split over the first m mesh axes: the replicas at coordinate 0 on
         # the others, in order (they hold the pieces; the others hold copies).
         self.selections = {m: [r for r, c in enumerate(coords)
@@ -131,6 +139,7 @@ class PmapEntry:
             outs = self.executable.execute(bufs)
         except Exception as e:
             raise_if_deleted(leaves, e)
+            distributed.explain(e)
             raise
         for i in donated:           # consumed by the launch: gone, as in JAX
             if type(leaves[i]) is Array:
@@ -146,6 +155,10 @@ class PmapEntry:
         what the Python path does: one mesh axis, no captured constants, every argument
         an Array already in place (split over these devices for in_axes 0, replicated
         on them for None), and every output split on axis 0 or replicated."""
+        if pjrt.process_count() > 1:
+            # jaxlib's dispatcher asks to move arguments laid out over this process's
+            # devices only; the Python path handles them (Note [pmap over processes]).
+            return None
         if (self.consts or len(self.mesh) != 1 or not self.out_types
                 or any(d not in (0, None) for d in self.out_dims)):
             return None
@@ -173,7 +186,7 @@ class PmapEntry:
             out._copies = dict(zip(self.devices, bufs, strict=True))
             return out
         chosen = self.selections[depth]
-        lead = tuple(s for _, s in self.mesh[:depth])
+        lead = (self.local_outer, *(s for _, s in self.mesh[1:depth])) if depth else ()
         out = Array(tuple(bufs[r] for r in chosen), TensorType((*lead, *t.shape), t.dtype),
                     weak, tuple(self.devices[r] for r in chosen), split=True)
         if d == 0:

@@ -1,0 +1,70 @@
+"""One process of tests/test_multiprocess.py: ``python multiprocess_worker.py MODE OUT``,
+started by ``python -m spmdc.launch`` (or by the test, with the SPMDC_* variables).
+
+- ``programs``: joins the computation, runs multiprocess_programs.run on this process's
+  piece of every input, and saves the results to OUT.<process index>.npz;
+- ``die``: runs psums; process 1 kills itself (SIGKILL) at step 20, the others go on
+  until a collective fails;
+- ``exit``: as ``die``, but process 1 raises a Python exception.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import spmdc as jax  # noqa: E402
+from spmdc import lax  # noqa: E402
+
+
+def programs(out: str) -> None:
+    import multiprocess_programs
+    p, count = jax.process_index(), jax.process_count()
+    results = multiprocess_programs.run(lambda x: np.split(x, count)[p], jax.device_count())
+    flat = {f"{name}.{k}.{int(mapped)}": value for name, outs in results.items()
+            for k, (mapped, value) in enumerate(outs)}
+    flat.update(_multihost(p))
+    np.savez(f"{out}.{p}.npz", **flat)
+    print(f"process {p} of {count}: {len(flat)} results", flush=True)
+
+
+def _multihost(p: int) -> dict[str, np.ndarray]:
+    from spmdc.experimental import multihost_utils as mh
+    out = {"mh.gather": mh.process_allgather({"v": np.array([p, 10 * p])})["v"],
+           "mh.tiled": mh.process_allgather(np.array([p, 10 * p]), tiled=True),
+           "mh.broadcast": mh.broadcast_one_to_all(np.array([p + 5.0], np.float32)),
+           "mh.from_last": mh.broadcast_one_to_all(
+               np.float32(p), is_source=p == jax.process_count() - 1)}
+    mh.sync_global_devices("programs done")
+    try:
+        mh.assert_equal(np.int32(p), "differs on purpose")
+    except AssertionError as e:
+        out["mh.assert_message"] = np.array(str(e))
+    return out
+
+
+def failing(how: str) -> None:
+    p = jax.process_index()
+    step = jax.pmap(lambda v: lax.psum(v, "i") / jax.device_count(), "i")
+    x = np.ones(jax.local_device_count(), np.float32)
+    for k in range(2000):
+        if p == 1 and k == 20:
+            if how == "die":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise RuntimeError("process 1 fails on purpose")
+        x = step(x)
+        np.asarray(x)
+    print("the loop finished: the failure went unnoticed", flush=True)
+
+
+if __name__ == "__main__":
+    jax.distributed.initialize(initialization_timeout=int(os.environ.get("MP_TIMEOUT", "60")))
+    mode = sys.argv[1]
+    if mode == "programs":
+        programs(sys.argv[2])
+    else:
+        failing(mode)
