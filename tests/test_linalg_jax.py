@@ -48,17 +48,27 @@ def _same_bits(got, x64: bool, name: str, exact: bool = True) -> None:
                                    atol=16 * eps, err_msg=name)
 
 
+def _lapack_rounded(case: str) -> bool:
+    """Whether a sampler's draws pass through a LAPACK decomposition (QR, SVD, eigh).
+    jaxlib's LAPACK kernels come from SciPy's OpenBLAS, which picks its code by the
+    host's instruction set: JAX 0.10.2's own draws of these differ by a few units in the
+    last place between two machines (recorded on one, re-run on an AVX-512 Xeon), so
+    they are compared within 16 eps; the rest bit for bit."""
+    return case.startswith(("orthogonal", "mvn_svd", "mvn_eigh", "init_orthogonal"))
+
+
 @pytest.mark.parametrize("case", [c for c, _ in lc.sampler_cases(False)])
 def test_samplers_are_bit_exact(case, x64):
     fn = dict(lc.sampler_cases(x64))[case]
     for s in lc.SEEDS:
-        _same_bits(fn(LIB, random.PRNGKey(s)), x64, f"{case}|seed{s}")
+        _same_bits(fn(LIB, random.PRNGKey(s)), x64, f"{case}|seed{s}",
+                   exact=not _lapack_rounded(case))
     keys = random.split(random.PRNGKey(lc.SEEDS[0]), lc.VMAP_SIZE)
     # Under vmap, multivariate_normal's final matrix product is a differently shaped
     # dot in XLA than in JAX's batched einsum, which rounds differently (a few units in
-    # the last place of the smallest results); without vmap the draws are bit for bit.
+    # the last place of the smallest results).
     _same_bits(jax.vmap(lambda k: fn(LIB, k))(keys), x64, f"{case}|vmap{lc.SEEDS[0]}",
-               exact=not case.startswith("mvn"))
+               exact=not case.startswith("mvn") and not _lapack_rounded(case))
 
 
 @pytest.mark.parametrize("case", [c for c, _ in lc.value_cases(False)])

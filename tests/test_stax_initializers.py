@@ -42,7 +42,12 @@ def test_initializers_are_bit_exact_with_jax(name):
 def test_initializer_with_typed_key_and_dtype():
     got = initializers.glorot_normal()(random.key(11), (6, 2), jnp.float16)
     assert got.dtype == jnp.float16
-    np.testing.assert_array_equal(np.asarray(got), REF["init.glorot_normal.typed_key"])
+    # float16 truncated normal: within one unit in the last place, since JAX's own
+    # float16 draws round differently by host CPU (Note [CPU-dependent rounding] in
+    # test_random.py)
+    np.testing.assert_allclose(np.asarray(got, np.float32),
+                               REF["init.glorot_normal.typed_key"].astype(np.float32),
+                               rtol=2 ** -9, atol=0)
     assert initializers.zeros(None, (2, 3)).dtype == jnp.float32
     np.testing.assert_array_equal(initializers.constant(2.5)(None, (2,)), [2.5, 2.5])
     assert isinstance(initializers.he_normal(), initializers.Initializer)
