@@ -100,6 +100,9 @@ def import_jax() -> Any:
         jax.config.update("jax_num_cpu_devices", N_DEVICES)
     except Exception:  # noqa: BLE001  (older/newer jax: XLA_FLAGS above does the same)
         pass
+    # On a GPU both make a client of the same CUDA plugin: jax registers the plugin
+    # itself only if it comes first, and spmdc then finds it loaded.
+    jax.devices()
     return jax
 
 

@@ -580,8 +580,7 @@ def execute_grouped(exe: Executable, args: list[Buffer], handlers: list[Any]) ->
 @functools.lru_cache(maxsize=4096)
 def result_handler(shape: tuple[int, ...], dtype: np.dtype, devs: tuple[Device, ...]) -> Any:
     """What turns an output's per-device buffers (each of ``shape``) into a group_array."""
-    return _jax.array_result_handler(_aval(shape, np.dtype(dtype)), _group_sharding(devs),
-                                     committed=True, _skip_checks=True)
+    return _array_result_handler(_aval(shape, np.dtype(dtype)), _group_sharding(devs))
 
 
 def execute_one(exe: Executable, args: list[Buffer], handlers: list[Any]) -> list[Buffer]:
@@ -599,8 +598,16 @@ def execute_one(exe: Executable, args: list[Buffer], handlers: list[Any]) -> lis
 @functools.lru_cache(maxsize=4096)
 def one_device_handler(shape: tuple[int, ...], dtype: np.dtype, device: Device) -> Any:
     """What makes a single-device result buffer, with ``put``'s sharding."""
-    return _jax.array_result_handler(_aval(shape, np.dtype(dtype)), _sharding(device),
-                                     committed=True, _skip_checks=True)
+    return _array_result_handler(_aval(shape, np.dtype(dtype)), _sharding(device))
+
+
+def _array_result_handler(aval: _Aval, sharding: Any) -> Any:
+    # jaxlib 0.10 checks the sharding against the aval unless told not to; 0.11 has no
+    # such check (nor the argument).
+    try:
+        return _jax.array_result_handler(aval, sharding, committed=True, _skip_checks=True)
+    except TypeError:
+        return _jax.array_result_handler(aval, sharding, committed=True)
 
 
 def output_tiles(exe: Executable) -> list[tuple[list[int], list[int], bool] | None]:

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The GPU checks of docs/PERFORMANCE.md ("GPU"), run on a GPU host from the repository
+# root: versions, a CUDA smoke test, the demo, a benchmark subset against JAX on the same
+# GPU, the test suite on the CPU client of that host's jaxlib, and a subset of it on the
+# GPU. Results go to $OUT (default: ./gpu-check). Each step is bounded by a timeout.
+set -u
+OUT=${OUT:-gpu-check}; mkdir -p "$OUT"
+PY=${PY:-python3}
+export PYTHONPATH=$PWD HYPOTHESIS_PROFILE=ci
+step() { local name=$1 limit=$2; shift 2; echo "=== $name"; local t0=$SECONDS
+  timeout "$limit" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
+  echo "=== $name rc=$rc $((SECONDS - t0))s"; tail -n "${TAIL:-6}" "$OUT/$name.log"; }
+nvidia-smi -L; $PY -c "import jaxlib, numpy, sys; print(sys.version.split()[0], 'jaxlib', jaxlib.__version__, 'numpy', numpy.__version__)"
+cat > "$OUT/smoke.py" <<'PYEOF'
+import numpy as np, spmdc as jax, spmdc.numpy as jnp
+from spmdc import lax
+print(jax.default_backend(), jax.devices(), jax.device_count())
+a = np.random.default_rng(0).normal(size=(512, 512)).astype(np.float32)
+f = jax.jit(lambda x: jnp.tanh(x @ x.T).sum())
+print("jit", float(f(a)), float(np.tanh(a @ a.T).sum()))
+g = jax.grad(lambda x: jnp.sum(jnp.sin(x) ** 2))(a[:4, :4])
+print("grad err", float(np.abs(np.asarray(g) - np.sin(2 * a[:4, :4])).max()))
+n = jax.local_device_count()
+print("pmap psum", np.asarray(jax.pmap(lambda v: lax.psum(v, "i"), "i")(np.arange(n, dtype=np.float32))))
+print("vmap", np.asarray(jax.vmap(jnp.dot)(a[:3], a[:3])).round(3))
+k = jax.random.PRNGKey(0); print("random", np.asarray(jax.random.normal(k, (3,))))
+x = jax.device_put(a); print("resident", x.devices())
+PYEOF
+SPMDC_PLATFORM=cuda step smoke 120 $PY "$OUT/smoke.py"
+SPMDC_PLATFORM=cuda step demo 120 $PY examples/train_data_parallel.py
+SPMDC_PLATFORM=cuda JAX_PLATFORMS=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false step bench 150 $PY tools/bench.py --quick --only "${BENCH:-W1,W3,W7,W8,W11}" --json "$OUT/bench.json"
+SPMDC_PLATFORM=cuda step tests-gpu "${GPU_LIMIT:-100}" $PY -m pytest -p no:cacheprovider -n 8 -m "not slow" tests/test_jit.py tests/test_grad.py tests/test_nn.py tests/test_random.py tests/test_control_flow.py
+TAIL=15 step tests-cpu "${CPU_LIMIT:-200}" $PY -m pytest -p no:cacheprovider -n 14 -m "not slow" tests
