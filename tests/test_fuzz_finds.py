@@ -176,8 +176,7 @@ def test_take_along_a_leading_axis(axis, mode):
 @pytest.mark.parametrize("spec, n_ops, dtype", [
     (spec, n, dtype) for spec, n in [("ij->", 1), ("ij->i", 1), ("ii->i", 1), ("ij->j", 1),
                                      ("ij,kj->", 2)]
-    for dtype in (np.int8, np.uint8, np.bool_)
-    if not (n == 2 and dtype == np.bool_)])     # a boolean dot_general: not supported
+    for dtype in (np.int8, np.uint8, np.bool_)])
 def test_einsum_sums_in_the_operands_dtype(spec, n_ops, dtype):
     # JAX's einsum sums out a letter in the operand's dtype: int8 stays int8 (and wraps),
     # booleans sum as 'or'; spmdc's sum promoted to int32 (found at seed 1630).
@@ -189,6 +188,27 @@ def test_einsum_sums_in_the_operands_dtype(spec, n_ops, dtype):
     else:
         want = np.einsum(spec, *[host.astype(np.int64)] * n_ops).astype(dtype)
     np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_boolean_dot_general_is_or_of_ands():
+    # JAX multiplies booleans as 'or' of 'and's (bool @ bool is bool); spmdc's dot_general
+    # refused dtype bool, so matmul, dot, vdot, tensordot and einsum of two boolean
+    # operands raised (left open by the 5,000-case run; found again probing matmul).
+    from spmdc import lax
+    rng = np.random.default_rng(0)
+    a, b = rng.random((2, 3, 4)) < 0.4, rng.random((4, 5)) < 0.4
+    want = np.einsum("ijk,kl->ijl", a.astype(np.int64), b.astype(np.int64)) > 0
+    for got in (jnp.matmul(a, b), jax.jit(jnp.matmul)(a, b), jnp.tensordot(a, b, 1),
+                jax.vmap(jnp.matmul, in_axes=(0, None))(a, b),
+                jnp.einsum("ijk,kl->ijl", a, b)):
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(np.asarray(got), want)
+    assert jnp.vdot(a[0, 0], b[:, 0]).dtype == np.bool_
+    assert bool(jnp.vdot(a[0, 0], b[:, 0])) == bool(np.any(a[0, 0] & b[:, 0]))
+    counted = lax.dot_general(a, b, (((2,), (0,)), ((), ())), preferred_element_type=jnp.int32)
+    assert counted.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(counted),
+                                  np.einsum("ijk,kl->ijl", a.astype(np.int32), b.astype(np.int32)))
 
 
 def test_lax_dynamic_update_slice_refuses_an_update_of_another_dtype():
