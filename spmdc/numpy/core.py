@@ -363,9 +363,27 @@ def power(x: Any, y: Any) -> Any:
         return bind(_prims["integer_pow"], x, y=y, weak=x.weak)
     (x, y), dtype, _ = _promote("power", x, y)
     if np.dtype(dtype).kind in "biu":
-        raise _error("power", "integer ** integer array powers are not supported; "
-                     "use a Python int exponent or floats")
+        return _integer_power(x, y, dtype)
     return _elementwise("power", "pow", x, y)
+
+
+def _integer_power(x: Any, y: Any, dtype: Any) -> Any:
+    """``x ** y`` for integer (or boolean, made the default int) arrays, as JAX computes
+    it: binary exponentiation over the exponent's low six bits (a larger power overflows
+    for any base above 1). A negative exponent's result is JAX's too (its bits shifted
+    logically), which it calls implementation-defined."""
+    if np.dtype(dtype).kind == "b":
+        dtype = dtypes.default_int()
+    x, y = asarray(x).astype(dtype), asarray(y).astype(dtype)
+    x, y = _broadcast_to(x, broadcast_shapes(x.shape, y.shape, op="power")), \
+        _broadcast_to(y, broadcast_shapes(x.shape, y.shape, op="power"))
+    zero, one = asarray(0, dtype), asarray(1, dtype)
+    acc = where(logical_and(equal(x, zero), not_equal(y, zero)), zero, one)  # 0 ** 0 is 1
+    for _ in range(6):
+        acc = where(not_equal(bitwise_and(y, one), zero), acc * x, acc)
+        x = x * x
+        y = bind(_prims["shift_right_logical"], y, _broadcast_to(one, y.shape))
+    return acc
 
 
 pow = power
