@@ -331,28 +331,71 @@ def true_divide(x: Any, y: Any) -> Any:
 divide = true_divide
 
 
+def _numeric(op: str, x: Any, y: Any) -> tuple[Any, Any, np.dtype, bool]:
+    """Both operands promoted, booleans made the default int (JAX's promote_args_numeric),
+    with the result's weak flag."""
+    (x, y), dtype, weak = _promote(op, x, y)
+    if np.dtype(dtype).kind == "b":
+        dtype = dtypes.default_int()
+        x, y = asarray(x).astype(dtype), asarray(y).astype(dtype)
+    return x, y, np.dtype(dtype), weak
+
+
+def _weak(out: Any, weak: bool) -> Any:
+    out.weak = weak
+    return out
+
+
 def floor_divide(x: Any, y: Any) -> Any:
-    (x, y), dtype, _ = _promote("floor_divide", x, y)
-    if np.dtype(dtype).kind in "iu":
+    """``x // y`` as JAX computes it: C division stepped down where the signs differ for
+    integers (a zero divisor gives XLA's value, as in JAX), CPython's float_divmod for
+    floats (``1 // 0.1`` is 9 where ``floor(1 / 0.1)`` is 10; ``-inf // 2`` is NaN)."""
+    x, y, dtype, weak = _numeric("floor_divide", x, y)
+    if dtype.kind == "u":
+        return _weak(_elementwise("floor_divide", "div", x, y), weak)
+    if dtype.kind == "i":
         q = _elementwise("floor_divide", "div", x, y)
         r = _elementwise("floor_divide", "rem", x, y)
-        # C division truncates; Python floors: step down when the signs differ
-        fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
-        return where(fix, q - 1, q)
-    return floor(_elementwise("floor_divide", "div", x, y))
+        fix = logical_and(not_equal(sign(x), sign(y)), not_equal(r, 0))
+        return _weak(where(fix, q - 1, q), weak)
+    if dtype.kind == "c":
+        raise _error("floor_divide", "not defined for complex numbers")
+    return _float_divmod(x, y, weak)[0]
+
+
+def _float_divmod(x: Any, y: Any, weak: bool) -> tuple[Any, Any]:
+    """CPython's float_divmod (JAX's): the quotient from ``x - fmod(x, y)``, exact, then
+    both stepped where the remainder's sign is not the divisor's."""
+    mod = _elementwise("floor_divide", "rem", x, y)
+    div = _elementwise("floor_divide", "div", where(equal(y, 0), x, x - mod), y)
+    fix = logical_and(not_equal(mod, 0), not_equal(sign(y), sign(mod)))
+    mod, div = where(fix, mod + y, mod), where(fix, div - 1, div)
+    return _weak(bind(_prims["round"], div, rounding_method=0), weak), _weak(mod, weak)
 
 
 def remainder(x: Any, y: Any) -> Any:
+    """``x % y`` with the divisor's sign (the divisor as converted: -3 % an unsigned array
+    divides by 253); an integer zero divisor gives 0, as in JAX and NumPy."""
+    x, y, dtype, weak = _numeric("remainder", x, y)
+    if dtype.kind in "iu":
+        y = where(equal(y, 0), asarray(1, dtype), y)
     r = _elementwise("remainder", "rem", x, y)
-    # C fmod takes the dividend's sign; Python takes the divisor's (the divisor as
-    # converted: -3 % an unsigned array divides by 253)
-    _, y_converted = _promote("remainder", x, y)[0]
-    fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(y_converted, 0)))
-    return where(fix, r + y, r)
+    # C fmod takes the dividend's sign; Python takes the divisor's
+    fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
+    return _weak(where(fix, r + y, r), weak)
 
 
 mod = remainder
-fmod = lambda x, y: _elementwise("fmod", "rem", x, y)  # noqa: E731
+
+
+def fmod(x: Any, y: Any) -> Any:
+    """C's remainder (the dividend's sign); an integer zero divisor gives 0, as in JAX
+    (booleans compute as ints, but keep XLA's ``x % 0 == x``, as JAX does)."""
+    (_, _), promoted, _ = _promote("fmod", x, y)
+    x, y, dtype, weak = _numeric("fmod", x, y)
+    if np.dtype(promoted).kind in "iu":
+        y = where(equal(y, 0), asarray(1, dtype), y)
+    return _weak(_elementwise("fmod", "rem", x, y), weak)
 
 
 def power(x: Any, y: Any) -> Any:

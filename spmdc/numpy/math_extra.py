@@ -404,8 +404,13 @@ def diagflat(v: Any, k: int = 0) -> Any:
 
 
 def divmod(x1: Any, x2: Any) -> tuple[Any, Any]:  # noqa: A001  (NumPy's name)
-    from .core import floor_divide, remainder
-    return floor_divide(x1, x2), remainder(x1, x2)
+    from .core import _float_divmod, _numeric, floor_divide, remainder
+    y1, y2, dtype, weak = _numeric("divmod", x1, x2)
+    if dtype.kind in "iu":
+        return floor_divide(x1, x2), remainder(x1, x2)
+    if dtype.kind == "c":
+        raise TypeError("divmod: not defined for complex numbers")
+    return _float_divmod(y1, y2, weak)
 
 
 def modf(x: Any, out: Any = None) -> tuple[Any, Any]:
