@@ -154,3 +154,13 @@ def test_integer_division_by_zero_is_jaxs():
     np.testing.assert_array_equal(np.asarray(jnp.fmod(b, c)), [0, 0, 1])   # as JAX
     assert jnp.remainder(b, c).dtype == np.int32
     assert (jnp.remainder(7, 3) + np.int8(1)).dtype == np.int8           # weak stays weak
+
+
+def test_complex_isfinite_isinf_and_nan_to_num():
+    # JAX takes a complex number's parts; spmdc's isfinite/isinf rejected complex64 and
+    # nan_to_num raised.
+    c = np.array([1 + 1j, complex(np.nan, 0), complex(np.nan, np.inf), complex(-np.inf, 1),
+                  complex(2, -np.inf)], np.complex64)
+    np.testing.assert_array_equal(np.asarray(jnp.isfinite(c)), np.isfinite(c))
+    np.testing.assert_array_equal(np.asarray(spmdc.jit(jnp.isinf)(c)), np.isinf(c))
+    np.testing.assert_array_equal(np.asarray(jnp.nan_to_num(c)), np.nan_to_num(c))

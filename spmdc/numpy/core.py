@@ -250,7 +250,16 @@ def rint(x: Any) -> Any:
     """Round to the nearest integer, ties to even; integers become the default float."""
     x = _float_operand(asarray(x))
     return bind(_prims["round"], x, rounding_method=1, weak=x.weak)
-isfinite = _unary("isfinite", "is_finite")
+_isfinite = _unary("isfinite", "is_finite")
+
+
+def isfinite(x: Any) -> Any:
+    """Neither infinite nor NaN; a complex number is finite when both its parts are."""
+    x = asarray(x)
+    if x.dtype.kind == "c":
+        from .complex_ops import imag, real
+        return logical_and(_isfinite(real(x)), _isfinite(imag(x)))
+    return _isfinite(x)
 
 
 def log2(x: Any) -> Any:
@@ -298,6 +307,10 @@ def isnan(x: Any) -> Any:
 
 
 def isinf(x: Any) -> Any:
+    x = asarray(x)
+    if x.dtype.kind == "c":           # either part infinite (the other may be NaN)
+        from .complex_ops import imag, real
+        return logical_or(isinf(real(x)), isinf(imag(x)))
     return logical_and(logical_not(isfinite(x)), logical_not(isnan(x)))
 
 

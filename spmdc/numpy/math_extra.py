@@ -166,8 +166,13 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
     check_flag("nan_to_num", "copy", copy)        # arrays are immutable: always a new one
     x = asarray(x)
     if x.dtype.kind not in "f" and x.dtype != dtypes.bfloat16:
-        if x.dtype.kind == "c":
-            raise TypeError("nan_to_num: complex arrays are not supported here")
+        if x.dtype.kind == "c":           # each part on its own, as NumPy and JAX
+            from ..compiler.primitives.core import registry
+            from ..core.tracing import bind
+            from .complex_ops import imag, real
+            parts = [nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf)
+                     for p in (real(x), imag(x))]
+            return bind(registry["complex"], *parts, weak=x.weak)
         return x
     info = np.finfo(x.dtype)
     posinf = info.max if posinf is None else posinf
