@@ -156,6 +156,21 @@ def test_integer_division_by_zero_is_jaxs():
     assert (jnp.remainder(7, 3) + np.int8(1)).dtype == np.int8           # weak stays weak
 
 
+def test_isclose_handles_infinities_nans_and_integers():
+    # spmdc's isclose was |a - b| <= atol + rtol |b| in the operands' type: equal infinities
+    # were not close, int8 differences wrapped, and equal_nan was missing.
+    a = np.array([np.inf, -np.inf, np.nan, 1.0, np.inf], np.float32)
+    b = np.array([np.inf, -np.inf, np.nan, 1.000001, -np.inf], np.float32)
+    np.testing.assert_array_equal(np.asarray(jnp.isclose(a, b)), np.isclose(a, b))
+    np.testing.assert_array_equal(np.asarray(jnp.isclose(a, b, equal_nan=True)),
+                                  np.isclose(a, b, equal_nan=True))
+    i, j = np.array([-128, 127, 5], np.int8), np.array([127, -128, 5], np.int8)
+    np.testing.assert_array_equal(np.asarray(jnp.isclose(i, j)), [False, False, True])
+    assert bool(jnp.allclose(a, a, equal_nan=True)) and not bool(jnp.allclose(a, a))
+    c = a + 1j
+    np.testing.assert_array_equal(np.asarray(jnp.isclose(c, c)), np.isclose(c, c))
+
+
 def test_complex_isfinite_isinf_and_nan_to_num():
     # JAX takes a complex number's parts; spmdc's isfinite/isinf rejected complex64 and
     # nan_to_num raised.

@@ -230,12 +230,25 @@ def stop_gradient(x: Any) -> Any:
     return bind(_prims["stop_gradient"], x, weak=x.weak)
 
 
-def allclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8) -> Any:
-    return all(less_equal(abs(asarray(a) - b), atol + rtol * abs(asarray(b))))
+def allclose(a: Any, b: Any, rtol: Any = 1e-5, atol: Any = 1e-8, equal_nan: bool = False
+             ) -> Any:
+    return all(isclose(a, b, rtol, atol, equal_nan))
 
 
-def isclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8) -> Any:
-    return less_equal(abs(asarray(a) - b), atol + rtol * abs(asarray(b)))
+def isclose(a: Any, b: Any, rtol: Any = 1e-5, atol: Any = 1e-8, equal_nan: bool = False
+            ) -> Any:
+    """``|a - b| <= atol + rtol |b|`` in a float type (integers are not subtracted in their
+    own, where the difference could wrap), equal infinities close, NaNs close only with
+    ``equal_nan``: JAX's (and NumPy's) rule."""
+    from .core import isnan, logical_and, logical_or
+    from .math_extra import _floats
+    a, b = _floats(a, b)
+    real = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}.get(
+        np.dtype(a.dtype), a.dtype)
+    rtol, atol = asarray(rtol).astype(real), asarray(atol).astype(real)
+    in_range = less_equal(abs(a - b), atol + rtol * abs(b))
+    out = logical_or(equal(a, b), logical_and(isfinite(b), in_range))
+    return logical_or(out, logical_and(isnan(a), isnan(b))) if equal_nan else out
 
 
 def array_equal(a: Any, b: Any) -> Any:
