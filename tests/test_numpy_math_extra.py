@@ -179,3 +179,8 @@ def test_complex_isfinite_isinf_and_nan_to_num():
     np.testing.assert_array_equal(np.asarray(jnp.isfinite(c)), np.isfinite(c))
     np.testing.assert_array_equal(np.asarray(spmdc.jit(jnp.isinf)(c)), np.isinf(c))
     np.testing.assert_array_equal(np.asarray(jnp.nan_to_num(c)), np.nan_to_num(c))
+
+
+def test_heaviside_of_nan_is_nan():
+    x = np.array([np.nan, -1.0, 0.0, 2.0], np.float32)
+    np.testing.assert_array_equal(np.asarray(jnp.heaviside(x, 0.5)), np.heaviside(x, 0.5))

@@ -135,10 +135,10 @@ def fmin(x1: Any, x2: Any) -> Any:
 
 
 def heaviside(x1: Any, x2: Any) -> Any:
-    """0 where x1 < 0, ``x2`` where x1 == 0, 1 where x1 > 0."""
+    """0 where x1 < 0, ``x2`` where x1 == 0, 1 where x1 > 0, NaN where x1 is NaN."""
     x1, x2 = _floats(x1, x2)
     zero, one = np.zeros((), x1.dtype), np.ones((), x1.dtype)
-    return where(x1 < 0, zero, where(x1 > 0, one, x2))
+    return where(x1 < 0, zero, where(x1 > 0, one, where(isnan(x1), x1, x2)))
 
 
 def sinc(x: Any) -> Any:
