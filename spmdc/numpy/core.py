@@ -521,10 +521,17 @@ def right_shift(x: Any, y: Any) -> Any:
     return _elementwise("right_shift", prim, x, y, kinds="iu")
 
 
-def where(condition: Any, x: Any = None, y: Any = None) -> Any:
-    if x is None and y is None:
-        raise _error("where", "the one-argument form needs a concrete result size; "
-                     "use where(condition, x, y)")
+def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
+          fill_value: Any = None) -> Any:
+    if x is None and y is None:                  # the one-argument form is nonzero's
+        from .searching import nonzero
+        return nonzero(asarray(condition), size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise _error("where", "give both x and y, or neither")
+    if size is not None or fill_value is not None:
+        raise ValueError(str(_error("where", "size and fill_value are for the one-argument "
+                                    "form only (where(condition, size=...)), not with x "
+                                    "and y")))
     (x, y), dtype, weak = _promote("where", x, y)
     condition = asarray(condition)
     if condition.dtype != np.bool_:
