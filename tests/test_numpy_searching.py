@@ -128,3 +128,16 @@ def test_where_with_size_is_nonzero():
     np.testing.assert_array_equal(np.asarray(jnp.where(c)[1]), np.nonzero(c)[1])
     with pytest.raises(ValueError, match="one-argument form only"):
         jnp.where(c, 1, 2, size=3)
+
+
+def test_histogram_counts_are_floats_as_in_jax():
+    # JAX counts in the float type of the data (and weights) promoted; spmdc's were int32.
+    x = np.arange(15, dtype=np.int32)
+    counts, edges = jnp.histogram(x, bins=4)
+    assert counts.dtype == np.float32 and edges.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(counts), np.histogram(x, bins=4)[0])
+    counts, _ = jnp.histogram(x.astype(np.float32), bins=4, weights=x)
+    assert counts.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(counts), np.histogram(x, bins=4, weights=x)[0])
+    with pytest.raises(ValueError, match="same shape"):
+        jnp.histogram(x, bins=4, weights=x[:3])
