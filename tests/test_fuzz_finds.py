@@ -279,3 +279,27 @@ def test_reduction_initial_converts_to_the_results_dtype():
     assert jnp.max(i8, axis=0, initial=2.5).dtype == np.int8
     total = jnp.sum(i8, initial=2.5)              # int8 sums accumulate in int32
     assert total.dtype == np.int32 and int(total) == 12
+
+
+@pytest.mark.parametrize("dtype", [jnp.bfloat16, np.float16])
+def test_half_precision_sums_and_products_round_once(dtype):
+    # JAX computes float16/bfloat16 sum, prod, mean and var in float32 and rounds the
+    # result; spmdc accumulated in the narrow type (seed 21627: a bfloat16 prod with where=
+    # of 18 factors was 6.5 where JAX's, the rounded exact product, is 6.46875).
+    rng = np.random.default_rng(0)
+    x = (rng.random((4, 300)) + 0.5).astype(dtype)
+    p = (rng.random((4, 30)) * 0.5 + 0.8).astype(dtype)
+    m = rng.random((4, 30)) < 0.7
+    exact = x.astype(np.float64)
+    cases = [(jnp.sum(x, axis=1), exact.sum(1)),
+             (jax.jit(lambda a: jnp.prod(a, axis=1, where=m))(p),
+              np.where(m, p.astype(np.float64), 1).prod(1)),
+             (jnp.mean(x, axis=1), exact.mean(1)),
+             (jnp.var(x, axis=1), exact.var(1)),
+             (jax.vmap(jnp.sum)(x), exact.sum(1))]
+    for got, want in cases:
+        assert got.dtype == dtype
+        # one rounding of a float32 result: the exact value rounded (on these data)
+        np.testing.assert_array_equal(np.asarray(got), want.astype(dtype))
+    # einsum keeps summing in the operand's dtype, as JAX's does
+    assert jnp.einsum("ij->i", x).dtype == dtype

@@ -5,13 +5,13 @@ from typing import Any
 
 import numpy as np
 
+from ..compiler.primitives.core import registry
 from ..core import dtypes
-from ..core.tracing import user_source
+from ..core.tracing import bind, user_source
 from .core import asarray, where
 from .products import _dot_general, check_precision
 from .reductions import any as _any
-from .reductions import sum
-from .shape_ops import moveaxis, reshape, transpose
+from .shape_ops import _axes, moveaxis, reshape, transpose
 
 
 def _error(message: str) -> ValueError:
@@ -133,8 +133,10 @@ def _broadcast_ellipsis(operands: list[Any], specs: list[str]) -> tuple[list[Any
 
 def _sum_own(x: Any, axis: Any) -> Any:
     """A sum in the operand's own dtype, as JAX's einsum: int8 stays int8 (and wraps),
-    booleans sum as 'or'."""
-    return _any(x, axis=axis) if x.dtype == bool else sum(x, axis=axis, dtype=x.dtype)
+    booleans sum as 'or', bfloat16 accumulates in bfloat16 (jnp.sum's would be float32)."""
+    if x.dtype == bool:
+        return _any(x, axis=axis)
+    return bind(registry["reduce_sum"], x, axes=_axes(axis, x.ndim, "einsum"), weak=x.weak)
 
 
 def _reduce_own(x: Any, spec: str, keep: set[str]) -> tuple[Any, str]:
