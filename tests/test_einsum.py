@@ -70,3 +70,22 @@ def test_einsum_options():
     with pytest.raises(ValueError, match="precision"):
         jnp.einsum("i->i", np.ones(3), precision="bogus")
     jnp.einsum("i->i", np.ones(3), precision="highest", optimize=False)
+
+
+def test_einsum_sublist_form():
+    # NumPy's (and JAX's) interleaved form: each operand followed by its axis numbers, then
+    # optionally the output's; spmdc raised "subscripts must be a string".
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32)
+    for args in [(a, [0, 1, 2], b, [2, 3], [0, 1, 3]), (a, [0, 1, 2], b, [2, 30]),
+                 (a, [Ellipsis, 2], b, [2, 3], [Ellipsis, 3]), (a, [0, 1, 2], [2]),
+                 (a, [0, 1, 2], a, [0, 1, 2], a, [0, 1, 2], [0])]:
+        np.testing.assert_allclose(np.asarray(jnp.einsum(*args)), np.einsum(*args),
+                                   rtol=1e-5, atol=1e-5)
+    g = jax.grad(lambda x: jnp.einsum(x, [0, 1, 2], b, [2, 3], []))(a)
+    np.testing.assert_allclose(np.asarray(g), np.broadcast_to(b.sum(1), a.shape), rtol=1e-5)
+    assert jnp.einsum_path(a, [0, 1, 2], b, [2, 3], b.T, [3, 4])[0] == \
+        jnp.einsum_path("abc,cd,de", a, b, b.T)[0]
+    with pytest.raises(ValueError, match="sublist entry 52"):
+        jnp.einsum(a, [0, 1, 52])

@@ -176,8 +176,7 @@ def test_take_along_a_leading_axis(axis, mode):
 @pytest.mark.parametrize("spec, n_ops, dtype", [
     (spec, n, dtype) for spec, n in [("ij->", 1), ("ij->i", 1), ("ii->i", 1), ("ij->j", 1),
                                      ("ij,kj->", 2)]
-    for dtype in (np.int8, np.uint8, np.bool_)
-    if not (n == 2 and dtype == np.bool_)])     # a boolean dot_general: not supported
+    for dtype in (np.int8, np.uint8, np.bool_)])
 def test_einsum_sums_in_the_operands_dtype(spec, n_ops, dtype):
     # JAX's einsum sums out a letter in the operand's dtype: int8 stays int8 (and wraps),
     # booleans sum as 'or'; spmdc's sum promoted to int32 (found at seed 1630).
@@ -189,6 +188,52 @@ def test_einsum_sums_in_the_operands_dtype(spec, n_ops, dtype):
     else:
         want = np.einsum(spec, *[host.astype(np.int64)] * n_ops).astype(dtype)
     np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_boolean_dot_general_is_or_of_ands():
+    # JAX multiplies booleans as 'or' of 'and's (bool @ bool is bool); spmdc's dot_general
+    # refused dtype bool, so matmul, dot, vdot, tensordot and einsum of two boolean
+    # operands raised (left open by the 5,000-case run; found again probing matmul).
+    from spmdc import lax
+    rng = np.random.default_rng(0)
+    a, b = rng.random((2, 3, 4)) < 0.4, rng.random((4, 5)) < 0.4
+    want = np.einsum("ijk,kl->ijl", a.astype(np.int64), b.astype(np.int64)) > 0
+    for got in (jnp.matmul(a, b), jax.jit(jnp.matmul)(a, b), jnp.tensordot(a, b, 1),
+                jax.vmap(jnp.matmul, in_axes=(0, None))(a, b),
+                jnp.einsum("ijk,kl->ijl", a, b)):
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(np.asarray(got), want)
+    assert jnp.vdot(a[0, 0], b[:, 0]).dtype == np.bool_
+    assert bool(jnp.vdot(a[0, 0], b[:, 0])) == bool(np.any(a[0, 0] & b[:, 0]))
+    counted = lax.dot_general(a, b, (((2,), (0,)), ((), ())), preferred_element_type=jnp.int32)
+    assert counted.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(counted),
+                                  np.einsum("ijk,kl->ijl", a.astype(np.int32), b.astype(np.int32)))
+
+
+def test_integer_power_of_integer_arrays_is_jaxs():
+    # JAX computes int ** int array by binary exponentiation over the exponent's low six
+    # bits; spmdc raised "integer ** integer array powers are not supported" (left open by
+    # the 5,000-case run). The expected values and dtypes are JAX 0.10.2's.
+    x = np.array([-3, -2, -1, 0, 1, 2, 3, 5, 0, 2], np.int8)
+    y = np.array([0, 1, 2, 3, 4, 5, 6, 7, -1, 100], np.int8)
+    cases = [
+        (lambda: jnp.power(x, y), "int8", [1, -2, 1, 0, 1, 32, -39, 45, 0, 0]),
+        (lambda: jax.jit(jnp.power)(x.astype(np.int32), y.astype(np.int32)), "int32",
+         [1, -2, 1, 0, 1, 32, 729, 78125, 0, 0]),
+        (lambda: jax.vmap(jnp.power)(x.astype(np.uint8), y.astype(np.uint8)), "uint8",
+         [1, 254, 1, 0, 1, 32, 217, 45, 0, 0]),
+        (lambda: jnp.power(x.astype(np.uint8), y), "int16",
+         [1, 254, -511, 0, 1, 32, 729, 12589, 0, 0]),
+        (lambda: jnp.power(x > 0, y > 0), "int32", [1, 0, 0, 0, 1, 1, 1, 1, 1, 1]),
+        (lambda: 2 ** jnp.asarray(y), "int8", [1, 2, 4, 8, 16, 32, 64, -128, 0, 0]),
+        (lambda: 3 ** jnp.asarray(y.astype(np.int32)), "int32",
+         [1, 3, 9, 27, 81, 243, 729, 2187, 2111105451, -1953380655]),
+    ]
+    for f, dtype, want in cases:
+        got = f()
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(np.asarray(got), np.array(want, dtype))
 
 
 def test_lax_dynamic_update_slice_refuses_an_update_of_another_dtype():
@@ -234,3 +279,27 @@ def test_reduction_initial_converts_to_the_results_dtype():
     assert jnp.max(i8, axis=0, initial=2.5).dtype == np.int8
     total = jnp.sum(i8, initial=2.5)              # int8 sums accumulate in int32
     assert total.dtype == np.int32 and int(total) == 12
+
+
+@pytest.mark.parametrize("dtype", [jnp.bfloat16, np.float16])
+def test_half_precision_sums_and_products_round_once(dtype):
+    # JAX computes float16/bfloat16 sum, prod, mean and var in float32 and rounds the
+    # result; spmdc accumulated in the narrow type (seed 21627: a bfloat16 prod with where=
+    # of 18 factors was 6.5 where JAX's, the rounded exact product, is 6.46875).
+    rng = np.random.default_rng(0)
+    x = (rng.random((4, 300)) + 0.5).astype(dtype)
+    p = (rng.random((4, 30)) * 0.5 + 0.8).astype(dtype)
+    m = rng.random((4, 30)) < 0.7
+    exact = x.astype(np.float64)
+    cases = [(jnp.sum(x, axis=1), exact.sum(1)),
+             (jax.jit(lambda a: jnp.prod(a, axis=1, where=m))(p),
+              np.where(m, p.astype(np.float64), 1).prod(1)),
+             (jnp.mean(x, axis=1), exact.mean(1)),
+             (jnp.var(x, axis=1), exact.var(1)),
+             (jax.vmap(jnp.sum)(x), exact.sum(1))]
+    for got, want in cases:
+        assert got.dtype == dtype
+        # one rounding of a float32 result: the exact value rounded (on these data)
+        np.testing.assert_array_equal(np.asarray(got), want.astype(dtype))
+    # einsum keeps summing in the operand's dtype, as JAX's does
+    assert jnp.einsum("ij->i", x).dtype == dtype

@@ -144,3 +144,16 @@ def test_reduce_with_monoids_and_general_computations():
     np.testing.assert_array_equal(lax.reduce(np.zeros((2, 0)), 3.0, lax.max, (1,)), [3, 3])
     with pytest.raises(ValueError, match="same tree structure"):
         lax.reduce((x, x), 0.0, lax.add, (0,))
+
+
+def test_reduce_grad_from_an_initial_value_other_than_the_identity():
+    # JAX differentiates lax.reduce with any initial value; spmdc sent a monoid from a
+    # non-identity initial value down the general reduction, whose grad raised.
+    x = np.array([[0.2, 0.9, -1.0], [0.7, 0.1, -2.0]], np.float32)
+    got = spmdc.grad(lambda v: lax.reduce(v, np.float32(0.5), lax.max, (0,)).sum())(x)
+    np.testing.assert_array_equal(got, [[0, 1, 0], [1, 0, 0]])      # -1 and -2 lose to 0.5
+    np.testing.assert_array_equal(lax.reduce(x, np.float32(0.5), lax.max, (0,)),
+                                  [x[1, 0], x[0, 1], 0.5])
+    got = spmdc.grad(lambda v: lax.reduce(v, np.float32(3.0), lax.mul, (1,)).sum())(x)
+    np.testing.assert_allclose(got, 3 * np.prod(x, 1, keepdims=True) / x, rtol=1e-6)
+    np.testing.assert_array_equal(lax.reduce(x, -1.0, lax.min, (1,)), [-1.0, -2.0])

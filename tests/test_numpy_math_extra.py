@@ -118,3 +118,69 @@ def test_small_builders():
     np.testing.assert_array_equal(jnp.fromfunction(lambda i, j: i + j, (2, 3)),
                                   np.fromfunction(lambda i, j: i + j, (2, 3)))
     assert jnp.float_power(2, 3) == 8.0 and jnp.iterable([1]) and not jnp.iterable(1)
+
+
+# --- differences from JAX 0.10.2 found by running the same calls in both ---------------------
+
+def test_floor_divide_and_divmod_of_floats_are_pythons():
+    # spmdc computed floor(x / y): 1 // 0.1 gave 10 (Python, NumPy and JAX: 9), -inf // 2
+    # gave -inf (NaN); now CPython's float_divmod, as JAX.
+    x = np.array([1.0, -np.inf, 7.0, -7.0, 0.5, np.inf, -0.0, 0.0], np.float32)
+    y = np.array([0.1, 2.0, -np.inf, 3.0, 0.0, 2.0, -0.75, -0.75], np.float32)
+    with np.errstate(all="ignore"):
+        want_q, want_r = np.floor_divide(x, y), np.remainder(x, y)
+    np.testing.assert_array_equal(np.asarray(jnp.floor_divide(x, y)), want_q)
+    np.testing.assert_array_equal(np.asarray(x // jnp.asarray(y)), want_q)
+    q, r = jnp.divmod(x, y)
+    np.testing.assert_array_equal(np.asarray(q), want_q)
+    np.testing.assert_array_equal(np.asarray(r), want_r)
+    assert jnp.floor_divide(7.0, 2).weak and jnp.floor_divide(7.0, 2).dtype == np.float32
+
+
+def test_integer_division_by_zero_is_jaxs():
+    # An integer zero divisor: % and fmod give 0 (JAX and NumPy; spmdc gave XLA's x % 0 ==
+    # x); // gives JAX's value (XLA's -1, stepped down where the signs differ).
+    x = np.array([3, -3, 0, 7, -7], np.int8)
+    y = np.array([0, 0, 0, 2, -2], np.int8)
+    np.testing.assert_array_equal(np.asarray(jnp.remainder(x, y)), [0, 0, 0, 1, -1])
+    np.testing.assert_array_equal(np.asarray(jnp.fmod(x, y)), [0, 0, 0, 1, -1])
+    np.testing.assert_array_equal(np.asarray(spmdc.jit(jnp.floor_divide)(x, y)), [-2, -2, -1, 3, 3])
+    q, r = jnp.divmod(x, y)
+    assert q.dtype == r.dtype == np.int8
+    np.testing.assert_array_equal(np.asarray(r), [0, 0, 0, 1, -1])
+    b, c = np.array([True, False, True]), np.array([True, True, False])
+    np.testing.assert_array_equal(np.asarray(jnp.floor_divide(b, c)), [1, 0, -2])
+    np.testing.assert_array_equal(np.asarray(jnp.remainder(b, c)), [0, 0, 0])
+    np.testing.assert_array_equal(np.asarray(jnp.fmod(b, c)), [0, 0, 1])   # as JAX
+    assert jnp.remainder(b, c).dtype == np.int32
+    assert (jnp.remainder(7, 3) + np.int8(1)).dtype == np.int8           # weak stays weak
+
+
+def test_isclose_handles_infinities_nans_and_integers():
+    # spmdc's isclose was |a - b| <= atol + rtol |b| in the operands' type: equal infinities
+    # were not close, int8 differences wrapped, and equal_nan was missing.
+    a = np.array([np.inf, -np.inf, np.nan, 1.0, np.inf], np.float32)
+    b = np.array([np.inf, -np.inf, np.nan, 1.000001, -np.inf], np.float32)
+    np.testing.assert_array_equal(np.asarray(jnp.isclose(a, b)), np.isclose(a, b))
+    np.testing.assert_array_equal(np.asarray(jnp.isclose(a, b, equal_nan=True)),
+                                  np.isclose(a, b, equal_nan=True))
+    i, j = np.array([-128, 127, 5], np.int8), np.array([127, -128, 5], np.int8)
+    np.testing.assert_array_equal(np.asarray(jnp.isclose(i, j)), [False, False, True])
+    assert bool(jnp.allclose(a, a, equal_nan=True)) and not bool(jnp.allclose(a, a))
+    c = a + 1j
+    np.testing.assert_array_equal(np.asarray(jnp.isclose(c, c)), np.isclose(c, c))
+
+
+def test_complex_isfinite_isinf_and_nan_to_num():
+    # JAX takes a complex number's parts; spmdc's isfinite/isinf rejected complex64 and
+    # nan_to_num raised.
+    c = np.array([1 + 1j, complex(np.nan, 0), complex(np.nan, np.inf), complex(-np.inf, 1),
+                  complex(2, -np.inf)], np.complex64)
+    np.testing.assert_array_equal(np.asarray(jnp.isfinite(c)), np.isfinite(c))
+    np.testing.assert_array_equal(np.asarray(spmdc.jit(jnp.isinf)(c)), np.isinf(c))
+    np.testing.assert_array_equal(np.asarray(jnp.nan_to_num(c)), np.nan_to_num(c))
+
+
+def test_heaviside_of_nan_is_nan():
+    x = np.array([np.nan, -1.0, 0.0, 2.0], np.float32)
+    np.testing.assert_array_equal(np.asarray(jnp.heaviside(x, 0.5)), np.heaviside(x, 0.5))

@@ -114,3 +114,30 @@ def test_nanquantile(method):
     np.testing.assert_allclose(jnp.nanmedian(y, (0, 2)), want_median, rtol=1e-6)
     np.testing.assert_allclose(jnp.nanpercentile(y[0], 40, 0, keepdims=True),
                                np.nanpercentile(y[0], 40, 0, keepdims=True), rtol=1e-6)
+
+
+def test_where_with_size_is_nonzero():
+    # JAX's one-argument where takes size= and fill_value= (nonzero's); spmdc's where had
+    # no such keywords.
+    c = np.array([[1, 0, 3], [0, 0, 6]]) % 3 == 0
+    got = spmdc.jit(lambda m: jnp.where(m, size=5, fill_value=-1))(c)
+    want = jnp.nonzero(c, size=5, fill_value=-1)
+    assert len(got) == 2
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    np.testing.assert_array_equal(np.asarray(jnp.where(c)[1]), np.nonzero(c)[1])
+    with pytest.raises(ValueError, match="one-argument form only"):
+        jnp.where(c, 1, 2, size=3)
+
+
+def test_histogram_counts_are_floats_as_in_jax():
+    # JAX counts in the float type of the data (and weights) promoted; spmdc's were int32.
+    x = np.arange(15, dtype=np.int32)
+    counts, edges = jnp.histogram(x, bins=4)
+    assert counts.dtype == np.float32 and edges.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(counts), np.histogram(x, bins=4)[0])
+    counts, _ = jnp.histogram(x.astype(np.float32), bins=4, weights=x)
+    assert counts.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(counts), np.histogram(x, bins=4, weights=x)[0])
+    with pytest.raises(ValueError, match="same shape"):
+        jnp.histogram(x, bins=4, weights=x[:3])

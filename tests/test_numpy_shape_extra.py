@@ -74,3 +74,18 @@ def test_dtype_helpers():
     assert jnp.iscomplexobj(1j) and jnp.isrealobj(X)
     assert jnp.astype(X, jnp.int32).dtype == np.int32
     np.testing.assert_array_equal(jnp.copy(X), X)
+
+
+def test_take_along_axis_fills_out_of_range_indices_by_default():
+    # JAX's take_along_axis defaults to mode='fill' (NaN for floats, as its docstring and
+    # spmdc's say); spmdc clamped, so index 9 on an axis of 5 read the last element.
+    x = np.arange(15, dtype=np.float32).reshape(3, 5)
+    i = np.array([[4, 0, -1], [5, -5, -6], [9, 2, 3]])
+    ok = (i >= -5) & (i < 5)
+    want = np.where(ok, np.take_along_axis(x, np.where(ok, i, 0), 1), np.nan)
+    np.testing.assert_array_equal(np.asarray(jnp.take_along_axis(x, i, 1)), want)
+    np.testing.assert_array_equal(np.asarray(spmdc.jit(jnp.take_along_axis, static_argnums=2)(
+        x, i, 1)), want)
+    clipped = np.clip(np.where(i < 0, i + 5, i), 0, 4)
+    np.testing.assert_array_equal(np.asarray(jnp.take_along_axis(x, i, 1, mode="clip")),
+                                  np.take_along_axis(x, clipped, 1))

@@ -452,7 +452,7 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
     """``operands`` (an array or a pytree of arrays of one shape) folded over
     ``dimensions`` with ``computation(accumulators, elements)`` from ``init_values``
     (scalars, the same pytree). ``lax.add``/``mul``/``max``/``min`` (and ``bitwise_and``/
-    ``bitwise_or`` on booleans) from their identity are the differentiable reductions;
+    ``bitwise_or`` on booleans) from a concrete scalar are the differentiable reductions;
     any other computation runs as a general reduction (XLA's, through reduce_window over
     the whole extent of ``dimensions``)."""
     from .. import numpy as jnp
@@ -474,6 +474,11 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
     if len(set(dims)) != len(dims):
         raise ValueError(f"lax.reduce: dimensions {tuple(dimensions)} repeat a dimension"
                          f"{where()}")
+    shape = leaves[0].shape
+    if any(shape[d] == 0 for d in dims):         # nothing to fold: the initial values
+        kept = tuple(s for d, s in enumerate(shape) if d not in dims)
+        return tree_unflatten(tree, [jnp.full(kept, i, x.dtype)
+                                     for i, x in zip(inits, leaves, strict=True)])
     if len(leaves) == 1:
         x, init = leaves[0], inits[0]
         kinds = {id(lax_core.add): ("sum", jnp.sum), id(lax_core.mul): ("prod", jnp.prod),
@@ -485,14 +490,14 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
         if found is not None and not isinstance(init, Tracer):
             kind, reducer = found
             value = np.asarray(init)
-            if value.shape == () and value == identity_of(kind, x.dtype):
-                return tree_unflatten(tree, [reducer(x, axis=dims).astype(x.dtype)])
-    shape = leaves[0].shape
+            if value.shape == ():
+                out = reducer(x, axis=dims).astype(x.dtype)
+                if value != identity_of(kind, x.dtype):
+                    # another initial value joins the fold once (the operation is
+                    # associative and commutative), so that grad works as in JAX
+                    out = computation(jnp.full(out.shape, value, x.dtype), out)
+                return tree_unflatten(tree, [out])
     window = tuple(shape[d] if d in dims else 1 for d in range(ndim))
-    if any(shape[d] == 0 for d in dims):         # nothing to fold: the initial values
-        kept = tuple(s for d, s in enumerate(shape) if d not in dims)
-        return tree_unflatten(tree, [jnp.full(kept, i, x.dtype)
-                                     for i, x in zip(inits, leaves, strict=True)])
     out = reduce_window(tree_unflatten(tree, leaves), init_values, computation, window)
     kept = tuple(s for d, s in enumerate(shape) if d not in dims)
     return tree_map(lambda o: jnp.reshape(o, kept), out)

@@ -250,7 +250,16 @@ def rint(x: Any) -> Any:
     """Round to the nearest integer, ties to even; integers become the default float."""
     x = _float_operand(asarray(x))
     return bind(_prims["round"], x, rounding_method=1, weak=x.weak)
-isfinite = _unary("isfinite", "is_finite")
+_isfinite = _unary("isfinite", "is_finite")
+
+
+def isfinite(x: Any) -> Any:
+    """Neither infinite nor NaN; a complex number is finite when both its parts are."""
+    x = asarray(x)
+    if x.dtype.kind == "c":
+        from .complex_ops import imag, real
+        return logical_and(_isfinite(real(x)), _isfinite(imag(x)))
+    return _isfinite(x)
 
 
 def log2(x: Any) -> Any:
@@ -298,6 +307,10 @@ def isnan(x: Any) -> Any:
 
 
 def isinf(x: Any) -> Any:
+    x = asarray(x)
+    if x.dtype.kind == "c":           # either part infinite (the other may be NaN)
+        from .complex_ops import imag, real
+        return logical_or(isinf(real(x)), isinf(imag(x)))
     return logical_and(logical_not(isfinite(x)), logical_not(isnan(x)))
 
 
@@ -331,28 +344,71 @@ def true_divide(x: Any, y: Any) -> Any:
 divide = true_divide
 
 
+def _numeric(op: str, x: Any, y: Any) -> tuple[Any, Any, np.dtype, bool]:
+    """Both operands promoted, booleans made the default int (JAX's promote_args_numeric),
+    with the result's weak flag."""
+    (x, y), dtype, weak = _promote(op, x, y)
+    if np.dtype(dtype).kind == "b":
+        dtype = dtypes.default_int()
+        x, y = asarray(x).astype(dtype), asarray(y).astype(dtype)
+    return x, y, np.dtype(dtype), weak
+
+
+def _weak(out: Any, weak: bool) -> Any:
+    out.weak = weak
+    return out
+
+
 def floor_divide(x: Any, y: Any) -> Any:
-    (x, y), dtype, _ = _promote("floor_divide", x, y)
-    if np.dtype(dtype).kind in "iu":
+    """``x // y`` as JAX computes it: C division stepped down where the signs differ for
+    integers (a zero divisor gives XLA's value, as in JAX), CPython's float_divmod for
+    floats (``1 // 0.1`` is 9 where ``floor(1 / 0.1)`` is 10; ``-inf // 2`` is NaN)."""
+    x, y, dtype, weak = _numeric("floor_divide", x, y)
+    if dtype.kind == "u":
+        return _weak(_elementwise("floor_divide", "div", x, y), weak)
+    if dtype.kind == "i":
         q = _elementwise("floor_divide", "div", x, y)
         r = _elementwise("floor_divide", "rem", x, y)
-        # C division truncates; Python floors: step down when the signs differ
-        fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
-        return where(fix, q - 1, q)
-    return floor(_elementwise("floor_divide", "div", x, y))
+        fix = logical_and(not_equal(sign(x), sign(y)), not_equal(r, 0))
+        return _weak(where(fix, q - 1, q), weak)
+    if dtype.kind == "c":
+        raise _error("floor_divide", "not defined for complex numbers")
+    return _float_divmod(x, y, weak)[0]
+
+
+def _float_divmod(x: Any, y: Any, weak: bool) -> tuple[Any, Any]:
+    """CPython's float_divmod (JAX's): the quotient from ``x - fmod(x, y)``, exact, then
+    both stepped where the remainder's sign is not the divisor's."""
+    mod = _elementwise("floor_divide", "rem", x, y)
+    div = _elementwise("floor_divide", "div", where(equal(y, 0), x, x - mod), y)
+    fix = logical_and(not_equal(mod, 0), not_equal(sign(y), sign(mod)))
+    mod, div = where(fix, mod + y, mod), where(fix, div - 1, div)
+    return _weak(bind(_prims["round"], div, rounding_method=0), weak), _weak(mod, weak)
 
 
 def remainder(x: Any, y: Any) -> Any:
+    """``x % y`` with the divisor's sign (the divisor as converted: -3 % an unsigned array
+    divides by 253); an integer zero divisor gives 0, as in JAX and NumPy."""
+    x, y, dtype, weak = _numeric("remainder", x, y)
+    if dtype.kind in "iu":
+        y = where(equal(y, 0), asarray(1, dtype), y)
     r = _elementwise("remainder", "rem", x, y)
-    # C fmod takes the dividend's sign; Python takes the divisor's (the divisor as
-    # converted: -3 % an unsigned array divides by 253)
-    _, y_converted = _promote("remainder", x, y)[0]
-    fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(y_converted, 0)))
-    return where(fix, r + y, r)
+    # C fmod takes the dividend's sign; Python takes the divisor's
+    fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
+    return _weak(where(fix, r + y, r), weak)
 
 
 mod = remainder
-fmod = lambda x, y: _elementwise("fmod", "rem", x, y)  # noqa: E731
+
+
+def fmod(x: Any, y: Any) -> Any:
+    """C's remainder (the dividend's sign); an integer zero divisor gives 0, as in JAX
+    (booleans compute as ints, but keep XLA's ``x % 0 == x``, as JAX does)."""
+    (_, _), promoted, _ = _promote("fmod", x, y)
+    x, y, dtype, weak = _numeric("fmod", x, y)
+    if np.dtype(promoted).kind in "iu":
+        y = where(equal(y, 0), asarray(1, dtype), y)
+    return _weak(_elementwise("fmod", "rem", x, y), weak)
 
 
 def power(x: Any, y: Any) -> Any:
@@ -363,9 +419,27 @@ def power(x: Any, y: Any) -> Any:
         return bind(_prims["integer_pow"], x, y=y, weak=x.weak)
     (x, y), dtype, _ = _promote("power", x, y)
     if np.dtype(dtype).kind in "biu":
-        raise _error("power", "integer ** integer array powers are not supported; "
-                     "use a Python int exponent or floats")
+        return _integer_power(x, y, dtype)
     return _elementwise("power", "pow", x, y)
+
+
+def _integer_power(x: Any, y: Any, dtype: Any) -> Any:
+    """``x ** y`` for integer (or boolean, made the default int) arrays, as JAX computes
+    it: binary exponentiation over the exponent's low six bits (a larger power overflows
+    for any base above 1). A negative exponent's result is JAX's too (its bits shifted
+    logically), which it calls implementation-defined."""
+    if np.dtype(dtype).kind == "b":
+        dtype = dtypes.default_int()
+    x, y = asarray(x).astype(dtype), asarray(y).astype(dtype)
+    x, y = _broadcast_to(x, broadcast_shapes(x.shape, y.shape, op="power")), \
+        _broadcast_to(y, broadcast_shapes(x.shape, y.shape, op="power"))
+    zero, one = asarray(0, dtype), asarray(1, dtype)
+    acc = where(logical_and(equal(x, zero), not_equal(y, zero)), zero, one)  # 0 ** 0 is 1
+    for _ in range(6):
+        acc = where(not_equal(bitwise_and(y, one), zero), acc * x, acc)
+        x = x * x
+        y = bind(_prims["shift_right_logical"], y, _broadcast_to(one, y.shape))
+    return acc
 
 
 pow = power
@@ -447,10 +521,17 @@ def right_shift(x: Any, y: Any) -> Any:
     return _elementwise("right_shift", prim, x, y, kinds="iu")
 
 
-def where(condition: Any, x: Any = None, y: Any = None) -> Any:
-    if x is None and y is None:
-        raise _error("where", "the one-argument form needs a concrete result size; "
-                     "use where(condition, x, y)")
+def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
+          fill_value: Any = None) -> Any:
+    if x is None and y is None:                  # the one-argument form is nonzero's
+        from .searching import nonzero
+        return nonzero(asarray(condition), size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise _error("where", "give both x and y, or neither")
+    if size is not None or fill_value is not None:
+        raise ValueError(str(_error("where", "size and fill_value are for the one-argument "
+                                    "form only (where(condition, size=...)), not with x "
+                                    "and y")))
     (x, y), dtype, weak = _promote("where", x, y)
     condition = asarray(condition)
     if condition.dtype != np.bool_:

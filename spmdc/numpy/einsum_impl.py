@@ -5,13 +5,13 @@ from typing import Any
 
 import numpy as np
 
+from ..compiler.primitives.core import registry
 from ..core import dtypes
-from ..core.tracing import user_source
+from ..core.tracing import bind, user_source
 from .core import asarray, where
 from .products import _dot_general, check_precision
 from .reductions import any as _any
-from .reductions import sum
-from .shape_ops import moveaxis, reshape, transpose
+from .shape_ops import _axes, moveaxis, reshape, transpose
 
 
 def _error(message: str) -> ValueError:
@@ -30,6 +30,36 @@ def _error(message: str) -> ValueError:
 
 def _ellipsis_labels(count: int) -> str:
     return "".join(chr(0x100 + k) for k in range(count))[::-1]   # the last is chr(0x100)
+
+
+def interleaved(subscripts: Any, operands: tuple) -> tuple[str, tuple]:
+    """``einsum(x, [0, 1], y, [1, 2], [0, 2])`` (NumPy's sublist form: operands each
+    followed by a list of axis numbers 0..51 or ``...``, then optionally the output's) as
+    ``("ab,bc->ac", (x, y))``; a string ``subscripts`` passes through."""
+    if isinstance(subscripts, str):
+        return subscripts, operands
+    args = (subscripts, *operands)
+    pairs, out = args[:len(args) // 2 * 2], args[len(args) // 2 * 2:]
+
+    def spec(sublist: Any) -> str:
+        if isinstance(sublist, str) or not isinstance(sublist, (list, tuple)):
+            raise TypeError(f"einsum: subscripts must be a string or, in the sublist form, "
+                            f"lists of axis numbers, got {type(sublist).__name__}")
+        letters = []
+        for k in sublist:
+            if k is Ellipsis:
+                letters.append("...")
+            elif isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 0 <= k < 52:
+                letters.append(chr(ord("a") + k) if k < 26 else chr(ord("A") + k - 26))
+            else:
+                raise _error(f"sublist entry {k!r} must be an int in [0, 52) or '...'")
+        return "".join(letters)
+    lhs = ",".join(spec(sublist) for sublist in pairs[1::2])
+    if not out:       # NumPy's implicit output: ``...``, then the axes named once, in order
+        named = [k for sublist in pairs[1::2] for k in sublist]
+        once = sorted(k for k in set(named) if k is not Ellipsis and named.count(k) == 1)
+        out = ([Ellipsis] if Ellipsis in named else []) + once,
+    return lhs + "->" + spec(out[0]), pairs[0::2]
 
 
 def _parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
@@ -103,8 +133,10 @@ def _broadcast_ellipsis(operands: list[Any], specs: list[str]) -> tuple[list[Any
 
 def _sum_own(x: Any, axis: Any) -> Any:
     """A sum in the operand's own dtype, as JAX's einsum: int8 stays int8 (and wraps),
-    booleans sum as 'or'."""
-    return _any(x, axis=axis) if x.dtype == bool else sum(x, axis=axis, dtype=x.dtype)
+    booleans sum as 'or', bfloat16 accumulates in bfloat16 (jnp.sum's would be float32)."""
+    if x.dtype == bool:
+        return _any(x, axis=axis)
+    return bind(registry["reduce_sum"], x, axes=_axes(axis, x.ndim, "einsum"), weak=x.weak)
 
 
 def _reduce_own(x: Any, spec: str, keep: set[str]) -> tuple[Any, str]:
@@ -127,14 +159,14 @@ def _reduce_own(x: Any, spec: str, keep: set[str]) -> tuple[Any, str]:
     return x, spec
 
 
-def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = "auto",
+def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = "auto",
            precision: Any = None, preferred_element_type: Any = None) -> Any:
     """NumPy's einsum (implicit and explicit output, ``...``, repeated letters for
-    diagonals). ``optimize`` chooses the order of the pairwise contractions, as in JAX:
-    "auto"/True (NumPy's optimal path for up to 4 operands, its greedy one beyond, as
-    opt_einsum's "auto" in JAX), "greedy", "optimal", an explicit path (a list of
-    position tuples, as ``einsum_path`` returns), or False (left to right);
-    ``precision`` as in lax.dot_general."""
+    diagonals, the sublist form). ``optimize`` chooses the order of the pairwise
+    contractions, as in JAX: "auto"/True (NumPy's optimal path for up to 4 operands,
+    its greedy one beyond, as opt_einsum's "auto" in JAX), "greedy", "optimal", an
+    explicit path (a list of position tuples, as ``einsum_path`` returns), or False
+    (left to right); ``precision`` as in lax.dot_general."""
     if out is not None:
         raise ValueError("einsum: the out= argument is not supported (arrays are "
                          "immutable); use the returned value")
@@ -142,6 +174,7 @@ def einsum(subscripts: str, *operands: Any, out: Any = None, optimize: Any = "au
         raise TypeError(f"einsum: optimize must be a bool, a string or a contraction "
                         f"path (a list), got {optimize!r}")
     precision = check_precision("einsum", precision)
+    subscripts, operands = interleaved(subscripts, operands)
     operands = [asarray(x) for x in operands]
     if preferred_element_type is not None:
         operands = [x.astype(dtypes.canonicalize(preferred_element_type)) for x in operands]

@@ -135,10 +135,10 @@ def fmin(x1: Any, x2: Any) -> Any:
 
 
 def heaviside(x1: Any, x2: Any) -> Any:
-    """0 where x1 < 0, ``x2`` where x1 == 0, 1 where x1 > 0."""
+    """0 where x1 < 0, ``x2`` where x1 == 0, 1 where x1 > 0, NaN where x1 is NaN."""
     x1, x2 = _floats(x1, x2)
     zero, one = np.zeros((), x1.dtype), np.ones((), x1.dtype)
-    return where(x1 < 0, zero, where(x1 > 0, one, x2))
+    return where(x1 < 0, zero, where(x1 > 0, one, where(isnan(x1), x1, x2)))
 
 
 def sinc(x: Any) -> Any:
@@ -166,8 +166,13 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
     check_flag("nan_to_num", "copy", copy)        # arrays are immutable: always a new one
     x = asarray(x)
     if x.dtype.kind not in "f" and x.dtype != dtypes.bfloat16:
-        if x.dtype.kind == "c":
-            raise TypeError("nan_to_num: complex arrays are not supported here")
+        if x.dtype.kind == "c":           # each part on its own, as NumPy and JAX
+            from ..compiler.primitives.core import registry
+            from ..core.tracing import bind
+            from .complex_ops import imag, real
+            parts = [nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf)
+                     for p in (real(x), imag(x))]
+            return bind(registry["complex"], *parts, weak=x.weak)
         return x
     info = np.finfo(x.dtype)
     posinf = info.max if posinf is None else posinf
@@ -404,8 +409,13 @@ def diagflat(v: Any, k: int = 0) -> Any:
 
 
 def divmod(x1: Any, x2: Any) -> tuple[Any, Any]:  # noqa: A001  (NumPy's name)
-    from .core import floor_divide, remainder
-    return floor_divide(x1, x2), remainder(x1, x2)
+    from .core import _float_divmod, _numeric, floor_divide, remainder
+    y1, y2, dtype, weak = _numeric("divmod", x1, x2)
+    if dtype.kind in "iu":
+        return floor_divide(x1, x2), remainder(x1, x2)
+    if dtype.kind == "c":
+        raise TypeError("divmod: not defined for complex numbers")
+    return _float_divmod(y1, y2, weak)
 
 
 def modf(x: Any, out: Any = None) -> tuple[Any, Any]:

@@ -14,7 +14,7 @@ from ..core import dtypes
 from ..core.tracing import where as _where
 from .complex_ops import conj
 from .core import asarray, result_type, where
-from .einsum_impl import _broadcast_ellipsis, _parse, contraction_path, einsum
+from .einsum_impl import _broadcast_ellipsis, _parse, contraction_path, einsum, interleaved
 from .reductions import all as jnp_all
 from .reductions import sum as jnp_sum
 from .searching import bincount, histogram_bin_edges, searchsorted
@@ -180,10 +180,11 @@ def isdtype(dtype: Any, kind: Any) -> bool:
     return False
 
 
-def einsum_path(subscripts: str, *operands: Any, optimize: Any = "auto"
+def einsum_path(subscripts: Any, *operands: Any, optimize: Any = "auto"
                 ) -> tuple[list[tuple[int, ...]], str]:
     """The contraction order ``einsum`` would use (pairs of positions in the shrinking
     list of operands) and NumPy's description of it."""
+    subscripts, operands = interleaved(subscripts, operands)
     ops = [asarray(x) for x in operands]
     specs, out = _parse(subscripts, [x.shape for x in ops])
     ops, specs = _broadcast_ellipsis(ops, specs)

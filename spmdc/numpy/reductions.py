@@ -45,6 +45,18 @@ def _accumulator(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
+def _computation_dtype(dtype: Any) -> np.dtype:
+    """float16 and bfloat16 sums, products, means and variances are computed in float32
+    and rounded once at the end, as JAX does (XLA would accumulate in the narrow type)."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype in (np.float16, dtypes.bfloat16) else dtype
+
+
+def _upcast(x: Any) -> Any:
+    wide = _computation_dtype(x.dtype)
+    return x.astype(wide) if wide != x.dtype else x
+
+
 def _no_out(op: str, out: Any) -> None:
     if out is not None:
         raise NotImplementedError(*_error(op, "the out= argument is not supported: spmdc "
@@ -73,12 +85,18 @@ def _reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool, dtype: Any = 
     if prim in ("reduce_max", "reduce_min") and builtins.any(x.shape[a] == 0 for a in axes) \
             and initial is None:
         raise _error(op, "zero-size array to reduction operation which has no identity")
-    out = bind(_prims[prim], x, axes=axes, weak=x.weak)
-    if initial is not None:            # in the result's dtype, as JAX converts it
+    result_dtype, weak = x.dtype, x.weak
+    if prim in ("reduce_sum", "reduce_prod"):
+        x = _upcast(x)
+    out = bind(_prims[prim], x, axes=axes, weak=weak)
+    if initial is not None:            # in the computation's dtype, as JAX converts it
         init = asarray(initial)
         init = init.astype(out.dtype) if init.dtype != out.dtype else init
         out = (maximum if prim == "reduce_max" else minimum if prim == "reduce_min"
                else add if prim == "reduce_sum" else multiply)(out, init)
+    if out.dtype != result_dtype:
+        out = out.astype(result_dtype)
+        out.weak = weak
     if keepdims:
         out = reshape(out, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
     return out
@@ -136,6 +154,11 @@ def mean(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
     if x.dtype.kind in "biu" and dtype is None:
         x = x.astype(dtypes.default_float())
     axes = _axes(axis, x.ndim, "mean")
+    result_dtype = np.dtype(dtype) if dtype is not None else x.dtype
+    computation = _computation_dtype(result_dtype)          # See _computation_dtype
+    if computation != result_dtype:
+        return _narrowed(mean(x.astype(computation), axes, None, None, keepdims, where=where),
+                         result_dtype, x)
     if where is not None:
         count = sum(broadcast_to(asarray(where), x.shape).astype(x.dtype), axis=axes,
                     keepdims=keepdims)
@@ -143,6 +166,12 @@ def mean(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
     n = math.prod(x.shape[a] for a in axes)
     total = sum(x, axis=axes, dtype=dtype, keepdims=keepdims)
     return total / np.asarray(n, total.dtype) if n else total * np.asarray(np.nan, total.dtype)
+
+
+def _narrowed(out: Any, dtype: np.dtype, like: Any) -> Any:
+    out = out.astype(dtype)
+    out.weak = bool(like.weak)
+    return out
 
 
 def var(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
@@ -158,6 +187,10 @@ def var(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
         x = x.astype(dtype)
     if x.dtype.kind in "biu":
         x = x.astype(dtypes.default_float())
+    computation = _computation_dtype(x.dtype)                # See _computation_dtype
+    if computation != x.dtype:
+        return _narrowed(var(x.astype(computation), axis, None, None, ddof, keepdims,
+                             where=where), x.dtype, x)
     axes = _axes(axis, x.ndim, "var")
     centered = x - mean(x, axis=axes, keepdims=True, where=where)
     if where is None:
@@ -230,12 +263,25 @@ def stop_gradient(x: Any) -> Any:
     return bind(_prims["stop_gradient"], x, weak=x.weak)
 
 
-def allclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8) -> Any:
-    return all(less_equal(abs(asarray(a) - b), atol + rtol * abs(asarray(b))))
+def allclose(a: Any, b: Any, rtol: Any = 1e-5, atol: Any = 1e-8, equal_nan: bool = False
+             ) -> Any:
+    return all(isclose(a, b, rtol, atol, equal_nan))
 
 
-def isclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8) -> Any:
-    return less_equal(abs(asarray(a) - b), atol + rtol * abs(asarray(b)))
+def isclose(a: Any, b: Any, rtol: Any = 1e-5, atol: Any = 1e-8, equal_nan: bool = False
+            ) -> Any:
+    """``|a - b| <= atol + rtol |b|`` in a float type (integers are not subtracted in their
+    own, where the difference could wrap), equal infinities close, NaNs close only with
+    ``equal_nan``: JAX's (and NumPy's) rule."""
+    from .core import isnan, logical_and, logical_or
+    from .math_extra import _floats
+    a, b = _floats(a, b)
+    real = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}.get(
+        np.dtype(a.dtype), a.dtype)
+    rtol, atol = asarray(rtol).astype(real), asarray(atol).astype(real)
+    in_range = less_equal(abs(a - b), atol + rtol * abs(b))
+    out = logical_or(equal(a, b), logical_and(isfinite(b), in_range))
+    return logical_or(out, logical_and(isnan(a), isnan(b))) if equal_nan else out
 
 
 def array_equal(a: Any, b: Any) -> Any:

@@ -20,7 +20,17 @@ import numpy as np
 from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
 from ..core.tracing import Tracer, bind
-from .core import _iota, asarray, check_flag, isnan, linspace, result_type, where, zeros
+from .core import (
+    _iota,
+    asarray,
+    broadcast_to,
+    check_flag,
+    isnan,
+    linspace,
+    result_type,
+    where,
+    zeros,
+)
 from .reductions import any as jnp_any
 from .reductions import sum as jnp_sum
 from .shape_ops import _axes, concatenate, moveaxis, ravel, reshape, stack
@@ -192,15 +202,22 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any 
 def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None,
               density: Any = None) -> tuple[Any, Any]:
     """Counts (or summed ``weights``) of ``a`` in each bin, and the bin edges; the last
-    bin includes its right edge, values outside the edges are not counted."""
-    a = ravel(asarray(a))
+    bin includes its right edge, values outside the edges are not counted. The counts are
+    in the float type of ``a`` (and ``weights``) promoted, as JAX's."""
+    a = asarray(a)
+    if weights is not None and np.shape(weights) != a.shape:
+        raise ValueError(f"histogram: weights of shape {np.shape(weights)} for data of "
+                         f"shape {a.shape}; they must have the same shape")
+    dtype = a.dtype if weights is None else result_type(a, weights)
+    dtype = dtypes.default_float() if np.dtype(dtype).kind in "biu" else dtype
+    a = ravel(a).astype(dtype)
+    weights = broadcast_to(np.ones((), dtype), a.shape) if weights is None else \
+        ravel(asarray(weights)).astype(dtype)
     edges = histogram_bin_edges(a, bins, range)
     nbins = edges.shape[0] - 1
     index = searchsorted(edges, a, "right") - 1
     index = where(a == edges[-1], nbins - 1, index)
     index = where((index < 0) | (index >= nbins), nbins, index)   # dropped by bincount
-    if weights is not None:
-        weights = ravel(asarray(weights))
     counts = bincount(index, weights, length=nbins)
     if density:
         widths = edges[1:] - edges[:-1]

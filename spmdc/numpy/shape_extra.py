@@ -137,7 +137,8 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
                          if arr.shape[d] != 1 else broadcast_to(
                              asarray(np.zeros((), dtypes.default_int())), shape))
     from .indexing import advanced_getitem
-    return advanced_getitem(arr, tuple(index), mode=mode, fill_value=fill_value)
+    return advanced_getitem(arr, tuple(index), mode="fill" if mode is None else mode,
+                            fill_value=fill_value)
 
 
 def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) -> Any:

@@ -13,7 +13,9 @@ wrapper is re-implemented here, independently of spmdc's passes:
 - derivatives are central finite differences of the real-number function (floats held
   in float64). Inside a mapped axis, ``grad`` follows Note [collective transpose]: the
   derivative of the sum over all devices' outputs with respect to one device's copy of
-  the input; ``jvp``/``jacfwd`` perturb every device's copy along the tangent.
+  the input; ``jvp``/``jacfwd`` perturb every device's copy along the tangent. With
+  ``kinks`` (the second look, at a small step), a reverse-mode derivative whose
+  one-sided slopes differ is NaN, which run.compare leaves unjudged (``_kink``).
 """
 from __future__ import annotations
 
@@ -49,8 +51,9 @@ def _isfloat(x: np.ndarray) -> bool:
 class Reference:
     """``Reference(program)(args)``: the outputs, as the NumPy oracle computes them."""
 
-    def __init__(self, program: Program, step: float = 1e-3, budget: int = 4000):
-        self.p, self.step, self.budget = program, step, budget
+    def __init__(self, program: Program, step: float = 1e-3, budget: int = 4000,
+                 kinks: bool = False):
+        self.p, self.step, self.budget, self.kinks = program, step, budget, kinks
         self.evaluations = 0
         self.funcs: dict[Mesh, Any] = {}
         self.fresh = itertools.count()
@@ -159,6 +162,8 @@ class Reference:
                 for k in nums:
                     x = x64[k]
                     grad = np.zeros(x.shape)
+                    if self.kinks:
+                        s_zero = sum(float(np.sum(o)) for o in floats(at(k, x)))
                     for j in np.ndindex(x.shape):
                         h = step * (1 + abs(x[j]))
                         plus, minus = x.copy(), x.copy()
@@ -171,6 +176,8 @@ class Reference:
                         s_plus = sum(float(np.sum(o)) for o in floats(at(k, plus)))
                         s_minus = sum(float(np.sum(o)) for o in floats(at(k, minus)))
                         grad[j] = (s_plus - s_minus) / (2 * h)
+                        if self.kinks and _kink(s_minus, s_zero, s_plus, h):
+                            grad[j] = np.nan
                     grads.append(cast(grad, args[k]))
                 if kind == "grad":
                     return grads
@@ -185,6 +192,7 @@ class Reference:
                 for index, o in enumerate(floats(base)):
                     for k in nums:
                         x = x64[k]
+                        zero = floats(at(k, x))[index] if self.kinks else None
                         o_shape = o.shape[m:]
                         jac = np.zeros(x.shape[:m] + o_shape + x.shape[m:])
                         for j in np.ndindex(x.shape):
@@ -192,7 +200,11 @@ class Reference:
                             plus, minus = x.copy(), x.copy()
                             plus[j] += h
                             minus[j] -= h
-                            d = (floats(at(k, plus))[index] - floats(at(k, minus))[index]) / (2 * h)
+                            o_plus = floats(at(k, plus))[index]
+                            o_minus = floats(at(k, minus))[index]
+                            d = (o_plus - o_minus) / (2 * h)
+                            if self.kinks:
+                                d = np.where(_kink(o_minus, zero, o_plus, h), np.nan, d)
                             summed = d.reshape((-1,) + o_shape).sum(axis=0)   # over the mesh
                             jac[j[:m] + (Ellipsis,) + j[m:]] = summed
                         outs.append(cast(jac, args[k]))
@@ -227,6 +239,17 @@ class Reference:
             return primal + [cast((p - q) / (2 * h), o)
                              for p, q, o in zip(plus, minus, primal, strict=True)]
         return g
+
+
+def _kink(minus: Any, zero: Any, plus: Any, h: float) -> Any:
+    """Whether the one-sided slopes at a point differ by more than curvature explains at
+    a small step: a kink exactly there. Ties between independent copies are the usual
+    cause (``pmin`` of an input ``pmap`` broadcasts with ``in_axes=None``: one device's
+    copy raised leaves the minimum, lowered moves it), where the derivative is a matter of
+    convention (spmdc splits the cotangent among ties; the central difference averages
+    the slopes). The reference leaves such elements unjudged (NaN; run.compare)."""
+    forward, backward = (plus - zero) / h, (zero - minus) / h
+    return np.abs(forward - backward) > 1e-3 * (1 + np.abs(forward) + np.abs(backward))
 
 
 def _trace_function() -> Any:

@@ -165,11 +165,13 @@ def program_args(p: Program) -> list[np.ndarray]:
     return [namespace[f"a{k}"] for k in range(len(p.inputs))]
 
 
-def run_reference(p: Program, step: float = 1e-3, budget: int = 4000) -> Result:
+def run_reference(p: Program, step: float = 1e-3, budget: int = 4000,
+                  kinks: bool = False) -> Result:
+    """The reference's outputs; ``kinks`` leaves derivatives at a kink unjudged (NaN)."""
     from .reference import Reference, TooCostly
     try:
         with np.errstate(all="ignore"):
-            outs = Reference(p, step, budget)(program_args(p))
+            outs = Reference(p, step, budget, kinks)(program_args(p))
         return result_of(outs)
     except TooCostly as e:
         return Result("skipped", error=str(e))

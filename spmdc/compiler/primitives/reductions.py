@@ -19,7 +19,7 @@ from ..passes.autodiff import nondifferentiable, vjp_rules
 from ..passes.forward import jvp_rules, linear_jvp, reduction_jvp
 from ..passes.vmap import batch_rules, move_axis
 from ..stablehlo import LoweringContext, hlo, ir, lower_rules, mlir_type
-from .core import NUMBER, ShapeError, _check_kind, declare, same_dtype
+from .core import ANY, NUMBER, ShapeError, _check_kind, declare, same_dtype
 
 __all__ = ["reduce_sum_p", "reduce_max_p", "reduce_min_p", "reduce_prod_p", "reduce_and_p",
            "reduce_or_p", "argmax_p", "argmin_p", "dot_general_p", "reduce_lowering",
@@ -316,7 +316,7 @@ def _dot_general_rule(x: TensorType, y: TensorType, *, contract, batch,
 
 def _dot_general_type(x: TensorType, y: TensorType, contract, batch) -> TensorType:
     same_dtype("dot_general", x, y)
-    _check_kind("dot_general", x, NUMBER)
+    _check_kind("dot_general", x, ANY)
     (xc, yc), (xb, yb) = contract, batch
     xs, ys = x.shape, y.shape
     x_paired, y_paired = xc + xb, yc + yb
