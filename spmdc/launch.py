@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -86,15 +87,19 @@ def _free_port() -> int:
 
 # Gloo prints one line per device when a program's first collective connects its ranks
 # ("[Gloo] Rank 3 is connected to 7 peer ranks. ..."); jaxlib offers no switch for it.
-_GLOO_CHATTER = "[Gloo] Rank "
+# Written from another thread, it can land in the middle of the program's own line.
+_GLOO_CHATTER = re.compile(r"\[Gloo\] Rank \d+ is connected to \d+ peer ranks\. Expected "
+                           r"number of connected peer ranks is : \d+\n?")
 
 
 def _forward(pipe, out, prefix: str, quiet: bool = True) -> None:
     """Copy ``pipe`` to ``out`` line by line, each line after ``prefix``; ``quiet``
     drops Gloo's connection lines."""
     for line in pipe:
-        if quiet and line.startswith(_GLOO_CHATTER):
-            continue
+        if quiet and "[Gloo] Rank " in line:
+            line = _GLOO_CHATTER.sub("", line)
+            if not line.strip():
+                continue
         with _print_lock:
             out.write(prefix + line if line.endswith("\n") else prefix + line + "\n")
             out.flush()

@@ -70,6 +70,24 @@ def test_environment_and_prefixes(tmp_path):
                done.stdout.splitlines())
 
 
+GLOO = ("[Gloo] Rank {} is connected to 7 peer ranks. Expected number of connected peer "
+        "ranks is : 7\n")
+
+
+def test_gloo_connection_lines_are_dropped_unless_asked_for(tmp_path):
+    script = write(tmp_path, "chatty.py", f"""
+        import sys
+        sys.stdout.write({GLOO.format(0)!r})
+        sys.stdout.write("mine, then " + {GLOO.format(1)!r} + "the rest\\n")
+        print("done")
+        """)
+    done, _ = run_launcher("-n", "1", script)
+    assert done.returncode == 0, done.stderr
+    assert lines(done.stdout, "[p0] ") == ["mine, then ", "the rest", "done"]
+    done, _ = run_launcher("-n", "1", "--gloo-logs", script)
+    assert "[p0] " + GLOO.format(0).strip() in done.stdout.splitlines()
+
+
 def test_port_and_defaults(tmp_path):
     script = write(tmp_path, "who.py", SCRIPT)
     done, _ = run_launcher("-n", "1", "--port", "23456", "--", script)

@@ -26,8 +26,8 @@ print("vmap", np.asarray(jax.vmap(jnp.dot)(a[:3], a[:3])).round(3))
 k = jax.random.PRNGKey(0); print("random", np.asarray(jax.random.normal(k, (3,))))
 x = jax.device_put(a); print("resident", x.devices())
 PYEOF
-SPMDC_PLATFORM=cuda step smoke 120 $PY "$OUT/smoke.py"
-SPMDC_PLATFORM=cuda step demo 120 $PY examples/train_data_parallel.py
-SPMDC_PLATFORM=cuda JAX_PLATFORMS=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false step bench 150 $PY tools/bench.py --quick --only "${BENCH:-W1,W3,W7,W8,W11}" --json "$OUT/bench.json"
-SPMDC_PLATFORM=cuda step tests-gpu "${GPU_LIMIT:-100}" $PY -m pytest -p no:cacheprovider -n 8 -m "not slow" tests/test_jit.py tests/test_grad.py tests/test_nn.py tests/test_random.py tests/test_control_flow.py
-TAIL=15 step tests-cpu "${CPU_LIMIT:-200}" $PY -m pytest -p no:cacheprovider -n 14 -m "not slow" tests
+SPMDC_PLATFORM=cuda step smoke 60 $PY "$OUT/smoke.py"
+SPMDC_PLATFORM=cuda step demo 60 $PY examples/train_data_parallel.py
+SPMDC_PLATFORM=cuda JAX_PLATFORMS=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false step bench 120 $PY tools/bench.py --quick --only "${BENCH:-W1,W3,W7,W8,W11}" --json "$OUT/bench.json"
+SPMDC_PLATFORM=cuda step tests-gpu "${GPU_LIMIT:-80}" $PY -m pytest -p no:cacheprovider --tb=line -rf -n 8 -m "not slow" tests/test_jit.py tests/test_grad.py tests/test_nn.py tests/test_random.py tests/test_control_flow.py
+TAIL=15 step tests-cpu "${CPU_LIMIT:-190}" $PY -m pytest -p no:cacheprovider --tb=line -rf -n 14 -m "not slow" tests
