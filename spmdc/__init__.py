@@ -24,6 +24,9 @@ from .core.devices import (  # noqa: E402
     devices,
     local_device_count,
     local_devices,
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
 )
 from .core.names import named_call, named_scope  # noqa: E402
 from .core.tracing import (  # noqa: E402
@@ -103,7 +106,8 @@ __all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "default_matmul_precision", "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes",
            "test_util", "tree",
            "default_backend", "process_index", "process_count", "process_indices",
-           "distributed", "sharding", "make_mesh",
+           "distributed", "make_array_from_callback", "make_array_from_process_local_data",
+           "make_array_from_single_device_arrays", "sharding", "make_mesh",
            "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard", "debug",
            "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call"]
 

@@ -40,6 +40,12 @@ def _multihost(p: int) -> dict[str, np.ndarray]:
            "mh.from_last": mh.broadcast_one_to_all(
                np.float32(p), is_source=p == jax.process_count() - 1)}
     mh.sync_global_devices("programs done")
+    mesh = jax.make_mesh((jax.device_count(),), ("x",))
+    try:
+        jax.make_array_from_callback((jax.device_count(),), jax.NamedSharding(mesh, jax.P("x")),
+                                     lambda index: np.zeros(1)[index])
+    except ValueError as e:
+        out["global_array_refused"] = np.array(str(e))
     try:
         mh.assert_equal(np.int32(p), "differs on purpose")
     except AssertionError as e:

@@ -72,6 +72,8 @@ def _check_multihost(got: object, procs: int) -> None:
     np.testing.assert_array_equal(got["mh.tiled"], rows.ravel())
     np.testing.assert_array_equal(got["mh.broadcast"], [5.0])
     assert float(got["mh.from_last"]) == procs - 1
+    assert "the sharding's mesh has devices of other processes" in \
+        str(got["global_array_refused"])
     message = str(got["mh.assert_message"])
     assert message.startswith("differs on purpose. leaf 0 differs between process 0 and "
                               "process"), message

@@ -639,7 +639,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="few repetitions and short inner loops (a smoke run)")
     parser.add_argument("--no-jax", action="store_true", help="measure spmdc alone")
     parser.add_argument("--json", default="bench-results.json", help="where to write results")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="N > 1: the multi-process benchmarks instead "
+                             "(tools/bench_multiprocess.py), N processes x 8/N devices")
     args = parser.parse_args(argv)
+    if args.processes > 1:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_multiprocess
+        return bench_multiprocess.main(["--processes", str(args.processes),
+                                        "--reps", str(max(1, round(3 * args.reps)))]
+                                       + (["--no-jax"] if args.no_jax else []))
 
     jax = None if args.no_jax else import_jax()
     libs: dict[str, Any] = {"spmdc": spmdc}

@@ -12,6 +12,7 @@ from ..compiler.ir import TensorType
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.sharding import (
+    Mesh,
     NamedSharding,
     PartitionSpec,
     Sharding,
@@ -23,7 +24,9 @@ from .tree import tree_flatten, tree_unflatten
 
 __all__ = ["devices", "local_devices", "device_count", "local_device_count", "default_device",
            "place", "device_put", "device_get", "block_until_ready", "shard_over",
-           "check_device", "check_devices", "check_backend", "put_sharded"]
+           "check_device", "check_devices", "check_backend", "put_sharded",
+           "make_array_from_callback", "make_array_from_single_device_arrays",
+           "make_array_from_process_local_data"]
 
 
 # --- devices ----------------------------------------------------------------------------
@@ -209,3 +212,113 @@ def shard_over(x: Any, devices: tuple[Any, ...]) -> Array:
     bufs = tuple(pjrt.put(host[k], dev) for k, dev in enumerate(devices))
     return Array(bufs, t, weak, tuple(devices), split=True)
 
+
+
+# --- global arrays from their pieces (JAX's make_array_from_*) -------------------------------
+
+def _layout(op: str, shape: Any, sharding: Any) -> tuple[tuple[int, ...], NamedSharding]:
+    """``shape`` as a tuple and ``sharding`` as a NamedSharding over this process's
+    devices, or a clear error."""
+    if isinstance(sharding, SingleDeviceSharding):
+        sharding = NamedSharding(
+            Mesh(np.array([sharding.device], dtype=object), ("_one",)),
+            PartitionSpec())
+    if not isinstance(sharding, NamedSharding):
+        raise TypeError(f"{op}: sharding must be a NamedSharding or SingleDeviceSharding, "
+                        f"got {sharding!r}{where()}")
+    try:
+        shape = tuple(int(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"{op}: shape must be a tuple of ints, got {shape!r}{where()}") \
+            from None
+    mine = set(pjrt.local_devices())
+    if any(d not in mine for d in sharding._device_assignment):
+        raise ValueError(
+            f"{op}: the sharding's mesh has devices of other processes; spmdc's arrays "
+            "hold every shard in this process, so across processes pass each process's "
+            f"part to pmap instead{where()}")
+    try:
+        sharding.check_shape(shape, op)
+    except ValueError as e:
+        raise ValueError(f"{e}{where()}") from None
+    return shape, sharding
+
+
+def make_array_from_callback(shape: Any, sharding: Any, data_callback: Callable[[Any], Any],
+                             dtype: Any = None) -> Array:
+    """The array of ``shape`` laid out by ``sharding`` whose block on each device is
+    ``data_callback(index)``, ``index`` being that block's tuple of slices."""
+    shape, sharding = _layout("make_array_from_callback", shape, sharding)
+    index = sharding.devices_indices_map(shape)
+    blocks = {}
+    for dev in sharding._device_assignment:
+        key = tuple((s.start, s.stop, s.step) for s in index[dev])
+        if key not in blocks:
+            blocks[key] = np.asarray(data_callback(index[dev]) if dtype is None else
+                                     np.asarray(data_callback(index[dev]), dtype))
+    t, _ = type_of(next(iter(blocks.values())))
+    t = TensorType(shape, t.dtype)
+    bufs = []
+    for dev in sharding._device_assignment:
+        key = tuple((s.start, s.stop, s.step) for s in index[dev])
+        block = blocks[key]
+        want = sharding.shard_shape(shape)
+        if block.shape != want:
+            raise ValueError(f"make_array_from_callback: the callback gave a block of shape "
+                             f"{block.shape} for index {index[dev]}, which needs {want}"
+                             f"{where()}")
+        bufs.append(pjrt.put(np.ascontiguousarray(block.astype(t.dtype, copy=False)), dev))
+    return Array(tuple(bufs), t, False, sharding._device_assignment, sharding=sharding)
+
+
+def make_array_from_single_device_arrays(shape: Any, sharding: Any, arrays: Any,
+                                         *, dtype: Any = None) -> Array:
+    """The array of ``shape`` laid out by ``sharding`` from its blocks: ``arrays`` holds
+    one single-device array per device of the sharding, each on its device, holding that
+    device's block."""
+    op = "make_array_from_single_device_arrays"
+    shape, sharding = _layout(op, shape, sharding)
+    arrays = list(arrays)
+    devs = sharding._device_assignment
+    on: dict[Any, Array] = {}
+    for a in arrays:
+        if not isinstance(a, Array) or len(a.devices()) != 1:
+            raise TypeError(f"{op}: arrays must be single-device spmdc Arrays (e.g. from "
+                            f"device_put(x, device)), got {type(a).__name__}{where()}")
+        a.check_not_deleted(where())
+        (d,) = a.devices()
+        if d not in devs or d in on:
+            raise ValueError(f"{op}: each array must be on its own device of the "
+                             f"sharding; {d} is {'listed twice' if d in on else 'not in it'}"
+                             f"{where()}")
+        on[d] = a
+    if len(on) != len(devs):
+        raise ValueError(f"{op}: the sharding has {len(devs)} devices, but {len(on)} arrays "
+                         f"were given, one per device{where()}")
+    want = sharding.shard_shape(shape)
+    first = on[devs[0]]
+    dt = np.dtype(dtype) if dtype is not None else first.dtype
+    bufs = []
+    for d in devs:
+        a = on[d]
+        if a.shape != want or a.dtype != dt:
+            raise ValueError(f"{op}: the array on {d} is {a.dtype}{list(a.shape)}; the "
+                             f"sharding's block of {list(shape)} is {dt}{list(want)}{where()}")
+        bufs.append(a.buffer_on(d))
+    return Array(tuple(bufs), TensorType(shape, dt), first.weak, devs, sharding=sharding)
+
+
+def make_array_from_process_local_data(sharding: Any, local_data: Any,
+                                       global_shape: Any = None) -> Array:
+    """The array laid out by ``sharding`` from this process's data: in a single-process
+    computation the process's data is the whole array (``global_shape``, if given, must
+    be its shape)."""
+    op = "make_array_from_process_local_data"
+    local = np.asarray(local_data)
+    shape = local.shape if global_shape is None else global_shape
+    shape, sharding = _layout(op, shape, sharding)
+    if shape != local.shape:
+        raise ValueError(f"{op}: global_shape {shape} differs from the data's shape "
+                         f"{local.shape}; in one process the local data is the whole array"
+                         f"{where()}")
+    return put_sharded(local_data, sharding)
