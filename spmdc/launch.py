@@ -87,18 +87,32 @@ def _free_port() -> int:
 
 # Gloo prints one line per device when a program's first collective connects its ranks
 # ("[Gloo] Rank 3 is connected to 7 peer ranks. ..."); jaxlib offers no switch for it.
-# Written from another thread, it can land in the middle of the program's own line.
-_GLOO_CHATTER = re.compile(r"\[Gloo\] Rank \d+ is connected to \d+ peer ranks\. Expected "
-                           r"number of connected peer ranks is : \d+\n?")
+# It writes the line in pieces from another thread, so the program's own output can cut
+# it anywhere: a line may end with its head or begin with its tail.
+_GLOO_WHOLE = re.compile(r"\[Gloo\] Rank \d+ is connected to \d+ peer ranks\. Expected "
+                         r"number of connected peer ranks is : \d+")
+_GLOO_HEAD = re.compile(r"\[Gloo\] Rank.*$")
+_GLOO_TAIL = re.compile(r"^.*peer ranks is : \d*")
+
+
+def _without_gloo(line: str) -> str:
+    """``line`` without Gloo's connection messages or pieces of them; "" if nothing of
+    the program's own output is left."""
+    body = _GLOO_WHOLE.sub("", line.rstrip("\n"))
+    if "peer ranks is : " in body:
+        body = _GLOO_TAIL.sub("", body)
+    if "[Gloo] Rank" in body:
+        body = _GLOO_HEAD.sub("", body)
+    return body + "\n" if body.strip() else ""
 
 
 def _forward(pipe, out, prefix: str, quiet: bool = True) -> None:
     """Copy ``pipe`` to ``out`` line by line, each line after ``prefix``; ``quiet``
     drops Gloo's connection lines."""
     for line in pipe:
-        if quiet and "[Gloo] Rank " in line:
-            line = _GLOO_CHATTER.sub("", line)
-            if not line.strip():
+        if quiet and ("[Gloo]" in line or "peer ranks is : " in line):
+            line = _without_gloo(line)
+            if not line:
                 continue
         with _print_lock:
             out.write(prefix + line if line.endswith("\n") else prefix + line + "\n")

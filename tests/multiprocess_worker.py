@@ -47,6 +47,10 @@ def _multihost(p: int) -> dict[str, np.ndarray]:
     except ValueError as e:
         out["global_array_refused"] = np.array(str(e))
     try:
+        jax.device_put(np.zeros(jax.device_count()), jax.NamedSharding(mesh, jax.P("x")))
+    except ValueError as e:
+        out["remote_put_refused"] = np.array(str(e))
+    try:
         mh.assert_equal(np.int32(p), "differs on purpose")
     except AssertionError as e:
         out["mh.assert_message"] = np.array(str(e))

@@ -79,11 +79,13 @@ def test_gloo_connection_lines_are_dropped_unless_asked_for(tmp_path):
         import sys
         sys.stdout.write({GLOO.format(0)!r})
         sys.stdout.write("mine, then " + {GLOO.format(1)!r} + "the rest\\n")
-        print("done")
+        head, tail = {GLOO.format(5)!r}.split("5")          # cut by the program's own line
+        sys.stdout.write(head + "5\\n" + tail.rstrip() + "done\\n")
+        print("last")
         """)
     done, _ = run_launcher("-n", "1", script)
     assert done.returncode == 0, done.stderr
-    assert lines(done.stdout, "[p0] ") == ["mine, then ", "the rest", "done"]
+    assert lines(done.stdout, "[p0] ") == ["mine, then ", "the rest", "done", "last"]
     done, _ = run_launcher("-n", "1", "--gloo-logs", script)
     assert "[p0] " + GLOO.format(0).strip() in done.stdout.splitlines()
 

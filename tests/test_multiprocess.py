@@ -74,6 +74,7 @@ def _check_multihost(got: object, procs: int) -> None:
     assert float(got["mh.from_last"]) == procs - 1
     assert "the sharding's mesh has devices of other processes" in \
         str(got["global_array_refused"])
+    assert "which can place data only on its own devices" in str(got["remote_put_refused"])
     message = str(got["mh.assert_message"])
     assert message.startswith("differs on purpose. leaf 0 differs between process 0 and "
                               "process"), message

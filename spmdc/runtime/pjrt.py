@@ -142,8 +142,13 @@ def client() -> Any:
                                   num_nodes=joined.spec.num_processes, collectives=gloo,
                                   num_devices=n)
     _client_made.append(n)
+    if joined is not None:
+        global _several_processes
+        _several_processes = True
     return made
 
+
+_several_processes = False       # whether the client spans several processes
 
 _PLATFORMS = ("cpu", "cuda")
 _platform_set: list[str] = []        # config.update('jax_platforms', ...), if called
@@ -357,6 +362,14 @@ def _group_sharding(devs: tuple[Device, ...]) -> Any:
 
 def put(value: np.ndarray, device: Device) -> Buffer:
     """Copy a host array to ``device``."""
+    if _several_processes and device.process_index != process_index():
+        # jaxlib would return an array without data (notes/distributed.md, pitfall 5)
+        raise ValueError(
+            f"{device} belongs to process {device.process_index}; this is process "
+            f"{process_index()}, which can place data only on its own devices "
+            "(spmdc.local_devices()). Across processes, pass each process's part to pmap; "
+            "shard_map, jit over NamedShardings and arrays laid out on a mesh spanning "
+            "processes are not supported yet")
     value = np.asarray(value, order="C")     # (ascontiguousarray would make a 0-d array 1-d)
     return xc.batched_device_put(_aval(value.shape, value.dtype), _sharding(device),
                                  [value], [device], enable_x64=True)
