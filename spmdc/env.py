@@ -30,6 +30,8 @@ VARIABLES = {
     "SPMDC_PROCESS_ID": "this process's id, 0 to SPMDC_NUM_PROCESSES - 1",
     "SPMDC_COORDINATOR_PORT": "the coordinator's port under SLURM or Open MPI (default: "
                               "derived from the job id)",
+    "SPMDC_CHECK_LAUNCHES": "across processes, check that every process launches the same "
+                            "programs in the same order (a debugging aid)",
     "SPMDC_PLATFORM": "cpu (the default) or cuda: which PJRT client runs the programs",
     "SPMDC_LOCAL_DEVICE_IDS": "the GPUs this process uses, e.g. 0,1 (default: all, or the "
                               "cluster's local rank)",

@@ -71,10 +71,25 @@ def failing(how: str) -> None:
     print("the loop finished: the failure went unnoticed", flush=True)
 
 
+def mismatched(how: str) -> None:
+    """Process 1 launches another program at the third launch ("other"), or one launch
+    more than process 0 ("extra"); SPMDC_CHECK_LAUNCHES names the difference."""
+    p = jax.process_index()
+    double = jax.pmap(lambda v: lax.psum(v, "i") * 2, "i")
+    triple = jax.pmap(lambda v: lax.psum(v, "i") * 3, "i")
+    x = np.ones(jax.local_device_count(), np.float32)
+    for k in range(4 if how == "extra" and p == 1 else 3):
+        x = (triple if how == "other" and p == 1 and k == 2 else double)(x)
+    np.asarray(x)
+    print("no difference noticed", flush=True)
+
+
 if __name__ == "__main__":
     jax.distributed.initialize(initialization_timeout=int(os.environ.get("MP_TIMEOUT", "60")))
     mode = sys.argv[1]
     if mode == "programs":
         programs(sys.argv[2])
+    elif mode in ("other", "extra"):
+        mismatched(mode)
     else:
         failing(mode)

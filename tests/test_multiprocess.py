@@ -9,6 +9,7 @@ Every subprocess is bounded by a timeout, so a hang fails the test instead of th
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -105,13 +106,13 @@ def _free_port() -> int:
     raise RuntimeError("no free pair of ports")
 
 
-def _start(procs: int, ids: list[int], mode: str, port: int, timeout_s: int = 60
-           ) -> list[subprocess.Popen[str]]:
+def _start(procs: int, ids: list[int], mode: str, port: int, timeout_s: int = 60,
+           **extra: str) -> list[subprocess.Popen[str]]:
     return [subprocess.Popen(
         [sys.executable, WORKER, mode],
         env=_env(SPMDC_COORDINATOR_ADDRESS=f"127.0.0.1:{port}",
                  SPMDC_NUM_PROCESSES=str(procs), SPMDC_PROCESS_ID=str(p),
-                 SPMDC_CPU_DEVICES="2", MP_TIMEOUT=str(timeout_s)),
+                 SPMDC_CPU_DEVICES="2", MP_TIMEOUT=str(timeout_s), **extra),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE) for p in ids]
 
 
@@ -163,6 +164,24 @@ def test_two_processes_with_the_same_id_are_refused() -> None:
     texts = [_finish(p, 60)[1] for p in procs]
     assert all("two processes have process id 1" in t for t in texts[:1]), texts[0]
     assert any("two processes have process id 1" in t for t in texts[1:]), texts
+
+
+@pytest.mark.parametrize("how", ["other", "extra"])
+def test_mismatched_launches_are_named_with_check_launches(how: str) -> None:
+    procs = _start(2, [0, 1], how, _free_port(), timeout_s=5, SPMDC_CHECK_LAUNCHES="1")
+    results = [_finish(p, 90) for p in procs]
+    assert all(code != 0 for code, _, _ in results), results
+    assert "no difference noticed" not in results[1][1]
+    if how == "other":
+        for _, text, _ in results:
+            assert "launch 3: process" in text and "(SPMDC_CHECK_LAUNCHES)" in text, text
+            mine, theirs = re.search(r"process \d runs (\S+), process \d runs (\S+)\.",
+                                     text).groups()
+            assert mine != theirs
+    else:
+        assert "process 1's launch 4 (" in results[1][1], results[1][1]
+        assert "did not launch a program 4-th within 5 s" in results[1][1]
+        assert "process 1 of this computation stopped (DistributedError" in results[0][1]
 
 
 def test_initialize_after_the_first_computation_is_refused() -> None:

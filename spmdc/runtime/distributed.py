@@ -49,6 +49,7 @@ from typing import Any
 
 from jaxlib import _jax
 
+from .. import env
 from . import cluster
 
 __all__ = ["DistributedError", "PeerLost", "State", "initialize", "shutdown", "state", "explain"]
@@ -419,6 +420,51 @@ def _shutdown_at_exit() -> None:
         shutdown()
     except Exception as e:     # noqa: BLE001  (a peer failed: it has said why)
         print(f"spmdc.distributed: shutdown at exit failed: {e}", file=sys.stderr)
+
+
+# Note [launch fingerprints]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Every process must launch the same multi-process programs in the same order: a process
+# that launches another program, or one more, leaves the others waiting inside a
+# collective for XLA's 30-minute timeout. With SPMDC_CHECK_LAUNCHES=1 (a debugging aid:
+# it costs a round trip to the coordination service per launch), each launch first
+# publishes its program's fingerprint under its sequence number in the key-value store
+# and reads every other process's: a different program is a DistributedError naming both
+# processes and programs, and a process that does not reach the same launch within
+# initialization_timeout is one naming it.
+
+_launches = [0]
+
+
+def checking_launches() -> bool:
+    return bool(_state) and env.flag("SPMDC_CHECK_LAUNCHES")
+
+
+def check_launch(fingerprint: str) -> None:
+    """Compare this launch's program with every other process's (Note [launch
+    fingerprints])."""
+    s = _state[0]
+    _launches[0] += 1
+    n, me = _launches[0], s.spec.process_id
+    s.client.key_value_set(f"spmdc/launch/{n}/{me}", fingerprint)
+    for p in range(s.spec.num_processes):
+        if p == me:
+            continue
+        try:
+            theirs = s.client.blocking_key_value_get(f"spmdc/launch/{n}/{p}",
+                                                     s.timeouts["init"] * 1000)
+        except Exception:     # noqa: BLE001  (jaxlib's DEADLINE_EXCEEDED)
+            raise DistributedError(
+                f"process {me}'s launch {n} ({fingerprint}): process {p} did not launch a "
+                f"program {n}-th within {s.timeouts['init']} s. Every process must launch "
+                "the same programs in the same order (SPMDC_CHECK_LAUNCHES)") from None
+        if theirs != fingerprint:
+            raise DistributedError(
+                f"launch {n}: process {me} runs {fingerprint}, process {p} runs {theirs}. "
+                "Every process must launch the same programs in the same order "
+                "(SPMDC_CHECK_LAUNCHES)")
+    if n > 2:
+        s.client.key_value_delete(f"spmdc/launch/{n - 2}/{me}")
 
 
 def explain(e: BaseException) -> None:

@@ -40,6 +40,13 @@ class Executable:
         ``local_devices``); returns ``outs[k][r]``."""
         return pjrt.execute(self.exe, args, self.local_devices, self.in_types)
 
+    def fingerprint(self) -> str:
+        """What identifies the program across processes: its name and a hash of its
+        StableHLO (Note [launch fingerprints] in runtime/distributed.py)."""
+        import hashlib
+        digest = hashlib.sha256(self.module_text.encode()).hexdigest()[:16]
+        return f"{self.func.name}#{digest}"
+
     def __del__(self) -> None:
         pjrt.forget(self.exe)
 

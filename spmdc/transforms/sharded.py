@@ -134,6 +134,8 @@ class PmapEntry:
             check_donations(leaves, donated)
         if any(b.is_deleted() for per_replica in bufs for b in per_replica):
             raise_if_deleted(leaves)       # jaxlib would crash: Note [donation]
+        if distributed.checking_launches():
+            distributed.check_launch(self.executable.fingerprint())
         pace()
         try:
             outs = self.executable.execute(bufs)
