@@ -409,6 +409,10 @@ def shutdown() -> None:
         s.watchdog.leaving = True
         s.watchdog.tell({"bye": True})
     s.client.shutdown()
+    if s.watchdog is not None:
+        # A peer that failed may have said so just before the barrier let us through:
+        # let the watchdog read what is left (it ends once every peer has left).
+        s.watchdog.join(_GRACE_S)
     if s.service is not None:
         s.service.shutdown()
 
@@ -419,7 +423,11 @@ def _shutdown_at_exit() -> None:
     try:
         shutdown()
     except Exception as e:     # noqa: BLE001  (a peer failed: it has said why)
-        print(f"spmdc.distributed: shutdown at exit failed: {e}", file=sys.stderr)
+        # This process succeeded, but the computation did not: exit with a failure.
+        print(f"spmdc.distributed: the other processes did not finish with this one "
+              f"({e}); exiting with status 1", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(1)
 
 
 # Note [launch fingerprints]
@@ -456,8 +464,9 @@ def check_launch(fingerprint: str) -> None:
         except Exception:     # noqa: BLE001  (jaxlib's DEADLINE_EXCEEDED)
             raise DistributedError(
                 f"process {me}'s launch {n} ({fingerprint}): process {p} did not launch a "
-                f"program {n}-th within {s.timeouts['init']} s. Every process must launch "
-                "the same programs in the same order (SPMDC_CHECK_LAUNCHES)") from None
+                f"program {n}-th within {s.timeouts['init']} s, or has stopped (its output "
+                "says why). Every process must launch the same programs in the same order "
+                "(SPMDC_CHECK_LAUNCHES)") from None
         if theirs != fingerprint:
             raise DistributedError(
                 f"launch {n}: process {me} runs {fingerprint}, process {p} runs {theirs}. "
