@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 from .runtime import distributed as _distributed
 from .runtime import pjrt as _pjrt
-from .runtime.distributed import DistributedError
+from .runtime.distributed import DistributedError, PeerLost
 
-__all__ = ["initialize", "shutdown", "is_initialized", "DistributedError"]
+__all__ = ["initialize", "shutdown", "is_initialized", "DistributedError", "PeerLost"]
 
 
 def initialize(coordinator_address: str | None = None, num_processes: int | None = None,

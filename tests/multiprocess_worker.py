@@ -5,13 +5,17 @@ started by ``python -m spmdc.launch`` (or by the test, with the SPMDC_* variable
   piece of every input, and saves the results to OUT.<process index>.npz;
 - ``die``: runs psums; process 1 kills itself (SIGKILL) at step 20, the others go on
   until a collective fails;
-- ``exit``: as ``die``, but process 1 raises a Python exception.
+- ``exit``: as ``die``, but process 1 raises a Python exception;
+- ``idle``: process 1 dies while process 0 runs Python code, which catches PeerLost;
+- ``other`` / ``extra``: process 1 launches another program, or one more
+  (SPMDC_CHECK_LAUNCHES names the difference).
 """
 from __future__ import annotations
 
 import os
 import signal
 import sys
+import time
 
 import numpy as np
 
@@ -71,6 +75,22 @@ def failing(how: str) -> None:
     print("the loop finished: the failure went unnoticed", flush=True)
 
 
+def idle() -> None:
+    """Process 1 dies after one collective; process 0, busy in Python, catches PeerLost."""
+    step = jax.pmap(lambda v: lax.psum(v, "i"), "i")
+    np.asarray(step(np.ones(jax.local_device_count(), np.float32)))
+    if jax.process_index() == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    try:
+        for _ in range(600):
+            sum(range(10_000))              # Python work, no collective
+            time.sleep(0.05)
+    except jax.distributed.PeerLost as e:
+        print(f"caught PeerLost: {e}", flush=True)
+        sys.exit(3)
+    print("the loss of a peer went unnoticed", flush=True)
+
+
 def mismatched(how: str) -> None:
     """Process 1 launches another program at the third launch ("other"), or one launch
     more than process 0 ("extra"); SPMDC_CHECK_LAUNCHES names the difference."""
@@ -91,5 +111,7 @@ if __name__ == "__main__":
         programs(sys.argv[2])
     elif mode in ("other", "extra"):
         mismatched(mode)
+    elif mode == "idle":
+        idle()
     else:
         failing(mode)

@@ -143,6 +143,17 @@ def test_a_process_that_dies_stops_the_others_with_a_clear_error(how: str) -> No
     assert after < 30, f"process 0 took {after:.0f} s to notice"
 
 
+def test_a_busy_process_gets_a_catchable_exception_when_a_peer_dies() -> None:
+    procs = _start(2, [0, 1], "idle", _free_port())
+    code1, _, _ = _finish(procs[1], 120)
+    assert code1 == -signal.SIGKILL
+    code0, text0, after = _finish(procs[0], 60)
+    assert code0 == 3, text0
+    assert "caught PeerLost: process 1 of this computation stopped (it exited without " \
+        "saying why: killed, or crashed)" in text0
+    assert after < 10, f"process 0 took {after:.0f} s to notice"
+
+
 def test_a_process_that_never_starts_is_named_after_the_timeout() -> None:
     port = _free_port()
     [alone] = _start(2, [0], "programs", port, timeout_s=3)

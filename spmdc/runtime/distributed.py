@@ -123,7 +123,7 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
 
 def _connect(spec: cluster.ClusterSpec, timeouts: dict[str, int],
              bind_address: str | None) -> State:
-    host, port = _split_address(spec.coordinator_address)
+    host, port = cluster.split_address(spec.coordinator_address)
     deadline = time.monotonic() + timeouts["init"]
     service = None
     if spec.process_id == 0:
@@ -142,11 +142,6 @@ def _connect(spec: cluster.ClusterSpec, timeouts: dict[str, int],
     if watchdog is not None:
         watchdog.start()
     return State(spec, service, client, timeouts, watchdog)
-
-
-def _split_address(address: str) -> tuple[str, int]:
-    host, _, port = address.rpartition(":")
-    return host.strip("[]"), int(port)
 
 
 def _is_loopback(host: str) -> bool:

@@ -23,7 +23,7 @@ from jaxlib import xla_client as xc
 
 from .. import env
 from . import cache as _cache
-from . import distributed
+from . import cluster, distributed
 
 # jaxlib's disassemble_into_single_device_arrays tries to import jax._src.sharding_impls
 # once per output shard. Without jax installed, each failed import walks sys.path (tens
@@ -134,7 +134,7 @@ def client() -> Any:
     elif joined is None:
         made = xc.make_cpu_client(num_devices=n)
     else:       # one computation over several processes (runtime/distributed.py)
-        host = joined.spec.coordinator_address.rpartition(":")[0].strip("[]")
+        host, _ = cluster.split_address(joined.spec.coordinator_address)
         gloo = _jax.make_gloo_tcp_collectives(
             joined.client, hostname="127.0.0.1" if distributed._is_loopback(host) else None)
         made = xc.make_cpu_client(asynchronous=True, distributed_client=joined.client,
@@ -269,7 +269,6 @@ def _cuda_client(joined: Any) -> Any:
 
 
 def _local_ids_env() -> tuple[int, ...] | None:
-    from . import cluster
     return cluster.local_device_ids_env()
 
 
