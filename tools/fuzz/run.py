@@ -304,11 +304,12 @@ KNOWN_DIFFERENCES: list[tuple[str, Callable[[Program], bool], str]] = [
      "request: two vmap axes); spmdc reduces and scatters over all of them (checked against "
      "the reference)."),
     ("psum_scatter under nested vmap", lambda p: any(
-        "lax.psum_scatter(" in op.template for op in p.ops) and sum(
-            w.kind == "vmap" for w in p.wrappers) >= 2,
+        "lax.psum_scatter(" in op.template for op in p.ops) and any(
+            w.kind == "vmap" for w in p.wrappers) and sum(
+            w.kind in ("vmap", "pmap") for w in p.wrappers) >= 2,
      "JAX's batching rule for psum_scatter fails (IndexError: tuple index out of range) when "
-     "an inner vmap batches the operand along a dimension other than 0; spmdc scatters as "
-     "without the inner vmap (checked against the reference)."),
+     "a vmap inside another vmap or a pmap batches the operand along a dimension other than "
+     "0; spmdc scatters as without the inner vmap (checked against the reference)."),
     ("jacrev of a function with no float output", lambda p: any(
         w.kind == "jacrev" for w in p.wrappers),
      "JAX's jacrev of a function returning an empty tuple fails inside its dtype computation "
