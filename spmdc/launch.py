@@ -7,7 +7,8 @@
 Process p gets SPMDC_COORDINATOR_ADDRESS=127.0.0.1:<port>, SPMDC_NUM_PROCESSES=N,
 SPMDC_PROCESS_ID=p, PYTHONUNBUFFERED=1, and SPMDC_CPU_DEVICES / SPMDC_LOCAL_DEVICE_IDS
 (GPUs p*K .. p*K+K-1) when asked; ``spmdc.runtime.cluster.detect`` reads them. Each line a
-process writes comes out prefixed ``[p<id>] ``, on our stdout or stderr as it was written.
+process writes comes out prefixed ``[p<id>] ``, on our stdout or stderr as it was written;
+Gloo's per-device connection messages are dropped (``--gloo-logs`` keeps them).
 
 The launcher exits with the first failing process's exit status (128+signal for a death
 by signal, as shells report it) once it has stopped the others: SIGTERM, then SIGKILL
@@ -57,7 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--gpus-per-process", type=_integer(1), metavar="K",
                         help="process p uses GPUs p*K .. p*K+K-1 (sets SPMDC_LOCAL_DEVICE_IDS)")
     parser.add_argument("--port", type=_integer(1, 65535),
-                        help="the coordinator's port on 127.0.0.1 (default: a free one)")
+                        help="the coordinator's port on 127.0.0.1; the next port is used "
+                             "too (default: a free pair)")
     parser.add_argument("--gloo-logs", action="store_true",
                         help="keep Gloo's per-device connection lines (dropped by default)")
     parser.add_argument("--timeout", type=float, metavar="S",
