@@ -29,5 +29,5 @@ PYEOF
 SPMDC_PLATFORM=cuda step smoke 60 $PY "$OUT/smoke.py"
 SPMDC_PLATFORM=cuda step demo 60 $PY examples/train_data_parallel.py
 SPMDC_PLATFORM=cuda JAX_PLATFORMS=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false step bench 120 $PY tools/bench.py --quick --only "${BENCH:-W1,W3,W7,W8,W11}" --json "$OUT/bench.json"
-SPMDC_PLATFORM=cuda step tests-gpu "${GPU_LIMIT:-80}" $PY -m pytest -p no:cacheprovider --tb=line -rf -n 8 -m "not slow" tests/test_jit.py tests/test_grad.py tests/test_nn.py tests/test_random.py tests/test_control_flow.py
+SPMDC_PLATFORM=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false step tests-gpu "${GPU_LIMIT:-80}" $PY -m pytest -p no:cacheprovider --tb=line -rf -n 8 -m "not slow" tests/test_jit.py tests/test_grad.py tests/test_nn.py tests/test_random.py tests/test_control_flow.py
 TAIL=15 step tests-cpu "${CPU_LIMIT:-190}" $PY -m pytest -p no:cacheprovider --tb=line -rf -n 14 -m "not slow" tests
