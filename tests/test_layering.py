@@ -24,7 +24,7 @@ ALLOWED = {
     "numpy": {"numpy", "core", "runtime", "compiler"},
     "transforms": {"transforms", "numpy", "core", "runtime", "compiler"},
 }
-JAXLIB_USERS = {"runtime/pjrt.py", "runtime/distributed.py", "compiler/stablehlo.py"}
+JAXLIB_USERS = {"runtime/pjrt.py", "compiler/stablehlo.py"}
 # Leaf modules that import nothing from spmdc, so that every floor may use them.
 LEAVES = {"env"}
 
@@ -99,12 +99,11 @@ def test_leaf_modules_import_nothing_from_spmdc(leaf: str) -> None:
     assert not bad, "\n".join(bad)
 
 
-def test_jaxlib_only_in_pjrt_distributed_and_stablehlo() -> None:
+def test_jaxlib_only_in_pjrt_and_stablehlo() -> None:
     bad = [f"{_where(p)}:{line} imports {module}"
            for p in _modules() if _where(p) not in JAXLIB_USERS
            for line, module in _imports(p) if module.split(".")[0] == "jaxlib"]
-    assert not bad, "jaxlib belongs to runtime/pjrt.py, runtime/distributed.py (its " \
-        "distributed runtime) and compiler/stablehlo.py:\n" \
+    assert not bad, "jaxlib belongs to runtime/pjrt.py and compiler/stablehlo.py:\n" \
         + "\n".join(bad)
 
 

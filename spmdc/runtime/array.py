@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ir import TensorType
-from . import distributed, pjrt
+from . import pjrt
 from .sharding import Mesh, NamedSharding, PartitionSpec, Shard, Sharding, SingleDeviceSharding
 
 __all__ = ["Array"]
@@ -174,7 +174,7 @@ class Array:
                 for b in self._bufs:
                     b.block_until_ready()
         except Exception as e:
-            distributed.explain(e)
+            pjrt.explain(e)
             raise
         return self
 

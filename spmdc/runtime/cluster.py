@@ -268,6 +268,11 @@ def _validated(spec: ClusterSpec) -> ClusterSpec:
     return spec
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine's loopback interface."""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
 def split_address(address: str, where: str = "") -> tuple[str, int]:
     """``"host:port"`` (IPv6 hosts in brackets: ``"[::1]:1234"``) as (host, port)."""
     host, _, port = str(address).rpartition(":")

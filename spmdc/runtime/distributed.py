@@ -30,7 +30,7 @@ and a collective waiting for it may wait for XLA's 30-minute timeout. So:
 - the client is made with ``shutdown_on_destruction=False``, and ``shutdown()`` runs at
   exit only when no exception is propagating, so a failing process leaves at once;
 - a collective's own error about a vanished peer (Gloo: "Connection closed by peer")
-  gets a note saying what it means (``explain``).
+  gets a note saying what it means (``pjrt.explain``).
 """
 from __future__ import annotations
 
@@ -47,12 +47,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from jaxlib import _jax
-
 from .. import env
-from . import cluster
+from . import cluster, pjrt
 
-__all__ = ["DistributedError", "PeerLost", "State", "initialize", "shutdown", "state", "explain"]
+__all__ = ["DistributedError", "PeerLost", "State", "initialize", "shutdown", "state",
+           "is_initialized"]
 
 
 class DistributedError(RuntimeError):
@@ -83,16 +82,40 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
                cluster_detection_method: str | None = None,
                initialization_timeout: int = 300, heartbeat_timeout_seconds: int = 100,
                shutdown_timeout_seconds: int = 300,
-               coordinator_bind_address: str | None = None,
-               client_exists: bool = False) -> State:
-    """Join the computation (see ``spmdc.distributed.initialize`` for the arguments);
-    ``client_exists``: whether spmdc's PJRT client was already made (too late)."""
+               coordinator_bind_address: str | None = None) -> None:
+    """Join this process to a computation over ``num_processes`` processes.
+
+    Call it once, before any computation. Arguments left as None come from the
+    environment: ``SPMDC_COORDINATOR_ADDRESS``, ``SPMDC_NUM_PROCESSES``,
+    ``SPMDC_PROCESS_ID`` (and ``SPMDC_LOCAL_DEVICE_IDS``), else SLURM's or Open MPI's
+    variables (``cluster_detection_method='deactivate'`` uses the arguments only).
+
+    - ``coordinator_address``: ``"host:port"`` of process 0, which runs the coordination
+      service there; spmdc also uses the next port to gather the processes (Note
+      [failing fast]).
+    - ``local_device_ids``: the GPUs this process uses (with the CUDA client); the CPU
+      client's device count is ``SPMDC_CPU_DEVICES`` / ``jax_num_cpu_devices``.
+    - ``initialization_timeout``: seconds to wait for every process to start; then a
+      ``DistributedError`` names the missing ones.
+    - ``heartbeat_timeout_seconds``: a process silent that long is declared dead, and the
+      others are stopped.
+    - ``shutdown_timeout_seconds``: how long the exit waits for the other processes.
+    - ``coordinator_bind_address``: where process 0's service listens (default: the
+      coordinator address on loopback, every interface otherwise).
+
+    At exit, a process that succeeded waits for the others (``shutdown``); one that
+    fails leaves at once, and the others' pending collectives raise."""
+    if local_device_ids is not None and pjrt.platform_wanted() == "cpu":
+        raise ValueError(
+            "spmdc.distributed.initialize: local_device_ids chooses GPUs for the CUDA client "
+            "(SPMDC_PLATFORM=cuda); the CPU client's device count is SPMDC_CPU_DEVICES (or "
+            "config.update('jax_num_cpu_devices', n)). Leave local_device_ids out on the CPU")
     with _lock:
         if _state:
             raise DistributedError(
                 "spmdc.distributed.initialize was already called in this process; call it "
                 "once, before the first computation")
-        if client_exists:
+        if pjrt.client_exists():
             raise DistributedError(
                 "spmdc.distributed.initialize must be called before any computation or use "
                 "of the devices: spmdc's single-process client already exists. Move the "
@@ -116,9 +139,14 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         timeouts = {"init": initialization_timeout, "heartbeat": heartbeat_timeout_seconds,
                     "shutdown": shutdown_timeout_seconds}
         _state.append(_connect(spec, timeouts, coordinator_bind_address))
+        pjrt.join(_state[0])
     atexit.register(_shutdown_at_exit)
     _watch_for_failure()
-    return _state[0]
+
+
+def is_initialized() -> bool:
+    """Whether ``initialize`` has joined this process to a multi-process computation."""
+    return bool(_state)
 
 
 def _connect(spec: cluster.ClusterSpec, timeouts: dict[str, int],
@@ -127,16 +155,14 @@ def _connect(spec: cluster.ClusterSpec, timeouts: dict[str, int],
     deadline = time.monotonic() + timeouts["init"]
     service = None
     if spec.process_id == 0:
-        bind = bind_address or (f"{host}:{port}" if _is_loopback(host) else f"[::]:{port}")
-        service = _jax.get_distributed_runtime_service(
-            bind, spec.num_processes, heartbeat_timeout=timeouts["heartbeat"],
-            shutdown_timeout=timeouts["shutdown"])
+        bind = bind_address or (f"{host}:{port}" if cluster.is_loopback(host)
+                                else f"[::]:{port}")
+        service = pjrt.coordination_service(bind, spec.num_processes, timeouts["heartbeat"],
+                                            timeouts["shutdown"])
     peers = _rendezvous(spec, host, port + 1, deadline)
-    client = _jax.get_distributed_runtime_client(
-        spec.coordinator_address, spec.process_id,
-        init_timeout=max(1, int(deadline - time.monotonic()) + 5),
-        heartbeat_timeout=timeouts["heartbeat"], shutdown_timeout=timeouts["shutdown"],
-        shutdown_on_destruction=False, use_compression=True)
+    client = pjrt.distributed_client(spec.coordinator_address, spec.process_id,
+                                     max(1, int(deadline - time.monotonic()) + 5),
+                                     timeouts["heartbeat"], timeouts["shutdown"])
     client.connect()        # every peer has said hello: all are about to connect
     watchdog = _Watchdog(spec.process_id, peers) if peers else None
     if watchdog is not None:
@@ -144,16 +170,11 @@ def _connect(spec: cluster.ClusterSpec, timeouts: dict[str, int],
     return State(spec, service, client, timeouts, watchdog)
 
 
-def _is_loopback(host: str) -> bool:
-    return host in ("localhost", "::1") or host.startswith("127.")
-
-
 # --- the rendezvous (Note [failing fast]) ----------------------------------------------------
 
 def _hello(spec: cluster.ClusterSpec) -> dict[str, Any]:
-    import jaxlib
     return {"process_id": spec.process_id, "num_processes": spec.num_processes,
-            "jaxlib": jaxlib.__version__, "spmdc": _spmdc_version(), "pid": os.getpid(),
+            "jaxlib": pjrt.jaxlib_version(), "spmdc": _spmdc_version(), "pid": os.getpid(),
             "host": socket.gethostname()}
 
 
@@ -180,7 +201,7 @@ def _gather_hellos(spec: cluster.ClusterSpec, host: str, port: int,
                    deadline: float) -> dict[int, socket.socket]:
     mine = _hello(spec)
     try:
-        server = socket.create_server((host if _is_loopback(host) else "", port))
+        server = socket.create_server((host if cluster.is_loopback(host) else "", port))
     except OSError as e:
         raise DistributedError(
             f"process 0 could not listen on port {port} (the coordinator's port + 1, which "
@@ -469,15 +490,3 @@ def check_launch(fingerprint: str) -> None:
                 "(SPMDC_CHECK_LAUNCHES)")
     if n > 2:
         s.client.key_value_delete(f"spmdc/launch/{n - 2}/{me}")
-
-
-def explain(e: BaseException) -> None:
-    """Add a note to ``e`` saying what a collective's failure across processes means."""
-    text = str(e)
-    if state() is not None and ("Gloo" in text or "Connection closed" in text
-                                or "Connection reset" in text):
-        note = ("spmdc: a collective across processes failed: another process of this "
-                "computation died or left (its own output says why); this process cannot "
-                "go on")
-        if note not in getattr(e, "__notes__", ()):
-            e.add_note(note)

@@ -1,11 +1,10 @@
 """The one door to jaxlib's PJRT client: devices, compiling, placing data, executing.
 
 Everything spmdc needs from jaxlib's half-private runtime surface is in this module (see
-../shared/notes/pjrt.md), but for the distributed runtime (coordination service and
-client, in runtime/distributed.py), so a jaxlib upgrade touches these two files alone.
-jaxlib's array type expects two duck-typed helpers that normally come from the jax
-package: an *aval* (shape, dtype, weak_type, ndim) and a single-device *sharding*; they
-are defined here.
+../shared/notes/pjrt.md; the coordination service and client that runtime/distributed.py
+drives too), so a jaxlib upgrade touches this file alone. jaxlib's array type expects
+two duck-typed helpers that normally come from the jax package: an *aval* (shape, dtype,
+weak_type, ndim) and a single-device *sharding*; they are defined here.
 """
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ from jaxlib import xla_client as xc
 
 from .. import env
 from . import cache as _cache
-from . import cluster, distributed
+from . import cluster
 
 # jaxlib's disassemble_into_single_device_arrays tries to import jax._src.sharding_impls
 # once per output shard. Without jax installed, each failed import walks sys.path (tens
@@ -38,7 +37,8 @@ __all__ = ["client", "devices", "compile", "put", "execute", "execute_one", "to_
            "is_unhashable_static_error", "forget",
            "group_array", "group_devices", "shards", "copy_to_host_async", "set_x64_state",
            "set_cpu_device_count", "local_devices", "process_index", "process_count",
-           "client_exists", "platform_wanted", "set_platform", "platform_name"]
+           "client_exists", "platform_wanted", "set_platform", "platform_name", "join",
+           "coordination_service", "distributed_client", "jaxlib_version", "explain"]
 
 Device = Any          # a jaxlib device (CpuDevice(id=0) ...)
 Buffer = Any          # a jaxlib single-device array
@@ -125,10 +125,55 @@ def _once(fn: Any) -> Any:
     return cached
 
 
+# --- several processes (runtime/distributed.py drives these) --------------------------------
+
+_joined: list[Any] = []     # the distributed State once this process has joined
+
+
+def join(state: Any) -> None:
+    """Make the client, when it is made, span the processes of ``state`` (a
+    runtime/distributed.py State: ``spec`` and the distributed ``client``)."""
+    _joined[:] = [state]
+
+
+def coordination_service(bind: str, num_processes: int, heartbeat_s: int,
+                         shutdown_s: int) -> Any:
+    """jaxlib's coordination service, listening on ``bind`` (process 0 runs it)."""
+    return _jax.get_distributed_runtime_service(bind, num_processes,
+                                                heartbeat_timeout=heartbeat_s,
+                                                shutdown_timeout=shutdown_s)
+
+
+def distributed_client(address: str, process_id: int, init_s: int, heartbeat_s: int,
+                       shutdown_s: int) -> Any:
+    """jaxlib's distributed client (key-value store, barriers, topology exchange). Not
+    shut down when destroyed: see Note [failing fast] in runtime/distributed.py."""
+    return _jax.get_distributed_runtime_client(
+        address, process_id, init_timeout=init_s, heartbeat_timeout=heartbeat_s,
+        shutdown_timeout=shutdown_s, shutdown_on_destruction=False, use_compression=True)
+
+
+def jaxlib_version() -> str:
+    import jaxlib
+    return jaxlib.__version__
+
+
+def explain(e: BaseException) -> None:
+    """Add a note to ``e`` saying what a collective's failure across processes means."""
+    text = str(e)
+    if _joined and ("Gloo" in text or "Connection closed" in text
+                    or "Connection reset" in text):
+        note = ("spmdc: a collective across processes failed: another process of this "
+                "computation died or left (its own output says why); this process cannot "
+                "go on")
+        if note not in getattr(e, "__notes__", ()):
+            e.add_note(note)
+
+
 @_once
 def client() -> Any:
     n = device_count_env()
-    joined = distributed.state()
+    joined = _joined[0] if _joined else None
     if platform_wanted() == "cuda":
         made = _cuda_client(joined)
     elif joined is None:
@@ -136,7 +181,7 @@ def client() -> Any:
     else:       # one computation over several processes (runtime/distributed.py)
         host, _ = cluster.split_address(joined.spec.coordinator_address)
         gloo = _jax.make_gloo_tcp_collectives(
-            joined.client, hostname="127.0.0.1" if distributed._is_loopback(host) else None)
+            joined.client, hostname="127.0.0.1" if cluster.is_loopback(host) else None)
         made = xc.make_cpu_client(asynchronous=True, distributed_client=joined.client,
                                   node_id=joined.spec.process_id,
                                   num_nodes=joined.spec.num_processes, collectives=gloo,
@@ -296,13 +341,11 @@ def local_devices() -> tuple[Device, ...]:
 
 
 def process_index() -> int:
-    joined = distributed.state()
-    return 0 if joined is None else joined.spec.process_id
+    return _joined[0].spec.process_id if _joined else 0
 
 
 def process_count() -> int:
-    joined = distributed.state()
-    return 1 if joined is None else joined.spec.num_processes
+    return _joined[0].spec.num_processes if _joined else 1
 
 
 class _Aval:
@@ -383,7 +426,7 @@ def to_numpy(buffer: Buffer) -> np.ndarray:
     try:
         buffer.block_until_ready()
     except Exception as e:
-        distributed.explain(e)
+        explain(e)
         raise
     return buffer._single_device_array_to_np_array_did_copy()[0]
 

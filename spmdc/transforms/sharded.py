@@ -141,7 +141,7 @@ class PmapEntry:
             outs = self.executable.execute(bufs)
         except Exception as e:
             raise_if_deleted(leaves, e)
-            distributed.explain(e)
+            pjrt.explain(e)
             raise
         for i in donated:           # consumed by the launch: gone, as in JAX
             if type(leaves[i]) is Array:
