@@ -247,28 +247,26 @@ def _layout(op: str, shape: Any, sharding: Any) -> tuple[tuple[int, ...], NamedS
 def make_array_from_callback(shape: Any, sharding: Any, data_callback: Callable[[Any], Any],
                              dtype: Any = None) -> Array:
     """The array of ``shape`` laid out by ``sharding`` whose block on each device is
-    ``data_callback(index)``, ``index`` being that block's tuple of slices."""
+    ``data_callback(index)``, ``index`` being that block's tuple of slices (called once
+    per distinct block)."""
     shape, sharding = _layout("make_array_from_callback", shape, sharding)
     index = sharding.devices_indices_map(shape)
-    blocks = {}
-    for dev in sharding._device_assignment:
-        key = tuple((s.start, s.stop, s.step) for s in index[dev])
-        if key not in blocks:
-            blocks[key] = np.asarray(data_callback(index[dev]) if dtype is None else
-                                     np.asarray(data_callback(index[dev]), dtype))
+    devs = sharding._device_assignment
+    key = {dev: tuple((s.start, s.stop, s.step) for s in index[dev]) for dev in devs}
+    want = sharding.shard_shape(shape)
+    blocks: dict[Any, np.ndarray] = {}
+    for dev in devs:
+        if key[dev] not in blocks:
+            block = np.asarray(data_callback(index[dev]), dtype)
+            if block.shape != want:
+                raise ValueError(f"make_array_from_callback: the callback gave a block of "
+                                 f"shape {block.shape} for index {index[dev]}, which needs "
+                                 f"{want}{where()}")
+            blocks[key[dev]] = block
     t, _ = type_of(next(iter(blocks.values())))
-    t = TensorType(shape, t.dtype)
-    bufs = []
-    for dev in sharding._device_assignment:
-        key = tuple((s.start, s.stop, s.step) for s in index[dev])
-        block = blocks[key]
-        want = sharding.shard_shape(shape)
-        if block.shape != want:
-            raise ValueError(f"make_array_from_callback: the callback gave a block of shape "
-                             f"{block.shape} for index {index[dev]}, which needs {want}"
-                             f"{where()}")
-        bufs.append(pjrt.put(np.ascontiguousarray(block.astype(t.dtype, copy=False)), dev))
-    return Array(tuple(bufs), t, False, sharding._device_assignment, sharding=sharding)
+    bufs = [pjrt.put(np.ascontiguousarray(blocks[key[dev]].astype(t.dtype, copy=False)), dev)
+            for dev in devs]
+    return Array(tuple(bufs), TensorType(shape, t.dtype), False, devs, sharding=sharding)
 
 
 def make_array_from_single_device_arrays(shape: Any, sharding: Any, arrays: Any,
