@@ -300,3 +300,11 @@ def test_pmap_equals_vmap_equals_interpreter(name, data, n):
     by_interpreter = evaluate_spmd(func, (("i", n),), x, *consts)[0]
     np.testing.assert_allclose(by_pmap, by_interpreter, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(by_vmap, by_interpreter, rtol=1e-5, atol=1e-5)
+
+
+def test_compiling_for_fewer_devices_than_the_mesh_is_a_clear_error():
+    # XLA stops at an internal check (or, on a GPU, a clique error) instead
+    func = one_eqn(CASES["psum_i"], TensorType((8, 3), F32))
+    with pytest.raises(ValueError, match="span 8 devices, but 1 were given"):
+        compile_func(func, pjrt.devices()[:1], axis_env=dict(MESH),
+                     mesh_axes=[name for name, _ in MESH])

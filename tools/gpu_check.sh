@@ -3,7 +3,13 @@
 # root: versions, a CUDA smoke test, the demo, a benchmark subset against JAX on the same
 # GPU, the test suite on the CPU client of that host's jaxlib, and a subset of it on the
 # GPU. Results go to $OUT (default: ./gpu-check). Each step is bounded by a timeout.
+# STEPS picks the steps (default: smoke demo bench tests-gpu tests-cpu); two more:
+# tests-gpu-all, the whole suite on the GPU (-v, so a run cut by its timeout still says
+# which tests passed), and random, tools/gpu_random_check.py (spmdc's draws against
+# JAX's on the GPU, both x64 modes side by side).
 set -u
+STEPS=" ${STEPS:-smoke demo bench tests-gpu tests-cpu} "
+want() { [[ "$STEPS" == *" $1 "* ]]; }
 OUT=${OUT:-gpu-check}; mkdir -p "$OUT"
 PY=${PY:-python3}
 export PYTHONPATH=$PWD HYPOTHESIS_PROFILE=ci
@@ -26,8 +32,16 @@ print("vmap", np.asarray(jax.vmap(jnp.dot)(a[:3], a[:3])).round(3))
 k = jax.random.PRNGKey(0); print("random", np.asarray(jax.random.normal(k, (3,))))
 x = jax.device_put(a); print("resident", x.devices())
 PYEOF
-SPMDC_PLATFORM=cuda step smoke 60 $PY "$OUT/smoke.py"
-SPMDC_PLATFORM=cuda step demo 60 $PY examples/train_data_parallel.py
-SPMDC_PLATFORM=cuda JAX_PLATFORMS=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false step bench 120 $PY tools/bench.py --quick --only "${BENCH:-W1,W3,W7,W8,W11}" --json "$OUT/bench.json"
-SPMDC_PLATFORM=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false step tests-gpu "${GPU_LIMIT:-80}" $PY -m pytest -p no:cacheprovider --tb=line -rf -n 8 -m "not slow" tests/test_jit.py tests/test_grad.py tests/test_nn.py tests/test_random.py tests/test_control_flow.py
-TAIL=15 step tests-cpu "${CPU_LIMIT:-190}" $PY -m pytest -p no:cacheprovider --tb=line -rf -n 14 -m "not slow" tests
+want smoke && SPMDC_PLATFORM=cuda step smoke 60 $PY "$OUT/smoke.py"
+want demo && SPMDC_PLATFORM=cuda step demo 60 $PY examples/train_data_parallel.py
+want bench && SPMDC_PLATFORM=cuda JAX_PLATFORMS=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false step bench 120 $PY tools/bench.py --quick --only "${BENCH:-W1,W3,W7,W8,W11}" --json "$OUT/bench.json"
+want tests-gpu && SPMDC_PLATFORM=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false step tests-gpu "${GPU_LIMIT:-80}" $PY -m pytest -p no:cacheprovider --tb=line -rf -n 8 -m "not slow" tests/test_jit.py tests/test_grad.py tests/test_nn.py tests/test_random.py tests/test_control_flow.py
+want tests-cpu && TAIL=15 step tests-cpu "${CPU_LIMIT:-190}" $PY -m pytest -p no:cacheprovider --tb=line -rf -n 14 -m "not slow" tests
+if want random; then
+  for mode in x32 x64; do
+    SPMDC_PLATFORM=cuda JAX_PLATFORMS=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false \
+      step random-$mode "${RANDOM_LIMIT:-240}" $PY tools/gpu_random_check.py $mode "$OUT/random-$mode.json" &
+  done
+fi
+want tests-gpu-all && SPMDC_PLATFORM=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false TAIL=8 step tests-gpu-all "${GPU_LIMIT:-300}" $PY -m pytest -p no:cacheprovider -v --tb=line -rf -n "${WORKERS:-12}" -m "not slow" tests
+wait

@@ -6,6 +6,7 @@ over the replicas); outputs likewise come back replicated (one logical copy) or 
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -67,6 +68,11 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
     """Lower and compile ``func`` for one replica per device; ``aliases``: donated inputs
     and the outputs that reuse their buffers (Note [donation] in compiler/stablehlo.py)."""
     devices = tuple(devices or pjrt.local_devices()[:1])
+    if mesh_axes and axis_env and math.prod(axis_env[a] for a in mesh_axes) != len(devices):
+        # XLA would stop at a failed internal check, or worse, on some platforms
+        raise ValueError(f"compile_func: the mesh axes {list(mesh_axes)} span "
+                         f"{math.prod(axis_env[a] for a in mesh_axes)} devices, but "
+                         f"{len(devices)} were given")
     aliases = aliases or {}
     text, callbacks, effects = lower_program(func, num_replicas=len(devices),
                                              axis_env=axis_env, mesh_axes=mesh_axes,
