@@ -69,7 +69,68 @@ def _sgd(part: Callable[[np.ndarray], np.ndarray], n: int) -> dict[str, Any]:
     return {"sgd": [(False, w["a"]), (False, w["b"]), (False, jnp.stack(losses))]}
 
 
-PROGRAMS = [_collectives, _all_to_all, _nested, _sgd]
+def _local_rows(x: Any) -> np.ndarray:
+    """This process's blocks of an Array laid out over a global mesh's leading axis, in
+    device order: the process's rows (all of them in one process)."""
+    return np.concatenate([np.asarray(s.data) for s in x.addressable_shards])
+
+
+def _sharded_jit(part: Callable[[np.ndarray], np.ndarray], n: int) -> dict[str, Any]:
+    """jit over arrays laid out on a mesh of every process's devices (Note [arrays over
+    processes]): a data-parallel SGD step, a sharded result, and a 2-d mesh whose
+    'model' axis splits a weight inside each process."""
+    mesh = jax.make_mesh((n,), ("data",))
+    rows = jax.NamedSharding(mesh, jax.P("data"))
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(n * 4, 3)).astype(np.float32)
+    y = rng.normal(size=(n * 4, 2)).astype(np.float32)
+    xs = jax.make_array_from_process_local_data(rows, part(x))
+    ys = jax.make_array_from_process_local_data(rows, part(y))
+    w = {"a": rng.normal(size=(3, 2)).astype(np.float32), "b": np.zeros(2, np.float32)}
+
+    def loss(w: Any, x: Any, y: Any) -> Any:
+        return jnp.mean((jnp.tanh(x @ w["a"] + w["b"]) - y) ** 2)
+
+    @jax.jit
+    def step(w: Any, x: Any, y: Any) -> Any:
+        value, grads = jax.value_and_grad(loss)(w, x, y)
+        return jax.tree_util.tree_map(lambda p, g: p - 0.5 * g, w, grads), value
+    losses = []
+    for _ in range(4):
+        w, value = step(w, xs, ys)
+        losses.append(float(value))
+    doubled = jax.jit(lambda v: v * 2.0 + 1.0)(xs)
+    from spmdc.experimental import multihost_utils
+    # the whole value on every process (stacked as one process's rows in one process)
+    gathered = multihost_utils.process_allgather(doubled).reshape(x.shape)
+    grid = jax.make_mesh((n // 2, 2), ("data", "model"))
+    z = jax.device_put(x[:n // 2 * 2], jax.NamedSharding(grid, jax.P("data")))
+    wide = jax.device_put(np.ones((3, 4), np.float32) / 3,
+                          jax.NamedSharding(grid, jax.P(None, "model")))
+    product = jax.jit(lambda a, b: jnp.sum(a @ b, axis=0))(z, wide)
+    return {"sharded_jit": [(False, w["a"]), (False, w["b"]), (False, np.array(losses)),
+                            (True, _local_rows(doubled)), (False, gathered),
+                            (False, product)]}
+
+
+def _shard_map(part: Callable[[np.ndarray], np.ndarray], n: int) -> dict[str, Any]:
+    mesh = jax.make_mesh((n,), ("d",))
+    x = np.arange(n * 2 * 3, dtype=np.float32).reshape(n * 2, 3) ** 1.5
+    xs = jax.make_array_from_process_local_data(jax.NamedSharding(mesh, jax.P("d")), part(x))
+
+    def body(v: Any) -> Any:
+        return (lax.psum(v, "d"), v * lax.axis_index("d"),
+                lax.all_gather(v, "d", tiled=True), lax.ppermute(v, "d", [(k, (k + 1) % n)
+                                                                          for k in range(n)]))
+    f = jax.shard_map(body, mesh=mesh, in_specs=jax.P("d"),
+                      out_specs=(jax.P(), jax.P("d"), jax.P(), jax.P("d")))
+    summed, scaled, gathered, shifted = f(xs)
+    inside = jax.jit(f)(xs)[0]
+    return {"shard_map": [(False, summed), (True, _local_rows(scaled)), (False, gathered),
+                          (True, _local_rows(shifted)), (False, inside)]}
+
+
+PROGRAMS = [_collectives, _all_to_all, _nested, _sgd, _sharded_jit, _shard_map]
 
 
 def run(part: Callable[[np.ndarray], np.ndarray], n: int) -> dict[str, list[Any]]:

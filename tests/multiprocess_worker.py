@@ -45,13 +45,18 @@ def _multihost(p: int) -> dict[str, np.ndarray]:
                np.float32(p), is_source=p == jax.process_count() - 1)}
     mh.sync_global_devices("programs done")
     mesh = jax.make_mesh((jax.device_count(),), ("x",))
+    ones = jax.make_array_from_callback((jax.device_count(),),
+                                        jax.NamedSharding(mesh, jax.P("x")),
+                                        lambda index: np.ones(jax.device_count())[index])
+    out["global.addressable"] = np.array(ones.is_fully_addressable)
+    out["global.shards"] = np.array([len(ones.addressable_shards), len(ones.global_shards)])
     try:
-        jax.make_array_from_callback((jax.device_count(),), jax.NamedSharding(mesh, jax.P("x")),
-                                     lambda index: np.zeros(1)[index])
-    except ValueError as e:
-        out["global_array_refused"] = np.array(str(e))
+        np.asarray(ones)
+    except RuntimeError as e:
+        out["global.read_refused"] = np.array(str(e))
+    other = jax.devices()[(p + 1) % jax.process_count() * jax.local_device_count()]
     try:
-        jax.device_put(np.zeros(jax.device_count()), jax.NamedSharding(mesh, jax.P("x")))
+        jax.device_put(np.zeros(3), other)
     except ValueError as e:
         out["remote_put_refused"] = np.array(str(e))
     try:

@@ -60,7 +60,9 @@ def test_from_process_local_data(mesh):
 def test_errors_name_the_problem(mesh):
     s = NamedSharding(mesh, P("x"))
     x = np.zeros((8, 2), np.float32)
-    with pytest.raises(ValueError, match="global_shape \\(16, 2\\) differs"):
+    with pytest.raises(ValueError, match="hold the part \\[0:16, 0:2\\] of the global "
+                       "shape \\(16, 2\\), of shape \\(16, 2\\), but the local data has "
+                       "shape \\(8, 2\\)"):
         spmdc.make_array_from_process_local_data(s, x, (16, 2))
     with pytest.raises(ValueError, match="8 devices, but 1 arrays"):
         spmdc.make_array_from_single_device_arrays((8, 2), s, [spmdc.device_put(x[:2])])

@@ -55,7 +55,7 @@ def _check_programs(procs: int, devices: int, tmp_path: object) -> None:
     for p in range(procs):
         assert f"[p{p}] " in run.stdout
         got = np.load(f"{out}.{p}.npz")
-        _check_multihost(got, procs)
+        _check_multihost(got, procs, n)
         for name, outs in reference.items():
             for k, (mapped, want) in enumerate(outs):
                 value = got[f"{name}.{k}.{int(mapped)}"]
@@ -66,15 +66,17 @@ def _check_programs(procs: int, devices: int, tmp_path: object) -> None:
                                            err_msg=f"{name} output {k}, process {p}")
 
 
-def _check_multihost(got: object, procs: int) -> None:
+def _check_multihost(got: object, procs: int, n: int) -> None:
     """multihost_utils, from every process: gathers, broadcasts, assert_equal."""
     rows = np.array([[p, 10 * p] for p in range(procs)])
     np.testing.assert_array_equal(got["mh.gather"], rows)
     np.testing.assert_array_equal(got["mh.tiled"], rows.ravel())
     np.testing.assert_array_equal(got["mh.broadcast"], [5.0])
     assert float(got["mh.from_last"]) == procs - 1
-    assert "the sharding's mesh has devices of other processes" in \
-        str(got["global_array_refused"])
+    assert not got["global.addressable"]       # Note [arrays over processes]
+    assert list(got["global.shards"]) == [n // procs, n]
+    assert "holds only some of its blocks, so its value cannot be read here" in \
+        str(got["global.read_refused"])
     assert "which can place data only on its own devices" in str(got["remote_put_refused"])
     message = str(got["mh.assert_message"])
     assert message.startswith("differs on purpose. leaf 0 differs between process 0 and "

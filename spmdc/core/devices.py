@@ -3,6 +3,7 @@ list of them), device_get, block_until_ready, and the buffer placement jit and p
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -183,7 +184,9 @@ def put_sharded(x: Any, sharding: NamedSharding) -> Array:
     index = sharding.devices_indices_map(t.shape)
     host = None
     bufs = []
-    for dev in sharding._device_assignment:
+    # across processes, this process's blocks only (Note [arrays over processes])
+    mine = sharding._addressable_assignment
+    for dev in mine:
         buf = x.buffer_on(dev) if type(x) is Array and sharding.is_fully_replicated else None
         if buf is None:
             if host is None:
@@ -192,7 +195,7 @@ def put_sharded(x: Any, sharding: NamedSharding) -> Array:
                     host = host.astype(t.dtype)
             buf = pjrt.put(np.ascontiguousarray(host[index[dev]]), dev)
         bufs.append(buf)
-    return Array(tuple(bufs), t, weak, sharding._device_assignment, sharding=sharding)
+    return Array(tuple(bufs), t, weak, mine, sharding=sharding)
 
 
 # --- device_put with a list of devices -------------------------------------------------------
@@ -217,8 +220,7 @@ def shard_over(x: Any, devices: tuple[Any, ...]) -> Array:
 # --- global arrays from their pieces (JAX's make_array_from_*) -------------------------------
 
 def _layout(op: str, shape: Any, sharding: Any) -> tuple[tuple[int, ...], NamedSharding]:
-    """``shape`` as a tuple and ``sharding`` as a NamedSharding over this process's
-    devices, or a clear error."""
+    """``shape`` as a tuple and ``sharding`` as a NamedSharding, or a clear error."""
     if isinstance(sharding, SingleDeviceSharding):
         sharding = NamedSharding(
             Mesh(np.array([sharding.device], dtype=object), ("_one",)),
@@ -231,12 +233,6 @@ def _layout(op: str, shape: Any, sharding: Any) -> tuple[tuple[int, ...], NamedS
     except TypeError:
         raise TypeError(f"{op}: shape must be a tuple of ints, got {shape!r}{where()}") \
             from None
-    mine = set(pjrt.local_devices())
-    if any(d not in mine for d in sharding._device_assignment):
-        raise ValueError(
-            f"{op}: the sharding's mesh has devices of other processes; spmdc's arrays "
-            "hold every shard in this process, so across processes pass each process's "
-            f"part to pmap instead{where()}")
     try:
         sharding.check_shape(shape, op)
     except ValueError as e:
@@ -251,7 +247,7 @@ def make_array_from_callback(shape: Any, sharding: Any, data_callback: Callable[
     per distinct block)."""
     shape, sharding = _layout("make_array_from_callback", shape, sharding)
     index = sharding.devices_indices_map(shape)
-    devs = sharding._device_assignment
+    devs = sharding._addressable_assignment       # Note [arrays over processes]
     key = {dev: tuple((s.start, s.stop, s.step) for s in index[dev]) for dev in devs}
     want = sharding.shard_shape(shape)
     blocks: dict[Any, np.ndarray] = {}
@@ -263,6 +259,10 @@ def make_array_from_callback(shape: Any, sharding: Any, data_callback: Callable[
                                  f"shape {block.shape} for index {index[dev]}, which needs "
                                  f"{want}{where()}")
             blocks[key[dev]] = block
+    if not blocks:
+        raise ValueError(f"make_array_from_callback: none of the sharding's devices is this "
+                         f"process's (process {pjrt.process_index()}); lay the array out "
+                         f"over a mesh that includes this process's devices{where()}")
     t, _ = type_of(next(iter(blocks.values())))
     bufs = [pjrt.put(np.ascontiguousarray(blocks[key[dev]].astype(t.dtype, copy=False)), dev)
             for dev in devs]
@@ -272,12 +272,12 @@ def make_array_from_callback(shape: Any, sharding: Any, data_callback: Callable[
 def make_array_from_single_device_arrays(shape: Any, sharding: Any, arrays: Any,
                                          *, dtype: Any = None) -> Array:
     """The array of ``shape`` laid out by ``sharding`` from its blocks: ``arrays`` holds
-    one single-device array per device of the sharding, each on its device, holding that
-    device's block."""
+    one single-device array per device of the sharding that is this process's (every
+    device, in one process), each on its device, holding that device's block."""
     op = "make_array_from_single_device_arrays"
     shape, sharding = _layout(op, shape, sharding)
     arrays = list(arrays)
-    devs = sharding._device_assignment
+    devs = sharding._addressable_assignment       # Note [arrays over processes]
     on: dict[Any, Array] = {}
     for a in arrays:
         if not isinstance(a, Array) or len(a.devices()) != 1:
@@ -290,9 +290,10 @@ def make_array_from_single_device_arrays(shape: Any, sharding: Any, arrays: Any,
                              f"sharding; {d} is {'listed twice' if d in on else 'not in it'}"
                              f"{where()}")
         on[d] = a
-    if len(on) != len(devs):
-        raise ValueError(f"{op}: the sharding has {len(devs)} devices, but {len(on)} arrays "
-                         f"were given, one per device{where()}")
+    if len(on) != len(devs) or not devs:
+        whose = "" if sharding.is_fully_addressable else " of this process"
+        raise ValueError(f"{op}: the sharding has {len(devs)} devices{whose}, but {len(on)} "
+                         f"arrays were given, one per device{where()}")
     want = sharding.shard_shape(shape)
     first = on[devs[0]]
     dt = np.dtype(dtype) if dtype is not None else first.dtype
@@ -308,15 +309,62 @@ def make_array_from_single_device_arrays(shape: Any, sharding: Any, arrays: Any,
 
 def make_array_from_process_local_data(sharding: Any, local_data: Any,
                                        global_shape: Any = None) -> Array:
-    """The array laid out by ``sharding`` from this process's data: in a single-process
-    computation the process's data is the whole array (``global_shape``, if given, must
-    be its shape)."""
+    """The array laid out by ``sharding`` from this process's data, as JAX's: the blocks
+    of this process's devices together cover a box of the global array (the whole array
+    in one process), and ``local_data`` is that box. ``global_shape`` defaults to the
+    shape whose box, along each dimension, is as many blocks as this process's devices
+    hold, out of as many as all the devices hold."""
     op = "make_array_from_process_local_data"
     local = np.asarray(local_data)
-    shape = local.shape if global_shape is None else global_shape
-    shape, sharding = _layout(op, shape, sharding)
-    if shape != local.shape:
-        raise ValueError(f"{op}: global_shape {shape} differs from the data's shape "
-                         f"{local.shape}; in one process the local data is the whole array"
-                         f"{where()}")
-    return put_sharded(local_data, sharding)
+    if not isinstance(sharding, NamedSharding):     # one device (or the clear error)
+        _, sharding = _layout(op, local.shape if global_shape is None else global_shape,
+                              sharding)
+    if local.ndim < len(sharding.spec):
+        _layout(op, local.shape, sharding)          # the clear error
+    devs = sharding._addressable_assignment
+    if not devs:
+        raise ValueError(f"{op}: none of the sharding's devices is this process's (process "
+                         f"{pjrt.process_index()}){where()}")
+    if global_shape is None:
+        global_shape = _global_shape(sharding, local.shape, devs, op)
+    shape, sharding = _layout(op, global_shape, sharding)
+    if len(shape) != local.ndim:
+        raise ValueError(f"{op}: global_shape {shape} has {len(shape)} dimensions, the data "
+                         f"{local.ndim}{where()}")
+    index = sharding.devices_indices_map(shape)
+    lo = [min(range(*index[d][k].indices(n)).start for d in devs) for k, n in enumerate(shape)]
+    hi = [max(range(*index[d][k].indices(n)).stop for d in devs) for k, n in enumerate(shape)]
+    box = tuple(h - low for low, h in zip(lo, hi, strict=True))
+    if local.shape != box:
+        where_ = ", ".join(f"{a}:{b}" for a, b in zip(lo, hi, strict=True))
+        raise ValueError(f"{op}: this process's devices hold the part [{where_}] of the "
+                         f"global shape {shape}, of shape {box}, but the local data has "
+                         f"shape {local.shape}{where()}")
+    t, weak = type_of(local)
+    bufs = []
+    for d in devs:
+        block = tuple(slice(r.start - low, r.stop - low) for r, low in zip(
+            (range(*s.indices(n)) for s, n in zip(index[d], shape, strict=True)), lo,
+            strict=True))
+        bufs.append(pjrt.put(np.ascontiguousarray(local[block]), d))
+    return Array(tuple(bufs), TensorType(shape, t.dtype), weak, devs, sharding=sharding)
+
+
+def _global_shape(sharding: NamedSharding, local: tuple[int, ...], devs: tuple[Any, ...],
+                  op: str) -> tuple[int, ...]:
+    """The global shape whose blocks on ``devs`` make a box of shape ``local``."""
+    ones = (1,) * len(local)
+    # the block numbers along each dimension, from a shape of one element per block
+    counts = [math.prod(sharding.mesh.shape[a] for a in sharding.spec.axes_of(k))
+              for k in range(len(local))]
+    index = sharding.devices_indices_map(tuple(c * o for c, o in zip(counts, ones,
+                                                                    strict=True)))
+    shape = []
+    for k, (n, c) in enumerate(zip(local, counts, strict=True)):
+        held = len({range(*index[d][k].indices(c)).start for d in devs})
+        if n % held:
+            raise ValueError(f"{op}: dimension {k} of the local data has size {n}, which "
+                             f"does not split into the {held} blocks this process's devices "
+                             f"hold along it; pass global_shape{where()}")
+        shape.append(n // held * c)
+    return tuple(shape)

@@ -15,6 +15,9 @@ import numpy as np
 from .. import lax
 from ..core.tree import tree_flatten, tree_map
 from ..runtime import pjrt
+from ..runtime.array import Array
+from ..runtime.sharding import NamedSharding, PartitionSpec
+from ..transforms.jit import jit
 from ..transforms.pmap import pmap
 
 __all__ = ["process_allgather", "broadcast_one_to_all", "sync_global_devices",
@@ -37,10 +40,20 @@ def _gather_rows(x: Any) -> np.ndarray:
 _all_gather = pmap(lambda v: lax.all_gather(v, "processes"), "processes")
 
 
+def _replicate(x: Array) -> Array:
+    """``x`` replicated over its mesh: a program every process launches."""
+    mesh = x.sharding.mesh
+    return jit(lambda v: v, out_shardings=NamedSharding(mesh, PartitionSpec()))(x)
+
+
 def process_allgather(in_tree: Any, tiled: bool = False) -> Any:
     """Every process's leaves: stacked along a new leading axis in process order, or
-    with ``tiled`` concatenated along axis 0 (a scalar is always stacked)."""
+    with ``tiled`` concatenated along axis 0 (a scalar is always stacked). A leaf that is
+    an Array laid out over several processes' devices is one global value: it comes back
+    whole, as in JAX (Note [arrays over processes] in runtime/array.py)."""
     def gather(x: Any) -> np.ndarray:
+        if isinstance(x, Array) and not x.is_fully_addressable:
+            return np.asarray(_replicate(x))
         rows = _gather_rows(x)
         if tiled and rows.ndim > 1:
             return np.concatenate(list(rows), axis=0)

@@ -9,6 +9,20 @@ results), buffer k is the block ``sharding.devices_indices_map(shape)`` gives de
 a device only where the sharding replicates it.
 Arithmetic, indexing and the NumPy-like methods are installed by spmdc.numpy
 (numpy/array_methods.py, from numpy/__init__.py), because the runtime must not import it.
+
+Note [arrays over processes]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+In a computation over several processes (spmdc.distributed) an Array may be laid out by
+a NamedSharding over a mesh that spans them, as in JAX. Its type is the global one, and it
+holds the buffers of this process's devices only: ``_devices`` is the sharding's
+``_addressable_assignment`` (its devices that are this process's, in mesh order), and
+buffer k is the block of ``_devices[k]``. The other blocks live in other processes, which
+hold their own Array for the same global value; a program launched over the mesh by every
+process (jit over sharded arrays, shard_map) sees the whole of it. Reading the value on the
+host needs every block, so it works only for a value this process holds whole (one
+replicated over the mesh, or one whose blocks are all this process's); otherwise it is an
+error that says how to get the value (``multihost_utils.process_allgather``) or the local
+blocks (``addressable_shards``).
 """
 from __future__ import annotations
 
@@ -75,6 +89,9 @@ class Array:
         return self.type.size * self.type.dtype.itemsize
 
     def devices(self) -> set[Any]:
+        """Every device holding a block, this process's or not."""
+        if self._sharding is not None:
+            return set(self._sharding._device_assignment)
         return set(self._devices)
 
     @property
@@ -145,20 +162,37 @@ class Array:
                 host = np.stack([pjrt.to_numpy(b) for b in self._buffers]) if self._buffers \
                     else np.zeros(self.shape, self.dtype)
             elif self._sharding is not None and not self._sharding.is_fully_replicated:
-                host = np.empty(self.shape, self.dtype)
-                index = self._sharding.devices_indices_map(self.shape)
-                first = self._sharding.replica_ids(self.shape)
-                for d, b in zip(self._devices, self._buffers, strict=True):
-                    if first[d] == 0:      # a replicated block: the first device's copy
-                        block = host[index[d]]
-                        # (an uneven tile of the partitioner's may come padded)
-                        block[...] = pjrt.to_numpy(b)[tuple(map(slice, block.shape))]
+                host = self._assemble()
             else:
                 host = pjrt.to_numpy(self._buffers[0])
             host = host.reshape(self.shape)
             host.flags.writeable = False
             self._host = host
         return self._host
+
+    def _assemble(self) -> np.ndarray:
+        """The value of a laid-out Array, from one copy of each block."""
+        host = np.empty(self.shape, self.dtype)
+        index = self._sharding.devices_indices_map(self.shape)
+
+        def key(d: Any) -> tuple[Any, ...]:
+            return tuple((s.start, s.stop) for s in index[d])
+        filled = set()
+        for d, b in zip(self._devices, self._buffers, strict=True):
+            if key(d) not in filled:       # a replicated block: the first copy
+                filled.add(key(d))
+                block = host[index[d]]
+                # (an uneven tile of the partitioner's may come padded)
+                block[...] = pjrt.to_numpy(b)[tuple(map(slice, block.shape))]
+        if len(filled) < len({key(d) for d in index}):
+            raise RuntimeError(
+                f"this {self.dtype.name}{list(self.shape)} Array is laid out over devices "
+                f"of several processes, and this process holds only some of its blocks, "
+                f"so its value cannot be read here (Note [arrays over processes]). Gather "
+                f"it with spmdc.experimental.multihost_utils.process_allgather(x), compute "
+                f"a replicated result (e.g. jit with out_shardings=NamedSharding(mesh, "
+                f"P())), or read this process's blocks from x.addressable_shards")
+        return host
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         value = self._value()
@@ -272,11 +306,14 @@ class Array:
 
     @property
     def is_fully_addressable(self) -> bool:
-        return True
+        """Whether every block is this process's (Note [arrays over processes])."""
+        return self._sharding is None or len(self._devices) == len(
+            self._sharding._device_assignment)
 
     @property
     def addressable_shards(self) -> list[Shard]:
-        """Each device's block, in device order (as a one-device Array)."""
+        """Each of this process's devices' blocks, in device order (as a one-device
+        Array)."""
         sharding = self.sharding
         if self.split:
             index = {d: (slice(k, k + 1),) + (slice(None),) * (self.ndim - 1)
@@ -294,7 +331,17 @@ class Array:
             out.append(Shard(d, index[d], replica[d], data))
         return out
 
-    global_shards = addressable_shards
+    @property
+    def global_shards(self) -> list[Shard]:
+        """Every device's block, in device order; the data of another process's block is
+        None (Note [arrays over processes])."""
+        if self.is_fully_addressable:
+            return self.addressable_shards
+        mine = {s.device: s for s in self.addressable_shards}
+        index = self._sharding.devices_indices_map(self.shape)
+        replica = self._sharding.replica_ids(self.shape)
+        return [mine.get(d) or Shard(d, index[d], replica[d], None)
+                for d in self._sharding._device_assignment]
 
     def addressable_data(self, index: int) -> Array:
         return self.addressable_shards[index].data

@@ -409,9 +409,10 @@ def put(value: np.ndarray, device: Device) -> Buffer:
         raise ValueError(
             f"{device} belongs to process {device.process_index}; this is process "
             f"{process_index()}, which can place data only on its own devices "
-            "(spmdc.local_devices()). Across processes, pass each process's part to pmap; "
-            "shard_map, jit over NamedShardings and arrays laid out on a mesh spanning "
-            "processes are not supported yet")
+            "(spmdc.local_devices()). Across processes, pass each process's part to pmap, "
+            "or lay an array out over a mesh of every process's devices with "
+            "device_put(x, NamedSharding(mesh, spec)) or "
+            "make_array_from_process_local_data: each process then places its own blocks")
     value = np.asarray(value, order="C")     # (ascontiguousarray would make a 0-d array 1-d)
     return xc.batched_device_put(_aval(value.shape, value.dtype), _sharding(device),
                                  [value], [device], enable_x64=True)

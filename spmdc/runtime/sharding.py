@@ -14,6 +14,12 @@ program compiled for ``mesh.devices.flat`` sees device ``(i, j)`` at coordinates
 
 These objects are plain data (NumPy and the device objects only); spmdc.sharding adds the
 functions users call (make_mesh, set_mesh) and device_put does the placing.
+
+In a computation over several processes (spmdc.distributed) a mesh may hold every
+process's devices. A sharding over it is global, and this process can address only its
+own devices' blocks: ``_addressable_assignment`` lists them, in assignment order, which is
+the order an Array laid out by the sharding holds its buffers in (Note [arrays over
+processes] in runtime/array.py).
 """
 from __future__ import annotations
 
@@ -26,6 +32,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from . import pjrt
 
 __all__ = ["AxisType", "Mesh", "PartitionSpec", "Sharding", "NamedSharding",
            "SingleDeviceSharding", "Shard", "current_mesh", "set_current_mesh"]
@@ -104,7 +112,8 @@ class Mesh:
 
     @property
     def local_devices(self) -> list[Any]:
-        return list(self.devices.flat)
+        """The mesh's devices that belong to this process, in mesh order."""
+        return list(_local(self._flat_devices))
 
     @property
     def _flat_devices(self) -> tuple[Any, ...]:
@@ -229,7 +238,8 @@ class Sharding:
 
     @property
     def is_fully_addressable(self) -> bool:
-        return True
+        """Whether every device is this process's."""
+        return len(self._addressable_assignment) == len(self._device_assignment)
 
     @property
     def num_devices(self) -> int:
@@ -237,11 +247,17 @@ class Sharding:
 
     @property
     def addressable_devices(self) -> set[Any]:
-        return self.device_set
+        return set(self._addressable_assignment)
+
+    @property
+    def _addressable_assignment(self) -> tuple[Any, ...]:
+        """This process's devices, in the order of ``_device_assignment``."""
+        return _local(self._device_assignment)
 
     def addressable_devices_indices_map(self, global_shape: tuple[int, ...]
                                         ) -> dict[Any, tuple[slice, ...]]:
-        return self.devices_indices_map(global_shape)
+        index = self.devices_indices_map(global_shape)
+        return {d: index[d] for d in self._addressable_assignment}
 
     def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
         index = next(iter(self.devices_indices_map(tuple(global_shape)).values()))
@@ -252,6 +268,15 @@ class Sharding:
         """Whether the two place the same block of an ``ndim``-d array on each device."""
         return (isinstance(other, Sharding) and self.device_set == other.device_set
                 and _layout(self, ndim) == _layout(other, ndim))
+
+
+def _local(devices: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The devices of ``devices`` that belong to this process (all of them in a
+    single-process computation), in their order."""
+    if pjrt.process_count() == 1:
+        return devices
+    me = pjrt.process_index()
+    return tuple(d for d in devices if d.process_index == me)
 
 
 def _layout(s: Sharding, ndim: int) -> dict[Any, tuple[Any, ...]]:

@@ -13,6 +13,10 @@ contracted dimension is split gets an all-reduce). Each device gets its block of
 argument, and each result comes back as an Array laid out the way the partitioner chose
 (read from the executable), or as ``out_shardings`` asked.
 
+Over a mesh spanning several processes (spmdc.distributed) every process compiles the same
+program for all the mesh's devices and launches it with the blocks of its own devices;
+its results hold those devices' blocks (Note [arrays over processes] in runtime/array.py).
+
 Per argument: an ``in_shardings`` entry wins (an argument laid out otherwise is laid out
 again, through the host); else an Array's own NamedSharding over the mesh; anything
 else (NumPy values, Python scalars, one-device Arrays) is replicated on every device of
@@ -20,6 +24,7 @@ the mesh. All sharded arguments and requested shardings must share one mesh.
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,7 +41,7 @@ from ..core import precision as _precision
 from ..core.devices import device_put
 from ..core.tracing import bind, current_trace, type_of, where
 from ..core.tree import broadcast_prefix, tree_flatten, tree_unflatten
-from ..runtime import pjrt
+from ..runtime import distributed, pjrt
 from ..runtime.array import Array
 from ..runtime.sharding import (
     Mesh,
@@ -199,7 +204,7 @@ class PartitionedEntry:
                     raise ValueError(f"{e}{where()}") from None
         replicated = NamedSharding(mesh)
         self.mesh = mesh
-        self.devices = mesh._flat_devices
+        self.devices = mesh._flat_devices       # the program's, every process's
         self.in_shardings = in_shardings + [replicated] * len(consts)
         self.in_types = in_types
         self.consts = consts
@@ -224,6 +229,8 @@ class PartitionedEntry:
         module = parse_module(self.module_text) if callbacks else self.module_text
         self.exe = pjrt.compile(module, self.devices, callbacks, wait=effects,
                                 partitioned=True)       # Note [host callbacks] in stablehlo.py
+        # the devices this process feeds, in the order the launch takes their blocks
+        self.local = pjrt.addressable(self.exe, self.devices)
         self.out_shardings = [sharding_from_tiles(mesh, t.shape, tiles)
                               for t, tiles in zip(func.out_types, pjrt.output_tiles(self.exe),
                                                   strict=True)]
@@ -238,22 +245,22 @@ class PartitionedEntry:
         """Argument ``x`` as one group_array over the devices (Note [grouped launch])."""
         if type(x) is Array and x._sharding == s and x.dtype == t.dtype:
             if x._group is None:     # kept, so that the next call can take the C++ path
-                x._group = pjrt.group_array(list(x.shard_buffers()), self.devices, *block)
-            if pjrt.group_devices(x._group) == self.devices:
+                x._group = pjrt.group_array(list(x.shard_buffers()), self.local, *block)
+            if pjrt.group_devices(x._group) == self.local:
                 return x._group
-        return pjrt.group_array(self._place(x, s, t), self.devices, *block)
+        return pjrt.group_array(self._place(x, s, t), self.local, *block)
 
     def _first_launch(self, packed: list[Any]) -> list[Array]:
         outs = pjrt.launch_and_split(self.exe, packed)
         # one program runs on every partition, so device 0's buffers have the shapes
         self.out_blocks = [pjrt.to_numpy(o[0]).shape for o in outs]
-        self.handlers = [pjrt.result_handler(shape, t.dtype, self.devices)
+        self.handlers = [pjrt.result_handler(shape, t.dtype, self.local)
                          for shape, t in zip(self.out_blocks, self.out_types, strict=True)]
         results = []
         for o, t, w, s, shape in zip(outs, self.out_types, self.out_weak, self.out_shardings,
                                      self.out_blocks, strict=True):
-            out = Array(tuple(o), t, w, self.devices, sharding=s)
-            out._group = pjrt.group_array(o, self.devices, shape, t.dtype)
+            out = Array(tuple(o), t, w, self.local, sharding=s)
+            out._group = pjrt.group_array(o, self.local, shape, t.dtype)
             results.append(out)
         return results
 
@@ -261,21 +268,21 @@ class PartitionedEntry:
         if type(x) is Array and x._sharding == s and x.dtype == t.dtype:
             return list(x.shard_buffers())
         if type(x) is Array and s.is_fully_replicated and x.dtype == t.dtype:
-            bufs = [x.buffer_on(d) for d in self.devices]
+            bufs = [x.buffer_on(d) for d in self.local]
             if all(b is not None for b in bufs):
                 return bufs
         host = np.asarray(x)
         if host.dtype != t.dtype:
             host = host.astype(t.dtype)
         index = s.devices_indices_map(host.shape)
-        return [pjrt.put(np.ascontiguousarray(host[index[d]]), d) for d in self.devices]
+        return [pjrt.put(np.ascontiguousarray(host[index[d]]), d) for d in self.local]
 
     def __call__(self, leaves: Sequence[Any]) -> Any:
         n = len(leaves)
         if self.const_buffers is None:
             self.const_buffers = [self._place(c, s, t) for c, s, t in zip(
                 self.consts, self.in_shardings[n:], self.in_types[n:], strict=True)]
-            self.const_groups = [pjrt.group_array(b, self.devices, *block) for b, block in
+            self.const_groups = [pjrt.group_array(b, self.local, *block) for b, block in
                                  zip(self.const_buffers, self.block_types[n:], strict=True)]
         packed = [self._pack(x, s, t, block) for x, s, t, block in zip(
             leaves, self.in_shardings, self.in_types, self.block_types, strict=False)]
@@ -284,6 +291,8 @@ class PartitionedEntry:
             check_donations(leaves, self.donated)
         if any(g.is_deleted() for g in packed):     # jaxlib would crash: Note [donation]
             raise_if_deleted(leaves)
+        if distributed.checking_launches():
+            distributed.check_launch(self.fingerprint())
         try:
             if self.handlers is None:
                 results = self._first_launch(packed)
@@ -292,11 +301,12 @@ class PartitionedEntry:
                 groups = pjrt.execute_grouped(self.exe, packed, self.handlers)
                 for g, t, w, s in zip(groups, self.out_types, self.out_weak,
                                       self.out_shardings, strict=True):
-                    out = Array(None, t, w, self.devices, sharding=s)
+                    out = Array(None, t, w, self.local, sharding=s)
                     out._group = g
                     results.append(out)
         except Exception as e:
             raise_if_deleted(leaves, e)
+            pjrt.explain(e)
             raise
         for i in self.donated:      # consumed by the launch: gone, as in JAX
             if type(leaves[i]) is Array:
@@ -306,6 +316,10 @@ class PartitionedEntry:
     def optimized_hlo(self) -> str:
         return pjrt.optimized_hlo(self.exe)
 
+    def fingerprint(self) -> str:
+        """Note [launch fingerprints] in runtime/distributed.py."""
+        digest = hashlib.sha256(self.module_text.encode()).hexdigest()[:16]
+        return f"{self.func.name}#{digest}"
 
     def fast_path(self, args: Any, out: Any) -> Any:
         """The C++ launch for calls like ``args`` that returned ``out``, where it does what
@@ -313,8 +327,9 @@ class PartitionedEntry:
         captured constants (the C++ side would pass them first), every argument an Array
         already laid out as the program takes it, as one group_array. Not for programs
         with donated arguments: jaxlib crashes on a multi-device array donated and passed
-        again in one call, which only the Python path checks (Note [donation])."""
-        if self.handlers is None or self.consts or self.donated:
+        again in one call, which only the Python path checks (Note [donation]). Not
+        across processes either, as for pmap (Note [pmap over processes] in pmap.py)."""
+        if self.handlers is None or self.consts or self.donated or pjrt.process_count() > 1:
             return None
         leaves, _ = tree_flatten(args)
         if len(leaves) != len(self.block_types):

@@ -77,7 +77,7 @@ from ..core.tree import (
     tree_flatten_with_path,
     tree_unflatten,
 )
-from ..runtime import pjrt
+from ..runtime import distributed, pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
 from ..runtime.sharding import Mesh, NamedSharding, PartitionSpec, check_spec, current_mesh
@@ -497,19 +497,20 @@ class _Entry:
         self.out_shardings = [NamedSharding(mesh, s) for s in out_specs]
 
     def _place(self, x: Any, sharding: NamedSharding, t: TensorType) -> list[Any]:
+        """This process's blocks of ``x`` (every block, in one process), in mesh order
+        (Note [arrays over processes] in runtime/array.py)."""
+        mine = self.executable.local_devices
         if type(x) is Array and x._sharding is not None and x._sharding.is_equivalent_to(
-                sharding, x.ndim) and x._devices == sharding._device_assignment \
-                and x.dtype == t.dtype:
+                sharding, x.ndim) and x._devices == mine and x.dtype == t.dtype:
             return list(x.shard_buffers())
         host = np.asarray(x)
         if host.dtype != t.dtype:
             host = host.astype(t.dtype)
         index = sharding.devices_indices_map(host.shape)
-        return [pjrt.put(np.ascontiguousarray(host[index[d]]), d)
-                for d in sharding._device_assignment]
+        return [pjrt.put(np.ascontiguousarray(host[index[d]]), d) for d in mine]
 
     def __call__(self, leaves: list[Any]) -> Any:
-        devices = self.mesh._flat_devices
+        devices = self.executable.local_devices
         if self.const_buffers is None:
             replicated = NamedSharding(self.mesh)
             self.const_buffers = [self._place(c, replicated, t)
@@ -517,8 +518,14 @@ class _Entry:
         bufs = [self._place(x, s, t)
                 for x, s, t in zip(leaves, self.in_shardings, self.in_types, strict=True)]
         bufs.extend(self.const_buffers)
+        if distributed.checking_launches():
+            distributed.check_launch(self.executable.fingerprint())
         pace()
-        outs = self.executable.execute(bufs)
+        try:
+            outs = self.executable.execute(bufs)
+        except Exception as e:
+            pjrt.explain(e)
+            raise
         launched([b for per_replica in outs for b in per_replica])
         results = [Array(tuple(o), t, w, devices, sharding=s)
                    for o, t, w, s in zip(outs, self.out_types, self.out_weak,
