@@ -108,9 +108,10 @@ def _sharded_jit(part: Callable[[np.ndarray], np.ndarray], n: int) -> dict[str, 
     wide = jax.device_put(np.ones((3, 4), np.float32) / 3,
                           jax.NamedSharding(grid, jax.P(None, "model")))
     product = jax.jit(lambda a, b: jnp.sum(a @ b, axis=0))(z, wide)
+    eager = jnp.sum(xs * 2.0, axis=0)          # operations outside jit, on the mesh too
     return {"sharded_jit": [(False, w["a"]), (False, w["b"]), (False, np.array(losses)),
                             (True, _local_rows(doubled)), (False, gathered),
-                            (False, product)]}
+                            (False, product), (False, eager)]}
 
 
 def _shard_map(part: Callable[[np.ndarray], np.ndarray], n: int) -> dict[str, Any]:
