@@ -234,7 +234,8 @@ def set_platform(name: str) -> None:
 # process may use (``visible_devices``: ``local_device_ids`` of spmdc.distributed, or
 # SPMDC_LOCAL_DEVICE_IDS) and, over several processes, the distributed client, through
 # whose key-value store the plugin exchanges the topology and NCCL's ids. Collectives
-# then run on NCCL.
+# then run on NCCL. The plugin's own kernels that modules call by name are registered
+# when it is loaded (Note [CUDA custom calls]).
 
 _NVIDIA_LIBRARIES = [       # (module under nvidia., libraries), as the plugin loads them
     ("cu13", ["libcudart.so.13", "libnvrtc.so.13", "libcublas.so.13", "libcublasLt.so.13",
