@@ -143,6 +143,18 @@ def test_a_module_lowered_for_another_platform_does_not_compile_here():
         lowered.compile()
 
 
+def test_missing_plugin_kernels_are_named_before_xla_fails(monkeypatch):
+    from spmdc.runtime import pjrt
+    monkeypatch.setattr(pjrt, "_cuda_unregistered", ["jax_cuda13_plugin is not installed"])
+    with pytest.raises(RuntimeError, match="host-callback handler.*jax_cuda13_plugin"):
+        pjrt._check_cuda_targets("stablehlo.custom_call @xla_ffi_python_gpu_callback(%0)")
+    with pytest.raises(RuntimeError, match="cuSOLVER kernels"):
+        pjrt._check_cuda_targets("stablehlo.custom_call @cusolver_getrf_ffi(%0)")
+    pjrt._check_cuda_targets("stablehlo.custom_call @lapack_sgetrf_ffi(%0)")
+    monkeypatch.setattr(pjrt, "_cuda_unregistered", [])
+    pjrt._check_cuda_targets("stablehlo.custom_call @cusolver_getrf_ffi(%0)")
+
+
 def _plugin_package():
     import importlib.util
     for name in ("jax_cuda13_plugin", "jax_cuda12_plugin"):

@@ -84,7 +84,7 @@ def _triangular_solve(ctx, eqn, a, rhs):
 def _eigh(ctx, eqn, a):
     t = eqn.inputs[0].type
     if t.shape[-1] == 0:
-        return lower_rules_cpu[eigh_p](ctx, eqn, a)      # no kernel call
+        return _CPU_RULES[eigh_p](ctx, eqn, a)      # no kernel call
     w_t = TensorType(t.shape[:-1], t.dtype)
     info_t = TensorType(t.shape[:-2], INT32)
     v, w, info = ffi_call(cusolver_target("syevd", t.dtype), [a], [t], [t, w_t, info_t],
@@ -102,7 +102,7 @@ def _svd(ctx, eqn, a):
     full, compute_uv = eqn.params["full_matrices"], eqn.params["compute_uv"]
     *batch, m, n = t.shape
     if m == 0 or n == 0:
-        return lower_rules_cpu[svd_p](ctx, eqn, a)       # no kernel call
+        return _CPU_RULES[svd_p](ctx, eqn, a)       # no kernel call
     k = min(m, n)
     s_t = TensorType((*batch, k), t.dtype)
     u_t = TensorType((*batch, m, m if full else k), t.dtype)
@@ -161,7 +161,7 @@ def _eig(ctx, eqn, a):
     if right:
         if t.dtype.kind != "c" and n > 0:
             (vr,) = _lower_func(ctx, _unpack_pairs, [w_t, packed_t], [w, vr])
-        elif t.dtype.kind != "c":
+        elif t.dtype.kind != "c":          # no columns: only the dtype changes
             vr = hlo.ComplexOp(vr, vr).result
         outs.append(not_ok_to_nan(ctx, info, info_t, vr, v_t))
     return outs
@@ -192,10 +192,10 @@ def _unpack_pairs(b, w, packed):
     return [b.complex(re, im)]
 
 
-lower_rules_cpu = {p: lower_rules[p] for p in
-                   (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, eig_p)}
-for _prim, _cuda_rule in [(cholesky_p, _cholesky), (triangular_solve_p, _triangular_solve),
-                          (lu_p, lu_lowering(cusolver_target)),
-                          (qr_p, qr_lowering(cusolver_target)), (eigh_p, _eigh),
-                          (svd_p, _svd), (eig_p, _eig)]:
-    lower_rules[_prim] = by_platform(cpu=lower_rules_cpu[_prim], cuda=_cuda_rule)
+_CPU_RULES = {p: lower_rules[p] for p in
+              (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, eig_p)}
+_CUDA_RULES = {cholesky_p: _cholesky, triangular_solve_p: _triangular_solve,
+               lu_p: lu_lowering(cusolver_target), qr_p: qr_lowering(cusolver_target),
+               eigh_p: _eigh, svd_p: _svd, eig_p: _eig}
+lower_rules.update({p: by_platform(cpu=_CPU_RULES[p], cuda=rule)
+                    for p, rule in _CUDA_RULES.items()})
