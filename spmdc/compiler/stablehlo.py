@@ -29,7 +29,7 @@ from .passes.cleanup import effectful, has_effects
 __all__ = ["ir", "hlo", "chlo", "lower_rules", "LoweringContext", "lower", "lower_text",
            "lower_program", "parse_module", "lower_body", "mlir_context", "mlir_type",
            "create_op", "elementwise_lowering", "LoweringError", "host_callback_op",
-           "Partitioning", "sharding_attr", "ffi_call"]
+           "Partitioning", "sharding_attr", "ffi_call", "PLATFORMS", "by_platform"]
 
 
 class LoweringError(RuntimeError):
@@ -40,6 +40,32 @@ LowerRule = Callable[..., Any]
 """``rule(ctx: LoweringContext, eqn: Eqn, *operands: ir.Value) -> ir.Value | list[ir.Value]``"""
 
 lower_rules: dict[Any, LowerRule] = {}
+
+# The platforms a module can be lowered for (Note [lowering per platform]).
+PLATFORMS = ("cpu", "cuda")
+
+
+# Note [lowering per platform]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A module is lowered for one platform, ``LoweringContext.platform``: the runtime passes
+# its client's (cpu or cuda), ``jit(f).trace(x).lower(lowering_platforms=('cuda',))``
+# any, with no client at all. Almost every rule emits the same StableHLO everywhere; the
+# exceptions are custom calls to kernels that a platform's runtime provides: the host
+# callbacks (jaxlib's CPU handler, the CUDA plugin's GPU one: Note [host callbacks]) and
+# linear algebra (LAPACK on the CPU, cuSOLVER on GPUs: Note [cuSOLVER custom calls] in
+# primitives/linalg_cuda.py). Such a primitive's rule is ``by_platform(cpu=..., cuda=...)``;
+# a platform it lacks is a clear error naming both, not a module that fails to compile.
+
+def by_platform(**rules: LowerRule) -> LowerRule:
+    """A lowering rule that runs ``rules[ctx.platform]`` (Note [lowering per platform])."""
+    def rule(ctx: LoweringContext, eqn: Any, *operands: ir.Value) -> Any:
+        chosen = rules.get(ctx.platform)
+        if chosen is None:
+            raise LoweringError(
+                f"{eqn.prim.name} has no lowering for the {ctx.platform} platform in spmdc "
+                f"(it has one for {', '.join(rules)})")
+        return chosen(ctx, eqn, *operands)
+    return rule
 
 
 # Note [one lowering at a time]
@@ -217,15 +243,15 @@ def _annotate(main: Any, n_args: int, partitioning: Partitioning | None,
 
 
 def ffi_call(target: str, operands: Sequence[ir.Value], in_types: Sequence[TensorType],
-             out_types: Sequence[TensorType], attributes: dict[str, int] | None = None,
+             out_types: Sequence[TensorType], attributes: dict[str, int | bool] | None = None,
              aliases: dict[int, int] | None = None,
              column_major: Sequence[bool] | None = None) -> list[ir.Value]:
     """A ``stablehlo.custom_call`` to an XLA typed-FFI handler (api_version 4), as jaxlib's
-    LAPACK kernels expect: ``attributes`` (name -> unsigned 8-bit value, LAPACK's
-    characters such as ``ord('L')``) go in the backend config, ``aliases`` map an output
-    to the operand whose buffer it reuses. Matrices (the operands and results of the
-    largest rank, or those marked in ``column_major``, inputs first) are passed
-    column-major, the batch dimensions outermost; the others row-major."""
+    LAPACK and cuSOLVER kernels expect: ``attributes`` (name -> unsigned 8-bit value,
+    such as LAPACK's characters ``ord('L')``, or a bool) go in the backend config,
+    ``aliases`` map an output to the operand whose buffer it reuses. Matrices (the
+    operands and results of the largest rank, or those marked in ``column_major``, inputs
+    first) are passed column-major, the batch dimensions outermost; the others row-major."""
     rank = max(t.ndim for t in in_types)
     types = [*in_types, *out_types]
     marks = list(column_major) if column_major is not None else [t.ndim == rank for t in types]
@@ -238,7 +264,8 @@ def ffi_call(target: str, operands: Sequence[ir.Value], in_types: Sequence[Tenso
 
     layouts = [layout(t, c) for t, c in zip(types, marks, strict=True)]
     u8 = ir.IntegerType.get_unsigned(8)
-    config = ir.DictAttr.get({k: ir.IntegerAttr.get(u8, v)
+    config = ir.DictAttr.get({k: ir.BoolAttr.get(v) if isinstance(v, bool) else
+                              ir.IntegerAttr.get(u8, v)
                               for k, v in (attributes or {}).items()})
     single = len(out_types) == 1
     alias_attrs = [hlo.OutputOperandAlias.get([] if single else [out], operand, [])
@@ -258,7 +285,11 @@ class LoweringContext:
 
     def __init__(self, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
                  mesh_axes: Sequence[str] = (), debug_info: bool = False,
-                 partitioned: bool = False):
+                 partitioned: bool = False, platform: str = "cpu"):
+        if platform not in PLATFORMS:
+            raise LoweringError(f"spmdc lowers for the platforms {', '.join(PLATFORMS)}, "
+                                f"not {platform!r}")
+        self.platform = platform     # Note [lowering per platform]
         self.partitioned = partitioned         # the partition form (Note [partition form])
         self.partition_mesh: tuple[tuple[str, int], ...] = ()
         self.manual = False        # inside sdy.manual_computation (primitives/shard_map.py)
@@ -411,23 +442,24 @@ def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None 
 def lower_text(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
                mesh_axes: Sequence[str] = (), debug_info: bool = False,
                partitioning: Partitioning | None = None,
-               aliases: dict[int, int] | None = None) -> str:
+               aliases: dict[int, int] | None = None, platform: str = "cpu") -> str:
     """``lower`` and print the module, under the lock (Note [one lowering at a time]);
     with ``debug_info``, with every op's location."""
     return lower_program(func, num_replicas=num_replicas, axis_env=axis_env,
                          mesh_axes=mesh_axes, debug_info=debug_info,
-                         partitioning=partitioning, aliases=aliases)[0]
+                         partitioning=partitioning, aliases=aliases, platform=platform)[0]
 
 
 def lower_program(func: Func, *, num_replicas: int = 1,
                   axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = (),
                   debug_info: bool = False, partitioning: Partitioning | None = None,
-                  aliases: dict[int, int] | None = None
+                  aliases: dict[int, int] | None = None, platform: str = "cpu"
                   ) -> tuple[str, list[Callable[..., Any]], bool]:
-    """The module's text, the host callbacks it calls, in index order (Note [host
-    callbacks]; the executable must be compiled with exactly these), and whether any of
-    them is an effect (a launch must then wait for them)."""
-    ctx = LoweringContext(num_replicas, axis_env, mesh_axes, debug_info)
+    """The module's text for ``platform`` (Note [lowering per platform]), the host
+    callbacks it calls, in index order (Note [host callbacks]; the executable must be
+    compiled with exactly these), and whether any of them is an effect (a launch must
+    then wait for them)."""
+    ctx = LoweringContext(num_replicas, axis_env, mesh_axes, debug_info, platform=platform)
     with lowering_lock:
         module = lower(func, ctx=ctx, partitioning=partitioning, aliases=aliases)
         text = (module.operation.get_asm(enable_debug_info=True) if debug_info
@@ -448,7 +480,13 @@ def parse_module(text: str) -> ir.Module:
 # How a compiled program calls Python on the host, with jaxlib alone (jaxlib 0.10.2, PJRT
 # CPU; what JAX's emit_python_callback in jax/_src/callback.py does):
 # - jaxlib registers an XLA FFI handler named ``xla_ffi_python_cpu_callback`` for the
-#   host platform (jaxlib/py_client_cpu.cc). The module calls it with
+#   host platform (jaxlib/py_client_cpu.cc). On CUDA the handler is
+#   ``xla_ffi_python_gpu_callback`` (jaxlib/gpu/py_client_gpu.cc), which the runtime
+#   registers with the CUDA plugin (Note [CUDA custom calls] in runtime/pjrt.py); it
+#   copies the operands to the host, calls the callable the same way, and copies the
+#   results back to the device, but checks neither their shapes nor their dtypes, which
+#   spmdc's callables do themselves (primitives/callbacks.py). Same attributes, same
+#   ``host_callbacks`` at compile time. The module calls it with
 #       stablehlo.custom_call @xla_ffi_python_cpu_callback(%operands...)
 #           {api_version = 4 : i32, backend_config = {index = K : ui64},
 #            has_side_effect = true|false}
@@ -484,6 +522,10 @@ def parse_module(text: str) -> ir.Module:
 #   before returning (and never hands them to the C++ dispatcher, which would not
 #   wait): when a call returns, its prints are out, in call order.
 
+_CALLBACK_TARGETS = {"cpu": "xla_ffi_python_cpu_callback",
+                     "cuda": "xla_ffi_python_gpu_callback"}
+
+
 def _place_callback(ctx: LoweringContext, op: Any, n_results: int) -> None:
     """A host callback in the partition form needs a layout for XLA's partitioner: in a
     manual computation (shard_map's body) it runs on every device, on that device's
@@ -502,7 +544,7 @@ def _place_callback(ctx: LoweringContext, op: Any, n_results: int) -> None:
 def host_callback_op(ctx: LoweringContext, callback: Callable[..., Any],
                      operands: Sequence[ir.Value], results: Sequence[TensorType], *,
                      has_side_effect: bool, ordered: bool) -> list[ir.Value]:
-    """A custom call of jaxlib's CPU host-callback handler that runs ``callback`` (which
+    """A custom call of the platform's host-callback handler that runs ``callback`` (which
     takes one array per operand and returns a tuple of arrays of the ``results`` types).
     See Note [host callbacks]."""
     result_types: list[ir.Type] = [mlir_type(t) for t in results]
@@ -524,7 +566,7 @@ def host_callback_op(ctx: LoweringContext, callback: Callable[..., Any],
     op = ir.Operation.create(
         "stablehlo.custom_call", results=result_types, operands=operands,
         attributes={
-            "call_target_name": ir.StringAttr.get("xla_ffi_python_cpu_callback"),
+            "call_target_name": ir.StringAttr.get(_CALLBACK_TARGETS[ctx.platform]),
             "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4),
             "backend_config": ir.DictAttr.get({"index": ir.IntegerAttr.get(u64, index)}),
             "has_side_effect": ir.BoolAttr.get(has_side_effect)})

@@ -76,7 +76,8 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
     aliases = aliases or {}
     text, callbacks, effects = lower_program(func, num_replicas=len(devices),
                                              axis_env=axis_env, mesh_axes=mesh_axes,
-                                             aliases=aliases)
+                                             aliases=aliases,
+                                             platform=pjrt.platform_wanted())
     if callbacks:       # See Note [host callbacks] in compiler/stablehlo.py
         exe = pjrt.compile(parse_module(text), devices, callbacks, wait=effects)
     else:

@@ -234,7 +234,8 @@ def set_platform(name: str) -> None:
 # process may use (``visible_devices``: ``local_device_ids`` of spmdc.distributed, or
 # SPMDC_LOCAL_DEVICE_IDS) and, over several processes, the distributed client, through
 # whose key-value store the plugin exchanges the topology and NCCL's ids. Collectives
-# then run on NCCL.
+# then run on NCCL. The plugin's own kernels that modules call by name are registered
+# when it is loaded (Note [CUDA custom calls]).
 
 _NVIDIA_LIBRARIES = [       # (module under nvidia., libraries), as the plugin loads them
     ("cu13", ["libcudart.so.13", "libnvrtc.so.13", "libcublas.so.13", "libcublasLt.so.13",
@@ -266,35 +267,91 @@ def _load_nvidia_libraries() -> None:
                     pass       # the plugin's own error will say what is missing
 
 
-def _cuda_plugin_path() -> str | None:
+def _cuda_plugin_path() -> tuple[str, str] | None:
+    """The plugin's shared object and the package of its Python extensions."""
     import pathlib
-    for package in ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12"):
+    for cuda in ("cuda13", "cuda12"):
         try:
-            spec = importlib.util.find_spec(package)
+            spec = importlib.util.find_spec(f"jax_plugins.xla_{cuda}")
         except ImportError:
             spec = None
         if spec is not None and spec.submodule_search_locations:
             so = pathlib.Path(next(iter(spec.submodule_search_locations))) / \
                 "xla_cuda_plugin.so"
             if so.exists():
-                return str(so)
+                return str(so), f"jax_{cuda}_plugin"
     return None
+
+
+# Note [CUDA custom calls]
+# ~~~~~~~~~~~~~~~~~~~~~~~~
+# The kernels a module calls by name on CUDA (the host-callback handler
+# ``xla_ffi_python_gpu_callback``, cuSOLVER's ``cusolver_<routine>_ffi``) live in the
+# Python extensions of the plugin's companion package (``jax_cuda13_plugin``:
+# ``cuda_plugin_extension``, ``_solver``), and the plugin's XLA finds a target only once
+# it is registered through the plugin's C API, whose handle ``load_pjrt_plugin_dynamically``
+# returns. JAX does it when it initializes the plugin (jax_plugins/cuda/__init__.py, with
+# jaxlib/gpu_solver.py for the solver kernels); spmdc does the same right after loading
+# the plugin, before any compile: first the FFI types (``ffi_types()``: the transpose-plan
+# cache that the callback handler keeps as its state; a handler's state type must be
+# known before the handler), then the handlers (``ffi_handlers()``) and the cuSOLVER
+# kernels (``_solver.registrations()``), all for the platform "CUDA" as typed-FFI
+# targets (api_version 1). None of it needs a GPU. If the plugin was loaded before (JAX
+# in the same process), its loader registered them (JAX does). Where the extensions are
+# missing, a module calling one of these targets would fail to compile with XLA's "No FFI
+# handler registered"; ``_check_cuda_targets`` says instead which package is missing.
+
+_cuda_unregistered: list[str] = []   # why the plugin's targets are not registered, if not
+
+
+def _register_cuda_targets(c_api: Any, package: str) -> None:
+    """Register the plugin's FFI types, handlers and cuSOLVER kernels (Note [CUDA custom
+    calls])."""
+    try:
+        extension = importlib.import_module(f"{package}.cuda_plugin_extension")
+        solver = importlib.import_module(f"{package}._solver")
+    except ImportError as e:
+        _cuda_unregistered[:] = [f"{package} is not installed or does not load ({e})"]
+        return
+    for name, type_id in extension.ffi_types().items():
+        extension.register_custom_type(c_api, name, type_id)
+    targets = {**extension.ffi_handlers(), **solver.registrations()}
+    for name, handler in targets.items():
+        extension.register_custom_call_target(c_api, name, handler, "CUDA", 1)
+    _cuda_unregistered.clear()
+
+
+def _check_cuda_targets(module: Any) -> None:
+    """A clear error for a module that calls the plugin's kernels when they could not be
+    registered (Note [CUDA custom calls])."""
+    if not _cuda_unregistered:
+        return
+    text = module if isinstance(module, str) else str(module)
+    for target, what in (("xla_ffi_python_gpu_callback", "host-callback handler"),
+                         ("cusolver_", "cuSOLVER kernels (linear algebra)")):
+        if target in text:
+            raise RuntimeError(
+                f"this program calls the CUDA plugin's {what}, which spmdc registers from "
+                f"the plugin's companion package, but {_cuda_unregistered[0]}: pip install "
+                "'spmdc[cuda13]' (jax-cuda13-plugin) or 'spmdc[cuda12]'")
 
 
 def _cuda_client(joined: Any) -> Any:
     """The CUDA PJRT client (Note [CUDA client])."""
-    path = _cuda_plugin_path()
-    if path is None:
+    found = _cuda_plugin_path()
+    if found is None:
         import jaxlib
         raise RuntimeError(
             "spmdc was asked for the CUDA platform (SPMDC_PLATFORM=cuda or jax_platforms), "
             "but no CUDA PJRT plugin is installed: pip install 'spmdc[cuda13]' (or "
             f"'spmdc[cuda12]'), whose plugin matches jaxlib {jaxlib.__version__}; or "
             "leave SPMDC_PLATFORM unset to run on the CPU")
+    path, package = found
     _load_nvidia_libraries()
     try:
         if not xc.pjrt_plugin_loaded("cuda"):
-            xc.load_pjrt_plugin_dynamically("cuda", path)
+            c_api = xc.load_pjrt_plugin_dynamically("cuda", path)
+            _register_cuda_targets(c_api, package)
         if not xc.pjrt_plugin_initialized("cuda"):
             xc.initialize_pjrt_plugin("cuda")
         options = dict(xc.generate_pjrt_gpu_plugin_options())
@@ -475,13 +532,9 @@ def _compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any],
     else:
         build.num_replicas, build.num_partitions = n, 1
         build.device_assignment = xc.DeviceAssignment.create(ids.reshape(n, 1))
-    if "lapack_" in (module if isinstance(module, str) else str(module)):
-        if platform_wanted() != "cpu":
-            raise NotImplementedError(
-                "this program calls a linear-algebra decomposition (cholesky, lu, qr, eigh, "
-                "svd, eig, triangular_solve), which spmdc runs on jaxlib's LAPACK kernels on "
-                "the CPU only; its GPU kernels (cuSOLVER) are not wired up yet. Run it with "
-                "SPMDC_PLATFORM unset")
+    if platform_wanted() == "cuda":
+        _check_cuda_targets(module)
+    elif "lapack_" in (module if isinstance(module, str) else str(module)):
         _register_lapack_targets()
     if host_callbacks:
         return _off_the_main_thread(lambda: client().compile_and_load(

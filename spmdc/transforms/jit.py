@@ -530,8 +530,12 @@ class Lowered:
     def __init__(self, func: Func, devices: list[Any], consts: list[Any],
                  out_weak: list[bool], out_tree: Any, n_args: int,
                  axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = (),
-                 recorded: Sequence[tuple[str, Any]] = (), donated: tuple[int, ...] = ()):
+                 recorded: Sequence[tuple[str, Any]] = (), donated: tuple[int, ...] = (),
+                 platform: str | None = None):
         self.func = func
+        # the platform as_text lowers for: the client's, unless ``trace(...).lower(
+        # lowering_platforms=...)`` named one (Note [lowering per platform])
+        self.platform = platform or pjrt.platform_wanted()
         self.donated = donated      # donated arguments (Note [donation])
         self.devices = devices
         self.consts = consts
@@ -605,12 +609,13 @@ class Lowered:
             from ..compiler.stablehlo import lower_text
             return lower_text(self.func, num_replicas=len(self.devices),
                               axis_env=self.axis_env, mesh_axes=self.mesh_axes,
-                              debug_info=True, aliases=self._aliases())
+                              debug_info=True, aliases=self._aliases(),
+                              platform=self.platform)
         if self._text is None:
             from ..compiler.stablehlo import lower_text
             self._text = lower_text(self.func, num_replicas=len(self.devices),
                                     axis_env=self.axis_env, mesh_axes=self.mesh_axes,
-                                    aliases=self._aliases())
+                                    aliases=self._aliases(), platform=self.platform)
             observe("stablehlo", self._text)
         return self._text
 
@@ -618,6 +623,9 @@ class Lowered:
         return donation_aliases(self.func.in_types, self.func.out_types, self.donated)
 
     def compile(self) -> Compiled:
+        if self.platform != pjrt.platform_wanted():
+            raise ValueError(f"this program was lowered for {self.platform}, but spmdc runs "
+                             f"on {pjrt.platform_wanted()}: only as_text() is available")
         entry = _compile_entry(self.func, self.devices[0], self.consts, self.out_weak,
                                self.out_tree, self.n_args, self.donated)
         observe("optimized_hlo", entry.executable.optimized_hlo)

@@ -224,8 +224,9 @@ class PartitionedEntry:
             [(t, s) for t, s in zip(func.out_types, out_requests, strict=True)], donated,
             describe=lambda key: f"{key[0]} laid out as {key[1].spec}")
         self.donated = tuple(sorted(self.aliases))
-        self.module_text, callbacks, effects = lower_program(func, partitioning=partitioning,
-                                                             aliases=self.aliases)
+        self.module_text, callbacks, effects = lower_program(
+            func, partitioning=partitioning, aliases=self.aliases,
+            platform=pjrt.platform_wanted())
         module = parse_module(self.module_text) if callbacks else self.module_text
         self.exe = pjrt.compile(module, self.devices, callbacks, wait=effects,
                                 partitioned=True)       # Note [host callbacks] in stablehlo.py

@@ -13,6 +13,7 @@ from typing import Any
 from ..compiler.ir import Func, check
 from ..compiler.passes import checks_enabled, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
+from ..compiler.stablehlo import PLATFORMS
 from ..core.abstract import ShapedArray, ShapeDtypeStruct
 from ..core.tracing import type_of
 from ..core.tree import tree_flatten, tree_unflatten
@@ -46,12 +47,22 @@ class Traced:
                                                                weak_type=a.weak_type)
                                               for a in self.out_avals])
 
-    def lower(self) -> Lowered:
-        """The cleaned-up program and its StableHLO (see ``jit(f).lower``)."""
+    def lower(self, *, lowering_platforms: tuple[str, ...] | None = None) -> Lowered:
+        """The cleaned-up program and its StableHLO (see ``jit(f).lower``), for the
+        client's platform, or for the one platform in ``lowering_platforms`` ('cpu' or
+        'cuda'), which needs no device of that kind: its ``as_text()`` is the module that
+        platform would compile (Note [lowering per platform] in compiler/stablehlo.py)."""
+        platform = None
+        if lowering_platforms is not None:
+            names = tuple(lowering_platforms)
+            if len(names) != 1 or names[0] not in PLATFORMS:
+                raise ValueError(f"lowering_platforms: spmdc lowers for one platform, one of "
+                                 f"{', '.join(PLATFORMS)}; got {names!r}")
+            platform = names[0]
         with recording() as stages:
             func = run_pass("cleanup", cleanup, self._func)
         return Lowered(func, [self._device], self._consts, self._out_weak, self.out_tree,
-                       self._n_args, recorded=[*self._recorded, *stages])
+                       self._n_args, recorded=[*self._recorded, *stages], platform=platform)
 
     def __repr__(self) -> str:
         return f"Traced({self.fun_name})"

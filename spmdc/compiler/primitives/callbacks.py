@@ -15,8 +15,9 @@ Two primitives carry them (the frontend is spmdc/debug.py and spmdc/callbacks.py
   JAX, and forbids vmap.
 
 ``callback`` is a ``HostCallback``: it takes one NumPy array per operand and returns one
-per result (shapes and dtypes are checked). Both lower to jaxlib's CPU host-callback
-custom call; under pmap each device calls it with its own values.
+per result (shapes and dtypes are checked here: the CUDA handler does not check them).
+Both lower to the platform's host-callback custom call (jaxlib's on the CPU, the CUDA
+plugin's on GPUs); under pmap each device calls it with its own values.
 """
 from __future__ import annotations
 

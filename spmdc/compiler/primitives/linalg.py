@@ -4,10 +4,10 @@ qr, eigh, svd (linalg_decomp.py).
 Every primitive works on a batch of matrices ``[..., m, n]`` (the kernels loop over the
 leading dimensions themselves) of float32 or float64, and lowers to a custom call of the
 ``lapack_<s|d><routine>_ffi`` family that jaxlib registers for its CPU client (Note
-[LAPACK custom calls] in runtime/pjrt.py). A factorisation that fails (a matrix that is not
-positive definite for cholesky, LAPACK's ``info != 0``) gives NaNs, as in JAX. The
-derivative rules are JAX's published formulas; the VJP rules are their transposes, written
-out.
+[LAPACK custom calls] in runtime/pjrt.py); on CUDA, to cuSOLVER's (linalg_cuda.py). A
+factorisation that fails (a matrix that is not positive definite for cholesky, LAPACK's
+``info != 0``) gives NaNs, as in JAX. The derivative rules are JAX's published formulas;
+the VJP rules are their transposes, written out.
 
 - ``cholesky(a) -> l``: the lower Cholesky factor of the symmetric matrix whose lower
   triangle is ``a``'s (the upper triangle is not read); ``l``'s upper triangle is zero.
@@ -24,6 +24,7 @@ out.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,8 @@ from .core import ShapeError, declare
 from .reductions import compare
 
 __all__ = ["cholesky_p", "triangular_solve_p", "lu_p", "check_matrix", "lapack_target",
-           "matrix_batch_rule", "mT", "matmul", "tril", "eye_mask", "not_ok_to_nan"]
+           "matrix_batch_rule", "mT", "matmul", "tril", "eye_mask", "not_ok_to_nan",
+           "lu_lowering"]
 
 INT32 = np.dtype(np.int32)
 
@@ -386,20 +388,24 @@ def _while_p():
     return registry["while"]
 
 
-def _lu_lowering(ctx, eqn, a):
-    t = eqn.inputs[0].type
-    m, n = t.shape[-2:]
-    batch = t.shape[:-2]
-    ipiv_t = TensorType((*batch, min(m, n)), INT32)
-    info_t = TensorType(batch, INT32)
-    lu, ipiv, _info = ffi_call(lapack_target("getrf", t.dtype), [a], [t], [t, ipiv_t, info_t],
-                               aliases={0: 0})
-    # LAPACK's pivots are 1-based; a singular matrix (info > 0) still has a valid
-    # factorisation with a zero on u's diagonal, as in JAX.
-    def post(b, ipiv):
-        pivots = b.sub(ipiv, lit(1, INT32))
-        return pivots, _permutation_from_pivots(b, pivots, m)
-    return [lu, *_lower_func(ctx, post, [ipiv_t], [ipiv])]
+def lu_lowering(target: Callable[[str, np.dtype], str]) -> Any:
+    """The lowering of lu on the ``getrf`` kernel named ``target("getrf", dtype)``: LAPACK's
+    on the CPU, cuSOLVER's on CUDA, which take and return the same buffers."""
+    def rule(ctx, eqn, a):
+        t = eqn.inputs[0].type
+        m, n = t.shape[-2:]
+        batch = t.shape[:-2]
+        ipiv_t = TensorType((*batch, min(m, n)), INT32)
+        info_t = TensorType(batch, INT32)
+        lu, ipiv, _info = ffi_call(target("getrf", t.dtype), [a], [t], [t, ipiv_t, info_t],
+                                   aliases={0: 0})
+        # LAPACK's pivots are 1-based; a singular matrix (info > 0) still has a valid
+        # factorisation with a zero on u's diagonal, as in JAX.
+        def post(b, ipiv):
+            pivots = b.sub(ipiv, lit(1, INT32))
+            return pivots, _permutation_from_pivots(b, pivots, m)
+        return [lu, *_lower_func(ctx, post, [ipiv_t], [ipiv])]
+    return rule
 
 
 def _permutation_matrix(b: Builder, perm: Any, dtype: np.dtype) -> Any:
@@ -456,5 +462,5 @@ lu_p = declare("lu", _lu_rule, _lu_impl, multiple_results=True)
 batch_rules[lu_p] = matrix_batch_rule(lu_p)
 jvp_rules[lu_p] = _lu_jvp
 vjp_rules[lu_p] = _lu_vjp
-lower_rules[lu_p] = _lu_lowering
+lower_rules[lu_p] = lu_lowering(lapack_target)
 

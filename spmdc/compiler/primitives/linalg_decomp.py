@@ -13,6 +13,9 @@ The JVP rules are JAX's; the VJP rules their transposes (derivations in the comm
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from ..builder import Builder, lit
@@ -36,7 +39,7 @@ from .linalg import (
     tril,
 )
 
-__all__ = ["qr_p", "eigh_p", "svd_p"]
+__all__ = ["qr_p", "eigh_p", "svd_p", "qr_lowering"]
 
 
 def _rows(b: Builder, v, shape) -> object:
@@ -80,41 +83,45 @@ def _qr_impl(a, *, full_matrices):
     return q.astype(a.dtype), r.astype(a.dtype)
 
 
-def _qr_lowering(ctx, eqn, a):
-    t = eqn.inputs[0].type
-    full = eqn.params["full_matrices"]
-    *batch, m, n = t.shape
-    q_t, r_t = (v.type for v in eqn.outputs)
-    nd = t.ndim
-    if m == 0 or n == 0:
-        def empty(b, x):
-            eye = b.convert(eye_mask(b, q_t.shape), new_dtype=t.dtype)
-            return eye, zeros(b, r_t)
-        return _lower_func(ctx, empty, [t], [a])
-    k = min(m, n)
-    tau_t = TensorType((*batch, k), t.dtype)
-    raw, taus = ffi_call(lapack_target("geqrf", t.dtype), [a], [t], [t, tau_t],
-                         aliases={0: 0})
+def qr_lowering(target: Callable[[str, np.dtype], str]) -> Any:
+    """The lowering of qr on the ``geqrf`` and ``orgqr`` kernels named by ``target``:
+    LAPACK's on the CPU, cuSOLVER's on CUDA, which take and return the same buffers."""
+    def rule(ctx, eqn, a):
+        t = eqn.inputs[0].type
+        full = eqn.params["full_matrices"]
+        *batch, m, n = t.shape
+        q_t, r_t = (v.type for v in eqn.outputs)
+        nd = t.ndim
+        if m == 0 or n == 0:
+            def empty(b, x):
+                eye = b.convert(eye_mask(b, q_t.shape), new_dtype=t.dtype)
+                return eye, zeros(b, r_t)
+            return _lower_func(ctx, empty, [t], [a])
+        k = min(m, n)
+        tau_t = TensorType((*batch, k), t.dtype)
+        raw, taus = ffi_call(target("geqrf", t.dtype), [a], [t], [t, tau_t],
+                             aliases={0: 0})
 
-    def householder_input(b, x):
-        if m < n:
-            return [b.slice(x, start_indices=(0,) * nd, limit_indices=(*batch, m, m),
-                            strides=None)]
-        if full and m > n:
-            pads = ((0, 0, 0),) * (nd - 1) + ((0, m - n, 0),)
-            return [b.pad(x, lit(0, t.dtype), padding_config=pads)]
-        return [x]
-    (h,) = _lower_func(ctx, householder_input, [t], [raw])
-    h_t = TensorType((*batch, m, m if (m < n or full) else n), t.dtype)
-    (q,) = ffi_call(lapack_target("orgqr", t.dtype), [h, taus], [h_t, tau_t], [h_t],
-                    aliases={0: 0})
+        def householder_input(b, x):
+            if m < n:
+                return [b.slice(x, start_indices=(0,) * nd, limit_indices=(*batch, m, m),
+                                strides=None)]
+            if full and m > n:
+                pads = ((0, 0, 0),) * (nd - 1) + ((0, m - n, 0),)
+                return [b.pad(x, lit(0, t.dtype), padding_config=pads)]
+            return [x]
+        (h,) = _lower_func(ctx, householder_input, [t], [raw])
+        h_t = TensorType((*batch, m, m if (m < n or full) else n), t.dtype)
+        (q,) = ffi_call(target("orgqr", t.dtype), [h, taus], [h_t, tau_t], [h_t],
+                        aliases={0: 0})
 
-    def upper(b, x):
-        if r_t.shape != t.shape:
-            x = b.slice(x, start_indices=(0,) * nd, limit_indices=r_t.shape, strides=None)
-        return [tril(b, x, 0, lower=False)]
-    (r,) = _lower_func(ctx, upper, [t], [raw])
-    return [q, r]
+        def upper(b, x):
+            if r_t.shape != t.shape:
+                x = b.slice(x, start_indices=(0,) * nd, limit_indices=r_t.shape, strides=None)
+            return [tril(b, x, 0, lower=False)]
+        (r,) = _lower_func(ctx, upper, [t], [raw])
+        return [q, r]
+    return rule
 
 
 def _qr_check_derivative(t: TensorType, full_matrices: bool) -> None:
@@ -159,7 +166,7 @@ qr_p = declare("qr", _qr_rule, _qr_impl, multiple_results=True)
 batch_rules[qr_p] = matrix_batch_rule(qr_p)
 jvp_rules[qr_p] = _qr_jvp
 vjp_rules[qr_p] = _qr_vjp
-lower_rules[qr_p] = _qr_lowering
+lower_rules[qr_p] = qr_lowering(lapack_target)
 
 
 # --- eigh ------------------------------------------------------------------------------------
