@@ -5,8 +5,9 @@
 # GPU. Results go to $OUT (default: ./gpu-check). Each step is bounded by a timeout.
 # STEPS picks the steps (default: smoke demo bench tests-gpu tests-cpu); two more:
 # tests-gpu-all, the whole suite on the GPU (-v, so a run cut by its timeout still says
-# which tests passed), and random, tools/gpu_random_check.py (spmdc's draws against
-# JAX's on the GPU, both x64 modes side by side).
+# which tests passed); random, tools/gpu_random_check.py (spmdc's draws against JAX's on
+# the GPU, both x64 modes side by side); and linalg, tools/gpu_linalg_check.py (cuSOLVER
+# and the host callbacks against NumPy and JAX). random and linalg run beside the suite.
 set -u
 STEPS=" ${STEPS:-smoke demo bench tests-gpu tests-cpu} "
 want() { [[ "$STEPS" == *" $1 "* ]]; }
@@ -43,5 +44,7 @@ if want random; then
       step random-$mode "${RANDOM_LIMIT:-240}" $PY tools/gpu_random_check.py $mode "$OUT/random-$mode.json" &
   done
 fi
-want tests-gpu-all && SPMDC_PLATFORM=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false TAIL=8 step tests-gpu-all "${GPU_LIMIT:-300}" $PY -m pytest -p no:cacheprovider -v --tb=line -rf -n "${WORKERS:-12}" -m "not slow" tests
+want linalg && SPMDC_PLATFORM=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false TAIL=40 \
+  step linalg "${LINALG_LIMIT:-150}" $PY tools/gpu_linalg_check.py &
+want tests-gpu-all && SPMDC_PLATFORM=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false TAIL=8 step tests-gpu-all "${GPU_LIMIT:-300}" $PY -m pytest -p no:cacheprovider -o addopts= -v --tb=line -rf -n "${WORKERS:-12}" -m "not slow" tests
 wait
