@@ -126,6 +126,26 @@ def test_matmul_of_a_batch_by_a_matrix_is_one_unbatched_dot():
     assert "contracting_dims = [0, 1] x [0, 1]" in text       # the weight's gradient
 
 
+def test_a_size_one_axis_broadcasts_without_a_squeeze_first():
+    # issue 18 (W11): x - max(x, keepdims=True) squeezed the size-1 axis with a reshape
+    # before broadcast_in_dim; broadcast_in_dim stretches it itself, as JAX emits it
+    x = np.random.default_rng(0).normal(size=(2, 3, 4)).astype(np.float32)
+
+    def f(x):
+        return x - jnp.max(x, axis=-1, keepdims=True)
+    ir = str(spmdc.make_ir(f)(x))
+    assert ir.count("reshape(") == 1, ir                 # the keepdims one only
+    assert "broadcast_dimensions=(0, 1, 2)" in ir, ir
+    shifted = x - x.max(-1, keepdims=True)
+    np.testing.assert_allclose(spmdc.jit(f)(x), shifted, rtol=1e-6)
+    np.testing.assert_allclose(spmdc.vmap(f)(x), shifted, rtol=1e-6)
+    # d/dx sum((x - max x)^2): 2 (x - max) and, at the maximum, minus the row's sum of it
+    row = 2 * shifted
+    expected = row - (x == x.max(-1, keepdims=True)) * row.sum(-1, keepdims=True)
+    np.testing.assert_allclose(spmdc.grad(lambda x: jnp.sum(f(x) ** 2))(x), expected,
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_reduce_with_monoids_and_general_computations():
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7
     np.testing.assert_array_equal(lax.reduce(x, 0.0, lax.add, (0, 2)), x.sum((0, 2)))

@@ -35,7 +35,7 @@ Workloads (issue 7):
   W10 (issue 18: a cold start in a second process with a warm persistent cache): measured
       by a separate script (docs/PERFORMANCE.md), not here.
   W11 the cold first step of W9's jit variant (trace, lower, compile, run), a fresh
-      function every repetition.
+      function every repetition (tools/cold_split.py splits it into its phases).
   W12 batched linear algebra: ``jit`` of a Cholesky factorisation and solve of 64
       symmetric positive-definite f32[48, 48] matrices with 4 right-hand sides each
       (``cho_solve(cho_factor(a), b)``), then ``jnp.linalg.solve`` of the same batch

@@ -146,12 +146,10 @@ def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
     if not _is_array(x):
         x = np.asarray(x)
         return np.broadcast_to(x, shape) if x.ndim else x
+    # broadcast_in_dim stretches size-1 axes itself (as JAX emits it): no squeeze first.
     lead = len(shape) - len(xs)
-    keep = [i for i, d in enumerate(xs) if d == shape[lead + i]]
-    if len(keep) != len(xs):            # size-1 axes that grow: drop them first
-        x = bind(_prims["reshape"], x, new_sizes=tuple(xs[i] for i in keep), weak=x.weak)
     return bind(_prims["broadcast_in_dim"], x, shape=tuple(shape),
-                broadcast_dimensions=tuple(lead + i for i in keep), weak=x.weak)
+                broadcast_dimensions=tuple(range(lead, len(shape))), weak=x.weak)
 
 
 def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
