@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help install demo demo-multiprocess test test-slow lint bench sz fuzz clean
+.PHONY: help install demo demo-multiprocess demo-sharded test test-slow lint bench sz fuzz clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 19
@@ -22,6 +22,9 @@ demo: $(STAMP)  ## data-parallel MLP training with pmap on 8 virtual CPU devices
 
 demo-multiprocess: $(STAMP)  ## the same training as 2 processes x 4 devices (Gloo collectives)
 	$(PY) -m spmdc.launch -n 2 --devices-per-process 4 examples/train_data_parallel.py
+
+demo-sharded: $(STAMP)  ## the same training with jit over a sharded batch, as 2 processes x 4 devices
+	$(PY) -m spmdc.launch -n 2 --devices-per-process 4 examples/train_sharded.py
 
 test: $(STAMP)  ## the whole test suite (what CI runs)
 	SPMDC_CHECKS=1 HYPOTHESIS_PROFILE=ci $(PY) -m pytest -n 2 -m "not slow" tests
