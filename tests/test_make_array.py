@@ -60,9 +60,9 @@ def test_from_process_local_data(mesh):
 def test_errors_name_the_problem(mesh):
     s = NamedSharding(mesh, P("x"))
     x = np.zeros((8, 2), np.float32)
-    with pytest.raises(ValueError, match="hold the part \\[0:16, 0:2\\] of the global "
-                       "shape \\(16, 2\\), of shape \\(16, 2\\), but the local data has "
-                       "shape \\(8, 2\\)"):
+    with pytest.raises(ValueError, match="hold 4 x 1 blocks of shape \\(4, 2\\) of the "
+                       "global shape \\(16, 2\\), \\(16, 2\\) in all, but the local data "
+                       "has shape \\(8, 2\\)"):
         spmdc.make_array_from_process_local_data(s, x, (16, 2))
     with pytest.raises(ValueError, match="8 devices, but 1 arrays"):
         spmdc.make_array_from_single_device_arrays((8, 2), s, [spmdc.device_put(x[:2])])
@@ -77,3 +77,25 @@ def test_errors_name_the_problem(mesh):
         spmdc.make_array_from_callback((6, 2), s, lambda i: np.zeros((1, 2)))
     with pytest.raises(TypeError, match="NamedSharding or SingleDeviceSharding"):
         spmdc.make_array_from_callback((8, 2), "x", lambda i: x[i])
+
+
+def test_process_local_data_of_devices_scattered_over_the_mesh(mesh, monkeypatch):
+    # As if this process had only the mesh's devices with an even id (another process
+    # the others): its rows are blocks 0, 2, 4, 6 of 8 (mesh order), one after the other.
+    from spmdc.runtime import sharding as sharding_module
+    monkeypatch.setattr(sharding_module, "_local", lambda devices: tuple(
+        d for d in devices if d.id % 2 == 0))
+    s = NamedSharding(spmdc.make_mesh((8,), ("x",)), P("x"))
+    whole = np.arange(16 * 3, dtype=np.float32).reshape(16, 3)
+    mine = np.concatenate([whole[2 * k:2 * k + 2] for k in (0, 2, 4, 6)])
+    a = spmdc.make_array_from_process_local_data(s, mine)
+    assert a.shape == (16, 3) and not a.is_fully_addressable
+    assert len(a.addressable_shards) == 4 and len(a.global_shards) == 8
+    for shard in a.addressable_shards:
+        np.testing.assert_array_equal(shard.data, whole[shard.index])
+    assert [g.data is None for g in a.global_shards] == [False, True] * 4
+    with pytest.raises(RuntimeError, match="holds only some of its blocks"):
+        np.asarray(a)
+    b = spmdc.make_array_from_process_local_data(NamedSharding(s.mesh, P(None, "x")),
+                                                 np.zeros((2, 4)))
+    assert b.shape == (2, 8)

@@ -309,11 +309,11 @@ def make_array_from_single_device_arrays(shape: Any, sharding: Any, arrays: Any,
 
 def make_array_from_process_local_data(sharding: Any, local_data: Any,
                                        global_shape: Any = None) -> Array:
-    """The array laid out by ``sharding`` from this process's data, as JAX's: the blocks
-    of this process's devices together cover a box of the global array (the whole array
-    in one process), and ``local_data`` is that box. ``global_shape`` defaults to the
-    shape whose box, along each dimension, is as many blocks as this process's devices
-    hold, out of as many as all the devices hold."""
+    """The array laid out by ``sharding`` from this process's data, as JAX's: along each
+    dimension, ``local_data`` holds the distinct blocks of this process's devices one
+    after the other, in the global order (the whole array in one process).
+    ``global_shape`` defaults to the shape in which this process holds, along each
+    dimension, that many of the blocks all the devices hold."""
     op = "make_array_from_process_local_data"
     local = np.asarray(local_data)
     if not isinstance(sharding, NamedSharding):     # one device (or the clear error)
@@ -332,36 +332,35 @@ def make_array_from_process_local_data(sharding: Any, local_data: Any,
         raise ValueError(f"{op}: global_shape {shape} has {len(shape)} dimensions, the data "
                          f"{local.ndim}{where()}")
     index = sharding.devices_indices_map(shape)
-    lo = [min(range(*index[d][k].indices(n)).start for d in devs) for k, n in enumerate(shape)]
-    hi = [max(range(*index[d][k].indices(n)).stop for d in devs) for k, n in enumerate(shape)]
-    box = tuple(h - low for low, h in zip(lo, hi, strict=True))
-    if local.shape != box:
-        where_ = ", ".join(f"{a}:{b}" for a, b in zip(lo, hi, strict=True))
-        raise ValueError(f"{op}: this process's devices hold the part [{where_}] of the "
-                         f"global shape {shape}, of shape {box}, but the local data has "
-                         f"shape {local.shape}{where()}")
+    block = sharding.shard_shape(shape)
+    # per dimension, the starts of this process's blocks, in order: block k of them is
+    # at k * block in the local data
+    starts = [sorted({index[d][k].indices(n)[0] for d in devs}) for k, n in enumerate(shape)]
+    held = tuple(len(s) * b for s, b in zip(starts, block, strict=True))
+    if local.shape != held:
+        raise ValueError(f"{op}: this process's devices hold "
+                         f"{' x '.join(str(len(s)) for s in starts)} blocks of shape {block} "
+                         f"of the global shape {shape}, {held} in all, but the local data "
+                         f"has shape {local.shape}{where()}")
     t, weak = type_of(local)
     bufs = []
     for d in devs:
-        block = tuple(slice(r.start - low, r.stop - low) for r, low in zip(
-            (range(*s.indices(n)) for s, n in zip(index[d], shape, strict=True)), lo,
-            strict=True))
-        bufs.append(pjrt.put(np.ascontiguousarray(local[block]), d))
+        at = tuple(slice(starts[k].index(s.indices(n)[0]) * block[k],
+                         (starts[k].index(s.indices(n)[0]) + 1) * block[k])
+                   for k, (s, n) in enumerate(zip(index[d], shape, strict=True)))
+        bufs.append(pjrt.put(np.ascontiguousarray(local[at]), d))
     return Array(tuple(bufs), TensorType(shape, t.dtype), weak, devs, sharding=sharding)
 
 
 def _global_shape(sharding: NamedSharding, local: tuple[int, ...], devs: tuple[Any, ...],
                   op: str) -> tuple[int, ...]:
-    """The global shape whose blocks on ``devs`` make a box of shape ``local``."""
-    ones = (1,) * len(local)
-    # the block numbers along each dimension, from a shape of one element per block
+    """The global shape of which ``devs`` hold ``local``'s blocks."""
     counts = [math.prod(sharding.mesh.shape[a] for a in sharding.spec.axes_of(k))
               for k in range(len(local))]
-    index = sharding.devices_indices_map(tuple(c * o for c, o in zip(counts, ones,
-                                                                    strict=True)))
+    index = sharding.devices_indices_map(tuple(counts))      # one element per block
     shape = []
     for k, (n, c) in enumerate(zip(local, counts, strict=True)):
-        held = len({range(*index[d][k].indices(c)).start for d in devs})
+        held = len({index[d][k].indices(c)[0] for d in devs})
         if n % held:
             raise ValueError(f"{op}: dimension {k} of the local data has size {n}, which "
                              f"does not split into the {held} blocks this process's devices "
