@@ -57,6 +57,7 @@ def _refresh() -> None:
         on.append("disable_jit context")
     # one list object, updated in place, so callers may hold a reference to it
     runtime_checks[:] = on
+    pjrt.set_runtime_checks(bool(on))
 
 
 def disable_jit_enabled() -> bool:
