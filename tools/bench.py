@@ -589,7 +589,7 @@ def cases() -> list[Case]:
                  w9(form), 10, extra={"form": form}) for form in ("pmap", "jit")]
     out += [Case("W10", "cold start, warm cache, vs JAX without a cache", w10(False), 5,
                  warmup=1, extra={"jax_cache": False}, target=0.3),
-            Case("W10", "cold start, warm cache, vs JAX with its persistent cache",
+            Case("W10", "cold start, warm cache, vs JAX with its cache",
                  w10(True), 5, warmup=1, extra={"jax_cache": True}, target=1.0)]
     out += [Case("W11", "cold first step of the transformer block (jit, one device)", w11,
                  5, warmup=1)]
