@@ -358,6 +358,9 @@ def test_static_arguments_are_part_of_the_cpp_signature_by_value():
     g = spmdc.jit(lambda x, n: x * n, static_argnums=-1)          # counted from the end
     for _ in range(2):
         np.testing.assert_allclose(g(x, 5), X * 5, rtol=1e-6)
+        np.testing.assert_allclose(g(x, 6), X * 6, rtol=1e-6)     # never a C++ launch
+    with pytest.raises(ValueError, match="unhashable type list.*use a tuple"):
+        g(x, [1])
 
 
 def test_ahead_of_time_compile_with_captured_constants():
