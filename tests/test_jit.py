@@ -358,6 +358,9 @@ def test_static_arguments_are_part_of_the_cpp_signature_by_value():
     g = spmdc.jit(lambda x, n: x * n, static_argnums=-1)          # counted from the end
     for _ in range(2):
         np.testing.assert_allclose(g(x, 5), X * 5, rtol=1e-6)
+        np.testing.assert_allclose(g(x, 6), X * 6, rtol=1e-6)     # never a C++ launch
+    with pytest.raises(ValueError, match="unhashable type list.*use a tuple"):
+        g(x, [1])
 
 
 def test_ahead_of_time_compile_with_captured_constants():
@@ -405,3 +408,50 @@ def test_a_training_loop_feeding_results_back_stays_on_the_cpp_path():
         x = double(x)
     assert len(calls) <= 3
     np.testing.assert_array_equal(x, 64.0)
+
+
+# --- what the C++ dispatcher must not launch (Note [Python-path state in the jit key]) -----
+
+def test_an_arrays_weak_flag_set_after_it_was_made_is_part_of_the_signature():
+    # floor_divide sets its eager result's weak flag after the launch that made it
+    f = spmdc.jit(lambda a: a * 2)
+    for _ in range(3):
+        weak, strong = jnp.floor_divide(3.0, 2.0), jnp.floor_divide(jnp.float32(3.0), 2.0)
+        assert weak.weak and not strong.weak
+        assert f(weak).weak and not f(strong).weak
+
+
+def test_a_granted_call_made_while_tracing_is_inlined():
+    f = spmdc.jit(lambda v: jnp.sin(v))
+    x = spmdc.device_put(X)
+    calls = count_python_calls(f)
+    for _ in range(3):
+        f(x)
+    assert len(calls) <= 2                       # the C++ dispatcher launches it now
+    ir = str(spmdc.make_ir(lambda y: f(x) + y)(X))
+    assert "sin" in ir                            # traced into the program, not launched
+    np.testing.assert_allclose(spmdc.jit(lambda y: f(x) + y)(X), np.sin(X) + X, rtol=1e-6)
+
+
+def test_runtime_checks_apply_to_a_granted_call():
+    runs = []
+
+    def log(v):
+        runs.append(1)
+        return jnp.log(v)
+    f = spmdc.jit(log)
+    x = -jnp.ones(2)
+    for _ in range(3):
+        f(x)
+    assert len(runs) == 1
+    spmdc.config.update("jax_debug_nans", True)
+    try:
+        with pytest.raises(FloatingPointError, match="nan.*jit"):
+            f(x)
+    finally:
+        spmdc.config.update("jax_debug_nans", False)
+    with spmdc.disable_jit():
+        f(x)                                      # runs the Python function itself
+    assert len(runs) == 2
+    f(x)
+    assert len(runs) == 2

@@ -32,8 +32,13 @@ Workloads (issue 7):
   W9  a pre-LN transformer block (one head, d=128, sequence 64, 4 sequences per device)
       trained by SGD: value_and_grad + pmean under pmap over the 8 devices (in_axes=(None,
       0), out_axes=(None, None)), and the same step under jit on one device.
-  W10 (issue 18: a cold start in a second process with a warm persistent cache): measured
-      by a separate script (docs/PERFORMANCE.md), not here.
+  W10 a cold start with a warm persistent compilation cache (issue 18): W3's first call
+      (trace, lower, load the compiled program, run) in a fresh process whose cache
+      directory an earlier process filled, against JAX's first call in a fresh process
+      without a cache, and with its persistent cache filled the same way
+      (``jax_compilation_cache_dir``, ``jax_persistent_cache_min_compile_time_secs=0``).
+      Every repetition of every variant is a new process (``--cold-start``); the imports
+      and placing the data are not timed.
   W11 the cold first step of W9's jit variant (trace, lower, compile, run), a fresh
       function every repetition (tools/cold_split.py splits it into its phases).
   W12 batched linear algebra: ``jit`` of a Cholesky factorisation and solve of 64
@@ -61,13 +66,17 @@ Usage: tools/bench.py [--reps N] [--only W1,W6] [--quick] [--no-jax] [--json PAT
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import importlib
 import json
 import os
 import platform
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -332,6 +341,45 @@ def w9(form: str) -> Callable[[Any, bool], Runner]:
     return make
 
 
+def cold_start(lib: Any, cache_dir: str | None) -> float:
+    """W10 in this (fresh) process: the first call of W3's step, with ``cache_dir`` as the
+    persistent compilation cache (None: none)."""
+    if cache_dir is not None:
+        lib.config.update("jax_compilation_cache_dir", cache_dir)
+        if lib.__name__ == "jax":
+            lib.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    params = lib.device_put(mlp_params([784, 512, 512, 10]))
+    x, y = (lib.device_put(a) for a in mlp_data(128, 784, 10))
+    f = lib.jit(lib.value_and_grad(make_loss(lib.numpy)))
+    t0 = time.perf_counter()
+    lib.block_until_ready(f(params, x, y))
+    return time.perf_counter() - t0
+
+
+def w10(jax_cache: bool) -> Callable[[Any, bool], Runner]:
+    """spmdc with a warm cache against JAX with (``jax_cache``) or without one; each
+    repetition runs ``cold_start`` in a new process (the warm-up repetition fills the
+    caches)."""
+    def make(lib: Any, quick: bool) -> Runner:
+        cached = lib.__name__ == "spmdc" or jax_cache
+        command = [sys.executable, os.path.abspath(__file__), "--cold-start", lib.__name__]
+        if cached:
+            cache_dir = tempfile.mkdtemp(prefix=f"bench-w10-{lib.__name__}-")
+            atexit.register(shutil.rmtree, cache_dir, True)
+            command += ["--cache-dir", cache_dir]
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("SPMDC_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR")}
+
+        def run() -> float:
+            done = subprocess.run(command, env=env, capture_output=True, text=True,
+                                  timeout=600)
+            if done.returncode != 0:
+                raise RuntimeError(f"W10 {' '.join(command[2:])} failed:\n{done.stderr}")
+            return float(done.stdout.split()[-1])
+        return run
+    return make
+
+
 def w11(lib: Any, quick: bool) -> Runner:
     params = lib.device_put(transformer_params())
     x = lib.device_put(np.random.default_rng(2).normal(
@@ -511,6 +559,7 @@ class Case:
     reps: int                   # repetitions at full length (--reps scales them)
     warmup: int = 2
     extra: dict[str, Any] = field(default_factory=dict)
+    target: float | None = None     # where it differs from TARGETS[workload]
 
 
 def cases() -> list[Case]:
@@ -538,6 +587,10 @@ def cases() -> list[Case]:
     out += [Case("W7", "jit update of a 100-leaf dict of f32[16]", w7, 15)]
     out += [Case("W9", f"transformer block step ({form}) d=128 seq 64, 4 seqs/device",
                  w9(form), 10, extra={"form": form}) for form in ("pmap", "jit")]
+    out += [Case("W10", "cold start, warm cache, vs JAX without a cache", w10(False), 5,
+                 warmup=1, extra={"jax_cache": False}, target=0.3),
+            Case("W10", "cold start, warm cache, vs JAX with its cache",
+                 w10(True), 5, warmup=1, extra={"jax_cache": True}, target=1.0)]
     out += [Case("W11", "cold first step of the transformer block (jit, one device)", w11,
                  5, warmup=1)]
     out += [Case("W8", f"jit(value_and_grad) scan RNN T=200 b32 64->256{' remat' if remat else ''}",
@@ -585,7 +638,7 @@ def run_case(case: Case, libs: dict[str, Any], reps: int, quick: bool) -> dict[s
         result[name] = summary(s)
     if "jax" in samples:
         result["ratio"] = result["spmdc"]["median"] / result["jax"]["median"]
-        result["target"] = TARGETS[case.workload]
+        result["target"] = case.target or TARGETS[case.workload]
         result["met"] = result["ratio"] <= result["target"]
     return result
 
@@ -634,7 +687,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=float, default=1.0,
                         help="scale every workload's repetitions by this factor")
     parser.add_argument("--only", default="",
-                        help="comma-separated workloads (W1..W12) or case names substrings")
+                        help="comma-separated workloads (W1..W16) or case names substrings")
     parser.add_argument("--quick", action="store_true",
                         help="few repetitions and short inner loops (a smoke run)")
     parser.add_argument("--no-jax", action="store_true", help="measure spmdc alone")
@@ -642,7 +695,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=1,
                         help="N > 1: the multi-process benchmarks instead "
                              "(tools/bench_multiprocess.py), N processes x 8/N devices")
+    parser.add_argument("--cold-start", choices=("spmdc", "jax"), help=argparse.SUPPRESS)
+    parser.add_argument("--cache-dir", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.cold_start:                 # one W10 process: print the seconds
+        print(cold_start(spmdc if args.cold_start == "spmdc" else import_jax(),
+                         args.cache_dir))
+        return 0
     if args.processes > 1:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import bench_multiprocess

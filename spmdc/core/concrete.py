@@ -86,9 +86,8 @@ def concrete_value(x: Tracer) -> np.ndarray | None:
         if trace.sources is None or trace.closed:
             return None
         trace = trace.parent
-    state = tracing._state
-    saved = state.current
-    state.current = None                # the eager primitives run outside any trace
+    saved = tracing._state.current
+    tracing.set_current(None)           # the eager primitives run outside any trace
     try:
         value = _value(x._trace, x._var)
     except _Unknown:
@@ -96,8 +95,8 @@ def concrete_value(x: Tracer) -> np.ndarray | None:
     except Exception:           # e.g. a collective over an axis only a vmap binds:
         return None             # no value outside it, so the usual error follows
     finally:
-        state.current = saved
-    state.concretised = concretisations() + 1
+        tracing.set_current(saved)
+    tracing._state.concretised = concretisations() + 1
     return np.asarray(value)
 
 

@@ -3,8 +3,8 @@
 Each option is declared once here with what it accepts and what setting it does.
 Options that only matter while a function runs (``jax_disable_jit``, ``jax_debug_nans``)
 are read on every top-level call of a jitted or pmapped function, so they live in one
-list (``runtime_checks``) that those calls test with a single truth test; the C++
-dispatcher never sees a call while one of them is on (Note [config on the hot path]).
+list (``runtime_checks``); no launch granted to the C++ dispatcher runs while one of
+them is on (Note [config on the hot path]).
 
 An unknown name is an error listing the known ones, never silently accepted; so is a
 value of the wrong kind, and an option that can no longer take effect
@@ -13,11 +13,13 @@ value of the wrong kind, and an option that can no longer take effect
 Note [config on the hot path]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 ``jit(f)(x)`` goes from ``Jitted.__call__`` straight to jaxlib's C++ dispatcher. Rather
-than teach the dispatcher our options, the call first tests ``runtime_checks`` (a list
-that is empty unless disable_jit or debug_nans is on, for this thread or globally): one
-truth test of a module global, about 20 ns. When it is non-empty the call takes the
-Python path, which reads the options themselves. ``disable_jit`` is thread-local when
-used as a context manager (as JAX's is) and global when set with ``config.update``.
+than teach the dispatcher our options, ``runtime_checks`` (a list that is empty unless
+disable_jit or debug_nans is on, for this thread or globally) is mirrored into one slot
+of the dispatcher's key (Note [Python-path state in the jit key] in runtime/pjrt.py):
+while it is non-empty no granted launch matches, and the call takes the Python path,
+which reads the options themselves (``pmap`` tests the list before its dispatcher).
+``disable_jit`` is thread-local when used as a context manager (as JAX's is) and global
+when set with ``config.update``.
 """
 from __future__ import annotations
 
@@ -57,6 +59,7 @@ def _refresh() -> None:
         on.append("disable_jit context")
     # one list object, updated in place, so callers may hold a reference to it
     runtime_checks[:] = on
+    pjrt.set_runtime_checks(bool(on))
 
 
 def disable_jit_enabled() -> bool:

@@ -31,6 +31,7 @@ import numpy as np
 from ..compiler.builder import Builder
 from ..compiler.ir import Atom, Func, Lit, TensorType, Var
 from ..compiler.primitives.core import Primitive, ShapeError
+from ..runtime import pjrt
 from ..runtime.array import Array
 from . import dtypes
 from .names import scoped
@@ -128,14 +129,20 @@ def tracing(name: str, axis_env: dict[str, Any] | None = None,
     """Make a new Trace (child of this thread's current one) current for the ``with``
     body. See Note [thread-local trace]; ``concrete``: Note [concrete values while
     tracing] in core/concrete.py."""
-    state = _state
-    trace = Trace(state.current, name, axis_env, concrete)
-    state.current = trace
+    trace = Trace(_state.current, name, axis_env, concrete)
+    set_current(trace)
     try:
         yield trace
     finally:
-        state.current = trace.parent
+        set_current(trace.parent)
         trace.closed = True
+
+
+def set_current(trace: Trace | None) -> None:
+    """Make ``trace`` (None: none) this thread's current trace; the C++ dispatchers'
+    key follows (Note [Python-path state in the jit key] in runtime/pjrt.py)."""
+    _state.current = trace
+    pjrt.set_tracing(trace is not None)
 
 
 class Tracer:

@@ -39,7 +39,7 @@ __all__ = ["Array"]
 
 
 class Array:
-    __slots__ = ("_bufs", "type", "weak", "_devices", "split", "_host", "_copies",
+    __slots__ = ("_bufs", "type", "_weak", "_devices", "split", "_host", "_copies",
                  "_group", "_aux", "_sharding", "__weakref__")
     __array_priority__ = 100
 
@@ -48,7 +48,7 @@ class Array:
                  sharding: Sharding | None = None):
         self._bufs: tuple[Any, ...] | None = buffers      # None: still only in _group
         self.type = type           # the logical type
-        self.weak = weak
+        self._weak = weak
         self._devices = devices
         self.split = split
         self._host: np.ndarray | None = None
@@ -75,6 +75,16 @@ class Array:
     @property
     def dtype(self) -> np.dtype:
         return self.type.dtype
+
+    @property
+    def weak(self) -> bool:
+        """Whether the dtype is weak (a Python scalar's), as JAX's ``weak_type``."""
+        return self._weak
+
+    @weak.setter
+    def weak(self, weak: bool) -> None:
+        self._weak = weak
+        self._aux = None            # it is part of the C++ signature (see _node_aux)
 
     @property
     def ndim(self) -> int:
@@ -357,6 +367,10 @@ class Array:
         return self._aux
 
     def _flatten(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        # Runs for every Array argument of every C++ launch: the usual case first.
+        bufs, aux = self._bufs, self._aux
+        if bufs is not None and aux is not None and aux[4] is None:
+            return bufs, aux
         if self._sharding is not None:
             # a partitioned program's argument: one group_array (Note [grouped launch] in
             # transforms/partitioned.py). jaxlib crashes launching a deleted multi-device
@@ -369,18 +383,7 @@ class Array:
             if group.is_deleted() and not pjrt.granting():
                 self.check_not_deleted()
             return (group,), self._node_aux()
-        bufs = self._bufs
-        return (self._buffers if bufs is None else bufs), self._node_aux()
-
-    @classmethod
-    def _unflatten(cls, aux: tuple[Any, ...], buffers: Any) -> Array:
-        if aux[4] is not None:          # a partitioned program's result: one group_array
-            out = cls(None, *aux)
-            out._group = buffers[0]
-        else:
-            out = cls(tuple(buffers), *aux)
-        out._aux = aux
-        return out
+        return self._buffers, self._node_aux()
 
     def _flatten_grouped(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         group = self.group()
@@ -398,11 +401,28 @@ class Array:
         return out
 
 
+def _unflatten(aux: tuple[Any, ...], buffers: tuple[Any, ...]) -> Array:
+    # Runs for every output of every C++ launch, so it is a plain function that sets the
+    # slots as Array.__init__ would, without calling it (which would double the cost).
+    out = _new_array(Array)
+    out.type, out._weak, out._devices, out.split, out._sharding = aux
+    if aux[4] is None:
+        out._bufs, out._group = tuple(buffers), None
+    else:                           # a partitioned program's result: one group_array
+        out._bufs, out._group = None, buffers[0]
+    out._host = out._copies = None
+    out._aux = aux
+    return out
+
+
+_new_array = object.__new__
+
+
 @functools.lru_cache(maxsize=4096)
 def _interned_aux(type: TensorType, weak: bool, devices: tuple[Any, ...],
                   split: bool, sharding: Sharding | None) -> tuple[Any, ...]:
     return (type, weak, devices, split, sharding)
 
 
-pjrt.register_node(Array, Array._flatten, Array._unflatten, "one")
+pjrt.register_node(Array, Array._flatten, _unflatten, "one")
 pjrt.register_node(Array, Array._flatten_grouped, Array._unflatten_grouped, "replicated")

@@ -34,7 +34,7 @@ if importlib.util.find_spec("jax") is None:
 __all__ = ["client", "devices", "compile", "put", "execute", "execute_one", "to_numpy", "Device",
            "Buffer", "optimized_hlo", "cost_analysis", "device_count_env", "is_ready",
            "register_node", "dispatcher", "fast_path", "is_unsortable_keys_error",
-           "is_unhashable_static_error", "forget",
+           "is_unhashable_static_error", "forget", "set_tracing", "set_runtime_checks",
            "group_array", "group_devices", "shards", "copy_to_host_async", "set_x64_state",
            "set_cpu_device_count", "local_devices", "process_index", "process_count",
            "client_exists", "platform_wanted", "set_platform", "platform_name", "join",
@@ -859,6 +859,29 @@ def set_x64_state(enabled: bool) -> None:
     _x64_state[0] = enabled
     if _x64_slot:
         _x64_slot[0].set_global(enabled)
+
+
+# Note [Python-path state in the jit key]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A call made while this thread traces (where a jit is inlined into the trace) or while a
+# runtime check is on (Note [config on the hot path] in core/config.py) must take the
+# Python path even when its arguments match a granted launch. Rather than test both in
+# Python before every call, spmdc keeps them in two config slots that are part of every
+# C++ dispatcher's key, as JAX keeps its trace state: while either is on, no granted
+# launch matches, the dispatcher calls ``cache_miss``, and the Python path grants nothing
+# then. ``tracing`` is per thread (as the current trace is), ``runtime checks`` global.
+_tracing_slot = _jax.config.Config("spmdc_tracing", False, include_in_jit_key=True)
+_checks_slot = _jax.config.Config("spmdc_runtime_checks", False, include_in_jit_key=True)
+
+
+def set_tracing(on: bool) -> None:
+    """Tell the C++ dispatchers whether this thread has a current trace."""
+    _tracing_slot.set_local(on)
+
+
+def set_runtime_checks(on: bool) -> None:
+    """Tell the C++ dispatchers whether a runtime check is on."""
+    _checks_slot.set_global(on)
 
 
 def is_unsortable_keys_error(e: Exception) -> bool:
