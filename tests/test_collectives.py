@@ -308,3 +308,24 @@ def test_compiling_for_fewer_devices_than_the_mesh_is_a_clear_error():
     with pytest.raises(ValueError, match="span 8 devices, but 1 were given"):
         compile_func(func, pjrt.devices()[:1], axis_env=dict(MESH),
                      mesh_axes=[name for name, _ in MESH])
+
+
+@pytest.mark.parametrize("split,concat,tiled", [(2, 1, False), (1, 2, False), (0, 2, False),
+                                                (2, 0, True), (1, 1, False)])
+def test_all_to_all_vjp_is_its_adjoint(split, concat, tiled):
+    # <A x, y> = <x, A^T y> summed over the devices, A = all_to_all under pmap. (JAX 0.10.2's
+    # transpose of an untiled all_to_all whose split and concat axes differ raises
+    # "Expected cotangent type float32[1,1,3,2] but got float32[1,3,1,2]".)
+    n = 2
+    shape = [1, 3, 4]
+    shape[split] = 2 * n if tiled else n
+    rng = np.random.default_rng(split * 10 + concat)
+    x = rng.normal(size=(n, *shape)).astype(F32)
+    forward = spmdc.pmap(lambda v: lax.all_to_all(v, "i", split, concat, tiled=tiled), "i")
+    ax = np.asarray(forward(x))
+    y = rng.normal(size=ax.shape).astype(F32)
+    adjoint = spmdc.pmap(lambda v, c: spmdc.vjp(
+        lambda u: lax.all_to_all(u, "i", split, concat, tiled=tiled), v)[1](c)[0], "i")
+    aty = np.asarray(adjoint(x, y))
+    assert aty.shape == x.shape
+    np.testing.assert_allclose(np.sum(ax * y), np.sum(x * aty), rtol=1e-5)
