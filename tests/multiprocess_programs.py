@@ -109,9 +109,10 @@ def _sharded_jit(part: Callable[[np.ndarray], np.ndarray], n: int) -> dict[str, 
                           jax.NamedSharding(grid, jax.P(None, "model")))
     product = jax.jit(lambda a, b: jnp.sum(a @ b, axis=0))(z, wide)
     eager = jnp.sum(xs * 2.0, axis=0)          # operations outside jit, on the mesh too
+    whole = jax.device_put(xs, jax.NamedSharding(mesh, jax.P()))    # gathered everywhere
     return {"sharded_jit": [(False, w["a"]), (False, w["b"]), (False, np.array(losses)),
                             (True, _local_rows(doubled)), (False, gathered),
-                            (False, product), (False, eager)]}
+                            (False, product), (False, eager), (False, whole)]}
 
 
 def _shard_map(part: Callable[[np.ndarray], np.ndarray], n: int) -> dict[str, Any]:

@@ -172,10 +172,24 @@ def _tree_map(f: Callable[[Any], Any], tree: Any) -> Any:
     return tree_unflatten(treedef, [f(v) for v in leaves])
 
 
+# How an Array laid out over several processes gets another layout over its mesh: a
+# program every process runs (set by transforms/partitioned.py, which this floor cannot
+# import; Note [arrays over processes] in runtime/array.py).
+relayout: list[Callable[[Array, NamedSharding], Array]] = []
+
+
 def put_sharded(x: Any, sharding: NamedSharding) -> Array:
     """``x`` laid out by ``sharding``: each device of its mesh gets its block."""
     if type(x) is Array and x._sharding == sharding:
         return x
+    if type(x) is Array and not x.is_fully_addressable:
+        # the value is not all here: another program over the mesh moves the blocks
+        if not isinstance(x._sharding, NamedSharding) or x._sharding.mesh != sharding.mesh:
+            raise ValueError(
+                f"device_put: this Array is laid out over devices of several processes, so "
+                f"it can take another layout only over the same mesh ({x.sharding!r}, "
+                f"asked for {sharding!r}){where()}")
+        return relayout[0](x, sharding)
     t, weak = type_of(x)
     try:
         sharding.check_shape(t.shape, "device_put")

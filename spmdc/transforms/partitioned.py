@@ -24,6 +24,7 @@ the mesh. All sharded arguments and requested shardings must share one mesh.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from typing import Any
@@ -36,6 +37,7 @@ from ..compiler.passes.cleanup import cleanup
 from ..compiler.primitives.shard_map import shard_map_p
 from ..compiler.primitives.sharding import sharding_constraint_p
 from ..compiler.stablehlo import Partitioning, lower_program, parse_module
+from ..core import devices as _devices
 from ..core import dtypes
 from ..core import precision as _precision
 from ..core.devices import device_put
@@ -376,6 +378,20 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
             out.append(bind(sharding_constraint_p, leaf, mesh=s.mesh.shape_tuple,
                             device_ids=remember_mesh(s.mesh), spec=_spec_tuple(s, t.ndim)))
     return tree_unflatten(tree, out)
+
+
+def _relayout(x: Array, sharding: NamedSharding) -> Array:
+    """``x``, laid out over several processes, laid out by ``sharding`` over its mesh."""
+    return _identity_to(sharding)(x)
+
+
+@functools.lru_cache(maxsize=64)
+def _identity_to(sharding: NamedSharding) -> Any:
+    from .jit import jit  # (jit builds on this module)
+    return jit(lambda v: v, out_shardings=sharding)
+
+
+_devices.relayout[:] = [_relayout]
 
 
 def reshard(x: Any, out_shardings: Any) -> Any:
