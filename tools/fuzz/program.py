@@ -39,12 +39,13 @@ def promote(a: str, b: str) -> str:
         return "float32"
     if fa or fb:
         return a if fa else b
-    width = {"int8": 8, "uint8": 8, "int16": 16, "int32": 32}
+    width = {"int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32}
     if a.startswith("u") != b.startswith("u"):
         signed, unsigned = (a, b) if b.startswith("u") else (b, a)
         if width[signed] > width[unsigned]:
             return signed
-        return "int16" if width[signed] == 8 else "int32"
+        # the next signed type above the unsigned one (int64 is int32 with x64 off)
+        return {8: "int16", 16: "int32", 32: "int32"}[width[unsigned]]
     return a if width[a] >= width[b] else b
 
 
