@@ -215,6 +215,44 @@ def test_donated_sharded_arrays_used_again_are_errors_not_crashes():
     np.testing.assert_allclose(other(w), 2 * (1 - 0.5 * 4))
 
 
+def test_deleted_sharded_arrays_launched_by_the_cpp_dispatcher_are_errors_not_crashes():
+    # An Array laid out by a sharding is flattened in Python on every call, never read
+    # by jaxlib in C++ (Note [leaves read in C++] in runtime/array.py): whether it was
+    # placed or a result, after the dispatcher launched it, deleting it makes the next
+    # call a clear error, not a launch of a deleted multi-device array.
+    mesh = spmdc.make_mesh((8,), ("b",))
+    s = NamedSharding(mesh, P("b"))
+    f = spmdc.jit(lambda w: w * 2, in_shardings=s, out_shardings=s)
+    calls = count_python_calls(f)
+    placed = spmdc.device_put(np.ones(16, np.float32), s)
+    result = f(placed)
+    for _ in range(3):
+        f(placed)
+        f(result)
+    assert len(calls) <= 3
+    for x in (placed, result):
+        x.delete()
+        with pytest.raises(RuntimeError, match="Array has been deleted.*test_donation.py"):
+            f(x)
+    np.testing.assert_allclose(f(spmdc.device_put(np.ones(16, np.float32), s)), 2.0)
+
+
+def test_a_deleted_array_launched_by_the_cpp_dispatcher_is_a_clear_error():
+    f = spmdc.jit(lambda x: x + 1)
+    calls = count_python_calls(f)
+    placed = jnp.ones(3)
+    result = f(placed)
+    for _ in range(3):
+        f(placed)
+        f(result)
+    assert len(calls) <= 3
+    for x in (placed, result):
+        x.delete()
+        with pytest.raises(RuntimeError, match="Array has been deleted"):
+            f(x)
+    np.testing.assert_allclose(f(jnp.ones(3)), 2.0)
+
+
 def test_donated_pmap_values_used_again_are_errors_not_crashes():
     g = spmdc.pmap(lambda a, b: (a * 2, b + 1), donate_argnums=0)
     h = spmdc.pmap(lambda a: a * 3)
