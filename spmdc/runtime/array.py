@@ -445,9 +445,8 @@ def _unflatten(aux: tuple[Any, ...], buffers: tuple[Any, ...]) -> Array:
     # slots as Array.__init__ would, without calling it (which would double the cost).
     out = _new_array(Array)
     out.type, out._weak, out._devices, out.split, out._sharding = aux
-    if aux[4] is None:
-        bufs = out._bufs = tuple(buffers)
-        out._kids = bufs[0] if len(bufs) == 1 else bufs
+    if aux[4] is None:              # a single-device program's result: one buffer
+        out._bufs = (out._kids,) = buffers
         out._group = None
     else:                           # a partitioned program's result: one group_array
         out._bufs, out._group = None, buffers[0]
