@@ -377,11 +377,14 @@ class Array:
     # cycle to keep buffers alive), a node of its own whose Python flatten is the
     # Array's _flatten, which returns the real aux data (so the signature is whole
     # whatever ``_aux`` holds) and sets ``_kids`` once it can. An Array laid out by a
-    # sharding stays _Pending: its child is one multi-device group_array, which a C++
-    # launch may donate (delete) with no Python code running, and jaxlib crashes
-    # launching a deleted one (Note [donation] in stablehlo.py), so _flatten checks it
-    # on every call. A deleted or donated single-device buffer is safe to hand over:
-    # the launch refuses it, and the dispatcher's caller explains that (as before).
+    # sharding stays _Pending: its child is one multi-device group_array, and jaxlib
+    # crashes launching a donated one (Note [donation] in stablehlo.py), so _flatten
+    # checks it on every call, as before. (Measured with jaxlib 0.10.2 on CPU: the
+    # crash is in the Python-level launch; the C++ dispatcher, handed a deleted or
+    # donated array whose signature it has granted, launches nothing and calls
+    # ``cache_miss``, whose Python path explains it. The check stays, because that is
+    # jaxlib's behaviour, not a promise.) So a deleted or donated single-device buffer
+    # is safe to hand over: the dispatcher goes to the Python path, as before.
     # ``_kids`` goes back to _Pending wherever the aux data changes (the weak setter).
     # Results are rebuilt by _unflatten, registered in a second registry, because the
     # C++ registry rebuilds a node it reads by slots only by calling Array(**slots).
