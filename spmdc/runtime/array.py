@@ -395,7 +395,7 @@ class Array:
         return self._aux
 
     def _flatten(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-        # (through _Pending, for an argument; Note [leaves read in C++])
+        # (an argument through _Pending, a result for fast_path; Note [leaves read in C++])
         if self._sharding is not None:
             # a partitioned program's argument: one group_array (Note [grouped launch] in
             # transforms/partitioned.py). jaxlib crashes launching a deleted multi-device
