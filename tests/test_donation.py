@@ -9,6 +9,7 @@ from dispatch_spy import count_python_calls
 
 import spmdc
 import spmdc.numpy as jnp
+from spmdc import Array
 from spmdc.sharding import NamedSharding
 from spmdc.sharding import PartitionSpec as P
 
@@ -213,6 +214,48 @@ def test_donated_sharded_arrays_used_again_are_errors_not_crashes():
         f(z, z)
     np.testing.assert_allclose(f(z, x), 0.5)
     np.testing.assert_allclose(other(w), 2 * (1 - 0.5 * 4))
+
+
+def test_sharded_arrays_deleted_after_the_cpp_dispatcher_launched_them_are_errors():
+    # After a granted call has been launched in C++ with a sharded Array, donating it
+    # elsewhere or deleting it makes the next call of the granted one a clear error,
+    # never a launch of a deleted multi-device array (which jaxlib 0.10.2's Python-level
+    # launch segfaults on; Note [leaves read in C++] in runtime/array.py).
+    mesh = spmdc.make_mesh((8,), ("b",))
+    s = NamedSharding(mesh, P("b"))
+    donate = spmdc.jit(lambda w, x: w - 0.5 * x, in_shardings=(s, s), out_shardings=s,
+                       donate_argnums=0)
+    f = spmdc.jit(lambda w: w * 2)
+    calls = count_python_calls(f)
+    x = spmdc.device_put(np.ones(16, np.float32), s)
+    placed = [spmdc.device_put(np.ones(16, np.float32), s) for _ in range(2)]
+    results = [donate(spmdc.device_put(np.ones(16, np.float32), s), x) for _ in range(2)]
+    for w in (*placed, *results):
+        for _ in range(3):
+            f(w)                             # the C++ dispatcher launches w by now
+    assert len(calls) <= 4
+    for w, delete in zip((*placed, *results), [lambda w: donate(w, x), Array.delete] * 2,
+                         strict=True):
+        delete(w)
+        with pytest.raises(RuntimeError, match="Array has been deleted.*test_donation.py"):
+            f(w)
+    np.testing.assert_allclose(f(x), 2.0)
+
+
+def test_a_deleted_array_launched_by_the_cpp_dispatcher_is_a_clear_error():
+    f = spmdc.jit(lambda x: x + 1)
+    calls = count_python_calls(f)
+    placed = jnp.ones(3)
+    result = f(placed)
+    for _ in range(3):
+        f(placed)
+        f(result)
+    assert len(calls) <= 3
+    for x in (placed, result):
+        x.delete()
+        with pytest.raises(RuntimeError, match="Array has been deleted"):
+            f(x)
+    np.testing.assert_allclose(f(jnp.ones(3)), 2.0)
 
 
 def test_donated_pmap_values_used_again_are_errors_not_crashes():
