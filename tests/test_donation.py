@@ -138,6 +138,7 @@ def test_array_delete():
         np.asarray(x)
 
 
+@pytest.mark.devices(8)
 def test_pmap_donation_of_replicated_parameters_and_split_values():
     def step(w, x):
         g = spmdc.lax.pmean(x * w, "i")
@@ -164,6 +165,7 @@ def test_pmap_donation_of_replicated_parameters_and_split_values():
         double(old)
 
 
+@pytest.mark.devices(8)
 def test_partitioned_jit_donation():
     mesh = spmdc.make_mesh((8,), ("b",))
     s = NamedSharding(mesh, P("b"))
@@ -186,6 +188,7 @@ def test_partitioned_jit_donation():
     assert not w.is_deleted()
 
 
+@pytest.mark.devices(8)
 def test_donated_sharded_arrays_used_again_are_errors_not_crashes():
     # jaxlib crashes the process when a multi-device program gets a deleted multi-device
     # array, or one donated buffer twice; spmdc checks first, on both dispatch paths.
@@ -215,6 +218,7 @@ def test_donated_sharded_arrays_used_again_are_errors_not_crashes():
     np.testing.assert_allclose(other(w), 2 * (1 - 0.5 * 4))
 
 
+@pytest.mark.devices(8)
 def test_donated_pmap_values_used_again_are_errors_not_crashes():
     g = spmdc.pmap(lambda a, b: (a * 2, b + 1), donate_argnums=0)
     h = spmdc.pmap(lambda a: a * 3)
