@@ -21,7 +21,7 @@ DATA = Path(__file__).parent / "data"
 PROGRAMS = f"{DATA / 'cli_programs.py'}"
 BROKEN = f"{DATA / 'cli_broken.py'}"
 STEP = [f"{PROGRAMS}:step", "--example", "example"]     # pmap(grad) with a psum
-FOUR = pytest.mark.devices(4)                            # the pmaps above map over 4 devices
+FOUR = pytest.mark.devices(4)                  # the pmaps of tests/data/cli_*.py map over 4
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
