@@ -150,6 +150,7 @@ def _still_works():
                                [1.0, 2.0])
 
 
+@pytest.mark.devices(2)
 @pytest.mark.parametrize("call,error,fragment", BAD_ARGUMENTS,
                          ids=[f"{e.__name__}:{f}" for _, e, f in BAD_ARGUMENTS])
 def test_bad_argument_is_a_clear_error(call, error, fragment):
@@ -159,6 +160,7 @@ def test_bad_argument_is_a_clear_error(call, error, fragment):
     _still_works()
 
 
+@pytest.mark.devices(2)
 def test_good_arguments_still_work():
     f = spmdc.jit(lambda x, n: x * n, static_argnums=1)
     assert float(f(2.0, 3)) == 6.0
@@ -178,6 +180,7 @@ def test_good_arguments_still_work():
     assert jnp.zeros((0, 3)).shape == (0, 3)
 
 
+@pytest.mark.devices(2)
 def test_pmap_maps_the_last_axis_with_in_axes_minus_one():
     # A deliberate difference from JAX (which raises): negative in_axes count from the end
     # as in vmap; documented in pmap's docstring and the README.

@@ -11,6 +11,7 @@ import spmdc.numpy as jnp
 X = np.arange(12, dtype=np.float32).reshape(3, 4)
 
 
+@pytest.mark.devices(8)
 def test_devices():
     devs = spmdc.devices()
     assert len(devs) == spmdc.device_count() == spmdc.local_device_count() == 8
@@ -67,6 +68,7 @@ def test_scalar_conversions_need_one_element():
         hash(spmdc.device_put(X))
 
 
+@pytest.mark.devices(4)
 def test_device_put_and_get():
     d3 = spmdc.devices()[3]
     a = spmdc.device_put(X, d3)
@@ -78,6 +80,7 @@ def test_device_put_and_get():
     np.testing.assert_array_equal(tree["b"][0], X * 2)
 
 
+@pytest.mark.devices(4)
 def test_device_put_with_a_device_list_shards_the_leading_axis():
     four = spmdc.devices()[:4]
     a = spmdc.device_put(X.reshape(4, 3), four)
@@ -93,6 +96,7 @@ def test_float64_becomes_float32_without_x64():
     assert jnp.arange(3).dtype == np.int32
 
 
+@pytest.mark.devices(8)
 def test_the_type_users_see():
     out = spmdc.pmap(lambda v: v * 2)(np.arange(8.0))
     assert type(out) is spmdc.Array and str(type(out)) == "<class 'spmdc.Array'>"

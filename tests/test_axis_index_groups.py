@@ -57,6 +57,7 @@ OPS = {
 }
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("op", sorted(OPS))
 def test_grouped_collectives_under_pmap_vmap_and_shard_map(op):
     x = _x()
@@ -88,6 +89,7 @@ def test_grad_of_a_grouped_psum_sums_the_cotangents_within_the_group():
     np.testing.assert_allclose(g, want)
 
 
+@pytest.mark.devices(8)
 def test_bad_groups_are_clear_errors():
     x = _x()
     for groups, fragment in [([[0, 1], [2, 3]], "exactly once"),
@@ -102,6 +104,7 @@ def test_bad_groups_are_clear_errors():
 
 # --- over device axes: the primitive with groups, lowered to replica_groups --------------------
 
+@pytest.mark.devices(8)
 def test_over_devices_the_groups_are_the_replica_groups():
     x = _x()
     for op in ("psum", "pmax", "all_gather", "psum_scatter", "all_to_all"):
@@ -136,6 +139,7 @@ GROUPED_CASES = {   # on the 2 x 4 mesh of test_collectives.py; groups along 'j'
 }
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("name", sorted(GROUPED_CASES))
 def test_grouped_primitives_compiled_match_the_reference_interpreter(name):
     from test_collectives import F32, MESH, one_eqn, run_on_mesh
@@ -161,6 +165,7 @@ def test_grouped_primitives_compiled_match_the_reference_interpreter(name):
             np.testing.assert_allclose(np.moveaxis(g, 1, 0), w, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("op", ["psum", "pmean", "pmax", "all_gather", "psum_scatter",
                                 "all_to_all"])
 def test_grad_over_devices_matches_the_written_out_form(op):

@@ -53,6 +53,7 @@ def test_debug_print_under_vmap_prints_each_batch_element(capfd):
     assert lines(capfd) == ["x=[0. 2. 4.] s=2.0", "x=[1. 3. 5.] s=2.0"]
 
 
+@pytest.mark.devices(4)
 def test_debug_print_under_pmap_prints_once_per_device_with_its_values(capfd):
     out = jax.pmap(lambda x: (jax.debug.print("dev {}", x), x + 1)[1])(jnp.arange(4.0))
     np.testing.assert_allclose(np.asarray(out), np.arange(4.0) + 1)
@@ -334,7 +335,9 @@ _REFERENCE = json.loads((Path(__file__).parent / "data" / "callbacks_reference.j
                         .read_text())["programs"]
 
 
-@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
+@pytest.mark.parametrize("program", [
+    pytest.param(p, marks=pytest.mark.devices(4)) if p.__name__.startswith("pmap") else p
+    for p in PROGRAMS], ids=lambda p: p.__name__)
 def test_prints_what_jax_prints(program, capfd):
     program(jax)
     got, want = lines(capfd), _REFERENCE[program.__name__]
@@ -343,6 +346,7 @@ def test_prints_what_jax_prints(program, capfd):
     assert got == want
 
 
+@pytest.mark.devices(4)
 def test_a_launch_with_effects_returns_after_they_ran():
     # pmap replicas run on their own threads; a program whose effects have no outputs
     # used to return before they had run.
@@ -357,6 +361,7 @@ def test_a_launch_with_effects_returns_after_they_ran():
     jax.effects_barrier()
 
 
+@pytest.mark.devices(4)
 def test_callbacks_in_partitioned_programs_and_shard_map(capfd):
     # jit over a sharded array: the callback runs once with the whole value (JAX's
     # maximal sharding); inside shard_map: once per device with its block.

@@ -21,6 +21,7 @@ DATA = Path(__file__).parent / "data"
 PROGRAMS = f"{DATA / 'cli_programs.py'}"
 BROKEN = f"{DATA / 'cli_broken.py'}"
 STEP = [f"{PROGRAMS}:step", "--example", "example"]     # pmap(grad) with a psum
+FOUR = pytest.mark.devices(4)                  # the pmaps of tests/data/cli_*.py map over 4
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -30,7 +31,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def spmdc_process(*argv: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "SPMDC_CPU_DEVICES": "8"}
+    env = dict(os.environ)      # the child has the devices this process has
     env.pop("NO_COLOR", None)
     return subprocess.run([sys.executable, "-m", "spmdc.cli", *argv], capture_output=True,
                           text=True, env=env, timeout=120)
@@ -45,6 +46,7 @@ def test_stage_names_and_order_under_jit_vmap(capsys):
     assert out.split() == ["traced", "vmap", "cleanup", "stablehlo", "optimized_hlo"]
 
 
+@pytest.mark.devices(4)
 def test_stage_names_and_order_under_pmap_grad(capsys):
     status, out, _ = run(capsys, "dump", *STEP, "--stages")
     assert status == 0
@@ -54,6 +56,7 @@ def test_stage_names_and_order_under_pmap_grad(capsys):
     assert names[-4:] == ["collectives", "cleanup.2", "stablehlo", "optimized_hlo"]
 
 
+@pytest.mark.devices(4)
 def test_lowered_stages_api():
     w, x = np.ones(3, np.float32), np.ones((4, 5, 3), np.float32)
     lowered = spmdc.pmap(spmdc.grad(lambda w, x: spmdc.lax.psum(x * w, "i").sum()),
@@ -67,6 +70,7 @@ def test_lowered_stages_api():
         lowered.stage("vmap")
 
 
+@pytest.mark.devices(4)
 def test_one_stage_and_transposed_collective_annotated(capsys):
     status, out, _ = run(capsys, "dump", *STEP, "--stage", "collectives")
     assert status == 0
@@ -87,6 +91,7 @@ def test_diff_shows_the_batching_dimension_appearing(capsys):
     assert "-func @scale(%0: f32[3]) -> (f32[3]) {" in out
 
 
+@pytest.mark.devices(4)
 def test_stats_count_equations_and_bytes_of_a_psum(capsys):
     status, out, _ = run(capsys, "dump", *STEP, "--stats", "--format", "json")
     assert status == 0
@@ -145,9 +150,10 @@ def test_colour_only_when_asked(capsys):
 # --- check -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, args, kind, line", [
-    ("unbound_axis", ["f32[4,3]"], "unbound axis name 'j'", 8),
-    ("bad_permutation", ["f32[4,3]"], "uses destination 1 more than once", 15),
-    ("varying_out", ["f32[4,3]"], "out_axes=None", 22),
+    pytest.param("unbound_axis", ["f32[4,3]"], "unbound axis name 'j'", 8, marks=FOUR),
+    pytest.param("bad_permutation", ["f32[4,3]"], "uses destination 1 more than once", 15,
+                 marks=FOUR),
+    pytest.param("varying_out", ["f32[4,3]"], "out_axes=None", 22, marks=FOUR),
     ("shape_error", ["f32[3]", "f32[4]"], "contracting dimension mismatch", 29),
 ])
 def test_check_reports_each_mistake_with_its_line(capsys, name, args, kind, line):
@@ -160,6 +166,7 @@ def test_check_reports_each_mistake_with_its_line(capsys, name, args, kind, line
     assert f"cli_broken.py:{line}" in err
 
 
+@pytest.mark.devices(4)
 def test_check_passes_a_correct_program(capsys):
     status, out, err = run(capsys, "check", f"{BROKEN}:correct", "--arg", "f32[4,3]")
     assert status == 0 and err == ""
@@ -195,6 +202,7 @@ def test_subprocess_dump_is_plain_when_piped():
     assert "\x1b[" not in done.stdout
 
 
+@pytest.mark.devices(4)
 def test_subprocess_exit_statuses():
     broken = spmdc_process("check", f"{BROKEN}:unbound_axis", "--arg", "f32[4,3]")
     assert broken.returncode == 1 and "unbound axis name 'j'" in broken.stderr
@@ -207,7 +215,7 @@ def test_subprocess_exit_statuses():
 def test_subprocess_colour_on_a_terminal_unless_no_color(no_color):
     import pty
     leader, follower = pty.openpty()
-    env = {**os.environ, "SPMDC_CPU_DEVICES": "8"}
+    env = dict(os.environ)      # the child has the devices this process has
     env.pop("NO_COLOR", None)
     if no_color:
         env["NO_COLOR"] = "1"
@@ -316,6 +324,7 @@ def test_subprocess_user_errors_have_no_spmdc_traceback(tmp_path):
     assert done.stderr == f"spmdc: error: no such file: {tmp_path / 'absent.py'}\n"
 
 
+@pytest.mark.devices(8)
 def test_stats_of_a_partitioned_program_list_the_collectives_xla_inserted(capsys):
     # The contraction is split over 'y': the partitioner adds an all-reduce of each
     # device's f32[4,3] partial product (Note [jit over sharded arrays]).

@@ -101,6 +101,7 @@ CASES = {
 }
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_mesh_lowering_and_vmap_match_the_interpreter(name):
     func = one_eqn(CASES[name], TensorType((8, 3), F32))
@@ -126,6 +127,7 @@ def test_mesh_lowering_and_vmap_match_the_interpreter(name):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg="vmap i, j")
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("name", sorted(set(CASES) - {"axis_index"}))
 def test_grad_of_the_whole_spmd_program(name):
     # F(X) = sum over devices d of <w_d, f(x_d)>. The per-device VJP program, run on every
@@ -288,6 +290,7 @@ COLLECTIVES = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "p
                "pshuffle", "all_to_all", "axis_index"]
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("name", COLLECTIVES)
 @settings(max_examples=10, deadline=None)
 @given(data=st.data(), n=st.integers(1, 8))
@@ -310,6 +313,7 @@ def test_compiling_for_fewer_devices_than_the_mesh_is_a_clear_error():
                      mesh_axes=[name for name, _ in MESH])
 
 
+@pytest.mark.devices(2)
 @pytest.mark.parametrize("split,concat,tiled", [(2, 1, False), (1, 2, False), (0, 2, False),
                                                 (2, 0, True), (1, 1, False)])
 def test_all_to_all_vjp_is_its_adjoint(split, concat, tiled):

@@ -309,6 +309,7 @@ def test_hessian_through_scan_and_cond_matches_finite_differences():
 
 # --- pmap, IR, cleanup ----------------------------------------------------------------------------
 
+@pytest.mark.devices(4)
 def test_control_flow_inside_pmap_with_psum_in_the_body():
     x = np.arange(4.0, dtype=np.float32)
     f = spmdc.pmap(lambda x: lax.fori_loop(0, 3, lambda i, c: c + lax.psum(x, "i"), x),
@@ -326,6 +327,7 @@ def test_control_flow_inside_pmap_with_psum_in_the_body():
     close(k(x), [18] * 4)
 
 
+@pytest.mark.devices(4)
 def test_pmap_of_grad_through_scan_and_cond_with_collectives_matches_named_vmap():
     def loss(w, x):
         c, ys = lax.scan(lambda c, v: (jnp.tanh(c * w + lax.psum(v * x, "i")), c), 0.1,
@@ -338,6 +340,7 @@ def test_pmap_of_grad_through_scan_and_cond_with_collectives_matches_named_vmap(
     close(value, spmdc.vmap(loss, axis_name="i")(w, x))
 
 
+@pytest.mark.devices(4)
 def test_the_spmd_reference_interpreter_refuses_collectives_in_loop_bodies():
     from spmdc.compiler.interpreter_spmd import evaluate_spmd
     f = spmdc.pmap(lambda x: lax.fori_loop(0, 3, lambda i, c: c + lax.psum(x, "i"), x),
@@ -347,6 +350,7 @@ def test_the_spmd_reference_interpreter_refuses_collectives_in_loop_bodies():
         evaluate_spmd(func, (("i", 4),), np.arange(4.0, dtype=np.float32))
 
 
+@pytest.mark.devices(4)
 def test_loop_results_kept_equal_by_a_psum_may_be_returned_replicated():
     x = np.arange(4.0, dtype=np.float32)
     f = spmdc.pmap(lambda x: lax.fori_loop(0, 3, lambda i, c: c + lax.psum(x, "i"), 0.0),
@@ -358,6 +362,7 @@ def test_loop_results_kept_equal_by_a_psum_may_be_returned_replicated():
         g(np.ones((4, 3), np.float32))
 
 
+@pytest.mark.devices(4)
 def test_a_collective_under_a_device_dependent_predicate_is_an_error_not_a_hang():
     x = np.arange(4.0, dtype=np.float32)
     h = spmdc.pmap(lambda x: lax.cond(x > 1, lambda v: lax.psum(v, "i"), lambda v: v, x),

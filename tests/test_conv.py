@@ -180,6 +180,7 @@ def test_convenience_forms_and_dimension_numbers():
     assert lax.padtype_to_pads((4,), (2,), (1,), "SAME_LOWER") == [(1, 0)]
 
 
+@pytest.mark.devices(8)
 def test_conv_under_vmap_and_pmap_frontend():
     rng = np.random.default_rng(0)
     xs, w = _normal(rng, (8, 2, 5, 5, 3)), _normal(rng, (3, 3, 3, 4))

@@ -66,6 +66,7 @@ def _data(n=32):
     return images, labels
 
 
+@pytest.mark.devices(8)
 def test_cnn_pmap_training_matches_jit():
     init, apply = _cnn()
     _, params = init(random.PRNGKey(1), (-1, 10, 10, 1))

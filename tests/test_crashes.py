@@ -5,7 +5,6 @@ segfault), so each runs in a subprocess: a crash is a failed test, not a dead ru
 """
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -20,8 +19,7 @@ import spmdc.numpy as jnp
 
 def run_child(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, env={**os.environ, "SPMDC_CPU_DEVICES": "8"},
-                          timeout=timeout)
+                          text=True, timeout=timeout)   # the child has this process's devices
 
 
 SIZES = """
@@ -71,6 +69,7 @@ print("oom: ok", flush=True)
 """
 
 
+@pytest.mark.devices(4)
 def test_oversized_shapes_and_out_of_memory_are_python_errors():
     done = run_child(SIZES)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
@@ -117,8 +116,7 @@ def test_ctrl_c_during_a_compile_then_a_clean_exit():
     # KeyboardInterrupt during XLA's compile left the compile running in the background,
     # and the process crashed (segfault) when it exited after handling the interrupt.
     child = subprocess.Popen([sys.executable, "-c", INTERRUPTED], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, "SPMDC_CPU_DEVICES": "8"})
+                             stderr=subprocess.PIPE, text=True)
     try:
         assert child.stdout.readline().strip() == "compiling"
         time.sleep(0.2)

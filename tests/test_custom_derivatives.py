@@ -272,6 +272,7 @@ def test_implicit_differentiation_of_a_fixed_point_to_second_order():
           0.5 / np.sqrt([1.0, 4.0, 9.0]), rtol=1e-8)
 
 
+@pytest.mark.devices(4)
 def test_grad_of_custom_vjp_under_pmap_with_collectives_matches_named_vmap():
     @spmdc.custom_vjp
     def f(x):
@@ -293,6 +294,7 @@ def test_grad_of_custom_vjp_under_pmap_with_collectives_matches_named_vmap():
     close(want[0], 4 * np.mean(np.sum(2.0 * np.cos(0.7 * xs) * xs, axis=1)), rtol=1e-12)
 
 
+@pytest.mark.devices(4)
 def test_custom_jvp_under_pmap_and_vmap_of_jvp():
     def body(x):
         return lax.psum(log1pexp(x), "i")

@@ -139,6 +139,7 @@ def test_array_delete():
         np.asarray(x)
 
 
+@pytest.mark.devices(8)
 def test_pmap_donation_of_replicated_parameters_and_split_values():
     def step(w, x):
         g = spmdc.lax.pmean(x * w, "i")
@@ -165,6 +166,7 @@ def test_pmap_donation_of_replicated_parameters_and_split_values():
         double(old)
 
 
+@pytest.mark.devices(8)
 def test_partitioned_jit_donation():
     mesh = spmdc.make_mesh((8,), ("b",))
     s = NamedSharding(mesh, P("b"))
@@ -187,6 +189,7 @@ def test_partitioned_jit_donation():
     assert not w.is_deleted()
 
 
+@pytest.mark.devices(8)
 def test_donated_sharded_arrays_used_again_are_errors_not_crashes():
     # jaxlib crashes the process when a multi-device program gets a deleted multi-device
     # array, or one donated buffer twice; spmdc checks first, on both dispatch paths.
@@ -216,6 +219,7 @@ def test_donated_sharded_arrays_used_again_are_errors_not_crashes():
     np.testing.assert_allclose(other(w), 2 * (1 - 0.5 * 4))
 
 
+@pytest.mark.devices(8)
 def test_sharded_arrays_deleted_after_the_cpp_dispatcher_launched_them_are_errors():
     # After a granted call has been launched in C++ with a sharded Array, donating it
     # elsewhere or deleting it makes the next call of the granted one a clear error,
@@ -258,6 +262,7 @@ def test_a_deleted_array_launched_by_the_cpp_dispatcher_is_a_clear_error():
     np.testing.assert_allclose(f(jnp.ones(3)), 2.0)
 
 
+@pytest.mark.devices(8)
 def test_donated_pmap_values_used_again_are_errors_not_crashes():
     g = spmdc.pmap(lambda a, b: (a * 2, b + 1), donate_argnums=0)
     h = spmdc.pmap(lambda a: a * 3)

@@ -215,6 +215,7 @@ def test_custom_rules_may_branch_on_primal_values_outside_jit():
     assert len(calls) == 1
 
 
+@pytest.mark.devices(8)
 def test_sharded_arguments_never_reuse_a_specialised_program():
     from spmdc.sharding import NamedSharding, P, make_mesh
     mesh = make_mesh((8,), ("x",))

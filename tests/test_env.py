@@ -67,6 +67,7 @@ def run(code: str, **variables: str) -> subprocess.CompletedProcess:
                           env={**os.environ, **variables}, timeout=120)
 
 
+@pytest.mark.cpu_platform
 def test_bad_values_in_a_fresh_process():
     # SPMDC_ENABLE_X64=yes/on silently meant off; now they mean on, and nonsense is an
     # error naming the variable.

@@ -10,6 +10,8 @@ import spmdc
 import spmdc.numpy as jnp
 from spmdc import lax
 
+pytestmark = pytest.mark.devices(8)      # every case ends with a normal pmap over 8 devices
+
 X = np.arange(24, dtype=np.float32).reshape(8, 3)
 
 

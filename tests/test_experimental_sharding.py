@@ -12,6 +12,8 @@ import spmdc
 from spmdc import lax
 from spmdc.sharding import Mesh, NamedSharding, PartitionSpec
 
+pytestmark = pytest.mark.devices(8)      # its meshes span 8 devices
+
 P = PartitionSpec
 
 

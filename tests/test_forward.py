@@ -247,6 +247,7 @@ def test_jvp_of_grad_and_grad_of_jvp():
     close(g, hvp, rtol=1e-10)
 
 
+@pytest.mark.devices(4)
 @pytest.mark.parametrize("collective", ["psum", "pmax", "all_gather", "ppermute"])
 def test_pmap_of_jvp_with_collectives_matches_named_vmap(collective):
     n = 4

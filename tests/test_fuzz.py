@@ -26,6 +26,7 @@ def features():
     return found
 
 
+@pytest.mark.devices(8)
 def test_fixed_batch_agrees_with_reference(features):
     checker = Checker(InProcess(), reference=True)
     failures = []
@@ -94,6 +95,7 @@ def test_reference_gradients_are_finite_differences():
     np.testing.assert_allclose(got.outs[0], np.cos(x) * x + np.sin(x), rtol=1e-5)
 
 
+@pytest.mark.devices(8)
 def test_reference_pmap_grad_follows_collective_transpose():
     # grad inside pmap of psum(x): every device's cotangent is the psum of the ones, N.
     from fuzz.program import Input, Wrapper
@@ -240,6 +242,7 @@ def test_a_shape_jax_gets_wrong_for_all_to_all_under_vmap_is_a_known_difference(
                             spmdc_out) is None
 
 
+@pytest.mark.devices(8)
 def test_a_derivative_at_a_tie_of_pmin_over_copies_is_not_judged():
     # Seed 11017: pmin of an input pmap broadcasts (in_axes=None) ties across devices.
     # Raising one device's copy leaves the minimum, lowering it moves every device's:

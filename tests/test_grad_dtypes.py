@@ -26,6 +26,7 @@ def _close(got, want, dtype):
                                rtol=tol, atol=tol)
 
 
+@pytest.mark.devices(8)
 @pytest.mark.parametrize("dtype", NARROW, ids=lambda d: np.dtype(d).name)
 def test_narrow_results_read_back(dtype):
     x = X.astype(dtype)

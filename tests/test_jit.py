@@ -372,6 +372,8 @@ def test_ahead_of_time_compile_with_captured_constants():
         np.testing.assert_allclose(f(x), X * X * 2 - X - 1, rtol=1e-6)
 
 
+@pytest.mark.cpu_platform
+@pytest.mark.devices(4)
 def test_jit_device_backend_and_the_options_that_change_nothing():
     d = spmdc.devices()[3]
     f = spmdc.jit(lambda x: x * 2, device=d)

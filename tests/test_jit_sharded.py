@@ -29,6 +29,7 @@ def _put(x, mesh, spec):
     return spmdc.device_put(x, NamedSharding(mesh, spec))
 
 
+@pytest.mark.devices(8)
 def test_elementwise_keeps_the_layout(mesh):
     a = _a((8, 4))
     x = _put(a, mesh, P("x", "y"))
@@ -39,6 +40,7 @@ def test_elementwise_keeps_the_layout(mesh):
         np.testing.assert_allclose(np.asarray(s.data), np.sin(a[s.index]) * 2 + 1, atol=1e-6)
 
 
+@pytest.mark.devices(8)
 def test_matmul_over_a_split_contraction_gets_an_all_reduce(mesh):
     a, w = _a((8, 4)), _a((4, 3), 1)
     f = spmdc.jit(lambda x, w: x @ w)
@@ -51,6 +53,7 @@ def test_matmul_over_a_split_contraction_gets_an_all_reduce(mesh):
     np.testing.assert_allclose(f(a, w), y, rtol=1e-6)
 
 
+@pytest.mark.devices(8)
 def test_out_shardings_in_shardings_and_specs_over_the_current_mesh(mesh):
     a = _a((8, 4))
     x = _put(a, mesh, P("x", "y"))
@@ -66,6 +69,7 @@ def test_out_shardings_in_shardings_and_specs_over_the_current_mesh(mesh):
     np.testing.assert_allclose(r, 3 * a)
 
 
+@pytest.mark.devices(8)
 def test_a_data_and_model_parallel_mlp_training_step_matches_one_device(mesh):
     rng = np.random.default_rng(3)
     params = {"w1": rng.normal(size=(6, 8)).astype(np.float32) * 0.3,
@@ -94,6 +98,7 @@ def test_a_data_and_model_parallel_mlp_training_step_matches_one_device(mesh):
     assert p2["w1"].sharding.mesh == mesh
 
 
+@pytest.mark.devices(8)
 def test_with_sharding_constraint(mesh):
     a = _a((8, 4))
     c = spmdc.jit(lambda v: lax.with_sharding_constraint(jnp.sin(v) * 2,
@@ -112,6 +117,7 @@ def test_with_sharding_constraint(mesh):
             np.ones((6, 2)))
 
 
+@pytest.mark.devices(8)
 def test_errors(mesh):
     other = spmdc.make_mesh((4, 2), ("x", "y"))
     a = _a((8, 4))
@@ -126,6 +132,7 @@ def test_errors(mesh):
     np.testing.assert_allclose(spmdc.jit(lambda v: v + 1)(a), a + 1)
 
 
+@pytest.mark.devices(8)
 def test_debug_print_in_a_partitioned_program_and_in_a_shard_map_body(mesh, capfd):
     x = _put(np.arange(8.0, dtype=np.float32), mesh, P("x"))
     f = spmdc.jit(lambda v: (spmdc.debug.print("sum {s}", s=v.sum()), v * 2)[1])
@@ -144,6 +151,7 @@ def test_debug_print_in_a_partitioned_program_and_in_a_shard_map_body(mesh, capf
         f"block [{2 * k}. {2 * k + 1}.]" for k in range(4)]             # once per device
 
 
+@pytest.mark.devices(8)
 def test_lower_of_a_program_over_a_mesh_is_the_partition_form(mesh):
     a, w = _put(_a((8, 4)), mesh, P("x", "y")), _put(_a((4, 3), 1), mesh, P("y"))
     low = spmdc.jit(lambda a, w: a @ w).lower(a, w)
@@ -156,6 +164,7 @@ def test_lower_of_a_program_over_a_mesh_is_the_partition_form(mesh):
     assert "num_partitions = 1" in plain.as_text()
 
 
+@pytest.mark.devices(8)
 def test_results_fed_back_keep_their_values_over_many_launches(mesh):
     # Note [grouped launch]: the first launch takes the outputs apart, later ones keep
     # each output as one group, handed to the next call as it is.
@@ -175,6 +184,7 @@ def test_results_fed_back_keep_their_values_over_many_launches(mesh):
         np.testing.assert_allclose(shard.data, want[shard.index], rtol=1e-6)
 
 
+@pytest.mark.devices(8)
 def test_partitioned_calls_take_the_cpp_path_once_laid_out(mesh):
     from dispatch_spy import count_python_calls
     s = NamedSharding(mesh, PartitionSpec("x", "y"))
@@ -192,6 +202,7 @@ def test_partitioned_calls_take_the_cpp_path_once_laid_out(mesh):
     assert a.sharding.spec == s.spec
 
 
+@pytest.mark.devices(8)
 def test_a_sharded_result_passed_to_pmap_is_placed_by_value():
     # a partitioned result keeps its blocks as one jaxlib array (Note [grouped launch]);
     # pmap must not take that array for its per-device copies of an in_axes=None input

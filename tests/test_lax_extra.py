@@ -15,6 +15,7 @@ from spmdc import lax
 X = np.arange(32, dtype=np.float32).reshape(8, 4)
 
 
+@pytest.mark.devices(8)
 def test_collectives_over_a_named_axis():
     np.testing.assert_array_equal(spmdc.pmap(lambda v: lax.pbroadcast(v, "i", 3), "i")(X),
                                   np.broadcast_to(X[3], X.shape))

@@ -93,6 +93,7 @@ def test_stack_unstack_round_trip_and_grad():
         lax.stack([np.ones(2, np.float32), np.ones(3, np.float32)])
 
 
+@pytest.mark.devices(8)
 def test_empty_broadcast_like_and_dtype():
     e = lax.empty((2, 3), np.int16)
     assert e.shape == (2, 3) and e.dtype == np.int16
@@ -143,6 +144,7 @@ def test_approx_max_k_grad_and_errors():
         lax.approx_max_k(x, 9)
 
 
+@pytest.mark.cpu_platform
 def test_platform_dependent_takes_the_cpu_branch():
     x = np.float32(2.0)
     f = lambda x: lax.platform_dependent(x, cpu=lambda v: v + 1, tpu=lambda v: v * 10,  # noqa
@@ -158,6 +160,7 @@ def test_platform_dependent_takes_the_cpu_branch():
 
 # --- axis names ------------------------------------------------------------------------------
 
+@pytest.mark.devices(8)
 def test_axis_size_is_static_under_pmap_vmap_and_shard_map():
     sizes = []
     spmdc.pmap(lambda v: sizes.append(lax.axis_size("i")) or v, axis_name="i")(np.ones(8))
@@ -172,6 +175,7 @@ def test_axis_size_is_static_under_pmap_vmap_and_shard_map():
         spmdc.vmap(lambda v: lax.axis_size("k") * v, axis_name="j")(np.ones(2))
 
 
+@pytest.mark.devices(8)
 def test_pbroadcast_under_pmap_vmap_and_grad():
     x = np.arange(8 * 3, dtype=np.float32).reshape(8, 3)
     want = np.broadcast_to(x[5], x.shape)
@@ -191,6 +195,7 @@ def test_pbroadcast_under_pmap_vmap_and_grad():
         spmdc.pmap(lambda v: lax.pbroadcast(v, "i", 8), axis_name="i")(x)
 
 
+@pytest.mark.devices(8)
 def test_pswapaxes_under_pmap_and_vmap():
     x = np.arange(8 * 8 * 2, dtype=np.float32).reshape(8, 8, 2)
     want = np.swapaxes(x, 0, 1)
@@ -371,6 +376,7 @@ def test_ragged_dot_vmap_precision_and_errors():
         lax.ragged_dot(lhs[0], rhs[0], np.array([1.0, 4.0], np.float32))
 
 
+@pytest.mark.devices(8)
 def test_pbroadcast_over_mesh_axes_in_shard_map():
     mesh = spmdc.make_mesh((2, 4), ("x", "y"))
     a = np.arange(8 * 3, dtype=np.float32).reshape(8, 3)

@@ -11,6 +11,8 @@ import spmdc.numpy as jnp
 from spmdc.sharding import NamedSharding, SingleDeviceSharding
 from spmdc.sharding import PartitionSpec as P
 
+pytestmark = pytest.mark.devices(8)      # its mesh spans 8 devices
+
 
 @pytest.fixture
 def mesh():

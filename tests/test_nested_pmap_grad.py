@@ -15,6 +15,8 @@ import spmdc
 import spmdc.numpy as jnp
 from spmdc import lax
 
+pytestmark = pytest.mark.devices(8)      # its nested pmaps map a 2 x 4 mesh
+
 
 def P(f, name, in_axes=0, out_axes=0):
     return spmdc.pmap(f, name, in_axes=in_axes, out_axes=out_axes)

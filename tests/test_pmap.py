@@ -26,6 +26,7 @@ def still_works():
 
 # --- results --------------------------------------------------------------------------------
 
+@pytest.mark.devices(8)
 def test_result_is_an_array_split_over_the_devices():
     x = np.arange(8 * 3, dtype=np.float32).reshape(8, 3)
     out = spmdc.pmap(lambda v: v * 2)(x)
@@ -37,12 +38,14 @@ def test_result_is_an_array_split_over_the_devices():
                                                    prefix="Array(") + ", dtype=float32)"
 
 
+@pytest.mark.devices(3)
 def test_a_smaller_mapped_axis_uses_the_first_devices():
     out = spmdc.pmap(lambda v: v + 1)(np.zeros((3, 2), np.int32))
     assert out.devices() == set(DEVICES[:3])
     np.testing.assert_array_equal(np.asarray(out), np.ones((3, 2)))
 
 
+@pytest.mark.devices(5)
 def test_devices_argument():
     out = spmdc.pmap(lambda v: -v, devices=DEVICES[2:5])(np.ones((3,), np.float32))
     assert out.devices() == set(DEVICES[2:5])
@@ -52,6 +55,7 @@ def test_devices_argument():
     still_works()
 
 
+@pytest.mark.devices(8)
 def test_a_pmap_result_is_used_in_place(monkeypatch):
     double = spmdc.pmap(lambda v: v * 2)
     first = double(np.arange(8.0))
@@ -65,6 +69,7 @@ def test_a_pmap_result_is_used_in_place(monkeypatch):
     np.testing.assert_array_equal(np.asarray(again), np.arange(8.0) * 4)
 
 
+@pytest.mark.devices(4)
 def test_device_put_with_a_list_of_devices_shards_the_leading_axis():
     x = np.arange(12.0).reshape(4, 3)
     sharded = spmdc.device_put(x, DEVICES[:4])
@@ -76,6 +81,7 @@ def test_device_put_with_a_list_of_devices_shards_the_leading_axis():
         spmdc.device_put(x.T, DEVICES[:4])
 
 
+@pytest.mark.devices(3)
 def test_in_axes_and_out_axes():
     x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     w = np.float32(10.0)
@@ -87,12 +93,14 @@ def test_in_axes_and_out_axes():
     assert total.devices() == {DEVICES[0]} and total.shape == (2,)
 
 
+@pytest.mark.devices(5)
 def test_axis_size_with_no_mapped_argument():
     out = spmdc.pmap(lambda a: a + lax.axis_index("i"), axis_name="i", in_axes=None,
                      axis_size=5)(np.int32(7))
     np.testing.assert_array_equal(np.asarray(out), 7 + np.arange(5))
 
 
+@pytest.mark.devices(4)
 def test_static_broadcasted_argnums_and_caching():
     f = spmdc.pmap(lambda x, n: x ** n, static_broadcasted_argnums=1)
     x = np.arange(1.0, 5.0)
@@ -105,6 +113,7 @@ def test_static_broadcasted_argnums_and_caching():
     still_works()
 
 
+@pytest.mark.devices(4)
 def test_lower_shows_the_per_device_program_and_replica_groups():
     lowered = spmdc.pmap(lambda v: lax.psum(v, "i"), axis_name="i").lower(np.zeros((4, 3)))
     assert "psum(%0) {axes=('i',)}" in lowered.ir()
@@ -118,6 +127,7 @@ def test_lower_shows_the_per_device_program_and_replica_groups():
 
 # --- composition --------------------------------------------------------------------------------
 
+@pytest.mark.devices(2)
 def test_pmap_of_jit_and_jit_inside():
     def body(v):
         return jnp.tanh(v) * 2.0
@@ -129,6 +139,7 @@ def test_pmap_of_jit_and_jit_inside():
                                np.broadcast_to(want.sum(0), (2, 4)), rtol=1e-6)
 
 
+@pytest.mark.devices(2)
 def test_grad_inside_pmap_is_per_device():
     # See Note [collective transpose]: the replicated w gets each device's own gradient.
     def loss(w, x):
@@ -140,6 +151,7 @@ def test_grad_inside_pmap_is_per_device():
     np.testing.assert_allclose(np.asarray(g), want, rtol=1e-6)
 
 
+@pytest.mark.devices(4)
 def test_grad_through_psum_inside_pmap():
     # Every device's loss is (sum_k x_k)^2; psum transposes to psum, so each device gets
     # the derivative of the whole program's total: N * 2 * sum_k x_k.
@@ -148,6 +160,7 @@ def test_grad_through_psum_inside_pmap():
     np.testing.assert_allclose(np.asarray(g), np.full(4, 2 * 4 * x.sum()))
 
 
+@pytest.mark.devices(3)
 def test_outputs_that_are_inputs_or_constants():
     f = spmdc.pmap(lambda a, b: (a, b, 3.0), in_axes=(0, None), out_axes=(0, None, 0))
     a, b, c = f(np.arange(3.0, dtype=np.float32), np.float32(2.0))
@@ -165,6 +178,7 @@ def test_grad_and_jit_of_pmap_have_vmap_semantics():
     np.testing.assert_allclose(np.asarray(jitted(np.arange(3.0))), [3.0] * 3)
 
 
+@pytest.mark.devices(8)
 def test_nested_pmap_on_a_2x4_mesh():
     def inner(v):
         return (lax.psum(v, "i"), lax.psum(v, "j"), lax.psum(v, ("i", "j")),
@@ -182,6 +196,7 @@ def test_nested_pmap_on_a_2x4_mesh():
     assert over_i.shape == (2, 4, 3) and over_i.devices() == set(DEVICES[:8])
 
 
+@pytest.mark.devices(8)
 def test_nested_pmap_result_used_by_the_outer_program():
     def outer(v):                      # v: (4, 3) on each 'i' device
         doubled = spmdc.pmap(lambda u: u * 2 + lax.axis_index("i"), axis_name="j")(v)
@@ -193,6 +208,7 @@ def test_nested_pmap_result_used_by_the_outer_program():
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
 
 
+@pytest.mark.devices(2)
 def test_pmap_of_vmap_with_collectives_over_both_names():
     def per_item(v):
         return (lax.psum(v, "i"), lax.psum(v, "j"), lax.pmean(v, ("i", "j")),
@@ -212,6 +228,7 @@ def test_pmap_of_vmap_with_collectives_over_both_names():
 
 # --- errors -------------------------------------------------------------------------------------
 
+@pytest.mark.devices(8)        # the messages name the 8 devices
 def test_mapped_axis_larger_than_the_device_count():
     with pytest.raises(ValueError, match=r"size 9, but only 8 devices.*SPMDC_CPU_DEVICES"):
         spmdc.pmap(lambda v: v)(np.zeros((9, 2)))
@@ -221,6 +238,7 @@ def test_mapped_axis_larger_than_the_device_count():
     still_works()
 
 
+@pytest.mark.devices(4)
 def test_inconsistent_mapped_sizes():
     with pytest.raises(ValueError, match=r"inconsistent sizes.*args\[0\] has size 4, "
                                          r"args\[1\]\['b'\] has size 3"):
@@ -228,6 +246,7 @@ def test_inconsistent_mapped_sizes():
     still_works()
 
 
+@pytest.mark.devices(4)
 def test_unbound_and_misspelled_axis_names():
     with pytest.raises(UnboundAxisError, match=r"psum: unbound axis name 'j' \(at .*"
                                                r"test_pmap.py:\d+\)"):
@@ -246,12 +265,14 @@ def test_unbound_and_misspelled_axis_names():
     ([(0, 4)], "destination index 4 .* out of range for an axis of size 4"),
     ([(-1, 0)], "source index -1 .* out of range"),
 ])
+@pytest.mark.devices(4)
 def test_invalid_ppermute_permutations(perm, fragment):
     with pytest.raises(ValueError, match=fragment):
         spmdc.pmap(lambda v: lax.ppermute(v, "i", perm), axis_name="i")(np.zeros(4))
     still_works()
 
 
+@pytest.mark.devices(3)
 def test_out_axes_none_on_a_varying_value():
     with pytest.raises(ReplicationError,
                        match="pmap\\(f\\): output\\[1\\] has out_axes=None.*axis 'i'"):
@@ -266,6 +287,7 @@ def test_out_axes_none_on_a_varying_value():
 
 # --- the C++ dispatch path (Note [C++ dispatch] in runtime/pjrt.py) ------------------------------
 
+@pytest.mark.devices(8)
 def test_a_training_loop_launches_in_cpp_and_matches_numpy():
     rng = np.random.default_rng(3)
     xs = rng.normal(size=(8, 4, 3)).astype(np.float32)
@@ -299,6 +321,7 @@ def test_a_training_loop_launches_in_cpp_and_matches_numpy():
     np.testing.assert_allclose(np.asarray(params["w"] + 1), w + 1, rtol=1e-4)
 
 
+@pytest.mark.devices(8)
 def test_split_results_of_cpp_launches_feed_other_programs():
     double = spmdc.pmap(lambda v: v * 2)
     x = spmdc.device_put(np.arange(16.0, dtype=np.float32).reshape(8, 2), DEVICES)
@@ -323,6 +346,7 @@ def test_split_results_of_cpp_launches_feed_other_programs():
     assert len(calls) == 3
 
 
+@pytest.mark.devices(8)
 def test_many_collective_launches_without_reading_results_do_not_deadlock():
     # Hundreds of un-awaited launches of a program with an all-reduce hang PJRT's CPU
     # client without pacing (Note [pacing replicated launches]); the C++ path is paced too.

@@ -12,6 +12,7 @@ import os
 import numpy as np
 import pytest
 import random_cases as rc
+from needs import needs_devices
 
 import spmdc
 import spmdc.numpy as jnp
@@ -204,8 +205,7 @@ PMAP_CASES = ["split/3", "fold_in/12345", "bits/uint32/(3, 5)", "uniform/float32
 
 @pytest.mark.parametrize("name", PMAP_CASES)
 def test_pmap_per_device_keys(name):
-    if spmdc.device_count() < rc.VMAP_SIZE:
-        pytest.skip("needs 2 devices")
+    needs_devices(rc.VMAP_SIZE)
     fn = dict(rc.cases(False))[name]
     keys = random.split(random.key(rc.SEEDS[0]), rc.VMAP_SIZE)    # typed, per device
     got = spmdc.pmap(lambda k: _raw(fn(random, jnp, k)),

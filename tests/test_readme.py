@@ -3,6 +3,8 @@ is what make_ir prints."""
 import os
 import re
 
+import pytest
+
 README = os.path.join(os.path.dirname(__file__), os.pardir, "README.md")
 
 
@@ -22,6 +24,7 @@ def test_walkthrough_runs(capsys):
     assert listing and listing[0].strip() in printed
 
 
+@pytest.mark.devices(8)
 def test_shard_map_section_runs():
     blocks = re.findall(r"```python\n(.*?)```", _section("SPMD over a mesh"), re.S)
     assert blocks, "the shard_map section has no Python blocks"

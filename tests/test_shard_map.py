@@ -12,6 +12,8 @@ import spmdc.numpy as jnp
 from spmdc import lax
 from spmdc.sharding import NamedSharding, PartitionSpec
 
+pytestmark = pytest.mark.devices(8)      # its meshes span 8 devices
+
 P = PartitionSpec
 MESHES = [(2, 4), (4, 2), (8, 1)]
 

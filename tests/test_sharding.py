@@ -16,6 +16,8 @@ from spmdc.sharding import (
     visualize_array_sharding,
 )
 
+pytestmark = pytest.mark.devices(8)      # its mesh spans 8 devices
+
 P = PartitionSpec
 
 

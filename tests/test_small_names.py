@@ -151,6 +151,7 @@ def test_eval_shape_runs_nothing_and_takes_structs():
 
 # --- config --------------------------------------------------------------------------------
 
+@pytest.mark.cpu_platform
 def test_config_unknown_option_and_bad_values():
     with pytest.raises(AttributeError, match="unknown config option 'jax_nope'.*jax_enable_x64"):
         spmdc.config.update("jax_nope", True)
@@ -167,6 +168,7 @@ def test_config_unknown_option_and_bad_values():
     assert spmdc.config.read("jax_num_cpu_devices") == spmdc.device_count()
 
 
+@pytest.mark.cpu_platform
 def test_num_cpu_devices_after_first_use_is_an_error():
     spmdc.devices()
     with pytest.raises(RuntimeError, match="too late"):
@@ -189,6 +191,7 @@ def test_enable_x64_switches_programs_already_cached():
     assert f().dtype == np.float32
 
 
+@pytest.mark.devices(2)
 def test_debug_nans_raises_for_jit_and_pmap_then_turns_off():
     f = spmdc.jit(jnp.log)
     spmdc.config.update("jax_debug_nans", True)
@@ -229,6 +232,7 @@ def _run(code, **env):
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.cpu_platform
 def test_device_count_from_xla_flags_and_config():
     r = _run("import spmdc; print(spmdc.device_count())",
              XLA_FLAGS="--xla_force_host_platform_device_count=4")
@@ -246,6 +250,7 @@ def test_device_count_from_xla_flags_and_config():
 
 # --- the rest ------------------------------------------------------------------------------
 
+@pytest.mark.cpu_platform
 def test_small_module_level_names():
     assert spmdc.default_backend() == "cpu"
     assert spmdc.process_index() == 0 and spmdc.process_count() == 1
@@ -294,6 +299,7 @@ def test_import_as_jax_resolves_the_new_modules():
     assert r.stdout.strip() == "[1, 2] False", r.stderr
 
 
+@pytest.mark.cpu_platform
 def test_alias_loads_no_second_copy_and_runs():
     r = _run("""
         import sys, spmdc

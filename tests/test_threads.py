@@ -9,10 +9,11 @@ was one global.
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 PRELUDE = """
 import sys, threading
@@ -50,9 +51,8 @@ def done():
 
 
 def run_script(body: str, timeout: float = 120) -> None:
-    env = {**os.environ, "SPMDC_CPU_DEVICES": "8"}
     proc = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(body) + "\ndone()"],
-                          capture_output=True, text=True, env=env, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout)  # same devices
     assert proc.returncode == 0, \
         f"exit status {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
 
@@ -77,6 +77,7 @@ in_threads(*[guarded(first_use, i) for i in range(8)])
 """
 
 
+@pytest.mark.devices(8)
 def test_first_use_from_several_threads():
     # Two threads making the first call at once used to create two PJRT clients (and
     # build in the MLIR context concurrently): the process crashed most of the time.
@@ -188,6 +189,7 @@ assert all("cosh" in t and "sinh" not in t for _, t in result["stages"]), result
 """
 
 
+@pytest.mark.devices(8)
 def test_calls_while_another_thread_traces():
     # The current trace was one global: a call made while another thread traced was
     # recorded into that trace and returned a Tracer (silently), and the stray state
@@ -228,5 +230,6 @@ in_threads(tracers, guarded(call_compiled), guarded(call_compiled))
 """
 
 
+@pytest.mark.devices(8)
 def test_tracing_and_calling_concurrently():
     run_script(STRESS)

@@ -6,9 +6,12 @@ They use the public API the way the tutorials do: ``import spmdc as jax``."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import spmdc as jax
 import spmdc.numpy as jnp
+
+pytestmark = pytest.mark.devices(8)      # the tutorials map over 8 devices
 
 
 def test_listing_devices():
