@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .core import devices as _devices
+from .runtime import pjrt
 from .runtime.sharding import (
     AxisType,
     Mesh,
@@ -50,10 +51,12 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
     pool = list(_devices.devices()) if devices is None else list(devices)
     needed = int(np.prod(shape))
     if needed > len(pool):
+        more = (f"create more virtual CPU devices with SPMDC_CPU_DEVICES={needed} (before "
+                "spmdc is imported)" if pjrt.platform_wanted() == "cpu" else
+                "run on a host with more devices")
         raise ValueError(f"make_mesh: a {' x '.join(map(str, shape))} mesh needs {needed} "
-                         f"devices, but only {len(pool)} are available; create more virtual "
-                         f"CPU devices with SPMDC_CPU_DEVICES={needed} (before spmdc is "
-                         "imported) or make a smaller mesh")
+                         f"devices, but only {len(pool)} are available; {more} or make a "
+                         "smaller mesh")
     if devices is not None and needed != len(pool):
         raise ValueError(f"make_mesh: devices= lists {len(pool)} devices, but the mesh "
                          f"{shape} has {needed}")

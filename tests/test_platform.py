@@ -52,3 +52,18 @@ def test_the_cpu_by_default_and_by_name() -> None:
     for how in ({}, {"SPMDC_PLATFORM": "cpu"}):
         run = _run(code, **how)
         assert run.stdout.split() == ["cpu", "cpu", "[2.0,", "2.0]"], run.stderr
+
+
+def test_too_few_devices_on_another_platform_does_not_suggest_cpu_devices(monkeypatch):
+    # a one-GPU host cannot make more devices with SPMDC_CPU_DEVICES
+    import numpy as np
+    import pytest
+
+    import spmdc
+    n = spmdc.device_count() + 1               # (the CPU client exists before the patch)
+    monkeypatch.setattr(pjrt, "platform_wanted", lambda: "cuda")
+    with pytest.raises(ValueError, match="run on a host with more devices") as e:
+        spmdc.pmap(lambda v: v)(np.zeros(n))
+    assert "SPMDC_CPU_DEVICES" not in str(e.value)
+    with pytest.raises(ValueError, match="run on a host with more devices or make a smaller"):
+        spmdc.make_mesh((n,), ("x",))

@@ -373,11 +373,13 @@ class Pmapped:
         available = len(pjrt.local_devices())
         if needed > available:
             here = "this process has" if pjrt.process_count() > 1 else "are available"
+            more = (f"create more virtual CPU devices by setting SPMDC_CPU_DEVICES={needed} "
+                    "before spmdc is imported" if pjrt.platform_wanted() == "cpu" else
+                    "run on a host with more devices")
             raise ValueError(
                 f"pmap({self.name}): {what}, but only {available} devices {here} "
-                f"({needed} > {available}). Map over at most {available}, or create more "
-                f"virtual CPU devices by setting SPMDC_CPU_DEVICES={needed} before spmdc is "
-                f"imported{where()}")
+                f"({needed} > {available}). Map over at most {available}, or {more}"
+                f"{where()}")
 
     # --- inside an enclosing pmap: one more mesh axis ----------------------------------------
     def _nested(self, trace: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
