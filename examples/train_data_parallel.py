@@ -110,6 +110,16 @@ def main() -> None:
     processes = f" in {jax.process_count()} processes" if jax.process_count() > 1 else ""
     say(f"training an MLP {FEATURES}-{HIDDEN}-{HIDDEN}-{CLASSES} on {N_DEVICES} devices"
           f"{processes}, {PER_DEVICE_BATCH} examples per device per step")
+    train(step, params, batches, evaluate, say, len(x_all))
+
+
+def train(step, params, batches, evaluate, say, examples: int) -> None:
+    """STEPS steps of ``params, loss = step(params, x, y)`` over ``batches``, printing the
+    loss, the final accuracy (``evaluate(params, x, y)``, over ``examples`` examples) and
+    the time per step. A loss or
+    accuracy may come back once per device (pmap) or once (jit): the first is read."""
+    def first(v) -> float:
+        return float(np.ravel(np.asarray(v))[0])
     start = None
     for k in range(STEPS):
         x, y = batches[k % len(batches)]
@@ -118,13 +128,12 @@ def main() -> None:
             loss.block_until_ready()
             start = time.perf_counter()          # time the steps after compilation
         if k % 30 == 0 or k == STEPS - 1:
-            say(f"step {k:4d}  loss {float(loss[0]):.4f}")
+            say(f"step {k:4d}  loss {first(loss):.4f}")
     jax.block_until_ready(params)
     per_step = (time.perf_counter() - start) / (STEPS - 1)
-    accuracies = [float(evaluate(params, x, y)[0]) for x, y in batches]
-    say(f"final accuracy {np.mean(accuracies):.3f} over {len(x_all)} examples")
+    accuracies = [first(evaluate(params, x, y)) for x, y in batches]
+    say(f"final accuracy {np.mean(accuracies):.3f} over {examples} examples")
     say(f"time per step {per_step * 1e3:.2f} ms (after compilation)")
-
 
 if __name__ == "__main__":
     main()

@@ -15,17 +15,16 @@ It reaches the same loss and accuracy as examples/train_data_parallel.py.
 from __future__ import annotations
 
 import os
-import time
 
 import numpy as np
 from train_data_parallel import (
     LEARNING_RATE,
     PER_DEVICE_BATCH,
-    STEPS,
     init_params,
     logits_of,
     loss_fn,
     make_data,
+    train,
 )
 
 import spmdc as jax
@@ -66,21 +65,7 @@ def main() -> None:
                for k in range(0, len(x_all), total)]
     processes = f" in {jax.process_count()} processes" if jax.process_count() > 1 else ""
     say(f"training with jit over a batch split on {jax.device_count()} devices{processes}")
-    start = None
-    for k in range(STEPS):
-        x, y = batches[k % len(batches)]
-        params, loss = step(params, x, y)
-        if k == 0:
-            loss.block_until_ready()
-            start = time.perf_counter()          # time the steps after compilation
-        if k % 30 == 0 or k == STEPS - 1:
-            say(f"step {k:4d}  loss {float(loss):.4f}")
-    jax.block_until_ready(params)
-    per_step = (time.perf_counter() - start) / (STEPS - 1)
-    accuracies = [float(accuracy(params, x, y)) for x, y in batches]
-    say(f"final accuracy {np.mean(accuracies):.3f} over {len(x_all)} examples")
-    say(f"time per step {per_step * 1e3:.2f} ms (after compilation)")
-
+    train(step, params, batches, accuracy, say, len(x_all))
 
 if __name__ == "__main__":
     main()

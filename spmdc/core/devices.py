@@ -359,9 +359,9 @@ def make_array_from_process_local_data(sharding: Any, local_data: Any,
     t, weak = type_of(local)
     bufs = []
     for d in devs:
-        at = tuple(slice(starts[k].index(s.indices(n)[0]) * block[k],
-                         (starts[k].index(s.indices(n)[0]) + 1) * block[k])
-                   for k, (s, n) in enumerate(zip(index[d], shape, strict=True)))
+        nth = [starts[k].index(s.indices(n)[0]) for k, (s, n) in enumerate(zip(
+            index[d], shape, strict=True))]
+        at = tuple(slice(j * b, (j + 1) * b) for j, b in zip(nth, block, strict=True))
         bufs.append(pjrt.put(np.ascontiguousarray(local[at]), d))
     return Array(tuple(bufs), TensorType(shape, t.dtype), weak, devs, sharding=sharding)
 
