@@ -6,6 +6,7 @@ over the replicas); outputs likewise come back replicated (one logical copy) or 
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -16,7 +17,7 @@ from ..compiler.ir import Func
 from ..compiler.stablehlo import lower_program, parse_module
 from . import pjrt
 
-__all__ = ["Executable", "compile_func", "run_func"]
+__all__ = ["Executable", "compile_func", "run_func", "fingerprint"]
 
 
 class Executable:
@@ -42,11 +43,7 @@ class Executable:
         return pjrt.execute(self.exe, args, self.local_devices, self.in_types)
 
     def fingerprint(self) -> str:
-        """What identifies the program across processes: its name and a hash of its
-        StableHLO (Note [launch fingerprints] in runtime/distributed.py)."""
-        import hashlib
-        digest = hashlib.sha256(self.module_text.encode()).hexdigest()[:16]
-        return f"{self.func.name}#{digest}"
+        return fingerprint(self.func.name, self.module_text)
 
     def __del__(self) -> None:
         pjrt.forget(self.exe)
@@ -59,6 +56,13 @@ class Executable:
 
     def memory_analysis(self) -> Any:
         return pjrt.memory_analysis(self.exe)
+
+
+def fingerprint(name: str, module_text: str) -> str:
+    """What identifies a program across processes: its name and a hash of its StableHLO
+    (Note [launch fingerprints] in runtime/distributed.py)."""
+    digest = hashlib.sha256(module_text.encode()).hexdigest()[:16]
+    return f"{name}#{digest}"
 
 
 def compile_func(func: Func, devices: Sequence[Any] | None = None, *,

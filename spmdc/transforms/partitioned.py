@@ -25,7 +25,6 @@ the mesh. All sharded arguments and requested shardings must share one mesh.
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,6 +44,7 @@ from ..core.tracing import bind, current_trace, type_of, where
 from ..core.tree import broadcast_prefix, tree_flatten, tree_unflatten
 from ..runtime import distributed, pjrt
 from ..runtime.array import Array
+from ..runtime.executable import fingerprint
 from ..runtime.sharding import (
     Mesh,
     NamedSharding,
@@ -320,9 +320,7 @@ class PartitionedEntry:
         return pjrt.optimized_hlo(self.exe)
 
     def fingerprint(self) -> str:
-        """Note [launch fingerprints] in runtime/distributed.py."""
-        digest = hashlib.sha256(self.module_text.encode()).hexdigest()[:16]
-        return f"{self.func.name}#{digest}"
+        return fingerprint(self.func.name, self.module_text)
 
     def fast_path(self, args: Any, out: Any) -> Any:
         """The C++ launch for calls like ``args`` that returned ``out``, where it does what
