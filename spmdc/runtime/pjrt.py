@@ -8,6 +8,7 @@ weak_type, ndim) and a single-device *sharding*; they are defined here.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import importlib.util
 import os
@@ -34,6 +35,7 @@ if importlib.util.find_spec("jax") is None:
 __all__ = ["client", "devices", "compile", "put", "execute", "execute_one", "to_numpy", "Device",
            "Buffer", "optimized_hlo", "cost_analysis", "device_count_env", "is_ready",
            "register_node", "dispatcher", "fast_path", "is_unsortable_keys_error",
+           "restore_recursion_budget", "main_thread_state", "ROOM",
            "is_unhashable_static_error", "forget", "set_tracing", "set_runtime_checks",
            "group_array", "group_devices", "shards", "copy_to_host_async", "set_x64_state",
            "set_cpu_device_count", "local_devices", "process_index", "process_count",
@@ -882,6 +884,88 @@ def set_tracing(on: bool) -> None:
 def set_runtime_checks(on: bool) -> None:
     """Tell the C++ dispatchers whether a runtime check is on."""
     _checks_slot.set_global(on)
+
+
+# Note [recursion budget after a failed flatten]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# jaxlib's C++ pytree registry guards each level of its recursion with
+# Py_EnterRecursiveCall, but an error thrown from a deeper level (a dict whose keys do
+# not compare, a node's flatten that raises) unwinds the levels above it without their
+# Py_LeaveRecursiveCall. On Python 3.11, where Python frames and C recursion share one
+# counter, the thread keeps that much less of its recursion limit (measured with jaxlib
+# 0.10.2): a dict with keys 1 and "a" inside a list leaks a level per call, and after
+# ~1000 calls every call in that thread raises RecursionError; arguments that contain
+# themselves recurse to the limit, and when the limit is reached while comparing a
+# dict's keys (which depends on how deep the caller was) the whole budget leaks at once.
+#
+# So the error path of a dispatcher call (Jitted.__call__, Pmapped.__call__) repairs the
+# counter. After a whole leak the handler has no level left for even one call (a
+# threading.local's attribute, a comparison, all count), so its first statement adds
+# ROOM levels with no call at all: ``main_thread_state`` is a ctypes view of the main
+# thread's PyThreadState (the layout checked when spmdc is imported), and reading or
+# setting a field of it calls nothing. Then ``restore_recursion_budget()`` reads the
+# counter, subtracts the Python frames on the stack and the C calls it can tell (each
+# call through an object's ``__call__``, and the script's entry), and gives back what is
+# left when that is more than _LEAK_SEEN levels, else takes the ROOM levels back. A leak
+# of a few levels is so repaired once ~_LEAK_SEEN have gathered; the estimate may be off
+# by a C call or two, which leaves the limit a level or two from sys.getrecursionlimit(),
+# where a leak left alone stops the thread. In another thread the handler's ROOM went to
+# the main thread and is taken back there; that thread is repaired through a view of its
+# own, made for the repair, when the handler still has a few levels, so a whole leak at
+# once is repaired in the main thread only. Python 3.12 counts C recursion apart from
+# Python frames; no leak showed there (jaxlib 0.11.2), and the view is a dummy
+# (tests/test_tree.py checks both kinds of leak).
+ROOM = 100
+_LEAK_SEEN = 100
+
+
+class _ThreadState(ctypes.Structure):
+    # The head of CPython 3.11's PyThreadState (Include/cpython/pystate.h).
+    _fields_ = [("prev", ctypes.c_void_p), ("next", ctypes.c_void_p),
+                ("interp", ctypes.c_void_p), ("_initialized", ctypes.c_int),
+                ("_static", ctypes.c_int), ("recursion_remaining", ctypes.c_int),
+                ("recursion_limit", ctypes.c_int), ("recursion_headroom", ctypes.c_int)]
+
+
+def _view_of_this_thread() -> _ThreadState:
+    """A view of this thread's PyThreadState; a dummy where the layout is not 3.11's."""
+    if sys.version_info[:2] == (3, 11):
+        get = ctypes.pythonapi.PyThreadState_Get
+        get.restype = ctypes.c_void_p
+        ts = _ThreadState.from_address(get())
+        before = ts.recursion_remaining
+        if (ts.recursion_limit == sys.getrecursionlimit()
+                and (lambda: ts.recursion_remaining)() == before - 1):
+            return ts
+    return _ThreadState()
+
+
+# (a view of a thread that ends would point at freed memory: the main thread's only)
+main_thread_state = (_view_of_this_thread()
+                     if threading.current_thread() is threading.main_thread()
+                     else _ThreadState())
+
+
+def restore_recursion_budget() -> None:
+    """Give back the recursion levels a failed C++ flatten leaked; the caller has just
+    added ROOM to ``main_thread_state.recursion_remaining`` (Note [recursion budget after
+    a failed flatten])."""
+    ts, given = main_thread_state, ROOM
+    if threading.current_thread() is not threading.main_thread():
+        main_thread_state.recursion_remaining -= ROOM       # (not this thread's)
+        ts, given = _view_of_this_thread(), 0
+    if ts.recursion_limit == 0:                             # a dummy
+        return
+    frames, calls, frame = 0, 1, sys._getframe()
+    while frame is not None:
+        frames += 1
+        calls += frame.f_code.co_name == "__call__"
+        frame = frame.f_back
+    leaked = ts.recursion_limit - ts.recursion_remaining - frames - calls
+    if leaked + given > _LEAK_SEEN:
+        ts.recursion_remaining += leaked
+    else:
+        ts.recursion_remaining -= given
 
 
 def is_unsortable_keys_error(e: Exception) -> bool:

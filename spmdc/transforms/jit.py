@@ -272,6 +272,9 @@ class Jitted:
         try:
             return self._dispatch(*args, **kwargs)
         except ValueError as e:
+            # (no call before the repair: Note [recursion budget after a failed flatten])
+            pjrt.main_thread_state.recursion_remaining += pjrt.ROOM
+            pjrt.restore_recursion_budget()
             # spmdc's pytrees keep a dict whose keys do not sort in insertion order,
             # and _split explains an unhashable static argument better: the C++
             # dispatcher refuses both before running anything, so take the Python path.
@@ -283,6 +286,8 @@ class Jitted:
                     raise
                 # (the Python path explains it, before anything is launched)
         except Exception as e:
+            pjrt.main_thread_state.recursion_remaining += pjrt.ROOM
+            pjrt.restore_recursion_budget()
             # Arguments that contain themselves make the C++ registry recurse until it
             # fails, with a RecursionError or a confused SystemError / AttributeError.
             raise_if_cycle(args, kwargs, e)

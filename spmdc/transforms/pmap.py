@@ -258,6 +258,9 @@ class Pmapped:
             pace()              # Note [pacing replicated launches], for the C++ launch
             out = self._dispatch(*args, **kwargs)
         except ValueError as e:
+            # (no call before the repair: Note [recursion budget after a failed flatten])
+            pjrt.main_thread_state.recursion_remaining += pjrt.ROOM
+            pjrt.restore_recursion_budget()
             if not pjrt.is_unsortable_keys_error(e):   # see Jitted.__call__
                 raise_if_cycle(args, kwargs, e)
                 if pjrt.is_deleted_buffer_error(e):
@@ -266,6 +269,8 @@ class Pmapped:
                     raise
             return self._call(args, kwargs)[0]
         except Exception as e:                          # see Jitted.__call__
+            pjrt.main_thread_state.recursion_remaining += pjrt.ROOM
+            pjrt.restore_recursion_budget()
             raise_if_cycle(args, kwargs, e)
             if isinstance(e, RuntimeError):
                 raise_if_deleted(tree_flatten((args, kwargs))[0], e)
