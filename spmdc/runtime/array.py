@@ -27,6 +27,7 @@ blocks (``addressable_shards``).
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,7 @@ __all__ = ["Array"]
 
 class Array:
     __slots__ = ("_bufs", "type", "_weak", "_devices", "split", "_host", "_copies",
-                 "_group", "_aux", "_sharding", "__weakref__")
+                 "_group", "_aux", "_sharding", "_kids", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, buffers: tuple[Any, ...] | None, type: TensorType, weak: bool,
@@ -60,6 +61,7 @@ class Array:
         self._group: Any = None
         self._aux: tuple[Any, ...] | None = None     # see _node_aux
         self._sharding = sharding      # the Sharding laying out the buffers, or None
+        self._kids: Any = _Pending(self)     # see Note [leaves read in C++]
 
     @classmethod
     def from_host(cls, value: np.ndarray, device: Any, weak: bool = False) -> Array:
@@ -85,6 +87,7 @@ class Array:
     def weak(self, weak: bool) -> None:
         self._weak = weak
         self._aux = None            # it is part of the C++ signature (see _node_aux)
+        self._kids = _Pending(self)
 
     @property
     def ndim(self) -> int:
@@ -360,6 +363,31 @@ class Array:
     # The node's aux data is part of every call's signature, which the dispatcher compares
     # with the cached one; one shared tuple per distinct aux (_node_aux), kept by the
     # Array and handed on to the Arrays unflattened from it, makes that an identity test.
+    #
+    # Note [leaves read in C++]
+    # ~~~~~~~~~~~~~~~~~~~~~~~~~
+    # A single-device launch's dispatcher flattens its arguments with a registry that
+    # reads an Array's slots in C++ (pjrt.register_fields), calling no Python: its aux
+    # data is ``_aux`` and its children the pytree in ``_kids`` (issue 18, W7: a call
+    # over 100 + 100 small Arrays made 200 Python flatten calls). ``_kids`` holds the
+    # buffers themselves (the one buffer, else the tuple of them) only where that is
+    # exactly what _flatten would return: a value not laid out by a sharding, whose
+    # ``_bufs`` and ``_aux`` are known (set together, by _unflatten or by the first
+    # flatten). Everywhere else it is a _Pending: a weak reference to the Array (no
+    # cycle to keep buffers alive), a node of its own whose Python flatten is the
+    # Array's _flatten, which returns the real aux data (so the signature is whole
+    # whatever ``_aux`` holds) and sets ``_kids`` once it can. An Array laid out by a
+    # sharding stays _Pending: its child is one multi-device group_array, and jaxlib
+    # crashes launching a donated one (Note [donation] in stablehlo.py), so _flatten
+    # checks it on every call, as before. (Measured with jaxlib 0.10.2 on CPU: the
+    # crash is in the Python-level launch; the C++ dispatcher, handed a deleted or
+    # donated array whose signature it has granted, launches nothing and calls
+    # ``cache_miss``, whose Python path explains it. The check stays, because that is
+    # jaxlib's behaviour, not a promise.) So a deleted or donated single-device buffer
+    # is safe to hand over: the dispatcher goes to the Python path, as before.
+    # ``_kids`` goes back to _Pending wherever the aux data changes (the weak setter).
+    # Results are rebuilt by _unflatten, registered in a second registry, because the
+    # C++ registry rebuilds a node it reads by slots only by calling Array(**slots).
     def _node_aux(self) -> tuple[Any, ...]:
         if self._aux is None:
             self._aux = _interned_aux(self.type, self.weak, self._devices, self.split,
@@ -367,10 +395,7 @@ class Array:
         return self._aux
 
     def _flatten(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-        # Runs for every Array argument of every C++ launch: the usual case first.
-        bufs, aux = self._bufs, self._aux
-        if bufs is not None and aux is not None and aux[4] is None:
-            return bufs, aux
+        # (an argument through _Pending, a result for fast_path; Note [leaves read in C++])
         if self._sharding is not None:
             # a partitioned program's argument: one group_array (Note [grouped launch] in
             # transforms/partitioned.py). jaxlib crashes launching a deleted multi-device
@@ -383,7 +408,9 @@ class Array:
             if group.is_deleted() and not pjrt.granting():
                 self.check_not_deleted()
             return (group,), self._node_aux()
-        return self._buffers, self._node_aux()
+        bufs, aux = self._buffers, self._node_aux()
+        self._kids = bufs[0] if len(bufs) == 1 else bufs     # Note [leaves read in C++]
+        return bufs, aux
 
     def _flatten_grouped(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         group = self.group()
@@ -401,15 +428,32 @@ class Array:
         return out
 
 
+class _Pending(weakref.ref):
+    """An Array's ``_kids`` where C++ may not read its leaves directly (Note [leaves read
+    in C++]); a node flattened by the Array's _flatten."""
+    __slots__ = ()
+
+
+def _flatten_pending(pending: _Pending) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    return pending()._flatten()
+
+
+def _unflatten_pending(aux: tuple[Any, ...], children: Any) -> Any:
+    # The argument registry only flattens (pjrt.register_fields).
+    raise AssertionError("spmdc: an Array's argument node was unflattened")
+
+
 def _unflatten(aux: tuple[Any, ...], buffers: tuple[Any, ...]) -> Array:
     # Runs for every output of every C++ launch, so it is a plain function that sets the
     # slots as Array.__init__ would, without calling it (which would double the cost).
     out = _new_array(Array)
     out.type, out._weak, out._devices, out.split, out._sharding = aux
-    if aux[4] is None:
-        out._bufs, out._group = tuple(buffers), None
+    if aux[4] is None:              # a single-device program's result: one buffer
+        out._bufs = (out._kids,) = buffers
+        out._group = None
     else:                           # a partitioned program's result: one group_array
         out._bufs, out._group = None, buffers[0]
+        out._kids = _Pending(out)
     out._host = out._copies = None
     out._aux = aux
     return out
@@ -424,5 +468,7 @@ def _interned_aux(type: TensorType, weak: bool, devices: tuple[Any, ...],
     return (type, weak, devices, split, sharding)
 
 
-pjrt.register_node(Array, Array._flatten, _unflatten, "one")
+pjrt.register_fields(Array, "_kids", "_aux", "one")
+pjrt.register_node(_Pending, _flatten_pending, _unflatten_pending, "one")
+pjrt.register_node(Array, Array._flatten, _unflatten, "one results")
 pjrt.register_node(Array, Array._flatten_grouped, Array._unflatten_grouped, "replicated")

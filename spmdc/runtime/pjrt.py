@@ -34,8 +34,8 @@ if importlib.util.find_spec("jax") is None:
 
 __all__ = ["client", "devices", "compile", "put", "execute", "execute_one", "to_numpy", "Device",
            "Buffer", "optimized_hlo", "cost_analysis", "device_count_env", "is_ready",
-           "register_node", "dispatcher", "fast_path", "is_unsortable_keys_error",
-           "restore_recursion_budget", "main_thread_state", "ROOM",
+           "register_node", "register_fields", "dispatcher", "fast_path",
+           "is_unsortable_keys_error", "restore_recursion_budget", "main_thread_state", "ROOM",
            "is_unhashable_static_error", "forget", "set_tracing", "set_runtime_checks",
            "group_array", "group_devices", "shards", "copy_to_host_async", "set_x64_state",
            "set_cpu_device_count", "local_devices", "process_index", "process_count",
@@ -790,17 +790,33 @@ def _new_registry() -> Any:
 
 # One registry per kind of launch, because an spmdc.Array flattens differently for each:
 # to its one buffer for a single-device program, to one multi-device array holding a
-# buffer per replica (group_array) for a replicated one.
-_registries = {"one": _new_registry(), "replicated": _new_registry()}
+# buffer per replica (group_array) for a replicated one. A single-device launch's
+# arguments and results have a registry each ("one", "one results"): the arguments'
+# registry reads an Array's children from its attributes in C++, with no Python call
+# (register_fields), but rebuilds a node only by calling its type, which would run
+# Array.__init__ for every result; the results' registry rebuilds them with a Python
+# function (Note [leaves read in C++] in runtime/array.py).
+_registries = {"one": _new_registry(), "one results": _new_registry(),
+               "replicated": _new_registry()}
+_results = {"one": "one results", "partitioned": "one results", "replicated": "replicated"}
 
 
 def register_node(nodetype: type, flatten: Any, unflatten: Any,
                   kind: str | None = None) -> None:
     """Teach the C++ dispatchers' pytree registries a node type (the protocol of
-    spmdc.tree); ``kind`` names one registry ("one" or "replicated"), None both."""
+    spmdc.tree); ``kind`` names one registry ("one", "one results" or "replicated"),
+    None all of them."""
     for k, registry in _registries.items():
         if kind is None or k == kind:
             registry.register_node(nodetype, flatten, unflatten)
+
+
+def register_fields(nodetype: type, children: str, aux: str, kind: str) -> None:
+    """Teach registry ``kind`` to flatten a ``nodetype`` in C++: its children are the
+    pytree in attribute ``children``, its aux data that in ``aux`` (both read with no
+    Python call where they are slots). Unflattening calls ``nodetype(**fields)``, so
+    it is for a registry that flattens only (see _registries)."""
+    _registries[kind].register_dataclass_node(nodetype, [children], [aux])
 
 
 def group_array(buffers: Sequence[Buffer], devs: tuple[Device, ...],
@@ -1052,7 +1068,7 @@ def fast_path(exe: Executable, devs: tuple[Device, ...],
         if (type(x) is not _jax.ArrayImpl or x._sharding is not sharding
                 or x.aval is None or x.aval.shape != shape or x.aval.dtype != dtype):
             return None
-    out_leaves, out_tree = registry.flatten(outs)
+    out_leaves, out_tree = _registries[_results[kind]].flatten(outs)
     if not _same_objects(out_leaves, out_buffers):
         return None
     n, m = len(leaves) + len(const_buffers), len(out_leaves)
