@@ -211,3 +211,24 @@ def test_pmap_per_device_keys(name):
     got = spmdc.pmap(lambda k: _raw(fn(random, jnp, k)),
                      devices=spmdc.devices()[:rc.VMAP_SIZE])(keys)
     assert_same_bits(got, False, f"{name}|vmap{rc.SEEDS[0]}")
+
+
+@pytest.mark.cpu_platform
+def test_small_draws_stay_cheap_enough_to_run_on_the_calling_thread():
+    # PJRT's CPU client runs a program on the calling thread only under 1000 flops by
+    # XLA's count; the unrolled hash made even normal(key, (8,)) a worker-thread launch
+    # (Note [threefry rolled for small draws]). JAX's programs count the same way.
+    key = random.PRNGKey(0)
+
+    def step(key, w):
+        key, sub = random.split(key)
+        return key, w + random.normal(sub, w.shape)
+    cases = [(lambda k: random.normal(k, (8,)), (key,)),
+             (lambda k: random.split(k), (key,)),
+             (step, (key, np.zeros(8, np.float32)))]
+    for f, args in cases:
+        assert spmdc.jit(f).lower(*args).compile().cost_analysis()["flops"] < 1000
+    # the same bits as the unrolled hash, on both sides of the switch
+    for n in (31, 32, 33):
+        drawn = np.asarray(random.bits(key, (n,)))
+        assert np.array_equal(drawn[:31], np.asarray(random.bits(key, (31,))))

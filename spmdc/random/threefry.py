@@ -30,6 +30,7 @@ import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
 from ..core.tracing import bind
+from ..runtime import pjrt
 
 U32 = np.dtype(np.uint32)
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -47,9 +48,12 @@ def _rotate_left(x: Any, d: int) -> Any:
 
 def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
     """The threefry2x32 hash of the counters ``(x1, x2)`` under the key ``(k1, k2)``:
-    uint32 arrays of one shape (rank-0 keys broadcast); returns two such arrays."""
+    uint32 arrays of one shape (rank-0 keys broadcast); returns two such arrays. See
+    Note [threefry rolled for small draws]."""
     ks = (k1, k2, _op("xor", _op("xor", k1, k2), _PARITY))
     x1, x2 = _op("add", x1, ks[0]), _op("add", x2, ks[1])
+    if math.prod(np.shape(x1)) <= _ROLLED_UP_TO and pjrt.platform_name() == "cpu":
+        return _rolled(ks, x1, x2)
     for block in range(5):
         for r in _ROTATIONS[block % 2]:
             x1 = _op("add", x1, x2)
@@ -57,6 +61,51 @@ def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
         # key injection: the next two schedule words, the second plus the block number
         x1 = _op("add", x1, ks[(block + 1) % 3])
         x2 = _op("add", x2, _op("add", ks[(block + 2) % 3], np.uint32(block + 1)))
+    return x1, x2
+
+
+# Note [threefry rolled for small draws]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The 20 rounds are unrolled: XLA fuses the whole hash and what consumes the bits into
+# one kernel, which for large draws is several times faster than a loop that stores the
+# state between blocks. But PJRT's CPU client runs a program on the calling thread only
+# when XLA's cost analysis counts fewer than 1000 flops, and otherwise hands it to a worker
+# thread (~5 us more per call, ~40 us when the caller then waits for the value on this
+# 2-CPU machine); unrolled, the hash counts ~120 flops per element, so even
+# ``normal(key, (8,))`` went to the worker. For up to _ROLLED_UP_TO counters the five
+# blocks are a loop instead (a scan over the block number, carrying the key schedule and
+# the two rotation sets, which alternate), as JAX lowers threefry on the CPU: the cost
+# analysis counts a loop's body once, so a small draw, and a jitted step made of small
+# draws, stays under the limit. The bits are the same either way (integer arithmetic).
+# On a GPU the unrolled hash stays: there every loop iteration is a kernel launch.
+_ROLLED_UP_TO = 32
+
+
+def _rolled(ks: tuple[Any, Any, Any], x1: Any, x2: Any) -> tuple[Any, Any]:
+    from ..lax.control_flow import fori_loop
+    shape = np.shape(x1)
+
+    def word(v: Any, i: int) -> Any:             # v[i] of a uint32[4], broadcast to shape
+        w = bind(_prims["slice"], v, start_indices=(i,), limit_indices=(i + 1,),
+                 strides=None)
+        w = bind(_prims["reshape"], w, new_sizes=())
+        return bind(_prims["broadcast_in_dim"], w, shape=shape, broadcast_dimensions=())
+
+    def block(i: Any, state: Any) -> Any:
+        x1, x2, k0, k1, k2, now, then = state
+        for j in range(4):
+            r = word(now, j)
+            x1 = _op("add", x1, x2)
+            x2 = _op("xor", x1, _op("or", _op("shift_left", x2, r),
+                                    _op("shift_right_logical", x2,
+                                        _op("sub", np.uint32(32), r))))
+        x1 = _op("add", x1, k0)
+        x2 = _op("add", x2, _op("add", k1, _op("add", _op("convert", i, new_dtype=U32),
+                                               np.uint32(1))))
+        return x1, x2, k1, k2, k0, then, now
+
+    rotations = tuple(np.array(r, U32) for r in _ROTATIONS)
+    x1, x2, *_ = fori_loop(0, 5, block, (x1, x2, ks[1], ks[2], ks[0], *rotations))
     return x1, x2
 
 
