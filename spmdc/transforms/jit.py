@@ -275,6 +275,8 @@ class Jitted:
             # (no call before the repair: Note [recursion budget after a failed flatten])
             pjrt.main_thread_state.recursion_remaining += pjrt.ROOM
             pjrt.restore_recursion_budget()
+            if isinstance(e.__cause__, RecursionError):   # (keys compared at the limit)
+                raise_if_cycle(args, kwargs, e)
             # spmdc's pytrees keep a dict whose keys do not sort in insertion order,
             # and _split explains an unhashable static argument better: the C++
             # dispatcher refuses both before running anything, so take the Python path.

@@ -261,6 +261,8 @@ class Pmapped:
             # (no call before the repair: Note [recursion budget after a failed flatten])
             pjrt.main_thread_state.recursion_remaining += pjrt.ROOM
             pjrt.restore_recursion_budget()
+            if isinstance(e.__cause__, RecursionError):   # (keys compared at the limit)
+                raise_if_cycle(args, kwargs, e)
             if not pjrt.is_unsortable_keys_error(e):   # see Jitted.__call__
                 raise_if_cycle(args, kwargs, e)
                 if pjrt.is_deleted_buffer_error(e):
