@@ -147,6 +147,53 @@ def test_a_size_one_axis_broadcasts_without_a_squeeze_first():
                                rtol=1e-5, atol=1e-6)
 
 
+def test_a_numpy_operand_is_captured_unbroadcast():
+    # A NumPy operand was broadcast on the host and captured at the full shape: comparing
+    # a [64, 48, 1] index with np.arange(48) made a [64, 48, 48] constant argument.
+    def f(p):
+        return jnp.expand_dims(p, -1) == np.arange(48, dtype=np.int32)
+    p = np.random.default_rng(0).integers(0, 48, size=(64, 48)).astype(np.int32)
+    main = spmdc.jit(f).lower(p).as_text().splitlines()[1]
+    assert "tensor<48xi32>" in main and "64x48x48xi32" not in main, main
+    np.testing.assert_array_equal(spmdc.jit(f)(p), p[..., None] == np.arange(48))
+    np.testing.assert_array_equal(f(p), p[..., None] == np.arange(48))        # eagerly
+    np.testing.assert_array_equal(spmdc.vmap(f)(p), p[..., None] == np.arange(48))
+
+
+def test_eye_triangles_and_fills_are_built_in_the_program():
+    # jnp.eye, tri, tril and triu under a trace captured their N x M masks as constant
+    # arguments (a causal mask of a sequence of 2048 was a 4 MB argument of every call),
+    # and jnp.full's scalar was an argument too, which XLA cannot fold (x + zeros)
+    x = np.arange(30, dtype=np.float32).reshape(5, 6)
+    cases = [(lambda x: x + jnp.eye(5, 6, 1), x + np.eye(5, 6, 1)),
+             (lambda x: x + jnp.zeros((5, 6)), x),
+             (lambda x: x * jnp.full((5, 6), -1, jnp.uint8), x * 255),
+             (lambda x: x * jnp.tri(5, 6, -1), x * np.tri(5, 6, -1)),
+             (lambda x: jnp.tril(x, -1), np.tril(x, -1)),
+             (lambda x: jnp.triu(x, 2), np.triu(x, 2))]
+    for f, expected in cases:
+        main = spmdc.jit(f).lower(x).as_text().splitlines()[1]
+        assert main.count("%arg") == 1, main
+        np.testing.assert_array_equal(spmdc.jit(f)(x), expected.astype(np.float32))
+        np.testing.assert_array_equal(f(x), expected.astype(np.float32))      # eagerly
+
+
+def test_a_batched_solve_permutes_rows_with_a_gather():
+    # issue 18 (W12): the LU solve permuted a batch of right-hand sides with one-hot
+    # permutation matrices (a batched matrix product reading n times more than a gather)
+    r = np.random.default_rng(0)
+    x = r.normal(size=(8, 6, 6)).astype(np.float32)
+    a = x @ x.transpose(0, 2, 1) + 6 * np.eye(6, dtype=np.float32)
+    b = r.normal(size=(8, 6, 2)).astype(np.float32)
+    text = spmdc.jit(jnp.linalg.solve).lower(a, b).as_text()
+    assert "stablehlo.dot_general" not in text and "stablehlo.gather" in text
+    np.testing.assert_allclose(jnp.linalg.solve(a, b), np.linalg.solve(a, b),
+                               rtol=1e-4, atol=1e-5)
+    lu_piv = spmdc.scipy.linalg.lu_factor(a)
+    np.testing.assert_allclose(spmdc.scipy.linalg.lu_solve(lu_piv, b, trans=1),
+                               np.linalg.solve(a.transpose(0, 2, 1), b), rtol=1e-4, atol=1e-5)
+
+
 def test_reduce_with_monoids_and_general_computations():
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7
     np.testing.assert_array_equal(lax.reduce(x, 0.0, lax.add, (0, 2)), x.sum((0, 2)))

@@ -14,7 +14,17 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes
-from .core import _is_array, asarray, broadcast_to, check_flag, result_type, where, zeros
+from ..core.tracing import current_trace
+from .core import (
+    _is_array,
+    asarray,
+    broadcast_to,
+    check_flag,
+    diagonal_mask,
+    result_type,
+    where,
+    zeros,
+)
 from .indexing import take
 from .shape_ops import _axis, concatenate, flip, moveaxis, reshape, swapaxes, transpose
 
@@ -58,8 +68,12 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
     return out
 
 
-def _tri_mask(n: int, m: int, k: int) -> np.ndarray:
-    return np.tri(n, m, k, dtype=bool)          # static: the shape is known when tracing
+def _tri_mask(n: int, m: int, k: int) -> Any:
+    """Ones at and below the k-th diagonal: on the host, or built in the program being
+    traced (not captured as an n x m constant)."""
+    if current_trace() is None:
+        return np.tri(n, m, k, dtype=bool)
+    return diagonal_mask((n, m), k, "ge")
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:

@@ -20,7 +20,7 @@ import numpy as np
 from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
 from ..core.devices import device_put
-from ..core.tracing import Tracer, bind, type_of, user_source
+from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
 from ..runtime.array import Array
 
 ndarray = Array
@@ -143,13 +143,20 @@ def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
     xs = _shape(x)
     if xs == shape or xs == ():
         return x
+    weak = False
     if not _is_array(x):
         x = np.asarray(x)
-        return np.broadcast_to(x, shape) if x.ndim else x
+        if not x.ndim or current_trace() is None:
+            return np.broadcast_to(x, shape) if x.ndim else x
+        # Under a trace the NumPy operand is captured as it is and broadcast by the
+        # program: broadcast on the host, it was captured at the full shape (comparing a
+        # [64, 48, 1] index with np.arange(48) captured a [64, 48, 48] constant).
+    else:
+        weak = x.weak
     # broadcast_in_dim stretches size-1 axes itself (as JAX emits it): no squeeze first.
     lead = len(shape) - len(xs)
     return bind(_prims["broadcast_in_dim"], x, shape=tuple(shape),
-                broadcast_dimensions=tuple(range(lead, len(shape))), weak=x.weak)
+                broadcast_dimensions=tuple(range(lead, len(shape))), weak=weak)
 
 
 def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
@@ -581,6 +588,15 @@ def operator_index(d: Any) -> int:
 
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     shape = _shape_arg(shape)
+    if not _is_array(fill_value) and np.ndim(fill_value) == 0:
+        # A Python or NumPy scalar stays a literal of the program (placed on the device
+        # and captured, it was an argument XLA could not fold: x + zeros(...) kept its add).
+        t, weak = type_of(fill_value)
+        fill = np.asarray(fill_value, t.dtype)
+        if dtype is not None and dtypes.canonicalize(dtype) != t.dtype:
+            fill, weak = bind(_prims["convert"], fill, new_dtype=dtypes.canonicalize(dtype)), False
+        return bind(_prims["broadcast_in_dim"], fill, shape=shape, broadcast_dimensions=(),
+                    weak=weak and dtype is None)
     if dtype is None:
         fill = asarray(fill_value)
     else:
@@ -695,7 +711,22 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     M = N if M is None else M
-    return asarray(np.eye(N, M, k, dtype=_dtype_or(dtype, dtypes.default_float())))
+    dtype = _dtype_or(dtype, dtypes.default_float())
+    value = np.eye(N, M, k, dtype=dtype)                # (also checks the arguments)
+    if current_trace() is None:
+        return asarray(value)
+    return diagonal_mask(value.shape, operator.index(k), "eq").astype(dtype)
+
+
+def diagonal_mask(shape: tuple[int, int], k: int, prim: str) -> Any:
+    """``row + k <prim> column`` for every element of an n x m matrix ("eq": the k-th
+    diagonal, "ge": it and below), built in the program being traced from two iotas
+    rather than captured as an n x m constant, as JAX builds it."""
+    rows = bind(_prims["iota"], dtype=np.dtype(np.int32), shape=shape, dimension=0)
+    cols = bind(_prims["iota"], dtype=np.dtype(np.int32), shape=shape, dimension=1)
+    if k:
+        rows = bind(_prims["add"], rows, np.int32(k))
+    return bind(_prims[prim], rows, cols)
 
 
 def identity(n: int, dtype: Any = None) -> Any:

@@ -102,15 +102,17 @@ def lu_factor(a: Any) -> tuple[Any, Any, Any]:
 
 
 def permute_rows(perm: Any, b: Any, inverse: bool = False) -> Any:
-    """``b[..., perm, :]`` (its inverse with ``inverse``): a gather for one permutation,
-    else a product with the one-hot permutation matrices (exact: each output is one
-    input times 1)."""
-    n = perm.shape[-1]
+    """``b[..., perm, :]`` (its inverse with ``inverse``), as a gather."""
     if perm.ndim == 1 and not inverse:          # one matrix (also each one under vmap)
         from .indexing import take
         return take(b, perm, axis=-2)
-    p = (expand_dims(perm, -1) == np.arange(n, dtype=np.int32)).astype(b.dtype)
-    return matmul(mT(p) if inverse else p, b)
+    from .shape_extra import take_along_axis
+    if inverse:
+        from .sorting import argsort
+        perm = argsort(perm, axis=-1)
+    # (a product with one-hot permutation matrices, as this was, is exact too, but it
+    # reads n times more and takes a matrix product per solve)
+    return take_along_axis(b, expand_dims(perm, -1), axis=-2, mode="promise_in_bounds")
 
 
 def lu_solve_factored(lu: Any, perm: Any, b: Any, trans: int = 0) -> Any:
