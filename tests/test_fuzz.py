@@ -242,6 +242,27 @@ def test_a_shape_jax_gets_wrong_for_all_to_all_under_vmap_is_a_known_difference(
                             spmdc_out) is None
 
 
+def test_a_summed_all_to_all_of_an_unbatched_value_is_a_known_difference_only_so():
+    # Seed 43120: under value_and_grad of a summed loss, JAX's extra axes (the test above)
+    # show only as a sum 8 times too large.
+    from fuzz.program import Input, Wrapper
+    from fuzz.run import known_difference
+    vmap = Wrapper("vmap", (("size", 1), ("axis_name", "a"), ("in_axes", (1, None)),
+                            ("out_axes", (0,))))
+    p = Program(0, (Input((4, 1), "float32"), Input((4, 2), "float32")),
+                (Op("lax.all_to_all({0}, 'a', 1, 0, tiled=True)", (1,), ((4, 2), "float32"),
+                    collective=True),), (2,),
+                (vmap, Wrapper("value_and_grad", (("argnums", (1,)),))))
+    spmdc_out = Result("ok", [np.array(-1.08, np.float32)], ["float32"])
+    jax_out = Result("ok", [np.array(-8.67, np.float32)], ["float32"])
+    assert known_difference(p, jax_out, spmdc_out) is not None
+    # not where the operand is batched, nor without a derivative
+    batched = p.replace(ops=(p.ops[0].__class__(p.ops[0].template, (0,), ((4, 1), "float32"),
+                                                collective=True),))
+    assert known_difference(batched, jax_out, spmdc_out) is None
+    assert known_difference(p.replace(wrappers=(vmap,)), jax_out, spmdc_out) is None
+
+
 @pytest.mark.devices(8)
 def test_a_derivative_at_a_tie_of_pmin_over_copies_is_not_judged():
     # Seed 11017: pmin of an input pmap broadcasts (in_axes=None) ties across devices.

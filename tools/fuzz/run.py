@@ -354,7 +354,31 @@ JAX_WRONG: list[tuple[str, Callable[[Program], bool], str]] = [
      "jacfwd/jvp tangent of an unmapped input) gives each member an extra axis "
      "(vmap(lambda: all_to_all(zeros(2), 'a', 0, 0)) over 2: (2, 2) where all_to_all "
      "returns (2,)); spmdc's shape is all_to_all's."),
+    ("all_to_all of a value vmap does not batch (summed)", lambda p: differentiated(p)
+     and _unbatched_all_to_all(p),
+     "The same batching rule under a loss that sums the outputs: the extra axes show as a "
+     "sum that many times too large (vmap over 1 of a tiled all_to_all of an f32[4, 2] "
+     "input with in_axes None: JAX gives f32[1, 4, 2, 4, 2], so 8 times the sum; seed "
+     "43120); spmdc's value is the sum of all_to_all's result."),
 ]
+
+
+def _unbatched_all_to_all(p: Program) -> bool:
+    """An all_to_all whose operand depends only on inputs the innermost vmap leaves
+    unmapped (in_axes None)."""
+    vmaps = [w for w in p.wrappers if w.kind == "vmap" and w.get("in_axes") is not None]
+    if not vmaps:
+        return False
+    in_axes = tuple(vmaps[0].get("in_axes"))
+    if len(in_axes) != len(p.inputs):
+        return False
+    batched = [ax is not None for ax in in_axes]
+    for op in p.ops:
+        from_batched = any(batched[a] for a in op.args)
+        if "lax.all_to_all(" in op.template and not from_batched:
+            return True
+        batched.append(from_batched)
+    return False
 
 
 def _only_shapes_differ(got: Result, want: Result) -> bool:
@@ -372,6 +396,7 @@ def _same_types(got: Result, want: Result) -> bool:
 JAX_WRONG_CHECKS = {
     "derivative of .at[].min/max with mode='clip'": _same_types,
     "all_to_all of a value vmap does not batch (shapes)": _only_shapes_differ,
+    "all_to_all of a value vmap does not batch (summed)": _same_types,
 }
 
 
