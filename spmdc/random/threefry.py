@@ -31,6 +31,7 @@ import numpy as np
 from ..compiler.primitives.core import registry as _prims
 from ..core.tracing import bind
 from ..runtime import pjrt
+from ..transforms.vmap import batching
 
 U32 = np.dtype(np.uint32)
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -52,7 +53,8 @@ def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
     Note [threefry rolled for small draws]."""
     ks = (k1, k2, _op("xor", _op("xor", k1, k2), _PARITY))
     x1, x2 = _op("add", x1, ks[0]), _op("add", x2, ks[1])
-    if math.prod(np.shape(x1)) <= _ROLLED_UP_TO and pjrt.platform_name() == "cpu":
+    if math.prod(np.shape(x1)) <= _ROLLED_UP_TO and pjrt.platform_name() == "cpu" \
+            and not batching():
         return _rolled(ks, x1, x2)
     for block in range(5):
         for r in _ROTATIONS[block % 2]:
@@ -77,7 +79,10 @@ def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
 # the two rotation sets, which alternate), as JAX lowers threefry on the CPU: the cost
 # analysis counts a loop's body once, so a small draw, and a jitted step made of small
 # draws, stays under the limit. The bits are the same either way (integer arithmetic).
-# On a GPU the unrolled hash stays: there every loop iteration is a kernel launch.
+# Not on a GPU, where every loop iteration is a kernel launch, nor in a function vmap is
+# batching: the program's arrays are then larger than the traced ones, and the loop,
+# which stores the state between blocks, made vmap(split) of 4096 keys 4.5 times slower
+# than the unrolled hash.
 _ROLLED_UP_TO = 32
 
 

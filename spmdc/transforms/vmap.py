@@ -7,6 +7,7 @@ from an enclosing trace become unbatched inputs (see tracing.py).
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +20,20 @@ from ..core.tree import tree_unflatten
 from .jit import Jitted, eager_jit
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_dims, out_paths, slice_types
 
-__all__ = ["vmap"]
+__all__ = ["vmap", "batching"]
+
+
+class _Batching(threading.local):
+    depth = 0           # how many vmaps this thread is tracing a function for
+
+
+_batching = _Batching()
+
+
+def batching() -> bool:
+    """Whether this thread is tracing a function that vmap will batch (a program's
+    shapes are then larger than the ones being traced)."""
+    return _batching.depth > 0
 
 
 def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
@@ -69,8 +83,13 @@ def _batched_call(fun: Callable[..., Any], name: str, args: tuple[Any, ...],
     # an unmapped input's value is known where the enclosing trace knows it; a mapped
     # one's is not (Note [concrete values while tracing] in core/concrete.py)
     sources = [leaf if d is None else None for leaf, d in zip(leaves, dims, strict=True)]
-    func, out_weak, captured, out_tree, _ = trace_pytree(
-        fun, args, kwargs, name, in_types, in_weak, axis_env, concrete=True, sources=sources)
+    _batching.depth += 1
+    try:
+        func, out_weak, captured, out_tree, _ = trace_pytree(
+            fun, args, kwargs, name, in_types, in_weak, axis_env, concrete=True,
+            sources=sources)
+    finally:
+        _batching.depth -= 1
     dims_out = out_dims("vmap", out_axes, out_tree, func.out_types)
     try:
         batched = run_pass("vmap", vmap_func, func, [*dims, *([None] * len(captured))],
