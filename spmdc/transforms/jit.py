@@ -273,7 +273,7 @@ class Jitted:
             return self._dispatch(*args, **kwargs)
         except ValueError as e:
             # (no call before the repair: Note [recursion budget after a failed flatten])
-            pjrt.main_thread_state.recursion_remaining += pjrt.ROOM
+            pjrt.main_thread_state.remaining += pjrt.ROOM
             pjrt.restore_recursion_budget()
             if isinstance(e.__cause__, RecursionError):   # (keys compared at the limit)
                 raise_if_cycle(args, kwargs, e)
@@ -288,7 +288,7 @@ class Jitted:
                     raise
                 # (the Python path explains it, before anything is launched)
         except Exception as e:
-            pjrt.main_thread_state.recursion_remaining += pjrt.ROOM
+            pjrt.main_thread_state.remaining += pjrt.ROOM
             pjrt.restore_recursion_budget()
             # Arguments that contain themselves make the C++ registry recurse until it
             # fails, with a RecursionError or a confused SystemError / AttributeError.

@@ -259,7 +259,7 @@ class Pmapped:
             out = self._dispatch(*args, **kwargs)
         except ValueError as e:
             # (no call before the repair: Note [recursion budget after a failed flatten])
-            pjrt.main_thread_state.recursion_remaining += pjrt.ROOM
+            pjrt.main_thread_state.remaining += pjrt.ROOM
             pjrt.restore_recursion_budget()
             if isinstance(e.__cause__, RecursionError):   # (keys compared at the limit)
                 raise_if_cycle(args, kwargs, e)
@@ -271,7 +271,7 @@ class Pmapped:
                     raise
             return self._call(args, kwargs)[0]
         except Exception as e:                          # see Jitted.__call__
-            pjrt.main_thread_state.recursion_remaining += pjrt.ROOM
+            pjrt.main_thread_state.remaining += pjrt.ROOM
             pjrt.restore_recursion_budget()
             raise_if_cycle(args, kwargs, e)
             if isinstance(e, RuntimeError):
