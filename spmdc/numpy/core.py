@@ -661,7 +661,10 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
         np.arange(start, stop, step, dtype=dtypes.canonicalize(dtype))
     if dtype is None and value.dtype.kind == "f":
         value = value.astype(dtypes.default_float())
-    return asarray(value.astype(dtypes.canonicalize(value.dtype)))
+    value = value.astype(dtypes.canonicalize(value.dtype))
+    if stop is None and step is None and value.dtype.kind in "iu" and current_trace():
+        return _iota(value.dtype, value.shape, 0)       # arange(n) in a program, as JAX
+    return asarray(value)
 
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
