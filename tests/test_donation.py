@@ -189,14 +189,20 @@ def test_partitioned_jit_donation():
     assert not w.is_deleted()
 
 
+def _sharded_sgd_step():
+    """A mesh of 8 devices, a sharding of its one axis, and a jitted step over arrays laid
+    out by it that donates its first argument."""
+    mesh = spmdc.make_mesh((8,), ("b",))
+    s = NamedSharding(mesh, P("b"))
+    return mesh, s, spmdc.jit(lambda w, x: w - 0.5 * x, in_shardings=(s, s),
+                              out_shardings=s, donate_argnums=0)
+
+
 @pytest.mark.devices(8)
 def test_donated_sharded_arrays_used_again_are_errors_not_crashes():
     # jaxlib crashes the process when a multi-device program gets a deleted multi-device
     # array, or one donated buffer twice; spmdc checks first, on both dispatch paths.
-    mesh = spmdc.make_mesh((8,), ("b",))
-    s = NamedSharding(mesh, P("b"))
-    f = spmdc.jit(lambda w, x: w - 0.5 * x, in_shardings=(s, s), out_shardings=s,
-                  donate_argnums=0)
+    mesh, s, f = _sharded_sgd_step()
     other = spmdc.jit(lambda a: a * 2)
     w = spmdc.device_put(np.ones(16, np.float32), s)
     x = spmdc.device_put(np.ones(16, np.float32), s)
@@ -225,10 +231,7 @@ def test_sharded_arrays_deleted_after_the_cpp_dispatcher_launched_them_are_error
     # elsewhere or deleting it makes the next call of the granted one a clear error,
     # never a launch of a deleted multi-device array (which jaxlib 0.10.2's Python-level
     # launch segfaults on; Note [leaves read in C++] in runtime/array.py).
-    mesh = spmdc.make_mesh((8,), ("b",))
-    s = NamedSharding(mesh, P("b"))
-    donate = spmdc.jit(lambda w, x: w - 0.5 * x, in_shardings=(s, s), out_shardings=s,
-                       donate_argnums=0)
+    _, s, donate = _sharded_sgd_step()
     f = spmdc.jit(lambda w: w * 2)
     calls = count_python_calls(f)
     x = spmdc.device_put(np.ones(16, np.float32), s)
