@@ -59,7 +59,7 @@ Workloads (issue 7):
 
 Workloads W7-W11 are numbered as issue 18 names them; the earlier W7-W11 (Jacobian,
 random numbers, key split, conv-net, scan RNN) became W13, W14, W15, W16 and W8, so
-figures in docs/PERFORMANCE.md recorded before 2026-11-24 use the old numbers.
+figures in docs/CHANGELOG.md recorded before 2026-11-24 use the old numbers.
 
 Usage: tools/bench.py [--reps N] [--only W1,W6] [--quick] [--no-jax] [--json PATH]
 """
