@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...errors import DivergentCollectiveError, WhileLoopVJPError
 from ..builder import Builder, lit
 from ..interpreter import evaluate
 from ..ir import Func, TensorType, Var
@@ -40,7 +41,7 @@ from ..passes.vmap import (
 from ..stablehlo import hlo, ir, lower_body, lower_rules, mlir_type
 from .core import ShapeError, declare
 
-__all__ = ["cond_p", "while_p", "WhileLoopVJPError", "DivergentCollectiveError"]
+__all__ = ["cond_p", "while_p"]
 
 I32 = np.dtype(np.int32)
 BOOL = np.dtype(np.bool_)
@@ -59,10 +60,6 @@ def _types(ts: Sequence[TensorType]) -> str:
 # compute it from a psum/pmax first, so every device takes the same path. The replication
 # rules below also give the carries of loops a fixed point, so a carry that a psum keeps
 # equal on every device stays replicated. scan always runs ``length`` steps: no check.
-
-class DivergentCollectiveError(ValueError):
-    """A collective that some devices of its group would skip (a deadlock)."""
-
 
 def _collectives_in(funcs: Sequence[Func]):
     for func in funcs:
@@ -367,10 +364,6 @@ def _while_batch(b, axis, args, dims, *, cond_func, body_func, cond_nconsts, bod
 # ``while`` as non-differentiable would make grad return zeros for float carries: a silent
 # wrong answer. So its VJP rule raises, and only when a cotangent actually reaches a
 # while loop (integer-only loops, such as index bookkeeping, differentiate fine).
-
-class WhileLoopVJPError(ValueError, TypeError):
-    """Reverse-mode differentiation reached a while loop."""
-
 
 def _while_vjp(b, ct, *operands, active=None, **params):
     where = f" (at {b.source})" if b.source else ""

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...errors import ClosedOverDifferentiationError, CustomVJPForwardModeError
 from ..builder import Builder
 from ..interpreter import evaluate
 from ..ir import Func, TensorType
@@ -73,16 +74,7 @@ from ..passes.vmap import BatchAxis, always_rewrite, batch_rules, vmap_func
 from ..stablehlo import lower_body, lower_rules
 from .core import ShapeError, declare
 
-__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "BatchedRule",
-           "ClosedOverDifferentiationError", "CustomVJPForwardModeError"]
-
-
-class ClosedOverDifferentiationError(TypeError):
-    """A derivative reached a value that a custom rule's function closes over."""
-
-
-class CustomVJPForwardModeError(TypeError):
-    """Forward mode (jvp, jacfwd, linearize) reached a custom_vjp function."""
+__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "BatchedRule"]
 
 
 def _closed_over_error(kind: str, source: str | None) -> ClosedOverDifferentiationError:
