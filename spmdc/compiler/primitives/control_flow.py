@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...errors import DivergentCollectiveError, WhileLoopVJPError
+from ...errors import DivergentCollectiveError, WhileLoopVJPError, at_line
 from ..builder import Builder, lit
 from ..interpreter import evaluate
 from ..ir import Func, TensorType, Var
@@ -75,7 +75,7 @@ def _check_uniform(control: frozenset[str], funcs: Sequence[Func], what: str) ->
     for eqn in _collectives_in(funcs):
         clash = sorted(control & set(collective_axes(eqn)))
         if clash:
-            where = f" (at {eqn.source})" if eqn.source else ""
+            where = at_line(eqn.source)
             names = ", ".join(map(repr, clash))
             raise DivergentCollectiveError(
                 f"{eqn.prim.name} over axis {names}{where} is inside {what} that may "
@@ -366,7 +366,7 @@ def _while_batch(b, axis, args, dims, *, cond_func, body_func, cond_nconsts, bod
 # while loop (integer-only loops, such as index bookkeeping, differentiate fine).
 
 def _while_vjp(b, ct, *operands, active=None, **params):
-    where = f" (at {b.source})" if b.source else ""
+    where = at_line(b.source)
     raise WhileLoopVJPError(
         "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop "
         f"with traced (dynamic) start/stop values{where}: the number of iterations is not "

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...errors import ClosedOverDifferentiationError, CustomVJPForwardModeError
+from ...errors import ClosedOverDifferentiationError, CustomVJPForwardModeError, at_line
 from ..builder import Builder
 from ..interpreter import evaluate
 from ..ir import Func, TensorType
@@ -78,7 +78,7 @@ __all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "BatchedRule"]
 
 
 def _closed_over_error(kind: str, source: str | None) -> ClosedOverDifferentiationError:
-    where = f" (at {source})" if source else ""
+    where = at_line(source)
     return ClosedOverDifferentiationError(
         f"Detected differentiation of a {kind} function with respect to a closed-over "
         f"value{where}. That isn't supported because the custom rule only specifies how to "
@@ -224,7 +224,7 @@ always_rewrite.add(custom_jvp_call_p)     # the function may use the vmapped axi
 # --- custom_vjp_call -------------------------------------------------------------------------
 
 def _custom_vjp_jvp(b, primals, tangents, **params):
-    where = f" (at {b.source})" if b.source else ""
+    where = at_line(b.source)
     raise CustomVJPForwardModeError(
         f"can't apply forward-mode autodiff (jvp) to a custom_vjp function{where}: its rule "
         "gives reverse mode only. Use grad/vjp/jacrev, or define the function with "
