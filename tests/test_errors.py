@@ -160,6 +160,42 @@ def test_error_message(name, bad, exc, fragments):
 
 # --- JAX's classes (jax.errors), raised where JAX raises them ----------------------------
 
+# (name, bad call, JAX's class name, fragments of spmdc's message)
+JAX_CLASSES = [
+    ("bool() of a traced value",
+     lambda: spmdc.jit(lambda a: a if a.sum() > 0 else -a)(X),
+     "TracerBoolConversionError", ["bool()", "traced", "test_errors.py"]),
+    ("a traced value as a Python index",
+     lambda: spmdc.jit(lambda a: [a, a][a[0, 0].astype(jnp.int32)])(X),
+     "TracerIntegerConversionError", ["Python index", "traced", "test_errors.py"]),
+    ("np.asarray of a traced value",
+     lambda: spmdc.jit(lambda a: np.asarray(a))(X),
+     "TracerArrayConversionError", ["NumPy array", "spmdc.numpy", "test_errors.py"]),
+    ("a traced boolean mask as an index",
+     lambda: spmdc.jit(lambda a: a[a > 3])(X),
+     "NonConcreteBooleanIndexError", ["traced boolean mask", "where", "test_errors.py"]),
+    # int(), float() and item() are plain ConcretizationTypeErrors in JAX (only an index,
+    # hex() and oct() are TracerIntegerConversionErrors)
+    ("int() of a traced value",
+     lambda: spmdc.jit(lambda a: int(a[0, 0]))(X),
+     "ConcretizationTypeError", ["int()", "traced", "test_errors.py"]),
+    ("float() of a traced value",
+     lambda: spmdc.jit(lambda a: float(a[0, 0]))(X),
+     "ConcretizationTypeError", ["float()", "traced"]),
+]
+
+
+@pytest.mark.parametrize("name, bad, jax_class, fragments", JAX_CLASSES,
+                         ids=[t[0] for t in JAX_CLASSES])
+def test_jax_error_classes_are_raised_where_jax_raises_them(name, bad, jax_class, fragments):
+    with pytest.raises(getattr(spmdc.errors, jax_class)) as info:
+        bad()
+    assert type(info.value).__name__ == jax_class
+    for fragment in fragments:
+        assert fragment in str(info.value), f"{fragment!r} not in {str(info.value)!r}"
+    assert float(spmdc.jit(lambda a: a.sum())(X)) == float(X.sum())
+
+
 # Each class of JAX's jax/errors.py and its bases, as jax/_src/errors.py defines them
 # (JaxRuntimeError is jaxlib's own class: see spmdc/errors.py).
 JAX_HIERARCHY = {

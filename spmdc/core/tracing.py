@@ -32,6 +32,8 @@ from ..compiler.primitives.core import Primitive, ShapeError
 from ..errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
     UnexpectedTracerError,
     at_line,
     user_source,
@@ -146,8 +148,8 @@ class Tracer:
     def __repr__(self) -> str:
         return f"Tracer<{self._var.type}{', weak' if self.weak else ''}>"
 
-    def _concrete(self, what: str) -> Any:
-        raise ConcretizationTypeError(
+    def _concrete(self, what: str, error: type[TypeError] = ConcretizationTypeError) -> Any:
+        raise error(
             f"{what} needs a concrete value, but got a traced {self._var.type} inside a "
             f"transformation{where()}. Python control flow cannot depend on "
             "traced values: use spmdc.numpy.where / lax.select for data-dependent choices, "
@@ -156,11 +158,15 @@ class Tracer:
     # bool, int, an index and item() read the value of a tracer whose value is known
     # (eager autodiff); float() and complex() never do, as in JAX, since the number they
     # return would silently drop the derivative. See Note [concrete values while tracing].
+    # Otherwise each raises JAX's class: bool() a TracerBoolConversionError, an index
+    # (operator.index) a TracerIntegerConversionError, int(), float(), complex() and item()
+    # a ConcretizationTypeError.
     def __bool__(self) -> bool:
         value = _known_value(self)
         if value is not None:
             return bool(value)
-        return self._concrete("bool() (e.g. an `if` or `while` on a traced value)")
+        return self._concrete("bool() (e.g. an `if` or `while` on a traced value)",
+                              TracerBoolConversionError)
 
     def __int__(self) -> int:
         value = _known_value(self)
@@ -184,7 +190,8 @@ class Tracer:
         value = _known_value(self)
         if value is not None:
             return operator.index(value)
-        return self._concrete("using a traced value as a Python index")
+        return self._concrete("using a traced value as a Python index",
+                              TracerIntegerConversionError)
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         raise TracerArrayConversionError(
