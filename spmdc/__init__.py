@@ -11,7 +11,7 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's d
 
 # compiler registers every primitive; numpy, lax, tree_util are real modules, so
 # ``import spmdc.numpy as jnp`` and ``from spmdc import lax`` need no sys.modules entries.
-from . import compiler, lax, numpy, random, tree_util  # noqa: E402,F401
+from . import compiler, errors, lax, numpy, random, tree_util  # noqa: E402,F401
 from . import numpy_mapped as _numpy_mapped  # noqa: E402
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
 from .core.abstract import ShapedArray, ShapeDtypeStruct, typeof  # noqa: E402,F401
@@ -29,7 +29,7 @@ from .core.devices import (  # noqa: E402
     make_array_from_single_device_arrays,
 )
 from .core.names import named_call, named_scope  # noqa: E402
-from .core.tracing import (  # noqa: E402
+from .errors import (  # noqa: E402
     ConcretizationTypeError,
     TracerArrayConversionError,
     UnexpectedTracerError,
@@ -90,10 +90,6 @@ def process_indices() -> list[int]:
     """The indices of every process of the computation."""
     return list(range(_pjrt.process_count()))
 
-
-errors = type("errors", (), {"ConcretizationTypeError": ConcretizationTypeError,
-                             "UnexpectedTracerError": UnexpectedTracerError,
-                             "TracerArrayConversionError": TracerArrayConversionError})
 
 __all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "local_devices", "device_count",

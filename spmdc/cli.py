@@ -125,7 +125,8 @@ def _load(target: str) -> tuple[Any, Any]:
 def _arguments(opts: argparse.Namespace, module: Any) -> tuple[list[Any], dict[str, Any]]:
     import numpy as np
 
-    from .compiler.ir import IRError, parse_type
+    from .compiler.ir import parse_type
+    from .errors import IRError
     statics: dict[str, Any] = {}
     for item in opts.static:
         key, sep, text = item.partition("=")

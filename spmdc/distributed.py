@@ -10,12 +10,7 @@ implementation is runtime/distributed.py.
 """
 from __future__ import annotations
 
-from .runtime.distributed import (
-    DistributedError,
-    PeerLost,
-    initialize,
-    is_initialized,
-    shutdown,
-)
+from .errors import DistributedError, PeerLost
+from .runtime.distributed import initialize, is_initialized, shutdown
 
 __all__ = ["initialize", "shutdown", "is_initialized", "DistributedError", "PeerLost"]

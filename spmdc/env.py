@@ -11,13 +11,16 @@ default (``SPMDC_ENABLE_X64=on`` once meant *off*):
 - ``positive_int``: a decimal integer >= 1; unset or empty means the default.
 - ``path``: a directory; unset or empty means none.
 
-This module imports nothing from spmdc, so every layer (the compiler included) may use it.
+This module imports only the leaf spmdc/errors.py (where ``EnvironmentVariableError`` is
+defined), so every layer (the compiler included) may use it.
 """
 from __future__ import annotations
 
 import os
 
-__all__ = ["EnvironmentVariableError", "flag", "positive_int", "path", "VARIABLES"]
+from .errors import EnvironmentVariableError
+
+__all__ = ["flag", "positive_int", "path", "VARIABLES"]
 
 VARIABLES = {
     "SPMDC_CPU_DEVICES": "how many virtual CPU devices the CPU client creates (default 8)",
@@ -40,10 +43,6 @@ VARIABLES = {
 
 _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 _FALSE = frozenset({"", "0", "false", "f", "no", "n", "off"})
-
-
-class EnvironmentVariableError(ValueError):
-    """An SPMDC_* environment variable holds a value spmdc does not understand."""
 
 
 def flag(name: str, default: bool = False) -> bool:

@@ -1,6 +1,8 @@
 """The error-message table: each bad input (DESIGN.md section 8, issue 12 item 8) with the
 exception type and a fragment of the message it must give, and, after it, a normal call
-that must still work (the library keeps working after any of these)."""
+that must still work (the library keeps working after any of these). Then the classes of
+spmdc/errors.py: JAX's (jax.errors), raised where JAX raises them, with JAX's hierarchy,
+and spmdc's own, each defined there alone and of the one type JAX raises."""
 import os
 
 import numpy as np
@@ -154,3 +156,114 @@ def test_error_message(name, bad, exc, fragments):
     np.testing.assert_allclose(spmdc.pmap(lambda a: lax.psum(a, "i"), "i")(X),
                                np.broadcast_to(X.sum(0), X.shape))
     np.testing.assert_allclose(spmdc.grad(lambda a: (a * a).sum())(X), 2 * X)
+
+
+# --- JAX's classes (jax.errors), raised where JAX raises them ----------------------------
+
+# (name, bad call, JAX's class name, fragments of spmdc's message)
+JAX_CLASSES = [
+    ("bool() of a traced value",
+     lambda: spmdc.jit(lambda a: a if a.sum() > 0 else -a)(X),
+     "TracerBoolConversionError", ["bool()", "traced", "test_errors.py"]),
+    ("a traced value as a Python index",
+     lambda: spmdc.jit(lambda a: [a, a][a[0, 0].astype(jnp.int32)])(X),
+     "TracerIntegerConversionError", ["Python index", "traced", "test_errors.py"]),
+    ("np.asarray of a traced value",
+     lambda: spmdc.jit(lambda a: np.asarray(a))(X),
+     "TracerArrayConversionError", ["NumPy array", "spmdc.numpy", "test_errors.py"]),
+    ("a traced boolean mask as an index",
+     lambda: spmdc.jit(lambda a: a[a > 3])(X),
+     "NonConcreteBooleanIndexError", ["traced boolean mask", "where", "test_errors.py"]),
+    # int(), float() and item() are plain ConcretizationTypeErrors in JAX (only an index,
+    # hex() and oct() are TracerIntegerConversionErrors)
+    ("int() of a traced value",
+     lambda: spmdc.jit(lambda a: int(a[0, 0]))(X),
+     "ConcretizationTypeError", ["int()", "traced", "test_errors.py"]),
+    ("float() of a traced value",
+     lambda: spmdc.jit(lambda a: float(a[0, 0]))(X),
+     "ConcretizationTypeError", ["float()", "traced"]),
+]
+
+
+@pytest.mark.parametrize("name, bad, jax_class, fragments", JAX_CLASSES,
+                         ids=[t[0] for t in JAX_CLASSES])
+def test_jax_error_classes_are_raised_where_jax_raises_them(name, bad, jax_class, fragments):
+    with pytest.raises(getattr(spmdc.errors, jax_class)) as info:
+        bad()
+    assert type(info.value).__name__ == jax_class
+    for fragment in fragments:
+        assert fragment in str(info.value), f"{fragment!r} not in {str(info.value)!r}"
+    assert float(spmdc.jit(lambda a: a.sum())(X)) == float(X.sum())
+
+
+# Each class of JAX's jax/errors.py and its bases, as jax/_src/errors.py defines them
+# (JaxRuntimeError is jaxlib's own class: see spmdc/errors.py).
+JAX_HIERARCHY = {
+    "JAXTypeError": TypeError,
+    "JAXIndexError": IndexError,
+    "ConcretizationTypeError": "JAXTypeError",
+    "NonConcreteBooleanIndexError": "JAXIndexError",
+    "TracerArrayConversionError": "JAXTypeError",
+    "TracerIntegerConversionError": "JAXTypeError",
+    "TracerBoolConversionError": "ConcretizationTypeError",
+    "UnexpectedTracerError": "JAXTypeError",
+    "KeyReuseError": "JAXTypeError",
+}
+
+
+def test_jax_error_classes_have_jax_hierarchy():
+    for name, base in JAX_HIERARCHY.items():
+        cls = getattr(spmdc.errors, name)
+        expected = base if isinstance(base, type) else getattr(spmdc.errors, base)
+        assert cls.__bases__ == (expected,), name
+    # the names spmdc exported before are the same classes
+    assert spmdc.ConcretizationTypeError is spmdc.errors.ConcretizationTypeError
+    assert spmdc.UnexpectedTracerError is spmdc.errors.UnexpectedTracerError
+    assert spmdc.TracerArrayConversionError is spmdc.errors.TracerArrayConversionError
+
+
+def test_jax_errors_resolves_to_spmdc_errors_under_the_alias(monkeypatch):
+    import importlib
+    import sys
+    monkeypatch.setitem(sys.modules, "jax", spmdc)
+    try:
+        module = importlib.import_module("jax.errors")
+        assert module is spmdc.errors
+        from jax.errors import TracerBoolConversionError  # noqa: F401 (through the alias)
+        assert TracerBoolConversionError is spmdc.errors.TracerBoolConversionError
+    finally:
+        sys.modules.pop("jax.errors", None)
+
+
+# --- spmdc's own classes: one module, one type each ----------------------------------------
+
+def test_every_exception_class_is_defined_in_spmdc_errors():
+    # Public exception classes live in spmdc/errors.py; private ones (_Mismatch ...)
+    # stay beside the code that catches them, and cli.py's never leave its main().
+    import ast
+    from pathlib import Path
+    root = Path(spmdc.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name in ("errors.py", "cli.py") and path.parent == root:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_") and any(
+                    isinstance(b, ast.Name) and b.id.endswith(("Error", "Exception", "Lost"))
+                    for b in node.bases):
+                found.append(f"{path.relative_to(root)}: {node.name}")
+    assert not found, "define exception classes in spmdc/errors.py:\n" + "\n".join(found)
+    for name in spmdc.errors.__all__:
+        cls = getattr(spmdc.errors, name)
+        assert cls.__module__ == "spmdc.errors" and cls.__doc__, name
+
+
+def test_missing_derivatives_raise_the_one_type_jax_raises():
+    # JAX raises a NotImplementedError (a missing transpose rule, or select_and_gather_add's
+    # with window dilation) and a ValueError (the while loop's transpose): one type each.
+    assert spmdc.errors.WindowVJPError.__bases__ == (NotImplementedError,)
+    assert spmdc.errors.WhileLoopVJPError.__bases__ == (ValueError,)
+    with pytest.raises(spmdc.errors.WhileLoopVJPError) as info:
+        spmdc.grad(lambda a: lax.while_loop(lambda c: c[1] < 3, lambda c: (c[0] * 2, c[1] + 1),
+                                            (a, 0))[0].sum())(X)
+    assert "test_errors.py" in str(info.value) and not isinstance(info.value, TypeError)

@@ -43,12 +43,10 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-__all__ = ["TensorType", "Var", "Lit", "Eqn", "Func", "Atom", "IRError", "SourceInfo",
+from ..errors import IRError
+
+__all__ = ["TensorType", "Var", "Lit", "Eqn", "Func", "Atom", "SourceInfo",
            "dtype_name", "dtype_from_name", "parse", "parse_type", "check", "replace"]
-
-
-class IRError(ValueError):
-    """Malformed IR: a parse error or a verifier failure."""
 
 
 # --- dtypes ----------------------------------------------------------------------------

@@ -23,17 +23,14 @@ from jaxlib.mlir.dialects import chlo, sdy
 from jaxlib.mlir.dialects import func as func_dialect
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from ..errors import LoweringError
 from .ir import Func, Lit, SourceInfo, TensorType, Var, dtype_name
 from .passes.cleanup import effectful, has_effects
 
 __all__ = ["ir", "hlo", "chlo", "lower_rules", "LoweringContext", "lower", "lower_text",
            "lower_program", "parse_module", "lower_body", "mlir_context", "mlir_type",
-           "create_op", "elementwise_lowering", "LoweringError", "host_callback_op",
+           "create_op", "elementwise_lowering", "host_callback_op",
            "Partitioning", "sharding_attr", "ffi_call", "PLATFORMS", "by_platform"]
-
-
-class LoweringError(RuntimeError):
-    """A Func that cannot be lowered (a missing rule or a module that fails verification)."""
 
 
 LowerRule = Callable[..., Any]

@@ -19,8 +19,6 @@ error, as is using it where Python needs a concrete value (``if``, ``int()``...)
 from __future__ import annotations
 
 import operator
-import os
-import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,51 +29,23 @@ import numpy as np
 from ..compiler.builder import Builder
 from ..compiler.ir import Atom, Func, Lit, TensorType, Var
 from ..compiler.primitives.core import Primitive, ShapeError
+from ..errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+    at_line,
+    user_source,
+    where,
+)
 from ..runtime import pjrt
 from ..runtime.array import Array
 from . import dtypes
 from .names import scoped
 
 __all__ = ["Tracer", "Trace", "tracing", "current_trace", "bind", "to_atom",
-           "trace_function", "apply_func", "user_source", "where", "UnexpectedTracerError",
-           "ConcretizationTypeError", "TracerArrayConversionError", "type_of"]
-
-
-class UnexpectedTracerError(RuntimeError):
-    """A traced value was used outside the transformation that created it."""
-
-
-class ConcretizationTypeError(TypeError):
-    """Python needed a concrete value (``if``, ``bool()``, ``int()``) but got a traced one."""
-
-
-class TracerArrayConversionError(TypeError):
-    """A traced value was passed to NumPy, which needs a concrete array."""
-
-
-# --- source lines ------------------------------------------------------------------------
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def user_source() -> str | None:
-    """``file:line`` of the innermost caller outside spmdc (where the user's op is)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_PACKAGE_DIR):
-            return f"{filename}:{frame.f_lineno}"
-        frame = frame.f_back
-    return None
-
-
-def _at(source: str | None) -> str:
-    return f" (at {source})" if source else ""
-
-
-def where() -> str:
-    """`` (at file:line)`` of the user's code that called into spmdc, for messages."""
-    return _at(user_source())
+           "trace_function", "apply_func", "type_of"]
 
 
 # --- traces ------------------------------------------------------------------------------
@@ -178,21 +148,25 @@ class Tracer:
     def __repr__(self) -> str:
         return f"Tracer<{self._var.type}{', weak' if self.weak else ''}>"
 
-    def _concrete(self, what: str) -> Any:
-        raise ConcretizationTypeError(
+    def _concrete(self, what: str, error: type[TypeError] = ConcretizationTypeError) -> Any:
+        raise error(
             f"{what} needs a concrete value, but got a traced {self._var.type} inside a "
-            f"transformation{_at(user_source())}. Python control flow cannot depend on "
+            f"transformation{where()}. Python control flow cannot depend on "
             "traced values: use spmdc.numpy.where / lax.select for data-dependent choices, "
             "or mark the argument static (jit(..., static_argnums=...)).")
 
     # bool, int, an index and item() read the value of a tracer whose value is known
     # (eager autodiff); float() and complex() never do, as in JAX, since the number they
     # return would silently drop the derivative. See Note [concrete values while tracing].
+    # Otherwise each raises JAX's class: bool() a TracerBoolConversionError, an index
+    # (operator.index) a TracerIntegerConversionError, int(), float(), complex() and item()
+    # a ConcretizationTypeError.
     def __bool__(self) -> bool:
         value = _known_value(self)
         if value is not None:
             return bool(value)
-        return self._concrete("bool() (e.g. an `if` or `while` on a traced value)")
+        return self._concrete("bool() (e.g. an `if` or `while` on a traced value)",
+                              TracerBoolConversionError)
 
     def __int__(self) -> int:
         value = _known_value(self)
@@ -216,11 +190,12 @@ class Tracer:
         value = _known_value(self)
         if value is not None:
             return operator.index(value)
-        return self._concrete("using a traced value as a Python index")
+        return self._concrete("using a traced value as a Python index",
+                              TracerIntegerConversionError)
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         raise TracerArrayConversionError(
-            f"cannot convert a traced {self._var.type} to a NumPy array{_at(user_source())}; "
+            f"cannot convert a traced {self._var.type} to a NumPy array{where()}; "
             "use spmdc.numpy functions inside transformed functions")
 
     def __len__(self) -> int:
@@ -250,7 +225,7 @@ def type_of(x: Any) -> tuple[TensorType, bool]:
 def _escaped(x: Tracer) -> UnexpectedTracerError:
     return UnexpectedTracerError(
         f"a traced value ({x._var.type}) escaped the transformation that created it and "
-        f"was used later{_at(user_source())}. Return values from transformed functions "
+        f"was used later{where()}. Return values from transformed functions "
         "instead of storing them in globals or closures.")
 
 
@@ -323,7 +298,7 @@ def bind(prim: Primitive, *args: Any, weak: bool = False, **params: Any) -> Any:
     try:
         out = b.bind(prim, *atoms, **params)
     except ShapeError as e:
-        raise TypeError(f"{e}{_at(b.source)}") from None
+        raise TypeError(f"{e}{at_line(b.source)}") from None
     if prim.multiple_results:
         return [Tracer(v, trace, weak) for v in out]
     return Tracer(out, trace, weak)

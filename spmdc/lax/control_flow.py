@@ -26,14 +26,11 @@ from ..core import dtypes
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
+from ..errors import at_line as _where
 from ..transforms.jit import Jitted
 from .core import clamp
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map_"]
-
-
-def _where(source: str | None) -> str:
-    return f" (at {source})" if source else ""
 
 
 def _type_text(t: TensorType) -> str:

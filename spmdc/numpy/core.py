@@ -21,6 +21,7 @@ from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
 from ..core.devices import device_put
 from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
+from ..errors import at_line
 from ..runtime.array import Array
 
 ndarray = Array
@@ -53,8 +54,7 @@ def _is_array(x: Any) -> bool:
 
 
 def _error(op: str, message: str) -> TypeError:
-    source = user_source()
-    return TypeError(f"{op}: {message}" + (f" (at {source})" if source else ""))
+    return TypeError(f"{op}: {message}{at_line(user_source())}")
 
 
 # --- conversion --------------------------------------------------------------------------

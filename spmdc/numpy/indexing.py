@@ -24,6 +24,7 @@ import numpy as np
 from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
 from ..core.tracing import Tracer, bind, user_source
+from ..errors import NonConcreteBooleanIndexError, at_line
 from ..runtime.array import Array
 from .core import asarray
 from .shape_ops import _axis, ravel, stack
@@ -184,10 +185,10 @@ def _entries(shape: tuple[int, ...], index: tuple[Any, ...], check_ints: bool = 
         value = _as_index_value(i)
         if value.dtype == np.bool_:
             if isinstance(value, Tracer):
-                raise _index_error(
+                raise NonConcreteBooleanIndexError(
                     f"a traced boolean mask ({value.type}) cannot be used as an index: the "
                     "result's shape would depend on the data. Use spmdc.numpy.where(mask, x, "
-                    "other) instead, or pass a concrete (NumPy) mask")
+                    f"other) instead, or pass a concrete (NumPy) mask{at_line(user_source())}")
             if value.ndim == 0:               # a new size-1 axis, indexed by [0] or []
                 entries.append(_Advanced(np.zeros(int(value), np.int64)))
                 operand_shape.append(1)

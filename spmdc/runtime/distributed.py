@@ -48,14 +48,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import env
+from ..errors import DistributedError, PeerLost
 from . import cluster, pjrt
 
-__all__ = ["DistributedError", "PeerLost", "State", "initialize", "shutdown", "state",
-           "is_initialized"]
-
-
-class DistributedError(RuntimeError):
-    """The processes of a multi-process computation could not start or go on together."""
+__all__ = ["State", "initialize", "shutdown", "state", "is_initialized"]
 
 
 @dataclasses.dataclass
@@ -318,17 +314,6 @@ def _send(conn: socket.socket, message: dict[str, Any]) -> None:
 
 
 # --- watching the others, leaving (Note [failing fast]) ------------------------------------
-
-class PeerLost(DistributedError):
-    """Another process of the computation stopped: raised in the main thread by the
-    watchdog, which sets ``message`` first."""
-    message = "another process of this computation stopped"
-    delivered = threading.Event()
-
-    def __init__(self, *args: Any):
-        PeerLost.delivered.set()
-        super().__init__(*(args or (PeerLost.message,)))
-
 
 class _Watchdog(threading.Thread):
     """Reads the rendezvous connections (process 0: one per peer; a peer: the one to

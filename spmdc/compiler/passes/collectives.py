@@ -39,22 +39,15 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ...errors import ReplicationError, UnboundAxisError, at_line
 from ..ir import Func, Lit, Var
 
 __all__ = ["Mesh", "varying_rules", "control_varying_rules", "replica_groups", "mesh_coords",
            "axis_strides", "check_collectives", "check_axis_names", "varying_axes", "value_axes",
-           "UnboundAxisError", "ReplicationError", "collective_axes"]
+           "collective_axes"]
 
 Mesh = tuple[tuple[str, int], ...]
 """The device mesh: ``(axis name, size)`` pairs, major to minor."""
-
-
-class UnboundAxisError(NameError):
-    """A collective names an axis that no enclosing pmap or vmap binds."""
-
-
-class ReplicationError(ValueError):
-    """An output that must be the same on every device (out_axes=None) may differ."""
 
 
 VaryingRule = Callable[..., list[frozenset[str]]]
@@ -138,7 +131,7 @@ def _sub_funcs(eqn: Any) -> Iterable[Func]:
 
 def unbound_axis_message(op: str, name: Any, bound: Iterable[str], source: str | None) -> str:
     bound = [b for b in bound if not b.startswith("_")]
-    where = f" (at {source})" if source else ""
+    where = at_line(source)
     close = difflib.get_close_matches(str(name), bound, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     names = ", ".join(repr(b) for b in bound) if bound else "none"

@@ -14,20 +14,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...errors import BatchingError
 from ..builder import Builder
 from ..ir import Atom, Func, Lit, TensorType, Var
 
 __all__ = ["batch_rules", "BatchAxis", "vmap_func", "move_axis", "batch_to_front",
-           "broadcast_batch", "BatchingError"]
-
-
-class BatchingError(ValueError):
-    """An out_axes or in_axes that does not fit the function being batched. ``output`` is
-    the position of the offending output, so the frontend can name it by pytree path."""
-
-    def __init__(self, message: str, output: int | None = None):
-        super().__init__(message)
-        self.output = output
+           "broadcast_batch"]
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import CallbackError
 from ..builder import Builder
 from ..ir import Atom, TensorType
 from ..passes.autodiff import activity_rules, vjp_rules
@@ -58,10 +59,6 @@ class HostCallback:
 
     def __repr__(self) -> str:
         return f"HostCallback({self.what})"
-
-
-class CallbackError(RuntimeError):
-    """A host callback returned values that do not match its declared results."""
 
 
 def _result_types(shapes: tuple[Any, ...], dtypes: tuple[Any, ...]) -> tuple[TensorType, ...]:

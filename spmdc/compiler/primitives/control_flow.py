@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...errors import DivergentCollectiveError, WhileLoopVJPError, at_line
 from ..builder import Builder, lit
 from ..interpreter import evaluate
 from ..ir import Func, TensorType, Var
@@ -40,7 +41,7 @@ from ..passes.vmap import (
 from ..stablehlo import hlo, ir, lower_body, lower_rules, mlir_type
 from .core import ShapeError, declare
 
-__all__ = ["cond_p", "while_p", "WhileLoopVJPError", "DivergentCollectiveError"]
+__all__ = ["cond_p", "while_p"]
 
 I32 = np.dtype(np.int32)
 BOOL = np.dtype(np.bool_)
@@ -60,10 +61,6 @@ def _types(ts: Sequence[TensorType]) -> str:
 # rules below also give the carries of loops a fixed point, so a carry that a psum keeps
 # equal on every device stays replicated. scan always runs ``length`` steps: no check.
 
-class DivergentCollectiveError(ValueError):
-    """A collective that some devices of its group would skip (a deadlock)."""
-
-
 def _collectives_in(funcs: Sequence[Func]):
     for func in funcs:
         for eqn in func.eqns:
@@ -78,7 +75,7 @@ def _check_uniform(control: frozenset[str], funcs: Sequence[Func], what: str) ->
     for eqn in _collectives_in(funcs):
         clash = sorted(control & set(collective_axes(eqn)))
         if clash:
-            where = f" (at {eqn.source})" if eqn.source else ""
+            where = at_line(eqn.source)
             names = ", ".join(map(repr, clash))
             raise DivergentCollectiveError(
                 f"{eqn.prim.name} over axis {names}{where} is inside {what} that may "
@@ -368,12 +365,8 @@ def _while_batch(b, axis, args, dims, *, cond_func, body_func, cond_nconsts, bod
 # wrong answer. So its VJP rule raises, and only when a cotangent actually reaches a
 # while loop (integer-only loops, such as index bookkeeping, differentiate fine).
 
-class WhileLoopVJPError(ValueError, TypeError):
-    """Reverse-mode differentiation reached a while loop."""
-
-
 def _while_vjp(b, ct, *operands, active=None, **params):
-    where = f" (at {b.source})" if b.source else ""
+    where = at_line(b.source)
     raise WhileLoopVJPError(
         "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop "
         f"with traced (dynamic) start/stop values{where}: the number of iterations is not "

@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import ShapeError
 from ..ir import TensorType, dtype_name
 
-__all__ = ["Primitive", "ShapeError", "registry", "declare", "same_dtype", "same_shape_or_scalar"]
+__all__ = ["Primitive", "registry", "declare", "same_dtype", "same_shape_or_scalar"]
 
 ShapeRule = Callable[..., TensorType | tuple[TensorType, ...]]
 """``shape_rule(*in_types, **params) -> out_type`` (a tuple when ``multiple_results``).
@@ -23,10 +24,6 @@ Raises ShapeError with a message that names what is wrong."""
 Impl = Callable[..., Any]
 """``impl(*ndarrays, **params) -> ndarray`` (a tuple when ``multiple_results``): the
 NumPy reference, the oracle for tests and the IR interpreter."""
-
-
-class ShapeError(TypeError):
-    """Operands whose shapes or dtypes a primitive does not accept."""
 
 
 class Primitive:

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...errors import ClosedOverDifferentiationError, CustomVJPForwardModeError, at_line
 from ..builder import Builder
 from ..interpreter import evaluate
 from ..ir import Func, TensorType
@@ -73,20 +74,11 @@ from ..passes.vmap import BatchAxis, always_rewrite, batch_rules, vmap_func
 from ..stablehlo import lower_body, lower_rules
 from .core import ShapeError, declare
 
-__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "BatchedRule",
-           "ClosedOverDifferentiationError", "CustomVJPForwardModeError"]
-
-
-class ClosedOverDifferentiationError(TypeError):
-    """A derivative reached a value that a custom rule's function closes over."""
-
-
-class CustomVJPForwardModeError(TypeError):
-    """Forward mode (jvp, jacfwd, linearize) reached a custom_vjp function."""
+__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "BatchedRule"]
 
 
 def _closed_over_error(kind: str, source: str | None) -> ClosedOverDifferentiationError:
-    where = f" (at {source})" if source else ""
+    where = at_line(source)
     return ClosedOverDifferentiationError(
         f"Detected differentiation of a {kind} function with respect to a closed-over "
         f"value{where}. That isn't supported because the custom rule only specifies how to "
@@ -232,7 +224,7 @@ always_rewrite.add(custom_jvp_call_p)     # the function may use the vmapped axi
 # --- custom_vjp_call -------------------------------------------------------------------------
 
 def _custom_vjp_jvp(b, primals, tangents, **params):
-    where = f" (at {b.source})" if b.source else ""
+    where = at_line(b.source)
     raise CustomVJPForwardModeError(
         f"can't apply forward-mode autodiff (jvp) to a custom_vjp function{where}: its rule "
         "gives reverse mode only. Use grad/vjp/jacrev, or define the function with "

@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import LoweringError
 from ..builder import lit
 from ..ir import TensorType
-from ..stablehlo import LoweringError, by_platform, ffi_call, hlo, ir, lower_rules
+from ..stablehlo import by_platform, ffi_call, hlo, ir, lower_rules
 from .complex_parts import complex_dtype
 from .linalg import (
     INT32,

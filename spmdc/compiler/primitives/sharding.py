@@ -17,11 +17,12 @@ import math
 
 import numpy as np
 
+from ...errors import LoweringError
 from ..ir import TensorType
 from ..passes.autodiff import vjp_rules
 from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.vmap import batch_rules
-from ..stablehlo import LoweringError, lower_rules, sdy, sharding_attr
+from ..stablehlo import lower_rules, sdy, sharding_attr
 from .core import declare
 
 __all__ = ["sharding_constraint_p"]

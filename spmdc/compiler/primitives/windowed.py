@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import WindowVJPError
 from ..builder import Builder, lit
 from ..interpreter import evaluate
 from ..ir import Func, TensorType, dtype_name
@@ -31,7 +32,7 @@ from .core import NUMBER, ShapeError, _check_kind, declare
 from .reductions import fill_reducer, identity_of
 
 __all__ = ["reduce_window_sum_p", "reduce_window_max_p", "reduce_window_min_p",
-           "reduce_window_p", "reduce_precision_p", "window_output_shape", "WindowVJPError"]
+           "reduce_window_p", "reduce_precision_p", "window_output_shape"]
 
 # Note [max pooling derivatives]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -43,11 +44,6 @@ __all__ = ["reduce_window_sum_p", "reduce_window_max_p", "reduce_window_min_p",
 # JAX's does. The sum's VJP is a windowed sum of the padded, stride-dilated cotangent.
 # A general reduce_window (a user's computation) has a JVP (the computation's JVP reduced
 # over primal and tangent pairs) but no VJP: it raises, as in JAX.
-
-
-class WindowVJPError(NotImplementedError, ValueError, TypeError):
-    """Reverse-mode differentiation of a windowed reduction that has no VJP (JAX raises a
-    ValueError there, hence the bases)."""
 
 
 WINDOW = ("window_dimensions", "window_strides", "padding", "base_dilation",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import WindowVJPError
 from ..ir import TensorType
 from ..passes.autodiff import vjp_rules
 from ..passes.forward import jvp_rules, linear_jvp
@@ -21,7 +22,6 @@ from ..stablehlo import hlo, ir, lower_rules, mlir_type
 from .core import FLOAT, ShapeError, _check_kind, declare
 from .reductions import compare, fill_reducer, identity_of
 from .windowed import (
-    WindowVJPError,
     both_batched,
     padding_attr,
     window_output_shape,

@@ -1,0 +1,276 @@
+"""Every exception class spmdc raises, and the helper that finds the user's line.
+
+Programs written for JAX catch JAX's public classes (``jax.errors`` resolves to this
+module under the alias, see spmdc/aliases.py), so those are defined here as JAX's
+``jax/_src/errors.py`` defines them, with the same hierarchy: ``JAXTypeError`` and
+``JAXIndexError`` under TypeError and IndexError, ``TracerBoolConversionError`` a
+``ConcretizationTypeError``, and so on. JAX appends a link to its documentation page to
+every message; spmdc has no such page and keeps the message as raised. JAX's
+``JaxRuntimeError`` is jaxlib's own class (``_jax.JaxRuntimeError``): naming it needs
+jaxlib, which this module may not import, so it is not here (runtime/pjrt.py raises what
+jaxlib raises).
+
+spmdc's own classes follow, grouped by the floor that raises them. Each one subclasses
+the single built-in type that JAX raises in the same situation (or, where JAX has no
+such check, the built-in type that says what went wrong), so ``except TypeError`` in a
+JAX program catches what it would catch under JAX. Each docstring says when the class is
+raised, what to do about it, and which JAX class it corresponds to. (The command line's
+``UsageError`` and ``UserCodeError`` stay in cli.py: its ``main`` reports them and they
+never reach a program. Private control-flow exceptions stay beside the code that catches
+them.)
+
+Messages name the user's line: ``user_source()`` walks the Python stack to the innermost
+frame outside spmdc, and ``where()`` / ``at_line(source)`` format it as `` (at
+file:line)``. It is the one such helper (the tracer records ``user_source()`` on every
+equation it builds, and the compiler's messages format that with ``at_line``).
+
+This module imports nothing from spmdc, so every floor (the compiler included) may use it.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any
+
+__all__ = [
+    # JAX's public classes (jax.errors)
+    "JAXTypeError", "JAXIndexError", "ConcretizationTypeError",
+    "NonConcreteBooleanIndexError", "TracerArrayConversionError",
+    "TracerIntegerConversionError", "TracerBoolConversionError", "UnexpectedTracerError",
+    "KeyReuseError",
+    # spmdc's own
+    "EnvironmentVariableError", "IRError", "ShapeError", "BatchingError", "UnboundAxisError",
+    "ReplicationError", "DivergentCollectiveError", "WhileLoopVJPError", "WindowVJPError",
+    "ClosedOverDifferentiationError", "CustomVJPForwardModeError", "CallbackError",
+    "LoweringError", "DistributedError", "PeerLost",
+]
+
+
+# --- JAX's public classes (jax.errors) ----------------------------------------------------
+
+class JAXTypeError(TypeError):
+    """The base of JAX's TypeErrors about traced values (JAX's ``JAXTypeError``)."""
+
+
+class JAXIndexError(IndexError):
+    """The base of JAX's IndexErrors about traced indices (JAX's ``JAXIndexError``)."""
+
+
+class ConcretizationTypeError(JAXTypeError):
+    """Python needed a concrete value but got a traced one: ``float(x)``, ``x.item()``,
+    ``int(x)`` or a shape computed from a traced value inside jit/grad/vmap ...
+
+    Write the computation with spmdc.numpy / lax (``jnp.where``, ``lax.cond``) instead of
+    Python control flow, or mark the argument static (``jit(f, static_argnums=...)``).
+    JAX's ``ConcretizationTypeError``."""
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
+    """A traced boolean mask used as an index (``x[mask]``): the result's shape would
+    depend on the data, which a compiled program cannot have.
+
+    Use ``jnp.where(mask, x, fill)``, or a reduction's ``where=mask``, or pass a concrete
+    (NumPy) mask. JAX's ``NonConcreteBooleanIndexError``."""
+
+
+class TracerArrayConversionError(JAXTypeError):
+    """A traced value was handed to NumPy (``np.asarray(x)``, a NumPy function), which
+    needs the array's values.
+
+    Use the spmdc.numpy function of the same name inside transformed functions, or
+    ``pure_callback`` to run NumPy code on the host. JAX's ``TracerArrayConversionError``."""
+
+
+class TracerIntegerConversionError(JAXTypeError):
+    """A traced value was used where Python needs an integer index (``operator.index``:
+    ``range(x)``, ``lst[x]``, ``hex(x)``).
+
+    Use ``jnp.take`` / ``lax.dynamic_slice`` for data-dependent indexing, or mark the
+    argument static. JAX's ``TracerIntegerConversionError``."""
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """A traced value was used where Python needs a bool (``if x``, ``while x``, ``and``).
+
+    Use ``jnp.where`` / ``lax.cond`` / ``lax.while_loop``, or mark the argument static.
+    JAX's ``TracerBoolConversionError``."""
+
+
+class UnexpectedTracerError(JAXTypeError):
+    """A traced value escaped the transformation that created it (stored in a global or
+    a closure) and was used after it ended.
+
+    Return the value from the transformed function instead. JAX's
+    ``UnexpectedTracerError``."""
+
+
+class KeyReuseError(JAXTypeError):
+    """A PRNG key used twice where reuse is checked.
+
+    Split the key (``random.split``) and use each piece once. JAX's ``KeyReuseError``
+    (JAX checks only under ``jax_debug_key_reuse``; spmdc has no such check and defines
+    the class so that programs catching it run)."""
+
+
+# --- spmdc's own classes ------------------------------------------------------------------
+
+# (leaf) environment variables
+
+class EnvironmentVariableError(ValueError):
+    """An SPMDC_* environment variable holds a value spmdc does not understand (spmdc/env.py
+    lists the spellings each accepts).
+
+    Fix or unset the variable. JAX raises a ValueError from ``bool_env`` in this case."""
+
+
+# (compiler) the IR, shape rules, passes
+
+class IRError(ValueError):
+    """Malformed IR: a parse error, a dtype spmdc does not support, or a program that
+    fails the verifier (``SPMDC_CHECKS=1`` runs it after every pass).
+
+    From parsed text: fix the text at the position named. From a pass: a bug in spmdc,
+    please report it. JAX's nearest is ``JaxprTypeError`` (a TypeError)."""
+
+
+class ShapeError(TypeError):
+    """Operands whose shapes or dtypes a primitive does not accept.
+
+    Fix the operands as the message says. The frontend re-raises it as a TypeError naming
+    the user's line; JAX's shape rules raise a TypeError too."""
+
+
+class BatchingError(ValueError):
+    """An ``in_axes`` or ``out_axes`` that does not fit the function being batched.
+    ``output`` is the position of the offending output, so the frontend can name it by
+    its pytree path.
+
+    Change the axes to fit the function's arguments and results. JAX raises a ValueError."""
+
+    def __init__(self, message: str, output: int | None = None):
+        super().__init__(message)
+        self.output = output
+
+
+class UnboundAxisError(NameError):
+    """A collective names an axis that no enclosing pmap, vmap or shard_map binds.
+
+    Use one of the bound names the message lists, or bind the axis (``axis_name=``).
+    JAX raises a NameError ("unbound axis name")."""
+
+
+class ReplicationError(ValueError):
+    """An output that must be the same on every device (``out_axes=None``, or a
+    shard_map ``out_specs`` without the axis) may differ between devices.
+
+    Reduce it over the axis first (``lax.pmean``/``psum``) or return it mapped. JAX's
+    pmap returns device 0's copy without a check; its shard_map raises a ValueError."""
+
+
+class DivergentCollectiveError(ValueError):
+    """A collective inside a cond branch or a while loop that some devices of its group
+    would skip, because the branch index or loop predicate may differ between them (they
+    would wait for each other forever).
+
+    Compute the predicate from a collective (``psum``/``pmax``) so every device takes the
+    same path. JAX has no such check (the program deadlocks)."""
+
+
+class WhileLoopVJPError(ValueError):
+    """Reverse-mode differentiation reached a while loop (or a fori_loop with traced
+    bounds), whose trip count is unknown ahead of time.
+
+    Use ``lax.scan`` or a ``fori_loop`` with Python int bounds, or forward mode
+    (``jvp``/``jacfwd``). JAX raises a ValueError."""
+
+
+class WindowVJPError(NotImplementedError):
+    """Reverse-mode differentiation of a windowed reduction that has no VJP: a general
+    ``reduce_window`` computation, or a windowed max/min with dilation.
+
+    Use ``lax.add``/``lax.max``/``lax.min`` with their identity, dilations of 1, or forward
+    mode (``jvp``/``jacfwd``). JAX raises a NotImplementedError (a missing transpose rule)."""
+
+
+class ClosedOverDifferentiationError(TypeError):
+    """A derivative reached a value that a ``custom_jvp``/``custom_vjp`` function closes
+    over: its rule says how it depends on its explicit arguments only.
+
+    Pass the value as an argument of the function. JAX raises a TypeError."""
+
+
+class CustomVJPForwardModeError(TypeError):
+    """Forward mode (``jvp``, ``jacfwd``, ``linearize``) reached a ``custom_vjp`` function,
+    which has only a reverse-mode rule.
+
+    Use reverse mode, or ``custom_jvp``. JAX raises a TypeError."""
+
+
+class CallbackError(RuntimeError):
+    """A host callback returned values that do not match its declared results (shapes,
+    dtypes or pytree).
+
+    Return what ``result_shape_dtypes`` declares. JAX's is a ``JaxRuntimeError`` (a
+    RuntimeError) from the launch."""
+
+
+class LoweringError(RuntimeError):
+    """A program that cannot be lowered to StableHLO: a primitive with no lowering rule
+    for the platform, or a module that fails MLIR's verifier.
+
+    A bug in spmdc or an unsupported platform; please report it. JAX raises a
+    NotImplementedError for a missing lowering rule."""
+
+
+# (runtime) several processes
+
+class DistributedError(RuntimeError):
+    """The processes of a multi-process computation could not start or go on together:
+    ``initialize`` called twice or too late, a coordinator that does not answer, a
+    process that never joins.
+
+    Do what the message says (the call order, or the SPMDC_COORDINATOR_ADDRESS /
+    SPMDC_NUM_PROCESSES / SPMDC_PROCESS_ID settings). JAX raises a RuntimeError (jaxlib's
+    ``JaxRuntimeError`` from its distributed client)."""
+
+
+class PeerLost(DistributedError):
+    """Another process of the computation stopped: raised in the main thread by the
+    watchdog of runtime/distributed.py, which sets ``message`` first
+    (Note [failing fast] there). ``delivered`` is set once one has been raised.
+
+    Look at the other process's output for its error. JAX's processes wait for the
+    coordination service's heartbeat timeout instead."""
+    message = "another process of this computation stopped"
+    delivered = threading.Event()
+
+    def __init__(self, *args: Any):
+        PeerLost.delivered.set()
+        super().__init__(*(args or (PeerLost.message,)))
+
+
+# --- the user's line ------------------------------------------------------------------------
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_source() -> str | None:
+    """``file:line`` of the innermost caller outside spmdc (where the user's op is)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_PACKAGE_DIR):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def at_line(source: str | None) -> str:
+    """`` (at file:line)`` for a ``source`` found by ``user_source()`` (empty for None)."""
+    return f" (at {source})" if source else ""
+
+
+def where() -> str:
+    """`` (at file:line)`` of the user's code that called into spmdc, for messages."""
+    return at_line(user_source())
