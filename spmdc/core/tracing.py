@@ -110,7 +110,7 @@ class Trace:
 # Builder (they would come back as Tracers, silently, instead of values), and two threads
 # may trace at once. Every read of "the current trace" goes through ``_state.current``.
 # What is shared between threads (the PJRT client, the MLIR context, the compile caches)
-# is guarded where it lives; see Note [threads] in runtime/pjrt.py.
+# is guarded where it lives; see Note [threads] in runtime/pjrt/once.py.
 
 class _State(threading.local):
     current: Trace | None = None
@@ -140,7 +140,7 @@ def tracing(name: str, axis_env: dict[str, Any] | None = None,
 
 def set_current(trace: Trace | None) -> None:
     """Make ``trace`` (None: none) this thread's current trace; the C++ dispatchers'
-    key follows (Note [Python-path state in the jit key] in runtime/pjrt.py)."""
+    key follows (Note [Python-path state in the jit key] in runtime/pjrt/dispatch.py)."""
     _state.current = trace
     pjrt.set_tracing(trace is not None)
 

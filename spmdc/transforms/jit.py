@@ -30,16 +30,17 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
-from ..core.tree_cycles import raise_if_cycle
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import Executable, compile_func
+from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
 from ..runtime.sharding import Mesh, NamedSharding
 from .arguments import (
     check_donations,
     check_static_argnames,
     check_static_argnums,
     donated_leaves,
+    explain_failed_call,
     index_tuple,
     name_tuple,
     raise_if_deleted,
@@ -105,7 +106,7 @@ class _Entry:
             check_donations(leaves, self.donated)
         # the executable takes the captured constants first (see Jitted._compile)
         try:
-            outs = pjrt.execute_one(self.executable.exe, self.const_buffers + bufs,
+            outs = pjrt.launch(self.executable.exe, self.const_buffers + bufs,
                                     self.handlers)
         except Exception as e:
             raise_if_deleted(leaves, e)
@@ -120,7 +121,7 @@ class _Entry:
 
     def fast_path(self, args: Any, out: Any) -> Any:
         """The C++ launch for calls like ``args`` that returned ``out``, if it is safe
-        (Note [C++ dispatch] in runtime/pjrt.py)."""
+        (Note [C++ dispatch] in runtime/pjrt/dispatch.py)."""
         if self.const_buffers is None:
             return None
         in_leaves, _ = tree_flatten(args)
@@ -271,31 +272,11 @@ class Jitted:
         # handlers below run only when it raised.
         try:
             return self._dispatch(*args, **kwargs)
-        except ValueError as e:
-            # (no call before the repair: Note [recursion budget after a failed flatten])
-            pjrt.main_thread_state.remaining += pjrt.ROOM
-            pjrt.restore_recursion_budget()
-            if isinstance(e.__cause__, RecursionError):   # (keys compared at the limit)
-                raise_if_cycle(args, kwargs, e)
-            # spmdc's pytrees keep a dict whose keys do not sort in insertion order,
-            # and _split explains an unhashable static argument better: the C++
-            # dispatcher refuses both before running anything, so take the Python path.
-            if not (pjrt.is_unsortable_keys_error(e) or pjrt.is_unhashable_static_error(e)):
-                raise_if_cycle(args, kwargs, e)
-                if pjrt.is_deleted_buffer_error(e):
-                    raise_if_deleted(tree_flatten((args, kwargs))[0], e)
-                if not pjrt.is_double_donation_error(e):
-                    raise
-                # (the Python path explains it, before anything is launched)
         except Exception as e:
-            pjrt.main_thread_state.remaining += pjrt.ROOM
-            pjrt.restore_recursion_budget()
-            # Arguments that contain themselves make the C++ registry recurse until it
-            # fails, with a RecursionError or a confused SystemError / AttributeError.
-            raise_if_cycle(args, kwargs, e)
-            if isinstance(e, RuntimeError):    # a deleted Array (Array._flatten):
-                raise_if_deleted(tree_flatten((args, kwargs))[0], e)   # say where
-            raise
+            recursion_reserve.value += ROOM   # before any call: see python_path_after
+            if not python_path_after(e, lambda error, deleted: explain_failed_call(
+                    args, kwargs, error, deleted)):
+                raise
         return self._python_path(args, kwargs)[0]
 
     def _cache_miss(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
@@ -423,16 +404,17 @@ class Jitted:
 # buffer directly, and the single-replica launch returns a flat list of buffers.
 #
 # In front of that path sits jaxlib's C++ dispatcher (Note [C++ dispatch] in
-# runtime/pjrt.py), and Jitted.__call__ does nothing else before calling it: it launches
-# signatures it has been granted (device-resident Array arguments) entirely in C++ and
-# sends everything else to ``_cache_miss``, i.e. to the Python path above, which then
-# decides whether to grant the signature. Whether this thread is tracing (the call is
-# then inlined) and whether a runtime check is on are part of the dispatcher's key
-# (Note [Python-path state in the jit key] in pjrt.py), so no granted launch runs then;
-# functions with a static argument counted from the end are never granted one. What is
-# left of Python per call is the one frame of __call__ (its handlers run only when the
-# dispatcher raised) and, per Array leaf, the registry's flatten and unflatten
-# (Array._flatten, runtime/array.py's _unflatten), about 0.1 us each.
+# runtime/pjrt/dispatch.py), and Jitted.__call__ does nothing else before calling it: it
+# launches signatures it has been granted (device-resident Array arguments) entirely in
+# C++ and sends everything else to ``_cache_miss``, i.e. to the Python path above, which
+# then decides whether to grant the signature. Whether this thread is tracing (the call
+# is then inlined) and whether a runtime check is on are part of the dispatcher's key
+# (Note [Python-path state in the jit key] in runtime/pjrt/dispatch.py), so no granted
+# launch runs then; functions with a static argument counted from the end are never
+# granted one. What is left of Python per call is the one frame of __call__ (its
+# handler runs only when the dispatcher raised) and, per Array leaf, the registry's
+# flatten and unflatten (Array._flatten, runtime/array.py's _unflatten), about 0.1 us
+# each.
 
 # Note [shared jit cache]
 # ~~~~~~~~~~~~~~~~~~~~~~~

@@ -178,7 +178,7 @@ def _spec_tuple(s: NamedSharding, ndim: int) -> tuple[tuple[str, ...], ...]:
 # for every partition, so the shapes are the same on all), and later launches use it.
 #
 # That also lets jaxlib's C++ dispatcher launch partitioned programs (Note [C++ dispatch]
-# in runtime/pjrt.py): an Array laid out on a mesh flattens to its one group_array, so
+# in runtime/pjrt/dispatch.py): an Array laid out on a mesh flattens to its one group_array, so
 # after the first launch ``fast_path`` grants calls whose arguments are already laid out
 # as the program takes them (not programs with captured constants, which the C++ side
 # would pass first, nor those with donated arguments: Note [donation]). jit of x * 2 over
@@ -301,7 +301,7 @@ class PartitionedEntry:
                 results = self._first_launch(packed)
             else:
                 results = []
-                groups = pjrt.execute_grouped(self.exe, packed, self.handlers)
+                groups = pjrt.launch(self.exe, packed, self.handlers)
                 for g, t, w, s in zip(groups, self.out_types, self.out_weak,
                                       self.out_shardings, strict=True):
                     out = Array(None, t, w, self.local, sharding=s)

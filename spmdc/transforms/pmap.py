@@ -91,10 +91,10 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import Tracer, current_trace, to_atom, user_source, where
 from ..core.tree import tree_flatten, tree_unflatten
-from ..core.tree_cycles import raise_if_cycle
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
+from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
 from . import mapping
 from .arguments import (
     check_backend,
@@ -103,8 +103,8 @@ from .arguments import (
     check_mapped_size,
     check_static_argnums,
     donated_leaves,
+    explain_failed_call,
     index_tuple,
-    raise_if_deleted,
     usable_donations,
 )
 from .jit import Lowered, _leaf_signature
@@ -204,7 +204,7 @@ class Pmapped:
         self._cache: dict[Any, PmapEntry] = {}
         self.trace_count = 0            # how many times fun was traced (tests read it)
         # jaxlib's C++ dispatcher in front of the Python path (Note [C++ dispatch] in
-        # runtime/pjrt.py); functions with static arguments take the Python path only.
+        # runtime/pjrt/dispatch.py); functions with static arguments take the Python path only.
         self._dispatch = None if self.static_argnums else pjrt.dispatcher(
             self.name, self._cache_miss, kind="replicated")
 
@@ -257,26 +257,12 @@ class Pmapped:
         try:
             pace()              # Note [pacing replicated launches], for the C++ launch
             out = self._dispatch(*args, **kwargs)
-        except ValueError as e:
-            # (no call before the repair: Note [recursion budget after a failed flatten])
-            pjrt.main_thread_state.remaining += pjrt.ROOM
-            pjrt.restore_recursion_budget()
-            if isinstance(e.__cause__, RecursionError):   # (keys compared at the limit)
-                raise_if_cycle(args, kwargs, e)
-            if not pjrt.is_unsortable_keys_error(e):   # see Jitted.__call__
-                raise_if_cycle(args, kwargs, e)
-                if pjrt.is_deleted_buffer_error(e):
-                    raise_if_deleted(tree_flatten((args, kwargs))[0], e)
-                if not pjrt.is_double_donation_error(e):
-                    raise
+        except Exception as e:
+            recursion_reserve.value += ROOM   # before any call: see python_path_after
+            if not python_path_after(e, lambda error, deleted: explain_failed_call(
+                    args, kwargs, error, deleted)):
+                raise
             return self._call(args, kwargs)[0]
-        except Exception as e:                          # see Jitted.__call__
-            pjrt.main_thread_state.remaining += pjrt.ROOM
-            pjrt.restore_recursion_budget()
-            raise_if_cycle(args, kwargs, e)
-            if isinstance(e, RuntimeError):
-                raise_if_deleted(tree_flatten((args, kwargs))[0], e)
-            raise
         leaves, _ = tree_flatten(out)
         if leaves and type(leaves[0]) is Array and leaves[0]._group is not None:
             launched([leaves[0]._group])

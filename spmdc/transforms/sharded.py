@@ -32,7 +32,7 @@ __all__ = ["PmapEntry", "pace", "launched"]
 # program's last replica needs to reach its all-reduce, and the process deadlocks. So
 # at most _MAX_IN_FLIGHT pmap launches are outstanding: before the next one, we wait for
 # the oldest. That still overlaps dispatch with execution.
-# Launches through jaxlib's C++ dispatcher (Note [C++ dispatch] in runtime/pjrt.py) are
+# Launches through jaxlib's C++ dispatcher (Note [C++ dispatch] in runtime/pjrt/dispatch.py) are
 # paced the same way, by Pmapped.__call__ around the dispatcher.
 _MAX_IN_FLIGHT = 4
 _in_flight: collections.deque[list[Any]] = collections.deque()
@@ -43,7 +43,7 @@ def pace() -> None:
     while len(_in_flight) >= _MAX_IN_FLIGHT:
         try:
             oldest = _in_flight.popleft()
-        except IndexError:          # another thread took it (Note [threads] in pjrt.py)
+        except IndexError:   # another thread took it (Note [threads] in runtime/pjrt/once.py)
             break
         for buf in oldest:
             try:
