@@ -16,7 +16,7 @@ import numpy as np
 from ..compiler.stablehlo import donation_aliases
 from ..core.devices import check_backend, check_device, check_devices
 from ..core.tracing import type_of, where
-from ..core.tree import dict_keys, tree_flatten
+from ..core.tree import dict_keys, tree_flatten, tree_unflatten
 from ..core.tree_cycles import raise_if_cycle
 from ..runtime.array import Array
 
@@ -127,6 +127,22 @@ def explain_failed_call(args: tuple[Any, ...], kwargs: dict[str, Any],
     raise_if_cycle(args, kwargs, error)
     if deleted:
         raise_if_deleted(tree_flatten((args, kwargs))[0], error)
+
+
+def run_launcher(launcher: Any, leaves: Sequence[Any], donated: Sequence[int],
+                 out_tree: Any) -> Any:
+    """Launch a compiled program through its ``launcher`` (runtime/launcher.py), with the
+    checks of the call's arguments that name the user's line: an Array donated and also
+    passed again (before), a deleted one the launch failed on (after); the results
+    rebuilt as the pytree ``out_tree``."""
+    if donated:
+        check_donations(leaves, donated)
+    try:
+        results = launcher(leaves)
+    except Exception as e:
+        raise_if_deleted(leaves, e)
+        raise
+    return tree_unflatten(out_tree, results)
 
 
 def check_donations(leaves: Sequence[Any], donated: Sequence[int]) -> None:

@@ -25,7 +25,7 @@ from ..core import dtypes, tracing
 from ..core import precision as _precision
 from ..core.concrete import concretisations
 from ..core.config import checked_call, disable_jit_enabled, runtime_checks
-from ..core.devices import check_backend, check_device, place
+from ..core.devices import check_backend, check_device
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, type_of, where
@@ -33,27 +33,27 @@ from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import Executable, compile_func
+from ..runtime.launcher import OneDeviceLauncher
 from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
 from ..runtime.sharding import Mesh, NamedSharding
 from .arguments import (
-    check_donations,
     check_static_argnames,
     check_static_argnums,
     donated_leaves,
     explain_failed_call,
     index_tuple,
     name_tuple,
-    raise_if_deleted,
+    run_launcher,
     usable_donations,
 )
 from .partitioned import (
     PartitionedEntry,
-    _out_requests,
-    call_partitioned,
     check_shardings,
     constraint_mesh,
     is_sharded_call,
     layout,
+    out_requests,
+    partitioned_key,
 )
 
 __all__ = ["jit", "make_ir", "clear_caches"]
@@ -71,72 +71,28 @@ def _leaf_signature(x: Any) -> Any:
 
 
 class _Entry:
-    """One compiled specialisation of a jitted function."""
-    __slots__ = ("executable", "device", "func", "consts", "const_buffers", "in_types",
-                 "out_types", "out_weak", "out_tree", "n_args", "donated", "handlers")
+    """One compiled specialisation of a jitted function: its program (for the stages and
+    the ahead-of-time API) and the launcher that runs it (runtime/launcher.py)."""
+    __slots__ = ("launcher", "executable", "in_types", "n_args", "out_tree", "donated")
 
     def __init__(self, executable: Executable, func: Func, consts: list[Any],
                  out_weak: list[bool], out_tree: Any, n_args: int,
                  donated: tuple[int, ...] = ()):
         self.executable = executable
-        self.device = executable.devices[0]
-        self.func = func
-        self.consts = consts
-        self.const_buffers: list[Any] | None = None
         self.in_types = func.in_types
-        self.out_types = func.out_types
-        self.out_weak = out_weak
-        self.out_tree = out_tree
         self.n_args = n_args
+        self.out_tree = out_tree
         self.donated = donated      # the arguments a launch consumes (Note [donation])
-        self.handlers = [pjrt.one_device_handler(t.shape, t.dtype, self.device)
-                         for t in func.out_types]
+        self.launcher = OneDeviceLauncher(executable, func.in_types, func.out_types,
+                                          out_weak, consts, donated)
 
     def __call__(self, leaves: Sequence[Any]) -> Any:
-        # The hot path of every jit call (Note [dispatch fast path]): an Array already on
-        # the device hands over its buffer without a method call; anything else is placed.
-        device, in_types = self.device, self.in_types
-        if self.const_buffers is None:
-            self.const_buffers = [place(c, device, t) for c, t in
-                                  zip(self.consts, in_types[self.n_args:], strict=True)]
-        bufs = [x._buffers[0] if type(x) is Array and x._devices[0] == device
-                and not x.split and x._sharding is None else place(x, device, t)
-                for x, t in zip(leaves, in_types, strict=False)]
-        if self.donated:
-            check_donations(leaves, self.donated)
-        # the executable takes the captured constants first (see Jitted._compile)
-        try:
-            outs = pjrt.launch(self.executable.exe, self.const_buffers + bufs,
-                                    self.handlers)
-        except Exception as e:
-            raise_if_deleted(leaves, e)
-            raise
-        for i in self.donated:      # consumed by the launch: gone, as in JAX
-            if type(leaves[i]) is Array:
-                leaves[i].delete()
-        devs = (device,)
-        results = [Array((o,), t, w, devs)
-                   for o, t, w in zip(outs, self.out_types, self.out_weak, strict=True)]
-        return tree_unflatten(self.out_tree, results)
+        return run_launcher(self.launcher, leaves, self.donated, self.out_tree)
 
     def fast_path(self, args: Any, out: Any) -> Any:
         """The C++ launch for calls like ``args`` that returned ``out``, if it is safe
         (Note [C++ dispatch] in runtime/pjrt/dispatch.py)."""
-        if self.const_buffers is None:
-            return None
-        in_leaves, _ = tree_flatten(args)
-        if not all(type(x) is Array and not x.split and len(x._buffers) == 1
-                   for x in in_leaves):
-            return None
-        out_leaves, _ = tree_flatten(out)
-        n = self.n_args
-        return pjrt.fast_path(self.executable.exe, (self.device,),
-                              [(t.shape, t.dtype) for t in self.in_types[:n]],
-                              [(t.shape, t.dtype) for t in self.out_types],
-                              args, [x._buffers[0] for x in in_leaves],
-                              out, [x._buffers[0] for x in out_leaves],
-                              self.const_buffers,
-                              [(t.shape, t.dtype) for t in self.in_types[n:]])
+        return self.launcher.fast_path(args, tree_flatten(args)[0], out, tree_flatten(out)[0])
 
 
 def _compile_entry(func: Func, device: Any, consts: list[Any], out_weak: list[bool],
@@ -314,7 +270,7 @@ class Jitted:
         leaves, in_tree = tree_flatten((args, kwargs))
         if self._partitioned or is_sharded_call(leaves):   # Note [jit over sharded arrays]
             read, known = concretisations(), set(self._cache) if self._concrete else None
-            ran = call_partitioned(self, statics, args, kwargs, leaves, in_tree)
+            ran = self._call_partitioned(statics, args, kwargs, leaves, in_tree)
             if ran is not None:
                 if known is not None and concretisations() != read:
                     for k in set(self._cache) - known:   # specialised to these values:
@@ -334,6 +290,25 @@ class Jitted:
                 return _evaluate_specialised(*traced), None
             entry = self._cache[key] = self._compile_traced(
                 traced, device, self._donated_leaves(statics, args, kwargs))
+        return entry(leaves), entry
+
+    def _call_partitioned(self, statics: tuple[Any, ...], args: tuple[Any, ...],
+                          kwargs: dict[str, Any], leaves: list[Any], in_tree: Any
+                          ) -> tuple[Any, PartitionedEntry] | None:
+        """The Python path of a call over sharded arrays (Note [jit over sharded arrays]):
+        the outputs and the entry that ran, or None if the call is not one."""
+        found = layout(self.in_shardings, self.out_shardings, args, kwargs, leaves)
+        if found is None:
+            return None
+        mesh, shardings = found
+        key = partitioned_key(in_tree, statics, mesh, leaves, shardings)
+        entry = self._cache.get(key)
+        if entry is None:
+            func, out_weak, consts, out_tree, _ = self._trace(statics, args, kwargs)
+            func = run_pass("cleanup", cleanup, func)
+            entry = self._cache[key] = PartitionedEntry(
+                func, mesh, shardings, out_requests(self.out_shardings, out_tree), consts,
+                out_weak, out_tree, self._donated_leaves(statics, args, kwargs))
         return entry(leaves), entry
 
     def _compile(self, statics: tuple[Any, ...], args: tuple[Any, ...],
@@ -365,14 +340,14 @@ class Jitted:
             func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
             func = run_pass("cleanup", cleanup, func)
         # Note [jit over sharded arrays]: the program that would run over a mesh
-        found = (layout(self, args, kwargs, leaves)
+        found = (layout(self.in_shardings, self.out_shardings, args, kwargs, leaves)
                  if self._partitioned or is_sharded_call(leaves) else None)
         if found is None and (mesh := constraint_mesh(func)) is not None:
             found = mesh, [NamedSharding(mesh)] * len(leaves)
         if found is not None:
             mesh, shardings = found
             requests = ([None] * len(func.outputs) if not self._partitioned
-                        else _out_requests(self, out_tree))
+                        else out_requests(self.out_shardings, out_tree))
             return PartitionedLowered(func, mesh, shardings, requests, consts, out_weak,
                                       out_tree, len(leaves), stages,
                                       self._donated_leaves(statics, args, kwargs))

@@ -94,6 +94,7 @@ from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
+from ..runtime.launcher import ReplicatedLauncher, launched, pace
 from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
 from . import mapping
 from .arguments import (
@@ -105,11 +106,11 @@ from .arguments import (
     donated_leaves,
     explain_failed_call,
     index_tuple,
+    run_launcher,
     usable_donations,
 )
 from .jit import Lowered, _leaf_signature
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_paths, slice_types
-from .sharded import PmapEntry, launched, pace
 from .vmap import _batched_call
 
 __all__ = ["pmap", "DeviceAxis"]
@@ -470,6 +471,29 @@ def _first_devices(total: int) -> list[Any]:
     per = total // count
     return [d for p in range(count)
             for d in [e for e in pjrt.devices() if e.process_index == p][:per]]
+
+
+class PmapEntry:
+    """One compiled specialisation of a pmapped function: its executable, and the launcher
+    that places the arguments, launches and wraps the results (runtime/launcher.py's
+    ReplicatedLauncher: Note [pacing replicated launches] there)."""
+    __slots__ = ("executable", "launcher", "out_tree")
+
+    def __init__(self, executable: Any, mesh: Mesh, func: Func, dims: list[int | None],
+                 consts: list[Any], out_weak: list[bool], out_tree: Any,
+                 out_dims: list[int | None], depths: list[int]):
+        self.executable = executable
+        self.out_tree = out_tree
+        self.launcher = ReplicatedLauncher(executable, mesh, func.in_types, dims, consts,
+                                           func.out_types, out_weak, out_dims, depths)
+
+    def __call__(self, leaves: Sequence[Any]) -> Any:
+        return run_launcher(self.launcher, leaves, self.executable.donated, self.out_tree)
+
+    def fast_path(self, args: Any, out: Any) -> Any:
+        """The C++ launch for calls like ``args`` that returned ``out``, where it does
+        what the Python path does (ReplicatedLauncher.fast_path)."""
+        return self.launcher.fast_path(args, tree_flatten(args)[0], out, tree_flatten(out)[0])
 
 
 class _Built:
