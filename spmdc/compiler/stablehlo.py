@@ -165,7 +165,7 @@ def create_op(op_class: Any, result: TensorType, operands: Sequence[ir.Value],
 # measured their cost equal within noise). Measured here (8 CPU devices, x * 2 on f32[8, 4]
 # already on the devices, 300 calls, median of 7, two runs): pmap 155 / 145 us per call,
 # jit(shard_map) of the same in the partition form 241 / 193 us, the difference being the
-# Python launch. (Since Note [grouped launch] in transforms/partitioned.py partitioned
+# Python launch. (Since Note [grouped launch] in runtime/launcher.py partitioned
 # programs launch through jaxlib's C++ dispatcher as well, at JAX's cost.)
 
 class Partitioning:

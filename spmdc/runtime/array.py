@@ -398,7 +398,7 @@ class Array:
         # (an argument through _Pending, a result for fast_path; Note [leaves read in C++])
         if self._sharding is not None:
             # a partitioned program's argument: one group_array (Note [grouped launch] in
-            # transforms/partitioned.py). jaxlib crashes launching a deleted multi-device
+            # runtime/launcher.py). jaxlib crashes launching a deleted multi-device
             # array, so a donated one stops here (Note [donation] in stablehlo.py).
             group = self._group
             if group is None:

@@ -96,8 +96,10 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
     if callbacks:       # See Note [host callbacks] in compiler/stablehlo.py
         exe = pjrt.compile(parse_module(text), devices, callbacks, wait=effects,
                            partitioned=partitioned)
+    elif partitioned:
+        exe = pjrt.compile(text, devices, partitioned=True)
     else:
-        exe = pjrt.compile(text, devices, partitioned=partitioned)
+        exe = pjrt.compile(text, devices)
     return Executable(exe, devices, func, text, tuple(sorted(aliases)))
 
 

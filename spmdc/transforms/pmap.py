@@ -3,8 +3,8 @@
 At top level ``pmap(f)(*args)`` splits each mapped argument along its ``in_axes`` over N
 devices, traces ``f`` once per signature on one device's slice with the axis name bound
 (``axis_env``), runs the collectives pass (axis names, Note [replication]), compiles the
-program for N replicas and launches it (sharded.py places the arguments and wraps the
-results). Results are ``spmdc.Array``s split over the devices; one passed to the next
+program for N replicas and launches it (runtime/launcher.py places the arguments and
+wraps the results). Results are ``spmdc.Array``s split over the devices; one passed to the next
 pmap over the same devices is used in place. ``pmap(f).lower(*args)`` shows the
 per-device IR and the StableHLO.
 
@@ -109,8 +109,9 @@ from .arguments import (
     run_launcher,
     usable_donations,
 )
-from .jit import Lowered, _leaf_signature
+from .jit import _leaf_signature
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_paths, slice_types
+from .stages import Lowered
 from .vmap import _batched_call
 
 __all__ = ["pmap", "DeviceAxis"]
@@ -256,7 +257,7 @@ class Pmapped:
         if self._dispatch is None or current_trace() is not None:
             return self._call(args, kwargs)[0]
         try:
-            pace()              # Note [pacing replicated launches], for the C++ launch
+            pace()     # Note [pacing replicated launches] in runtime/launcher.py: C++ too
             out = self._dispatch(*args, **kwargs)
         except Exception as e:
             recursion_reserve.value += ROOM   # before any call: see python_path_after

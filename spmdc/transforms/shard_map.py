@@ -81,10 +81,10 @@ from ..runtime.executable import compile_func
 from ..runtime.launcher import BlockLauncher
 from ..runtime.sharding import Mesh, NamedSharding, PartitionSpec, check_spec, current_mesh
 from .arguments import run_launcher
-from .jit import Lowered
 from .mapping import _arg_path, out_paths, shard_map_body
 from .partitioned import remember_mesh
 from .pmap import DeviceAxis
+from .stages import Lowered
 
 __all__ = ["shard_map", "smap"]
 
