@@ -104,14 +104,17 @@ class OneDeviceLauncher:
         return [Array((o,), t, w, devs)
                 for o, t, w in zip(outs, self.out_types, self.out_weak, strict=True)]
 
-    def fast_path(self, args: Any, in_leaves: list[Any], out: Any,
-                  out_leaves: list[Any]) -> Any:
-        """The C++ launch for calls like ``args`` that returned ``out``, if it is safe."""
+    def fast_path(self, args: Any, out: Any, flatten: Any) -> Any:
+        """The C++ launch for calls like ``args`` that returned ``out``, if it is safe;
+        ``flatten`` gives a pytree's leaves (spmdc.tree's, which the runtime cannot
+        import)."""
         if self.const_buffers is None:
             return None
+        in_leaves, _ = flatten(args)
         if not all(type(x) is Array and not x.split and len(x._buffers) == 1
                    for x in in_leaves):
             return None
+        out_leaves, _ = flatten(out)
         n = self.n_args
         return pjrt.fast_path(self.executable.exe, (self.device,),
                               [(t.shape, t.dtype) for t in self.in_types[:n]],
@@ -256,12 +259,12 @@ class ReplicatedLauncher:
                 zip(outs, self.out_types, self.out_weak, self.out_dims, self.depths,
                     strict=True)]
 
-    def fast_path(self, args: Any, in_leaves: list[Any], out: Any,
-                  out_leaves: list[Any]) -> Any:
-        """The C++ launch for calls like ``args`` that returned ``out``, where it does
-        what the Python path does: one mesh axis, no captured constants, every argument
-        an Array already in place (split over these devices for in_axes 0, replicated
-        on them for None), and every output split on axis 0 or replicated."""
+    def fast_path(self, args: Any, out: Any, flatten: Any) -> Any:
+        """The C++ launch for calls like ``args`` that returned ``out`` (``flatten`` as
+        for OneDeviceLauncher), where it does what the Python path does: one mesh axis,
+        no captured constants, every argument an Array already in place (split over
+        these devices for in_axes 0, replicated on them for None), and every output
+        split on axis 0 or replicated."""
         if pjrt.process_count() > 1:
             # jaxlib's dispatcher asks to move arguments laid out over this process's
             # devices only; the Python path handles them (Note [pmap over processes]).
@@ -269,12 +272,14 @@ class ReplicatedLauncher:
         if (self.consts or len(self.mesh) != 1 or not self.out_types
                 or any(d not in (0, None) for d in self.out_dims)):
             return None
+        in_leaves, _ = flatten(args)
         if len(in_leaves) != self.n_args:
             return None
         for x, d in zip(in_leaves, self.dims, strict=True):
             if (type(x) is not Array or x.split != (d is not None) or x._sharding is not None
                     or x.group() is None):
                 return None
+        out_leaves, _ = flatten(out)
         return pjrt.fast_path(self.executable.exe, self.devices,
                               [(t.shape, t.dtype) for t in self.in_types],
                               [(t.shape, t.dtype) for t in self.out_types],
@@ -466,23 +471,25 @@ class PartitionedLauncher:
         _delete_donated(leaves, self.donated)
         return results
 
-    def fast_path(self, args: Any, in_leaves: list[Any], out: Any,
-                  out_leaves: list[Any]) -> Any:
-        """The C++ launch for calls like ``args`` that returned ``out``, where it does what
-        the Python path does: after the first launch (Note [grouped launch]), with no
-        captured constants (the C++ side would pass them first), every argument an Array
-        already laid out as the program takes it, as one group_array. Not for programs
-        with donated arguments: jaxlib crashes on a multi-device array donated and passed
-        again in one call, which only the Python path checks (Note [donation]). Not
-        across processes either, as for pmap (Note [pmap over processes] in pmap.py)."""
+    def fast_path(self, args: Any, out: Any, flatten: Any) -> Any:
+        """The C++ launch for calls like ``args`` that returned ``out`` (``flatten`` as
+        for OneDeviceLauncher), where it does what the Python path does: after the first
+        launch (Note [grouped launch]), with no captured constants (the C++ side would
+        pass them first), every argument an Array already laid out as the program takes
+        it, as one group_array. Not for programs with donated arguments: jaxlib crashes
+        on a multi-device array donated and passed again in one call, which only the
+        Python path checks (Note [donation]). Not across processes either, as for pmap
+        (Note [pmap over processes] in pmap.py)."""
         if self.handlers is None or self.consts or self.donated or pjrt.process_count() > 1:
             return None
+        in_leaves, _ = flatten(args)
         if len(in_leaves) != len(self.block_types):
             return None
         for x, s in zip(in_leaves, self.in_shardings, strict=True):
             if type(x) is not Array or x._sharding != s or x._group is None or \
                     pjrt.group_devices(x._group) != self.devices:
                 return None
+        out_leaves, _ = flatten(out)
         if any(type(y) is not Array or y._group is None for y in out_leaves):
             return None
         return pjrt.fast_path(self.exe, self.devices, self.block_types,

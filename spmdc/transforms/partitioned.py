@@ -203,7 +203,7 @@ class PartitionedEntry:
     def fast_path(self, args: Any, out: Any) -> Any:
         """The C++ launch for calls like ``args`` that returned ``out``, where it is safe
         (PartitionedLauncher.fast_path)."""
-        return self.launcher.fast_path(args, tree_flatten(args)[0], out, tree_flatten(out)[0])
+        return self.launcher.fast_path(args, out, tree_flatten)
 
 
 # --- layouts asked for inside a program -----------------------------------------------------

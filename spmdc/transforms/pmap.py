@@ -494,7 +494,7 @@ class PmapEntry:
     def fast_path(self, args: Any, out: Any) -> Any:
         """The C++ launch for calls like ``args`` that returned ``out``, where it does
         what the Python path does (ReplicatedLauncher.fast_path)."""
-        return self.launcher.fast_path(args, tree_flatten(args)[0], out, tree_flatten(out)[0])
+        return self.launcher.fast_path(args, out, tree_flatten)
 
 
 class _Built:

@@ -78,7 +78,7 @@ class Entry:
     def fast_path(self, args: Any, out: Any) -> Any:
         """The C++ launch for calls like ``args`` that returned ``out``, if it is safe
         (Note [C++ dispatch] in runtime/pjrt/dispatch.py)."""
-        return self.launcher.fast_path(args, tree_flatten(args)[0], out, tree_flatten(out)[0])
+        return self.launcher.fast_path(args, out, tree_flatten)
 
 
 def compile_entry(func: Func, device: Any, consts: list[Any], out_weak: list[bool],
