@@ -9,6 +9,7 @@ import sys as _sys
 
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's device log quiet
 
+# first, eager execution of single primitives (Note [eager execution] in core/tracing.py)
 # compiler registers every primitive; numpy, lax, tree_util are real modules, so
 # ``import spmdc.numpy as jnp`` and ``from spmdc import lax`` need no sys.modules entries.
 from . import compiler, errors, lax, numpy, random, tree_util  # noqa: E402,F401
@@ -36,6 +37,7 @@ from .errors import (  # noqa: E402
 )
 from .runtime import pjrt as _pjrt  # noqa: E402
 from .runtime.array import Array  # noqa: E402
+from .transforms import eager as _eager  # noqa: E402,F401
 from .transforms.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: E402
 from .transforms.eval_shape import eval_shape  # noqa: E402
 from .transforms.forward import float0, jacfwd, jvp, linear_transpose, linearize  # noqa: E402

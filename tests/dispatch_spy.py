@@ -1,5 +1,5 @@
 """A spy on the Python path of jit / pmap, to see which calls jaxlib's C++ dispatcher
-launched itself (Note [C++ dispatch] in spmdc/runtime/pjrt.py)."""
+launched itself (Note [C++ dispatch] in runtime/pjrt/dispatch.py)."""
 
 
 def count_python_calls(f):

@@ -147,15 +147,15 @@ def test_a_module_lowered_for_another_platform_does_not_compile_here():
 
 
 def test_missing_plugin_kernels_are_named_before_xla_fails(monkeypatch):
-    from spmdc.runtime import pjrt
-    monkeypatch.setattr(pjrt, "_cuda_unregistered", ["jax_cuda13_plugin is not installed"])
+    from spmdc.runtime.pjrt import custom_calls
+    monkeypatch.setattr(custom_calls, "_cuda_unregistered", ["jax_cuda13_plugin is not installed"])
     with pytest.raises(RuntimeError, match="host-callback handler.*jax_cuda13_plugin"):
-        pjrt._check_cuda_targets("stablehlo.custom_call @xla_ffi_python_gpu_callback(%0)")
+        custom_calls.check_cuda_targets("stablehlo.custom_call @xla_ffi_python_gpu_callback(%0)")
     with pytest.raises(RuntimeError, match="cuSOLVER kernels"):
-        pjrt._check_cuda_targets("stablehlo.custom_call @cusolver_getrf_ffi(%0)")
-    pjrt._check_cuda_targets("stablehlo.custom_call @lapack_sgetrf_ffi(%0)")
-    monkeypatch.setattr(pjrt, "_cuda_unregistered", [])
-    pjrt._check_cuda_targets("stablehlo.custom_call @cusolver_getrf_ffi(%0)")
+        custom_calls.check_cuda_targets("stablehlo.custom_call @cusolver_getrf_ffi(%0)")
+    custom_calls.check_cuda_targets("stablehlo.custom_call @lapack_sgetrf_ffi(%0)")
+    monkeypatch.setattr(custom_calls, "_cuda_unregistered", [])
+    custom_calls.check_cuda_targets("stablehlo.custom_call @cusolver_getrf_ffi(%0)")
 
 
 def _plugin_package():
@@ -172,20 +172,20 @@ def _plugin_package():
 def test_plugin_targets_register_without_a_gpu(monkeypatch):
     from jaxlib import xla_client as xc
 
-    from spmdc.runtime import pjrt
-    found = pjrt._cuda_plugin_path()
+    from spmdc.runtime.pjrt import backend, custom_calls
+    found = backend._cuda_plugin_path()
     if found is None:
         pytest.skip("the CUDA PJRT plugin (jax-cuda13-pjrt) is not installed")
     path, package = found
-    monkeypatch.setattr(pjrt, "_cuda_unregistered", [])
+    monkeypatch.setattr(custom_calls, "_cuda_unregistered", [])
     c_api = (xc.load_pjrt_plugin_dynamically("cuda", path)
              if not xc.pjrt_plugin_loaded("cuda") else None)
     if c_api is None:
         pytest.skip("the CUDA plugin was already loaded in this process")
-    pjrt._register_cuda_targets(c_api, package)
-    assert pjrt._cuda_unregistered == []
-    pjrt._check_cuda_targets("stablehlo.custom_call @cusolver_potrf_ffi(%0)")
-    pjrt._register_cuda_targets(c_api, "no_such_cuda_plugin_package")
+    custom_calls.register_cuda_targets(c_api, package)
+    assert custom_calls._cuda_unregistered == []
+    custom_calls.check_cuda_targets("stablehlo.custom_call @cusolver_potrf_ffi(%0)")
+    custom_calls.register_cuda_targets(c_api, "no_such_cuda_plugin_package")
     with pytest.raises(RuntimeError, match="cuSOLVER kernels.*no_such_cuda_plugin_package"):
-        pjrt._check_cuda_targets("stablehlo.custom_call @cusolver_potrf_ffi(%0)")
-    pjrt._check_cuda_targets("stablehlo.add")     # no plugin kernel: nothing to say
+        custom_calls.check_cuda_targets("stablehlo.custom_call @cusolver_potrf_ffi(%0)")
+    custom_calls.check_cuda_targets("stablehlo.add")     # no plugin kernel: nothing to say

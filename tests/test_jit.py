@@ -235,7 +235,7 @@ def test_numpy_on_a_tracer_and_unhashable_statics():
         spmdc.jit(lambda x, s: x * len(s), static_argnums=1)(X, [1, 2])
 
 
-# --- the C++ dispatch path (Note [C++ dispatch] in runtime/pjrt.py) ------------------------------
+# --- the C++ dispatch path (Note [C++ dispatch] in runtime/pjrt/dispatch.py) ----------------
 
 AB = collections.namedtuple("AB", "a b")
 

@@ -25,7 +25,8 @@ ALLOWED = {
     "numpy": {"numpy", "core", "runtime", "compiler"},
     "transforms": {"transforms", "numpy", "core", "runtime", "compiler"},
 }
-JAXLIB_USERS = {"runtime/pjrt.py", "compiler/stablehlo.py"}
+JAXLIB_USERS = {"compiler/stablehlo.py", *(  # and every module of the runtime/pjrt package
+    f"runtime/pjrt/{p.name}" for p in (ROOT / "runtime" / "pjrt").glob("*.py"))}
 # Leaf modules that import nothing from spmdc but each other, so that every floor may use them.
 LEAVES = {"env", "errors"}
 

@@ -1,4 +1,4 @@
-"""Choosing the platform (Note [CUDA client] in runtime/pjrt.py): the CPU by default;
+"""Choosing the platform (Note [CUDA client] in runtime/pjrt/backend.py): the CPU by default;
 SPMDC_PLATFORM=cuda or config 'jax_platforms' asks for the CUDA PJRT plugin, and where
 there is none (no plugin package, or no GPU) that is a clear error, not a crash. Each
 case runs in a fresh interpreter, since the client is made once per process."""
@@ -22,7 +22,7 @@ def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cuda_without_the_plugin_or_a_gpu_is_a_clear_error() -> None:
-    if pjrt._cuda_plugin_path() is not None:
+    if pjrt.backend._cuda_plugin_path() is not None:
         import pytest
         pytest.skip("a CUDA plugin is installed here: the GPU checks run on a GPU host")
     code = ("import spmdc, spmdc.numpy as jnp\n"

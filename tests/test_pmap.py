@@ -285,7 +285,7 @@ def test_out_axes_none_on_a_varying_value():
     still_works()
 
 
-# --- the C++ dispatch path (Note [C++ dispatch] in runtime/pjrt.py) ------------------------------
+# --- the C++ dispatch path (Note [C++ dispatch] in runtime/pjrt/dispatch.py) ----------------
 
 @pytest.mark.devices(8)
 def test_a_training_loop_launches_in_cpp_and_matches_numpy():

@@ -1,4 +1,5 @@
-"""spmdc used from several threads at once (README "Threads"; Note [threads] in pjrt.py).
+"""spmdc used from several threads at once (README "Threads"; Note [threads] in
+runtime/pjrt/once.py).
 
 Each scenario runs in a subprocess, so that a crash of the interpreter (which is how
 unguarded first use used to fail) is a failed test rather than a dead test runner.

@@ -12,7 +12,7 @@ import spmdc
 import spmdc.numpy as jnp
 from spmdc import tree_util
 from spmdc.core import tree as tu
-from spmdc.runtime.pjrt import _LEAK_SEEN
+from spmdc.runtime.pjrt.recursion import _LEAK_SEEN
 
 Point = collections.namedtuple("Point", ["x", "y"])
 

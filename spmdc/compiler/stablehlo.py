@@ -153,7 +153,7 @@ def create_op(op_class: Any, result: TensorType, operands: Sequence[ir.Value],
 # (and on results whose layout is asked for; XLA chooses the others, and the runtime
 # reads its choice back from the executable). A sharding constraint inside the program
 # is ``sdy.sharding_constraint``. The executable is compiled with SPMD partitioning and
-# the Shardy partitioner on (runtime/pjrt.py), and every device gets its own block.
+# the Shardy partitioner on (runtime/pjrt/compilation.py), and every device gets its own block.
 #
 # pmap stays in the replica form. Its reverse mode is the per-device one of Note
 # [collective transpose], which the replica form's per-device program expresses directly;
@@ -162,7 +162,7 @@ def create_op(op_class: Any, result: TensorType, operands: Sequence[ir.Value],
 # measured their cost equal within noise). Measured here (8 CPU devices, x * 2 on f32[8, 4]
 # already on the devices, 300 calls, median of 7, two runs): pmap 155 / 145 us per call,
 # jit(shard_map) of the same in the partition form 241 / 193 us, the difference being the
-# Python launch. (Since Note [grouped launch] in transforms/partitioned.py partitioned
+# Python launch. (Since Note [grouped launch] in runtime/launcher.py partitioned
 # programs launch through jaxlib's C++ dispatcher as well, at JAX's cost.)
 
 class Partitioning:
@@ -479,7 +479,7 @@ def parse_module(text: str) -> ir.Module:
 # - jaxlib registers an XLA FFI handler named ``xla_ffi_python_cpu_callback`` for the
 #   host platform (jaxlib/py_client_cpu.cc). On CUDA the handler is
 #   ``xla_ffi_python_gpu_callback`` (jaxlib/gpu/py_client_gpu.cc), which the runtime
-#   registers with the CUDA plugin (Note [CUDA custom calls] in runtime/pjrt.py); it
+#   registers with the CUDA plugin (Note [CUDA custom calls] in runtime/pjrt/custom_calls.py); it
 #   copies the operands to the host, calls the callable the same way, and copies the
 #   results back to the device, but checks neither their shapes nor their dtypes, which
 #   spmdc's callables do themselves (primitives/callbacks.py). Same attributes, same

@@ -141,7 +141,7 @@ def _value(trace: Trace, var: Var) -> Any:
     for k in sorted(needed):
         eqn = eqns[k]
         args = [memo[a] if isinstance(a, Var) else _literal(a) for a in eqn.inputs]
-        out = tracing.eager_apply(eqn.prim, args, eqn.params, False)
+        out = tracing.run_eagerly(eqn.prim, args, eqn.params, False)
         memo.update(zip(eqn.outputs, out if eqn.prim.multiple_results else [out],
                         strict=True))
     return memo[var]

@@ -15,7 +15,7 @@ Note [config on the hot path]
 ``jit(f)(x)`` goes from ``Jitted.__call__`` straight to jaxlib's C++ dispatcher. Rather
 than teach the dispatcher our options, ``runtime_checks`` (a list that is empty unless
 disable_jit or debug_nans is on, for this thread or globally) is mirrored into one slot
-of the dispatcher's key (Note [Python-path state in the jit key] in runtime/pjrt.py):
+of the dispatcher's key (Note [Python-path state in the jit key] in runtime/pjrt/dispatch.py):
 while it is non-empty no granted launch matches, and the call takes the Python path,
 which reads the options themselves (``pmap`` tests the list before its dispatcher).
 ``disable_jit`` is thread-local when used as a context manager (as JAX's is) and global

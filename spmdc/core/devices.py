@@ -12,6 +12,7 @@ import numpy as np
 from ..compiler.ir import TensorType
 from ..runtime import pjrt
 from ..runtime.array import Array
+from ..runtime.launcher import place
 from ..runtime.sharding import (
     Mesh,
     NamedSharding,
@@ -118,18 +119,6 @@ def local_device_count(backend: str | None = None) -> int:
 
 def default_device() -> Any:
     return pjrt.local_devices()[0]
-
-
-def place(x: Any, device: Any, t: TensorType) -> Any:
-    """A buffer holding ``x`` (of type ``t``) on ``device``, reusing one already there."""
-    if isinstance(x, Array):
-        buf = x.buffer_on(device)
-        if buf is not None:
-            return buf
-    value = np.asarray(x)
-    if value.dtype != t.dtype:
-        value = value.astype(t.dtype)
-    return pjrt.put(value, device)
 
 
 def device_put(x: Any, device: Any = None) -> Any:

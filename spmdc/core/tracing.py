@@ -80,7 +80,7 @@ class Trace:
 # Builder (they would come back as Tracers, silently, instead of values), and two threads
 # may trace at once. Every read of "the current trace" goes through ``_state.current``.
 # What is shared between threads (the PJRT client, the MLIR context, the compile caches)
-# is guarded where it lives; see Note [threads] in runtime/pjrt.py.
+# is guarded where it lives; see Note [threads] in runtime/pjrt/once.py.
 
 class _State(threading.local):
     current: Trace | None = None
@@ -110,7 +110,7 @@ def tracing(name: str, axis_env: dict[str, Any] | None = None,
 
 def set_current(trace: Trace | None) -> None:
     """Make ``trace`` (None: none) this thread's current trace; the C++ dispatchers'
-    key follows (Note [Python-path state in the jit key] in runtime/pjrt.py)."""
+    key follows (Note [Python-path state in the jit key] in runtime/pjrt/dispatch.py)."""
     _state.current = trace
     pjrt.set_tracing(trace is not None)
 
@@ -279,8 +279,32 @@ def _lift(trace: Trace, x: Tracer) -> Tracer:
 
 # --- binding primitives ----------------------------------------------------------------------
 
-eager_apply: Callable[..., Any] | None = None
-"""Set by the api module: runs one primitive on concrete values (a cached executable)."""
+# Note [eager execution]
+# ~~~~~~~~~~~~~~~~~~~~~~
+# A primitive bound with no trace current (``jnp.sin(x)`` at top level) runs at once on
+# its concrete operands. Running it is jit's work: a cached jit of the one equation
+# (transforms/eager.py), whose Python path, C++ dispatcher grant, layouts over a mesh and
+# runtime checks are jit's own; a second copy of that machinery below transforms/ would
+# be a second way to compile and launch. The core may not import transforms/
+# (tests/test_layering.py), so the one dependency that points up is turned around and
+# made explicit: transforms/eager.py, which imports the core (downward), hands its
+# runner to ``set_eager_runner`` when it is imported, and spmdc/__init__.py imports it
+# first, before anything can bind a primitive. ``bind`` calls the runner directly (no
+# extra frame on the eager path); the rest of spmdc calls ``run_eagerly``.
+_eager_runner: Callable[..., Any] | None = None
+
+
+def set_eager_runner(run: Callable[..., Any]) -> None:
+    """Install ``run(prim, args, params, weak)``, which runs one primitive on concrete
+    values (Note [eager execution])."""
+    global _eager_runner
+    _eager_runner = run
+
+
+def run_eagerly(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
+                weak: bool) -> Any:
+    """``prim`` applied to the concrete ``args`` now (Note [eager execution])."""
+    return _eager_runner(prim, args, params, weak)  # type: ignore[misc]
 
 
 def bind(prim: Primitive, *args: Any, weak: bool = False, **params: Any) -> Any:
@@ -290,7 +314,7 @@ def bind(prim: Primitive, *args: Any, weak: bool = False, **params: Any) -> Any:
         for a in args:
             if isinstance(a, Tracer):
                 raise _escaped(a)
-        return eager_apply(prim, args, params, weak)
+        return _eager_runner(prim, args, params, weak)  # type: ignore[misc]
     b = trace.builder
     atoms = [a._var if a.__class__ is Tracer and a._trace is trace else to_atom(trace, a)
              for a in args]             # the first case is to_atom's common one, inlined

@@ -359,7 +359,7 @@ class Array:
     def addressable_data(self, index: int) -> Array:
         return self.addressable_shards[index].data
 
-    # --- as a node of the C++ dispatchers' pytrees (Note [C++ dispatch] in pjrt.py) ------
+    # --- as a node of the C++ dispatchers' pytrees (Note [C++ dispatch] in pjrt/dispatch.py) --
     # The node's aux data is part of every call's signature, which the dispatcher compares
     # with the cached one; one shared tuple per distinct aux (_node_aux), kept by the
     # Array and handed on to the Arrays unflattened from it, makes that an identity test.
@@ -398,7 +398,7 @@ class Array:
         # (an argument through _Pending, a result for fast_path; Note [leaves read in C++])
         if self._sharding is not None:
             # a partitioned program's argument: one group_array (Note [grouped launch] in
-            # transforms/partitioned.py). jaxlib crashes launching a deleted multi-device
+            # runtime/launcher.py). jaxlib crashes launching a deleted multi-device
             # array, so a donated one stops here (Note [donation] in stablehlo.py).
             group = self._group
             if group is None:

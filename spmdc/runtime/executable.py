@@ -1,8 +1,10 @@
-"""Compiled executables: compile a lowered module once, place arguments, launch.
+"""Compiled executables: the one path from a Func to a program XLA compiled.
 
-An ``Executable`` runs one program on ``len(devices)`` replicas. Each input has a
-placement: ``None`` (the same value on every replica) or ``0`` (its leading axis is split
-over the replicas); outputs likewise come back replicated (one logical copy) or split.
+``compile_func`` lowers a Func to StableHLO and compiles it, for every kind of program
+spmdc runs: a single-device one (jit), one replica per device (pmap, shard_map), or one
+program in the partition form that XLA's SPMD partitioner splits over a mesh (jit over
+sharded arrays: ``partitioning``). The ``Executable`` it returns knows its devices and
+the inputs a launch consumes; runtime/launcher.py places arguments and launches it.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ir import Func
-from ..compiler.stablehlo import lower_program, parse_module
+from ..compiler.stablehlo import Partitioning, lower_program, parse_module
 from . import pjrt
 
 __all__ = ["Executable", "compile_func", "run_func", "fingerprint"]
@@ -57,6 +59,10 @@ class Executable:
     def memory_analysis(self) -> Any:
         return pjrt.memory_analysis(self.exe)
 
+    def output_tiles(self) -> list[tuple[list[int], list[int], bool] | None]:
+        """How XLA's SPMD partitioner laid out each output (a partitioned program's)."""
+        return pjrt.output_tiles(self.exe)
+
 
 def fingerprint(name: str, module_text: str) -> str:
     """What identifies a program across processes: its name and a hash of its StableHLO
@@ -68,9 +74,13 @@ def fingerprint(name: str, module_text: str) -> str:
 def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                  axis_env: dict[str, int] | None = None,
                  mesh_axes: Sequence[str] = (),
-                 aliases: dict[int, int] | None = None) -> Executable:
+                 aliases: dict[int, int] | None = None,
+                 partitioning: Partitioning | None = None) -> Executable:
     """Lower and compile ``func`` for one replica per device; ``aliases``: donated inputs
-    and the outputs that reuse their buffers (Note [donation] in compiler/stablehlo.py)."""
+    and the outputs that reuse their buffers (Note [donation] in compiler/stablehlo.py).
+    With ``partitioning`` (the mesh and each input's and output's layout), the one program
+    in the partition form instead, partition k on ``devices[k]`` (Note [partition form]
+    in compiler/stablehlo.py)."""
     devices = tuple(devices or pjrt.local_devices()[:1])
     if mesh_axes and axis_env and math.prod(axis_env[a] for a in mesh_axes) != len(devices):
         # XLA would stop at a failed internal check, or worse, on some platforms
@@ -78,12 +88,16 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                          f"{math.prod(axis_env[a] for a in mesh_axes)} devices, but "
                          f"{len(devices)} were given")
     aliases = aliases or {}
-    text, callbacks, effects = lower_program(func, num_replicas=len(devices),
+    partitioned = partitioning is not None
+    text, callbacks, effects = lower_program(func, num_replicas=1 if partitioned else len(devices),
                                              axis_env=axis_env, mesh_axes=mesh_axes,
-                                             aliases=aliases,
+                                             partitioning=partitioning, aliases=aliases,
                                              platform=pjrt.platform_wanted())
     if callbacks:       # See Note [host callbacks] in compiler/stablehlo.py
-        exe = pjrt.compile(parse_module(text), devices, callbacks, wait=effects)
+        exe = pjrt.compile(parse_module(text), devices, callbacks, wait=effects,
+                           partitioned=partitioned)
+    elif partitioned:
+        exe = pjrt.compile(text, devices, partitioned=True)
     else:
         exe = pjrt.compile(text, devices)
     return Executable(exe, devices, func, text, tuple(sorted(aliases)))

@@ -16,7 +16,8 @@ import numpy as np
 from ..compiler.stablehlo import donation_aliases
 from ..core.devices import check_backend, check_device, check_devices
 from ..core.tracing import type_of, where
-from ..core.tree import dict_keys, tree_flatten
+from ..core.tree import dict_keys, tree_flatten, tree_unflatten
+from ..core.tree_cycles import raise_if_cycle
 from ..runtime.array import Array
 
 __all__ = ["index_tuple", "name_tuple", "check_static_argnums", "check_static_argnames",
@@ -116,6 +117,32 @@ def raise_if_deleted(leaves: Sequence[Any], error: BaseException | None = None) 
                 x.check_not_deleted(where())
             except RuntimeError as e:
                 raise e from error
+
+
+def explain_failed_call(args: tuple[Any, ...], kwargs: dict[str, Any],
+                        error: BaseException, deleted: bool) -> None:
+    """A clear error for a call the C++ dispatcher failed on, where one can be given:
+    arguments that contain themselves; with ``deleted``, a deleted (donated) Array among
+    them (the ``explain`` of runtime/pjrt/dispatch.py's ``python_path_after``)."""
+    raise_if_cycle(args, kwargs, error)
+    if deleted:
+        raise_if_deleted(tree_flatten((args, kwargs))[0], error)
+
+
+def run_launcher(launcher: Any, leaves: Sequence[Any], donated: Sequence[int],
+                 out_tree: Any) -> Any:
+    """Launch a compiled program through its ``launcher`` (runtime/launcher.py), with the
+    checks of the call's arguments that name the user's line: an Array donated and also
+    passed again (before), a deleted one the launch failed on (after); the results
+    rebuilt as the pytree ``out_tree``."""
+    if donated:
+        check_donations(leaves, donated)
+    try:
+        results = launcher(leaves)
+    except Exception as e:
+        raise_if_deleted(leaves, e)
+        raise
+    return tree_unflatten(out_tree, results)
 
 
 def check_donations(leaves: Sequence[Any], donated: Sequence[int]) -> None:

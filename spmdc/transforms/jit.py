@@ -1,10 +1,13 @@
-"""jit, the ahead-of-time API, make_ir, and eager execution of primitives.
+"""jit: the wrapper, its compile cache and its C++ dispatcher; and make_ir.
 
 ``jit(f)(*args)`` at top level: flatten the arguments, look the abstract signature up in
 the compile cache, and on a miss trace ``f`` into a Func, clean it up, lower it to
-StableHLO and compile it; then place the arguments and launch. A cache hit neither
-re-traces nor re-lowers. Under another transformation, ``jit(f)`` traces ``f`` and
-inlines the result into the enclosing trace.
+StableHLO and compile it (stages.py's ``compile_entry``; over a mesh, partitioned.py);
+then the entry's launcher (runtime/launcher.py) places the arguments and launches. A
+cache hit neither re-traces nor re-lowers. Under another transformation, ``jit(f)``
+traces ``f`` and inlines the result into the enclosing trace. The ahead-of-time API
+(``lower``, ``trace``) returns stages.py's objects; eager execution of single
+primitives, a cached jit of one equation, is eager.py's.
 """
 from __future__ import annotations
 
@@ -16,44 +19,40 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.ir import Func, Var, check, print_func
+from ..compiler.ir import Func, Var, check
 from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
-from ..compiler.passes.collectives import value_axes
-from ..compiler.stablehlo import donation_aliases
 from ..core import dtypes, tracing
 from ..core import precision as _precision
 from ..core.concrete import concretisations
-from ..core.config import checked_call, disable_jit_enabled, runtime_checks
-from ..core.devices import check_backend, check_device, place
+from ..core.config import checked_call, runtime_checks
+from ..core.devices import check_backend, check_device
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
-from ..core.tree_cycles import raise_if_cycle
 from ..runtime import pjrt
 from ..runtime.array import Array
-from ..runtime.executable import Executable, compile_func
-from ..runtime.sharding import Mesh, NamedSharding
+from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
+from ..runtime.sharding import NamedSharding
 from .arguments import (
-    check_donations,
     check_static_argnames,
     check_static_argnums,
     donated_leaves,
+    explain_failed_call,
     index_tuple,
     name_tuple,
-    raise_if_deleted,
-    usable_donations,
 )
 from .partitioned import (
     PartitionedEntry,
-    _out_requests,
-    call_partitioned,
     check_shardings,
     constraint_mesh,
     is_sharded_call,
     layout,
+    out_requests,
+    partitioned_key,
 )
+from .stages import Entry, Lowered, PartitionedLowered, Traced, compile_entry, device_of
 
 __all__ = ["jit", "make_ir", "clear_caches"]
 
@@ -67,91 +66,6 @@ def _leaf_signature(x: Any) -> Any:
     if type(x) is Array:
         return x.type, x.weak
     return type_of(x)
-
-
-class _Entry:
-    """One compiled specialisation of a jitted function."""
-    __slots__ = ("executable", "device", "func", "consts", "const_buffers", "in_types",
-                 "out_types", "out_weak", "out_tree", "n_args", "donated", "handlers")
-
-    def __init__(self, executable: Executable, func: Func, consts: list[Any],
-                 out_weak: list[bool], out_tree: Any, n_args: int,
-                 donated: tuple[int, ...] = ()):
-        self.executable = executable
-        self.device = executable.devices[0]
-        self.func = func
-        self.consts = consts
-        self.const_buffers: list[Any] | None = None
-        self.in_types = func.in_types
-        self.out_types = func.out_types
-        self.out_weak = out_weak
-        self.out_tree = out_tree
-        self.n_args = n_args
-        self.donated = donated      # the arguments a launch consumes (Note [donation])
-        self.handlers = [pjrt.one_device_handler(t.shape, t.dtype, self.device)
-                         for t in func.out_types]
-
-    def __call__(self, leaves: Sequence[Any]) -> Any:
-        # The hot path of every jit call (Note [dispatch fast path]): an Array already on
-        # the device hands over its buffer without a method call; anything else is placed.
-        device, in_types = self.device, self.in_types
-        if self.const_buffers is None:
-            self.const_buffers = [place(c, device, t) for c, t in
-                                  zip(self.consts, in_types[self.n_args:], strict=True)]
-        bufs = [x._buffers[0] if type(x) is Array and x._devices[0] == device
-                and not x.split and x._sharding is None else place(x, device, t)
-                for x, t in zip(leaves, in_types, strict=False)]
-        if self.donated:
-            check_donations(leaves, self.donated)
-        # the executable takes the captured constants first (see Jitted._compile)
-        try:
-            outs = pjrt.execute_one(self.executable.exe, self.const_buffers + bufs,
-                                    self.handlers)
-        except Exception as e:
-            raise_if_deleted(leaves, e)
-            raise
-        for i in self.donated:      # consumed by the launch: gone, as in JAX
-            if type(leaves[i]) is Array:
-                leaves[i].delete()
-        devs = (device,)
-        results = [Array((o,), t, w, devs)
-                   for o, t, w in zip(outs, self.out_types, self.out_weak, strict=True)]
-        return tree_unflatten(self.out_tree, results)
-
-    def fast_path(self, args: Any, out: Any) -> Any:
-        """The C++ launch for calls like ``args`` that returned ``out``, if it is safe
-        (Note [C++ dispatch] in runtime/pjrt.py)."""
-        if self.const_buffers is None:
-            return None
-        in_leaves, _ = tree_flatten(args)
-        if not all(type(x) is Array and not x.split and len(x._buffers) == 1
-                   for x in in_leaves):
-            return None
-        out_leaves, _ = tree_flatten(out)
-        n = self.n_args
-        return pjrt.fast_path(self.executable.exe, (self.device,),
-                              [(t.shape, t.dtype) for t in self.in_types[:n]],
-                              [(t.shape, t.dtype) for t in self.out_types],
-                              args, [x._buffers[0] for x in in_leaves],
-                              out, [x._buffers[0] for x in out_leaves],
-                              self.const_buffers,
-                              [(t.shape, t.dtype) for t in self.in_types[n:]])
-
-
-def _compile_entry(func: Func, device: Any, consts: list[Any], out_weak: list[bool],
-                   out_tree: Any, n_args: int, donated: Sequence[int] = ()) -> _Entry:
-    """Compile ``func`` (arguments, then captured constants) for ``device``. The
-    executable takes the constants *before* the arguments, the order in which jaxlib's
-    C++ dispatcher passes them (Note [C++ dispatch]); _Entry launches it that way.
-    ``donated``: the arguments (leaf positions) whose buffers it may reuse."""
-    launched = Func(func.name, func.inputs[n_args:] + func.inputs[:n_args], func.eqns,
-                    func.outputs)
-    n_consts = len(func.inputs) - n_args
-    aliases = usable_donations(launched.in_types, launched.out_types,
-                               [n_consts + i for i in donated])
-    exe = compile_func(launched, [device], aliases=aliases)
-    return _Entry(exe, func, consts, out_weak, out_tree, n_args,
-                  tuple(i - n_consts for i in exe.donated))
 
 
 class Jitted:
@@ -211,7 +125,7 @@ class Jitted:
         # the outermost trace of an eager transformation (Note [concrete values while
         # tracing] in core/concrete.py): its inputs' values may be read while tracing
         self._concrete = _concrete
-        self._cache: dict[Any, _Entry] = {} if self._partitioned else _shared_cache(
+        self._cache: dict[Any, Entry] = {} if self._partitioned else _shared_cache(
             fun, (self.static_argnums, self.static_argnames, donated, device, _concrete))
         self._has_statics = bool(self.static_argnums or self.static_argnames)
         self.trace_count = 0          # how many times fun was traced (tests read it)
@@ -271,31 +185,11 @@ class Jitted:
         # handlers below run only when it raised.
         try:
             return self._dispatch(*args, **kwargs)
-        except ValueError as e:
-            # (no call before the repair: Note [recursion budget after a failed flatten])
-            pjrt.main_thread_state.remaining += pjrt.ROOM
-            pjrt.restore_recursion_budget()
-            if isinstance(e.__cause__, RecursionError):   # (keys compared at the limit)
-                raise_if_cycle(args, kwargs, e)
-            # spmdc's pytrees keep a dict whose keys do not sort in insertion order,
-            # and _split explains an unhashable static argument better: the C++
-            # dispatcher refuses both before running anything, so take the Python path.
-            if not (pjrt.is_unsortable_keys_error(e) or pjrt.is_unhashable_static_error(e)):
-                raise_if_cycle(args, kwargs, e)
-                if pjrt.is_deleted_buffer_error(e):
-                    raise_if_deleted(tree_flatten((args, kwargs))[0], e)
-                if not pjrt.is_double_donation_error(e):
-                    raise
-                # (the Python path explains it, before anything is launched)
         except Exception as e:
-            pjrt.main_thread_state.remaining += pjrt.ROOM
-            pjrt.restore_recursion_budget()
-            # Arguments that contain themselves make the C++ registry recurse until it
-            # fails, with a RecursionError or a confused SystemError / AttributeError.
-            raise_if_cycle(args, kwargs, e)
-            if isinstance(e, RuntimeError):    # a deleted Array (Array._flatten):
-                raise_if_deleted(tree_flatten((args, kwargs))[0], e)   # say where
-            raise
+            recursion_reserve.value += ROOM   # before any call: see python_path_after
+            if not python_path_after(e, lambda error, deleted: explain_failed_call(
+                    args, kwargs, error, deleted)):
+                raise
         return self._python_path(args, kwargs)[0]
 
     def _cache_miss(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
@@ -308,7 +202,7 @@ class Jitted:
         return out, entry.fast_path((args, kwargs), out), False
 
     def _python_path(self, args: tuple[Any, ...], kwargs: dict[str, Any]
-                     ) -> tuple[Any, _Entry | None]:
+                     ) -> tuple[Any, Entry | None]:
         """A call the C++ dispatcher did not launch: inlined under a transformation,
         through the runtime checks while they are on (Note [config on the hot path]),
         else compiled (once per signature) and run. The entry that ran, if any, may be
@@ -320,7 +214,7 @@ class Jitted:
         return self._call(args, kwargs)
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]
-              ) -> tuple[Any, _Entry | None]:
+              ) -> tuple[Any, Entry | None]:
         """The Python path: the outputs, and the entry that ran (None when inlined)."""
         if self._has_statics:
             statics, args, kwargs = self._split(args, kwargs)
@@ -333,7 +227,7 @@ class Jitted:
         leaves, in_tree = tree_flatten((args, kwargs))
         if self._partitioned or is_sharded_call(leaves):   # Note [jit over sharded arrays]
             read, known = concretisations(), set(self._cache) if self._concrete else None
-            ran = call_partitioned(self, statics, args, kwargs, leaves, in_tree)
+            ran = self._call_partitioned(statics, args, kwargs, leaves, in_tree)
             if ran is not None:
                 if known is not None and concretisations() != read:
                     for k in set(self._cache) - known:   # specialised to these values:
@@ -341,7 +235,7 @@ class Jitted:
                     return ran[0], None
                 return ran
         # See Note [dispatch fast path].
-        device = self.device or _device_of(leaves)
+        device = self.device or device_of(leaves)
         key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64
                _precision._default[0],                    # and the default precision
                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
@@ -355,8 +249,27 @@ class Jitted:
                 traced, device, self._donated_leaves(statics, args, kwargs))
         return entry(leaves), entry
 
+    def _call_partitioned(self, statics: tuple[Any, ...], args: tuple[Any, ...],
+                          kwargs: dict[str, Any], leaves: list[Any], in_tree: Any
+                          ) -> tuple[Any, PartitionedEntry] | None:
+        """The Python path of a call over sharded arrays (Note [jit over sharded arrays]):
+        the outputs and the entry that ran, or None if the call is not one."""
+        found = layout(self.in_shardings, self.out_shardings, args, kwargs, leaves)
+        if found is None:
+            return None
+        mesh, shardings = found
+        key = partitioned_key(in_tree, statics, mesh, leaves, shardings)
+        entry = self._cache.get(key)
+        if entry is None:
+            func, out_weak, consts, out_tree, _ = self._trace(statics, args, kwargs)
+            func = run_pass("cleanup", cleanup, func)
+            entry = self._cache[key] = PartitionedEntry(
+                func, mesh, shardings, out_requests(self.out_shardings, out_tree), consts,
+                out_weak, out_tree, self._donated_leaves(statics, args, kwargs))
+        return entry(leaves), entry
+
     def _compile(self, statics: tuple[Any, ...], args: tuple[Any, ...],
-                 kwargs: dict[str, Any], device: Any) -> _Entry:
+                 kwargs: dict[str, Any], device: Any) -> Entry:
         return self._compile_traced(self._trace(statics, args, kwargs), device,
                                     self._donated_leaves(statics, args, kwargs))
 
@@ -366,7 +279,7 @@ class Jitted:
                               self.donate_argnames)
 
     def _compile_traced(self, traced: tuple[Func, list[bool], list[Any], Any, list[Any]],
-                        device: Any, donated: tuple[int, ...] = ()) -> _Entry:
+                        device: Any, donated: tuple[int, ...] = ()) -> Entry:
         func, out_weak, consts, out_tree, leaves = traced
         func = run_pass("cleanup", cleanup, func)
         mesh = constraint_mesh(func)        # Note [jit over sharded arrays]
@@ -374,39 +287,44 @@ class Jitted:
             return PartitionedEntry(func, mesh, [NamedSharding(mesh)] * len(leaves),
                                     [None] * len(func.outputs), consts, out_weak, out_tree,
                                     donated)
-        return _compile_entry(func, device, consts, out_weak, out_tree, len(leaves), donated)
+        return compile_entry(func, device, consts, out_weak, out_tree, len(leaves), donated)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         statics, args, kwargs = self._split(args, kwargs)
         leaves, _ = tree_flatten((args, kwargs))
-        device = self.device or _device_of(leaves)
+        device = self.device or device_of(leaves)
         with recording() as stages:
             func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
             func = run_pass("cleanup", cleanup, func)
         # Note [jit over sharded arrays]: the program that would run over a mesh
-        found = (layout(self, args, kwargs, leaves)
+        found = (layout(self.in_shardings, self.out_shardings, args, kwargs, leaves)
                  if self._partitioned or is_sharded_call(leaves) else None)
         if found is None and (mesh := constraint_mesh(func)) is not None:
             found = mesh, [NamedSharding(mesh)] * len(leaves)
         if found is not None:
             mesh, shardings = found
             requests = ([None] * len(func.outputs) if not self._partitioned
-                        else _out_requests(self, out_tree))
+                        else out_requests(self.out_shardings, out_tree))
             return PartitionedLowered(func, mesh, shardings, requests, consts, out_weak,
                                       out_tree, len(leaves), stages,
                                       self._donated_leaves(statics, args, kwargs))
         return Lowered(func, [device], consts, out_weak, out_tree, len(leaves),
                        recorded=stages, donated=self._donated_leaves(statics, args, kwargs))
 
-    def trace(self, *args: Any, **kwargs: Any) -> Any:
+    def trace(self, *args: Any, **kwargs: Any) -> Traced:
         """The traced program at ``args`` (``.jaxpr``, ``.lower()``): see stages.py."""
-        from .stages import trace
-        return trace(self, args, kwargs)
+        statics, args, kwargs = self._split(args, kwargs)
+        in_leaves, in_tree = tree_flatten((args, kwargs))
+        with recording() as stages:
+            func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
+        if checks_enabled():
+            check(func)
+        return Traced(getattr(self, "__name__", "fun"), func, out_weak, consts, in_tree,
+                      out_tree, leaves, device_of(in_leaves), stages)
 
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         """What a call would return, as ShapeDtypeStructs; nothing is compiled or run."""
-        from .stages import eval_shape
-        return eval_shape(self, args, kwargs)
+        return self.trace(*args, **kwargs).out_info
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # jit applied to a method: bind like a function would
@@ -423,16 +341,17 @@ class Jitted:
 # buffer directly, and the single-replica launch returns a flat list of buffers.
 #
 # In front of that path sits jaxlib's C++ dispatcher (Note [C++ dispatch] in
-# runtime/pjrt.py), and Jitted.__call__ does nothing else before calling it: it launches
-# signatures it has been granted (device-resident Array arguments) entirely in C++ and
-# sends everything else to ``_cache_miss``, i.e. to the Python path above, which then
-# decides whether to grant the signature. Whether this thread is tracing (the call is
-# then inlined) and whether a runtime check is on are part of the dispatcher's key
-# (Note [Python-path state in the jit key] in pjrt.py), so no granted launch runs then;
-# functions with a static argument counted from the end are never granted one. What is
-# left of Python per call is the one frame of __call__ (its handlers run only when the
-# dispatcher raised) and, per Array leaf, the registry's flatten and unflatten
-# (Array._flatten, runtime/array.py's _unflatten), about 0.1 us each.
+# runtime/pjrt/dispatch.py), and Jitted.__call__ does nothing else before calling it: it
+# launches signatures it has been granted (device-resident Array arguments) entirely in
+# C++ and sends everything else to ``_cache_miss``, i.e. to the Python path above, which
+# then decides whether to grant the signature. Whether this thread is tracing (the call
+# is then inlined) and whether a runtime check is on are part of the dispatcher's key
+# (Note [Python-path state in the jit key] in runtime/pjrt/dispatch.py), so no granted
+# launch runs then; functions with a static argument counted from the end are never
+# granted one. What is left of Python per call is the one frame of __call__ (its
+# handler runs only when the dispatcher raised) and, per Array leaf, the registry's
+# flatten and unflatten (Array._flatten, runtime/array.py's _unflatten), about 0.1 us
+# each.
 
 # Note [shared jit cache]
 # ~~~~~~~~~~~~~~~~~~~~~~~
@@ -447,12 +366,12 @@ class Jitted:
 # ``clear_caches()``. Each wrapper still has its own C++ dispatcher, so its first call
 # takes the Python path once: a cache lookup, then the fast path is granted again.
 
-_shared: weakref.WeakKeyDictionary[Any, dict[Any, dict[Any, _Entry]]] = \
+_shared: weakref.WeakKeyDictionary[Any, dict[Any, dict[Any, Entry]]] = \
     weakref.WeakKeyDictionary()
 _dispatchers: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-def _shared_cache(fun: Any, options: tuple[Any, ...]) -> dict[Any, _Entry]:
+def _shared_cache(fun: Any, options: tuple[Any, ...]) -> dict[Any, Entry]:
     try:
         per_fun = _shared.get(fun)
         if per_fun is None:
@@ -470,7 +389,6 @@ def clear_caches() -> None:
             entries.clear()
     for d in list(_dispatchers):
         d._clear_cache()
-    _eager.clear()
 
 
 def eager_jit(fun: Callable[..., Any]) -> Jitted:
@@ -491,7 +409,7 @@ def _evaluate_specialised(func: Func, out_weak: list[bool], consts: list[Any], o
         return env[a] if isinstance(a, Var) else np.asarray(a.value, a.type.dtype)
 
     for eqn in func.eqns:
-        out = _eager_apply(eqn.prim, [read(a) for a in eqn.inputs], eqn.params, False)
+        out = tracing.run_eagerly(eqn.prim, [read(a) for a in eqn.inputs], eqn.params, False)
         env.update(zip(eqn.outputs, out if eqn.prim.multiple_results else [out],
                        strict=True))
     outs = []
@@ -502,13 +420,6 @@ def _evaluate_specialised(func: Func, out_weak: list[bool], consts: list[Any], o
         else:                           # an input or a literal, returned as it is
             outs.append(Array.from_host(np.asarray(x, a.type.dtype), pjrt.local_devices()[0], w))
     return tree_unflatten(out_tree, outs)
-
-
-def _device_of(leaves: Sequence[Any]) -> Any:
-    for x in leaves:
-        if type(x) is Array and not x.split and len(x._devices) == 1:
-            return x._devices[0]
-    return pjrt.local_devices()[0]
 
 
 def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = None,
@@ -544,154 +455,6 @@ def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = None,
                   out_shardings, device, donate_argnames=donate_argnames)
 
 
-# --- ahead of time -----------------------------------------------------------------------
-
-class Lowered:
-    """``jit(f).lower(*args)``: the traced and cleaned Func, its StableHLO, and every
-    stage recorded on the way (``stages()``, ``stage(name)``)."""
-
-    def __init__(self, func: Func, devices: list[Any], consts: list[Any],
-                 out_weak: list[bool], out_tree: Any, n_args: int,
-                 axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = (),
-                 recorded: Sequence[tuple[str, Any]] = (), donated: tuple[int, ...] = (),
-                 platform: str | None = None):
-        self.func = func
-        # the platform as_text lowers for: the client's, unless ``trace(...).lower(
-        # lowering_platforms=...)`` named one (Note [lowering per platform])
-        self.platform = platform or pjrt.platform_wanted()
-        self.donated = donated      # donated arguments (Note [donation])
-        self.devices = devices
-        self.consts = consts
-        self.out_weak = out_weak
-        self.out_tree = out_tree
-        self.n_args = n_args
-        self.axis_env = axis_env
-        self.mesh_axes = tuple(mesh_axes)
-        self._text: str | None = None
-        self._optimized: str | None = None
-        # (unique name, Func): the traced program and each pass's output, in order
-        self.recorded: list[tuple[str, Func]] = _unique_names(
-            [(n, v) for n, v in recorded if isinstance(v, Func)])
-        # For per-device programs (pmap, shard_map): the mesh axes each input varies over;
-        # the stages then show every value's as ``{V:i,j}`` (Note [replication]).
-        self.in_varying: list[frozenset[str]] | None = None
-
-    def _show(self, func: Func) -> str:
-        if self.in_varying is None or len(func.inputs) != len(self.in_varying):
-            return str(func)
-        axes = value_axes(func, self.in_varying)
-
-        def note(v: Any) -> str:
-            shown = sorted(a for a in axes.get(v, ()) if not a.startswith("_"))
-            return "{V:" + ",".join(shown) + "}" if shown else ""
-        return print_func(func, annotate=note)
-
-    def stages(self, hlo: bool = True) -> list[tuple[str, str]]:
-        """The stages in order as ``(name, text)``: ``traced``, the output of each pass
-        that ran (``vmap``, ``grad``, ``collectives``, ``cleanup`` ...; a name seen twice
-        gets ``.2``, ``.3``), then, with ``hlo``, ``stablehlo`` and ``optimized_hlo``
-        (which compiles)."""
-        out = [(name, self._show(func)) for name, func in self.recorded]
-        if hlo:
-            out += [("stablehlo", self.as_text()), ("optimized_hlo", self.optimized_hlo())]
-        return out
-
-    def stage_names(self, hlo: bool = True) -> list[str]:
-        return [n for n, _ in self.recorded] + (["stablehlo", "optimized_hlo"] if hlo else [])
-
-    def stage(self, name: str) -> str:
-        """One stage's text (see ``stages``); a bare name such as ``cleanup`` means its
-        last occurrence."""
-        if name == "stablehlo":
-            return self.as_text()
-        if name == "optimized_hlo":
-            return self.optimized_hlo()
-        for n, func in reversed(self.recorded):
-            if n == name or n.split(".")[0] == name:
-                return self._show(func)
-        raise KeyError(f"no stage {name!r}; the stages are "
-                       f"{', '.join(self.stage_names())}")
-
-    def optimized_hlo(self) -> str:
-        """The HLO XLA produced after its own optimisations (compiles once)."""
-        if self._optimized is None:
-            self._optimized = self.compile().as_text()
-        return self._optimized
-
-    def ir(self) -> str:
-        """Our IR, as text."""
-        return str(self.func)
-
-    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
-        """The StableHLO module, as text; with ``debug_info``, with each op's location
-        (the user's source line, under its named_scope names)."""
-        if dialect not in (None, "stablehlo"):
-            raise ValueError(f"Lowered.as_text: spmdc lowers to StableHLO only; dialect "
-                             f"must be None or 'stablehlo', got {dialect!r}")
-        if debug_info:
-            from ..compiler.stablehlo import lower_text
-            return lower_text(self.func, num_replicas=len(self.devices),
-                              axis_env=self.axis_env, mesh_axes=self.mesh_axes,
-                              debug_info=True, aliases=self._aliases(),
-                              platform=self.platform)
-        if self._text is None:
-            from ..compiler.stablehlo import lower_text
-            self._text = lower_text(self.func, num_replicas=len(self.devices),
-                                    axis_env=self.axis_env, mesh_axes=self.mesh_axes,
-                                    aliases=self._aliases(), platform=self.platform)
-            observe("stablehlo", self._text)
-        return self._text
-
-    def _aliases(self) -> dict[int, int]:
-        return donation_aliases(self.func.in_types, self.func.out_types, self.donated)
-
-    def compile(self) -> Compiled:
-        if self.platform != pjrt.platform_wanted():
-            raise ValueError(f"this program was lowered for {self.platform}, but spmdc runs "
-                             f"on {pjrt.platform_wanted()}: only as_text() is available")
-        entry = _compile_entry(self.func, self.devices[0], self.consts, self.out_weak,
-                               self.out_tree, self.n_args, self.donated)
-        observe("optimized_hlo", entry.executable.optimized_hlo)
-        return Compiled(entry)
-
-
-def _unique_names(stages: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    seen: dict[str, int] = {}
-    out = []
-    for name, value in stages:
-        seen[name] = seen.get(name, 0) + 1
-        out.append((name if seen[name] == 1 else f"{name}.{seen[name]}", value))
-    return out
-
-
-class Compiled:
-    """``jit(f).lower(*args).compile()``: callable with arguments of the lowered types."""
-
-    def __init__(self, entry: _Entry):
-        self._entry = entry
-
-    def as_text(self) -> str:
-        """The optimized HLO XLA produced."""
-        return self._entry.executable.optimized_hlo()
-
-    def cost_analysis(self) -> dict[str, float]:
-        return self._entry.executable.cost_analysis()
-
-    def memory_analysis(self) -> Any:
-        """XLA's memory figures for the executable (``peak_memory_in_bytes``, ...)."""
-        return self._entry.executable.memory_analysis()
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves, _ = tree_flatten((args, kwargs))
-        expected = self._entry.in_types[:self._entry.n_args]
-        got = [type_of(x)[0] for x in leaves]
-        if list(expected) != got:
-            raise TypeError("compiled function called with argument types "
-                            f"{[str(t) for t in got]}, but it was compiled for "
-                            f"{[str(t) for t in expected]}")
-        return self._entry(leaves)
-
-
 # --- make_ir -----------------------------------------------------------------------------
 
 def make_ir(fun: Callable[..., Any], static_argnums: Any = ()) -> Callable[..., Func]:
@@ -703,66 +466,3 @@ def make_ir(fun: Callable[..., Any], static_argnums: Any = ()) -> Callable[..., 
         func = jitted._trace(statics, args, kwargs)[0]
         return check(func) if checks_enabled() else func
     return make
-
-
-# --- eager execution of single primitives ------------------------------------------------------
-
-_eager: dict[Any, Jitted] = {}
-
-
-def _eager_apply(prim: Any, args: Sequence[Any], params: dict[str, Any], weak: bool) -> Any:
-    """Run one primitive on concrete values, through a cached one-equation jit."""
-    try:
-        key = (prim, tuple(params.items()), weak)
-        fn = _eager.get(key)
-    except TypeError:                       # unhashable params: no caching
-        key, fn = None, None
-    if fn is None:
-        fn = Jitted(lambda *xs: tracing.bind(prim, *xs, weak=weak, **params))
-        fn.__name__ = prim.name
-        if key is not None:
-            _eager[key] = fn
-    if runtime_checks and disable_jit_enabled():
-        # Under disable_jit a jit runs its Python function, which would bind this
-        # primitive eagerly again, forever: one primitive is run compiled regardless.
-        return fn._call(args, {})[0]
-    return fn(*args)
-
-
-tracing.eager_apply = _eager_apply
-_ = dtypes
-
-
-class PartitionedLowered(Lowered):
-    """``jit(f).lower(*args)`` for a program that runs over a mesh: its StableHLO in the
-    partition form, and ``compile()`` (whose ``as_text()`` is the partitioned HLO, with
-    the collectives XLA inserted)."""
-    partitioned = True
-
-    def __init__(self, func: Func, mesh: Mesh, shardings: list[NamedSharding],
-                 out_requests: list[NamedSharding | None], consts: list[Any],
-                 out_weak: list[bool], out_tree: Any, n_args: int, recorded: Any,
-                 donated: tuple[int, ...] = ()):
-        super().__init__(func, list(mesh._flat_devices), consts, out_weak, out_tree, n_args,
-                         recorded=recorded, donated=donated)
-        self._layout = (mesh, shardings, out_requests)
-        self._entry: PartitionedEntry | None = None
-
-    def _compiled(self) -> PartitionedEntry:
-        if self._entry is None:
-            mesh, shardings, out_requests = self._layout
-            self._entry = PartitionedEntry(self.func, mesh, shardings, out_requests,
-                                           self.consts, self.out_weak, self.out_tree,
-                                           self.donated)
-        return self._entry
-
-    def as_text(self, *args: Any, **kwargs: Any) -> str:
-        return self._compiled().module_text
-
-    def compile(self) -> Any:
-        entry = self._compiled()
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return entry(tree_flatten((args, kwargs))[0])
-        call.as_text = entry.optimized_hlo
-        return call

@@ -11,38 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..compiler.ir import Func, check
+from ..compiler.ir import check
 from ..compiler.passes import checks_enabled
 from ..core.abstract import ShapedArray, ShapeDtypeStruct
 from ..core.pytree_tracing import fun_name, trace_pytree
 from ..core.tracing import type_of
 from ..core.tree import tree_unflatten
 from .jit import Jitted
+from .stages import ClosedJaxpr
 
 __all__ = ["make_jaxpr", "ClosedJaxpr"]
-
-
-class ClosedJaxpr:
-    """A traced function with the values it captured (JAX's ClosedJaxpr)."""
-    __slots__ = ("jaxpr", "consts", "in_avals", "out_avals")
-
-    def __init__(self, jaxpr: Func, consts: list[Any], in_avals: list[ShapedArray],
-                 out_avals: list[ShapedArray]):
-        self.jaxpr, self.consts = jaxpr, consts
-        self.in_avals, self.out_avals = in_avals, out_avals
-
-    @property
-    def eqns(self) -> list[Any]:
-        return self.jaxpr.eqns
-
-    def __str__(self) -> str:
-        return str(self.jaxpr)
-
-    def pretty_print(self) -> str:
-        return str(self.jaxpr)
-
-    def __repr__(self) -> str:
-        return str(self.jaxpr)
 
 
 def _axis_env(axis_env: Any) -> dict[str, int] | None:

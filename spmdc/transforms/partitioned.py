@@ -30,21 +30,20 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.ir import Func, TensorType
-from ..compiler.passes import run_pass
-from ..compiler.passes.cleanup import cleanup
+from ..compiler.ir import Func
 from ..compiler.primitives.shard_map import shard_map_p
 from ..compiler.primitives.sharding import sharding_constraint_p
-from ..compiler.stablehlo import Partitioning, lower_program, parse_module
+from ..compiler.stablehlo import Partitioning
 from ..core import devices as _devices
 from ..core import dtypes
 from ..core import precision as _precision
 from ..core.devices import device_put
 from ..core.tracing import bind, current_trace, type_of, where
 from ..core.tree import broadcast_prefix, tree_flatten, tree_unflatten
-from ..runtime import distributed, pjrt
+from ..runtime import pjrt
 from ..runtime.array import Array
-from ..runtime.executable import fingerprint
+from ..runtime.executable import compile_func
+from ..runtime.launcher import PartitionedLauncher
 from ..runtime.sharding import (
     Mesh,
     NamedSharding,
@@ -52,12 +51,12 @@ from ..runtime.sharding import (
     Sharding,
     SingleDeviceSharding,
     current_mesh,
-    sharding_from_tiles,
 )
-from .arguments import check_donations, raise_if_deleted, usable_donations
+from .arguments import run_launcher, usable_donations
 
-__all__ = ["check_shardings", "is_sharded_call", "call_partitioned", "constraint_mesh", "layout",
-           "with_sharding_constraint", "reshard", "PartitionedEntry", "remember_mesh"]
+__all__ = ["check_shardings", "is_sharded_call", "layout", "partitioned_key", "out_requests",
+           "constraint_mesh", "with_sharding_constraint", "reshard", "PartitionedEntry",
+           "remember_mesh"]
 
 
 def _is_spec_leaf(x: Any) -> bool:
@@ -100,19 +99,20 @@ def is_sharded_call(leaves: Sequence[Any]) -> bool:
     return False
 
 
-def layout(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Any]
+def layout(in_shardings: Any, out_shardings: Any, args: tuple[Any, ...],
+           kwargs: dict[str, Any], leaves: list[Any]
            ) -> tuple[Mesh, list[NamedSharding]] | None:
     """The mesh a jit call runs over and each argument's layout (module docstring), or
-    None when nothing names a mesh."""
+    None when nothing names a mesh; ``in_shardings``/``out_shardings`` are jit's."""
     requested = [_resolve(s, "in_shardings") for s in (
-        broadcast_prefix((jitted.in_shardings, {k: None for k in kwargs}), (args, kwargs),
+        broadcast_prefix((in_shardings, {k: None for k in kwargs}), (args, kwargs),
                          is_leaf=_is_spec_leaf, what="jit in_shardings")
-        if jitted.in_shardings is not None else [None] * len(leaves))]
+        if in_shardings is not None else [None] * len(leaves))]
     meshes = {s.mesh for s in requested if s is not None}
     meshes |= {x._sharding.mesh for x in leaves if type(x) is Array
                and isinstance(x._sharding, NamedSharding) and x._sharding.mesh.size > 1}
-    if jitted.out_shardings is not None:
-        outs = tree_flatten(jitted.out_shardings, is_leaf=_is_spec_leaf)[0]
+    if out_shardings is not None:
+        outs = tree_flatten(out_shardings, is_leaf=_is_spec_leaf)[0]
         meshes |= {r.mesh for r in (_resolve(s, "out_shardings") for s in outs)
                    if r is not None}
     if len(meshes) > 1:
@@ -131,62 +131,29 @@ def layout(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: l
     return mesh, shardings
 
 
-def call_partitioned(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
-                     kwargs: dict[str, Any], leaves: list[Any], in_tree: Any
-                     ) -> tuple[Any, PartitionedEntry] | None:
-    """The Python path of a jit call over sharded arrays (module docstring): the outputs
-    and the entry that ran, or None if the call is not one."""
-    found = layout(jitted, args, kwargs, leaves)
-    if found is None:
-        return None
-    mesh, shardings = found
-    key = ("partitioned", in_tree, statics, dtypes._x64, _precision._default[0], mesh,
-           *[(type_of(x), s.spec) for x, s in zip(leaves, shardings, strict=True)])
-    entry = jitted._cache.get(key)
-    if entry is None:
-        func, out_weak, consts, out_tree, _ = jitted._trace(statics, args, kwargs)
-        func = run_pass("cleanup", cleanup, func)
-        entry = jitted._cache[key] = PartitionedEntry(
-            func, mesh, shardings, _out_requests(jitted, out_tree), consts, out_weak,
-            out_tree, jitted._donated_leaves(statics, args, kwargs))
-    return entry(leaves), entry
+def partitioned_key(in_tree: Any, statics: tuple[Any, ...], mesh: Mesh, leaves: list[Any],
+                    shardings: list[NamedSharding]) -> tuple[Any, ...]:
+    """What a jit call over a mesh (module docstring) is compiled for: its cache key."""
+    return ("partitioned", in_tree, statics, dtypes._x64, _precision._default[0], mesh,
+            *[(type_of(x), s.spec) for x, s in zip(leaves, shardings, strict=True)])
 
 
-def _out_requests(jitted: Any, out_tree: Any) -> list[NamedSharding | None]:
-    if jitted.out_shardings is None:
+def out_requests(out_shardings: Any, out_tree: Any) -> list[NamedSharding | None]:
+    """The layout jit's ``out_shardings`` asks of each output, None where it asks none."""
+    if out_shardings is None:
         return [None] * out_tree.num_leaves
     skeleton = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
     return [_resolve(s, "out_shardings") for s in broadcast_prefix(
-        jitted.out_shardings, skeleton, is_leaf=_is_spec_leaf, what="jit out_shardings")]
+        out_shardings, skeleton, is_leaf=_is_spec_leaf, what="jit out_shardings")]
 
 
 def _spec_tuple(s: NamedSharding, ndim: int) -> tuple[tuple[str, ...], ...]:
     return tuple(s.spec.axes_of(d) for d in range(ndim))
 
 
-# Note [grouped launch]
-# ~~~~~~~~~~~~~~~~~~~~~
-# A partitioned program takes each argument as one jaxlib array over the devices
-# (group_array) and returns each output as one. Taking an output apart into its
-# per-device buffers costs about as much as the launch itself (8 CPU devices: 100 us of
-# a 200 us call), so the Array keeps the output's group as it came (``Array._group``)
-# and takes it apart only when asked for a block or the value; an output passed to the
-# next partitioned call in the same layout is handed over as that group. The group is
-# made by a result handler, which must be told the shape of the per-device buffers: the
-# first launch takes the outputs apart and reads it off device 0's (XLA pads an uneven
-# block, so it is not always the block's shape; the partitioned program is one program
-# for every partition, so the shapes are the same on all), and later launches use it.
-#
-# That also lets jaxlib's C++ dispatcher launch partitioned programs (Note [C++ dispatch]
-# in runtime/pjrt.py): an Array laid out on a mesh flattens to its one group_array, so
-# after the first launch ``fast_path`` grants calls whose arguments are already laid out
-# as the program takes them (not programs with captured constants, which the C++ side
-# would pass first, nor those with donated arguments: Note [donation]). jit of x * 2 over
-# an 8-way NamedSharding, side by side: 195 us per call before this Note, 96 us with the
-# grouped Python launch, 75 us with the C++ one; JAX 70-75 us.
-
 class PartitionedEntry:
-    """One compiled partitioned program: placing the blocks, launch, laid-out results."""
+    """One compiled partitioned program (compiled by runtime/executable.py in the partition
+    form, launched by runtime/launcher.py's PartitionedLauncher: Note [grouped launch])."""
 
     def __init__(self, func: Func, mesh: Mesh, in_shardings: list[NamedSharding],
                  out_requests: list[NamedSharding | None], consts: list[Any],
@@ -204,149 +171,39 @@ class PartitionedEntry:
                     s.check_shape(t.shape, f"jit: out_shardings of output {k}")
                 except ValueError as e:
                     raise ValueError(f"{e}{where()}") from None
-        replicated = NamedSharding(mesh)
-        self.mesh = mesh
-        self.devices = mesh._flat_devices       # the program's, every process's
-        self.in_shardings = in_shardings + [replicated] * len(consts)
-        self.in_types = in_types
-        self.consts = consts
-        self.const_buffers: list[list[Any]] | None = None
-        self.const_groups: list[Any] = []
-        self.out_types, self.out_weak, self.out_tree = func.out_types, out_weak, out_tree
+        shardings = in_shardings + [NamedSharding(mesh)] * len(consts)
         partitioning = Partitioning(
             mesh.shape_tuple,
-            [_spec_tuple(s, t.ndim) for s, t in zip(self.in_shardings, in_types, strict=True)],
+            [_spec_tuple(s, t.ndim) for s, t in zip(shardings, in_types, strict=True)],
             [None if s is None else _spec_tuple(s, t.ndim)
              for s, t in zip(out_requests, func.out_types, strict=True)])
-        self.func = func
         # Note [donation] in compiler/stablehlo.py: an output takes a donated input's
         # place where it has the same type and is asked for in the same layout
-        self.aliases = usable_donations(
-            [(t, s) for t, s in zip(in_types, self.in_shardings, strict=True)],
+        aliases = usable_donations(
+            [(t, s) for t, s in zip(in_types, shardings, strict=True)],
             [(t, s) for t, s in zip(func.out_types, out_requests, strict=True)], donated,
             describe=lambda key: f"{key[0]} laid out as {key[1].spec}")
-        self.donated = tuple(sorted(self.aliases))
-        self.module_text, callbacks, effects = lower_program(
-            func, partitioning=partitioning, aliases=self.aliases,
-            platform=pjrt.platform_wanted())
-        module = parse_module(self.module_text) if callbacks else self.module_text
-        self.exe = pjrt.compile(module, self.devices, callbacks, wait=effects,
-                                partitioned=True)       # Note [host callbacks] in stablehlo.py
-        # the devices this process feeds, in the order the launch takes their blocks
-        self.local = pjrt.addressable(self.exe, self.devices)
-        self.out_shardings = [sharding_from_tiles(mesh, t.shape, tiles)
-                              for t, tiles in zip(func.out_types, pjrt.output_tiles(self.exe),
-                                                  strict=True)]
-        self.block_types = [(s.shard_shape(t.shape), t.dtype)
-                            for s, t in zip(self.in_shardings, in_types, strict=True)]
-        # how to make each output's group_array, once the first launch has shown the
-        # per-device buffers' shapes (Note [grouped launch])
-        self.handlers: list[Any] | None = None
-        self.out_blocks: list[tuple[int, ...]] = []
+        self.executable = compile_func(func, mesh._flat_devices, aliases=aliases,
+                                       partitioning=partitioning)
+        self.donated = self.executable.donated
+        self.out_tree = out_tree
+        self.launcher = PartitionedLauncher(self.executable, mesh, shardings, in_types,
+                                            func.out_types, out_weak, consts)
 
-    def _pack(self, x: Any, s: NamedSharding, t: TensorType, block: tuple[Any, Any]) -> Any:
-        """Argument ``x`` as one group_array over the devices (Note [grouped launch])."""
-        if type(x) is Array and x._sharding == s and x.dtype == t.dtype:
-            if x._group is None:     # kept, so that the next call can take the C++ path
-                x._group = pjrt.group_array(list(x.shard_buffers()), self.local, *block)
-            if pjrt.group_devices(x._group) == self.local:
-                return x._group
-        return pjrt.group_array(self._place(x, s, t), self.local, *block)
-
-    def _first_launch(self, packed: list[Any]) -> list[Array]:
-        outs = pjrt.launch_and_split(self.exe, packed)
-        # one program runs on every partition, so device 0's buffers have the shapes
-        self.out_blocks = [pjrt.to_numpy(o[0]).shape for o in outs]
-        self.handlers = [pjrt.result_handler(shape, t.dtype, self.local)
-                         for shape, t in zip(self.out_blocks, self.out_types, strict=True)]
-        results = []
-        for o, t, w, s, shape in zip(outs, self.out_types, self.out_weak, self.out_shardings,
-                                     self.out_blocks, strict=True):
-            out = Array(tuple(o), t, w, self.local, sharding=s)
-            out._group = pjrt.group_array(o, self.local, shape, t.dtype)
-            results.append(out)
-        return results
-
-    def _place(self, x: Any, s: NamedSharding, t: TensorType) -> list[Any]:
-        if type(x) is Array and x._sharding == s and x.dtype == t.dtype:
-            return list(x.shard_buffers())
-        if type(x) is Array and s.is_fully_replicated and x.dtype == t.dtype:
-            bufs = [x.buffer_on(d) for d in self.local]
-            if all(b is not None for b in bufs):
-                return bufs
-        host = np.asarray(x)
-        if host.dtype != t.dtype:
-            host = host.astype(t.dtype)
-        index = s.devices_indices_map(host.shape)
-        return [pjrt.put(np.ascontiguousarray(host[index[d]]), d) for d in self.local]
+    @property
+    def module_text(self) -> str:
+        return self.executable.module_text
 
     def __call__(self, leaves: Sequence[Any]) -> Any:
-        n = len(leaves)
-        if self.const_buffers is None:
-            self.const_buffers = [self._place(c, s, t) for c, s, t in zip(
-                self.consts, self.in_shardings[n:], self.in_types[n:], strict=True)]
-            self.const_groups = [pjrt.group_array(b, self.local, *block) for b, block in
-                                 zip(self.const_buffers, self.block_types[n:], strict=True)]
-        packed = [self._pack(x, s, t, block) for x, s, t, block in zip(
-            leaves, self.in_shardings, self.in_types, self.block_types, strict=False)]
-        packed.extend(self.const_groups)
-        if self.donated:
-            check_donations(leaves, self.donated)
-        if any(g.is_deleted() for g in packed):     # jaxlib would crash: Note [donation]
-            raise_if_deleted(leaves)
-        if distributed.checking_launches():
-            distributed.check_launch(self.fingerprint())
-        try:
-            if self.handlers is None:
-                results = self._first_launch(packed)
-            else:
-                results = []
-                groups = pjrt.execute_grouped(self.exe, packed, self.handlers)
-                for g, t, w, s in zip(groups, self.out_types, self.out_weak,
-                                      self.out_shardings, strict=True):
-                    out = Array(None, t, w, self.local, sharding=s)
-                    out._group = g
-                    results.append(out)
-        except Exception as e:
-            raise_if_deleted(leaves, e)
-            pjrt.explain(e)
-            raise
-        for i in self.donated:      # consumed by the launch: gone, as in JAX
-            if type(leaves[i]) is Array:
-                leaves[i].delete()
-        return tree_unflatten(self.out_tree, results)
+        return run_launcher(self.launcher, leaves, self.donated, self.out_tree)
 
     def optimized_hlo(self) -> str:
-        return pjrt.optimized_hlo(self.exe)
-
-    def fingerprint(self) -> str:
-        return fingerprint(self.func.name, self.module_text)
+        return self.executable.optimized_hlo()
 
     def fast_path(self, args: Any, out: Any) -> Any:
-        """The C++ launch for calls like ``args`` that returned ``out``, where it does what
-        the Python path does: after the first launch (Note [grouped launch]), with no
-        captured constants (the C++ side would pass them first), every argument an Array
-        already laid out as the program takes it, as one group_array. Not for programs
-        with donated arguments: jaxlib crashes on a multi-device array donated and passed
-        again in one call, which only the Python path checks (Note [donation]). Not
-        across processes either, as for pmap (Note [pmap over processes] in pmap.py)."""
-        if self.handlers is None or self.consts or self.donated or pjrt.process_count() > 1:
-            return None
-        leaves, _ = tree_flatten(args)
-        if len(leaves) != len(self.block_types):
-            return None
-        for x, s in zip(leaves, self.in_shardings, strict=True):
-            if type(x) is not Array or x._sharding != s or x._group is None or \
-                    pjrt.group_devices(x._group) != self.devices:
-                return None
-        out_leaves, _ = tree_flatten(out)
-        if any(type(y) is not Array or y._group is None for y in out_leaves):
-            return None
-        return pjrt.fast_path(self.exe, self.devices, self.block_types,
-                              [(b, t.dtype) for b, t in zip(self.out_blocks, self.out_types,
-                                                            strict=True)],
-                              args, [x._group for x in leaves], out,
-                              [y._group for y in out_leaves], kind="partitioned")
+        """The C++ launch for calls like ``args`` that returned ``out``, where it is safe
+        (PartitionedLauncher.fast_path)."""
+        return self.launcher.fast_path(args, out, tree_flatten)
 
 
 # --- layouts asked for inside a program -----------------------------------------------------

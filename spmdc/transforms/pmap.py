@@ -3,8 +3,8 @@
 At top level ``pmap(f)(*args)`` splits each mapped argument along its ``in_axes`` over N
 devices, traces ``f`` once per signature on one device's slice with the axis name bound
 (``axis_env``), runs the collectives pass (axis names, Note [replication]), compiles the
-program for N replicas and launches it (sharded.py places the arguments and wraps the
-results). Results are ``spmdc.Array``s split over the devices; one passed to the next
+program for N replicas and launches it (runtime/launcher.py places the arguments and
+wraps the results). Results are ``spmdc.Array``s split over the devices; one passed to the next
 pmap over the same devices is used in place. ``pmap(f).lower(*args)`` shows the
 per-device IR and the StableHLO.
 
@@ -91,10 +91,11 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import Tracer, current_trace, to_atom, user_source, where
 from ..core.tree import tree_flatten, tree_unflatten
-from ..core.tree_cycles import raise_if_cycle
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
+from ..runtime.launcher import ReplicatedLauncher, launched, pace
+from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
 from . import mapping
 from .arguments import (
     check_backend,
@@ -103,13 +104,14 @@ from .arguments import (
     check_mapped_size,
     check_static_argnums,
     donated_leaves,
+    explain_failed_call,
     index_tuple,
-    raise_if_deleted,
+    run_launcher,
     usable_donations,
 )
-from .jit import Lowered, _leaf_signature
+from .jit import _leaf_signature
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_paths, slice_types
-from .sharded import PmapEntry, launched, pace
+from .stages import Lowered
 from .vmap import _batched_call
 
 __all__ = ["pmap", "DeviceAxis"]
@@ -204,7 +206,7 @@ class Pmapped:
         self._cache: dict[Any, PmapEntry] = {}
         self.trace_count = 0            # how many times fun was traced (tests read it)
         # jaxlib's C++ dispatcher in front of the Python path (Note [C++ dispatch] in
-        # runtime/pjrt.py); functions with static arguments take the Python path only.
+        # runtime/pjrt/dispatch.py); functions with static arguments take the Python path only.
         self._dispatch = None if self.static_argnums else pjrt.dispatcher(
             self.name, self._cache_miss, kind="replicated")
 
@@ -255,28 +257,14 @@ class Pmapped:
         if self._dispatch is None or current_trace() is not None:
             return self._call(args, kwargs)[0]
         try:
-            pace()              # Note [pacing replicated launches], for the C++ launch
+            pace()     # Note [pacing replicated launches] in runtime/launcher.py: C++ too
             out = self._dispatch(*args, **kwargs)
-        except ValueError as e:
-            # (no call before the repair: Note [recursion budget after a failed flatten])
-            pjrt.main_thread_state.remaining += pjrt.ROOM
-            pjrt.restore_recursion_budget()
-            if isinstance(e.__cause__, RecursionError):   # (keys compared at the limit)
-                raise_if_cycle(args, kwargs, e)
-            if not pjrt.is_unsortable_keys_error(e):   # see Jitted.__call__
-                raise_if_cycle(args, kwargs, e)
-                if pjrt.is_deleted_buffer_error(e):
-                    raise_if_deleted(tree_flatten((args, kwargs))[0], e)
-                if not pjrt.is_double_donation_error(e):
-                    raise
+        except Exception as e:
+            recursion_reserve.value += ROOM   # before any call: see python_path_after
+            if not python_path_after(e, lambda error, deleted: explain_failed_call(
+                    args, kwargs, error, deleted)):
+                raise
             return self._call(args, kwargs)[0]
-        except Exception as e:                          # see Jitted.__call__
-            pjrt.main_thread_state.remaining += pjrt.ROOM
-            pjrt.restore_recursion_budget()
-            raise_if_cycle(args, kwargs, e)
-            if isinstance(e, RuntimeError):
-                raise_if_deleted(tree_flatten((args, kwargs))[0], e)
-            raise
         leaves, _ = tree_flatten(out)
         if leaves and type(leaves[0]) is Array and leaves[0]._group is not None:
             launched([leaves[0]._group])
@@ -484,6 +472,29 @@ def _first_devices(total: int) -> list[Any]:
     per = total // count
     return [d for p in range(count)
             for d in [e for e in pjrt.devices() if e.process_index == p][:per]]
+
+
+class PmapEntry:
+    """One compiled specialisation of a pmapped function: its executable, and the launcher
+    that places the arguments, launches and wraps the results (runtime/launcher.py's
+    ReplicatedLauncher: Note [pacing replicated launches] there)."""
+    __slots__ = ("executable", "launcher", "out_tree")
+
+    def __init__(self, executable: Any, mesh: Mesh, func: Func, dims: list[int | None],
+                 consts: list[Any], out_weak: list[bool], out_tree: Any,
+                 out_dims: list[int | None], depths: list[int]):
+        self.executable = executable
+        self.out_tree = out_tree
+        self.launcher = ReplicatedLauncher(executable, mesh, func.in_types, dims, consts,
+                                           func.out_types, out_weak, out_dims, depths)
+
+    def __call__(self, leaves: Sequence[Any]) -> Any:
+        return run_launcher(self.launcher, leaves, self.executable.donated, self.out_tree)
+
+    def fast_path(self, args: Any, out: Any) -> Any:
+        """The C++ launch for calls like ``args`` that returned ``out``, where it does
+        what the Python path does (ReplicatedLauncher.fast_path)."""
+        return self.launcher.fast_path(args, out, tree_flatten)
 
 
 class _Built:

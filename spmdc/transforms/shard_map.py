@@ -62,8 +62,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ..compiler.ir import Func, TensorType
 from ..compiler.passes import observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
@@ -77,15 +75,16 @@ from ..core.tree import (
     tree_flatten_with_path,
     tree_unflatten,
 )
-from ..runtime import distributed, pjrt
+from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
+from ..runtime.launcher import BlockLauncher
 from ..runtime.sharding import Mesh, NamedSharding, PartitionSpec, check_spec, current_mesh
-from .jit import Lowered
+from .arguments import run_launcher
 from .mapping import _arg_path, out_paths, shard_map_body
 from .partitioned import remember_mesh
 from .pmap import DeviceAxis
-from .sharded import launched, pace
+from .stages import Lowered
 
 __all__ = ["shard_map", "smap"]
 
@@ -482,55 +481,20 @@ def _check_replication(func: Func, in_varying: list[frozenset[str]],
 
 
 class _Entry:
-    """One compiled specialisation: placement of the blocks, launch, the global results."""
+    """One compiled specialisation: its executable, and the launcher that places the
+    blocks, launches and makes the global results (runtime/launcher.py's BlockLauncher)."""
 
     def __init__(self, executable: Any, mesh: Mesh, in_specs: list[PartitionSpec],
                  in_types: list[TensorType], consts: list[Any], const_types: list[TensorType],
                  out_types: list[TensorType], out_weak: list[bool], out_tree: Any,
                  out_specs: list[PartitionSpec]):
-        self.executable, self.mesh = executable, mesh
-        self.in_shardings = [NamedSharding(mesh, s) for s in in_specs]
-        self.in_types = in_types
-        self.consts, self.const_types = consts, const_types
-        self.const_buffers: list[list[Any]] | None = None
-        self.out_types, self.out_weak, self.out_tree = out_types, out_weak, out_tree
-        self.out_shardings = [NamedSharding(mesh, s) for s in out_specs]
-
-    def _place(self, x: Any, sharding: NamedSharding, t: TensorType) -> list[Any]:
-        """This process's blocks of ``x`` (every block, in one process), in mesh order
-        (Note [arrays over processes] in runtime/array.py)."""
-        mine = self.executable.local_devices
-        if type(x) is Array and x._sharding is not None and x._sharding.is_equivalent_to(
-                sharding, x.ndim) and x._devices == mine and x.dtype == t.dtype:
-            return list(x.shard_buffers())
-        host = np.asarray(x)
-        if host.dtype != t.dtype:
-            host = host.astype(t.dtype)
-        index = sharding.devices_indices_map(host.shape)
-        return [pjrt.put(np.ascontiguousarray(host[index[d]]), d) for d in mine]
+        self.executable, self.out_tree = executable, out_tree
+        self.launcher = BlockLauncher(
+            executable, mesh, [NamedSharding(mesh, s) for s in in_specs], in_types, consts,
+            const_types, out_types, out_weak, [NamedSharding(mesh, s) for s in out_specs])
 
     def __call__(self, leaves: list[Any]) -> Any:
-        devices = self.executable.local_devices
-        if self.const_buffers is None:
-            replicated = NamedSharding(self.mesh)
-            self.const_buffers = [self._place(c, replicated, t)
-                                  for c, t in zip(self.consts, self.const_types, strict=True)]
-        bufs = [self._place(x, s, t)
-                for x, s, t in zip(leaves, self.in_shardings, self.in_types, strict=True)]
-        bufs.extend(self.const_buffers)
-        if distributed.checking_launches():
-            distributed.check_launch(self.executable.fingerprint())
-        pace()
-        try:
-            outs = self.executable.execute(bufs)
-        except Exception as e:
-            pjrt.explain(e)
-            raise
-        launched([b for per_replica in outs for b in per_replica])
-        results = [Array(tuple(o), t, w, devices, sharding=s)
-                   for o, t, w, s in zip(outs, self.out_types, self.out_weak,
-                                         self.out_shardings, strict=True)]
-        return tree_unflatten(self.out_tree, results)
+        return run_launcher(self.launcher, leaves, (), self.out_tree)
 
 
 class ShardMapLowered(Lowered):

@@ -1,35 +1,120 @@
-"""``jit(f).trace(*args)`` and ``jit(f).eval_shape(*args)``: the ahead-of-time stages
-before lowering, as JAX's ``jax.stages.Traced``.
-
-``Traced`` holds the traced program (``.jaxpr``, a ClosedJaxpr printing our IR, as
-``make_jaxpr`` gives it), its input and output abstract values and pytrees, and
-``.lower()``, which gives the same ``Lowered`` as ``jit(f).lower(*args)`` without
-tracing again (``.as_text()`` StableHLO, ``.compile()``).
+"""The ahead-of-time stages of a jit program, as JAX's ``jax.stages``: ``jit(f).trace(*args)``
+gives a ``Traced`` (the traced program as a ``ClosedJaxpr``, its input and output
+abstract values and pytrees), ``.lower()`` a ``Lowered`` (the cleaned-up Func, its
+StableHLO and every stage recorded on the way; ``PartitionedLowered`` for a program that
+runs over a mesh), ``.compile()`` a ``Compiled``, callable with arguments of the lowered
+types. An ``Entry`` is one compiled single-device specialisation of a jit program: what
+``Compiled`` calls and what jit's cache holds.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from ..compiler.ir import Func, check
-from ..compiler.passes import checks_enabled, recording, run_pass
+from ..compiler.ir import Func, print_func
+from ..compiler.passes import observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
-from ..compiler.stablehlo import PLATFORMS
+from ..compiler.passes.collectives import value_axes
+from ..compiler.stablehlo import PLATFORMS, donation_aliases, lower_text
 from ..core.abstract import ShapedArray, ShapeDtypeStruct
 from ..core.tracing import type_of
 from ..core.tree import tree_flatten, tree_unflatten
-from .jit import Jitted, Lowered, _device_of
-from .make_jaxpr import ClosedJaxpr
+from ..runtime import pjrt
+from ..runtime.array import Array
+from ..runtime.executable import Executable, compile_func
+from ..runtime.launcher import OneDeviceLauncher
+from ..runtime.sharding import Mesh, NamedSharding
+from .arguments import run_launcher, usable_donations
+from .partitioned import PartitionedEntry
 
-__all__ = ["Traced", "trace", "eval_shape"]
+__all__ = ["ClosedJaxpr", "Traced", "Lowered", "Compiled", "PartitionedLowered", "Entry",
+           "compile_entry", "device_of"]
 
+
+class ClosedJaxpr:
+    """A traced function with the values it captured (JAX's ClosedJaxpr)."""
+    __slots__ = ("jaxpr", "consts", "in_avals", "out_avals")
+
+    def __init__(self, jaxpr: Func, consts: list[Any], in_avals: list[ShapedArray],
+                 out_avals: list[ShapedArray]):
+        self.jaxpr, self.consts = jaxpr, consts
+        self.in_avals, self.out_avals = in_avals, out_avals
+
+    @property
+    def eqns(self) -> list[Any]:
+        return self.jaxpr.eqns
+
+    def __str__(self) -> str:
+        return str(self.jaxpr)
+
+    def pretty_print(self) -> str:
+        return str(self.jaxpr)
+
+    def __repr__(self) -> str:
+        return str(self.jaxpr)
+
+
+# --- the compiled stage of a single-device program ---------------------------------------
+
+class Entry:
+    """One compiled specialisation of a jitted function: its program (for the stages and
+    the ahead-of-time API) and the launcher that runs it (runtime/launcher.py)."""
+    __slots__ = ("launcher", "executable", "in_types", "n_args", "out_tree", "donated")
+
+    def __init__(self, executable: Executable, func: Func, consts: list[Any],
+                 out_weak: list[bool], out_tree: Any, n_args: int,
+                 donated: tuple[int, ...] = ()):
+        self.executable = executable
+        self.in_types = func.in_types
+        self.n_args = n_args
+        self.out_tree = out_tree
+        self.donated = donated      # the arguments a launch consumes (Note [donation])
+        self.launcher = OneDeviceLauncher(executable, func.in_types, func.out_types,
+                                          out_weak, consts, donated)
+
+    def __call__(self, leaves: Sequence[Any]) -> Any:
+        return run_launcher(self.launcher, leaves, self.donated, self.out_tree)
+
+    def fast_path(self, args: Any, out: Any) -> Any:
+        """The C++ launch for calls like ``args`` that returned ``out``, if it is safe
+        (Note [C++ dispatch] in runtime/pjrt/dispatch.py)."""
+        return self.launcher.fast_path(args, out, tree_flatten)
+
+
+def compile_entry(func: Func, device: Any, consts: list[Any], out_weak: list[bool],
+                   out_tree: Any, n_args: int, donated: Sequence[int] = ()) -> Entry:
+    """Compile ``func`` (arguments, then captured constants) for ``device``. The
+    executable takes the constants *before* the arguments, the order in which jaxlib's
+    C++ dispatcher passes them (Note [C++ dispatch]); Entry launches it that way.
+    ``donated``: the arguments (leaf positions) whose buffers it may reuse."""
+    launched = Func(func.name, func.inputs[n_args:] + func.inputs[:n_args], func.eqns,
+                    func.outputs)
+    n_consts = len(func.inputs) - n_args
+    aliases = usable_donations(launched.in_types, launched.out_types,
+                               [n_consts + i for i in donated])
+    exe = compile_func(launched, [device], aliases=aliases)
+    return Entry(exe, func, consts, out_weak, out_tree, n_args,
+                  tuple(i - n_consts for i in exe.donated))
+
+
+def device_of(leaves: Sequence[Any]) -> Any:
+    """The device a jit call runs on: its first one-device Array argument's, else the
+    default device."""
+    for x in leaves:
+        if type(x) is Array and not x.split and len(x._devices) == 1:
+            return x._devices[0]
+    return pjrt.local_devices()[0]
+
+
+# --- the stages ---------------------------------------------------------------------------
 
 class Traced:
     """``jit(f).trace(*args)``: the traced program, not yet lowered."""
 
-    def __init__(self, jitted: Jitted, func: Func, out_weak: list[bool], consts: list[Any],
+    def __init__(self, fun_name: str, func: Func, out_weak: list[bool], consts: list[Any],
                  in_tree: Any, out_tree: Any, leaves: list[Any], device: Any,
                  recorded: list[tuple[str, Any]]):
-        self.fun_name = getattr(jitted, "__name__", "fun")
+        self.fun_name = fun_name
         self.in_tree, self.out_tree = in_tree, out_tree
         n = len(leaves)
         self.in_avals = [ShapedArray(t.shape, t.dtype, type_of(x)[1])
@@ -68,17 +153,180 @@ class Traced:
         return f"Traced({self.fun_name})"
 
 
-def trace(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Traced:
-    statics, args, kwargs = jitted._split(args, kwargs)
-    in_leaves, in_tree = tree_flatten((args, kwargs))
-    with recording() as stages:
-        func, out_weak, consts, out_tree, leaves = jitted._trace(statics, args, kwargs)
-    if checks_enabled():
-        check(func)
-    return Traced(jitted, func, out_weak, consts, in_tree, out_tree, leaves,
-                  _device_of(in_leaves), stages)
+class Lowered:
+    """``jit(f).lower(*args)``: the traced and cleaned Func, its StableHLO, and every
+    stage recorded on the way (``stages()``, ``stage(name)``)."""
+
+    def __init__(self, func: Func, devices: list[Any], consts: list[Any],
+                 out_weak: list[bool], out_tree: Any, n_args: int,
+                 axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = (),
+                 recorded: Sequence[tuple[str, Any]] = (), donated: tuple[int, ...] = (),
+                 platform: str | None = None):
+        self.func = func
+        # the platform as_text lowers for: the client's, unless ``trace(...).lower(
+        # lowering_platforms=...)`` named one (Note [lowering per platform])
+        self.platform = platform or pjrt.platform_wanted()
+        self.donated = donated      # donated arguments (Note [donation])
+        self.devices = devices
+        self.consts = consts
+        self.out_weak = out_weak
+        self.out_tree = out_tree
+        self.n_args = n_args
+        self.axis_env = axis_env
+        self.mesh_axes = tuple(mesh_axes)
+        self._text: str | None = None
+        self._optimized: str | None = None
+        # (unique name, Func): the traced program and each pass's output, in order
+        self.recorded: list[tuple[str, Func]] = _unique_names(
+            [(n, v) for n, v in recorded if isinstance(v, Func)])
+        # For per-device programs (pmap, shard_map): the mesh axes each input varies over;
+        # the stages then show every value's as ``{V:i,j}`` (Note [replication]).
+        self.in_varying: list[frozenset[str]] | None = None
+
+    def _show(self, func: Func) -> str:
+        if self.in_varying is None or len(func.inputs) != len(self.in_varying):
+            return str(func)
+        axes = value_axes(func, self.in_varying)
+
+        def note(v: Any) -> str:
+            shown = sorted(a for a in axes.get(v, ()) if not a.startswith("_"))
+            return "{V:" + ",".join(shown) + "}" if shown else ""
+        return print_func(func, annotate=note)
+
+    def stages(self, hlo: bool = True) -> list[tuple[str, str]]:
+        """The stages in order as ``(name, text)``: ``traced``, the output of each pass
+        that ran (``vmap``, ``grad``, ``collectives``, ``cleanup`` ...; a name seen twice
+        gets ``.2``, ``.3``), then, with ``hlo``, ``stablehlo`` and ``optimized_hlo``
+        (which compiles)."""
+        out = [(name, self._show(func)) for name, func in self.recorded]
+        if hlo:
+            out += [("stablehlo", self.as_text()), ("optimized_hlo", self.optimized_hlo())]
+        return out
+
+    def stage_names(self, hlo: bool = True) -> list[str]:
+        return [n for n, _ in self.recorded] + (["stablehlo", "optimized_hlo"] if hlo else [])
+
+    def stage(self, name: str) -> str:
+        """One stage's text (see ``stages``); a bare name such as ``cleanup`` means its
+        last occurrence."""
+        if name == "stablehlo":
+            return self.as_text()
+        if name == "optimized_hlo":
+            return self.optimized_hlo()
+        for n, func in reversed(self.recorded):
+            if n == name or n.split(".")[0] == name:
+                return self._show(func)
+        raise KeyError(f"no stage {name!r}; the stages are "
+                       f"{', '.join(self.stage_names())}")
+
+    def optimized_hlo(self) -> str:
+        """The HLO XLA produced after its own optimisations (compiles once)."""
+        if self._optimized is None:
+            self._optimized = self.compile().as_text()
+        return self._optimized
+
+    def ir(self) -> str:
+        """Our IR, as text."""
+        return str(self.func)
+
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        """The StableHLO module, as text; with ``debug_info``, with each op's location
+        (the user's source line, under its named_scope names)."""
+        if dialect not in (None, "stablehlo"):
+            raise ValueError(f"Lowered.as_text: spmdc lowers to StableHLO only; dialect "
+                             f"must be None or 'stablehlo', got {dialect!r}")
+        if debug_info:
+            return lower_text(self.func, num_replicas=len(self.devices),
+                              axis_env=self.axis_env, mesh_axes=self.mesh_axes,
+                              debug_info=True, aliases=self._aliases(),
+                              platform=self.platform)
+        if self._text is None:
+            self._text = lower_text(self.func, num_replicas=len(self.devices),
+                                    axis_env=self.axis_env, mesh_axes=self.mesh_axes,
+                                    aliases=self._aliases(), platform=self.platform)
+            observe("stablehlo", self._text)
+        return self._text
+
+    def _aliases(self) -> dict[int, int]:
+        return donation_aliases(self.func.in_types, self.func.out_types, self.donated)
+
+    def compile(self) -> Compiled:
+        if self.platform != pjrt.platform_wanted():
+            raise ValueError(f"this program was lowered for {self.platform}, but spmdc runs "
+                             f"on {pjrt.platform_wanted()}: only as_text() is available")
+        entry = compile_entry(self.func, self.devices[0], self.consts, self.out_weak,
+                               self.out_tree, self.n_args, self.donated)
+        observe("optimized_hlo", entry.executable.optimized_hlo)
+        return Compiled(entry)
 
 
-def eval_shape(jitted: Jitted, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """The outputs of ``jitted(*args, **kwargs)`` as ShapeDtypeStructs (nothing runs)."""
-    return trace(jitted, args, kwargs).out_info
+def _unique_names(stages: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    seen: dict[str, int] = {}
+    out = []
+    for name, value in stages:
+        seen[name] = seen.get(name, 0) + 1
+        out.append((name if seen[name] == 1 else f"{name}.{seen[name]}", value))
+    return out
+
+
+class Compiled:
+    """``jit(f).lower(*args).compile()``: callable with arguments of the lowered types."""
+
+    def __init__(self, entry: Entry):
+        self._entry = entry
+
+    def as_text(self) -> str:
+        """The optimized HLO XLA produced."""
+        return self._entry.executable.optimized_hlo()
+
+    def cost_analysis(self) -> dict[str, float]:
+        return self._entry.executable.cost_analysis()
+
+    def memory_analysis(self) -> Any:
+        """XLA's memory figures for the executable (``peak_memory_in_bytes``, ...)."""
+        return self._entry.executable.memory_analysis()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves, _ = tree_flatten((args, kwargs))
+        expected = self._entry.in_types[:self._entry.n_args]
+        got = [type_of(x)[0] for x in leaves]
+        if list(expected) != got:
+            raise TypeError("compiled function called with argument types "
+                            f"{[str(t) for t in got]}, but it was compiled for "
+                            f"{[str(t) for t in expected]}")
+        return self._entry(leaves)
+
+
+class PartitionedLowered(Lowered):
+    """``jit(f).lower(*args)`` for a program that runs over a mesh: its StableHLO in the
+    partition form, and ``compile()`` (whose ``as_text()`` is the partitioned HLO, with
+    the collectives XLA inserted)."""
+    partitioned = True
+
+    def __init__(self, func: Func, mesh: Mesh, shardings: list[NamedSharding],
+                 out_requests: list[NamedSharding | None], consts: list[Any],
+                 out_weak: list[bool], out_tree: Any, n_args: int, recorded: Any,
+                 donated: tuple[int, ...] = ()):
+        super().__init__(func, list(mesh._flat_devices), consts, out_weak, out_tree, n_args,
+                         recorded=recorded, donated=donated)
+        self._layout = (mesh, shardings, out_requests)
+        self._entry: PartitionedEntry | None = None
+
+    def _compiled(self) -> PartitionedEntry:
+        if self._entry is None:
+            mesh, shardings, out_requests = self._layout
+            self._entry = PartitionedEntry(self.func, mesh, shardings, out_requests,
+                                           self.consts, self.out_weak, self.out_tree,
+                                           self.donated)
+        return self._entry
+
+    def as_text(self, *args: Any, **kwargs: Any) -> str:
+        return self._compiled().module_text
+
+    def compile(self) -> Any:
+        entry = self._compiled()
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return entry(tree_flatten((args, kwargs))[0])
+        call.as_text = entry.optimized_hlo
+        return call

@@ -4,7 +4,7 @@ qr, eigh, svd (linalg_decomp.py).
 Every primitive works on a batch of matrices ``[..., m, n]`` (the kernels loop over the
 leading dimensions themselves) of float32 or float64, and lowers to a custom call of the
 ``lapack_<s|d><routine>_ffi`` family that jaxlib registers for its CPU client (Note
-[LAPACK custom calls] in runtime/pjrt.py); on CUDA, to cuSOLVER's (linalg_cuda.py). A
+[LAPACK custom calls] in runtime/pjrt/custom_calls.py); on CUDA, to cuSOLVER's (linalg_cuda.py). A
 factorisation that fails (a matrix that is not positive definite for cholesky, LAPACK's
 ``info != 0``) gives NaNs, as in JAX. The derivative rules are JAX's published formulas;
 the VJP rules are their transposes, written out.

@@ -7,10 +7,10 @@ Note [cuSOLVER custom calls]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 On CUDA, JAX lowers linear algebra to typed-FFI custom calls of the CUDA plugin's
 ``_solver`` extension (jax/_src/lax/linalg.py, jaxlib/gpu/solver_kernels_ffi.cc), which
-the runtime registers with the plugin (Note [CUDA custom calls] in runtime/pjrt.py). The
-kernels take the same column-major batches of matrices as LAPACK's and loop over the
-batch themselves; what differs is the names, the attributes (bools where LAPACK has
-characters) and, for the SVD, the algorithm:
+the runtime registers with the plugin (Note [CUDA custom calls] in
+runtime/pjrt/custom_calls.py). The kernels take the same column-major batches of matrices
+as LAPACK's and loop over the batch themselves; what differs is the names, the
+attributes (bools where LAPACK has characters) and, for the SVD, the algorithm:
 
 - cholesky: ``cusolver_potrf_ffi {lower = true}`` -> (factor, info); then the lower
   triangle, NaNs where ``info != 0``, as on the CPU.

@@ -1,0 +1,87 @@
+"""The one door to jaxlib's PJRT client: devices, compiling, placing data, launching.
+
+Everything spmdc needs from jaxlib's half-private runtime surface is in this package (see
+../shared/notes/pjrt.md; the coordination service and client that runtime/distributed.py
+drives too), so a jaxlib upgrade touches these files alone; the rest of spmdc imports
+them from here. One job per module:
+
+- ``backend``: the client and its devices (the platform, CUDA's plugin, the CPU count);
+- ``distributed``: several processes (the coordination service, which process this is);
+- ``custom_calls``: the kernels modules call by name (LAPACK, the CUDA plugin's);
+- ``buffers``: placing values, copying them back, grouping one buffer per device;
+- ``compilation``: compiling modules (the persistent cache, off the main thread);
+- ``launch``: running executables;
+- ``dispatch``: jaxlib's C++ dispatcher in front of jit and pmap;
+- ``recursion``: the recursion budget a failed C++ flatten leaks, given back;
+- ``once``: singletons made once under a lock (Note [threads]).
+"""
+from __future__ import annotations
+
+from .backend import (
+    Device,
+    client,
+    client_exists,
+    device_count_env,
+    devices,
+    local_devices,
+    platform_name,
+    platform_wanted,
+    set_cpu_device_count,
+    set_platform,
+)
+from .buffers import (
+    Buffer,
+    copy_to_host_async,
+    group_array,
+    group_devices,
+    is_ready,
+    one_device_handler,
+    put,
+    result_handler,
+    shards,
+    to_numpy,
+)
+from .compilation import (
+    Executable,
+    compile,
+    cost_analysis,
+    forget,
+    from_cache,
+    memory_analysis,
+    optimized_hlo,
+    output_tiles,
+)
+from .dispatch import (
+    dispatcher,
+    fast_path,
+    granting,
+    python_path_after,
+    register_fields,
+    register_node,
+    set_runtime_checks,
+    set_tracing,
+    set_x64_state,
+)
+from .distributed import (
+    coordination_service,
+    distributed_client,
+    explain,
+    jaxlib_version,
+    join,
+    process_count,
+    process_index,
+)
+from .launch import addressable, execute, launch, launch_and_split
+from .recursion import ROOM, recursion_reserve
+
+__all__ = ["Device", "Buffer", "Executable", "client", "client_exists", "device_count_env",
+           "devices", "local_devices", "platform_name", "platform_wanted",
+           "set_cpu_device_count", "set_platform", "copy_to_host_async", "group_array",
+           "group_devices", "is_ready", "one_device_handler", "put", "result_handler",
+           "shards", "to_numpy", "compile", "cost_analysis", "forget", "from_cache",
+           "memory_analysis", "optimized_hlo", "output_tiles", "coordination_service",
+           "distributed_client", "explain", "jaxlib_version", "join", "process_count",
+           "process_index", "dispatcher", "fast_path", "granting", "python_path_after",
+           "register_fields", "register_node", "set_runtime_checks", "set_tracing",
+           "set_x64_state", "addressable", "execute", "launch", "launch_and_split", "ROOM",
+           "recursion_reserve"]

@@ -1,0 +1,173 @@
+"""Compiling StableHLO modules into executables: the build options (replicated or
+partitioned), the persistent compilation cache, custom-call targets registered first, the
+compile run off the main thread (Note [Ctrl-C during a compile]), and what an executable
+can say about itself (its optimized HLO, costs, memory, output layouts)."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib import _jax
+from jaxlib import xla_client as xc
+
+from .. import cache as _cache
+from .backend import Device, client, platform_wanted
+from .custom_calls import check_cuda_targets, register_lapack_targets
+
+Executable = Any      # a jaxlib LoadedExecutable
+
+# Executables (by id) whose launches wait for their effects (Note [host callbacks] in
+# compiler/stablehlo.py); ``forget`` drops one when its owner goes.
+waiting: set[int] = set()
+
+
+def forget(exe: Executable) -> None:
+    waiting.discard(id(exe))
+    _from_cache.discard(id(exe))
+
+
+def compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any] = (),
+            wait: bool = False, partitioned: bool = False) -> Executable:
+    """Compile a StableHLO module (its text; with ``host_callbacks``, the parsed module
+    object) for ``len(devs)`` replicas, replica k on ``devs[k]``. ``host_callbacks[k]``
+    is the Python callable that the module's host-callback custom call with index k runs
+    (Note [host callbacks] in compiler/stablehlo.py); the executable keeps them alive.
+    With ``wait``, every launch returns only once the program's effects have run.
+    ``partitioned``: a module in the partition form (Note [partition form] in
+    compiler/stablehlo.py), partition k on ``devs[k]``, split by XLA's SPMD partitioner."""
+    exe = _compile(module, devs, host_callbacks, partitioned)
+    if wait:
+        waiting.add(id(exe))
+    return exe
+
+
+def _compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any],
+             partitioned: bool = False) -> Any:
+    n = len(devs)
+    options = xc.CompileOptions()
+    build = options.executable_build_options
+    ids = np.array([d.id for d in devs], dtype=np.int64)
+    if partitioned:
+        build.num_replicas, build.num_partitions = 1, n
+        build.device_assignment = xc.DeviceAssignment.create(ids.reshape(1, n))
+        build.use_spmd_partitioning = True
+        build.use_shardy_partitioner = True
+    else:
+        build.num_replicas, build.num_partitions = n, 1
+        build.device_assignment = xc.DeviceAssignment.create(ids.reshape(n, 1))
+    if platform_wanted() == "cuda":
+        check_cuda_targets(module)
+    elif "lapack_" in (module if isinstance(module, str) else str(module)):
+        register_lapack_targets()
+    if host_callbacks:
+        return _off_the_main_thread(lambda: client().compile_and_load(
+            module, _jax.DeviceList(tuple(devs)), options,
+            host_callbacks=list(host_callbacks)))
+    store = _cache.cache() if isinstance(module, str) else None
+    if store is None:
+        return _off_the_main_thread(
+            lambda: client().compile_and_load(module, _jax.DeviceList(tuple(devs)), options))
+    return _cached_compile(store, module, devs, options, ids)
+
+
+# (Note [persistent compilation cache] in runtime/cache.py)
+_from_cache: set[int] = set()
+
+
+def _cached_compile(store: Any, module: str, devs: Sequence[Device], options: Any,
+                    ids: np.ndarray) -> Any:
+    import jaxlib
+    c = client()
+    key = _cache.key_of([module.encode(), jaxlib.__version__.encode(), c.platform.encode(),
+                         c.platform_version.encode(), ids.tobytes(),
+                         options.SerializeAsString()])
+    payload = store.get(key)
+    if payload is not None:
+        try:
+            exe = c.deserialize_executable(payload, _jax.DeviceList(tuple(devs)), options)
+        except Exception:          # noqa: BLE001  (not loadable: compile and replace it)
+            store.invalid(key)
+        else:
+            _from_cache.add(id(exe))
+            return exe
+    exe = _off_the_main_thread(
+        lambda: c.compile_and_load(module, _jax.DeviceList(tuple(devs)), options))
+    try:
+        store.put(key, c.serialize_executable(exe))
+    except Exception:              # noqa: BLE001  (an executable jaxlib cannot serialize)
+        pass
+    return exe
+
+
+def from_cache(exe: Executable) -> bool:
+    """Whether ``exe`` was loaded from the persistent compilation cache."""
+    return id(exe) in _from_cache
+
+
+# Note [Ctrl-C during a compile]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# jaxlib's compile, called on the main thread, polls for signals: Ctrl-C makes it return
+# with KeyboardInterrupt while XLA goes on compiling in the background, and when the
+# process then exits with that compile still running, it crashes (a segfault after the
+# user's program handled the KeyboardInterrupt and finished). So the compile runs on a
+# worker thread, where jaxlib sees no signals and runs it to the end; the main thread
+# waits for it, and Ctrl-C interrupts that wait at once. The worker is not a daemon
+# thread, so an interpreter that is exiting waits for the compile to finish first.
+
+def _off_the_main_thread(fn: Any) -> Any:
+    """``fn()``, run on a worker thread when called on the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn()         # signals are delivered to the main thread only
+    outcome: list[Any] = []
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            outcome.append((True, fn()))
+        except BaseException as e:      # handed to the waiting thread
+            outcome.append((False, e))
+        finally:
+            done.set()
+    threading.Thread(target=work, name="spmdc-compile").start()
+    # KeyboardInterrupt arrives in this wait, and the compile goes on. (Not Thread.join:
+    # an interrupted join marks the thread finished, and the exiting interpreter would
+    # then not wait for it.)
+    done.wait()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
+
+
+def output_tiles(exe: Executable) -> list[tuple[list[int], list[int], bool] | None]:
+    """How the SPMD partitioner laid out each output of a partitioned executable: the
+    tile counts per dimension (a last, extra count of copies when replicated there), the
+    partition id of each tile in row-major order, and whether that extra count is there;
+    None for a layout other than tiles (e.g. manual)."""
+    out = []
+    for proto in exe.get_output_shardings():
+        s = xc.HloSharding.from_proto(proto)
+        if s.is_replicated():
+            out.append(([], [], False))
+        elif s.is_tiled() and not s.subgroup_types():
+            out.append((list(s.tile_assignment_dimensions()),
+                        list(s.tile_assignment_devices()), s.replicate_on_last_tile_dim()))
+        else:
+            out.append(None)
+    return out
+
+
+def optimized_hlo(exe: Executable) -> str:
+    return "\n\n".join(m.to_string() for m in exe.hlo_modules())
+
+
+def cost_analysis(exe: Executable) -> dict[str, float]:
+    return dict(exe.cost_analysis())
+
+
+def memory_analysis(exe: Executable) -> Any:
+    """XLA's buffer sizes for the compiled program (``peak_memory_in_bytes``,
+    ``temp_size_in_bytes``, ``argument_size_in_bytes``, ...)."""
+    return exe.get_compiled_memory_stats()

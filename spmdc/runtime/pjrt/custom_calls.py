@@ -1,0 +1,81 @@
+"""The kernels that modules call by name: jaxlib's LAPACK handlers on the CPU, the CUDA
+plugin's host-callback handler and cuSOLVER kernels on GPUs, registered with XLA before a
+compile needs them."""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from jaxlib import _jax
+
+from .once import once
+
+# Note [CUDA custom calls]
+# ~~~~~~~~~~~~~~~~~~~~~~~~
+# The kernels a module calls by name on CUDA (the host-callback handler
+# ``xla_ffi_python_gpu_callback``, cuSOLVER's ``cusolver_<routine>_ffi``) live in the
+# Python extensions of the plugin's companion package (``jax_cuda13_plugin``:
+# ``cuda_plugin_extension``, ``_solver``), and the plugin's XLA finds a target only once
+# it is registered through the plugin's C API, whose handle ``load_pjrt_plugin_dynamically``
+# returns. JAX does it when it initializes the plugin (jax_plugins/cuda/__init__.py, with
+# jaxlib/gpu_solver.py for the solver kernels); spmdc does the same right after loading
+# the plugin, before any compile: first the FFI types (``ffi_types()``: the transpose-plan
+# cache that the callback handler keeps as its state; a handler's state type must be
+# known before the handler), then the handlers (``ffi_handlers()``) and the cuSOLVER
+# kernels (``_solver.registrations()``), all for the platform "CUDA" as typed-FFI
+# targets (api_version 1). None of it needs a GPU. If the plugin was loaded before (JAX
+# in the same process), its loader registered them (JAX does). Where the extensions are
+# missing, a module calling one of these targets would fail to compile with XLA's "No FFI
+# handler registered"; ``check_cuda_targets`` says instead which package is missing.
+
+_cuda_unregistered: list[str] = []   # why the plugin's targets are not registered, if not
+
+
+def register_cuda_targets(c_api: Any, package: str) -> None:
+    """Register the plugin's FFI types, handlers and cuSOLVER kernels (Note [CUDA custom
+    calls])."""
+    try:
+        extension = importlib.import_module(f"{package}.cuda_plugin_extension")
+        solver = importlib.import_module(f"{package}._solver")
+    except ImportError as e:
+        _cuda_unregistered[:] = [f"{package} is not installed or does not load ({e})"]
+        return
+    for name, type_id in extension.ffi_types().items():
+        extension.register_custom_type(c_api, name, type_id)
+    targets = {**extension.ffi_handlers(), **solver.registrations()}
+    for name, handler in targets.items():
+        extension.register_custom_call_target(c_api, name, handler, "CUDA", 1)
+    _cuda_unregistered.clear()
+
+
+def check_cuda_targets(module: Any) -> None:
+    """A clear error for a module that calls the plugin's kernels when they could not be
+    registered (Note [CUDA custom calls])."""
+    if not _cuda_unregistered:
+        return
+    text = module if isinstance(module, str) else str(module)
+    for target, what in (("xla_ffi_python_gpu_callback", "host-callback handler"),
+                         ("cusolver_", "cuSOLVER kernels (linear algebra)")):
+        if target in text:
+            raise RuntimeError(
+                f"this program calls the CUDA plugin's {what}, which spmdc registers from "
+                f"the plugin's companion package, but {_cuda_unregistered[0]}: pip install "
+                "'spmdc[cuda13]' (jax-cuda13-plugin) or 'spmdc[cuda12]'")
+
+
+# Note [LAPACK custom calls]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Linear algebra lowers to jaxlib's own LAPACK kernels: custom calls to targets named
+# ``lapack_<s|d><routine>_ffi`` (XLA's typed FFI, api_version 4). jaxlib ships the
+# handlers in ``jaxlib.cpu._lapack`` but XLA only finds a target that was registered with
+# it: ``_lapack.initialize()`` fills the kernels' function pointers from SciPy's
+# cython_lapack, and each handler is then registered for the CPU platform. It is done
+# once, on the first compile of a module that calls one, so programs without linear
+# algebra never import SciPy's LAPACK.
+
+@once
+def register_lapack_targets() -> None:
+    from jaxlib.cpu import _lapack
+    _lapack.initialize()
+    for name, handler in _lapack.registrations().items():
+        _jax.register_custom_call_target(name, handler, "cpu", 1)
