@@ -7,8 +7,8 @@ module under the alias, see spmdc/aliases.py), so those are defined here as JAX'
 ``ConcretizationTypeError``, and so on. JAX appends a link to its documentation page to
 every message; spmdc has no such page and keeps the message as raised. JAX's
 ``JaxRuntimeError`` is jaxlib's own class (``_jax.JaxRuntimeError``): naming it needs
-jaxlib, which this module may not import, so it is not here (runtime/pjrt.py raises what
-jaxlib raises).
+jaxlib, which this module may not import, so it is not here (jaxlib's errors reach the
+user as jaxlib raises them).
 
 spmdc's own classes follow, grouped by the floor that raises them. Each one subclasses
 the single built-in type that JAX raises in the same situation (or, where JAX has no
@@ -21,8 +21,9 @@ them.)
 
 Messages name the user's line: ``user_source()`` walks the Python stack to the innermost
 frame outside spmdc, and ``where()`` / ``at_line(source)`` format it as `` (at
-file:line)``. It is the one such helper (the tracer records ``user_source()`` on every
-equation it builds, and the compiler's messages format that with ``at_line``).
+file:line)``. core/tracing.py records ``user_source()`` on every equation it builds,
+and the compiler's messages format that with ``at_line``; numpy and lax.control_flow use
+the same two functions.
 
 This module imports nothing from spmdc, so every floor (the compiler included) may use it.
 """

@@ -10,7 +10,7 @@ them from here. One job per module:
 - ``custom_calls``: the kernels modules call by name (LAPACK, the CUDA plugin's);
 - ``buffers``: placing values, copying them back, grouping one buffer per device;
 - ``compilation``: compiling modules (the persistent cache, off the main thread);
-- ``launch``: running executables;
+- ``execution``: running executables;
 - ``dispatch``: jaxlib's C++ dispatcher in front of jit and pmap;
 - ``recursion``: the recursion budget a failed C++ flatten leaks, given back;
 - ``once``: singletons made once under a lock (Note [threads]).
@@ -71,7 +71,7 @@ from .distributed import (
     process_count,
     process_index,
 )
-from .launch import addressable, execute, launch, launch_and_split
+from .execution import addressable, execute, launch, launch_and_split
 from .recursion import ROOM, recursion_reserve
 
 __all__ = ["Device", "Buffer", "Executable", "client", "client_exists", "device_count_env",
