@@ -11,6 +11,7 @@ import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
+from ..core.operands import asarray
 from ..core.tracing import bind, user_source
 
 __all__ = ["select", "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim",
@@ -23,7 +24,6 @@ __all__ = ["select", "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_
 
 
 def _arr(x: Any) -> Any:
-    from ..numpy.core import asarray
     return asarray(x)
 
 
