@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
+from ..compiler.primitives.logic import select_p
 from ..core import dtypes
-from ..core.operands import asarray
+from ..core.operands import asarray, broadcast_shapes, broadcast_to, promote, shape_of
 from ..core.tracing import bind, user_source
 
 __all__ = ["select", "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim",
@@ -25,6 +26,15 @@ __all__ = ["select", "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_
 
 def _arr(x: Any) -> Any:
     return asarray(x)
+
+
+def _where(pred: Any, x: Any, y: Any) -> Any:
+    """``x`` where ``pred`` (a boolean array) else ``y``, promoted and broadcast as
+    jnp.where does: NumPy scalars stay literals and rank-0 operands broadcast in the
+    select itself."""
+    (x, y), _, weak = promote("where", x, y)
+    shape = broadcast_shapes(pred.shape, shape_of(x), shape_of(y), op="where")
+    return bind(select_p, *(broadcast_to(v, shape) for v in (pred, x, y)), weak=weak)
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:

@@ -1,8 +1,7 @@
 """More of spmdc.lax: small operations built on existing primitives (so they vmap,
-differentiate and lower as those do), the ``clz`` and ``zeta`` primitives' wrappers, the
+differentiate and lower as those do), the ``clz`` primitive's wrapper, and the
 axis-name helpers ``axis_size``, ``pbroadcast`` and ``pswapaxes`` over lax/core.py's
-collectives, and the incomplete gamma and beta functions of spmdc.scipy (_incomplete.py)
-under their lax names.
+collectives.
 
 On the CPU backend some of JAX's operations are defined by what the CPU computes:
 ``approx_max_k``/``approx_min_k`` are exact there (a sort), ``empty`` is zeros, and
@@ -24,8 +23,7 @@ from .core import _arr
 
 __all__ = ["batch_matmul", "stack", "unstack", "empty", "broadcast_like", "clz", "mulhi",
            "index_take", "dtype", "approx_max_k", "approx_min_k", "platform_dependent",
-           "axis_size", "pbroadcast", "pswapaxes", "igamma", "igammac", "igamma_grad_a",
-           "random_gamma_grad", "betainc", "zeta", "conv_general_dilated_local",
+           "axis_size", "pbroadcast", "pswapaxes", "conv_general_dilated_local",
            "ConvGeneralDilatedDimensionNumbers", "reduce_xor", "optimization_barrier", "reduce"]
 
 
@@ -268,91 +266,6 @@ def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = Non
     the axis's, or its groups'): ``all_to_all(x, axis_name, axis, axis)``."""
     from .core import all_to_all
     return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
-
-
-# --- special functions -----------------------------------------------------------------------
-
-def _floats(op: str, *args: Any) -> list[Any]:
-    """lax's rule: operands of one floating dtype (Python scalars take it), shapes equal or
-    rank 0, broadcast here."""
-    from ..numpy.core import broadcast_to
-    arrays = [_arr(a) for a in args]
-    strong = [a for a in arrays if not a.weak] or arrays
-    want = strong[0].dtype
-    if want.kind != "f" and want != dtypes.canonicalize("bfloat16"):
-        want = dtypes.default_float() if all(a.weak for a in arrays) else want
-    if any(not a.weak and a.dtype != want for a in arrays) or \
-            (want.kind != "f" and want != dtypes.canonicalize("bfloat16")):
-        raise TypeError(f"lax.{op} requires arguments of one floating dtype, got "
-                        f"{', '.join(str(a.dtype) for a in arrays)}")
-    arrays = [a.astype(want) if a.dtype != want else a for a in arrays]
-    shapes = {a.shape for a in arrays if a.ndim}
-    if len(shapes) > 1:
-        raise TypeError(f"lax.{op} requires arguments of one shape (or rank 0), got "
-                        f"{', '.join(str(a.shape) for a in arrays)}")
-    shape = shapes.pop() if shapes else ()
-    return [a if a.shape == shape else broadcast_to(a, shape) for a in arrays]
-
-
-def igamma(a: Any, x: Any) -> Any:
-    """The regularized lower incomplete gamma function P(a, x) (scipy's gammainc)."""
-    from ..scipy._incomplete import gammainc
-    return gammainc(*_floats("igamma", a, x))
-
-
-def igammac(a: Any, x: Any) -> Any:
-    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
-    from ..scipy._incomplete import gammaincc
-    return gammaincc(*_floats("igammac", a, x))
-
-
-def _igamma_grad_a(a: Any, x: Any) -> Any:
-    from ..numpy.core import isnan, where
-    from ..scipy._incomplete import _igamma
-    _, da = _igamma(a, x, False, True)
-    bad = (a <= 0) | (x < 0) | isnan(a) | isnan(x)              # NaN there, as in JAX
-    return where(bad, np.asarray(np.nan, a.dtype), da)
-
-
-def igamma_grad_a(a: Any, x: Any) -> Any:
-    """dP(a, x)/da, by differentiating P's series or Q's continued fraction along with it
-    (Note [incomplete gamma and beta])."""
-    from ..transforms.jit import jit
-    return jit(_igamma_grad_a)(*_floats("igamma_grad_a", a, x))
-
-
-def _random_gamma_grad(a: Any, x: Any) -> Any:
-    from ..numpy.core import where
-    from ..scipy._incomplete import _density
-    # x(a) is the sample with P(a, x) = u fixed: dx/da = -(dP/da) / (dP/dx).
-    density = _density(a, x)
-    zero = np.zeros((), a.dtype)
-    grad = -_igamma_grad_a(a, x) / where(density > zero, density, np.ones((), a.dtype))
-    return where((x == zero) & (a > zero), zero, grad)
-
-
-def random_gamma_grad(a: Any, x: Any) -> Any:
-    """The derivative in ``a`` of a Gamma(a, 1) sample ``x`` (implicit reparameterization:
-    -(dP/da) / (dP/dx) at ``x``), as jax.random.gamma's gradient uses."""
-    from ..transforms.jit import jit
-    a, x = _floats("random_gamma_grad", a, x)
-    if a.dtype.itemsize < 4:                                  # computed in float32, as JAX
-        return jit(_random_gamma_grad)(a.astype(np.float32), x.astype(np.float32)) \
-            .astype(a.dtype)
-    return jit(_random_gamma_grad)(a, x)
-
-
-def betainc(a: Any, b: Any, x: Any) -> Any:
-    """The regularized incomplete beta function I_x(a, b); differentiable in ``x`` only,
-    as in JAX."""
-    from ..scipy._incomplete import betainc as scipy_betainc
-    return scipy_betainc(*_floats("betainc", a, b, x))
-
-
-def zeta(x: Any, q: Any) -> Any:
-    """The Hurwitz zeta function sum_k (k + q)^-x (chlo.zeta); no derivative, as in JAX."""
-    x, q = _floats("zeta", x, q)
-    return bind(_prims["zeta"], x, q)
 
 
 # --- unshared convolution --------------------------------------------------------------------
