@@ -8,13 +8,19 @@ weak, and ``broadcast_to`` makes NumPy's broadcasting explicit with broadcast_in
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..compiler.primitives.elementwise import convert_p
-from ..compiler.primitives.structural import broadcast_in_dim_p, concatenate_p, reshape_p
+from ..compiler.primitives.structural import (
+    broadcast_in_dim_p,
+    concatenate_p,
+    iota_p,
+    reshape_p,
+)
 from ..runtime.array import Array
 from . import dtypes
 from .devices import device_put
@@ -179,3 +185,35 @@ def full(shape: tuple[int, ...], fill_value: Any, dtype: Any = None) -> Any:
         return fill if fill.shape == shape else broadcast_to(fill, shape)
     return bind(broadcast_in_dim_p, fill, shape=shape, broadcast_dimensions=(),
                 weak=fill.weak)
+
+
+def shape_arg(shape: Any, op: str = "shape") -> tuple[int, ...]:
+    """A shape argument as a tuple of non-negative ints (else the error naming ``op``)."""
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        dims = tuple(int(operator.index(d)) for d in shape)
+    except TypeError:
+        raise error(op, f"shape must be a tuple of Python ints, got {shape!r} "
+                     "(a traced value cannot be a shape; make it static)") from None
+    if builtins.any(d < 0 for d in dims):
+        raise error(op, f"shape {dims} has a negative dimension; every dimension must be "
+                     ">= 0")
+    return dims
+
+
+def iota(dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> Any:
+    """Counting 0, 1 ... along ``dimension``: a constant built on the host outside a
+    trace, the iota primitive in a program."""
+    if current_trace() is None:            # a constant: build it on the host
+        value = np.broadcast_to(np.arange(shape[dimension], dtype=dtype).reshape(
+            [-1 if i == dimension else 1 for i in range(len(shape))]), shape)
+        return asarray(np.ascontiguousarray(value))
+    return bind(iota_p, dtype=dtype, shape=shape, dimension=dimension)
+
+
+def check_flag(op: str, name: str, value: Any) -> None:
+    """A True/False option that changes nothing on immutable arrays (``copy=``, hints):
+    checked, so a wrong value is an error rather than ignored."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{op}: {name} must be True or False, got {value!r}")

@@ -19,14 +19,22 @@ import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
-from ..core.operands import ARRAY_TYPES, asarray, broadcast_shapes, result_type
+from ..core.operands import (
+    ARRAY_TYPES,
+    asarray,
+    broadcast_shapes,
+    check_flag,  # noqa: F401  (spmdc.numpy's modules use it)
+    result_type,
+)
 from ..core.operands import broadcast_to as _broadcast_to
 from ..core.operands import dtype_of as _dtype_of
 from ..core.operands import error as _error
 from ..core.operands import full as _full
+from ..core.operands import iota as _iota
 from ..core.operands import is_array as _is_array
 from ..core.operands import operand as _operand
 from ..core.operands import promote as _promote
+from ..core.operands import shape_arg as _shape_arg
 from ..core.operands import shape_of as _shape
 from ..core.tracing import Tracer, bind, current_trace, type_of
 from ..runtime.array import Array
@@ -474,20 +482,6 @@ def _dtype_or(dtype: Any, default: np.dtype) -> np.dtype:
     return dtypes.canonicalize(dtype if dtype is not None else default)
 
 
-def _shape_arg(shape: Any, op: str = "shape") -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    try:
-        dims = tuple(int(operator_index(d)) for d in shape)
-    except TypeError:
-        raise _error(op, f"shape must be a tuple of Python ints, got {shape!r} "
-                     "(a traced value cannot be a shape; make it static)") from None
-    if builtins.any(d < 0 for d in dims):
-        raise _error(op, f"shape {dims} has a negative dimension; every dimension must be "
-                     ">= 0")
-    return dims
-
-
 def operator_index(d: Any) -> int:
     import operator
     return operator.index(d)
@@ -527,15 +521,6 @@ empty_like = zeros_like
 
 def iota(dtype: Any, size: int) -> Any:
     return _iota(dtypes.canonicalize(dtype), (size,), 0)
-
-
-def _iota(dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> Any:
-    from ..core.tracing import current_trace
-    if current_trace() is None:            # a constant: build it on the host
-        value = np.broadcast_to(np.arange(shape[dimension], dtype=dtype).reshape(
-            [-1 if i == dimension else 1 for i in range(len(shape))]), shape)
-        return asarray(np.ascontiguousarray(value))
-    return bind(_prims["iota"], dtype=dtype, shape=shape, dimension=dimension)
 
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:
@@ -632,10 +617,3 @@ def shape(x: Any) -> tuple[int, ...]:
 
 def ndim(x: Any) -> int:
     return len(_shape(x))
-
-
-def check_flag(op: str, name: str, value: Any) -> None:
-    """A True/False option that changes nothing on immutable arrays (``copy=``, hints):
-    checked, so a wrong value is an error rather than ignored."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{op}: {name} must be True or False, got {value!r}")

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.tracing import where
-from ..lax import fft as lax_fft
+from ..lax.fft import transform
 from .complex_ops import conj
 from .core import arange, asarray
 from .shape_ops import moveaxis, pad
@@ -41,19 +41,19 @@ def _norm_factor(s: Sequence[int], name: str, norm: str, dtype: np.dtype) -> Any
 def _transform_nd(x: Any, fft_type: str, s: Sequence[int]) -> Any:
     """``transform`` over the trailing ``len(s)`` axes, any number of them."""
     if len(s) <= 3:
-        return lax_fft.transform(x, fft_type, tuple(s))
+        return transform(x, fft_type, tuple(s))
     n = 2 if len(s) == 4 else 3
     src = tuple(range(x.ndim - len(s), x.ndim - n))
     dst = tuple(range(x.ndim - len(s) + n, x.ndim))
     if fft_type in ("RFFT", "FFT"):
-        x = lax_fft.transform(x, fft_type, tuple(s)[-n:])
+        x = transform(x, fft_type, tuple(s)[-n:])
         x = moveaxis(x, src, dst)
         x = _transform_nd(x, "FFT", s[:-n])
         return moveaxis(x, dst, src)
     x = moveaxis(x, src, dst)
     x = _transform_nd(x, "IFFT", s[:-n])
     x = moveaxis(x, dst, src)
-    return lax_fft.transform(x, fft_type, tuple(s)[-n:])
+    return transform(x, fft_type, tuple(s)[-n:])
 
 
 def _core(name: str, fft_type: str, a: Any, s: Sequence[int] | None,

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes
+from ..core.precision import check_precision
 from ..lax import linalg as lax_linalg
 from .core import abs, asarray, broadcast_to, eye, isnan, power, sqrt, where
 from .linalg_solve import (  # noqa: F401  (re-exported)
@@ -222,7 +223,6 @@ def cond(x: Any, p: Any = None) -> Any:
 def multi_dot(arrays: Any, *, precision: Any = None) -> Any:
     """The product of a chain of matrices (the first may be 1-D, and the last), evaluated
     in the order that needs the fewest multiplications."""
-    from .products import check_precision
     check_precision("multi_dot", precision)         # checked here, honoured by each matmul
     arrays = [asarray(a) for a in arrays]
     if len(arrays) < 2:
