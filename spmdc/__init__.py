@@ -40,8 +40,9 @@ from .runtime.array import Array  # noqa: E402
 from .transforms import eager as _eager  # noqa: E402,F401
 from .transforms.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: E402
 from .transforms.eval_shape import eval_shape  # noqa: E402
-from .transforms.forward import float0, jacfwd, jvp, linear_transpose, linearize  # noqa: E402
-from .transforms.grad import grad, hessian, jacobian, jacrev, value_and_grad, vjp  # noqa: E402
+from .transforms.forward import float0, jvp, linear_transpose, linearize  # noqa: E402
+from .transforms.grad import grad, value_and_grad, vjp  # noqa: E402
+from .transforms.jacobians import hessian, jacfwd, jacobian, jacrev  # noqa: E402
 from .transforms.jit import clear_caches, jit, make_ir  # noqa: E402
 from .transforms.make_jaxpr import make_jaxpr  # noqa: E402
 from .transforms.pmap import pmap  # noqa: E402

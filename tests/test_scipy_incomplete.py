@@ -1,5 +1,5 @@
 """gammainc, gammaincc, betainc (Note [incomplete gamma and beta] in
-spmdc/scipy/_incomplete.py) and the CDFs built on them, against SciPy; derivatives against
+spmdc/lax/special.py) and the CDFs built on them, against SciPy; derivatives against
 finite differences (float64) and the densities; JAX's edge values."""
 from __future__ import annotations
 

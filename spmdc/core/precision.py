@@ -20,9 +20,13 @@ import enum
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from . import dtypes
+from .operands import asarray
+
 __all__ = ["Precision", "PrecisionLike", "DotDimensionNumbers", "canonicalize_precision",
            "default_precision", "set_default_precision", "DotAlgorithm", "DotAlgorithmPreset",
-           "Algorithm", "dot_operands"]
+           "Algorithm", "dot_operands", "check_precision", "preferred_operands",
+           "preferred_result"]
 
 _default: list[tuple[str, str] | None] = [None]
 """``jax_default_matmul_precision`` (core/config.py): what ``precision=None`` means when a
@@ -242,3 +246,39 @@ def canonicalize_precision(op: str, precision: Any, use_default: bool = True
     else:
         lhs = rhs = _one(op, precision)
     return (lhs.name, rhs.name)
+
+
+def check_precision(op: str, precision: Any) -> tuple[str, str] | Algorithm | None:
+    """``precision=`` of a dot or convolution (anything lax.Precision and JAX's
+    PrecisionLike accept) as the primitive's ``precision`` param: None or a pair of
+    StableHLO precision names. See Note [dot precision]."""
+    return canonicalize_precision(op, precision)
+
+
+def preferred_operands(op: str, x: Any, y: Any, preferred_element_type: Any) -> tuple[Any, Any]:
+    """The operands of a product with ``preferred_element_type``: converted to it, so the
+    product accumulates and returns in it; but floating operands with an integer type
+    stay as they are (JAX computes in floating point and converts the result, which
+    ``preferred_result`` does). An integer type narrower than integer operands is JAX's
+    error."""
+    x, y = asarray(x), asarray(y)
+    if preferred_element_type is None:
+        return x, y
+    want = dtypes.canonicalize(preferred_element_type)
+    have = dtypes.promote_types(x.dtype, y.dtype)
+    if dtypes.is_inexact(have) and not dtypes.is_inexact(want):
+        return x, y
+    if not dtypes.is_inexact(have) and not dtypes.is_inexact(want) \
+            and want.itemsize < have.itemsize:
+        raise TypeError(f"{op}: `preferred_element_type` must not be narrower than the "
+                        f"original type, got preferred_element_type of {want.name} for "
+                        f"operands of type {have.name}")
+    return x.astype(want), y.astype(want)
+
+
+def preferred_result(out: Any, preferred_element_type: Any) -> Any:
+    """``out`` in ``preferred_element_type`` (see preferred_operands)."""
+    if preferred_element_type is None:
+        return out
+    want = dtypes.canonicalize(preferred_element_type)
+    return out if out.dtype == want else out.astype(want)

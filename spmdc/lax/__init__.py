@@ -4,7 +4,8 @@ core.py holds the operations and the collectives (psum, all_gather ...), which d
 promote dtypes: operands must already agree, as in JAX. control_flow.py holds cond,
 switch, while_loop, fori_loop, scan and map, built on core.py and the transforms.
 ops.py wraps more primitives (elementwise, cumulative, top_k, collapse ...);
-associative.py holds associative_scan and cumlogsumexp.
+associative.py holds associative_scan and cumlogsumexp; special.py the special functions
+(erf, lgamma ..., the incomplete gamma and beta functions).
 """
 from ..transforms.partitioned import with_sharding_constraint  # noqa: F401
 from . import conv as _conv
@@ -55,3 +56,7 @@ __all__ += ["DotAlgorithm", "DotAlgorithmPreset", "DotDimensionNumbers", "Precis
 from .ragged import ragged_dot  # noqa: E402,F401
 
 __all__ += ["ragged_dot"]
+from . import special as _special  # noqa: E402
+from .special import *  # noqa: E402,F401,F403
+
+__all__ += _special.__all__

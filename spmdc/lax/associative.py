@@ -11,14 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from ..compiler.primitives.structural import pad_p
+from ..core.tracing import bind
 from ..core.tree import tree_flatten, tree_unflatten
-from .core import _arr
+from .complex_parts import imag, real
+from .core import _arr, _concatenate, _reshape, _where, exp, rev, stop_gradient
+from .core import max as lax_max
+from .ops import is_finite, log1p, slice_in_dim
 
 __all__ = ["associative_scan", "cumlogsumexp"]
 
 
 def _slice(xs: list[Any], axis: int, start: int, stop: int | None, step: int) -> list[Any]:
-    from .ops import slice_in_dim
     out = []
     for x in xs:
         n = x.shape[axis]
@@ -29,16 +35,16 @@ def _slice(xs: list[Any], axis: int, start: int, stop: int | None, step: int) ->
 
 def _interleave(evens: Any, odds: Any, axis: int) -> Any:
     """evens[0], odds[0], evens[1], odds[1], ... (evens may be one longer)."""
-    from ..numpy.shape_ops import pad, reshape, stack
     n = evens.shape[axis] + odds.shape[axis]
     if odds.shape[axis] < evens.shape[axis]:
-        widths = [(0, 0)] * odds.ndim
-        widths[axis] = (0, 1)
-        odds = pad(odds, widths)
-    pairs = stack([evens, odds], axis=axis + 1)
+        widths = [(0, 0, 0)] * odds.ndim
+        widths[axis] = (0, 1, 0)
+        odds = bind(pad_p, odds, np.zeros((), odds.dtype), padding_config=tuple(widths),
+                    weak=odds.weak)
+    pairs = _concatenate([_reshape(v, v.shape[:axis + 1] + (1,) + v.shape[axis + 1:])
+                          for v in (evens, odds)], axis + 1)
     shape = evens.shape[:axis] + (2 * evens.shape[axis],) + evens.shape[axis + 1:]
-    from .ops import slice_in_dim
-    return slice_in_dim(reshape(pairs, shape), 0, n, 1, axis)
+    return slice_in_dim(_reshape(pairs, shape), 0, n, 1, axis)
 
 
 def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False,
@@ -57,9 +63,8 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
     if any(x.shape[axis] != n for x in leaves):
         raise ValueError("lax.associative_scan: every array of elems needs the same size "
                          f"along axis {axis}, got {[x.shape for x in leaves]}")
-    from ..numpy.shape_ops import concatenate, flip
     if reverse:
-        leaves = [flip(x, axis) for x in leaves]
+        leaves = [rev(x, (axis,)) for x in leaves]
 
     def combine(a: list[Any], b: list[Any]) -> list[Any]:
         out, out_tree = tree_flatten(fn(tree_unflatten(treedef, a),
@@ -79,21 +84,29 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
             evens = combine(_slice(odds, axis, 0, -1, 1), _slice(xs, axis, 2, None, 2))
         else:
             evens = combine(odds, _slice(xs, axis, 2, None, 2))
-        evens = [concatenate([first, e], axis=axis)
+        evens = [_concatenate([first, e], axis)
                  for first, e in zip(_slice(xs, axis, 0, 1, 1), evens, strict=True)]
         return [_interleave(e, o, axis) for e, o in zip(evens, odds, strict=True)]
 
     out = scan(leaves)
     if reverse:
-        out = [flip(x, axis) for x in out]
+        out = [rev(x, (axis,)) for x in out]
     return tree_unflatten(treedef, out)
 
 
 def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     """``log(cumsum(exp(x)))`` along ``axis``, computed stably (an associative scan of
     logaddexp)."""
-    from ..numpy.math_extra import logaddexp
     x = _arr(operand)
     if x.dtype.kind not in "fc" and str(x.dtype) != "bfloat16":
         raise TypeError(f"lax.cumlogsumexp needs a floating operand, got {x.dtype}")
-    return associative_scan(logaddexp, x, reverse, axis)
+    return associative_scan(_logaddexp, x, reverse, axis)
+
+
+def _logaddexp(x1: Any, x2: Any) -> Any:
+    """``log(exp(x1) + exp(x2))`` of two arrays of one dtype, as jnp.logaddexp computes it
+    (Note [logaddexp gradient] in numpy/math_extra.py)."""
+    m = stop_gradient(lax_max(x1, x2))
+    finite = is_finite(m) if m.dtype.kind != "c" else is_finite(real(m)) & is_finite(imag(m))
+    m = _where(finite, m, np.zeros((), m.dtype))
+    return m + log1p(exp(x1 - m) + exp(x2 - m) - 1)

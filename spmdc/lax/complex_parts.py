@@ -6,10 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.complex_parts import complex_dtype
-from ..compiler.primitives.core import registry as _prims
+from ..compiler.primitives.complex_parts import complex_dtype, complex_p, conj_p, imag_p, real_p
+from ..core.operands import asarray
 from ..core.tracing import bind
-from ..numpy import asarray
 
 __all__ = ["real", "imag", "conj", "complex"]
 
@@ -24,13 +23,13 @@ def _complex_operand(op: str, x: Any) -> Any:
 def real(x: Any) -> Any:
     """The real part of a complex ``x``."""
     x = _complex_operand("real", x)
-    return bind(_prims["real"], x, weak=x.weak)
+    return bind(real_p, x, weak=x.weak)
 
 
 def imag(x: Any) -> Any:
     """The imaginary part of a complex ``x``."""
     x = _complex_operand("imag", x)
-    return bind(_prims["imag"], x, weak=x.weak)
+    return bind(imag_p, x, weak=x.weak)
 
 
 def conj(x: Any) -> Any:
@@ -38,7 +37,7 @@ def conj(x: Any) -> Any:
     x = asarray(x)
     if np.dtype(x.dtype).kind != "c":
         x = x.astype(complex_dtype(x.dtype if x.dtype == np.float64 else np.float32))
-    return bind(_prims["conj"], x, weak=x.weak)
+    return bind(conj_p, x, weak=x.weak)
 
 
 def complex(x: Any, y: Any) -> Any:  # noqa: A001  (JAX's name)
@@ -47,4 +46,4 @@ def complex(x: Any, y: Any) -> Any:  # noqa: A001  (JAX's name)
     if x.dtype != y.dtype:
         raise TypeError(f"lax.complex requires arguments to have the same dtypes, got "
                         f"{x.dtype} and {y.dtype}")
-    return bind(_prims["complex"], x, y, weak=x.weak and y.weak)
+    return bind(complex_p, x, y, weak=x.weak and y.weak)

@@ -23,12 +23,13 @@ from ..compiler.ir import Func, TensorType, Var
 from ..compiler.primitives.control_flow import cond_p, while_p
 from ..compiler.primitives.scan import scan_p
 from ..core import dtypes
+from ..core.operands import asarray
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
 from ..errors import at_line as _where
 from ..transforms.jit import Jitted
-from .core import clamp
+from .core import _concatenate, clamp
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map_"]
 
@@ -43,7 +44,6 @@ def _staged(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 def _arr(x: Any) -> Any:
-    from ..numpy.core import asarray
     return asarray(x)
 
 
@@ -364,7 +364,6 @@ def map_(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> 
     if int(batch_size) < 1:
         raise ValueError(f"lax.map: batch_size must be a positive integer, got "
                          f"{batch_size!r}{_where(source)}")
-    from ..numpy.shape_ops import concatenate
     from ..transforms.vmap import vmap
     n, b = lengths[0], int(batch_size)
     chunks, rest = divmod(n, b)
@@ -378,7 +377,7 @@ def map_(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> 
         ys = _tree_map(lambda y: y.reshape(chunks * b, *y.shape[2:]), ys)
     if rest:
         tail = vmap(f)(tree_unflatten(treedef, [x[chunks * b:] for x in leaves]))
-        ys = tail if ys is None else _tree_map(lambda y, t: concatenate([y, t]), ys, tail)
+        ys = tail if ys is None else _tree_map(lambda y, t: _concatenate([y, t], 0), ys, tail)
     return ys
 
 

@@ -14,10 +14,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..compiler.primitives.conv import dilate_dim
-from ..compiler.primitives.core import registry as _prims
+from ..compiler.primitives.conv import conv_general_dilated_p, dilate_dim
 from ..compiler.primitives.reductions import with_precision
 from ..core import dtypes
+from ..core.operands import asarray
+from ..core.precision import check_precision
 from ..core.tracing import bind
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
@@ -135,8 +136,6 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int],
     ``precision`` becomes the lowered convolution's precision_config (on CPU every
     convolution runs at the full precision of its dtype). ``preferred_element_type``
     converts both operands first (so the result has that dtype). ``out_sharding`` must be None."""
-    from ..numpy.core import asarray
-    from ..numpy.products import check_precision
     precision = check_precision("conv_general_dilated", precision)
     if precision is not None and not isinstance(precision[0], str):
         raise ValueError(f"conv_general_dilated: the dot algorithm {precision.preset} does "
@@ -185,7 +184,7 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int],
         want = dtypes.canonicalize(preferred_element_type)
         _check_preferred(lhs.dtype, want)
         lhs, rhs = lhs.astype(want), rhs.astype(want)
-    return bind(_prims["conv_general_dilated"], lhs, rhs, window_strides=window_strides,
+    return bind(conv_general_dilated_p, lhs, rhs, window_strides=window_strides,
                 padding=padding, lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
                 dimension_numbers=(lhs_spec, rhs_spec, out_spec),
                 feature_group_count=int(feature_group_count),
@@ -260,7 +259,6 @@ def conv_transpose(lhs: Any, rhs: Any, strides: Sequence[int],
     conventions: TensorFlow layouts by default, the kernel not flipped unless
     ``transpose_kernel``; 'SAME'/'VALID' (and, with ``use_consistent_padding``, pairs) name
     the padding of the forward convolution."""
-    from ..numpy.core import asarray
     lhs, rhs = asarray(lhs), asarray(rhs)
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         raise TypeError("conv_transpose: lhs and rhs must have the same rank, at least 2, "
@@ -349,7 +347,6 @@ def conv_general_dilated_patches(lhs: Any, filter_shape: Sequence[int],
     """The patches ``conv_general_dilated`` would see: a convolution with a one-hot kernel
     that moves each position of a window into its own output feature (features major,
     window positions minor), as JAX's."""
-    from ..numpy.core import asarray
     lhs = asarray(lhs)
     filter_shape = tuple(operator.index(k) for k in filter_shape)
     dn = conv_dimension_numbers(lhs.shape, (1, 1, *filter_shape), dimension_numbers)

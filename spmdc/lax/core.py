@@ -9,8 +9,64 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from ..compiler.primitives.collectives import (
+    all_gather_p,
+    all_to_all_p,
+    axis_index_p,
+    pmax_p,
+    pmin_p,
+    ppermute_p,
+    psum_p,
+    psum_scatter_p,
+)
+from ..compiler.primitives.core import Primitive
+from ..compiler.primitives.dynamic_slicing import dynamic_slice_p, dynamic_update_slice_p
+from ..compiler.primitives.elementwise import (
+    add_p,
+    cos_p,
+    div_p,
+    exp_p,
+    integer_pow_p,
+    log_p,
+    max_p,
+    min_p,
+    mul_p,
+    neg_p,
+    rsqrt_p,
+    sin_p,
+    sqrt_p,
+    stop_gradient_p,
+    sub_p,
+    tanh_p,
+)
+from ..compiler.primitives.logic import clamp_p, select_p
+from ..compiler.primitives.reductions import (
+    dot_general_p,
+    reduce_max_p,
+    reduce_min_p,
+    reduce_prod_p,
+    reduce_sum_p,
+)
+from ..compiler.primitives.sorting import sort_p
+from ..compiler.primitives.structural import (
+    broadcast_in_dim_p,
+    concatenate_p,
+    pad_p,
+    reshape_p,
+    rev_p,
+    slice_p,
+)
 from ..core import dtypes
+from ..core import operands as _operands
+from ..core.operands import (
+    asarray,
+    broadcast_shapes,
+    broadcast_to,
+    promote,
+    shape_arg,
+    shape_of,
+)
+from ..core.precision import check_precision, preferred_operands, preferred_result
 from ..core.tracing import bind, user_source
 
 __all__ = ["select", "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim",
@@ -23,13 +79,21 @@ __all__ = ["select", "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_
 
 
 def _arr(x: Any) -> Any:
-    from ..numpy.core import asarray
     return asarray(x)
+
+
+def _where(pred: Any, x: Any, y: Any) -> Any:
+    """``x`` where ``pred`` (a boolean array) else ``y``, promoted and broadcast as
+    jnp.where does: NumPy scalars stay literals and rank-0 operands broadcast in the
+    select itself."""
+    (x, y), _, weak = promote("where", x, y)
+    shape = broadcast_shapes(pred.shape, shape_of(x), shape_of(y), op="where")
+    return bind(select_p, *(broadcast_to(v, shape) for v in (pred, x, y)), weak=weak)
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:
     on_true, on_false = _arr(on_true), _arr(on_false)
-    return bind(_prims["select"], _arr(pred), on_true, on_false,
+    return bind(select_p, _arr(pred), on_true, on_false,
                 weak=on_true.weak and on_false.weak)
 
 
@@ -67,8 +131,7 @@ def _start_indices(op: str, x: Any, starts: Sequence[Any],
         unsigned = i.dtype.kind == "u"
         i = i.astype(int_type) if i.dtype != int_type else i
         if negative_ok and not unsigned:
-            from ..numpy import where
-            i = where(i < 0, i + np.asarray(n, int_type), i)
+            i = _where(i < 0, i + np.asarray(n, int_type), i)
         out.append(i)
     return out
 
@@ -79,7 +142,7 @@ def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Seque
     the end, then the window is clamped to lie inside the operand (as in JAX)."""
     x = _arr(operand)
     starts = _start_indices("dynamic_slice", x, start_indices, allow_negative_indices)
-    return bind(_prims["dynamic_slice"], x, *starts,
+    return bind(dynamic_slice_p, x, *starts,
                 slice_sizes=tuple(int(s) for s in slice_sizes), weak=x.weak)
 
 
@@ -104,8 +167,7 @@ def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool
                                allow_negative_indices=allow_negative_indices)
     if keepdims:
         return out
-    from ..numpy import squeeze
-    return squeeze(out, axis)
+    return _reshape(out, out.shape[:axis] + out.shape[axis + 1:])
 
 
 def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any], *,
@@ -119,7 +181,7 @@ def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]
                         f".astype({x.dtype})" + (f" (at {user_source()})" if user_source()
                                                  else ""))
     starts = _start_indices("dynamic_update_slice", x, start_indices, allow_negative_indices)
-    return bind(_prims["dynamic_update_slice"], x, u.astype(x.dtype), *starts, weak=x.weak)
+    return bind(dynamic_update_slice_p, x, u.astype(x.dtype), *starts, weak=x.weak)
 
 
 def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axis: int, *,
@@ -139,8 +201,7 @@ def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int
     axis = _canonical_axis("dynamic_update_index_in_dim", "axis", axis, x.ndim)
     update = _arr(update)
     if update.ndim == x.ndim - 1:
-        from ..numpy import expand_dims
-        update = expand_dims(update, axis)
+        update = _reshape(update, update.shape[:axis] + (1,) + update.shape[axis:])
     return dynamic_update_slice_in_dim(x, update, index, axis,
                                        allow_negative_indices=allow_negative_indices)
 
@@ -162,7 +223,7 @@ def sort(operand: Any, dimension: int = -1, is_stable: bool = True,
         raise TypeError("sort: operands must have one shape, got "
                         + ", ".join(str(x.shape) for x in operands))
     dimension = _canonical_axis("sort", "dimension", dimension, operands[0].ndim)
-    outs = bind(_prims["sort"], *operands, dimension=dimension, is_stable=bool(is_stable),
+    outs = bind(sort_p, *operands, dimension=dimension, is_stable=bool(is_stable),
                 num_keys=int(num_keys))
     return outs[0] if single else tuple(outs)
 
@@ -174,9 +235,11 @@ def sort_key_val(keys: Any, values: Any, dimension: int = -1,
 
 
 def stop_gradient(x: Any) -> Any:
-    from ..core.tree import tree_map
-    from ..numpy.reductions import stop_gradient as sg
-    return tree_map(sg, x)
+    """``x`` (a pytree) as a constant of differentiation."""
+    def one(v: Any) -> Any:
+        v = _arr(v)
+        return bind(stop_gradient_p, v, weak=v.weak)
+    return _tree_map(one, x)
 
 
 def convert_element_type(x: Any, new_dtype: Any) -> Any:
@@ -184,15 +247,13 @@ def convert_element_type(x: Any, new_dtype: Any) -> Any:
 
 
 def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
-    from ..numpy.core import _shape_arg
     x = _arr(x)
-    return bind(_prims["broadcast_in_dim"], x, shape=_shape_arg(shape, "broadcast_in_dim"),
+    return bind(broadcast_in_dim_p, x, shape=shape_arg(shape, "broadcast_in_dim"),
                 broadcast_dimensions=tuple(broadcast_dimensions), weak=x.weak)
 
 
 def iota(dtype: Any, size: int) -> Any:
-    from ..numpy.core import iota as jnp_iota
-    return jnp_iota(dtype, size)
+    return _operands.iota(dtypes.canonicalize(dtype), (size,), 0)
 
 
 def dot_general(x: Any, y: Any, dimension_numbers: Any, precision: Any = None,
@@ -203,7 +264,6 @@ def dot_general(x: Any, y: Any, dimension_numbers: Any, precision: Any = None,
     integer type are contracted as they are and the result converted, as in JAX.
     ``precision`` (a lax.Precision, its string alias, a pair, or a dot algorithm) becomes
     the lowered dot's precision_config (Note [dot precision], Note [dot algorithms])."""
-    from ..numpy.products import check_precision, preferred_operands, preferred_result
     precision = check_precision("dot_general", precision)
     (xc, yc), (xb, yb) = dimension_numbers
     x, y = preferred_operands("dot_general", _arr(x), _arr(y), preferred_element_type)
@@ -217,81 +277,109 @@ def _dot_general(x: Any, y: Any, dimension_numbers: Any, precision: Any) -> Any:
     contract, batch = dimension_numbers
     if isinstance(precision, Algorithm):            # See Note [dot algorithms]
         x, y, out = dot_operands("dot_general", x, y, precision)
-        z = bind(_prims["dot_general"], x, y, contract=contract, batch=batch,
+        z = bind(dot_general_p, x, y, contract=contract, batch=batch,
                  **with_precision(("DEFAULT", "DEFAULT"), precision.param))
         return z if z.dtype == out else z.astype(out)
-    return bind(_prims["dot_general"], x, y, contract=contract, batch=batch,
+    return bind(dot_general_p, x, y, contract=contract, batch=batch,
                 **with_precision(precision))
 
 
 def integer_pow(x: Any, y: int) -> Any:
     x = _arr(x)
-    return bind(_prims["integer_pow"], x, y=int(y), weak=x.weak)
+    return bind(integer_pow_p, x, y=int(y), weak=x.weak)
 
 
 def slice(x: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
           strides: Sequence[int] | None = None) -> Any:
     x = _arr(x)
-    return bind(_prims["slice"], x, start_indices=tuple(start_indices),
+    return bind(slice_p, x, start_indices=tuple(start_indices),
                 limit_indices=tuple(limit_indices),
                 strides=None if strides is None else tuple(strides), weak=x.weak)
 
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
     xs = [_arr(x) for x in operands]
-    return bind(_prims["concatenate"], *xs, dimension=dimension)
+    return bind(concatenate_p, *xs, dimension=dimension)
+
+
+def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
+    """``x`` broadcast to ``shape`` by NumPy's rules, as jnp.broadcast_to emits it."""
+    x = _arr(x)
+    broadcast_shapes(x.shape, shape, op="broadcast_to")
+    if x.shape == shape:
+        return x
+    if x.ndim == 0:
+        return bind(broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=(), weak=x.weak)
+    return broadcast_to(x, shape)
+
+
+def _concatenate(xs: list[Any], dimension: int) -> Any:
+    """Arrays joined along ``dimension``, promoted to one dtype (weak if all are), as
+    jnp.concatenate emits them."""
+    if len(xs) == 1:
+        return xs[0]
+    xs, _, weak = promote("concatenate", *xs)
+    return bind(concatenate_p, *xs, dimension=dimension, weak=weak)
 
 
 def pad(x: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
     x = _arr(x)
-    return bind(_prims["pad"], x, _arr(padding_value).astype(x.dtype),
+    return bind(pad_p, x, _arr(padding_value).astype(x.dtype),
                 padding_config=tuple(tuple(c) for c in padding_config), weak=x.weak)
 
 
 def rev(x: Any, dimensions: Sequence[int]) -> Any:
     x = _arr(x)
-    return bind(_prims["rev"], x, dimensions=tuple(dimensions), weak=x.weak)
+    return bind(rev_p, x, dimensions=tuple(dimensions), weak=x.weak)
 
 
 def clamp(lo: Any, x: Any, hi: Any) -> Any:
     x = _arr(x)
-    return bind(_prims["clamp"], _arr(lo).astype(x.dtype), x, _arr(hi).astype(x.dtype),
+    return bind(clamp_p, _arr(lo).astype(x.dtype), x, _arr(hi).astype(x.dtype),
                 weak=x.weak)
 
 
-def _reducer(name: str) -> Any:
+def _reshape(x: Any, shape: tuple[int, ...]) -> Any:
+    """``x`` with ``shape`` (of as many elements), as jnp.reshape emits it."""
+    return x if x.shape == shape else bind(reshape_p, x, new_sizes=shape, weak=x.weak)
+
+
+def _reducer(prim: Primitive) -> Any:
     def fn(x: Any, axes: Sequence[int]) -> Any:
         x = _arr(x)
-        return bind(_prims[name], x, axes=tuple(axes), weak=x.weak)
-    fn.__name__ = name
+        return bind(prim, x, axes=tuple(axes), weak=x.weak)
+    fn.__name__ = prim.name
     return fn
 
 
 reduce_sum, reduce_max, reduce_min, reduce_prod = map(
-    _reducer, ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"))
+    _reducer, (reduce_sum_p, reduce_max_p, reduce_min_p, reduce_prod_p))
 
 
-def _unary(name: str) -> Any:
+def _unary(name: str, prim: Primitive) -> Any:
     def fn(x: Any) -> Any:
         x = _arr(x)
-        return bind(_prims[name], x, weak=x.weak)
+        return bind(prim, x, weak=x.weak)
     fn.__name__ = name
     return fn
 
 
-sin, cos, tanh, exp, log, sqrt, rsqrt, neg = map(
-    _unary, ("sin", "cos", "tanh", "exp", "log", "sqrt", "rsqrt", "neg"))
+sin, cos, tanh, exp, log = (_unary("sin", sin_p), _unary("cos", cos_p), _unary("tanh", tanh_p),
+                            _unary("exp", exp_p), _unary("log", log_p))
+sqrt, rsqrt, neg = _unary("sqrt", sqrt_p), _unary("rsqrt", rsqrt_p), _unary("neg", neg_p)
 
 
-def _binary(name: str) -> Any:
+def _binary(name: str, prim: Primitive) -> Any:
     def fn(x: Any, y: Any) -> Any:
         x, y = _arr(x), _arr(y)
-        return bind(_prims[name], x, y, weak=x.weak and y.weak)
+        return bind(prim, x, y, weak=x.weak and y.weak)
     fn.__name__ = name
     return fn
 
 
-add, sub, mul, div, max, min = map(_binary, ("add", "sub", "mul", "div", "max", "min"))
+add, sub, mul, div = (_binary("add", add_p), _binary("sub", sub_p), _binary("mul", mul_p),
+                      _binary("div", div_p))
+max, min = _binary("max", max_p), _binary("min", min_p)
 
 
 # --- collectives (compiler/primitives/collectives.py) --------------------------------------------
@@ -342,9 +430,9 @@ def _tree_map(f: Any, x: Any) -> Any:
     return tree_map(f, x)
 
 
-def _collective(op: str, x: Any, **params: Any) -> Any:
+def _collective(prim: Primitive, x: Any, **params: Any) -> Any:
     x = _arr(x)
-    return bind(_prims[op], x, weak=x.weak, **params)
+    return bind(prim, x, weak=x.weak, **params)
 
 
 def _canonical_axis(op: str, what: str, axis: int, rank: int) -> int:
@@ -364,7 +452,7 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
         v = _arr(v)
         if v.dtype == np.bool_:           # psum of booleans counts them
             v = v.astype(np.int32)
-        return _collective("psum", v, axes=axes)
+        return _collective(psum_p, v, axes=axes)
     return _tree_map(one, x)
 
 
@@ -387,7 +475,7 @@ def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     if groups is not None:
         return _in_groups("pmax", x, axis_name, groups)
     axes, _ = _axis_names("pmax", axis_name)
-    return _tree_map(lambda v: _extremum("pmax", v, axes), x)
+    return _tree_map(lambda v: _extremum(pmax_p, v, axes), x)
 
 
 def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
@@ -395,15 +483,15 @@ def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     if groups is not None:
         return _in_groups("pmin", x, axis_name, groups)
     axes, _ = _axis_names("pmin", axis_name)
-    return _tree_map(lambda v: _extremum("pmin", v, axes), x)
+    return _tree_map(lambda v: _extremum(pmin_p, v, axes), x)
 
 
-def _extremum(op: str, v: Any, axes: tuple[str, ...]) -> Any:
+def _extremum(prim: Primitive, v: Any, axes: tuple[str, ...]) -> Any:
     """pmax / pmin; on booleans they are "any" / "all" (as in JAX), computed on int32."""
     v = _arr(v)
     if v.dtype == np.bool_:
-        return _collective(op, v.astype(np.int32), axes=axes).astype(np.bool_)
-    return _collective(op, v, axes=axes)
+        return _collective(prim, v.astype(np.int32), axes=axes).astype(np.bool_)
+    return _collective(prim, v, axes=axes)
 
 
 def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: int = 0,
@@ -420,7 +508,7 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
     def one(v: Any) -> Any:
         v = _arr(v)
         dim = _canonical_axis("all_gather", "axis", axis, v.ndim + (0 if tiled else 1))
-        return _collective("all_gather", v, axes=axes, axis_sizes=sizes, dimension=dim,
+        return _collective(all_gather_p, v, axes=axes, axis_sizes=sizes, dimension=dim,
                            tiled=bool(tiled))
     return _tree_map(one, x)
 
@@ -439,7 +527,7 @@ def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,
     def one(v: Any) -> Any:
         v = _arr(v)
         dim = _canonical_axis("psum_scatter", "scatter_dimension", scatter_dimension, v.ndim)
-        return _collective("psum_scatter", v, axes=axes, axis_sizes=sizes,
+        return _collective(psum_scatter_p, v, axes=axes, axis_sizes=sizes,
                            scatter_dimension=dim, tiled=bool(tiled))
     return _tree_map(one, x)
 
@@ -457,7 +545,7 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
     except (ShapeError, TypeError, ValueError) as e:
         source = user_source()
         raise ValueError(f"{e}" + (f" (at {source})" if source else "")) from None
-    return _tree_map(lambda v: _collective("ppermute", v, axes=axes, axis_sizes=sizes,
+    return _tree_map(lambda v: _collective(ppermute_p, v, axes=axes, axis_sizes=sizes,
                                            perm=pairs), x)
 
 
@@ -500,7 +588,7 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
 
     def one(v: Any) -> Any:
         v = _arr(v)
-        return _collective("all_to_all", v, axes=axes, axis_sizes=sizes,
+        return _collective(all_to_all_p, v, axes=axes, axis_sizes=sizes,
                            split_axis=_canonical_axis("all_to_all", "split_axis",
                                                       split_axis, v.ndim),
                            concat_axis=_canonical_axis("all_to_all", "concat_axis",
@@ -512,4 +600,4 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
 def axis_index(axis_name: Any) -> Any:
     """This device's (or batch element's) index along the named axes, an int32."""
     axes, sizes = _axis_names("axis_index", axis_name)
-    return bind(_prims["axis_index"], axes=axes, axis_sizes=sizes)
+    return bind(axis_index_p, axes=axes, axis_sizes=sizes)

@@ -1,8 +1,7 @@
 """More of spmdc.lax: small operations built on existing primitives (so they vmap,
-differentiate and lower as those do), the ``clz`` and ``zeta`` primitives' wrappers, the
+differentiate and lower as those do), the ``clz`` primitive's wrapper, and the
 axis-name helpers ``axis_size``, ``pbroadcast`` and ``pswapaxes`` over lax/core.py's
-collectives, and the incomplete gamma and beta functions of spmdc.scipy (_incomplete.py)
-under their lax names.
+collectives.
 
 On the CPU backend some of JAX's operations are defined by what the CPU computes:
 ``approx_max_k``/``approx_min_k`` are exact there (a sort), ``empty`` is zeros, and
@@ -17,15 +16,26 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from ..compiler.primitives.core import Primitive
+from ..compiler.primitives.misc import clz_p
+from ..compiler.primitives.reductions import (
+    reduce_and_p,
+    reduce_max_p,
+    reduce_min_p,
+    reduce_or_p,
+    reduce_prod_p,
+    reduce_sum_p,
+)
+from ..compiler.primitives.remat import optimization_barrier_p
 from ..core import dtypes
+from ..core.operands import broadcast_shapes, full, shape_arg
 from ..core.tracing import bind
-from .core import _arr
+from .core import _arr, _broadcast_to, _concatenate, _reshape, _where
+from .ops import _sorted_with_positions, slice_in_dim, transpose
 
 __all__ = ["batch_matmul", "stack", "unstack", "empty", "broadcast_like", "clz", "mulhi",
            "index_take", "dtype", "approx_max_k", "approx_min_k", "platform_dependent",
-           "axis_size", "pbroadcast", "pswapaxes", "igamma", "igammac", "igamma_grad_a",
-           "random_gamma_grad", "betainc", "zeta", "conv_general_dilated_local",
+           "axis_size", "pbroadcast", "pswapaxes", "conv_general_dilated_local",
            "ConvGeneralDilatedDimensionNumbers", "reduce_xor", "optimization_barrier", "reduce"]
 
 
@@ -53,7 +63,6 @@ def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
 
 def stack(operands: Sequence[Any], axis: int = 0) -> Any:
     """Arrays of one shape and dtype stacked along a new dimension ``axis``."""
-    from ..numpy.shape_ops import stack as jnp_stack
     arrays = [_arr(x) for x in operands]
     if not arrays:
         raise ValueError("lax.stack: needs at least one array")
@@ -64,7 +73,9 @@ def stack(operands: Sequence[Any], axis: int = 0) -> Any:
         if a.shape != arrays[0].shape:
             raise TypeError("lax.stack requires arguments to have the same shapes, got "
                             f"{', '.join(str(x.shape) for x in arrays)}")
-    return jnp_stack(arrays, axis=_axis("stack", axis, arrays[0].ndim + 1))
+    axis = _axis("stack", axis, arrays[0].ndim + 1)
+    return _concatenate([_reshape(a, a.shape[:axis] + (1,) + a.shape[axis:]) for a in arrays],
+                        axis)
 
 
 def unstack(x: Any, axis: int = 0) -> tuple[Any, ...]:
@@ -78,8 +89,7 @@ def unstack(x: Any, axis: int = 0) -> tuple[Any, ...]:
 def empty(shape: Any, dtype: Any, *, out_sharding: Any = None) -> Any:
     """An array whose values are unspecified (zeros on the CPU backend, as JAX's), laid
     out as ``out_sharding`` if given."""
-    from ..numpy.core import zeros
-    out = zeros(shape, dtype)
+    out = full(shape_arg(shape), 0, dtypes.canonicalize(dtype))
     if out_sharding is None:
         return out
     from ..transforms.partitioned import with_sharding_constraint
@@ -88,15 +98,14 @@ def empty(shape: Any, dtype: Any, *, out_sharding: Any = None) -> Any:
 
 def broadcast_like(arr: Any, like_arr: Any) -> Any:
     """``arr`` broadcast (NumPy's rules) to the shape of ``like_arr``."""
-    from ..numpy.core import broadcast_to
     like = like_arr if hasattr(like_arr, "shape") else np.asarray(like_arr)
-    return broadcast_to(arr, tuple(like.shape))
+    return _broadcast_to(arr, tuple(like.shape))
 
 
 def clz(x: Any) -> Any:
     """Elementwise count of leading zero bits of an integer array."""
     x = _arr(x)
-    return bind(_prims["clz"], x, weak=x.weak)
+    return bind(clz_p, x, weak=x.weak)
 
 
 def mulhi(x: Any, y: Any, /) -> Any:
@@ -107,7 +116,6 @@ def mulhi(x: Any, y: Any, /) -> Any:
     with ``a = a1 2^h + a0`` and ``b = b1 2^h + b0`` (``h = N/2``) the unsigned high part is
     ``a1 b1 + (a1 b0 >> h) + (a0 b1 >> h) + carry``; the signed one subtracts ``b`` where
     ``a < 0`` and ``a`` where ``b < 0`` (mod 2^N)."""
-    from ..numpy.shape_extra import broadcast_arrays
     from .core import add, mul, select, sub
     from .ops import bitcast_convert_type, bitwise_and, lt, shift_right_logical
     x, y = _arr(x), _arr(y)
@@ -118,7 +126,8 @@ def mulhi(x: Any, y: Any, /) -> Any:
         raise TypeError(f"mulhi: arrays must have the same number of dimensions, got "
                         f"{{{x.ndim}, {y.ndim}}}")
     if x.shape != y.shape:
-        x, y = broadcast_arrays(x, y)
+        shape = broadcast_shapes(x.shape, y.shape)
+        x, y = _broadcast_to(x, shape), _broadcast_to(y, shape)
     signed = x.dtype.kind == "i"
     udt = np.dtype(f"u{x.dtype.itemsize}")
     a, b = (bitcast_convert_type(v, udt) if signed else v for v in (x, y))
@@ -142,7 +151,6 @@ def mulhi(x: Any, y: Any, /) -> Any:
 def index_take(src: Any, idxs: Sequence[Any], axes: Sequence[int]) -> Any:
     """``src`` indexed along ``axes`` by the index arrays ``idxs`` (one per axis, taken
     modulo the axis size): shape ``(n, *the other dimensions of src)``."""
-    from ..numpy.shape_ops import moveaxis
     src = _arr(src)
     axes = tuple(_axis("index_take", a, src.ndim) for a in axes)
     idxs = [_arr(i) for i in idxs]
@@ -150,7 +158,7 @@ def index_take(src: Any, idxs: Sequence[Any], axes: Sequence[int]) -> Any:
         raise ValueError(f"lax.index_take: {len(idxs)} index arrays for {len(axes)} axes")
     if len(set(axes)) != len(axes):
         raise ValueError(f"lax.index_take: axes {axes} repeat an axis")
-    moved = moveaxis(src, axes, tuple(range(len(axes))))
+    moved = transpose(src, (*axes, *(d for d in range(src.ndim) if d not in axes)))
     return moved[tuple(i % src.shape[a] for i, a in zip(idxs, axes, strict=True))]
 
 
@@ -170,10 +178,6 @@ def dtype(x: Any, *, canonicalize: bool = False) -> np.dtype:
 def _top_k_along(op: str, operand: Any, k: int, reduction_dimension: int,
                  recall_target: float, reduction_input_size_override: int,
                  aggregate_to_topk: bool, largest: bool) -> list[Any]:
-    from ..numpy.shape_extra import take_along_axis
-    from ..numpy.shape_ops import moveaxis
-    from ..numpy.sorting import argsort
-    from .ops import slice_in_dim
     x = _arr(operand)
     if x.dtype.kind not in "fc" and x.dtype != dtypes.canonicalize("bfloat16"):
         raise TypeError(f"lax.{op}: operand must be a floating type, got {x.dtype}")
@@ -189,11 +193,11 @@ def _top_k_along(op: str, operand: Any, k: int, reduction_dimension: int,
     if not 0 <= k <= x.shape[dim]:
         raise ValueError(f"lax.{op}: k={k} must be between 0 and the size {x.shape[dim]} of "
                          f"dimension {dim}")
-    x = moveaxis(x, dim, -1)
-    order = argsort(x, axis=-1, descending=largest, stable=True, dtype=np.int32)
-    order = slice_in_dim(order, 0, k, axis=-1)
-    values = take_along_axis(x, order, -1)
-    return [moveaxis(values, -1, dim), moveaxis(order, -1, dim)]
+    last_first = (*(d for d in range(x.ndim) if d != dim), dim)       # dim moved last
+    values, order = _sorted_with_positions(transpose(x, last_first), largest)
+    values, order = (slice_in_dim(v, 0, k, axis=-1) for v in (values, order))
+    back = tuple(last_first.index(d) for d in range(x.ndim))
+    return [transpose(values, back), transpose(order, back)]
 
 
 def approx_max_k(operand: Any, k: int, reduction_dimension: int = -1,
@@ -247,7 +251,6 @@ def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
     """Every member of the named axis gets member ``source``'s ``x`` (a pytree): the
     psum of ``x`` masked to ``source``, which is also how it batches and differentiates."""
     from ..core.tree import tree_map
-    from ..numpy.core import where, zeros_like
     from .core import axis_index, psum
     n = axis_size(axis_name)
     source = operator.index(source)
@@ -258,7 +261,7 @@ def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
 
     def one(v: Any) -> Any:
         v = _arr(v)
-        out = psum(where(mine, v, zeros_like(v)), axis_name)
+        out = psum(_where(mine, v, full(v.shape, 0, v.dtype)), axis_name)
         return out.astype(v.dtype) if out.dtype != v.dtype else out     # bools are counted
     return tree_map(one, x)
 
@@ -268,91 +271,6 @@ def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = Non
     the axis's, or its groups'): ``all_to_all(x, axis_name, axis, axis)``."""
     from .core import all_to_all
     return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
-
-
-# --- special functions -----------------------------------------------------------------------
-
-def _floats(op: str, *args: Any) -> list[Any]:
-    """lax's rule: operands of one floating dtype (Python scalars take it), shapes equal or
-    rank 0, broadcast here."""
-    from ..numpy.core import broadcast_to
-    arrays = [_arr(a) for a in args]
-    strong = [a for a in arrays if not a.weak] or arrays
-    want = strong[0].dtype
-    if want.kind != "f" and want != dtypes.canonicalize("bfloat16"):
-        want = dtypes.default_float() if all(a.weak for a in arrays) else want
-    if any(not a.weak and a.dtype != want for a in arrays) or \
-            (want.kind != "f" and want != dtypes.canonicalize("bfloat16")):
-        raise TypeError(f"lax.{op} requires arguments of one floating dtype, got "
-                        f"{', '.join(str(a.dtype) for a in arrays)}")
-    arrays = [a.astype(want) if a.dtype != want else a for a in arrays]
-    shapes = {a.shape for a in arrays if a.ndim}
-    if len(shapes) > 1:
-        raise TypeError(f"lax.{op} requires arguments of one shape (or rank 0), got "
-                        f"{', '.join(str(a.shape) for a in arrays)}")
-    shape = shapes.pop() if shapes else ()
-    return [a if a.shape == shape else broadcast_to(a, shape) for a in arrays]
-
-
-def igamma(a: Any, x: Any) -> Any:
-    """The regularized lower incomplete gamma function P(a, x) (scipy's gammainc)."""
-    from ..scipy._incomplete import gammainc
-    return gammainc(*_floats("igamma", a, x))
-
-
-def igammac(a: Any, x: Any) -> Any:
-    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
-    from ..scipy._incomplete import gammaincc
-    return gammaincc(*_floats("igammac", a, x))
-
-
-def _igamma_grad_a(a: Any, x: Any) -> Any:
-    from ..numpy.core import isnan, where
-    from ..scipy._incomplete import _igamma
-    _, da = _igamma(a, x, False, True)
-    bad = (a <= 0) | (x < 0) | isnan(a) | isnan(x)              # NaN there, as in JAX
-    return where(bad, np.asarray(np.nan, a.dtype), da)
-
-
-def igamma_grad_a(a: Any, x: Any) -> Any:
-    """dP(a, x)/da, by differentiating P's series or Q's continued fraction along with it
-    (Note [incomplete gamma and beta])."""
-    from ..transforms.jit import jit
-    return jit(_igamma_grad_a)(*_floats("igamma_grad_a", a, x))
-
-
-def _random_gamma_grad(a: Any, x: Any) -> Any:
-    from ..numpy.core import where
-    from ..scipy._incomplete import _density
-    # x(a) is the sample with P(a, x) = u fixed: dx/da = -(dP/da) / (dP/dx).
-    density = _density(a, x)
-    zero = np.zeros((), a.dtype)
-    grad = -_igamma_grad_a(a, x) / where(density > zero, density, np.ones((), a.dtype))
-    return where((x == zero) & (a > zero), zero, grad)
-
-
-def random_gamma_grad(a: Any, x: Any) -> Any:
-    """The derivative in ``a`` of a Gamma(a, 1) sample ``x`` (implicit reparameterization:
-    -(dP/da) / (dP/dx) at ``x``), as jax.random.gamma's gradient uses."""
-    from ..transforms.jit import jit
-    a, x = _floats("random_gamma_grad", a, x)
-    if a.dtype.itemsize < 4:                                  # computed in float32, as JAX
-        return jit(_random_gamma_grad)(a.astype(np.float32), x.astype(np.float32)) \
-            .astype(a.dtype)
-    return jit(_random_gamma_grad)(a, x)
-
-
-def betainc(a: Any, b: Any, x: Any) -> Any:
-    """The regularized incomplete beta function I_x(a, b); differentiable in ``x`` only,
-    as in JAX."""
-    from ..scipy._incomplete import betainc as scipy_betainc
-    return scipy_betainc(*_floats("betainc", a, b, x))
-
-
-def zeta(x: Any, q: Any) -> Any:
-    """The Hurwitz zeta function sum_k (k + q)^-x (chlo.zeta); no derivative, as in JAX."""
-    x, q = _floats("zeta", x, q)
-    return bind(_prims["zeta"], x, q)
 
 
 # --- unshared convolution --------------------------------------------------------------------
@@ -376,7 +294,6 @@ def conv_general_dilated_local(lhs: Any, rhs: Any, window_strides: Sequence[int]
     Each output position's patch (conv_general_dilated_patches) is contracted with that
     position's kernel: one dot_general batched over the spatial positions."""
     from ..core.precision import Precision, canonicalize_precision
-    from ..numpy.shape_ops import moveaxis
     from .conv import conv_dimension_numbers, conv_general_dilated_patches
     from .core import dot_general
     canonical = canonicalize_precision("conv_general_dilated_local", precision)
@@ -405,7 +322,10 @@ def conv_general_dilated_local(lhs: Any, rhs: Any, window_strides: Sequence[int]
             (tuple(p for p, _ in pairs), tuple(r for _, r in pairs)))
     out = dot_general(patches, rhs, dims, precision=precision)
     # out: spatial dims (ascending positions of the output), then N, then O.
-    return moveaxis(out, (-2, -1), (out_spec[0], out_spec[1]))
+    order = [d for d in range(out.ndim - 2)]
+    for d, s in sorted(((out_spec[0], out.ndim - 2), (out_spec[1], out.ndim - 1))):
+        order.insert(d, s)
+    return transpose(out, tuple(order))
 
 
 # --- reduce_xor, optimization_barrier --------------------------------------------------------
@@ -413,20 +333,18 @@ def conv_general_dilated_local(lhs: Any, rhs: Any, window_strides: Sequence[int]
 def reduce_xor(operand: Any, axes: Sequence[int]) -> Any:
     """The bitwise exclusive or over ``axes`` (booleans: parity)."""
     from ..core.tracing import where
-    from ..numpy.core import zeros
-    from ..numpy.reductions import sum as jnp_sum
     from .ops import shift_right_logical
     x = _arr(operand)
     axes = tuple(operator.index(a) % builtins.max(x.ndim, 1) for a in axes)
     if x.dtype == np.bool_:
-        return (jnp_sum(x.astype(np.int32), axis=axes) % 2).astype(np.bool_)
+        return (_fold(reduce_sum_p, x.astype(np.int32), axes) % 2).astype(np.bool_)
     if not dtypes.is_int(x.dtype):
         raise TypeError(f"lax.reduce_xor: takes integer or boolean operands, got {x.dtype}"
                         f"{where()}")
-    out = zeros(tuple(s for d, s in enumerate(x.shape) if d not in axes), x.dtype)
+    out = full(tuple(s for d, s in enumerate(x.shape) if d not in axes), 0, x.dtype)
     for b in range(x.dtype.itemsize * 8):   # each bit of the result: the parity of its ones
-        ones = jnp_sum(shift_right_logical(x, np.asarray(b, x.dtype)) & np.asarray(1, x.dtype),
-                       axis=axes, dtype=np.int32)
+        ones = _fold(reduce_sum_p, (shift_right_logical(x, np.asarray(b, x.dtype))
+                                    & np.asarray(1, x.dtype)).astype(np.int32), axes)
         out = out | ((ones % 2).astype(x.dtype) << np.asarray(b, x.dtype))
     return out
 
@@ -441,11 +359,29 @@ def optimization_barrier(operand: Any) -> Any:
     arrays = [_arr(v) for v in leaves]
     if current_trace() is None:
         return tree_unflatten(tree, arrays)      # eager: nothing to reorder
-    outs = bind(_prims["optimization_barrier"], *arrays, prevent_cse=True)
+    outs = bind(optimization_barrier_p, *arrays, prevent_cse=True)
     return tree_unflatten(tree, list(outs))
 
 
 # --- reduce ------------------------------------------------------------------------------
+
+def _fold(prim: Primitive, x: Any, dims: tuple[int, ...]) -> Any:
+    """``x`` reduced over ``dims`` by ``prim`` and returned in its dtype, as jnp's
+    reductions compute it: sums and products of booleans and narrow integers accumulate
+    in the default int, of float16 and bfloat16 in float32."""
+    wide = x.dtype
+    if prim in (reduce_sum_p, reduce_prod_p):
+        default = dtypes.default_int()
+        if x.dtype in (np.float16, dtypes.bfloat16):
+            wide = np.dtype(np.float32)
+        elif x.dtype.kind in "bi" and x.dtype.itemsize < default.itemsize:
+            wide = default
+        elif x.dtype.kind == "u" and x.dtype.itemsize < default.itemsize:
+            wide = np.dtype(f"uint{8 * default.itemsize}")
+    wide_x = x.astype(wide) if wide != x.dtype else x
+    out = bind(prim, wide_x, axes=dims, weak=wide_x.weak)
+    return out.astype(x.dtype) if out.dtype != x.dtype else out
+
 
 def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequence[int]
            ) -> Any:
@@ -455,7 +391,6 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
     ``bitwise_or`` on booleans) from a concrete scalar are the differentiable reductions;
     any other computation runs as a general reduction (XLA's, through reduce_window over
     the whole extent of ``dimensions``)."""
-    from .. import numpy as jnp
     from ..compiler.primitives.reductions import identity_of
     from ..core.tracing import Tracer, where
     from ..core.tree import tree_flatten, tree_map, tree_unflatten
@@ -468,7 +403,7 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
                          f"structure, got {tree} and {init_tree}{where()}")
     if not leaves:
         raise ValueError(f"lax.reduce: needs at least one operand{where()}")
-    leaves = [jnp.asarray(x) for x in leaves]
+    leaves = [_arr(x) for x in leaves]
     ndim = leaves[0].ndim
     dims = tuple(sorted(operator.index(d) % max(ndim, 1) for d in dimensions))
     if len(set(dims)) != len(dims):
@@ -477,27 +412,28 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
     shape = leaves[0].shape
     if any(shape[d] == 0 for d in dims):         # nothing to fold: the initial values
         kept = tuple(s for d, s in enumerate(shape) if d not in dims)
-        return tree_unflatten(tree, [jnp.full(kept, i, x.dtype)
+        return tree_unflatten(tree, [full(kept, i, x.dtype)
                                      for i, x in zip(inits, leaves, strict=True)])
     if len(leaves) == 1:
         x, init = leaves[0], inits[0]
-        kinds = {id(lax_core.add): ("sum", jnp.sum), id(lax_core.mul): ("prod", jnp.prod),
-                 id(lax_core.max): ("max", jnp.max), id(lax_core.min): ("min", jnp.min)}
+        kinds = {id(lax_core.add): ("sum", reduce_sum_p), id(lax_core.mul): ("prod", reduce_prod_p),
+                 id(lax_core.max): ("max", reduce_max_p), id(lax_core.min): ("min", reduce_min_p)}
         if x.dtype == np.bool_:
             from .ops import bitwise_and, bitwise_or
-            kinds.update({id(bitwise_and): ("and", jnp.all), id(bitwise_or): ("or", jnp.any)})
+            kinds.update({id(bitwise_and): ("and", reduce_and_p),
+                          id(bitwise_or): ("or", reduce_or_p)})
         found = kinds.get(id(computation))
         if found is not None and not isinstance(init, Tracer):
-            kind, reducer = found
+            kind, prim = found
             value = np.asarray(init)
             if value.shape == ():
-                out = reducer(x, axis=dims).astype(x.dtype)
+                out = _fold(prim, x, dims)
                 if value != identity_of(kind, x.dtype):
                     # another initial value joins the fold once (the operation is
                     # associative and commutative), so that grad works as in JAX
-                    out = computation(jnp.full(out.shape, value, x.dtype), out)
+                    out = computation(full(out.shape, value, x.dtype), out)
                 return tree_unflatten(tree, [out])
     window = tuple(shape[d] if d in dims else 1 for d in range(ndim))
     out = reduce_window(tree_unflatten(tree, leaves), init_values, computation, window)
     kept = tuple(s for d, s in enumerate(shape) if d not in dims)
-    return tree_map(lambda o: jnp.reshape(o, kept), out)
+    return tree_map(lambda o: _reshape(o, kept), out)

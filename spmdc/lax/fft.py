@@ -1,6 +1,7 @@
 """``lax.fft`` and ``lax.FftType``: the FFT primitive (compiler/primitives/fft.py) with
-JAX's conversions (spmdc.numpy.fft.transform): RFFT takes a real operand (integers
-become floats), the others a complex one (real operands become complex)."""
+JAX's conversions (``transform``, which spmdc.numpy.fft composes): RFFT takes a real
+operand (integers become floats), the others a complex one (real operands become
+complex)."""
 from __future__ import annotations
 
 import enum
@@ -8,10 +9,33 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.tracing import where
-from ..numpy.fft import transform
+import numpy as np
+
+from ..compiler.primitives.fft import fft_p
+from ..core import dtypes
+from ..core.operands import asarray
+from ..core.tracing import bind, where
 
 __all__ = ["FftType", "fft"]
+
+
+def transform(x: Any, fft_type: str, lengths: tuple[int, ...]) -> Any:
+    """The FFT primitive of ``fft_type`` ("FFT", "IFFT", "RFFT", "IRFFT") over the
+    trailing ``len(lengths)`` (at most 3) dimensions, after JAX's conversions of ``x``:
+    RFFT takes a real operand (integers become the default float), the others a complex
+    one (``fft`` below, after checking its arguments)."""
+    x = asarray(x)
+    if fft_type == "RFFT":
+        if x.dtype.kind == "c":
+            raise ValueError(f"rfft: the input must be real, got {x.dtype}{where()}")
+        if not dtypes.is_inexact(x.dtype):
+            x = x.astype(dtypes.default_float())
+    elif x.dtype.kind != "c":
+        x = x.astype(np.complex128 if x.dtype == np.float64 else
+                     np.complex64 if dtypes.is_float(x.dtype) else dtypes.default_complex())
+    if not lengths:
+        return x
+    return bind(fft_p, x, fft_type=fft_type, fft_lengths=tuple(lengths))
 
 
 class FftType(enum.IntEnum):

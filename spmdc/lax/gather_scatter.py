@@ -18,11 +18,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import numpy as jnp
-from ..compiler.primitives.core import registry as _prims
+from ..compiler.primitives.indexing import gather_p, scatter_p
 from ..core import dtypes
+from ..core.operands import asarray, check_flag
 from ..core.tracing import bind, where
-from ..numpy.core import check_flag
+from .core import _where
+from .ops import expand_dims, reduce_and
 
 __all__ = ["GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode", "gather",
            "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min",
@@ -102,7 +103,7 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: GatherDimensionN
     only speed up XLA and change no value."""
     check_flag("lax.gather", "unique_indices", unique_indices)
     check_flag("lax.gather", "indices_are_sorted", indices_are_sorted)
-    x, idx = jnp.asarray(operand), jnp.asarray(start_indices)
+    x, idx = asarray(operand), asarray(start_indices)
     if not dtypes.is_int(idx.dtype):
         raise TypeError(f"lax.gather: start_indices must be integers, got {idx.dtype}"
                         f"{where()}")
@@ -112,7 +113,7 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: GatherDimensionN
                         f"got {type(dn).__name__}{where()}")
     parsed = _mode("gather", GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else mode)
     sizes = _ints(slice_sizes)
-    out = bind(_prims["gather"], x, idx, offset_dims=_ints(dn.offset_dims),
+    out = bind(gather_p, x, idx, offset_dims=_ints(dn.offset_dims),
                collapsed_slice_dims=_ints(dn.collapsed_slice_dims),
                start_index_map=_ints(dn.start_index_map), slice_sizes=sizes,
                operand_batching_dims=_ints(dn.operand_batching_dims),
@@ -123,16 +124,17 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: GatherDimensionN
     fill = _default_fill(x.dtype) if fill_value is None else fill_value
     # the windows in bounds: 0 <= start[d] <= shape[d] - size[d] for every indexed d
     upper = np.asarray([x.shape[d] - sizes[d] for d in dn.start_index_map], np.int64)
-    ok = jnp.all((idx >= 0) & (idx <= upper.astype(idx.dtype)), axis=-1)
+    ok = (idx >= 0) & (idx <= upper.astype(idx.dtype))
+    ok = reduce_and(ok, (ok.ndim - 1,))
     batch_positions = [d for d in range(out.ndim) if d not in dn.offset_dims]
-    mask = jnp.expand_dims(ok, tuple(dn.offset_dims)) if dn.offset_dims else ok
+    mask = expand_dims(ok, tuple(dn.offset_dims)) if dn.offset_dims else ok
     assert len(batch_positions) == ok.ndim
-    return jnp.where(mask, out, jnp.asarray(fill).astype(out.dtype))
+    return _where(mask, out, asarray(fill).astype(out.dtype))
 
 
 def _scatter(op: str, combine: str, operand: Any, scatter_indices: Any, updates: Any,
              dimension_numbers: ScatterDimensionNumbers, mode: Any) -> Any:
-    x, idx, u = jnp.asarray(operand), jnp.asarray(scatter_indices), jnp.asarray(updates)
+    x, idx, u = asarray(operand), asarray(scatter_indices), asarray(updates)
     if not dtypes.is_int(idx.dtype):
         raise TypeError(f"lax.{op}: scatter_indices must be integers, got {idx.dtype}"
                         f"{where()}")
@@ -144,7 +146,7 @@ def _scatter(op: str, combine: str, operand: Any, scatter_indices: Any, updates:
         raise TypeError(f"lax.{op}: updates of dtype {u.dtype} for an operand of dtype "
                         f"{x.dtype}; convert them with .astype({x.dtype}){where()}")
     parsed = _mode(op, mode)
-    return bind(_prims["scatter"], x, idx, u.astype(x.dtype),
+    return bind(scatter_p, x, idx, u.astype(x.dtype),
                 update_window_dims=_ints(dn.update_window_dims),
                 inserted_window_dims=_ints(dn.inserted_window_dims),
                 scatter_dims_to_operand_dims=_ints(dn.scatter_dims_to_operand_dims),
@@ -161,7 +163,7 @@ def _scatter_function(name: str, combine: str, negate: bool = False) -> Any:
                    mode: Any = None) -> Any:
         check_flag(f"lax.{name}", "indices_are_sorted", indices_are_sorted)
         check_flag(f"lax.{name}", "unique_indices", unique_indices)
-        updates = jnp.asarray(updates)
+        updates = asarray(updates)
         if negate:
             updates = -updates
         return _scatter(name, combine, operand, scatter_indices, updates, dimension_numbers,

@@ -26,6 +26,16 @@ from typing import Any
 
 import numpy as np
 
+from ..compiler.primitives.collectives import (
+    all_gather_p,
+    all_to_all_p,
+    pmax_p,
+    pmin_p,
+    psum_p,
+    psum_scatter_p,
+)
+from ..core.operands import asarray
+
 __all__ = ["check_groups", "grouped", "on_devices", "device_grouped"]
 
 
@@ -62,16 +72,22 @@ def device_grouped(op: str, v: Any, axes: tuple[str, ...], sizes: tuple[int, ...
     from . import core
     bind = core._collective
     if op in ("psum", "pmean"):
-        total = bind("psum", v, axes=axes, groups=groups)
+        total = bind(psum_p, v, axes=axes, groups=groups)
         return total / len(groups[0]) if op == "pmean" else total
+    prim = _PRIMITIVES[op]
     if op in ("pmax", "pmin"):
         if v.dtype == np.bool_:          # "any" / "all", as the ungrouped ones
-            return bind(op, v.astype(np.int32), axes=axes, groups=groups).astype(np.bool_)
-        return bind(op, v, axes=axes, groups=groups)
+            return bind(prim, v.astype(np.int32), axes=axes, groups=groups).astype(np.bool_)
+        return bind(prim, v, axes=axes, groups=groups)
     if op == "all_gather":
-        return bind(op, v, axes=axes, axis_sizes=sizes, dimension=params["axis"],
+        return bind(prim, v, axes=axes, axis_sizes=sizes, dimension=params["axis"],
                     tiled=params["tiled"], groups=groups)
-    return bind(op, v, axes=axes, axis_sizes=sizes, groups=groups, **params)
+    return bind(prim, v, axes=axes, axis_sizes=sizes, groups=groups, **params)
+
+
+_PRIMITIVES = {"pmax": pmax_p, "pmin": pmin_p, "all_gather": all_gather_p,
+               "psum_scatter": psum_scatter_p, "all_to_all": all_to_all_p}
+"""The collective primitive that computes each grouped operation on device axes."""
 
 
 class _Tables:
@@ -89,33 +105,34 @@ class _Tables:
 def grouped(op: str, v: Any, axis_name: Any, groups: tuple[tuple[int, ...], ...], n: int,
             **params: Any) -> Any:
     """``op`` on one array within the groups (Note [axis index groups])."""
-    from .. import numpy as jnp
     from . import core
+    from .ops import expand_dims, squeeze, transpose
     t = _Tables(groups, n)
     me = core.axis_index(axis_name)
     rows = core.all_gather(v, axis_name)                 # (n, *v.shape): every member's v
     if op in ("psum", "pmean"):
-        weights = jnp.asarray(t.same)[me].astype(rows.dtype)
-        total = jnp.tensordot(weights, rows, axes=1)
+        weights = asarray(t.same)[me].astype(rows.dtype)
+        total = core.dot_general(weights, rows, (((0,), (0,)), ((), ())))
         return total / t.k if op == "pmean" else total
     if op in ("pmax", "pmin"):
-        mask = jnp.asarray(t.same)[me].reshape((n,) + (1,) * (rows.ndim - 1))
+        mask = asarray(t.same)[me].reshape((n,) + (1,) * (rows.ndim - 1))
         fill = _lowest(rows.dtype) if op == "pmax" else _highest(rows.dtype)
-        kept = jnp.where(mask, rows, fill)
-        return kept.max(axis=0) if op == "pmax" else kept.min(axis=0)
-    mine = jnp.take(rows, jnp.asarray(t.members)[jnp.asarray(t.group_of)[me]], axis=0)
-    position = jnp.asarray(t.position)[me]
+        kept = core._where(mask, rows, fill)
+        return core.reduce_max(kept, (0,)) if op == "pmax" else core.reduce_min(kept, (0,))
+    mine = rows[asarray(t.members)[asarray(t.group_of)[me]]]
+    position = asarray(t.position)[me]
     if op == "all_gather":                               # (k, *v.shape), in group order
         axis, tiled = params["axis"], params["tiled"]
         if tiled:
-            mine = jnp.concatenate([mine[j] for j in range(t.k)], axis=axis)
-            return mine
-        return jnp.moveaxis(mine, 0, axis)
+            return core._concatenate([mine[j] for j in range(t.k)], axis)
+        order = list(range(1, mine.ndim))
+        order.insert(axis, 0)
+        return transpose(mine, tuple(order))
     if op == "psum_scatter":
         d, tiled = params["scatter_dimension"], params["tiled"]
         total = mine.sum(axis=0)
         if not tiled:
-            return jnp.take(total, position, axis=d)
+            return core.dynamic_index_in_dim(total, position, d, keepdims=False)
         size = total.shape[d] // t.k
         return core.dynamic_slice_in_dim(total, position * size, size, axis=d)
     if op == "all_to_all":
@@ -124,9 +141,9 @@ def grouped(op: str, v: Any, axis_name: Any, groups: tuple[tuple[int, ...], ...]
         pieces = [core.dynamic_slice_in_dim(mine[j], position * size, size, axis=split)
                   for j in range(t.k)]
         if tiled:
-            return jnp.concatenate(pieces, axis=concat)
-        pieces = [jnp.squeeze(p, axis=split) for p in pieces]
-        return jnp.stack(pieces, axis=concat)
+            return core._concatenate(pieces, concat)
+        pieces = [squeeze(p, (split,)) for p in pieces]
+        return core._concatenate([expand_dims(p, (concat,)) for p in pieces], concat)
     raise AssertionError(op)
 
 

@@ -1,9 +1,10 @@
 """spmdc.lax.linalg (JAX's ``jax.lax.linalg``): the linear-algebra primitives themselves,
 batched over leading dimensions, with no dtype promotion (operands must be float32 or
-float64 matrices already), as in JAX.
+float64 matrices already), as in JAX. spmdc.numpy.linalg and spmdc.scipy.linalg compose
+these decompositions.
 
-Present: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eigh, svd. Absent:
-the complex-valued or GPU/TPU-only ones (eig, schur, hessenberg, tridiagonal,
+Present: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eig, eigh, svd.
+Absent: the complex-valued or GPU/TPU-only ones (schur, hessenberg, tridiagonal,
 tridiagonal_solve, householder_product, ormqr, qdwh, cholesky_update,
 symmetric_product) and the ``*_p`` primitive objects.
 """
@@ -14,19 +15,32 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from ..compiler.primitives.linalg import cholesky_p, lu_p, triangular_solve_p
+from ..compiler.primitives.linalg_decomp import eigh_p, qr_p, svd_p
+from ..compiler.primitives.linalg_eig import eig_p
+from ..core import dtypes
+from ..core.operands import asarray
 from ..core.tracing import bind
-from ..numpy.core import asarray
-from ..numpy.linalg_solve import symmetrize
+from .core import _where, reduce_sum
+from .ops import transpose
 
-__all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh",
-           "svd"]
+__all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eig",
+           "eigh", "svd"]
+
+
+def _mT(x: Any) -> Any:
+    """The matrices of ``x`` (its last two dimensions) transposed."""
+    return transpose(x, (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2))
+
+
+def symmetrize(x: Any) -> Any:
+    return (x + _mT(x)) / 2
 
 
 def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
     """The lower Cholesky factor; NaNs where the factorisation fails."""
     x = asarray(x)
-    return bind(_prims["cholesky"], symmetrize(x) if symmetrize_input else x)
+    return bind(cholesky_p, symmetrize(x) if symmetrize_input else x)
 
 
 def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = False,
@@ -39,7 +53,7 @@ def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = F
     singleton = b.ndim == a.ndim - 1
     if singleton:
         b = b.reshape(b.shape + (1,)) if left_side else b.reshape(b.shape[:-1] + (1, b.shape[-1]))
-    out = bind(_prims["triangular_solve"], a, b, left_side=bool(left_side), lower=bool(lower),
+    out = bind(triangular_solve_p, a, b, left_side=bool(left_side), lower=bool(lower),
                transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal))
     if singleton:
         out = out[..., 0] if left_side else out[..., 0, :]
@@ -48,13 +62,12 @@ def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = F
 
 def lu(x: Any) -> tuple[Any, Any, Any]:
     """``(lu, pivots, permutation)`` of partial-pivoting LU (``p x = l u``)."""
-    return tuple(bind(_prims["lu"], asarray(x)))
+    return tuple(bind(lu_p, asarray(x)))
 
 
 def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
     """The permutation that LAPACK's row swaps ``pivots`` (0-based) make of
     ``range(permutation_size)``."""
-    from ..scipy.linalg import _permutation_from_pivots
     pivots = asarray(pivots)
     size = operator.index(permutation_size)
     if pivots.dtype != np.int32:
@@ -65,12 +78,39 @@ def lu_pivots_to_permutation(pivots: Any, permutation_size: int) -> Any:
     return _permutation_from_pivots(pivots, size)
 
 
+def _permutation_from_pivots(pivots: Any, m: int) -> Any:
+    """The row order that the swaps ``row k <-> row pivots[k]`` give, built by a Python
+    loop of one-hot swaps (the pivots are traced values)."""
+    pivots = asarray(pivots).astype(np.int32)
+    batch = pivots.shape[:-1]
+    slots = np.arange(m, dtype=np.int32)
+    perm = asarray(np.broadcast_to(slots, (*batch, m)).copy())
+    wide = np.promote_types(perm.dtype, dtypes.default_int())  # jnp.sum's accumulator
+    for k in range(pivots.shape[-1]):
+        j = pivots[..., k].reshape((*batch, 1))
+        is_k, is_j = slots == k, slots == j
+        pk = reduce_sum(_where(is_k, perm, 0).astype(wide), (perm.ndim - 1,))
+        pj = reduce_sum(_where(is_j, perm, 0).astype(wide), (perm.ndim - 1,))
+        pk, pj = pk.reshape((*batch, 1)), pj.reshape((*batch, 1))
+        perm = _where(is_k, pj, _where(is_j, pk, perm))
+    return perm
+
+
 def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True,
        use_magma: bool | None = None) -> tuple[Any, Any]:
     if pivoting:
         raise NotImplementedError("qr: pivoting=True is not supported by spmdc (no geqp3 "
                                   "primitive yet)")
-    return tuple(bind(_prims["qr"], asarray(x), full_matrices=bool(full_matrices)))
+    return tuple(bind(qr_p, asarray(x), full_matrices=bool(full_matrices)))
+
+
+def eig(x: Any, *, compute_left_eigenvectors: bool = True,
+        compute_right_eigenvectors: bool = True, use_magma: bool | None = None) -> list[Any]:
+    """``[w, vl, vr]``: the (complex) eigenvalues of general square matrices, then the
+    left and the right eigenvectors (columns) where asked for (LAPACK's geev). Not
+    differentiable yet."""
+    return list(bind(eig_p, asarray(x), compute_left=bool(compute_left_eigenvectors),
+                     compute_right=bool(compute_right_eigenvectors)))
 
 
 def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,
@@ -85,7 +125,7 @@ def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,
     if implementation is not None:
         raise NotImplementedError("eigh: only the default (LAPACK) implementation exists on "
                                   "CPU")
-    v, w = bind(_prims["eigh"], symmetrize(x) if symmetrize_input else x, lower=bool(lower))
+    v, w = bind(eigh_p, symmetrize(x) if symmetrize_input else x, lower=bool(lower))
     return v, w
 
 
@@ -97,7 +137,7 @@ def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True,
         raise NotImplementedError("svd: subset_by_index is not supported on CPU (as in JAX)")
     if algorithm is not None:
         raise NotImplementedError("svd: only the default (gesdd) algorithm is supported")
-    out = bind(_prims["svd"], x, full_matrices=bool(full_matrices),
+    out = bind(svd_p, x, full_matrices=bool(full_matrices),
                compute_uv=bool(compute_uv))
     if compute_uv:
         s, u, vt = out

@@ -1,10 +1,11 @@
-"""lax.ragged_dot: a grouped matrix product (mixture-of-experts layers), on einsum.
+"""lax.ragged_dot: a grouped matrix product (mixture-of-experts layers), on dot_general.
 
 Rows ``[start_i, start_i + group_sizes[i])`` of ``lhs`` (groups taken in order, from row 0)
 are multiplied by ``rhs[i]``; rows past the last group give zeros, as in JAX. spmdc builds
 the row-to-group one-hot mask from ``group_sizes`` (a traced value is fine) and contracts
-``lhs``, ``rhs`` and the mask in one einsum, so the value, vmap and both gradients are
-einsum's (group_sizes, integers, gets none). The work is that of a dense product with every
+``lhs`` with ``rhs``, then the result with the mask (two dot_generals, in the order einsum
+takes), so the value, vmap and both gradients are the products' (group_sizes, integers,
+gets none). The work is that of a dense product with every
 group, ``g`` times a plain matmul: exact, not fast.
 
 ``ragged_dot_general`` (other ragged modes) is not provided.
@@ -12,6 +13,11 @@ group, ``g`` times a plain matmul: exact, not fast.
 from __future__ import annotations
 
 from typing import Any
+
+from ..core.operands import asarray, iota
+from ..core.tracing import where
+from .core import dot_general
+from .ops import cumsum
 
 __all__ = ["ragged_dot"]
 
@@ -21,9 +27,6 @@ def ragged_dot(lhs: Any, rhs: Any, group_sizes: Any, precision: Any = None,
                out_sharding: Any = None) -> Any:
     """``(m, k) x (g, k, n) -> (m, n)``: each group of consecutive rows of ``lhs``
     (``group_sizes``, ``(g,)`` integers) times its own ``rhs[i]``."""
-    from ..core.tracing import where
-    from ..numpy.core import arange, asarray
-    from ..numpy.einsum_impl import einsum
     if group_offset is not None:
         raise NotImplementedError(f"lax.ragged_dot: group_offset is not supported (JAX "
                                   f"0.10.2 does not implement it either){where()}")
@@ -41,10 +44,12 @@ def ragged_dot(lhs: Any, rhs: Any, group_sizes: Any, precision: Any = None,
     if group_sizes.dtype.kind not in "iu":
         raise TypeError(f"lax.ragged_dot: group_sizes must be integers, got "
                         f"{group_sizes.dtype}{where()}")
-    from ..numpy.reductions import cumsum
     ends = cumsum(group_sizes)
     starts = ends - group_sizes
-    rows = arange(lhs.shape[0], dtype=group_sizes.dtype)[:, None]
-    member = (rows >= starts[None, :]) & (rows < ends[None, :])          # (m, g)
-    return einsum("mk,gkn,mg->mn", lhs, rhs, member.astype(lhs.dtype), precision=precision,
-                  preferred_element_type=preferred_element_type)
+    rows = iota(group_sizes.dtype, (lhs.shape[0], 1), 0)
+    member = (rows >= starts.reshape((1, -1))) & (rows < ends.reshape((1, -1)))   # (m, g)
+    # sum over k of lhs (m, k) and rhs (g, k, n), then over g with the membership mask
+    products = dot_general(lhs, rhs, (((1,), (1,)), ((), ())), precision,
+                           preferred_element_type)                          # (m, g, n)
+    return dot_general(products, member.astype(products.dtype), (((1,), (1,)), ((0,), (0,))),
+                       precision, preferred_element_type)

@@ -21,13 +21,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import numpy as jnp
+from ..core.operands import dtype_of, full, shape_of
 from ..core.tracing import where
 from ..core.tree import tree_flatten, tree_map, tree_structure
 from ..transforms.custom_derivatives import closure_convert, custom_jvp, custom_vjp
 from ..transforms.forward import jvp, linear_transpose, linearize
 
 __all__ = ["custom_root", "custom_linear_solve"]
+
+
+def _zeros_like(x: Any) -> Any:
+    return full(shape_of(x), 0, dtype_of(x))
 
 
 def _check_tree(what: str, got: Any, want: Any) -> None:
@@ -61,7 +65,7 @@ def custom_root(f: Callable[[Any], Any], initial_guess: Any,
         _, f_lin = linearize(lambda x: f_conv(x, *params), solution)
         d_solution = tree_map(lambda v: -v, tangent_solve(f_lin, rhs))
         if has_aux:
-            return out, (d_solution, tree_map(jnp.zeros_like, out[1]))
+            return out, (d_solution, tree_map(_zeros_like, out[1]))
         return out, d_solution
     root.defjvp(root_jvp)
     out = root(list(f_params), list(s_params), initial_guess)
@@ -107,7 +111,7 @@ def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,
         if t_conv is None:
             raise TypeError(f"custom_linear_solve: reverse mode needs transpose_solve= (or "
                             f"symmetric=True for a symmetric matvec){where()}")
-        return (tree_map(jnp.zeros_like, solver), tree_map(jnp.zeros_like, transposer),
+        return (tree_map(_zeros_like, solver), tree_map(_zeros_like, transposer),
                 plain(t_conv(ct, *transposer)))
     linear.defvjp(linear_fwd, linear_bwd)
 
@@ -124,7 +128,7 @@ def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,
         _, d_matvec = jvp(lambda *p: mv_conv(x, *p), tuple(params), tuple(d_params))
         dx = linear(solver, transposer, tree_map(lambda u, v: u - v, d_rhs, d_matvec))
         if has_aux:
-            return out, (dx, tree_map(jnp.zeros_like, out[1]))
+            return out, (dx, tree_map(_zeros_like, out[1]))
         return out, dx
     solve_all.defjvp(solve_jvp)
     out = solve_all(list(mv_params), list(s_params), list(t_params), b)

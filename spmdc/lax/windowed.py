@@ -16,8 +16,15 @@ import numpy as np
 
 from ..compiler.ir import TensorType
 from ..compiler.primitives.conv import dilate_dim
-from ..compiler.primitives.core import registry as _prims
 from ..compiler.primitives.reductions import identity_of
+from ..compiler.primitives.windowed import (
+    reduce_precision_p,
+    reduce_window_max_p,
+    reduce_window_min_p,
+    reduce_window_p,
+    reduce_window_sum_p,
+)
+from ..core.operands import asarray
 from ..core.tracing import Tracer, bind, current_trace, trace_function
 from ..core.tree import tree_flatten, tree_unflatten
 from . import core as _lax
@@ -50,6 +57,11 @@ def _monoid(computation: Callable[..., Any], operand: Any, init: Any) -> str | N
     return kind if value == identity_of(kind, operand.dtype) else None
 
 
+_MONOID_PRIMITIVES = {"sum": reduce_window_sum_p, "max": reduce_window_max_p,
+                      "min": reduce_window_min_p}
+"""The windowed reduction primitive of each monoid ``_monoid`` recognises."""
+
+
 def reduce_window(operand: Any, init_value: Any, computation: Callable[..., Any],
                   window_dimensions: Sequence[int], window_strides: Sequence[int] | None = None,
                   padding: str | Sequence[tuple[int, int]] = "VALID",
@@ -59,7 +71,6 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[..., Any]
     ``computation(accumulators, elements)`` starting from ``init_value`` (scalars, the same
     pytree). ``padding`` is 'VALID', 'SAME', 'SAME_LOWER' or (low, high) pairs; padding and
     the holes of ``base_dilation`` hold the initial value."""
-    from ..numpy.core import asarray
     leaves, tree = tree_flatten(operand)
     inits, init_tree = tree_flatten(init_value)
     if tree != init_tree:
@@ -91,7 +102,7 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[..., Any]
         kind = _monoid(computation, leaves[0], inits[0])
         if kind is not None:
             x = leaves[0]
-            return tree_unflatten(tree, [bind(_prims[f"reduce_window_{kind}"], x, weak=x.weak,
+            return tree_unflatten(tree, [bind(_MONOID_PRIMITIVES[kind], x, weak=x.weak,
                                               **window)])
     inits = [_init(i, x) for i, x in zip(inits, leaves, strict=True)]
     if current_trace() is None:              # stage the whole call, as control flow does
@@ -102,14 +113,13 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[..., Any]
             window_dimensions, window_strides, padding, base_dilation,
             window_dilation))(*leaves, *inits)
     func = _trace_computation(computation, tree, leaves)
-    outs = bind(_prims["reduce_window"], *leaves, *inits, computation=func, **window)
+    outs = bind(reduce_window_p, *leaves, *inits, computation=func, **window)
     for o, x in zip(outs, leaves, strict=True):
         o.weak = x.weak
     return tree_unflatten(tree, outs)
 
 
 def _init(value: Any, operand: Any) -> Any:
-    from ..numpy.core import asarray
     v = asarray(value)
     if v.shape != ():
         raise TypeError(f"reduce_window expected init_values to be scalars, got shape "
@@ -139,7 +149,6 @@ def _trace_computation(computation: Callable[..., Any], tree: Any, leaves: list[
         if out_tree != tree:
             raise ValueError("reduce_window output must have the same tree structure as the "
                              f"operands: {out_tree} vs. {tree}")
-        from ..numpy.core import asarray
         return [asarray(o).astype(x.dtype) if asarray(o).dtype != x.dtype else o
                 for o, x in zip(flat, leaves, strict=True)]
     func, _, captured = trace_function(body, scalars + scalars, [False] * (2 * n),
@@ -154,12 +163,11 @@ def _trace_computation(computation: Callable[..., Any], tree: Any, leaves: list[
 def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> Any:
     """Round ``operand`` (floating point) to a format with ``exponent_bits`` exponent and
     ``mantissa_bits`` mantissa bits, as XLA's ReducePrecision."""
-    from ..numpy.core import asarray
     for name, v in (("exponent_bits", exponent_bits), ("mantissa_bits", mantissa_bits)):
         if isinstance(v, Tracer):
             raise TypeError(f"reduce_precision: {name} must be a concrete Python integer")
     x = asarray(operand)
-    return bind(_prims["reduce_precision"], x, exponent_bits=operator.index(exponent_bits),
+    return bind(reduce_precision_p, x, exponent_bits=operator.index(exponent_bits),
                 mantissa_bits=operator.index(mantissa_bits), weak=x.weak)
 
 

@@ -33,7 +33,7 @@ from spmdc.nn.functions import (
     swish,
 )
 from spmdc.numpy import tanh
-from spmdc.scipy._logsumexp import logsumexp
+from spmdc.numpy.reductions import logsumexp
 
 __all__ = ["initializers", "tanh", "logsumexp",
            "celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish",

@@ -23,7 +23,10 @@ import numpy as np
 
 import spmdc.numpy as jnp
 from spmdc import lax
-from spmdc.scipy._lax import erfc, inexact, logistic
+from spmdc.core.operands import inexact
+from spmdc.lax.ops import logistic
+from spmdc.lax.special import erfc
+from spmdc.numpy.reductions import logsumexp
 
 
 def _array(x: Any) -> Any:
@@ -80,6 +83,7 @@ def soft_sign(x: Any) -> Any:
 
 def sigmoid(x: Any) -> Any:
     """The logistic function ``1 / (1 + exp(-x))``."""
+    (x,) = inexact(x)
     return logistic(x)
 
 
@@ -222,7 +226,6 @@ def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
 
 def logmeanexp(x: Any, axis: Any = None, where: Any = None, keepdims: bool = False) -> Any:
     """``log(mean(exp(x), axis))``, computed as ``logsumexp - log(count)``."""
-    from spmdc.scipy._logsumexp import logsumexp
     lse = logsumexp(x, axis=axis, where=where, keepdims=keepdims)
     x = _array(x)
     ones = jnp.ones(x.shape, lse.dtype)

@@ -19,9 +19,24 @@ import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
-from ..core.devices import device_put
-from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
-from ..errors import at_line
+from ..core.operands import (
+    ARRAY_TYPES,
+    asarray,
+    broadcast_shapes,
+    check_flag,  # noqa: F401  (spmdc.numpy's modules use it)
+    result_type,
+)
+from ..core.operands import broadcast_to as _broadcast_to
+from ..core.operands import dtype_of as _dtype_of
+from ..core.operands import error as _error
+from ..core.operands import full as _full
+from ..core.operands import iota as _iota
+from ..core.operands import is_array as _is_array
+from ..core.operands import operand as _operand
+from ..core.operands import promote as _promote
+from ..core.operands import shape_arg as _shape_arg
+from ..core.operands import shape_of as _shape
+from ..core.tracing import Tracer, bind, current_trace, type_of
 from ..runtime.array import Array
 
 ndarray = Array
@@ -46,33 +61,10 @@ floating, integer, inexact, number, signedinteger, unsignedinteger, complexfloat
     np.complexfloating)
 
 
-_ARRAY_TYPES = (Tracer, Array)
-
-
-def _is_array(x: Any) -> bool:
-    return isinstance(x, _ARRAY_TYPES)
-
-
-def _error(op: str, message: str) -> TypeError:
-    return TypeError(f"{op}: {message}{at_line(user_source())}")
+_ARRAY_TYPES = ARRAY_TYPES
 
 
 # --- conversion --------------------------------------------------------------------------
-
-def asarray(x: Any, dtype: Any = None) -> Any:
-    """``x`` as an spmdc value (a Tracer while tracing, else an Array)."""
-    if _is_array(x):
-        return x if dtype is None else x.astype(dtype)
-    if isinstance(x, (list, tuple)) and builtins.any(_is_array(v) for v in _flat_checked(x)):
-        from .shape_ops import stack  # the one upward import: a list of arrays is a stack
-        return stack([asarray(v) for v in x]) if dtype is None else \
-            stack([asarray(v) for v in x]).astype(dtype)
-    t, weak = type_of(x if dtype is None else np.asarray(x, dtypes.canonicalize(dtype)))
-    value = np.asarray(x, t.dtype)
-    out = device_put(value)
-    out.weak = weak and dtype is None
-    return out
-
 
 def array(x: Any, dtype: Any = None, copy: bool = True) -> Any:
     """``x`` as an spmdc array. spmdc arrays are immutable, so a copy and the original can
@@ -80,83 +72,6 @@ def array(x: Any, dtype: Any = None, copy: bool = True) -> Any:
     if copy not in (True, False, None):
         raise _error("array", f"copy must be True, False or None, got {copy!r}")
     return asarray(x, dtype)
-
-
-def _flat_checked(x: Any) -> list[Any]:
-    try:
-        return _flat(x)
-    except RecursionError as e:
-        from ..core.tree_cycles import cycle_error
-        raise cycle_error(x, None, e) from None
-
-
-def _flat(x: Any) -> list[Any]:
-    if isinstance(x, (list, tuple)):
-        return [y for v in x for y in _flat(v)]
-    return [x]
-
-
-def _operand(x: Any, dtype: np.dtype) -> Any:
-    """``x`` converted to ``dtype``: arrays with convert, Python values as 0-d NumPy."""
-    if isinstance(x, _ARRAY_TYPES):
-        return x if x.dtype == dtype else bind(_prims["convert"], x, new_dtype=dtype,
-                                                   weak=False)
-    if type(x) is int or (isinstance(x, int) and not isinstance(x, bool)):
-        # Note [weak int conversion]: JAX converts a Python int to the default int
-        # (OverflowError outside its range) and then casts, which wraps to a narrower
-        # integer type (-1 * uint8 array multiplies by 255) and rounds to a float
-        # (float16 gives inf beyond its range). NumPy refuses out-of-range ints instead.
-        dtypes.dtype_and_weak(x)                         # the range check
-        with np.errstate(over="ignore"):
-            return np.asarray(x, dtypes.default_int()).astype(dtype)
-    with np.errstate(over="ignore"):                     # 1e300 in float16 is inf
-        return np.asarray(x, dtype)
-
-
-def _promote(op: str, *args: Any) -> tuple[list[Any], np.dtype, bool]:
-    pairs = tuple([(a.dtype, bool(a.weak)) if isinstance(a, _ARRAY_TYPES)
-                   else dtypes.dtype_and_weak(a) for a in args])
-    dtype, weak = dtypes.result_type_of_pairs(pairs)
-    return [_operand(a, dtype) for a in args], dtype, weak
-
-
-def _shape(x: Any) -> tuple[int, ...]:
-    return x.shape if isinstance(x, _ARRAY_TYPES) else np.shape(x)
-
-
-def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tuple[int, ...]:
-    if shapes and builtins.all(type(s) is tuple and s == shapes[0] for s in shapes):
-        return shapes[0]                # the common case: nothing to broadcast
-    ndim = builtins.max((len(s) for s in shapes), default=0)
-    out = []
-    for i in range(ndim):
-        sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
-        if len(sizes) > 1:
-            raise _error(op, "incompatible shapes for broadcasting: "
-                         + ", ".join(str(tuple(s)) for s in shapes))
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(out)
-
-
-def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
-    """NumPy broadcasting of one operand; rank-0 operands stay rank 0 (primitives take them)."""
-    xs = _shape(x)
-    if xs == shape or xs == ():
-        return x
-    weak = False
-    if not _is_array(x):
-        x = np.asarray(x)
-        if not x.ndim or current_trace() is None:
-            return np.broadcast_to(x, shape) if x.ndim else x
-        # Under a trace the NumPy operand is captured as it is and broadcast by the
-        # program: broadcast on the host, it was captured at the full shape (comparing a
-        # [64, 48, 1] index with np.arange(48) captured a [64, 48, 48] constant).
-    else:
-        weak = x.weak
-    # broadcast_in_dim stretches size-1 axes itself (as JAX emits it): no squeeze first.
-    lead = len(shape) - len(xs)
-    return bind(_prims["broadcast_in_dim"], x, shape=tuple(shape),
-                broadcast_dimensions=tuple(range(lead, len(shape))), weak=weak)
 
 
 def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
@@ -567,44 +482,13 @@ def _dtype_or(dtype: Any, default: np.dtype) -> np.dtype:
     return dtypes.canonicalize(dtype if dtype is not None else default)
 
 
-def _shape_arg(shape: Any, op: str = "shape") -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    try:
-        dims = tuple(int(operator_index(d)) for d in shape)
-    except TypeError:
-        raise _error(op, f"shape must be a tuple of Python ints, got {shape!r} "
-                     "(a traced value cannot be a shape; make it static)") from None
-    if builtins.any(d < 0 for d in dims):
-        raise _error(op, f"shape {dims} has a negative dimension; every dimension must be "
-                     ">= 0")
-    return dims
-
-
 def operator_index(d: Any) -> int:
     import operator
     return operator.index(d)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
-    shape = _shape_arg(shape)
-    if not _is_array(fill_value) and np.ndim(fill_value) == 0:
-        # A Python or NumPy scalar stays a literal of the program (placed on the device
-        # and captured, it was an argument XLA could not fold: x + zeros(...) kept its add).
-        t, weak = type_of(fill_value)
-        fill = np.asarray(fill_value, t.dtype)
-        if dtype is not None and dtypes.canonicalize(dtype) != t.dtype:
-            fill, weak = bind(_prims["convert"], fill, new_dtype=dtypes.canonicalize(dtype)), False
-        return bind(_prims["broadcast_in_dim"], fill, shape=shape, broadcast_dimensions=(),
-                    weak=weak and dtype is None)
-    if dtype is None:
-        fill = asarray(fill_value)
-    else:
-        fill = asarray(fill_value).astype(dtypes.canonicalize(dtype))
-    if fill.ndim:
-        return broadcast_to(fill, shape)
-    return bind(_prims["broadcast_in_dim"], fill, shape=shape, broadcast_dimensions=(),
-                weak=fill.weak)
+    return _full(_shape_arg(shape), fill_value, dtype)
 
 
 def zeros(shape: Any, dtype: Any = None) -> Any:
@@ -635,21 +519,8 @@ def ones_like(x: Any, dtype: Any = None, shape: Any = None) -> Any:
 empty_like = zeros_like
 
 
-def _dtype_of(x: Any) -> np.dtype:
-    return x.dtype if _is_array(x) else dtypes.dtype_and_weak(x)[0]
-
-
 def iota(dtype: Any, size: int) -> Any:
     return _iota(dtypes.canonicalize(dtype), (size,), 0)
-
-
-def _iota(dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> Any:
-    from ..core.tracing import current_trace
-    if current_trace() is None:            # a constant: build it on the host
-        value = np.broadcast_to(np.arange(shape[dimension], dtype=dtype).reshape(
-            [-1 if i == dimension else 1 for i in range(len(shape))]), shape)
-        return asarray(np.ascontiguousarray(value))
-    return bind(_prims["iota"], dtype=dtype, shape=shape, dimension=dimension)
 
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:
@@ -746,15 +617,3 @@ def shape(x: Any) -> tuple[int, ...]:
 
 def ndim(x: Any) -> int:
     return len(_shape(x))
-
-
-def result_type(*args: Any) -> np.dtype:
-    return dtypes.result_type(*[(a.dtype, a.weak) if _is_array(a) else
-                                dtypes.dtype_and_weak(a) for a in args])[0]
-
-
-def check_flag(op: str, name: str, value: Any) -> None:
-    """A True/False option that changes nothing on immutable arrays (``copy=``, hints):
-    checked, so a wrong value is an error rather than ignored."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{op}: {name} must be True or False, got {value!r}")

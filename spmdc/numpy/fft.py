@@ -1,5 +1,5 @@
-"""spmdc.numpy.fft (JAX's ``jax.numpy.fft``): NumPy's discrete Fourier transforms on the
-FFT primitive (compiler/primitives/fft.py, StableHLO's ``fft``), with JAX 0.10.2's
+"""spmdc.numpy.fft (JAX's ``jax.numpy.fft``): NumPy's discrete Fourier transforms on
+``lax.fft``'s transform (the FFT primitive, StableHLO's ``fft``), with JAX 0.10.2's
 signatures and semantics: ``n``/``s`` crop or zero-pad the input, ``axes`` may be any
 (distinct) axes, ``norm`` is "backward" (default), "ortho" or "forward", and inputs are
 promoted as JAX does (integers to the default float, reals to complex, so a float32 input
@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
-from ..core.tracing import bind, where
+from ..core.tracing import where
+from ..lax.fft import transform
 from .complex_ops import conj
 from .core import arange, asarray
 from .shape_ops import moveaxis, pad
@@ -23,25 +23,6 @@ from .shape_ops import moveaxis, pad
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",
            "irfft2", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift",
            "ifftshift"]
-
-
-def transform(x: Any, fft_type: str, lengths: tuple[int, ...]) -> Any:
-    """The FFT primitive of ``fft_type`` ("FFT", "IFFT", "RFFT", "IRFFT") over the
-    trailing ``len(lengths)`` (at most 3) dimensions, after JAX's conversions of ``x``:
-    RFFT takes a real operand (integers become the default float), the others a complex
-    one. (``lax.fft`` is this.)"""
-    x = asarray(x)
-    if fft_type == "RFFT":
-        if x.dtype.kind == "c":
-            raise ValueError(f"rfft: the input must be real, got {x.dtype}{where()}")
-        if not dtypes.is_inexact(x.dtype):
-            x = x.astype(dtypes.default_float())
-    elif x.dtype.kind != "c":
-        x = x.astype(np.complex128 if x.dtype == np.float64 else
-                     np.complex64 if dtypes.is_float(x.dtype) else dtypes.default_complex())
-    if not lengths:
-        return x
-    return bind(_prims["fft"], x, fft_type=fft_type, fft_lengths=tuple(lengths))
 
 
 def _norm_factor(s: Sequence[int], name: str, norm: str, dtype: np.dtype) -> Any:

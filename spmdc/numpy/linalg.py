@@ -14,6 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core import dtypes
+from ..core.precision import check_precision
+from ..lax import linalg as lax_linalg
 from .core import abs, asarray, broadcast_to, eye, isnan, power, sqrt, where
 from .linalg_solve import (  # noqa: F401  (re-exported)
     EighResult,
@@ -220,7 +223,6 @@ def cond(x: Any, p: Any = None) -> Any:
 def multi_dot(arrays: Any, *, precision: Any = None) -> Any:
     """The product of a chain of matrices (the first may be 1-D, and the last), evaluated
     in the order that needs the fewest multiplications."""
-    from .products import check_precision
     check_precision("multi_dot", precision)         # checked here, honoured by each matmul
     arrays = [asarray(a) for a in arrays]
     if len(arrays) < 2:
@@ -355,7 +357,6 @@ def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
 
 
 def _eig_operand(op: str, a: Any) -> Any:
-    from ..core import dtypes
     a = asarray(a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"{op}: the argument must have shape [..., n, n], got {a.shape}")
@@ -367,17 +368,12 @@ def _eig_operand(op: str, a: Any) -> Any:
 def eig(a: Any) -> tuple[Any, Any]:
     """The eigenvalues and right eigenvectors (columns) of general square matrices,
     complex (LAPACK's geev). Not differentiable yet."""
-    from ..compiler.primitives.core import registry
-    from ..core.tracing import bind
-    w, v = bind(registry["eig"], _eig_operand("eig", a), compute_left=False,
-                compute_right=True)
+    w, v = lax_linalg.eig(_eig_operand("eig", a), compute_left_eigenvectors=False)
     return w, v
 
 
 def eigvals(a: Any) -> Any:
     """The (complex) eigenvalues of general square matrices."""
-    from ..compiler.primitives.core import registry
-    from ..core.tracing import bind
-    (w,) = bind(registry["eig"], _eig_operand("eigvals", a), compute_left=False,
-                compute_right=False)
+    (w,) = lax_linalg.eig(_eig_operand("eigvals", a), compute_left_eigenvectors=False,
+                          compute_right_eigenvectors=False)
     return w

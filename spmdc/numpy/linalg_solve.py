@@ -1,8 +1,8 @@
-"""The core of spmdc.numpy.linalg: its result types, the decompositions over the
-LAPACK-backed primitives (compiler/primitives/linalg.py, linalg_decomp.py) and the solvers
-built on them, with JAX 0.10.2's formulas; and the helpers spmdc.scipy.linalg, lax.linalg
-and random share (``inexact``, ``triangular_solve``, ``lu_solve_factored`` ...).
-spmdc.numpy.linalg re-exports the public names and adds the norms and the rest."""
+"""The core of spmdc.numpy.linalg: its result types, the decompositions (lax.linalg's,
+with NumPy's signatures and promotion) and the solvers built on them, with JAX 0.10.2's
+formulas; and the helpers spmdc.scipy.linalg and random share (``inexact``,
+``triangular_solve``, ``lu_solve_factored`` ...). spmdc.numpy.linalg re-exports the public
+names and adds the norms and the rest."""
 from __future__ import annotations
 
 import builtins
@@ -10,9 +10,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
-from ..core.tracing import bind
+from ..lax import linalg as lax_linalg
 from .core import (
     abs,
     asarray,
@@ -91,14 +90,10 @@ def batch_broadcast(op: str, a: Any, b: Any) -> tuple[Any, Any]:
 
 def triangular_solve(a: Any, b: Any, *, left_side: bool, lower: bool, transpose_a: bool,
                      unit_diagonal: bool = False) -> Any:
+    """lax.linalg.triangular_solve with the batch dimensions broadcast."""
     a, b = batch_broadcast("triangular_solve", a, b)
-    return bind(_prims["triangular_solve"], a, b, left_side=left_side, lower=lower,
-                transpose_a=transpose_a, unit_diagonal=unit_diagonal)
-
-
-def lu_factor(a: Any) -> tuple[Any, Any, Any]:
-    """``(lu, pivots, permutation)`` of the lu primitive."""
-    return tuple(bind(_prims["lu"], a))
+    return lax_linalg.triangular_solve(a, b, left_side=left_side, lower=lower,
+                                       transpose_a=transpose_a, unit_diagonal=unit_diagonal)
 
 
 def permute_rows(perm: Any, b: Any, inverse: bool = False) -> Any:
@@ -134,10 +129,6 @@ def _diag(x: Any) -> Any:
     return sum(where(np.eye(x.shape[-1], dtype=bool), x, 0), axis=-1)
 
 
-def symmetrize(x: Any) -> Any:
-    return (x + mT(x)) / 2
-
-
 # --- decompositions ------------------------------------------------------------------------------
 
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
@@ -145,7 +136,7 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> A
     matrices ``[..., n, n]``; NaNs where the factorisation fails."""
     (a,) = inexact("cholesky", a)
     square("cholesky", a)
-    low = bind(_prims["cholesky"], symmetrize(a) if symmetrize_input else a)
+    low = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
     return mT(low) if upper else low
 
 
@@ -158,7 +149,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     if a.ndim < 2:
         raise ValueError(f"qr: the argument must have shape [..., m, n], got {a.shape}")
-    q, r = bind(_prims["qr"], a, full_matrices=mode == "complete")
+    q, r = lax_linalg.qr(a, full_matrices=mode == "complete")
     return r if mode == "r" else QRResult(q, r)
 
 
@@ -182,10 +173,8 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
         vh = mT(u * expand_dims(_take_last(sign(w), order), -2))
         return SVDResult(u, s, vh)
     if compute_uv:
-        s, u, vt = bind(_prims["svd"], a, full_matrices=bool(full_matrices), compute_uv=True)
-        return SVDResult(u, s, vt)
-    (s,) = bind(_prims["svd"], a, full_matrices=bool(full_matrices), compute_uv=False)
-    return s
+        return SVDResult(*lax_linalg.svd(a, full_matrices=full_matrices))
+    return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=False)
 
 
 def _take_last(x: Any, order: Any) -> Any:
@@ -211,7 +200,7 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Any:
         raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {UPLO}")
     (a,) = inexact("eigh", a)
     square("eigh", a)
-    v, w = bind(_prims["eigh"], symmetrize(a) if symmetrize_input else a, lower=UPLO != "U")
+    v, w = lax_linalg.eigh(a, lower=UPLO != "U", symmetrize_input=symmetrize_input)
     return EighResult(w, v)
 
 
@@ -236,7 +225,7 @@ def solve(a: Any, b: Any) -> Any:
     if b.shape[-2] != a.shape[-1]:
         raise ValueError(f"solve: a {a.shape} and b {b.shape[:-1] if vector else b.shape} "
                          "do not match")
-    lu, _, perm = lu_factor(a)
+    lu, _, perm = lax_linalg.lu(a)
     x = lu_solve_factored(lu, perm, b)
     return x[..., 0] if vector else x
 
@@ -248,7 +237,7 @@ def inv(a: Any) -> Any:
 
 
 def _slogdet_lu(a: Any) -> tuple[Any, Any]:
-    lu, pivots, _ = lu_factor(a)
+    lu, pivots, _ = lax_linalg.lu(a)
     diag = _diag(lu)
     is_zero = _any(diag == 0, axis=-1)
     parity = sum(pivots != np.arange(a.shape[-1], dtype=np.int32), axis=-1) + \

@@ -14,48 +14,17 @@ import numpy as np
 from ..compiler.primitives.core import registry as _prims
 from ..compiler.primitives.reductions import with_precision
 from ..core import dtypes
-from ..core.precision import Algorithm, dot_operands
+from ..core.precision import (
+    Algorithm,
+    check_precision,
+    dot_operands,
+    preferred_operands,
+    preferred_result,
+)
 from ..core.tracing import bind
 from .core import _error, _promote, asarray, broadcast_shapes, broadcast_to, multiply, where
 from .reductions import sum
 from .shape_ops import moveaxis, ravel, reshape
-
-
-def check_precision(op: str, precision: Any) -> tuple[str, str] | Algorithm | None:
-    """``precision=`` of a dot or convolution (anything lax.Precision and JAX's
-    PrecisionLike accept) as the primitive's ``precision`` param: None or a pair of
-    StableHLO precision names. See Note [dot precision]."""
-    from ..core.precision import canonicalize_precision
-    return canonicalize_precision(op, precision)
-
-
-def preferred_operands(op: str, x: Any, y: Any, preferred_element_type: Any) -> tuple[Any, Any]:
-    """The operands of a product with ``preferred_element_type``: converted to it, so the
-    product accumulates and returns in it; but floating operands with an integer type
-    stay as they are (JAX computes in floating point and converts the result, which
-    ``preferred_result`` does). An integer type narrower than integer operands is JAX's
-    error."""
-    x, y = asarray(x), asarray(y)
-    if preferred_element_type is None:
-        return x, y
-    want = dtypes.canonicalize(preferred_element_type)
-    have = dtypes.promote_types(x.dtype, y.dtype)
-    if dtypes.is_inexact(have) and not dtypes.is_inexact(want):
-        return x, y
-    if not dtypes.is_inexact(have) and not dtypes.is_inexact(want) \
-            and want.itemsize < have.itemsize:
-        raise TypeError(f"{op}: `preferred_element_type` must not be narrower than the "
-                        f"original type, got preferred_element_type of {want.name} for "
-                        f"operands of type {have.name}")
-    return x.astype(want), y.astype(want)
-
-
-def preferred_result(out: Any, preferred_element_type: Any) -> Any:
-    """``out`` in ``preferred_element_type`` (see preferred_operands)."""
-    if preferred_element_type is None:
-        return out
-    want = dtypes.canonicalize(preferred_element_type)
-    return out if out.dtype == want else out.astype(want)
 
 
 def _prepare(op: str, x: Any, y: Any, precision: Any,

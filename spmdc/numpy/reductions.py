@@ -12,6 +12,7 @@ import numpy as np
 
 from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
+from ..core.operands import inexact
 from ..core.tracing import bind
 from .core import (
     _error,
@@ -27,9 +28,11 @@ from .core import (
     maximum,
     minimum,
     multiply,
+    sign,
     sqrt,
     where,
 )
+from .core import where as _where
 from .shape_ops import _axes, _axis, expand_dims, ravel, reshape, squeeze
 
 
@@ -248,14 +251,56 @@ def cumprod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any
     return _cumulative("cumprod", x, axis, dtype, out)
 
 
-def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """log(sum(exp(x))) over ``axis``, computed stably (spmdc.numpy's own helper; JAX has
-    it as jax.nn.logsumexp / jax.scipy.special.logsumexp)."""
-    x = asarray(x)
-    m = stop_gradient(max(x, axis=axis, keepdims=True))
-    m = where(isfinite(m), m, 0)
-    out = log(sum(exp(x - m), axis=axis, keepdims=True)) + m
-    return out if keepdims else squeeze(out, axis=_axes(axis, x.ndim, "logsumexp"))
+def _logsumexp_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for a in axes:
+        if not -ndim <= a < builtins.max(ndim, 1):
+            raise ValueError(f"logsumexp: axis {a} is out of bounds for an array of rank {ndim}")
+        out.append(int(a) % builtins.max(ndim, 1))
+    if len(set(out)) != len(out):
+        raise ValueError(f"logsumexp: repeated axis in {axis!r}")
+    return tuple(out)
+
+
+def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
+              return_sign: bool = False, where: Any = None) -> Any:
+    """``log(sum(b * exp(a), axis))`` without overflow (JAX's ``jax.nn.logsumexp`` and
+    ``jax.scipy.special.logsumexp``, which spmdc.nn and spmdc.scipy re-export): the
+    maximum (where finite) is taken out before ``exp`` and added back, under
+    ``stop_gradient`` so that gradients are exact and finite. With ``b``, a negative sum
+    gives NaN unless ``return_sign``, which returns ``(log|sum|, sign(sum))``. ``where``
+    masks entries out of the sum."""
+    mask = where
+    if mask is not None:
+        a = _where(mask, a, 0)
+    if b is not None:
+        a, b = inexact(a, b)
+        a = _where(b != 0, a, -np.inf)
+    else:
+        (a,) = inexact(a)
+    axes = _logsumexp_axes(axis, a.ndim)
+    masked = a if mask is None else _where(mask, a, -np.inf)
+    if builtins.any(a.shape[i] == 0 for i in axes):
+        amax = max(masked, axes, keepdims=True, initial=-np.inf)
+    else:
+        amax = max(masked, axes, keepdims=True)
+    amax = stop_gradient(_where(isfinite(amax), amax, 0))
+    exp_a = exp(a - amax)
+    if b is not None:
+        exp_a = exp_a * b
+    sumexp = sum(exp_a, axes, keepdims=True, where=mask)
+    sign_ = sign(sumexp)
+    out = log(abs(sumexp)) + amax
+    if not keepdims:
+        out, sign_ = squeeze(out, axes), squeeze(sign_, axes)
+    if return_sign:
+        return out, sign_
+    if b is not None:
+        out = _where(sign_ < 0, np.nan, out)
+    return out
 
 
 def stop_gradient(x: Any) -> Any:

@@ -10,7 +10,7 @@ transformed rejection above), as JAX does.
 Gradients: as JAX, by implicit reparameterisation. A draw x ~ Gamma(a) is held at its
 place in the distribution, P(a, x) = u fixed, so dx/da = -(dP/da)(a, x) / p(a, x), with
 P the regularized incomplete gamma function and p the density; P's derivative in a comes
-from scipy/_incomplete.py (its series and continued fraction carried in dual numbers,
+from lax/special.py (its series and continued fraction carried in dual numbers,
 where JAX has a dedicated ``random_gamma_grad`` kernel for the same quantity). The loops
 of the sampler are never differentiated: the draw is a custom JVP whose tangent is that
 formula. loggamma's tangent is dx/da / x. beta, dirichlet, generalized_normal and ball
@@ -109,8 +109,8 @@ def _draw(data: Any, a: Any, log_space: bool) -> Any:
 
 def _dx_da(a: Any, drawn: Any, log_space: bool) -> Any:
     """The implicit reparameterisation gradient of a draw (module docstring)."""
-    from ..scipy import _lax as special
-    from ..scipy._incomplete import _igamma
+    from ..lax import special
+    from ..lax.special import _igamma
     log_x = drawn if log_space else jnp.log(drawn)
     x = jnp.exp(log_x)
     _, dp_da = _igamma(a, x, False, True)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..lax import linalg as lax_linalg
 from ..numpy import linalg as _public
 from ..numpy import linalg_solve as _nl
 from ..numpy.core import asarray, eye, floor, full_like, log2, maximum, where
@@ -59,8 +60,8 @@ def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
     (a,) = _nl.inexact("cholesky", a)
     _nl.square("cholesky", a)
     if lower:
-        return _nl.bind(_nl._prims["cholesky"], a)
-    return _nl.mT(_nl.bind(_nl._prims["cholesky"], _nl.mT(a)))
+        return lax_linalg.cholesky(a, symmetrize_input=False)
+    return _nl.mT(lax_linalg.cholesky(_nl.mT(a), symmetrize_input=False))
 
 
 def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
@@ -106,24 +107,8 @@ def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> t
     (a,) = _nl.inexact("lu_factor", a)
     if a.ndim < 2:
         raise ValueError(f"lu_factor: a must be a matrix, got shape {a.shape}")
-    lu_, pivots, _ = _nl.lu_factor(a)
+    lu_, pivots, _ = lax_linalg.lu(a)
     return lu_, pivots
-
-
-def _permutation_from_pivots(pivots: Any, m: int) -> Any:
-    """The row order that the swaps ``row k <-> row pivots[k]`` give, built by a Python
-    loop of one-hot swaps (the pivots are traced values)."""
-    pivots = asarray(pivots).astype(np.int32)
-    batch = pivots.shape[:-1]
-    slots = np.arange(m, dtype=np.int32)
-    perm = asarray(np.broadcast_to(slots, (*batch, m)).copy())
-    for k in range(pivots.shape[-1]):
-        j = expand_dims(pivots[..., k], -1)
-        is_k, is_j = slots == k, slots == j
-        pk = _sum(where(is_k, perm, 0), axis=-1, keepdims=True)
-        pj = _sum(where(is_j, perm, 0), axis=-1, keepdims=True)
-        perm = where(is_k, pj, where(is_j, pk, perm))
-    return perm
 
 
 def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0, overwrite_b: bool = False,
@@ -134,7 +119,8 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0, overwrite_b: b
     _nl.square("lu_solve", lu_)
     if trans not in (0, 1, 2):
         raise ValueError(f"lu_solve: trans must be 0, 1 or 2, got {trans!r}")
-    perm = _permutation_from_pivots(pivots, lu_.shape[-1])
+    perm = lax_linalg.lu_pivots_to_permutation(asarray(pivots).astype(np.int32),
+                                               lu_.shape[-1])
     return _solve_with("lu_solve", lu_, b, lambda rhs: _nl.lu_solve_factored(
         lu_, perm, rhs, trans=min(trans, 1)))
 
@@ -146,7 +132,7 @@ def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False,
     (a,) = _nl.inexact("lu", a)
     if a.ndim != 2:
         raise ValueError(f"lu: a must be a 2-D matrix, got shape {a.shape}")
-    lu_, _, perm = _nl.lu_factor(a)
+    lu_, _, perm = lax_linalg.lu(a)
     m, n = a.shape
     k = min(m, n)
     p = (expand_dims(perm, 0) == expand_dims(np.arange(m, dtype=np.int32), 1)).astype(a.dtype)
@@ -168,7 +154,7 @@ def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
     (a,) = _nl.inexact("qr", a)
     if a.ndim < 2:
         raise ValueError(f"qr: a must be a matrix, got shape {a.shape}")
-    q, r = _nl.bind(_nl._prims["qr"], a, full_matrices=mode in ("full", "r"))
+    q, r = lax_linalg.qr(a, full_matrices=mode in ("full", "r"))
     return (r,) if mode == "r" else (q, r)
 
 

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 import spmdc.numpy as jnp
-from spmdc.scipy import _lax
-from spmdc.scipy._lax import inexact
-from spmdc.scipy._logsumexp import logsumexp as logsumexp
+from spmdc import lax
+from spmdc.core.operands import inexact
+from spmdc.numpy.reductions import logsumexp as logsumexp
 from spmdc.transforms.custom_derivatives import custom_jvp
 
 
@@ -38,15 +38,18 @@ def _polyval(coefficients: Any, x: Any) -> Any:
 # --- error function and the normal distribution ---------------------------------------------
 
 def erf(x: Any) -> Any:
-    return _lax.erf(x)
+    (x,) = inexact(x)
+    return lax.erf(x)
 
 
 def erfc(x: Any) -> Any:
-    return _lax.erfc(x)
+    (x,) = inexact(x)
+    return lax.erfc(x)
 
 
 def erfinv(x: Any) -> Any:
-    return _lax.erf_inv(x)
+    (x,) = inexact(x)
+    return lax.erf_inv(x)
 
 
 def _real_float(name: str, x: Any) -> Any:
@@ -66,8 +69,8 @@ def _ndtr(x: Any) -> Any:
     half_sqrt_2 = _c(x, 0.5 * math.sqrt(2.0))
     w = x * half_sqrt_2
     z = jnp.abs(w)
-    y = jnp.where(z < half_sqrt_2, _c(x, 1.0) + _lax.erf(w),
-                  jnp.where(w > 0, _c(x, 2.0) - _lax.erfc(z), _lax.erfc(z)))
+    y = jnp.where(z < half_sqrt_2, _c(x, 1.0) + lax.erf(w),
+                  jnp.where(w > 0, _c(x, 2.0) - lax.erfc(z), lax.erfc(z)))
     return _c(x, 0.5) * y
 
 
@@ -155,11 +158,13 @@ def _log_ndtr_lower(x: Any, series_order: int) -> Any:
 # --- gamma and beta functions -----------------------------------------------------------------
 
 def gammaln(x: Any) -> Any:
-    return _lax.lgamma(x)
+    (x,) = inexact(x)
+    return lax.lgamma(x)
 
 
 def digamma(x: Any) -> Any:
-    return _lax.digamma(x)
+    (x,) = inexact(x)
+    return lax.digamma(x)
 
 
 psi = digamma
@@ -171,7 +176,7 @@ def polygamma(n: Any, x: Any) -> Any:
     if not jnp.issubdtype(n_arr.dtype, np.integer):
         raise ValueError("Argument `n` to polygamma must be of integer type. "
                          f"Got dtype {n_arr.dtype}.")
-    return _lax.polygamma(n_arr, x)
+    return lax.polygamma(*jnp.broadcast_arrays(*inexact(n_arr, x)))
 
 
 def gammasgn(x: Any) -> Any:
@@ -187,13 +192,13 @@ def gammasgn(x: Any) -> Any:
 
 def gamma(x: Any) -> Any:
     (x,) = inexact(x)
-    return gammasgn(x) * jnp.exp(_lax.lgamma(x))
+    return gammasgn(x) * jnp.exp(lax.lgamma(x))
 
 
 def loggamma(x: Any) -> Any:
     """``log(gamma(x))`` for ``x > 0``, NaN elsewhere (real arguments)."""
     (x,) = inexact(x)
-    return jnp.where(x > 0, _lax.lgamma(x), _c(x, np.nan))
+    return jnp.where(x > 0, lax.lgamma(x), _c(x, np.nan))
 
 
 def _algdiv(a: Any, b: Any) -> Any:
@@ -222,8 +227,8 @@ def betaln(a: Any, b: Any) -> Any:
     """``log|B(a, b)|``, accurate when one argument is large."""
     a, b = inexact(a, b)
     a, b = jnp.minimum(a, b), jnp.maximum(a, b)
-    small_b = _lax.lgamma(a) + (_lax.lgamma(b) - _lax.lgamma(a + b))
-    large_b = _lax.lgamma(a) + _algdiv(a, b)
+    small_b = lax.lgamma(a) + (lax.lgamma(b) - lax.lgamma(a + b))
+    large_b = lax.lgamma(a) + _algdiv(a, b)
     return jnp.where(b < 8, small_b, large_b)
 
 
@@ -242,7 +247,7 @@ def multigammaln(a: Any, d: int) -> Any:
     a, d_ = inexact(a, d)
     constant = _c(a, 0.25) * d_ * (d_ - _c(a, 1.0)) * _c(a, math.log(math.pi))
     b = jnp.arange(d, dtype=a.dtype) / _c(a, 2.0)
-    res = jnp.sum(_lax.lgamma(jnp.expand_dims(a, -1) - b), axis=-1)
+    res = jnp.sum(lax.lgamma(jnp.expand_dims(a, -1) - b), axis=-1)
     return res + constant
 
 
@@ -251,7 +256,7 @@ def factorial(n: Any, exact: bool = False) -> Any:
     if exact:
         raise NotImplementedError("factorial with exact=True")
     (n,) = inexact(n)
-    return jnp.where(n < 0, _c(n, 0.0), jnp.exp(_lax.lgamma(n + 1)))
+    return jnp.where(n < 0, _c(n, 0.0), jnp.exp(lax.lgamma(n + 1)))
 
 
 def comb(N: Any, k: Any, *, repetition: bool = False) -> Any:
@@ -268,7 +273,8 @@ def comb(N: Any, k: Any, *, repetition: bool = False) -> Any:
 # --- logistic, entropies ----------------------------------------------------------------------
 
 def expit(x: Any) -> Any:
-    return _lax.logistic(x)
+    (x,) = inexact(x)
+    return lax.logistic(x)
 
 
 @custom_jvp
@@ -370,21 +376,23 @@ def boxcox1p(x: Any, lmbda: Any) -> Any:
 # --- Bessel functions -------------------------------------------------------------------------
 
 def i0e(x: Any) -> Any:
-    return _lax.bessel_i0e(x)
+    (x,) = inexact(x)
+    return lax.bessel_i0e(x)
 
 
 def i0(x: Any) -> Any:
     (x,) = inexact(x)
-    return jnp.exp(jnp.abs(x)) * _lax.bessel_i0e(x)
+    return jnp.exp(jnp.abs(x)) * lax.bessel_i0e(x)
 
 
 def i1e(x: Any) -> Any:
-    return _lax.bessel_i1e(x)
+    (x,) = inexact(x)
+    return lax.bessel_i1e(x)
 
 
 def i1(x: Any) -> Any:
     (x,) = inexact(x)
-    return jnp.exp(jnp.abs(x)) * _lax.bessel_i1e(x)
+    return jnp.exp(jnp.abs(x)) * lax.bessel_i1e(x)
 
 
 # --- softmax ----------------------------------------------------------------------------------
@@ -400,4 +408,20 @@ def log_softmax(x: Any, /, *, axis: Any = None) -> Any:
     return nn_log_softmax(x, axis=axis)
 
 
-from spmdc.scipy._incomplete import betainc, gammainc, gammaincc  # noqa: E402,F401
+
+
+# --- incomplete gamma and beta functions (Note [incomplete gamma and beta]) -------------------
+
+def gammainc(a: Any, x: Any) -> Any:
+    """The regularized lower incomplete gamma function P(a, x)."""
+    return lax.igamma(*jnp.broadcast_arrays(*inexact(a, x)))
+
+
+def gammaincc(a: Any, x: Any) -> Any:
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+    return lax.igammac(*jnp.broadcast_arrays(*inexact(a, x)))
+
+
+def betainc(a: Any, b: Any, x: Any) -> Any:
+    """The regularized incomplete beta function I_x(a, b); differentiable in x only."""
+    return lax.betainc(*jnp.broadcast_arrays(*inexact(a, b, x)))

@@ -30,6 +30,7 @@ from ..compiler.ir import Func, TensorType
 from ..compiler.passes.autodiff import is_float
 from ..compiler.primitives.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from ..core.concrete import values_readable
+from ..core.operands import asarray, dtype_of, full, shape_of
 from ..core.tracing import (
     Tracer,
     apply_func,
@@ -73,13 +74,11 @@ class SymbolicZero:
 def zero_from_primal(value: Any, symbolic_zeros: bool = False) -> Any:
     """Zero tangents for the pytree ``value``: SymbolicZeros, or zero arrays (float0 for
     integer and bool leaves), as JAX's ``custom_derivatives.zero_from_primal``."""
-    from .. import numpy as jnp
-
     def zero(x: Any) -> Any:
         z = SymbolicZero.from_primal_value(x)
         if symbolic_zeros:
             return z
-        return np.zeros(z.shape, float0) if z.dtype == float0 else jnp.zeros(z.shape, z.dtype)
+        return np.zeros(z.shape, float0) if z.dtype == float0 else full(z.shape, 0, z.dtype)
     return tree_map(zero, value)
 
 
@@ -248,13 +247,12 @@ def _check_like(what: str, got: Any, want_tree: Any, want_types: Sequence[Tensor
 
 
 def _zeros_for(leaves: list[Any], types: Sequence[TensorType]) -> list[Any]:
-    from .. import numpy as jnp
     out = []
     for v, t in zip(leaves, types, strict=True):
         if v is None or isinstance(v, SymbolicZero) or getattr(v, "dtype", None) == float0:
-            out.append(jnp.zeros(t.shape, t.dtype))
+            out.append(full(t.shape, 0, t.dtype))
         else:
-            out.append(jnp.asarray(v).astype(t.dtype) if type_of(v)[0].dtype != t.dtype
+            out.append(asarray(v).astype(t.dtype) if type_of(v)[0].dtype != t.dtype
                        else v)
     return out
 
@@ -391,9 +389,8 @@ def _tree_add(x: Any, y: Any) -> Any:
 
 
 def _tree_zeros(x: Any) -> Any:
-    from .. import numpy as jnp
     xs, tree = tree_flatten(x)
-    return tree_unflatten(tree, [jnp.zeros_like(v) for v in xs])
+    return tree_unflatten(tree, [full(shape_of(v), 0, dtype_of(v)) for v in xs])
 
 
 # --- custom_vjp ------------------------------------------------------------------------------

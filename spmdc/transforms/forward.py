@@ -1,13 +1,12 @@
-"""jvp, linearize, jacfwd, linear_transpose: forward mode through the forward pass.
+"""jvp, linearize, linear_transpose: forward mode through the forward pass.
 
 ``jvp`` traces the function into a Func, runs ``jvp_func`` (passes/forward.py, the
 ``jvp`` stage of ``spmdc dump``) and applies the result: inlined under another
 transformation, compiled at top level. ``linearize`` splits the JVP program by partial
 evaluation (Note [linearize] in passes/forward.py): the primal half runs once, and the
 linear function it returns runs only the tangent half, on the saved residuals, compiled
-once and reusable. ``jacfwd`` is ``vmap`` of ``jvp`` over the standard basis, so it costs
-one batched forward pass however many outputs there are. ``linear_transpose`` is the VJP
-of a linear function, after checking that the function is linear.
+once and reusable. ``linear_transpose`` is the VJP of a linear function, after checking
+that the function is linear. (``jacfwd``, built on ``jvp``, is in jacobians.py.)
 
 Note [integer tangents]
 ~~~~~~~~~~~~~~~~~~~~~~~
@@ -35,7 +34,7 @@ from ..core.tree import tree_flatten, tree_unflatten
 from .jit import Jitted, _fun_name, eager_jit, trace_pytree
 from .mapping import refuse_in_shard_map_body
 
-__all__ = ["jvp", "linearize", "jacfwd", "linear_transpose", "float0"]
+__all__ = ["jvp", "linearize", "linear_transpose", "float0"]
 
 float0 = np.dtype([("float0", np.void, 0)])
 """The dtype of the tangent of an integer or bool value (JAX's ``jax.dtypes.float0``)."""
@@ -219,91 +218,6 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
         return _with_float0(main, run(residuals, float_tangents))
 
     return (main, f_jvp, out[1]) if has_aux else (main, f_jvp)
-
-
-def _argnums(argnums: int | Sequence[int], nargs: int, what: str) -> tuple[int, ...]:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    for i in nums:
-        if not -nargs <= i < nargs:
-            raise ValueError(f"{what}: argnums={argnums} is out of range for a function "
-                             f"called with {nargs} positional arguments{where()}")
-    return tuple(i % nargs for i in nums)
-
-
-def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
-           holomorphic: bool = False) -> Callable[..., Any]:
-    """The Jacobian by forward mode: ``vmap`` of ``jvp`` over the standard basis of the
-    inputs, so the cost grows with the number of inputs, not outputs. ``holomorphic``:
-    a complex function of complex inputs (the basis is complex), as in JAX."""
-    from .. import numpy as jnp
-    from .vmap import vmap
-    _callable(fun, "jacfwd")
-
-    def jac_fn(*args: Any) -> Any:
-        nums = _argnums(argnums, len(args), "jacfwd")
-        diff = tuple(args[i] for i in nums)
-        d_leaves, d_tree = tree_flatten(diff)
-        for leaf in d_leaves:
-            t = type_of(leaf)[0]
-            if holomorphic and t.dtype.kind != "c":
-                raise TypeError("jacfwd with holomorphic=True requires inputs with complex "
-                                f"dtype, but got {t.dtype.name}{where()}")
-            if not holomorphic and t.dtype.kind != "f" and t.dtype.name != "bfloat16":
-                raise TypeError("jacfwd requires real-valued inputs (input dtype that is a "
-                                f"sub-dtype of np.floating), but got {t.dtype.name}. For "
-                                "holomorphic differentiation, pass holomorphic=True. For "
-                                "differentiation of non-holomorphic functions involving complex "
-                                f"inputs or integer inputs, use jvp directly{where()}")
-        types = [type_of(v)[0] for v in d_leaves]
-        sizes = [int(np.prod(t.shape)) for t in types]
-        total = sum(sizes)
-
-        def partial_fun(*d: Any) -> Any:
-            full = list(args)
-            for i, x in zip(nums, d, strict=True):
-                full[i] = x
-            return fun(*full)
-
-        # basis[k] for leaf k: (total, *shape), the rows of the identity for its entries.
-        offsets = np.cumsum([0, *sizes])
-        basis = [jnp.reshape(jnp.eye(total, dtype=t.dtype)[:, offsets[k]:offsets[k + 1]],
-                             (total, *t.shape)) for k, t in enumerate(types)]
-
-        out_info: list[Any] = []          # (out treedef, out leaf types), from the trace
-
-        def push(*basis_leaves: Any) -> Any:
-            tangents = tree_unflatten(d_tree, list(basis_leaves))
-            res = jvp(partial_fun, diff, tangents, has_aux=has_aux)
-            out_leaves, out_tree = tree_flatten(res[0])
-            out_info[:] = [out_tree, [type_of(v)[0] for v in out_leaves]]
-            floats = [t for t in tree_flatten(res[1])[0] if not _is_float0(t)]
-            return (floats, res[2]) if has_aux else floats
-
-        if has_aux:
-            cols, aux = vmap(push, out_axes=(0, None))(*basis)
-        else:
-            cols = vmap(push)(*basis)
-        out_tree, out_types = out_info
-        for ot in out_types:
-            if holomorphic and ot.dtype.kind != "c":
-                raise TypeError("jacfwd with holomorphic=True requires outputs with complex "
-                                f"dtype, but got {ot.dtype.name}{where()}")
-        cols_iter = iter(cols)
-        jacs = []
-        for ot in out_types:
-            if not is_float(ot):                            # an integer output: zeros
-                jacs.append([jnp.zeros((*ot.shape, *t.shape), dtype=ot.dtype) for t in types])
-                continue
-            col = jnp.moveaxis(next(cols_iter), 0, -1)      # (*out_shape, total)
-            jacs.append([jnp.reshape(col[..., offsets[k]:offsets[k + 1]], (*ot.shape, *t.shape))
-                         for k, t in enumerate(types)])
-        per_out = [tree_unflatten(d_tree, j) for j in jacs]
-        if isinstance(argnums, int):
-            per_out = [p[0] for p in per_out]
-        result = tree_unflatten(out_tree, per_out)
-        return (result, aux) if has_aux else result
-
-    return functools.wraps(fun)(jac_fn)
 
 
 def linear_transpose(fun: Callable[..., Any], *primals: Any,

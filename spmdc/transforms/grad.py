@@ -1,9 +1,10 @@
-"""grad, value_and_grad, vjp, jacrev, hessian: reverse mode through the autodiff pass.
+"""grad, value_and_grad, vjp: reverse mode through the autodiff pass.
 
 Each traces the function into a Func, runs ``vjp_func`` (passes/autodiff.py) and applies
 the result: inlined under another transformation, compiled at top level. Values closed
 over from an enclosing trace are inputs the pass does not differentiate, which is what
-keeps nested derivatives of closures free of perturbation confusion.
+keeps nested derivatives of closures free of perturbation confusion. ``jacrev`` and
+``hessian``, built on ``vjp``, are in jacobians.py.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from .forward import float0
 from .jit import Jitted, eager_jit
 from .mapping import refuse_in_shard_map_body
 
-__all__ = ["grad", "value_and_grad", "vjp", "jacrev", "jacobian", "hessian"]
+__all__ = ["grad", "value_and_grad", "vjp"]
 
 
 
@@ -273,91 +274,3 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         return _with_float0_leaves(tuple(primals), pull(tuple(primals), ct_leaves))
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
-
-
-def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-           has_aux: bool = False, holomorphic: bool = False,
-           allow_int: bool = False) -> Callable[..., Any]:
-    """The Jacobian by reverse mode: one vjp per output element, batched with vmap.
-
-    As in JAX, inputs and outputs may be pytrees: the result has the output's structure,
-    each output leaf replaced by the structure of ``args[argnums]`` (a tuple of them when
-    ``argnums`` is a tuple) whose leaves have shape ``out_leaf.shape + in_leaf.shape``.
-    With ``has_aux=True``, ``fun`` returns ``(output, aux)`` and jacrev ``(jacobian, aux)``.
-    ``holomorphic`` and ``allow_int`` (zero blocks for integer inputs) are as in JAX.
-    """
-    if not callable(fun):
-        raise TypeError(f"jacrev expects a callable, got {type(fun).__name__}")
-    what = "jacrev"
-    from .. import numpy as jnp
-    from .vmap import vmap
-
-    def jac_fn(*args: Any, **kwargs: Any) -> Any:
-        nums = _argnums(argnums, len(args), what)
-        for i in nums:
-            for leaf in tree_flatten(args[i])[0]:
-                _check_input(what, holomorphic, allow_int, leaf, f"args[{i}]")
-
-        def partial_fun(*diff: Any) -> Any:
-            full = list(args)
-            for i, d in zip(nums, diff, strict=True):
-                full[i] = d
-            return fun(*full, **kwargs)
-
-        if has_aux:
-            out, pull, aux = vjp(partial_fun, *(args[i] for i in nums), has_aux=True)
-        else:
-            out, pull = vjp(partial_fun, *(args[i] for i in nums))
-        out_leaves, out_tree = tree_flatten(out)
-        for o in out_leaves:
-            _check_output(what, holomorphic, type_of(o)[0])
-        out_leaves = [jnp.asarray(o) for o in out_leaves]
-        sizes = [o.size for o in out_leaves]
-        total = sum(sizes)
-        offsets = np.cumsum([0, *sizes])
-        # One basis cotangent per output element, stacked: row r is 1 at element r of the
-        # outputs flattened one after another.
-        basis = [jnp.reshape(jnp.eye(total, dtype=o.dtype)[:, offsets[k]:offsets[k + 1]],
-                             (total, *o.shape)) for k, o in enumerate(out_leaves)]
-        diff_args = [args[i] for i in nums]
-        def pull_floats(ct: Any) -> list[Any]:       # float0 cannot leave a vmap
-            return [g for g in tree_flatten(pull(ct))[0] if getattr(g, "dtype", None) != float0]
-
-        diff_leaves = [x for a in diff_args for x in tree_flatten(a)[0]]
-        if total:
-            float_cols = iter(vmap(pull_floats)(tree_unflatten(out_tree, basis)))
-        else:                   # no output elements: every Jacobian block is empty
-            float_cols = iter([jnp.zeros((0, *jnp.shape(x)), type_of(x)[0].dtype)
-                               for x in diff_leaves if is_float(type_of(x)[0])])
-        # one column block per differentiated leaf; None for an integer leaf, whose block
-        # is zeros of its own dtype (JAX's jacrev gives int zeros there, not float0)
-        cols = [next(float_cols) if is_float(type_of(x)[0]) else None for x in diff_leaves]
-        per_output = []
-        for k, o in enumerate(out_leaves):
-            blocks, pos = [], 0
-            for a in diff_args:
-                rows = []
-                for x in tree_flatten(a)[0]:
-                    c = cols[pos]
-                    pos += 1
-                    rows.append(jnp.zeros((*o.shape, *np.shape(x)), type_of(x)[0].dtype)
-                                if c is None else
-                                jnp.reshape(c[offsets[k]:offsets[k + 1]],
-                                            (*o.shape, *jnp.shape(x))))
-                blocks.append(tree_unflatten(tree_structure(a), rows))
-            per_output.append(blocks[0] if isinstance(argnums, int) else tuple(blocks))
-        jac = tree_unflatten(out_tree, per_output)
-        return (jac, aux) if has_aux else jac
-
-    return functools.update_wrapper(jac_fn, fun, updated=())
-
-
-jacobian = jacrev
-
-
-def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-            has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
-    """Forward over reverse, as JAX: ``jacfwd(jacrev(fun))``, with JAX's pytree structure
-    (output, then argument, then argument), ``has_aux`` and ``holomorphic``."""
-    from .forward import jacfwd
-    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)

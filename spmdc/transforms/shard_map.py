@@ -67,6 +67,7 @@ from ..compiler.passes import observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.collectives import ReplicationError, check_collectives, varying_axes
 from ..compiler.primitives.shard_map import shard_map_p
+from ..core.operands import asarray
 from ..core.pytree_tracing import fun_name, trace_pytree
 from ..core.tracing import bind, current_trace, type_of, where
 from ..core.tree import (
@@ -371,12 +372,11 @@ class ShardMapped:
                  leaves: list[Any], in_tree: Any, in_specs: list[PartitionSpec],
                  checked: bool = False) -> Any:
         """The global function on one device (Note [shard_map])."""
-        from .. import numpy as jnp
         from .vmap import vmap
 
         if not checked:   # the checks the multi-device run makes (axis names, replication)
             self._trace(mesh, manual, args, leaves, in_specs)
-        stacked = [_to_pieces(jnp, x, s, mesh, manual) for x, s in zip(leaves, in_specs,
+        stacked = [_to_pieces(x, s, mesh, manual) for x, s in zip(leaves, in_specs,
                                                                           strict=True)]
         out_box: list[Any] = []
 
@@ -397,7 +397,7 @@ class ShardMapped:
         out_tree = out_box[-1]
         names = out_paths(out_tree)
         out_specs = self._out_specs(mesh, manual, out_tree, names)
-        outs = [_from_pieces(jnp, y, s, mesh, manual) for y, s in zip(flat, out_specs,
+        outs = [_from_pieces(y, s, mesh, manual) for y, s in zip(flat, out_specs,
                                                                           strict=True)]
         return tree_unflatten(out_tree, outs)
 
@@ -423,11 +423,11 @@ def _global_shape(shape: tuple[int, ...], spec: PartitionSpec, mesh: Mesh) -> tu
                  for d, n in enumerate(shape))
 
 
-def _to_pieces(jnp: Any, x: Any, spec: PartitionSpec, mesh: Mesh, manual: tuple[str, ...]
+def _to_pieces(x: Any, spec: PartitionSpec, mesh: Mesh, manual: tuple[str, ...]
                ) -> Any:
     """``x`` with one leading axis per mesh axis its spec splits it over (mesh order),
     then the block: piece (i, j, ...) is the block of the device at those coordinates."""
-    x = jnp.asarray(x)
+    x = asarray(x)
     split = []                                    # (mesh axis, size) per split axis
     shape: list[int] = []
     for d, n in enumerate(x.shape):
@@ -435,14 +435,14 @@ def _to_pieces(jnp: Any, x: Any, spec: PartitionSpec, mesh: Mesh, manual: tuple[
         sizes = [mesh.shape[a] for a in axes]
         shape += sizes + [n // math.prod(sizes)]
         split += [(a, len(shape) - len(sizes) - 1 + k) for k, a in enumerate(axes)]
-    x = jnp.reshape(x, tuple(shape))
+    x = x.reshape(tuple(shape))
     where_axis = dict(split)
     lead = [where_axis[a] for a in manual if a in where_axis]
     rest = [k for k in range(len(shape)) if k not in lead]
-    return jnp.transpose(x, (*lead, *rest))
+    return x.transpose((*lead, *rest))
 
 
-def _from_pieces(jnp: Any, y: Any, spec: PartitionSpec, mesh: Mesh, manual: tuple[str, ...]
+def _from_pieces(y: Any, spec: PartitionSpec, mesh: Mesh, manual: tuple[str, ...]
                  ) -> Any:
     """The inverse of _to_pieces for an output whose leading axes are all the manual mesh
     axes (vmap's out_axes=0): axes the spec omits are read at index 0."""
@@ -458,7 +458,7 @@ def _from_pieces(jnp: Any, y: Any, spec: PartitionSpec, mesh: Mesh, manual: tupl
         axes = spec.axes_of(d)
         order += [kept.index(a) for a in axes] + [len(kept) + d]
         shape.append(n * math.prod(mesh.shape[a] for a in axes))
-    return jnp.reshape(jnp.transpose(y, tuple(order)), tuple(shape))
+    return y.transpose(tuple(order)).reshape(tuple(shape))
 
 
 def _check_replication(func: Func, in_varying: list[frozenset[str]],

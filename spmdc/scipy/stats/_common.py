@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from spmdc.scipy._lax import inexact as promote  # noqa: F401  (re-exported)
+from spmdc.core.operands import inexact as promote  # noqa: F401  (re-exported)
 
 
 def const(x: Any, value: float) -> Any:

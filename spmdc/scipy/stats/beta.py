@@ -1,5 +1,5 @@
 """The beta distribution (``scipy.stats.beta``): densities, and the CDF and survival
-function through the regularized incomplete beta function (scipy/_incomplete.py)."""
+function through the regularized incomplete beta function (lax/special.py)."""
 from __future__ import annotations
 
 from typing import Any

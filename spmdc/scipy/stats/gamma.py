@@ -1,5 +1,5 @@
 """The gamma distribution (``scipy.stats.gamma``): densities, and the CDF and survival
-function through the regularized incomplete gamma function (scipy/_incomplete.py)."""
+function through the regularized incomplete gamma function (lax/special.py)."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,0 +1,219 @@
+"""Values as operands: conversion, weak-type promotion and broadcasting.
+
+Every user-facing layer (lax, numpy, the transforms that build arrays) turns its arguments
+into operands here: ``asarray`` makes a Python or NumPy value (or a list holding arrays)
+an spmdc value, ``promote`` finds the common dtype on JAX's lattice with Python scalars
+weak, and ``broadcast_to`` makes NumPy's broadcasting explicit with broadcast_in_dim.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compiler.primitives.elementwise import convert_p
+from ..compiler.primitives.structural import (
+    broadcast_in_dim_p,
+    concatenate_p,
+    iota_p,
+    reshape_p,
+)
+from ..runtime.array import Array
+from . import dtypes
+from .devices import device_put
+from ..errors import at_line
+from .tracing import Tracer, bind, current_trace, type_of, user_source
+
+ARRAY_TYPES = (Tracer, Array)
+
+
+def is_array(x: Any) -> bool:
+    return isinstance(x, ARRAY_TYPES)
+
+
+def error(op: str, message: str) -> TypeError:
+    """A TypeError naming ``op``, with the user's line appended."""
+    return TypeError(f"{op}: {message}{at_line(user_source())}")
+
+
+def asarray(x: Any, dtype: Any = None) -> Any:
+    """``x`` as an spmdc value (a Tracer while tracing, else an Array)."""
+    if is_array(x):
+        return x if dtype is None else x.astype(dtype)
+    if isinstance(x, (list, tuple)) and builtins.any(is_array(v) for v in flat_checked(x)):
+        out = _stacked(x)
+        return out if dtype is None else out.astype(dtype)
+    t, weak = type_of(x if dtype is None else np.asarray(x, dtypes.canonicalize(dtype)))
+    value = np.asarray(x, t.dtype)
+    out = device_put(value)
+    out.weak = weak and dtype is None
+    return out
+
+
+def _stacked(values: Sequence[Any]) -> Any:
+    """A list holding arrays as one array with a new leading axis (``jnp.stack``'s
+    program: each element reshaped to a leading 1, then one concatenate)."""
+    arrays = [asarray(v) for v in values]
+    shapes = {a.shape for a in arrays}
+    if len(shapes) != 1:
+        raise error("stack", f"all input arrays must have the same shape, got {sorted(shapes)}")
+    arrays = [bind(reshape_p, a, new_sizes=(1, *a.shape), weak=a.weak) for a in arrays]
+    arrays, _, weak = promote("concatenate", *arrays)
+    if len(arrays) == 1:
+        return arrays[0]
+    return bind(concatenate_p, *arrays, dimension=0, weak=weak)
+
+
+def flat_checked(x: Any) -> list[Any]:
+    """The leaves of nested lists and tuples (a cycle is the pytree cycle error)."""
+    try:
+        return flat(x)
+    except RecursionError as e:
+        from .tree_cycles import cycle_error
+        raise cycle_error(x, None, e) from None
+
+
+def flat(x: Any) -> list[Any]:
+    if isinstance(x, (list, tuple)):
+        return [y for v in x for y in flat(v)]
+    return [x]
+
+
+def operand(x: Any, dtype: np.dtype) -> Any:
+    """``x`` converted to ``dtype``: arrays with convert, Python values as 0-d NumPy."""
+    if isinstance(x, ARRAY_TYPES):
+        return x if x.dtype == dtype else bind(convert_p, x, new_dtype=dtype, weak=False)
+    if type(x) is int or (isinstance(x, int) and not isinstance(x, bool)):
+        # Note [weak int conversion]: JAX converts a Python int to the default int
+        # (OverflowError outside its range) and then casts, which wraps to a narrower
+        # integer type (-1 * uint8 array multiplies by 255) and rounds to a float
+        # (float16 gives inf beyond its range). NumPy refuses out-of-range ints instead.
+        dtypes.dtype_and_weak(x)                         # the range check
+        with np.errstate(over="ignore"):
+            return np.asarray(x, dtypes.default_int()).astype(dtype)
+    with np.errstate(over="ignore"):                     # 1e300 in float16 is inf
+        return np.asarray(x, dtype)
+
+
+def promote(op: str, *args: Any) -> tuple[list[Any], np.dtype, bool]:
+    """``args`` converted to their common dtype (JAX's lattice, Python scalars weak), that
+    dtype, and whether the result is weak."""
+    pairs = tuple([(a.dtype, bool(a.weak)) if isinstance(a, ARRAY_TYPES)
+                   else dtypes.dtype_and_weak(a) for a in args])
+    dtype, weak = dtypes.result_type_of_pairs(pairs)
+    return [operand(a, dtype) for a in args], dtype, weak
+
+
+def result_type(*args: Any) -> np.dtype:
+    return dtypes.result_type(*[(a.dtype, a.weak) if is_array(a) else
+                                dtypes.dtype_and_weak(a) for a in args])[0]
+
+
+def dtype_of(x: Any) -> np.dtype:
+    return x.dtype if is_array(x) else dtypes.dtype_and_weak(x)[0]
+
+
+def inexact(*args: Any) -> list[Any]:
+    """``args`` as arrays of one inexact dtype (their promoted one, or the default float),
+    as JAX's ``promote_args_inexact``."""
+    arrays = [asarray(a) for a in args]
+    dtype = result_type(*args)
+    if not dtypes.issubdtype(dtype, np.inexact):
+        dtype = dtypes.default_float()
+    return [a if a.dtype == dtype else a.astype(dtype) for a in arrays]
+
+
+def shape_of(x: Any) -> tuple[int, ...]:
+    return x.shape if isinstance(x, ARRAY_TYPES) else np.shape(x)
+
+
+def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tuple[int, ...]:
+    if shapes and builtins.all(type(s) is tuple and s == shapes[0] for s in shapes):
+        return shapes[0]                # the common case: nothing to broadcast
+    ndim = builtins.max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(ndim):
+        sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise error(op, "incompatible shapes for broadcasting: "
+                        + ", ".join(str(tuple(s)) for s in shapes))
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
+    """NumPy broadcasting of one operand; rank-0 operands stay rank 0 (primitives take them)."""
+    xs = shape_of(x)
+    if xs == shape or xs == ():
+        return x
+    weak = False
+    if not is_array(x):
+        x = np.asarray(x)
+        if not x.ndim or current_trace() is None:
+            return np.broadcast_to(x, shape) if x.ndim else x
+        # Under a trace the NumPy operand is captured as it is and broadcast by the
+        # program: broadcast on the host, it was captured at the full shape (comparing a
+        # [64, 48, 1] index with np.arange(48) captured a [64, 48, 48] constant).
+    else:
+        weak = x.weak
+    # broadcast_in_dim stretches size-1 axes itself (as JAX emits it): no squeeze first.
+    lead = len(shape) - len(xs)
+    return bind(broadcast_in_dim_p, x, shape=tuple(shape),
+                broadcast_dimensions=tuple(range(lead, len(shape))), weak=weak)
+
+
+def full(shape: tuple[int, ...], fill_value: Any, dtype: Any = None) -> Any:
+    """An array of ``shape`` (already checked) filled with ``fill_value``."""
+    if not is_array(fill_value) and np.ndim(fill_value) == 0:
+        # A Python or NumPy scalar stays a literal of the program (placed on the device
+        # and captured, it was an argument XLA could not fold: x + zeros(...) kept its add).
+        t, weak = type_of(fill_value)
+        fill = np.asarray(fill_value, t.dtype)
+        if dtype is not None and dtypes.canonicalize(dtype) != t.dtype:
+            fill, weak = bind(convert_p, fill, new_dtype=dtypes.canonicalize(dtype)), False
+        return bind(broadcast_in_dim_p, fill, shape=shape, broadcast_dimensions=(),
+                    weak=weak and dtype is None)
+    if dtype is None:
+        fill = asarray(fill_value)
+    else:
+        fill = asarray(fill_value).astype(dtypes.canonicalize(dtype))
+    if fill.ndim:
+        broadcast_shapes(fill.shape, shape, op="broadcast_to")
+        return fill if fill.shape == shape else broadcast_to(fill, shape)
+    return bind(broadcast_in_dim_p, fill, shape=shape, broadcast_dimensions=(),
+                weak=fill.weak)
+
+
+def shape_arg(shape: Any, op: str = "shape") -> tuple[int, ...]:
+    """A shape argument as a tuple of non-negative ints (else the error naming ``op``)."""
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        dims = tuple(int(operator.index(d)) for d in shape)
+    except TypeError:
+        raise error(op, f"shape must be a tuple of Python ints, got {shape!r} "
+                     "(a traced value cannot be a shape; make it static)") from None
+    if builtins.any(d < 0 for d in dims):
+        raise error(op, f"shape {dims} has a negative dimension; every dimension must be "
+                     ">= 0")
+    return dims
+
+
+def iota(dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> Any:
+    """Counting 0, 1 ... along ``dimension``: a constant built on the host outside a
+    trace, the iota primitive in a program."""
+    if current_trace() is None:            # a constant: build it on the host
+        value = np.broadcast_to(np.arange(shape[dimension], dtype=dtype).reshape(
+            [-1 if i == dimension else 1 for i in range(len(shape))]), shape)
+        return asarray(np.ascontiguousarray(value))
+    return bind(iota_p, dtype=dtype, shape=shape, dimension=dimension)
+
+
+def check_flag(op: str, name: str, value: Any) -> None:
+    """A True/False option that changes nothing on immutable arrays (``copy=``, hints):
+    checked, so a wrong value is an error rather than ignored."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{op}: {name} must be True or False, got {value!r}")
