@@ -21,7 +21,7 @@ ALLOWED = {
     "compiler": {"compiler"},
     "runtime": {"runtime", "compiler"},
     "core": {"core", "runtime", "compiler"},
-    "numpy": {"numpy", "core", "runtime", "compiler"},
+    "numpy": {"numpy", "lax", "transforms", "core", "runtime", "compiler"},
     "transforms": {"transforms", "numpy", "core", "runtime", "compiler"},
 }
 JAXLIB_USERS = {"runtime/pjrt.py", "compiler/stablehlo.py"}
