@@ -13,7 +13,6 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's d
 # compiler registers every primitive; numpy, lax, tree_util are real modules, so
 # ``import spmdc.numpy as jnp`` and ``from spmdc import lax`` need no sys.modules entries.
 from . import compiler, errors, lax, numpy, random, tree_util  # noqa: E402,F401
-from . import numpy_mapped as _numpy_mapped  # noqa: E402
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
 from .core.abstract import ShapedArray, ShapeDtypeStruct, typeof  # noqa: E402,F401
 from .core.config import config, default_matmul_precision, disable_jit, enable_x64  # noqa: E402
@@ -46,8 +45,6 @@ from .transforms.jacobians import hessian, jacfwd, jacobian, jacrev  # noqa: E40
 from .transforms.jit import clear_caches, jit, make_ir  # noqa: E402
 from .transforms.make_jaxpr import make_jaxpr  # noqa: E402
 from .transforms.pmap import pmap  # noqa: E402
-
-_numpy_mapped.install(numpy)      # vectorize, ufunc ...: spmdc.numpy stands below them
 from .transforms.vmap import vmap  # noqa: E402
 
 Array.__module__ = __name__     # users see spmdc.Array, where they construct and check it

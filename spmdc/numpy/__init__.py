@@ -17,6 +17,8 @@ Every public name is listed below under the module that defines it:
   stats_extra.py  gradient, cov, corrcoef, cross, poly*, fill_diagonal, put_along_axis
   misc_extra.py   window functions, i0, ldexp, bitwise_count, geomspace, resize, piecewise
   arrays_extra.py meshgrid, tril/triu, diag, diagonal, roll, rot90, kron, diff, trapezoid ...
+  vectorize.py    vectorize, apply_along_axis, apply_over_axes (by vmap)
+  ufunc_api.py    ufunc, frompyfunc (methods by vectorize, fori_loop, scan)
 Each imports only from the ones above it (core.py reaches shape_ops.py once, lazily, for a
 list of arrays); the *_extra modules and searching.py build on the modules above them
 and reach one another only lazily, inside functions. array_methods.py gives Tracer and
@@ -437,6 +439,8 @@ from .stats_extra import (  # noqa: F401
     polysub,
     put_along_axis,
 )
+from .ufunc_api import frompyfunc, ufunc  # noqa: F401
+from .vectorize import apply_along_axis, apply_over_axes, vectorize  # noqa: F401
 
 _namespace = _sys.modules[__name__]
 from . import array_methods as _array_methods  # noqa: E402  (last: it calls the above)

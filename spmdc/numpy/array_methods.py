@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from .. import lax
+from ..compiler.primitives.dynamic_slicing import dynamic_slice_p
+from ..compiler.primitives.elementwise import convert_p
 from ..core import dtypes
 from ..core.tracing import Tracer, bind, user_source
 from .indexing import (
@@ -100,11 +102,10 @@ def getitem(x: Any, index: Any) -> Any:
         dim += 1
     y = x
     if flips:
-        y = bind(_prims["rev"], y, dimensions=tuple(flips), weak=y.weak)
+        y = lax.rev(y, flips)
     if (tuple(starts) != (0,) * y.ndim or tuple(limits) != y.shape
             or any(s != 1 for s in strides)):
-        y = bind(_prims["slice"], y, start_indices=tuple(starts), limit_indices=tuple(limits),
-                 strides=None if all(s == 1 for s in strides) else tuple(strides), weak=y.weak)
+        y = lax.slice(y, starts, limits, None if all(s == 1 for s in strides) else strides)
     if dynamic:
         zero = np.zeros((), dtypes.default_int())
         idx = [zero] * y.ndim
@@ -113,7 +114,7 @@ def getitem(x: Any, index: Any) -> Any:
             i = i.astype(dtypes.default_int())
             idx[d] = jnp.where(i < 0, i + x.shape[d], i)
             sizes[d] = 1
-        y = bind(_prims["dynamic_slice"], y, *idx, slice_sizes=tuple(sizes), weak=y.weak)
+        y = bind(dynamic_slice_p, y, *idx, slice_sizes=tuple(sizes), weak=y.weak)
     return jnp.reshape(y, tuple(out_shape)) if tuple(out_shape) != y.shape else y
 
 
@@ -234,7 +235,7 @@ def _astype(self: Any, dtype: Any) -> Any:
     dtype = dtypes.canonicalize(dtype)
     if self.dtype == dtype:
         return self if not self.weak else _strong(self)
-    return bind(_prims["convert"], self, new_dtype=dtype)
+    return bind(convert_p, self, new_dtype=dtype)
 
 
 def _strong(x: Any) -> Any:

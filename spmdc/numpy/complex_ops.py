@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
-from ..core.tracing import bind
+from .. import lax
 from .core import arctan2, asarray, zeros_like
 
 __all__ = ["real", "imag", "conj", "conjugate", "angle", "iscomplexobj"]
@@ -21,19 +20,19 @@ def _is_complex(x: Any) -> bool:
 def real(val: Any) -> Any:
     """The real part (a real input is returned as it is)."""
     x = asarray(val)
-    return bind(_prims["real"], x, weak=x.weak) if _is_complex(x) else x
+    return lax.real(x) if _is_complex(x) else x
 
 
 def imag(val: Any) -> Any:
     """The imaginary part (zeros for a real input)."""
     x = asarray(val)
-    return bind(_prims["imag"], x, weak=x.weak) if _is_complex(x) else zeros_like(x)
+    return lax.imag(x) if _is_complex(x) else zeros_like(x)
 
 
 def conj(x: Any) -> Any:
     """The complex conjugate (a real input is returned as it is)."""
     x = asarray(x)
-    return bind(_prims["conj"], x, weak=x.weak) if _is_complex(x) else x
+    return lax.conj(x) if _is_complex(x) else x
 
 
 conjugate = conj

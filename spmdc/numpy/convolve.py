@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..compiler.primitives.core import registry as _prims
+from ..compiler.primitives.conv import conv_general_dilated_p
 from ..core import dtypes
 from ..core.tracing import bind
 from .core import asarray
@@ -49,7 +49,7 @@ def _conv1d(op: str, a: Any, v: Any, mode: str, precision: Any,
     if preferred_element_type is not None:
         want = dtypes.canonicalize(preferred_element_type)
         a, v = a.astype(want), v.astype(want)
-    out = bind(_prims["conv_general_dilated"], a.reshape(1, 1, -1), v.reshape(1, 1, -1),
+    out = bind(conv_general_dilated_p, a.reshape(1, 1, -1), v.reshape(1, 1, -1),
                window_strides=(1,), padding=(padding,), lhs_dilation=(1,), rhs_dilation=(1,),
                dimension_numbers=((0, 1, 2),) * 3, feature_group_count=1,
                batch_group_count=1, weak=weak and preferred_element_type is None,

@@ -5,9 +5,9 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry
+from .. import lax
 from ..core import dtypes
-from ..core.tracing import bind, user_source
+from ..core.tracing import user_source
 from .core import asarray, where
 from .products import _dot_general, check_precision
 from .reductions import any as _any
@@ -136,7 +136,7 @@ def _sum_own(x: Any, axis: Any) -> Any:
     booleans sum as 'or', bfloat16 accumulates in bfloat16 (jnp.sum's would be float32)."""
     if x.dtype == bool:
         return _any(x, axis=axis)
-    return bind(registry["reduce_sum"], x, axes=_axes(axis, x.ndim, "einsum"), weak=x.weak)
+    return lax.reduce_sum(x, _axes(axis, x.ndim, "einsum"))
 
 
 def _reduce_own(x: Any, spec: str, keep: set[str]) -> tuple[Any, str]:

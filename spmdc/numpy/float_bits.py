@@ -8,9 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from .. import lax
 from ..core import dtypes
-from ..core.tracing import bind
 from ..core.tracing import where as _where
 from .core import asarray, isinf, isnan, result_type, where
 from .reductions import stop_gradient
@@ -22,7 +21,7 @@ _INT_OF_WIDTH = {2: np.int16, 4: np.int32, 8: np.int64}
 
 
 def _bitcast(x: Any, dtype: Any) -> Any:
-    return bind(_prims["bitcast_convert"], x, new_dtype=np.dtype(dtype))
+    return lax.bitcast_convert_type(x, np.dtype(dtype))
 
 
 def _floats(op: str, *xs: Any) -> list[Any]:

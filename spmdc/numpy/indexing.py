@@ -21,7 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from .. import lax
+from ..compiler.primitives.elementwise import convert_p
+from ..compiler.primitives.indexing import gather_p, scatter_p
+from ..compiler.primitives.structural import broadcast_in_dim_p
 from ..core import dtypes
 from ..core.tracing import Tracer, bind, user_source
 from ..errors import NonConcreteBooleanIndexError, at_line
@@ -327,12 +330,11 @@ def _build_indices(placed: list[tuple[int, Any, tuple[int, ...]]],
         pieces.append(np.stack(columns, axis=-1).astype(int_type))
     for _, value, positions in traced:
         # size-1 dimensions stretch; the trailing 1 is this component's index-vector entry
-        pieces.append(bind(_prims["broadcast_in_dim"], value, shape=batch_shape + (1,),
-                           broadcast_dimensions=positions))
+        pieces.append(lax.broadcast_in_dim(value, batch_shape + (1,), positions))
     index_map = tuple(d for d, _, _ in concrete + traced)
     if len(pieces) == 1:
         return pieces[0], index_map
-    return bind(_prims["concatenate"], *pieces, dimension=rank), index_map
+    return lax.concatenate(pieces, rank), index_map
 
 
 # --- x[index] and x.at[index].<combine>(values) ---------------------------------------------
@@ -425,7 +427,7 @@ def advanced_getitem(x: Any, index: tuple[Any, ...], *, mode: Any = None,
             raise _index_error(f"index is out of bounds for axis {axis} with size 0")
         return jnp.zeros(plan.result_shape, x.dtype)
     operand = jnp.reshape(x, plan.operand_shape)
-    out = bind(_prims["gather"], operand, plan.indices, offset_dims=plan.window_positions,
+    out = bind(gather_p, operand, plan.indices, offset_dims=plan.window_positions,
                collapsed_slice_dims=plan.collapsed, start_index_map=plan.index_map,
                slice_sizes=plan.slice_sizes, weak=x.weak)
     if mode in ("fill", "drop"):
@@ -471,12 +473,12 @@ def scatter_update(x: Any, index: Any, values: Any, combine: str, *, mode: Any =
     indices = _clamped_indices(plan) if mode == "clip" else plan.indices
     updates = jnp.reshape(updates, plan.core_shape)
     operand = jnp.reshape(x if work == x.dtype else x.astype(work), plan.operand_shape)
-    out = bind(_prims["scatter"], operand, indices, updates,
+    out = bind(scatter_p, operand, indices, updates,
                update_window_dims=plan.window_positions, inserted_window_dims=plan.collapsed,
                scatter_dims_to_operand_dims=plan.index_map, combine=combine,
                weak=x.weak and work == x.dtype)
     if work != x.dtype:
-        out = bind(_prims["convert"], out, new_dtype=x.dtype, weak=x.weak)
+        out = bind(convert_p, out, new_dtype=x.dtype, weak=x.weak)
     return jnp.reshape(out, x.shape)
 
 
@@ -521,7 +523,7 @@ def _broadcast_values(values: Any, shape: tuple[int, ...], dtype: np.dtype) -> A
     if vshape == shape and not isinstance(values, np.ndarray):
         return values
     lead = len(shape) - len(vshape)
-    return bind(_prims["broadcast_in_dim"], values, shape=shape,
+    return bind(broadcast_in_dim_p, values, shape=shape,
                 broadcast_dimensions=tuple(range(lead, len(shape))))
 
 

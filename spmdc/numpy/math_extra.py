@@ -18,7 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import lax
+from ..compiler.primitives.complex_parts import complex_p
 from ..core import dtypes
+from ..core.tracing import bind
 from .core import (
     arccos,
     arccosh,
@@ -167,12 +170,10 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
     x = asarray(x)
     if x.dtype.kind not in "f" and x.dtype != dtypes.bfloat16:
         if x.dtype.kind == "c":           # each part on its own, as NumPy and JAX
-            from ..compiler.primitives.core import registry
-            from ..core.tracing import bind
             from .complex_ops import imag, real
             parts = [nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf)
                      for p in (real(x), imag(x))]
-            return bind(registry["complex"], *parts, weak=x.weak)
+            return bind(complex_p, *parts, weak=x.weak)
         return x
     info = np.finfo(x.dtype)
     posinf = info.max if posinf is None else posinf
@@ -443,9 +444,7 @@ def signbit(x: Any) -> Any:
     if x.dtype.kind == "c":
         raise TypeError("signbit: not defined for complex numbers")
     width = {2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize]
-    from ..compiler.primitives.core import registry as _registry
-    from ..core.tracing import bind as _bind
-    bits = _bind(_registry["bitcast_convert"], x, new_dtype=np.dtype(width))
+    bits = lax.bitcast_convert_type(x, np.dtype(width))
     return bits < 0
 
 

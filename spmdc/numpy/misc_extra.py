@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from .. import lax
 from ..core import dtypes
-from ..core.tracing import Tracer, bind
+from ..core.tracing import Tracer
 from .core import (
     _iota,
     abs,
@@ -79,7 +79,7 @@ def i0(x: Any) -> Any:
         x = x.astype(dtypes.default_float())
     if x.dtype.kind == "c":
         raise TypeError("i0: complex arguments are not supported")
-    return exp(abs(x)) * bind(_prims["bessel_i0e"], x, weak=x.weak)
+    return exp(abs(x)) * lax.bessel_i0e(x)
 
 
 def kaiser(M: int, beta: Any) -> Any:
@@ -112,7 +112,7 @@ def bitwise_count(x: Any) -> Any:
     if x.dtype == np.bool_:
         return x.astype(np.uint8)
     magnitude = abs(x) if x.dtype.kind == "i" else x
-    count = bind(_prims["population_count"], magnitude, weak=False)
+    count = lax.population_count(magnitude)
     return count.astype(np.uint8)
 
 

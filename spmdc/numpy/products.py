@@ -11,8 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
-from ..compiler.primitives.reductions import with_precision
+from ..compiler.primitives.reductions import dot_general_p, with_precision
 from ..core import dtypes
 from ..core.precision import (
     Algorithm,
@@ -59,10 +58,10 @@ def _dot_general(x: Any, y: Any, contract: Any, batch: Any, op: str,
                          f"axis {j} has size {ys[j]})")
     if isinstance(precision, Algorithm):            # See Note [dot algorithms]
         x, y, out = dot_operands(op, x, y, precision)
-        z = bind(_prims["dot_general"], x, y, contract=contract, batch=batch, weak=weak,
+        z = bind(dot_general_p, x, y, contract=contract, batch=batch, weak=weak,
                  **with_precision(("DEFAULT", "DEFAULT"), precision.param))
         return z if z.dtype == out else z.astype(out)
-    return bind(_prims["dot_general"], x, y, contract=contract, batch=batch, weak=weak,
+    return bind(dot_general_p, x, y, contract=contract, batch=batch, weak=weak,
                 **with_precision(precision))
 
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from .. import lax
 from ..core import dtypes
-from ..core.tracing import Tracer, bind
+from ..core.tracing import Tracer
 from .core import (
     _iota,
     asarray,
@@ -151,8 +151,8 @@ def lexsort(keys: Any, axis: int = -1) -> Any:
     from .shape_ops import _axis
     axis = _axis(axis, len(shape), "lexsort")
     iota = _iota(dtypes.default_int(), shape, axis)
-    *_, indices = bind(_prims["sort"], *keys[::-1], iota, dimension=axis, is_stable=True,
-                       num_keys=len(keys))
+    *_, indices = lax.sort((*keys[::-1], iota), dimension=axis, is_stable=True,
+                           num_keys=len(keys))
     return indices
 
 

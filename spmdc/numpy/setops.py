@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from .. import lax
+from ..compiler.primitives.dynamic_slicing import dynamic_update_slice_p
 from ..core import dtypes
 from ..core.tracing import Tracer, bind
 from ..core.tracing import where as _where
@@ -63,8 +64,7 @@ def _arange(n: int) -> Any:
 
 def _sorted_together(*operands: Any, num_keys: int) -> tuple[Any, ...]:
     """The 1-d ``operands`` sorted (stably) by the first ``num_keys`` of them."""
-    return tuple(bind(_prims["sort"], *operands, dimension=0, is_stable=True,
-                      num_keys=num_keys))
+    return lax.sort(operands, dimension=0, is_stable=True, num_keys=num_keys)
 
 
 def _promoted(*xs: Any) -> list[Any]:
@@ -79,7 +79,7 @@ def _take_fill(x: Any, indices: Any, fill: Any) -> Any:
 
 def _dynamic_update_slice(x: Any, update: Any, start: Any) -> Any:
     """``x`` with the 1-d ``update`` written from index ``start`` (clamped to fit)."""
-    return bind(_prims["dynamic_update_slice"], x, update.astype(x.dtype),
+    return bind(dynamic_update_slice_p, x, update.astype(x.dtype),
                 asarray(start).astype(np.int32))
 
 

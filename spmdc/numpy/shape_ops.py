@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from .. import lax
+from ..compiler.primitives.structural import concatenate_p, reshape_p, transpose_p
 from ..core.tracing import bind
-from .core import _error, _is_array, _operand, _promote, asarray, broadcast_to
+from .core import _error, _operand, _promote, asarray, broadcast_to
 
 
 def reshape(x: Any, shape: Any, order: str = "C") -> Any:
@@ -39,7 +40,7 @@ def reshape(x: Any, shape: Any, order: str = "C") -> Any:
                      f"({x.size} elements) into shape {shape}")
     if shape == x.shape:
         return x
-    return bind(_prims["reshape"], x, new_sizes=shape, weak=x.weak)
+    return bind(reshape_p, x, new_sizes=shape, weak=x.weak)
 
 
 def ravel(x: Any) -> Any:
@@ -70,7 +71,7 @@ def transpose(x: Any, axes: Any = None) -> Any:
         raise _error("transpose", f"axes {axes} are not a permutation of {x.ndim} axes")
     if perm == tuple(range(x.ndim)):
         return x
-    return bind(_prims["transpose"], x, permutation=perm, weak=x.weak)
+    return bind(transpose_p, x, permutation=perm, weak=x.weak)
 
 
 def moveaxis(x: Any, source: Any, destination: Any) -> Any:
@@ -143,7 +144,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
                          f"concatenation axis must match: {[tuple(a.shape) for a in arrays]}")
     if len(arrays) == 1:
         return arrays[0]
-    return bind(_prims["concatenate"], *arrays, dimension=axis, weak=weak)
+    return bind(concatenate_p, *arrays, dimension=axis, weak=weak)
 
 
 def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
@@ -184,13 +185,12 @@ def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
 def _slice_axis(x: Any, axis: int, start: int, stop: int) -> Any:
     start_indices = tuple(start if i == axis else 0 for i in range(x.ndim))
     limits = tuple(builtins.max(stop, start) if i == axis else d for i, d in enumerate(x.shape))
-    return bind(_prims["slice"], x, start_indices=start_indices, limit_indices=limits,
-                strides=None, weak=x.weak)
+    return lax.slice(x, start_indices, limits)
 
 
 def flip(x: Any, axis: Any = None) -> Any:
     x = asarray(x)
-    return bind(_prims["rev"], x, dimensions=_axes(axis, x.ndim, "flip"), weak=x.weak)
+    return lax.rev(x, _axes(axis, x.ndim, "flip"))
 
 
 def tile(x: Any, reps: Any) -> Any:
@@ -225,5 +225,4 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
     value = _operand(constant_values, x.dtype)
     config = tuple((int(lo), int(hi), 0) for lo, hi in widths)
-    return bind(_prims["pad"], x, asarray(value) if not _is_array(value) else value,
-                padding_config=config, weak=x.weak)
+    return lax.pad(x, value, config)

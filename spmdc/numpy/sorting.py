@@ -8,9 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from .. import lax
 from ..core import dtypes
-from ..core.tracing import bind
 from .core import _error, _iota, asarray
 from .shape_ops import _axis, flip, ravel
 
@@ -40,8 +39,7 @@ def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None,
     ascending result, as in JAX."""
     _unsupported("sort", kind, order)
     a, dimension = _prepare("sort", a, axis)
-    (out,) = bind(_prims["sort"], a, dimension=dimension, is_stable=bool(stable),
-                  num_keys=1)
+    out = lax.sort(a, dimension=dimension, is_stable=bool(stable))
     return flip(out, dimension) if descending else out
 
 
@@ -57,6 +55,6 @@ def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = Non
     iota = _iota(np.dtype(index_dtype), a.shape, dimension)
     if descending and stable:       # reversed in, reversed out: ties keep their order
         a, iota = flip(a, dimension), flip(iota, dimension)
-    _, indices = bind(_prims["sort"], a, asarray(iota), dimension=dimension,
-                      is_stable=bool(stable), num_keys=1)
+    _, indices = lax.sort((a, asarray(iota)), dimension=dimension, is_stable=bool(stable),
+                          num_keys=1)
     return flip(indices, dimension) if descending else indices

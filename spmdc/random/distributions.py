@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import lax
 from .. import numpy as jnp
-from ..compiler.primitives.core import registry as _prims
+from ..compiler.primitives.elementwise import bitcast_convert_p, convert_p, sub_p
+from ..compiler.primitives.logic import or_p, shift_right_logical_p
 from ..core import dtypes
 from ..core.tracing import bind
 from ..transforms.jit import jit
@@ -85,9 +87,6 @@ def broadcast_to_rank(x: Any, rank: int) -> Any:
     return x if extra <= 0 else jnp.reshape(x, (1,) * extra + tuple(x.shape))
 
 
-def _op(name: str, *args: Any, **params: Any) -> Any:
-    return bind(_prims[name], *args, **params)
-
 
 # --- bits ---------------------------------------------------------------------------------
 
@@ -117,10 +116,10 @@ def uniform_body(data: Any, minval: Any, maxval: Any, shape: tuple[int, ...],
     uint = UINT_DTYPES[nbits]
     raw = threefry.random_bits(data, rng_bits, shape)
     if rng_bits != nbits:
-        raw = _op("convert", raw, new_dtype=uint)
-    mantissa = _op("shift_right_logical", raw, uint.type(rng_bits - nmant))
+        raw = bind(convert_p, raw, new_dtype=uint)
+    mantissa = bind(shift_right_logical_p, raw, uint.type(rng_bits - nmant))
     one_bits = np.asarray(1.0, dtype).view(uint)
-    floats = _op("sub", _op("bitcast_convert", _op("or", mantissa, one_bits[()]),
+    floats = bind(sub_p, bind(bitcast_convert_p, bind(or_p, mantissa, one_bits[()]),
                             new_dtype=dtype), _const(1.0, dtype)[()])
     scaled = jnp.add(jnp.multiply(floats, jnp.subtract(maxval, minval)), minval)
     return jnp.maximum(minval, jnp.reshape(scaled, shape))
@@ -145,7 +144,7 @@ def normal_real_body(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     """sqrt(2) erfinv(u) for u uniform in (-1, 1)."""
     low = np.nextafter(np.asarray(-1.0, dtype), np.asarray(0.0, dtype), dtype=dtype)
     u = uniform_body(data, low, np.asarray(1.0, dtype), shape, dtype)
-    return jnp.multiply(_const(np.sqrt(2), dtype), _op("erf_inv", u))
+    return jnp.multiply(_const(np.sqrt(2), dtype), lax.erf_inv(u))
 
 
 def normal_body(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:

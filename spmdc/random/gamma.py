@@ -29,7 +29,7 @@ from ..transforms.custom_derivatives import SymbolicZero, custom_jvp
 from ..transforms.jit import jit
 from ..transforms.vmap import vmap
 from . import threefry
-from .distributions import _op, canonical_shape, check_shape, float_dtype, normal_real_body
+from .distributions import canonical_shape, check_shape, float_dtype, normal_real_body
 from .distributions import uniform_body as _uniform
 from .keys import check_key
 from .samplers import _exponential, _rademacher, _shape_or_params
@@ -261,7 +261,7 @@ def _poisson_rejection(data: Any, lam: Any, shape: tuple[int, ...], dtype: np.dt
         u_shifted = 0.5 - jnp.abs(u)
         k = jnp.floor((2 * a / u_shifted + b) * u + lam + 0.43)
         s = jnp.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
-        t = -lam + k * log_lam - _op("lgamma", k + 1)
+        t = -lam + k * log_lam - lax.lgamma(k + 1)
         accept1 = (u_shifted >= 0.07) & (v <= v_r)
         reject = (k < 0) | ((u_shifted < 0.013) & (v > u_shifted))
         accept = accept1 | (~reject & (s <= t))

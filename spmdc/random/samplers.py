@@ -10,13 +10,15 @@ from typing import Any
 
 import numpy as np
 
+from .. import lax
 from .. import numpy as jnp
+from ..compiler.primitives.elementwise import nextafter_p
 from ..core import dtypes
+from ..core.tracing import bind
 from ..transforms.jit import jit
 from . import threefry
 from .distributions import (
     UINT_DTYPES,
-    _op,
     broadcast_to_rank,
     canonical_shape,
     check_shape,
@@ -51,14 +53,14 @@ def _truncated_normal(data: Any, lower: Any, upper: Any, shape: tuple[int, ...],
                       dtype: np.dtype) -> Any:
     sqrt2 = np.asarray(np.sqrt(2), dtype)
     lower, upper = jnp.asarray(lower).astype(dtype), jnp.asarray(upper).astype(dtype)
-    a = _op("erf", jnp.divide(lower, sqrt2))
-    b = _op("erf", jnp.divide(upper, sqrt2))
+    a = lax.erf(jnp.divide(lower, sqrt2))
+    b = lax.erf(jnp.divide(upper, sqrt2))
     u = uniform_body(data, a, b, shape, dtype)
-    out = jnp.multiply(sqrt2, _op("erf_inv", u))
+    out = jnp.multiply(sqrt2, lax.erf_inv(u))
     # keep the draw inside the open interval (lower, upper) despite rounding
     inf = np.asarray(np.inf, dtype)
-    low = _op("nextafter", jnp.stop_gradient(lower), inf)
-    high = _op("nextafter", jnp.stop_gradient(upper), -inf)
+    low = bind(nextafter_p, jnp.stop_gradient(lower), inf)
+    high = bind(nextafter_p, jnp.stop_gradient(upper), -inf)
     return jnp.minimum(jnp.maximum(out, low), high)
 
 
@@ -163,7 +165,7 @@ def _rem(x: Any, y: Any) -> Any:
     x, y = jnp.asarray(x), jnp.asarray(y)
     shape = jnp.broadcast_shapes(tuple(x.shape), tuple(y.shape))
     x, y = jnp.broadcast_to(x, shape), jnp.broadcast_to(y, shape)
-    return _op("rem", x, y)
+    return lax.rem(x, y)
 
 
 _randint_jit = jit(_randint, static_argnums=(3, 4))
@@ -220,8 +222,7 @@ def _logistic(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
 
 def _cauchy(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     u = uniform_body(data, float(_finfo(dtype).eps), 1.0, shape, dtype)
-    return _op("tan", jnp.multiply(np.asarray(np.pi, dtype),
-                                   jnp.subtract(u, np.asarray(0.5, dtype))))
+    return lax.tan(jnp.multiply(np.asarray(np.pi, dtype), jnp.subtract(u, np.asarray(0.5, dtype))))
 
 
 def _simple(name: str, body: Any, doc: str) -> Any:

@@ -28,8 +28,17 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from ..compiler.primitives.elementwise import add_p, convert_p, sub_p
+from ..compiler.primitives.logic import or_p, shift_left_p, shift_right_logical_p, xor_p
+from ..compiler.primitives.structural import (
+    broadcast_in_dim_p,
+    concatenate_p,
+    iota_p,
+    reshape_p,
+    slice_p,
+)
 from ..core.tracing import bind
+from ..lax.control_flow import fori_loop
 from ..runtime import pjrt
 from ..transforms.vmap import batching
 
@@ -38,31 +47,28 @@ _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = np.uint32(0x1BD11BDA)
 
 
-def _op(name: str, *args: Any, **params: Any) -> Any:
-    return bind(_prims[name], *args, **params)
-
 
 def _rotate_left(x: Any, d: int) -> Any:
-    return _op("or", _op("shift_left", x, np.uint32(d)),
-               _op("shift_right_logical", x, np.uint32(32 - d)))
+    return bind(or_p, bind(shift_left_p, x, np.uint32(d)),
+               bind(shift_right_logical_p, x, np.uint32(32 - d)))
 
 
 def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
     """The threefry2x32 hash of the counters ``(x1, x2)`` under the key ``(k1, k2)``:
     uint32 arrays of one shape (rank-0 keys broadcast); returns two such arrays. See
     Note [threefry rolled for small draws]."""
-    ks = (k1, k2, _op("xor", _op("xor", k1, k2), _PARITY))
-    x1, x2 = _op("add", x1, ks[0]), _op("add", x2, ks[1])
+    ks = (k1, k2, bind(xor_p, bind(xor_p, k1, k2), _PARITY))
+    x1, x2 = bind(add_p, x1, ks[0]), bind(add_p, x2, ks[1])
     if math.prod(np.shape(x1)) <= _ROLLED_UP_TO and pjrt.platform_name() == "cpu" \
             and not batching():
         return _rolled(ks, x1, x2)
     for block in range(5):
         for r in _ROTATIONS[block % 2]:
-            x1 = _op("add", x1, x2)
-            x2 = _op("xor", x1, _rotate_left(x2, r))
+            x1 = bind(add_p, x1, x2)
+            x2 = bind(xor_p, x1, _rotate_left(x2, r))
         # key injection: the next two schedule words, the second plus the block number
-        x1 = _op("add", x1, ks[(block + 1) % 3])
-        x2 = _op("add", x2, _op("add", ks[(block + 2) % 3], np.uint32(block + 1)))
+        x1 = bind(add_p, x1, ks[(block + 1) % 3])
+        x2 = bind(add_p, x2, bind(add_p, ks[(block + 2) % 3], np.uint32(block + 1)))
     return x1, x2
 
 
@@ -87,25 +93,24 @@ _ROLLED_UP_TO = 32
 
 
 def _rolled(ks: tuple[Any, Any, Any], x1: Any, x2: Any) -> tuple[Any, Any]:
-    from ..lax.control_flow import fori_loop
     shape = np.shape(x1)
 
     def word(v: Any, i: int) -> Any:             # v[i] of a uint32[4], broadcast to shape
-        w = bind(_prims["slice"], v, start_indices=(i,), limit_indices=(i + 1,),
+        w = bind(slice_p, v, start_indices=(i,), limit_indices=(i + 1,),
                  strides=None)
-        w = bind(_prims["reshape"], w, new_sizes=())
-        return bind(_prims["broadcast_in_dim"], w, shape=shape, broadcast_dimensions=())
+        w = bind(reshape_p, w, new_sizes=())
+        return bind(broadcast_in_dim_p, w, shape=shape, broadcast_dimensions=())
 
     def block(i: Any, state: Any) -> Any:
         x1, x2, k0, k1, k2, now, then = state
         for j in range(4):
             r = word(now, j)
-            x1 = _op("add", x1, x2)
-            x2 = _op("xor", x1, _op("or", _op("shift_left", x2, r),
-                                    _op("shift_right_logical", x2,
-                                        _op("sub", np.uint32(32), r))))
-        x1 = _op("add", x1, k0)
-        x2 = _op("add", x2, _op("add", k1, _op("add", _op("convert", i, new_dtype=U32),
+            x1 = bind(add_p, x1, x2)
+            x2 = bind(xor_p, x1, bind(or_p, bind(shift_left_p, x2, r),
+                                    bind(shift_right_logical_p, x2,
+                                        bind(sub_p, np.uint32(32), r))))
+        x1 = bind(add_p, x1, k0)
+        x2 = bind(add_p, x2, bind(add_p, k1, bind(add_p, bind(convert_p, i, new_dtype=U32),
                                                np.uint32(1))))
         return x1, x2, k1, k2, k0, then, now
 
@@ -115,10 +120,10 @@ def _rolled(ks: tuple[Any, Any, Any], x1: Any, x2: Any) -> tuple[Any, Any]:
 
 
 def _key_words(key: Any) -> tuple[Any, Any]:
-    first = bind(_prims["slice"], key, start_indices=(0,), limit_indices=(1,), strides=None)
-    second = bind(_prims["slice"], key, start_indices=(1,), limit_indices=(2,), strides=None)
-    return (bind(_prims["reshape"], first, new_sizes=()),
-            bind(_prims["reshape"], second, new_sizes=()))
+    first = bind(slice_p, key, start_indices=(0,), limit_indices=(1,), strides=None)
+    second = bind(slice_p, key, start_indices=(1,), limit_indices=(2,), strides=None)
+    return (bind(reshape_p, first, new_sizes=()),
+            bind(reshape_p, second, new_sizes=()))
 
 
 def _counters(shape: tuple[int, ...]) -> tuple[Any, Any]:
@@ -129,10 +134,10 @@ def _counters(shape: tuple[int, ...]) -> tuple[Any, Any]:
                          f"(shape {shape} has {size}); draw them in smaller pieces")
     if not shape:
         return np.uint32(0), np.uint32(0)
-    high = bind(_prims["broadcast_in_dim"], np.uint32(0), shape=shape, broadcast_dimensions=())
-    low = bind(_prims["iota"], dtype=U32, shape=(size,), dimension=0)
+    high = bind(broadcast_in_dim_p, np.uint32(0), shape=shape, broadcast_dimensions=())
+    low = bind(iota_p, dtype=U32, shape=(size,), dimension=0)
     if len(shape) != 1:
-        low = bind(_prims["reshape"], low, new_sizes=shape)
+        low = bind(reshape_p, low, new_sizes=shape)
     return high, low
 
 
@@ -141,7 +146,7 @@ def _hash_shape(key: Any, shape: tuple[int, ...]) -> tuple[Any, Any]:
     high, low = _counters(shape)
     if not shape:
         # rank-0 counters are literals; broadcast them like the keys so the hash is rank 0
-        return threefry2x32(k1, k2, *(bind(_prims["broadcast_in_dim"], c, shape=(),
+        return threefry2x32(k1, k2, *(bind(broadcast_in_dim_p, c, shape=(),
                                            broadcast_dimensions=()) for c in (high, low)))
     return threefry2x32(k1, k2, high, low)
 
@@ -150,21 +155,21 @@ def seed(s: Any) -> Any:
     """A raw key ``uint32[2]`` from a rank-0 integer seed (traced or not)."""
     dtype = s.dtype if hasattr(s, "dtype") else np.asarray(s).dtype
     if dtype.itemsize == 8:
-        high = _op("convert", _op("shift_right_logical", s, dtype.type(32)), new_dtype=U32)
+        high = bind(convert_p, bind(shift_right_logical_p, s, dtype.type(32)), new_dtype=U32)
     else:
         # a 32-bit (or narrower) seed: the shift by 32 shifts everything out
         high = np.uint32(0)
-    low = _op("convert", s, new_dtype=U32)
-    parts = [bind(_prims["broadcast_in_dim"], w, shape=(1,), broadcast_dimensions=())
+    low = bind(convert_p, s, new_dtype=U32)
+    parts = [bind(broadcast_in_dim_p, w, shape=(1,), broadcast_dimensions=())
              for w in (high, low)]
-    return bind(_prims["concatenate"], *parts, dimension=0)
+    return bind(concatenate_p, *parts, dimension=0)
 
 
 def _stack_last(a: Any, b: Any, shape: tuple[int, ...]) -> Any:
     n = len(shape)
-    parts = [bind(_prims["broadcast_in_dim"], w, shape=(*shape, 1),
+    parts = [bind(broadcast_in_dim_p, w, shape=(*shape, 1),
                   broadcast_dimensions=tuple(range(n))) for w in (a, b)]
-    return bind(_prims["concatenate"], *parts, dimension=n)
+    return bind(concatenate_p, *parts, dimension=n)
 
 
 def split(key: Any, shape: tuple[int, ...]) -> Any:
@@ -176,7 +181,7 @@ def split(key: Any, shape: tuple[int, ...]) -> Any:
 def fold_in(key: Any, data: Any) -> Any:
     """A new raw key from ``key`` and a rank-0 uint32 ``data``."""
     k1, k2 = _key_words(key)
-    zero = bind(_prims["broadcast_in_dim"], np.uint32(0), shape=(), broadcast_dimensions=())
+    zero = bind(broadcast_in_dim_p, np.uint32(0), shape=(), broadcast_dimensions=())
     b1, b2 = threefry2x32(k1, k2, zero, data)
     return _stack_last(b1, b2, ())
 
@@ -186,10 +191,10 @@ def random_bits(key: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
     b1, b2 = _hash_shape(key, shape)
     if bit_width == 64:
         u64 = np.dtype(np.uint64)
-        high = _op("convert", b1, new_dtype=u64)
-        return _op("or", _op("shift_left", high, np.uint64(32)),
-                   _op("convert", b2, new_dtype=u64))
-    bits = _op("xor", b1, b2)
+        high = bind(convert_p, b1, new_dtype=u64)
+        return bind(or_p, bind(shift_left_p, high, np.uint64(32)),
+                   bind(convert_p, b2, new_dtype=u64))
+    bits = bind(xor_p, b1, b2)
     if bit_width == 32:
         return bits
-    return _op("convert", bits, new_dtype=np.dtype(f"uint{bit_width}"))
+    return bind(convert_p, bits, new_dtype=np.dtype(f"uint{bit_width}"))
