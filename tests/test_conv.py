@@ -1,7 +1,7 @@
 """conv_general_dilated (compiler/primitives/conv.py, spmdc/lax/conv.py): the primitive
 against its NumPy reference (lowering, vmap with the batch on either or both operands and
 with groups, grad vs finite differences, jvp), hypothesis over small shapes and every
-option; the frontend against values recorded from JAX 0.10.2 (tools/record_conv_reference.py);
+option; the frontend against values recorded from JAX 0.10.2 (`tools/record.py conv`);
 shape and argument errors."""
 from __future__ import annotations
 

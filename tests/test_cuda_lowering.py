@@ -2,7 +2,7 @@
 without a GPU: spmdc lowers for CUDA through ``trace(...).lower(lowering_platforms=
 ('cuda',))`` and its kernel calls must be JAX's (target, operand and result types and
 layouts, aliases, attributes), as recorded from JAX 0.11.2 in tests/data/
-cuda_lowerings.json (tools/record_cuda_lowerings.py); the host callbacks call the CUDA
+cuda_lowerings.json (`tools/record.py cuda_lowerings`); the host callbacks call the CUDA
 plugin's handler; the runtime registers the plugin's targets (where the plugin is
 installed). Running the programs on a GPU is tools/gpu_linalg_check.py's job."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """spmdc.example_libraries.optimizers against JAX 0.10.2: the same programs
-(tests/libs_programs.py) give JAX's numbers, recorded by tools/record_libs_reference.py."""
+(tests/libs_programs.py) give JAX's numbers, recorded by `tools/record.py libs`."""
 from __future__ import annotations
 
 import pathlib

@@ -1,4 +1,4 @@
-"""spmdc against values recorded from JAX 0.10.2 (tools/record_linalg.py, cases in
+"""spmdc against values recorded from JAX 0.10.2 (`tools/record.py linalg`, cases in
 tests/linalg_cases.py): random.orthogonal, random.multivariate_normal and
 nn.initializers.orthogonal bit for bit for the same key (eagerly and under vmap over
 keys), and linear-algebra values and gradients to a tolerance; plus the samplers'

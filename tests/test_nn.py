@@ -1,4 +1,4 @@
-"""spmdc.nn against values recorded from JAX 0.10.2 (tools/record_libs_reference.py),
+"""spmdc.nn against values recorded from JAX 0.10.2 (`tools/record.py libs`),
 plus the stability and gradient properties JAX's functions have."""
 from __future__ import annotations
 

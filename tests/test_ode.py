@@ -1,5 +1,5 @@
 """spmdc.experimental.ode.odeint (Note [odeint]): solutions against scipy's solve_ivp and
-JAX 0.10.2's recorded results (tools/record_ode_reference.py), adjoint gradients against
+JAX 0.10.2's recorded results (`tools/record.py ode`), adjoint gradients against
 finite differences, a neural-ODE training step, and the errors."""
 import json
 import pathlib

@@ -1,4 +1,4 @@
-"""spmdc.random against draws recorded from JAX 0.10.2 (tools/record_random.py): the same
+"""spmdc.random against draws recorded from JAX 0.10.2 (`tools/record.py random`): the same
 key, shape and dtype give the same bits, eagerly, with typed keys, under jit, under vmap
 over a batch of keys and under pmap over per-device keys from split.
 

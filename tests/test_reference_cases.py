@@ -1,5 +1,5 @@
 """Small expressions whose JAX 0.10.2 answers are recorded in tests/data/reference_cases.json
-(by tools/record_reference.py): indexing modes, reductions with where=, accumulation
+(by `tools/record.py expressions`): indexing modes, reductions with where=, accumulation
 dtypes, booleans, sort, einsum with an ellipsis, methods on traced values. Each case runs
 under spmdc and must give the same dtype, shape and values, or raise the same exception
 type that JAX raises."""

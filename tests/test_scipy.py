@@ -1,5 +1,5 @@
 """spmdc.scipy.special and spmdc.scipy.stats: values equal to JAX 0.10.2's (recorded by
-tools/record_libs_reference.py) and close to SciPy's, gradients against JAX's and against
+`tools/record.py libs`) and close to SciPy's, gradients against JAX's and against
 finite differences, and stability at extreme arguments."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import spmdc.scipy.stats as st
 
 REF = np.load(pathlib.Path(__file__).parent / "data" / "libs_reference.npz")
 
-# The inputs tools/record_libs_reference.py recorded JAX's values on.
+# The inputs `tools/record.py libs` recorded JAX's values on.
 SPECIAL_X = np.array([-40., -12., -6., -1.5, -1e-3, 0., 1e-3, 0.3, 1., 4., 6., 9., 30.],
                      np.float32)
 POSITIVE = np.array([1e-3, 0.1, 0.5, 1., 2.5, 7., 9., 40., 1e3], np.float32)

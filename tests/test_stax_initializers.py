@@ -1,6 +1,6 @@
 """spmdc.example_libraries.stax and spmdc.nn.initializers against JAX 0.10.2: parameters
 bit for bit equal to JAX's for the same key, and a stax network trained as in JAX
-(tests/libs_programs.py; values recorded by tools/record_libs_reference.py)."""
+(tests/libs_programs.py; values recorded by `tools/record.py libs`)."""
 from __future__ import annotations
 
 import pathlib
