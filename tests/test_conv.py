@@ -6,9 +6,9 @@ shape and argument errors."""
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
+import oracle
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,7 +20,7 @@ from spmdc import lax
 from spmdc.compiler.primitives.conv import conv_general_dilated_p as conv_p
 
 FEW = settings(max_examples=8, deadline=None)
-DATA = np.load(os.path.join(os.path.dirname(__file__), "data", "conv_reference.npz"))
+DATA = oracle.recorded("conv_reference.npz")
 
 
 @st.composite

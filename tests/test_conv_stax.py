@@ -4,9 +4,8 @@
 data-parallel with pmap over 8 devices, whose loss falls and matches a one-device jit run."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
+import oracle
 import pytest
 
 import spmdc
@@ -14,7 +13,7 @@ import spmdc.numpy as jnp
 from spmdc import lax, random
 from spmdc.example_libraries import stax
 
-DATA = np.load(os.path.join(os.path.dirname(__file__), "data", "conv_reference.npz"))
+DATA = oracle.recorded("conv_reference.npz")
 
 LAYERS = {   # the same layers as tools/recorders/conv.py (STAX_LAYERS)
     "conv": (lambda: stax.Conv(4, (3, 3), padding="SAME"), (2, 6, 6, 3)),
