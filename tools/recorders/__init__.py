@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 import pathlib
 import sys
+from collections.abc import Callable
+
+import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 TESTS = ROOT / "tests"
@@ -26,3 +29,12 @@ def write_cases_json(path: pathlib.Path, jax_version: str, cases: dict) -> None:
     """The JSON layout most value recorders share: ``{"jax": version, "cases": {...}}``."""
     path.write_text(json.dumps({"jax": jax_version, "cases": cases}, indent=1) + "\n")
     print(f"wrote {len(cases)} cases to {path}")
+
+
+def write_arrays(path: pathlib.Path, parts: list[Callable[[dict], None]]) -> None:
+    """Run each part (it adds named arrays to one dict) and save them all as one .npz."""
+    out: dict[str, np.ndarray] = {}
+    for part in parts:
+        part(out)
+    np.savez_compressed(path, **out)
+    print(f"wrote {len(out)} arrays to {path}")

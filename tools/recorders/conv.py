@@ -12,6 +12,8 @@ import types
 
 import numpy as np
 
+from recorders import write_arrays
+
 CONV = {   # name: (lhs shape, rhs shape, kwargs of conv_general_dilated)
     "nchw_valid": ((2, 3, 6, 5), (4, 3, 3, 2), dict(window_strides=(1, 1), padding="VALID")),
     "nhwc_same_stride": ((2, 7, 6, 3), (3, 3, 3, 4), dict(
@@ -190,13 +192,7 @@ def _record_stax(out: dict) -> None:
 
 
 def record_conv(cases: types.ModuleType, paths, mode) -> None:
-    out: dict = {}
-    _record_conv(out)
-    _record_reduce_window(out)
-    _record_convolve(out)
-    _record_stax(out)
-    np.savez_compressed(paths[0], **out)
-    print(f"wrote {len(out)} arrays to {paths[0]}")
+    write_arrays(paths[0], [_record_conv, _record_reduce_window, _record_convolve, _record_stax])
 
 
 def conv_names(cases: types.ModuleType, mode) -> list[str]:
@@ -204,5 +200,5 @@ def conv_names(cases: types.ModuleType, mode) -> list[str]:
             + [f"conv_transpose.{name}" for name in CONV_TRANSPOSE]
             + [f"patches.{name}" for name in PATCHES] + ["conv.int8_preferred"]
             + [f"reduce_window.{name}" for name in REDUCE_WINDOW]
-            + [f"convolve.{n}.{m}.{mode}" for n, m in CONVOLVE for mode in CONVOLVE_MODES]
+            + [f"convolve.{n}.{m}.{how}" for n, m in CONVOLVE for how in CONVOLVE_MODES]
             + [f"stax.{name}" for name in STAX_LAYERS])

@@ -9,7 +9,7 @@ import types
 
 import numpy as np
 
-from recorders import tests_on_path
+from recorders import tests_on_path, write_arrays
 
 # Shared with tests/test_nn.py: the inputs the activations are recorded on.
 X = np.array([-1e4, -30., -6., -3., -1., -0.5, -1e-3, 0., 1e-3, 0.5, 1., 3., 6., 30., 1e4],
@@ -161,13 +161,7 @@ def _record_examples(out: dict) -> None:
 
 
 def record_libs(cases: types.ModuleType, paths, mode) -> None:
-    out: dict = {}
-    _record_nn(out)
-    _record_special(out)
-    _record_stats(out)
-    _record_examples(out)
-    np.savez_compressed(paths[0], **out)
-    print(f"wrote {len(out)} arrays to {paths[0]}")
+    write_arrays(paths[0], [_record_nn, _record_special, _record_stats, _record_examples])
 
 
 def libs_names(cases: types.ModuleType, mode) -> list[str]:
