@@ -1,6 +1,6 @@
 """Programs whose printed output spmdc must reproduce exactly: each takes the library
 (``spmdc`` or ``jax``) and prints with debug.print, debug.callback or from inside host
-callbacks. tools/record_callbacks.py runs them on JAX and stores the lines in
+callbacks. `tools/record.py callbacks` runs them on JAX and stores the lines in
 tests/data/callbacks_reference.json; tests/test_callbacks.py runs them on spmdc.
 Programs named ``*_any_order`` print from several devices at once: their lines are
 compared as sorted lists."""

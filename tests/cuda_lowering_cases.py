@@ -1,5 +1,5 @@
 """The programs whose CUDA lowering tests/test_cuda_lowering.py compares with JAX's
-(recorded by tools/record_cuda_lowerings.py into tests/data/cuda_lowerings.json), and
+(recorded by `tools/record.py cuda_lowerings` into tests/data/cuda_lowerings.json), and
 that tools/gpu_linalg_check.py runs on a GPU. Each case is ``name -> (fn(lib), args)``:
 ``lib`` has ``lax`` and ``jnp`` of the library under test, ``fn(lib)`` the function to
 jit, ``args`` NumPy arrays."""

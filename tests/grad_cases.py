@@ -1,7 +1,7 @@
 """Gradients at zeros, ties and kinks, written once for spmdc and for JAX.
 
 ``cases(jax, jnp, cumprod)`` returns ``{name: (function, args)}``; each function returns
-a pytree of gradients. tools/record_grad_reference.py runs them on JAX 0.10.2 and writes
+a pytree of gradients. `tools/record.py grad` runs them on JAX 0.10.2 and writes
 tests/data/grad_reference.json; tests/test_grad_reference.py runs them on spmdc and
 compares. ``cumprod(x, axis, reverse)`` is passed in because the two spell it
 differently.

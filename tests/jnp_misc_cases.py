@@ -1,5 +1,5 @@
 """Index tricks, vectorize, ufuncs and the other late jax.numpy names, run on spmdc and
-on JAX 0.10.2 (tools/record_jnp_misc_reference.py records JAX's results in
+on JAX 0.10.2 (`tools/record.py jnp_misc` records JAX's results in
 tests/data/jnp_misc_reference.json; tests/test_jnp_misc.py compares)."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """jax.numpy functions whose results JAX 0.10.2 computes in its own way (set operations
 with size=, partial sorts, insert/delete, polynomials, float bits), run on spmdc and on
-JAX; tools/record_jnp_more_reference.py records JAX's results in
+JAX; `tools/record.py jnp_more` records JAX's results in
 tests/data/jnp_more_reference.json and tests/test_jnp_more.py compares."""
 from __future__ import annotations
 

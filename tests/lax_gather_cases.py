@@ -1,5 +1,5 @@
 """lax.gather / lax.scatter* with JAX's dimension numbers and modes, run on spmdc and on
-JAX 0.10.2 (tools/record_lax_gather_reference.py records JAX's results in
+JAX 0.10.2 (`tools/record.py lax_gather` records JAX's results in
 tests/data/lax_gather_reference.json; tests/test_lax_gather_scatter.py compares)."""
 from __future__ import annotations
 

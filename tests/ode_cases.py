@@ -1,4 +1,4 @@
-"""ODE problems shared by tests/test_ode.py and tools/record_ode_reference.py (which runs
+"""ODE problems shared by tests/test_ode.py and `tools/record.py ode` (which runs
 them with JAX 0.10.2). ``cases(lib, odeint)`` maps a name to (function, arguments); the
 function returns a pytree of arrays (solutions and gradients)."""
 import numpy as np

@@ -94,17 +94,6 @@ def _scalarized(func: Func, weights: Sequence[np.ndarray]) -> Func:
     return b.build([total])
 
 
-def numeric_grad(f, x, eps: float = 1e-6) -> np.ndarray:
-    """Central finite differences of a scalar function of one float64 array."""
-    x = np.asarray(x, np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        dx = np.zeros_like(x)
-        dx[i] = eps
-        g[i] = (float(f(x + dx)) - float(f(x - dx))) / (2 * eps)
-    return g
-
-
 def _numeric_grad(f, xs: list[np.ndarray], k: int, eps: float) -> np.ndarray:
     g = np.zeros_like(xs[k])
     flat = g.reshape(-1)

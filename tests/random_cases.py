@@ -1,7 +1,8 @@
 """The draws that tests/test_random.py compares bit for bit with JAX's.
 
-Shared with tools/record_random.py, which runs the same cases on JAX 0.10.2 and stores
-what it draws in tests/data/random_x32.npz and tests/data/random_x64.npz. A case is
+Shared with `tools/record.py random` (and `random_sort`, the shuffles of ``sort_cases``),
+which runs the same cases on JAX 0.10.2 and stores what it draws in
+tests/data/random_{x32,x64}.npz (and random_sort_{x32,x64}.npz). A case is
 ``(id, fn)`` with ``fn(random, jnp, key) -> array`` and ``key`` a raw key; the tests run
 it on raw and typed keys, eagerly, under jit, under vmap over a batch of keys and under
 pmap. This module imports neither jax nor spmdc.

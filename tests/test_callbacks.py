@@ -5,10 +5,8 @@ written); pmap lines come from the devices' threads in any order, so they are co
 as sets."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
+import oracle
 import pytest
 from callback_programs import PROGRAMS
 
@@ -331,8 +329,7 @@ def test_an_effect_without_outputs_prints_and_parses():
 
 # --- against JAX's recorded output ------------------------------------------------------------
 
-_REFERENCE = json.loads((Path(__file__).parent / "data" / "callbacks_reference.json")
-                        .read_text())["programs"]
+_REFERENCE = oracle.recorded("callbacks_reference.json")["programs"]
 
 
 @pytest.mark.parametrize("program", [

@@ -7,7 +7,7 @@ the user-facing errors."""
 import functools
 
 import numpy as np
-import primcheck
+import oracle
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,7 +29,7 @@ def close(got, want, tol=1e-4):
 
 
 # finite differences with a step that suits float32 programs
-numeric_grad = functools.partial(primcheck.numeric_grad, eps=1e-3)
+numeric_grad = functools.partial(oracle.numeric_grad, eps=1e-3)
 
 
 def reference(fun, *args):

@@ -1,14 +1,14 @@
 """conv_general_dilated (compiler/primitives/conv.py, spmdc/lax/conv.py): the primitive
 against its NumPy reference (lowering, vmap with the batch on either or both operands and
 with groups, grad vs finite differences, jvp), hypothesis over small shapes and every
-option; the frontend against values recorded from JAX 0.10.2 (tools/record_conv_reference.py);
+option; the frontend against values recorded from JAX 0.10.2 (`tools/record.py conv`);
 shape and argument errors."""
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
+import oracle
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,7 +20,7 @@ from spmdc import lax
 from spmdc.compiler.primitives.conv import conv_general_dilated_p as conv_p
 
 FEW = settings(max_examples=8, deadline=None)
-DATA = np.load(os.path.join(os.path.dirname(__file__), "data", "conv_reference.npz"))
+DATA = oracle.recorded("conv_reference.npz")
 
 
 @st.composite

@@ -1,12 +1,11 @@
 """stax convolution and pooling layers (spmdc/example_libraries/stax.py) against JAX
 0.10.2: output shapes, parameters (bit for bit, same key) and outputs recorded by
-tools/record_conv_reference.py; and a small CNN (conv, max-pool, dense) trained
+`tools/record.py conv`; and a small CNN (conv, max-pool, dense) trained
 data-parallel with pmap over 8 devices, whose loss falls and matches a one-device jit run."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
+import oracle
 import pytest
 
 import spmdc
@@ -14,9 +13,9 @@ import spmdc.numpy as jnp
 from spmdc import lax, random
 from spmdc.example_libraries import stax
 
-DATA = np.load(os.path.join(os.path.dirname(__file__), "data", "conv_reference.npz"))
+DATA = oracle.recorded("conv_reference.npz")
 
-LAYERS = {   # the same layers as tools/record_conv_reference.py
+LAYERS = {   # the same layers as tools/recorders/conv.py (STAX_LAYERS)
     "conv": (lambda: stax.Conv(4, (3, 3), padding="SAME"), (2, 6, 6, 3)),
     "conv_strided": (lambda: stax.Conv(5, (2, 3), strides=(2, 1), padding="VALID"),
                      (1, 7, 6, 2)),

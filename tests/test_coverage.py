@@ -1,6 +1,6 @@
 """Coverage of JAX's array namespaces: every public name of JAX 0.10.2's jax.numpy,
 jax.lax, jax.numpy.linalg, jax.scipy.linalg and jax.numpy.fft (recorded once into
-tests/data/jax_names.json by tools/record_names.py) is either provided by the matching
+tests/data/jax_names.json by `tools/record.py names`) is either provided by the matching
 spmdc namespace or listed below, with the reason spmdc does not provide it.
 
 The test fails both ways: a name JAX has that spmdc lacks and that is not listed, and a

@@ -2,17 +2,16 @@
 without a GPU: spmdc lowers for CUDA through ``trace(...).lower(lowering_platforms=
 ('cuda',))`` and its kernel calls must be JAX's (target, operand and result types and
 layouts, aliases, attributes), as recorded from JAX 0.11.2 in tests/data/
-cuda_lowerings.json (tools/record_cuda_lowerings.py); the host callbacks call the CUDA
+cuda_lowerings.json (`tools/record.py cuda_lowerings`); the host callbacks call the CUDA
 plugin's handler; the runtime registers the plugin's targets (where the plugin is
 installed). Running the programs on a GPU is tools/gpu_linalg_check.py's job."""
 from __future__ import annotations
 
-import json
-import os
 import re
 import types
 
 import numpy as np
+import oracle
 import pytest
 from cuda_lowering_cases import CASES
 
@@ -20,8 +19,7 @@ import spmdc
 import spmdc.numpy as jnp
 from spmdc import lax
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-RECORDED = json.load(open(os.path.join(HERE, "data", "cuda_lowerings.json")))["modules"]
+RECORDED = oracle.recorded("cuda_lowerings.json")["modules"]
 LIB = types.SimpleNamespace(lax=lax, jnp=jnp)
 
 # JAX computes lu's permutation with a CUDA kernel; spmdc in StableHLO (Note [cuSOLVER

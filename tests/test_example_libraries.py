@@ -1,18 +1,17 @@
 """spmdc.example_libraries.optimizers against JAX 0.10.2: the same programs
-(tests/libs_programs.py) give JAX's numbers, recorded by tools/record_libs_reference.py."""
+(tests/libs_programs.py) give JAX's numbers, recorded by `tools/record.py libs`."""
 from __future__ import annotations
-
-import pathlib
 
 import libs_programs
 import numpy as np
+import oracle
 import pytest
 
 import spmdc
 import spmdc.numpy as jnp
 from spmdc.example_libraries import optimizers
 
-REF = np.load(pathlib.Path(__file__).parent / "data" / "libs_reference.npz")
+REF = oracle.recorded("libs_reference.npz")
 
 
 def test_tutorial_mlp_trained_with_adam_gives_jax_numbers():

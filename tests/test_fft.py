@@ -3,11 +3,9 @@ lax.fft, and spmdc.numpy.fft against NumPy and against JAX 0.10.2's recorded val
 gradients (tests/fft_cases.py)."""
 from __future__ import annotations
 
-import json
-import os
-
 import fft_cases
 import numpy as np
+import oracle
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -94,23 +92,15 @@ def test_float64_stays_double_with_x64():
 
 # --- against JAX ----------------------------------------------------------------------------------
 
-def _recorded():
-    path = os.path.join(os.path.dirname(__file__), "data", "fft_reference.json")
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)["cases"]
-
-
-RECORDED = _recorded()
+RECORDED = oracle.recorded_cases("fft_reference.json")
 
 
 @pytest.mark.parametrize("name", sorted(RECORDED))
 def test_values_and_derivatives_match_jax(name):
-    got = np.asarray(fft_cases.cases(spmdc)[name]())
     rec = RECORDED[name]
-    want = np.asarray(rec["real"]) + (1j * np.asarray(rec["imag"]) if "c" in rec["dtype"][:1]
-                                      else 0)
-    assert got.dtype.name == rec["dtype"] and list(got.shape) == rec["shape"]
-    np.testing.assert_allclose(got.ravel(), want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
+    scale = np.abs(oracle.recorded_value(rec)).max()
+    oracle.assert_matches_recorded(fft_cases.cases(spmdc)[name](), rec, name, rtol=2e-5,
+                                   atol=2e-5 * scale)
 
 
 # --- the primitive's rules ------------------------------------------------------------------------
@@ -155,12 +145,7 @@ def test_real_transforms_transpose_as_finite_differences_say(fft_type, lengths):
             y = lax.fft(v * (1 + 0.5j), "irfft", lengths)   # a complex input from a real v
             return jnp.sum(y * wr + y ** 2)
         g = np.asarray(spmdc.grad(loss)(x))
-        eps, want = 1e-6, np.zeros_like(x)
-        for i in np.ndindex(x.shape):
-            d = np.zeros_like(x)
-            d[i] = eps
-            want[i] = (float(loss(x + d)) - float(loss(x - d))) / (2 * eps)
-        np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(g, oracle.numeric_grad(loss, x), rtol=1e-6, atol=1e-6)
 
 
 def test_jvp_of_a_linear_transform_is_the_transform():

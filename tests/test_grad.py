@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from primcheck import numeric_grad
+from oracle import numeric_grad
 
 import spmdc
 import spmdc.numpy as jnp

@@ -1,6 +1,5 @@
 """float0 tangents/cotangents for integer inputs, allow_int, holomorphic=True and complex
 gradients, as JAX 0.10.2 defines them (Note [integer tangents] in transforms/forward.py)."""
-import json
 import pathlib
 import sys
 
@@ -13,9 +12,9 @@ from spmdc.dtypes import float0
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import complex_cases  # noqa: E402
+import oracle  # noqa: E402
 
-COMPLEX_REFERENCE = json.loads((pathlib.Path(__file__).parent / "data" /
-                                "complex_grad_reference.json").read_text())["cases"]
+COMPLEX_REFERENCE = oracle.recorded_cases("complex_grad_reference.json")
 
 
 def _is_float0_zeros(x, shape):
@@ -130,13 +129,8 @@ def test_complex_derivatives_match_jax(name):
     """Real-valued functions of complex inputs give JAX's conjugate convention
     (Note [complex derivatives] in compiler/primitives/complex_parts.py)."""
     leaves = spmdc.tree_util.tree_leaves(complex_cases.cases(spmdc)[name]())
-    want = COMPLEX_REFERENCE[name]
-    assert len(leaves) == len(want)
-    for got, w in zip(leaves, want, strict=True):
-        got = np.asarray(got)
-        assert list(got.shape) == w["shape"] and got.dtype.name == w["dtype"]
-        expected = np.asarray(w["real"]) + 1j * np.asarray(w["imag"])
-        np.testing.assert_allclose(got.ravel(), expected, rtol=2e-5, atol=2e-6)
+    oracle.assert_matches_recorded(tuple(leaves), COMPLEX_REFERENCE[name], name, rtol=2e-5,
+                                   atol=2e-6)
 
 
 def test_complex_parts_lower_and_batch():

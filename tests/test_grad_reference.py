@@ -8,10 +8,8 @@ with JAX's structure (output, then argument; has_aux; argnums tuples).
 """
 from __future__ import annotations
 
-import json
-import pathlib
-
 import numpy as np
+import oracle
 import pytest
 from grad_cases import cases
 
@@ -20,8 +18,7 @@ import spmdc.numpy as jnp
 from spmdc.compiler.primitives.core import registry
 from spmdc.core.tracing import bind
 
-REFERENCE = json.loads((pathlib.Path(__file__).parent / "data" / "grad_reference.json")
-                       .read_text())["cases"]
+REFERENCE = oracle.recorded_cases("grad_reference.json")
 
 
 def _cumprod(x, axis, reverse):
@@ -39,14 +36,8 @@ def test_every_case_has_a_reference():
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_gradient_matches_jax(name):
     fun, args = CASES[name]
-    got = spmdc.tree_util.tree_leaves(fun(*args))
-    want = REFERENCE[name]
-    assert len(got) == len(want)
-    for g, w in zip(got, want, strict=True):
-        expected = np.array([np.nan if v is None else v for v in w["values"]],
-                            np.float64).reshape(w["shape"])
-        assert np.shape(g) == tuple(w["shape"])
-        np.testing.assert_allclose(np.asarray(g, np.float64), expected, rtol=1e-5, atol=1e-6)
+    oracle.assert_matches_recorded_real(spmdc.tree_util.tree_leaves(fun(*args)),
+                                        REFERENCE[name], name, rtol=1e-5, atol=1e-6)
 
 
 def _shapes(tree):

@@ -1,26 +1,18 @@
-"""Set operations, partial sorts, insert/delete and friends, polynomials and float bits
-(spmdc/numpy/setops.py, editing.py, polynomial.py, float_bits.py): against JAX 0.10.2's
-recorded results (tests/jnp_misc_cases.py), against NumPy, and their errors."""
+"""Index tricks (mgrid, ogrid, r_, c_), vectorize, frompyfunc ufuncs and their methods,
+apply_along_axis, block, histograms, vecdot/matvec, einsum paths, and the array-API and
+host-io names: against JAX 0.10.2's recorded results (tests/jnp_misc_cases.py, through
+tests/oracle.py), against NumPy, and their errors."""
 from __future__ import annotations
-
-import json
-import os
 
 import jnp_misc_cases
 import numpy as np
+import oracle
 import pytest
 
 import spmdc
 import spmdc.numpy as jnp
 
-
-def _recorded():
-    path = os.path.join(os.path.dirname(__file__), "data", "jnp_misc_reference.json")
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)["cases"]
-
-
-RECORDED = _recorded()
+RECORDED = oracle.recorded_cases("jnp_misc_reference.json")
 CASES = jnp_misc_cases.cases(spmdc)
 
 
@@ -30,21 +22,7 @@ def test_every_recorded_case_is_run():
 
 @pytest.mark.parametrize("name", sorted(RECORDED))
 def test_matches_jax(name):
-    got = CASES[name]()
-    got = got if isinstance(got, tuple) else (got,)
-    want = RECORDED[name]
-    assert len(got) == len(want)
-    for k, (g, w) in enumerate(zip(got, want, strict=True)):
-        g = np.asarray(g)
-        assert g.dtype.name == w["dtype"] and list(g.shape) == w["shape"], (name, k)
-        value = np.asarray(w["real"]) + (1j * np.asarray(w["imag"])
-                                         if w["dtype"].startswith("complex") else 0)
-        if g.dtype.kind in "biu":
-            np.testing.assert_array_equal(g.ravel(), value.astype(g.dtype), err_msg=name)
-        else:
-            np.testing.assert_allclose(g.ravel(), value, rtol=1e-5, atol=1e-6,
-                                       equal_nan=True, err_msg=f"{name} output {k}")
-
+    oracle.assert_matches_recorded(CASES[name](), RECORDED[name], name)
 
 
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")   # NumPy's r_['r', ...]

@@ -3,11 +3,9 @@
 recorded results (tests/jnp_more_cases.py), against NumPy, and their errors."""
 from __future__ import annotations
 
-import json
-import os
-
 import jnp_more_cases
 import numpy as np
+import oracle
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,14 +13,7 @@ from hypothesis import strategies as st
 import spmdc
 import spmdc.numpy as jnp
 
-
-def _recorded():
-    path = os.path.join(os.path.dirname(__file__), "data", "jnp_more_reference.json")
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)["cases"]
-
-
-RECORDED = _recorded()
+RECORDED = oracle.recorded_cases("jnp_more_reference.json")
 CASES = jnp_more_cases.cases(spmdc)
 
 
@@ -32,20 +23,7 @@ def test_every_recorded_case_is_run():
 
 @pytest.mark.parametrize("name", sorted(RECORDED))
 def test_matches_jax(name):
-    got = CASES[name]()
-    got = got if isinstance(got, tuple) else (got,)
-    want = RECORDED[name]
-    assert len(got) == len(want)
-    for k, (g, w) in enumerate(zip(got, want, strict=True)):
-        g = np.asarray(g)
-        assert g.dtype.name == w["dtype"] and list(g.shape) == w["shape"], (name, k)
-        value = np.asarray(w["real"]) + (1j * np.asarray(w["imag"])
-                                         if w["dtype"].startswith("complex") else 0)
-        if g.dtype.kind in "biu":
-            np.testing.assert_array_equal(g.ravel(), value.astype(g.dtype), err_msg=name)
-        else:
-            np.testing.assert_allclose(g.ravel(), value, rtol=1e-5, atol=1e-6,
-                                       equal_nan=True, err_msg=f"{name} output {k}")
+    oracle.assert_matches_recorded(CASES[name](), RECORDED[name], name)
 
 
 @settings(max_examples=8)     # each example compiles the size= forms: keep the suite fast

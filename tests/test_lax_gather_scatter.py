@@ -2,24 +2,15 @@
 0.10.2's recorded results (tests/lax_gather_cases.py), and their errors."""
 from __future__ import annotations
 
-import json
-import os
-
 import lax_gather_cases
 import numpy as np
+import oracle
 import pytest
 
 import spmdc
 from spmdc import lax
 
-
-def _recorded():
-    path = os.path.join(os.path.dirname(__file__), "data", "lax_gather_reference.json")
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)["cases"]
-
-
-RECORDED = _recorded()
+RECORDED = oracle.recorded_cases("lax_gather_reference.json")
 CASES = lax_gather_cases.cases(spmdc)
 
 
@@ -29,21 +20,7 @@ def test_every_recorded_case_is_run():
 
 @pytest.mark.parametrize("name", sorted(RECORDED))
 def test_matches_jax(name):
-    got = CASES[name]()
-    got = got if isinstance(got, tuple) else (got,)
-    want = RECORDED[name]
-    assert len(got) == len(want)
-    for k, (g, w) in enumerate(zip(got, want, strict=True)):
-        g = np.asarray(g)
-        assert g.dtype.name == w["dtype"] and list(g.shape) == w["shape"], (name, k)
-        value = np.asarray(w["real"]) + (1j * np.asarray(w["imag"])
-                                         if w["dtype"].startswith("complex") else 0)
-        if g.dtype.kind in "biu":
-            np.testing.assert_array_equal(g.ravel(), value.astype(g.dtype), err_msg=name)
-        else:
-            np.testing.assert_allclose(g.ravel(), value, rtol=1e-5, atol=1e-6,
-                                       equal_nan=True, err_msg=f"{name} output {k}")
-
+    oracle.assert_matches_recorded(CASES[name](), RECORDED[name], name)
 
 
 def test_bad_arguments_are_clear_errors():

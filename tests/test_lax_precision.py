@@ -3,10 +3,10 @@ lowered to dot_general's and convolution's precision_config, and kept through vm
 and jvp (Note [dot precision])."""
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
+import oracle
 import pytest
 
 import spmdc
@@ -202,7 +202,7 @@ def test_default_matmul_precision_config_and_context():
 
 # --- dot algorithms (Note [dot algorithms]) ---------------------------------------------------
 
-ALGORITHMS = np.load(os.path.join(os.path.dirname(__file__), "data", "dot_algorithms.npz"))
+ALGORITHMS = oracle.recorded("dot_algorithms.npz")
 PRESETS = sorted({k.split("/")[0] for k in ALGORITHMS.files if "/" in k})
 
 

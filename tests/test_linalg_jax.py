@@ -1,15 +1,15 @@
-"""spmdc against values recorded from JAX 0.10.2 (tools/record_linalg.py, cases in
+"""spmdc against values recorded from JAX 0.10.2 (`tools/record.py linalg`, cases in
 tests/linalg_cases.py): random.orthogonal, random.multivariate_normal and
 nn.initializers.orthogonal bit for bit for the same key (eagerly and under vmap over
 keys), and linear-algebra values and gradients to a tolerance; plus the samplers'
 statistics and scipy.stats.multivariate_normal against SciPy."""
 from __future__ import annotations
 
-import os
 import types
 
 import linalg_cases as lc
 import numpy as np
+import oracle
 import pytest
 from scipy import stats as scipy_stats
 
@@ -21,9 +21,7 @@ from spmdc import random
 from spmdc.core import dtypes
 from spmdc.nn import initializers
 
-DATA = {x64: np.load(os.path.join(os.path.dirname(__file__), "data",
-                                  f"linalg_{'x64' if x64 else 'x32'}.npz"))
-        for x64 in (False, True)}
+DATA = {x64: oracle.recorded(f"linalg_{'x64' if x64 else 'x32'}.npz") for x64 in (False, True)}
 LIB = types.SimpleNamespace(random=random, jnp=jnp, jsl=jsl, stats=stats,
                             initializers=initializers, grad=jax.grad)
 

@@ -1,17 +1,16 @@
-"""spmdc.nn against values recorded from JAX 0.10.2 (tools/record_libs_reference.py),
+"""spmdc.nn against values recorded from JAX 0.10.2 (`tools/record.py libs`),
 plus the stability and gradient properties JAX's functions have."""
 from __future__ import annotations
 
-import pathlib
-
 import numpy as np
+import oracle
 import pytest
 
 import spmdc
 import spmdc.nn as nn
 import spmdc.numpy as jnp
 
-REF = np.load(pathlib.Path(__file__).parent / "data" / "libs_reference.npz")
+REF = oracle.recorded("libs_reference.npz")
 X = np.array([-1e4, -30., -6., -3., -1., -0.5, -1e-3, 0., 1e-3, 0.5, 1., 3., 6., 30., 1e4],
              np.float32)
 W = np.linspace(-1.0, 2.0, X.size).astype(np.float32)

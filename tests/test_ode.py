@@ -1,7 +1,6 @@
 """spmdc.experimental.ode.odeint (Note [odeint]): solutions against scipy's solve_ivp and
-JAX 0.10.2's recorded results (tools/record_ode_reference.py), adjoint gradients against
+JAX 0.10.2's recorded results (`tools/record.py ode`), adjoint gradients against
 finite differences, a neural-ODE training step, and the errors."""
-import json
 import pathlib
 import subprocess
 import sys
@@ -16,22 +15,17 @@ from spmdc.experimental.ode import odeint
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import ode_cases  # noqa: E402
+import oracle  # noqa: E402
 
-REFERENCE = json.loads((pathlib.Path(__file__).parent / "data" / "ode_reference.json")
-                       .read_text())["cases"]
+REFERENCE = oracle.recorded_cases("ode_reference.json")
 CASES = ode_cases.cases(spmdc, odeint)
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCE))
 def test_matches_jax(name):
     fun, args = CASES[name]
-    leaves = spmdc.tree_util.tree_leaves(fun(*args))
-    want = REFERENCE[name]
-    assert len(leaves) == len(want)
-    for got, w in zip(leaves, want, strict=True):
-        assert list(np.shape(got)) == w["shape"]
-        np.testing.assert_allclose(np.ravel(np.asarray(got, np.float64)), w["values"],
-                                   rtol=2e-4, atol=2e-5)
+    oracle.assert_matches_recorded_real(spmdc.tree_util.tree_leaves(fun(*args)),
+                                        REFERENCE[name], name, rtol=2e-4, atol=2e-5)
 
 
 def test_forced_decay_against_scipy():
@@ -55,13 +49,8 @@ def test_pytree_state_against_scipy():
 
 
 def _central_difference(f, x, eps):
-    x = np.asarray(x, np.float64)
-    out = np.zeros_like(x)
-    for k in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[k] = eps
-        out[k] = (f((x + e).astype(np.float32)) - f((x - e).astype(np.float32))) / (2 * eps)
-    return out
+    """Finite differences of a float32 program."""
+    return oracle.numeric_grad(lambda v: f(v.astype(np.float32)), x, eps)
 
 
 def test_adjoint_gradients_against_finite_differences():

@@ -1,4 +1,4 @@
-"""spmdc.random against draws recorded from JAX 0.10.2 (tools/record_random.py): the same
+"""spmdc.random against draws recorded from JAX 0.10.2 (`tools/record.py random`): the same
 key, shape and dtype give the same bits, eagerly, with typed keys, under jit, under vmap
 over a batch of keys and under pmap over per-device keys from split.
 
@@ -7,9 +7,8 @@ representative share of the cases (the whole matrix runs with ``make test-slow``
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
+import oracle
 import pytest
 import random_cases as rc
 from needs import needs_devices
@@ -19,9 +18,8 @@ import spmdc.numpy as jnp
 from spmdc import random
 from spmdc.core import dtypes
 
-DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
-RECORDED = {(group, x64): np.load(os.path.join(
-    DATA_DIR, f"random_{'sort_' if group == 'sort' else ''}{'x64' if x64 else 'x32'}.npz"))
+RECORDED = {(group, x64): oracle.recorded(
+    f"random_{'sort_' if group == 'sort' else ''}{'x64' if x64 else 'x32'}.npz")
     for group in ("main", "sort") for x64 in (False, True)}
 # the shuffles exist once spmdc has a sort (spmdc/random/__init__.py)
 GROUPS = {"main": rc.cases, "sort": rc.sort_cases} if hasattr(random, "permutation") else \

@@ -1,22 +1,19 @@
 """Small expressions whose JAX 0.10.2 answers are recorded in tests/data/reference_cases.json
-(by tools/record_reference.py): indexing modes, reductions with where=, accumulation
+(by `tools/record.py expressions`): indexing modes, reductions with where=, accumulation
 dtypes, booleans, sort, einsum with an ellipsis, methods on traced values. Each case runs
 under spmdc and must give the same dtype, shape and values, or raise the same exception
 type that JAX raises."""
 import builtins
-import json
-import os
 
 import numpy as np
+import oracle
 import pytest
 
 import spmdc as jax
 import spmdc.numpy as jnp
 from spmdc import lax
 
-_DATA = os.path.join(os.path.dirname(__file__), "data", "reference_cases.json")
-with open(_DATA) as f:
-    _CASES = json.load(f)["cases"]
+_CASES = oracle.recorded_cases("reference_cases.json")
 
 
 def _check(got, want, case):

@@ -1,11 +1,10 @@
 """spmdc.scipy.special and spmdc.scipy.stats: values equal to JAX 0.10.2's (recorded by
-tools/record_libs_reference.py) and close to SciPy's, gradients against JAX's and against
+`tools/record.py libs`) and close to SciPy's, gradients against JAX's and against
 finite differences, and stability at extreme arguments."""
 from __future__ import annotations
 
-import pathlib
-
 import numpy as np
+import oracle
 import pytest
 import scipy.special as ss
 import scipy.stats as sst
@@ -15,9 +14,9 @@ import spmdc.numpy as jnp
 import spmdc.scipy.special as sp
 import spmdc.scipy.stats as st
 
-REF = np.load(pathlib.Path(__file__).parent / "data" / "libs_reference.npz")
+REF = oracle.recorded("libs_reference.npz")
 
-# The inputs tools/record_libs_reference.py recorded JAX's values on.
+# The inputs `tools/record.py libs` recorded JAX's values on.
 SPECIAL_X = np.array([-40., -12., -6., -1.5, -1e-3, 0., 1e-3, 0.3, 1., 4., 6., 9., 30.],
                      np.float32)
 POSITIVE = np.array([1e-3, 0.1, 0.5, 1., 2.5, 7., 9., 40., 1e3], np.float32)
@@ -106,7 +105,8 @@ def test_extreme_arguments_stay_finite_and_accurate():
     np.testing.assert_allclose(sp.betaln(1e4, 1e4 + 7.), ss.betaln(1e4, 1e4 + 7.), rtol=1e-5)
 
 
-def numeric_grad(f, x, eps):
+def _elementwise_derivative(f, x, eps):
+    """Central differences of an elementwise function, all elements at once (float64)."""
     x = np.asarray(x, np.float64)
     return (f(x + eps) - f(x - eps)) / (2 * eps)
 
@@ -122,7 +122,7 @@ def test_gradients_against_finite_differences(name, x):
     got = spmdc.vmap(spmdc.grad(g))(x.astype(np.float32))
     ref = getattr(ss, name)
     r = (lambda v: ref(v, 1.7)) if name in ("xlogy", "xlog1py", "betaln") else ref
-    np.testing.assert_allclose(got, numeric_grad(r, x, 1e-6), rtol=2e-4, atol=1e-5)
+    np.testing.assert_allclose(got, _elementwise_derivative(r, x, 1e-6), rtol=2e-4, atol=1e-5)
 
 
 def test_custom_derivatives_are_jax_rules():

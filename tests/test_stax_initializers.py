@@ -1,12 +1,11 @@
 """spmdc.example_libraries.stax and spmdc.nn.initializers against JAX 0.10.2: parameters
 bit for bit equal to JAX's for the same key, and a stax network trained as in JAX
-(tests/libs_programs.py; values recorded by tools/record_libs_reference.py)."""
+(tests/libs_programs.py; values recorded by `tools/record.py libs`)."""
 from __future__ import annotations
-
-import pathlib
 
 import libs_programs
 import numpy as np
+import oracle
 import pytest
 
 import spmdc
@@ -15,7 +14,7 @@ from spmdc import random
 from spmdc.example_libraries import stax
 from spmdc.nn import initializers
 
-REF = np.load(pathlib.Path(__file__).parent / "data" / "libs_reference.npz")
+REF = oracle.recorded("libs_reference.npz")
 
 
 def test_stax_network_with_dropout_and_batchnorm_gives_jax_numbers():

@@ -1,22 +1,18 @@
-"""Record JAX 0.10.2's values for the convolution and pooling tests.
-
-Run once with JAX installed (``python tools/record_conv_reference.py``); it writes
-tests/data/conv_reference.npz. Each case stores its inputs, its keyword arguments (as
-JSON, under ``NAME.kwargs``), its output and the gradients of ``sum(out * weights)``;
-tests/test_conv_reference.py replays the cases on spmdc and never imports jax.
+"""The conv case set: JAX 0.10.2's convolutions, conv transposes, patches, reduce_window,
+jnp.convolve/correlate and stax's conv and pooling layers, recorded into
+tests/data/conv_reference.npz for tests/test_conv.py, test_conv_stax.py and test_pool.py
+(which replay the cases on spmdc and never import jax). Each case stores its inputs, its
+keyword arguments (as JSON, under ``NAME.kwargs``), its output and the gradients of
+``sum(out * weights)``.
 """
 from __future__ import annotations
 
 import json
-import pathlib
+import types
 
-import jax
-import jax.numpy as jnp
 import numpy as np
-from jax import lax
-from jax.example_libraries import stax
 
-OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "conv_reference.npz"
+from recorders import write_arrays
 
 CONV = {   # name: (lhs shape, rhs shape, kwargs of conv_general_dilated)
     "nchw_valid": ((2, 3, 6, 5), (4, 3, 3, 2), dict(window_strides=(1, 1), padding="VALID")),
@@ -71,15 +67,45 @@ REDUCE_WINDOW = {   # name: (operand shape, kind, kwargs)
                                           padding="VALID")),
 }
 
+PATCHES = {   # conv_general_dilated_patches: name: (operand shape, kwargs)
+    "patches_nchw": ((2, 3, 5, 6), dict(filter_shape=(2, 3), window_strides=(1, 2),
+                                        padding="SAME")),
+    "patches_nhwc": ((1, 6, 5, 2), dict(filter_shape=(3, 2), window_strides=(2, 1),
+                                        padding="VALID", rhs_dilation=(1, 2),
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))),
+}
+
+CONVOLVE = ((7, 3), (4, 6), (5, 5), (1, 3))   # jnp.convolve / correlate: (len(a), len(v))
+CONVOLVE_MODES = ("full", "same", "valid")
+
+STAX_LAYERS = {   # name: (stax constructor, its arguments, its keywords, input shape)
+    "conv": ("Conv", (4, (3, 3)), dict(padding="SAME"), (2, 6, 6, 3)),
+    "conv_strided": ("Conv", (5, (2, 3)), dict(strides=(2, 1), padding="VALID"), (1, 7, 6, 2)),
+    "conv_nchw": ("GeneralConv", (("NCHW", "OIHW", "NCHW"), 3, (2, 2)), {}, (2, 2, 5, 5)),
+    "conv_transpose": ("ConvTranspose", (3, (3, 3)), dict(strides=(2, 2), padding="SAME"),
+                       (2, 4, 4, 2)),
+    "conv1d_transpose": ("Conv1DTranspose", (2, (3,)), dict(padding="VALID"), (2, 5, 3)),
+    "max_pool": ("MaxPool", ((2, 2),), dict(strides=(2, 2)), (2, 6, 6, 3)),
+    "max_pool_same": ("MaxPool", ((3, 3),), dict(strides=(2, 2), padding="SAME"), (2, 5, 5, 2)),
+    "avg_pool": ("AvgPool", ((2, 2),), {}, (2, 5, 5, 3)),
+    "avg_pool_same": ("AvgPool", ((3, 3),), dict(strides=(2, 2), padding="SAME"), (1, 5, 6, 2)),
+    "sum_pool": ("SumPool", ((2, 3),), dict(strides=(1, 2)), (2, 5, 6, 2)),
+    "max_pool_nchw": ("MaxPool", ((2, 2),), dict(spec="NCHW"), (2, 3, 4, 4)),
+}
+
 
 def _grads(f, args):
+    import jax
+    import jax.numpy as jnp
     out = f(*args)
     weights = np.linspace(-1.0, 1.5, np.size(out)).reshape(np.shape(out)).astype(out.dtype)
     grads = jax.grad(lambda *a: jnp.sum(f(*a) * weights), argnums=tuple(range(len(args))))(*args)
     return np.asarray(out), weights, [np.asarray(g) for g in grads]
 
 
-def record_conv(out: dict) -> None:
+def _record_conv(out: dict) -> None:
+    import jax.numpy as jnp
+    from jax import lax
     rng = np.random.default_rng(0)
     for table, fn in (("conv", lax.conv_general_dilated), ("conv_transpose", lax.conv_transpose)):
         for name, (xs, ws, kwargs) in (CONV if table == "conv" else CONV_TRANSPOSE).items():
@@ -95,13 +121,7 @@ def record_conv(out: dict) -> None:
                         f"{key}.weights": weights, f"{key}.gx": gx, f"{key}.gw": gw,
                         f"{key}.kwargs": np.array(json.dumps(kwargs))})
     # conv_general_dilated_patches
-    for name, (xs, kwargs) in {
-            "patches_nchw": ((2, 3, 5, 6), dict(filter_shape=(2, 3), window_strides=(1, 2),
-                                                padding="SAME")),
-            "patches_nhwc": ((1, 6, 5, 2), dict(filter_shape=(3, 2), window_strides=(2, 1),
-                                                padding="VALID", rhs_dilation=(1, 2),
-                                                dimension_numbers=("NHWC", "HWIO", "NHWC")))
-    }.items():
+    for name, (xs, kwargs) in PATCHES.items():
         x = rng.normal(size=xs).astype(np.float32)
         out[f"patches.{name}.x"] = x
         out[f"patches.{name}.kwargs"] = np.array(json.dumps(kwargs))
@@ -114,7 +134,9 @@ def record_conv(out: dict) -> None:
         x, w, (1, 1), "SAME", preferred_element_type=jnp.int32))
 
 
-def record_reduce_window(out: dict) -> None:
+def _record_reduce_window(out: dict) -> None:
+    import jax.numpy as jnp
+    from jax import lax
     rng = np.random.default_rng(1)
     for name, (shape, kind, kwargs) in REDUCE_WINDOW.items():
         x = rng.normal(size=shape).astype(np.float32)
@@ -139,36 +161,26 @@ def record_reduce_window(out: dict) -> None:
             out.update({f"{key}.weights": weights, f"{key}.gx": g})
 
 
-def record_convolve(out: dict) -> None:
+def _record_convolve(out: dict) -> None:
+    import jax.numpy as jnp
     rng = np.random.default_rng(2)
-    for n, m in ((7, 3), (4, 6), (5, 5), (1, 3)):
+    for n, m in CONVOLVE:
         a = rng.normal(size=n).astype(np.float32)
         v = rng.normal(size=m).astype(np.float32)
-        for mode in ("full", "same", "valid"):
+        for mode in CONVOLVE_MODES:
             key = f"convolve.{n}.{m}.{mode}"
             out[f"{key}.a"], out[f"{key}.v"] = a, v
             out[f"{key}.convolve"] = np.asarray(jnp.convolve(a, v, mode=mode))
             out[f"{key}.correlate"] = np.asarray(jnp.correlate(a, v, mode=mode))
 
 
-def record_stax(out: dict) -> None:
+def _record_stax(out: dict) -> None:
+    import jax
+    from jax.example_libraries import stax
     key = jax.random.PRNGKey(0)
-    layers = {
-        "conv": (stax.Conv(4, (3, 3), padding="SAME"), (2, 6, 6, 3)),
-        "conv_strided": (stax.Conv(5, (2, 3), strides=(2, 1), padding="VALID"), (1, 7, 6, 2)),
-        "conv_nchw": (stax.GeneralConv(("NCHW", "OIHW", "NCHW"), 3, (2, 2)), (2, 2, 5, 5)),
-        "conv_transpose": (stax.ConvTranspose(3, (3, 3), strides=(2, 2), padding="SAME"),
-                           (2, 4, 4, 2)),
-        "conv1d_transpose": (stax.Conv1DTranspose(2, (3,), padding="VALID"), (2, 5, 3)),
-        "max_pool": (stax.MaxPool((2, 2), strides=(2, 2)), (2, 6, 6, 3)),
-        "max_pool_same": (stax.MaxPool((3, 3), strides=(2, 2), padding="SAME"), (2, 5, 5, 2)),
-        "avg_pool": (stax.AvgPool((2, 2)), (2, 5, 5, 3)),
-        "avg_pool_same": (stax.AvgPool((3, 3), strides=(2, 2), padding="SAME"), (1, 5, 6, 2)),
-        "sum_pool": (stax.SumPool((2, 3), strides=(1, 2)), (2, 5, 6, 2)),
-        "max_pool_nchw": (stax.MaxPool((2, 2), spec="NCHW"), (2, 3, 4, 4)),
-    }
     rng = np.random.default_rng(3)
-    for name, ((init, apply), shape) in layers.items():
+    for name, (constructor, args, kwargs, shape) in STAX_LAYERS.items():
+        init, apply = getattr(stax, constructor)(*args, **kwargs)
         out_shape, params = init(key, shape)
         x = rng.normal(size=shape).astype(np.float32)
         y = apply(params, x)
@@ -179,15 +191,14 @@ def record_stax(out: dict) -> None:
             out[f"stax.{name}.param{k}"] = np.asarray(p)
 
 
-def main() -> None:
-    out: dict = {}
-    record_conv(out)
-    record_reduce_window(out)
-    record_convolve(out)
-    record_stax(out)
-    np.savez_compressed(OUT, **out)
-    print(f"wrote {len(out)} arrays to {OUT}")
+def record_conv(cases: types.ModuleType, paths, mode) -> None:
+    write_arrays(paths[0], [_record_conv, _record_reduce_window, _record_convolve, _record_stax])
 
 
-if __name__ == "__main__":
-    main()
+def conv_names(cases: types.ModuleType, mode) -> list[str]:
+    return ([f"conv.{name}" for name in CONV]
+            + [f"conv_transpose.{name}" for name in CONV_TRANSPOSE]
+            + [f"patches.{name}" for name in PATCHES] + ["conv.int8_preferred"]
+            + [f"reduce_window.{name}" for name in REDUCE_WINDOW]
+            + [f"convolve.{n}.{m}.{how}" for n, m in CONVOLVE for how in CONVOLVE_MODES]
+            + [f"stax.{name}" for name in STAX_LAYERS])

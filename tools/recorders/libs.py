@@ -1,17 +1,15 @@
-"""Record JAX 0.10.2's values for spmdc.nn / spmdc.scipy / spmdc.example_libraries tests.
-
-Run once with the ``bench`` extra installed (``python tools/record_libs_reference.py``);
-it writes tests/data/libs_reference.npz. The tests read that file and never import jax.
+"""The libs case set: JAX 0.10.2's values for the spmdc.nn, spmdc.scipy and
+spmdc.example_libraries tests (activations and their gradients, special functions,
+distributions, the programs of tests/libs_programs.py, initializers), recorded into
+tests/data/libs_reference.npz. The tests read that file and never import jax.
 """
 from __future__ import annotations
 
-import pathlib
+import types
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "libs_reference.npz"
+from recorders import tests_on_path, write_arrays
 
 # Shared with tests/test_nn.py: the inputs the activations are recorded on.
 X = np.array([-1e4, -30., -6., -3., -1., -0.5, -1e-3, 0., 1e-3, 0.5, 1., 3., 6., 30., 1e4],
@@ -23,7 +21,9 @@ UNARY = ["relu", "relu6", "softplus", "sigmoid", "log_sigmoid", "silu", "elu", "
          "squareplus", "sparse_plus", "sparse_sigmoid", "softmax", "log_softmax", "standardize"]
 
 
-def record_nn(out: dict) -> None:
+def _record_nn(out: dict) -> None:
+    import jax
+    import jax.numpy as jnp
     x = jnp.asarray(X)
     fns = {name: getattr(jax.nn, name) for name in UNARY}
     fns["gelu_tanh"] = lambda v: jax.nn.gelu(v, approximate=True)
@@ -67,7 +67,8 @@ DIFFERENTIABLE = ["erf", "erfc", "ndtr", "log_ndtr", "i0e", "i1e", "expit", "gam
                   "digamma", "ndtri", "logit", "erfinv"]
 
 
-def record_special(out: dict) -> None:
+def _record_special(out: dict) -> None:
+    import jax
     import jax.scipy.special as sp
     for name, x in SPECIAL_UNARY.items():
         out[f"special.{name}"] = np.asarray(getattr(sp, name)(x))
@@ -116,7 +117,7 @@ STATS_Q = {"norm.ppf": ((), {}), "norm.isf": ((), {"loc": 2.}), "bernoulli.ppf":
            "pareto.ppf": ((1.5,), {}), "gumbel_r.ppf": ((), {}), "gumbel_l.ppf": ((), {})}
 
 
-def record_stats(out: dict) -> None:
+def _record_stats(out: dict) -> None:
     import jax.scipy.stats as st
     for table, x in ((STATS, STATS_X), (STATS_Q, UNIT)):
         for name, (args, kwargs) in table.items():
@@ -129,9 +130,10 @@ def record_stats(out: dict) -> None:
     out["stats.dirichlet.logpdf.short"] = np.asarray(st.dirichlet.logpdf(simplex[:2], alpha))
 
 
-def record_examples(out: dict) -> None:
-    import sys
-    sys.path.insert(0, str(OUT.parent.parent))
+def _record_examples(out: dict) -> None:
+    import jax
+    import jax.numpy as jnp
+    tests_on_path()
     import libs_programs
     losses, final = libs_programs.mlp_adam(jax)
     out["examples.mlp_adam.losses"] = losses
@@ -158,16 +160,12 @@ def record_examples(out: dict) -> None:
         init.glorot_normal()(jax.random.key(11), (6, 2), jnp.float16))
 
 
-def main() -> None:
-    out: dict = {}
-    record_nn(out)
-    record_special(out)
-    record_stats(out)
-    record_examples(out)
-    OUT.parent.mkdir(exist_ok=True)
-    np.savez_compressed(OUT, **out)
-    print(f"wrote {len(out)} arrays to {OUT}")
+def record_libs(cases: types.ModuleType, paths, mode) -> None:
+    write_arrays(paths[0], [_record_nn, _record_special, _record_stats, _record_examples])
 
 
-if __name__ == "__main__":
-    main()
+def libs_names(cases: types.ModuleType, mode) -> list[str]:
+    return ([f"nn.{name}" for name in UNARY] + ["nn.gelu_tanh", "nn.gelu_erf", "nn.logsumexp"]
+            + [f"special.{name}" for name in [*SPECIAL_UNARY, *SPECIAL_BINARY]]
+            + [f"stats.{name}" for name in [*STATS, *STATS_Q]]
+            + ["examples.mlp_adam", "examples.stax", "examples.optimizer", "init"])

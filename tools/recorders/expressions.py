@@ -1,13 +1,8 @@
-"""Record JAX's answers to small expressions, for tests/test_reference_cases.py.
-
-Each case is one Python expression over ``jnp``, ``lax``, ``jax`` and ``np``; it is
-evaluated under JAX here and under spmdc in the test, which compares values, dtypes and
-shapes (or, when JAX raises, that spmdc raises the same exception type). Run with a
-Python that has jax installed (the tests do not need it):
-
-    /path/to/jax/python tools/record_reference.py      # writes tests/data/reference_cases.json
-
-Add a case to CASES, re-run, and commit the JSON with it.
+"""The expressions case set: small Python expressions over ``jnp``, ``lax``, ``jax`` and
+``np``, evaluated under JAX here and under spmdc by tests/test_reference_cases.py, which
+compares values, dtypes and shapes (or, when JAX raises, that spmdc raises the same
+exception type). Answers go to tests/data/reference_cases.json. To add a case, add it to
+CASES, run ``tools/record.py expressions`` and commit the JSON with it.
 """
 # ruff: noqa: E501  (one case per line reads best)
 from __future__ import annotations
@@ -15,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import types
 
 import numpy as np
 
@@ -262,7 +258,7 @@ def _encode(value):
             "nan": np.isnan(np.ravel(data)).tolist() if data.dtype.kind == "f" else None}
 
 
-def main() -> None:
+def record_expressions(cases: types.ModuleType, paths, mode) -> None:
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
     import jax
@@ -275,11 +271,10 @@ def main() -> None:
             records[case] = {"result": _encode(eval(case, env))}
         except Exception as e:          # noqa: BLE001  (any exception JAX raises is data)
             records[case] = {"raises": type(e).__name__, "message": str(e)[:300]}
-    out = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "reference_cases.json")
-    with open(out, "w") as f:
+    with open(paths[0], "w") as f:
         json.dump({"jax_version": jax.__version__, "cases": records}, f, indent=1)
-    print(f"wrote {len(records)} cases to {os.path.normpath(out)}", file=sys.stderr)
+    print(f"wrote {len(records)} cases to {os.path.normpath(paths[0])}", file=sys.stderr)
 
 
-if __name__ == "__main__":
-    main()
+def expression_names(cases: types.ModuleType, mode) -> list[str]:
+    return list(CASES)
