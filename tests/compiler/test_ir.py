@@ -111,7 +111,7 @@ def test_dce_and_cse():
 
 
 # --- pass tests as IR text files -----------------------------------------------------------
-# Each file under tests/ir/ holds: a first line "# pass: NAME OPTIONS", the input function,
+# Each file under tests/compiler/ir/ holds: a first line "# pass: NAME OPTIONS", the input function,
 # a line "# expect:", and the expected output function.
 
 def _run(pass_line: str, func: Func) -> Func:

@@ -21,7 +21,7 @@ import spmdc.numpy as jnp
 from spmdc import lax
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RECORDED = json.load(open(os.path.join(HERE, "data", "cuda_lowerings.json")))["modules"]
+RECORDED = json.load(open(os.path.join(HERE, os.pardir, "data", "cuda_lowerings.json")))["modules"]
 LIB = types.SimpleNamespace(lax=lax, jnp=jnp)
 
 # JAX computes lu's permutation with a CUDA kernel; spmdc in StableHLO (Note [cuSOLVER

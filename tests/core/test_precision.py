@@ -202,7 +202,8 @@ def test_default_matmul_precision_config_and_context():
 
 # --- dot algorithms (Note [dot algorithms]) ---------------------------------------------------
 
-ALGORITHMS = np.load(os.path.join(os.path.dirname(__file__), "data", "dot_algorithms.npz"))
+ALGORITHMS = np.load(os.path.join(os.path.dirname(__file__), os.pardir, "data",
+                                  "dot_algorithms.npz"))
 PRESETS = sorted({k.split("/")[0] for k in ALGORITHMS.files if "/" in k})
 
 

@@ -17,7 +17,7 @@ import pytest
 import spmdc
 from spmdc.cli import main
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 PROGRAMS = f"{DATA / 'cli_programs.py'}"
 BROKEN = f"{DATA / 'cli_broken.py'}"
 STEP = [f"{PROGRAMS}:step", "--example", "example"]     # pmap(grad) with a psum

@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-NAMES_FILE = os.path.join(os.path.dirname(__file__), "data", "jax_names.json")
+NAMES_FILE = os.path.join(os.path.dirname(__file__), os.pardir, "data", "jax_names.json")
 
 # Reasons. "pending: ..." entries are names another part of this release delivers; they
 # are removed from the list when that work is merged.
@@ -128,7 +128,7 @@ def coverage(namespace: str) -> tuple[list[str], list[str], list[str]]:
 def test_every_jax_name_is_provided_or_listed(namespace):
     _, _, unaccounted = coverage(namespace)
     assert not unaccounted, (
-        f"spmdc lacks these names of {namespace} and tests/test_coverage.py does not list "
+        f"spmdc lacks these names of {namespace} and tests/e2e/test_coverage.py does not list "
         f"them with a reason: {' '.join(unaccounted)}")
 
 
@@ -137,7 +137,7 @@ def test_listed_names_are_absent(namespace):
     module = spmdc_module(namespace)
     present = [n for n in EXCLUDED[namespace] if module is not None and hasattr(module, n)]
     assert not present, (f"{namespace}: spmdc now provides {' '.join(present)}; remove them "
-                         f"from the list in tests/test_coverage.py")
+                         f"from the list in tests/e2e/test_coverage.py")
 
 
 @pytest.mark.parametrize("namespace", sorted(EXCLUDED))

@@ -8,7 +8,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "tools"))
 
 from fuzz.cli import Checker, features_available  # noqa: E402
 from fuzz.generate import generate  # noqa: E402

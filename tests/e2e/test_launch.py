@@ -15,7 +15,7 @@ import pytest
 
 from spmdc.launch import launch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # Prints who it is; process ``fail`` exits with ``status`` after ``delay`` seconds; the
 # others sleep ``sleep`` seconds, after leaving their pid in pid<id>.

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent / "spmdc"
+ROOT = Path(__file__).resolve().parents[2] / "spmdc"
 
 # What each floor may import from spmdc (lax and the libraries, random, nn, scipy ...,
 # stand above all of these and may use any of them).

@@ -22,9 +22,9 @@ import pytest
 
 import spmdc as jax
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-WORKER = os.path.join(HERE, "multiprocess_worker.py")
-ROOT = os.path.dirname(HERE)
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORKER = os.path.join(TESTS, "multiprocess_worker.py")
+ROOT = os.path.dirname(TESTS)
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -40,7 +40,7 @@ def _launch(procs: int, devices: int, *args: str, timeout: float = 240
     return subprocess.run(
         [sys.executable, "-m", "spmdc.launch", "-n", str(procs), "--devices-per-process",
          str(devices), WORKER, *args], env=_env(), capture_output=True, text=True,
-        timeout=timeout, cwd=HERE)
+        timeout=timeout, cwd=TESTS)
 
 
 def _check_programs(procs: int, devices: int, tmp_path: object) -> None:
@@ -115,7 +115,7 @@ def _start(procs: int, ids: list[int], mode: str, port: int, timeout_s: int = 60
         env=_env(SPMDC_COORDINATOR_ADDRESS=f"127.0.0.1:{port}",
                  SPMDC_NUM_PROCESSES=str(procs), SPMDC_PROCESS_ID=str(p),
                  SPMDC_CPU_DEVICES="2", MP_TIMEOUT=str(timeout_s), **extra),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE) for p in ids]
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=TESTS) for p in ids]
 
 
 def _finish(proc: subprocess.Popen[str], timeout: float) -> tuple[int, str, float]:

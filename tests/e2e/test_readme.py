@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-README = os.path.join(os.path.dirname(__file__), os.pardir, "README.md")
+README = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "README.md")
 
 
 def _section(title: str = "A walkthrough") -> str:

@@ -14,7 +14,7 @@ import spmdc as jax
 import spmdc.numpy as jnp
 from spmdc import lax
 
-_DATA = os.path.join(os.path.dirname(__file__), "data", "reference_cases.json")
+_DATA = os.path.join(os.path.dirname(__file__), os.pardir, "data", "reference_cases.json")
 with open(_DATA) as f:
     _CASES = json.load(f)["cases"]
 

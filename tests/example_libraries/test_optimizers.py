@@ -12,7 +12,7 @@ import spmdc
 import spmdc.numpy as jnp
 from spmdc.example_libraries import optimizers
 
-REF = np.load(pathlib.Path(__file__).parent / "data" / "libs_reference.npz")
+REF = np.load(pathlib.Path(__file__).parents[1] / "data" / "libs_reference.npz")
 
 
 def test_tutorial_mlp_trained_with_adam_gives_jax_numbers():

@@ -15,7 +15,7 @@ from spmdc import random
 from spmdc.example_libraries import stax
 from spmdc.nn import initializers
 
-REF = np.load(pathlib.Path(__file__).parent / "data" / "libs_reference.npz")
+REF = np.load(pathlib.Path(__file__).parents[1] / "data" / "libs_reference.npz")
 
 
 def test_stax_network_with_dropout_and_batchnorm_gives_jax_numbers():
@@ -44,7 +44,7 @@ def test_initializer_with_typed_key_and_dtype():
     assert got.dtype == jnp.float16
     # float16 truncated normal: within one unit in the last place, since JAX's own
     # float16 draws round differently by host CPU (Note [CPU-dependent rounding] in
-    # test_random.py)
+    # random/test_samplers.py)
     np.testing.assert_allclose(np.asarray(got, np.float32),
                                REF["init.glorot_normal.typed_key"].astype(np.float32),
                                rtol=2 ** -9, atol=0)

@@ -14,7 +14,7 @@ import spmdc.numpy as jnp
 from spmdc import lax, random
 from spmdc.example_libraries import stax
 
-DATA = np.load(os.path.join(os.path.dirname(__file__), "data", "conv_reference.npz"))
+DATA = np.load(os.path.join(os.path.dirname(__file__), os.pardir, "data", "conv_reference.npz"))
 
 LAYERS = {   # the same layers as tools/record_conv_reference.py
     "conv": (lambda: stax.Conv(4, (3, 3), padding="SAME"), (2, 6, 6, 3)),

@@ -14,10 +14,10 @@ import spmdc
 import spmdc.numpy as jnp
 from spmdc.experimental.ode import odeint
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
+sys.path.insert(0, str(pathlib.Path(__file__).parents[1]))
 import ode_cases  # noqa: E402
 
-REFERENCE = json.loads((pathlib.Path(__file__).parent / "data" / "ode_reference.json")
+REFERENCE = json.loads((pathlib.Path(__file__).parents[1] / "data" / "ode_reference.json")
                        .read_text())["cases"]
 CASES = ode_cases.cases(spmdc, odeint)
 

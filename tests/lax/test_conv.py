@@ -20,7 +20,7 @@ from spmdc import lax
 from spmdc.compiler.primitives.conv import conv_general_dilated_p as conv_p
 
 FEW = settings(max_examples=8, deadline=None)
-DATA = np.load(os.path.join(os.path.dirname(__file__), "data", "conv_reference.npz"))
+DATA = np.load(os.path.join(os.path.dirname(__file__), os.pardir, "data", "conv_reference.npz"))
 
 
 @st.composite

@@ -14,7 +14,7 @@ from spmdc import lax
 
 
 def _recorded():
-    path = os.path.join(os.path.dirname(__file__), "data", "lax_gather_reference.json")
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "data", "lax_gather_reference.json")
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)["cases"]
 

@@ -120,7 +120,8 @@ def test_over_devices_the_groups_are_the_replica_groups():
     assert "use_global_device_ids" in text
 
 
-GROUPED_CASES = {   # on the 2 x 4 mesh of test_collectives.py; groups along 'j' or ('i', 'j')
+# On the 2 x 4 mesh of compiler/primitives/test_collectives.py; groups along 'j' or ('i', 'j').
+GROUPED_CASES = {
     "psum_j": lambda b, x: b.psum(x, axes=("j",), groups=((0, 2), (1, 3))),
     "pmax_j": lambda b, x: b.pmax(x, axes=("j",), groups=((3, 1), (2, 0))),
     "pmin_ij": lambda b, x: b.pmin(x, axes=("i", "j"), groups=((0, 5), (1, 4), (2, 7),

@@ -21,7 +21,7 @@ from spmdc.compiler.primitives import windowed as W
 from spmdc.compiler.primitives import windowed_select as S
 
 FEW = settings(max_examples=8, deadline=None)
-DATA = np.load(os.path.join(os.path.dirname(__file__), "data", "conv_reference.npz"))
+DATA = np.load(os.path.join(os.path.dirname(__file__), os.pardir, "data", "conv_reference.npz"))
 MONOIDS = [W.reduce_window_sum_p, W.reduce_window_max_p, W.reduce_window_min_p]
 
 

@@ -11,7 +11,7 @@ import spmdc
 import spmdc.nn as nn
 import spmdc.numpy as jnp
 
-REF = np.load(pathlib.Path(__file__).parent / "data" / "libs_reference.npz")
+REF = np.load(pathlib.Path(__file__).parents[1] / "data" / "libs_reference.npz")
 X = np.array([-1e4, -30., -6., -3., -1., -0.5, -1e-3, 0., 1e-3, 0.5, 1., 3., 6., 30., 1e4],
              np.float32)
 W = np.linspace(-1.0, 2.0, X.size).astype(np.float32)

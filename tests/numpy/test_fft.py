@@ -95,7 +95,7 @@ def test_float64_stays_double_with_x64():
 # --- against JAX ----------------------------------------------------------------------------------
 
 def _recorded():
-    path = os.path.join(os.path.dirname(__file__), "data", "fft_reference.json")
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "data", "fft_reference.json")
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)["cases"]
 

@@ -17,7 +17,7 @@ import spmdc.numpy as jnp
 
 
 def _recorded():
-    path = os.path.join(os.path.dirname(__file__), "data", "jnp_more_reference.json")
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "data", "jnp_more_reference.json")
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)["cases"]
 

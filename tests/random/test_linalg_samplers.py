@@ -21,7 +21,7 @@ from spmdc import random
 from spmdc.core import dtypes
 from spmdc.nn import initializers
 
-DATA = {x64: np.load(os.path.join(os.path.dirname(__file__), "data",
+DATA = {x64: np.load(os.path.join(os.path.dirname(__file__), os.pardir, "data",
                                   f"linalg_{'x64' if x64 else 'x32'}.npz"))
         for x64 in (False, True)}
 LIB = types.SimpleNamespace(random=random, jnp=jnp, jsl=jsl, stats=stats,

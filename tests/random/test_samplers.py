@@ -19,7 +19,7 @@ import spmdc.numpy as jnp
 from spmdc import random
 from spmdc.core import dtypes
 
-DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
+DATA_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "data")
 RECORDED = {(group, x64): np.load(os.path.join(
     DATA_DIR, f"random_{'sort_' if group == 'sort' else ''}{'x64' if x64 else 'x32'}.npz"))
     for group in ("main", "sort") for x64 in (False, True)}

@@ -14,7 +14,7 @@ import numpy as np
 import spmdc
 from spmdc.runtime import cache, pjrt
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 PROGRAM = """
 import sys, numpy as np, spmdc, spmdc.numpy as jnp

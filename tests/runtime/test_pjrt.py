@@ -10,7 +10,7 @@ import sys
 
 from spmdc.runtime import pjrt
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _run(code: str, **env: str) -> subprocess.CompletedProcess[str]:

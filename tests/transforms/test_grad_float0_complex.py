@@ -11,10 +11,10 @@ import spmdc
 import spmdc.numpy as jnp
 from spmdc.dtypes import float0
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
+sys.path.insert(0, str(pathlib.Path(__file__).parents[1]))
 import complex_cases  # noqa: E402
 
-COMPLEX_REFERENCE = json.loads((pathlib.Path(__file__).parent / "data" /
+COMPLEX_REFERENCE = json.loads((pathlib.Path(__file__).parents[1] / "data" /
                                 "complex_grad_reference.json").read_text())["cases"]
 
 

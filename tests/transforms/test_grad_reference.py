@@ -20,7 +20,7 @@ import spmdc.numpy as jnp
 from spmdc.compiler.primitives.core import registry
 from spmdc.core.tracing import bind
 
-REFERENCE = json.loads((pathlib.Path(__file__).parent / "data" / "grad_reference.json")
+REFERENCE = json.loads((pathlib.Path(__file__).parents[1] / "data" / "grad_reference.json")
                        .read_text())["cases"]
 
 

@@ -219,7 +219,7 @@ def test_a_sharded_result_passed_to_pmap_is_placed_by_value():
 def _run_example(*launcher: str) -> str:
     import subprocess
     import sys
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPMDC_")}
     env["PYTHONPATH"] = root
     run = subprocess.run([sys.executable, *launcher, "examples/train_sharded.py"], cwd=root,

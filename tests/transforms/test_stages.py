@@ -12,7 +12,7 @@ import spmdc.numpy as jnp
 from spmdc.cli import main
 from spmdc.compiler.ir import parse
 
-PROGRAM = f"{Path(__file__).parent / 'data' / 'named_programs.py'}:model"
+PROGRAM = f"{Path(__file__).parents[1] / 'data' / 'named_programs.py'}:model"
 
 
 def f(x, n):

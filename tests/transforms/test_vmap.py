@@ -1,7 +1,7 @@
 """vmap as a user API: in_axes/out_axes, named axes, nesting, closures, IR shape, errors.
 
-Per-primitive batching rules are checked in tests/test_prim_*.py (primcheck.check_vmap);
-the pass itself on IR text in tests/ir/vmap_*.ir. Here: the frontend semantics, checked
+Per-primitive batching rules are checked in tests/compiler/primitives/ (primcheck.check_vmap);
+the pass itself on IR text in tests/compiler/ir/vmap_*.ir. Here: the frontend semantics, checked
 against NumPy loops over slices.
 """
 import numpy as np

@@ -1,7 +1,7 @@
 """The sort primitive (compiler/primitives/sorting.py) and jnp.sort / argsort / lax.sort:
 the lowering against the NumPy reference (Note [sort order]: NaNs last, -0.0 == 0.0,
 stable), vmap against a loop, the VJP against finite differences. Values against JAX are
-in tests/test_reference_cases.py."""
+in tests/e2e/test_reference_cases.py."""
 import numpy as np
 import pytest
 from primcheck import check_grad, check_lowering, check_vmap
