@@ -212,56 +212,6 @@ def test_pswapaxes_under_pmap_and_vmap():
 
 # --- special functions -----------------------------------------------------------------------
 
-A = np.array([0.5, 1.0, 3.0, 10.0, 2.0], np.float32)
-XS = np.array([0.3, 2.0, 2.5, 12.0, 0.0], np.float32)
-
-
-def test_igamma_igammac_betainc_zeta_match_scipy():
-    import scipy.special as ss
-    np.testing.assert_allclose(lax.igamma(A, XS), ss.gammainc(A, XS), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(lax.igammac(A, XS), ss.gammaincc(A, XS), rtol=1e-5, atol=1e-6)
-    x = np.array([0.0, 0.2, 0.7, 1.0], np.float32)
-    np.testing.assert_allclose(lax.betainc(np.float32(2), np.float32(3), x),
-                               ss.betainc(2.0, 3.0, x), rtol=1e-5, atol=1e-6)
-    s, q = np.array([1.5, 2.0, 3.0, 7.5], np.float32), np.array([0.5, 1.0, 2.5, 10.0], np.float32)
-    np.testing.assert_allclose(lax.zeta(s, q), ss.zeta(s, q), rtol=1e-5)
-    np.testing.assert_allclose(spmdc.vmap(lax.zeta)(s, q), ss.zeta(s, q), rtol=1e-5)
-    with pytest.raises(TypeError, match="one floating dtype"):
-        lax.igamma(np.ones(2, np.float32), np.ones(2, np.int32))
-    with pytest.raises(TypeError, match="one shape"):
-        lax.igamma(np.ones(2, np.float32), np.ones(3, np.float32))
-    with pytest.raises(NotImplementedError, match="zeta: differentiation"):
-        spmdc.grad(lambda q: lax.zeta(np.float32(2), q))(np.float32(1.5))
-
-
-def test_igamma_derivatives():
-    import scipy.special as ss
-    a, x = A[:4].astype(np.float64), XS[:4].astype(np.float64)
-    h = 1e-6
-    da = (ss.gammainc(a + h, x) - ss.gammainc(a - h, x)) / (2 * h)
-    np.testing.assert_allclose(lax.igamma_grad_a(A[:4], XS[:4]), da, rtol=1e-4)
-    np.testing.assert_allclose(spmdc.vmap(spmdc.grad(lax.igamma))(A[:4], XS[:4]), da,
-                               rtol=1e-4)
-    dx = np.exp((a - 1) * np.log(x) - x - ss.gammaln(a))
-    np.testing.assert_allclose(spmdc.vmap(spmdc.grad(lax.igammac, 1))(A[:4], XS[:4]), -dx,
-                               rtol=1e-4)
-    # at a <= 0 the derivative is NaN, as in JAX
-    assert np.isnan(lax.igamma_grad_a(np.float32(0), np.float32(1)))
-
-
-def test_random_gamma_grad_is_the_sample_derivative():
-    import scipy.special as ss
-    a, x = A[:4], XS[:4]
-    a64 = a.astype(np.float64)
-    u = ss.gammainc(a64, x.astype(np.float64))
-    h = 1e-6
-    want = (ss.gammaincinv(a64 + h, u) - ss.gammaincinv(a64 - h, u)) / (2 * h)
-    np.testing.assert_allclose(lax.random_gamma_grad(a, x), want, rtol=1e-4)
-    assert float(lax.random_gamma_grad(np.float32(1), np.float32(0))) == 0.0
-    half = lax.random_gamma_grad(a.astype(jnp.bfloat16), x.astype(jnp.bfloat16))
-    assert half.dtype == jnp.bfloat16
-
-
 # --- conv_general_dilated_local --------------------------------------------------------------
 
 def _local_reference(x, w, fs, strides, padding, rhs_dilation=(1, 1)):
