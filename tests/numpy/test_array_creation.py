@@ -95,3 +95,24 @@ def test_array_api_aliases():
     np.testing.assert_array_equal(jnp.matrix_transpose(B), np.swapaxes(B, -1, -2))
     np.testing.assert_array_equal(jnp.permute_dims(B, (2, 0, 1)), B.transpose(2, 0, 1))
     np.testing.assert_array_equal(jnp.concat([A, A], axis=1), np.concatenate([A, A], 1))
+
+
+def test_eye_triangles_and_fills_are_built_in_the_program():
+    # jnp.eye, tri, tril and triu under a trace captured their N x M masks as constant
+    # arguments (a causal mask of a sequence of 2048 was a 4 MB argument of every call),
+    # and jnp.full's scalar was an argument too, which XLA cannot fold (x + zeros); JAX
+    # builds arange(n) with an iota
+    x = np.arange(30, dtype=np.float32).reshape(5, 6)
+    cases = [(lambda x: x + jnp.eye(5, 6, 1), x + np.eye(5, 6, 1)),
+             (lambda x: x + jnp.zeros((5, 6)), x),
+             (lambda x: x * jnp.full((5, 6), -1, jnp.uint8), x * 255),
+             (lambda x: x + jnp.arange(6), x + np.arange(6)),
+             (lambda x: x + jnp.arange(6, dtype=jnp.uint8), x + np.arange(6)),
+             (lambda x: x * jnp.tri(5, 6, -1), x * np.tri(5, 6, -1)),
+             (lambda x: jnp.tril(x, -1), np.tril(x, -1)),
+             (lambda x: jnp.triu(x, 2), np.triu(x, 2))]
+    for f, expected in cases:
+        main = spmdc.jit(f).lower(x).as_text().splitlines()[1]
+        assert main.count("%arg") == 1, main
+        np.testing.assert_array_equal(spmdc.jit(f)(x), expected.astype(np.float32))
+        np.testing.assert_array_equal(f(x), expected.astype(np.float32))      # eagerly

@@ -12,6 +12,7 @@ import scipy.optimize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import spmdc
 import spmdc as jax
 import spmdc.numpy as jnp
 import spmdc.scipy.linalg as jsl
@@ -397,3 +398,19 @@ def test_second_order_derivatives(x64):
                          for d in 1e-5 * np.eye(9).reshape(9, 3, 3)], axis=-1).reshape(9, 9)
         close(np.asarray(jax.hessian(f)(x)).reshape(9, 9), want, 1e-6)
         close(np.asarray(jax.jacfwd(jax.grad(f))(x)).reshape(9, 9), want, 1e-6)
+
+
+def test_a_batched_solve_permutes_rows_with_a_gather():
+    # issue 18 (W12): the LU solve permuted a batch of right-hand sides with one-hot
+    # permutation matrices (a batched matrix product reading n times more than a gather)
+    r = np.random.default_rng(0)
+    x = r.normal(size=(8, 6, 6)).astype(np.float32)
+    a = x @ x.transpose(0, 2, 1) + 6 * np.eye(6, dtype=np.float32)
+    b = r.normal(size=(8, 6, 2)).astype(np.float32)
+    text = spmdc.jit(jnp.linalg.solve).lower(a, b).as_text()
+    assert "stablehlo.dot_general" not in text and "stablehlo.gather" in text
+    np.testing.assert_allclose(jnp.linalg.solve(a, b), np.linalg.solve(a, b),
+                               rtol=1e-4, atol=1e-5)
+    lu_piv = spmdc.scipy.linalg.lu_factor(a)
+    np.testing.assert_allclose(spmdc.scipy.linalg.lu_solve(lu_piv, b, trans=1),
+                               np.linalg.solve(a.transpose(0, 2, 1), b), rtol=1e-4, atol=1e-5)

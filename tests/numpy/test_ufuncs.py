@@ -184,3 +184,36 @@ def test_complex_isfinite_isinf_and_nan_to_num():
 def test_heaviside_of_nan_is_nan():
     x = np.array([np.nan, -1.0, 0.0, 2.0], np.float32)
     np.testing.assert_array_equal(np.asarray(jnp.heaviside(x, 0.5)), np.heaviside(x, 0.5))
+
+
+def test_a_size_one_axis_broadcasts_without_a_squeeze_first():
+    # issue 18 (W11): x - max(x, keepdims=True) squeezed the size-1 axis with a reshape
+    # before broadcast_in_dim; broadcast_in_dim stretches it itself, as JAX emits it
+    x = np.random.default_rng(0).normal(size=(2, 3, 4)).astype(np.float32)
+
+    def f(x):
+        return x - jnp.max(x, axis=-1, keepdims=True)
+    ir = str(spmdc.make_ir(f)(x))
+    assert ir.count("reshape(") == 1, ir                 # the keepdims one only
+    assert "broadcast_dimensions=(0, 1, 2)" in ir, ir
+    shifted = x - x.max(-1, keepdims=True)
+    np.testing.assert_allclose(spmdc.jit(f)(x), shifted, rtol=1e-6)
+    np.testing.assert_allclose(spmdc.vmap(f)(x), shifted, rtol=1e-6)
+    # d/dx sum((x - max x)^2): 2 (x - max) and, at the maximum, minus the row's sum of it
+    row = 2 * shifted
+    expected = row - (x == x.max(-1, keepdims=True)) * row.sum(-1, keepdims=True)
+    np.testing.assert_allclose(spmdc.grad(lambda x: jnp.sum(f(x) ** 2))(x), expected,
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_a_numpy_operand_is_captured_unbroadcast():
+    # A NumPy operand was broadcast on the host and captured at the full shape: comparing
+    # a [64, 48, 1] index with np.arange(48) made a [64, 48, 48] constant argument.
+    def f(p):
+        return jnp.expand_dims(p, -1) == np.arange(48, dtype=np.int32)
+    p = np.random.default_rng(0).integers(0, 48, size=(64, 48)).astype(np.int32)
+    main = spmdc.jit(f).lower(p).as_text().splitlines()[1]
+    assert "tensor<48xi32>" in main and "64x48x48xi32" not in main, main
+    np.testing.assert_array_equal(spmdc.jit(f)(p), p[..., None] == np.arange(48))
+    np.testing.assert_array_equal(f(p), p[..., None] == np.arange(48))        # eagerly
+    np.testing.assert_array_equal(spmdc.vmap(f)(p), p[..., None] == np.arange(48))
