@@ -1,5 +1,8 @@
-"""spmdc/numpy/arrays_extra.py against NumPy: grids, triangles, diagonals, rotations,
-roll, kron, differences, trapezoid, polyval; under jit, vmap and grad."""
+"""numpy.array_creation (spmdc/numpy/arrays_extra.py, math_extra.py and core.py today)
+against NumPy: diagonals, triangles and their indices, meshgrid (with kron), diagflat,
+logspace, fromfunction and the other small builders, under jit, vmap and grad; eye, tri
+and fills built in the program rather than captured."""
+
 import numpy as np
 import pytest
 
@@ -41,22 +44,6 @@ def test_diag_tril_grad():
     np.testing.assert_array_equal(g, want)
 
 
-@pytest.mark.parametrize("k", range(-1, 5))
-def test_rot90_flips(k):
-    np.testing.assert_array_equal(jnp.rot90(B, k, (2, 0)), np.rot90(B, k, (2, 0)))
-    np.testing.assert_array_equal(jnp.fliplr(B), np.fliplr(B))
-    np.testing.assert_array_equal(jnp.flipud(B), np.flipud(B))
-
-
-def test_roll():
-    np.testing.assert_array_equal(jnp.roll(B, -5), np.roll(B, -5))
-    np.testing.assert_array_equal(jnp.roll(B, (1, 2), (0, 2)), np.roll(B, (1, 2), (0, 2)))
-    np.testing.assert_array_equal(jnp.roll(B, 7, axis=-1), np.roll(B, 7, axis=-1))
-    np.testing.assert_array_equal(spmdc.jit(lambda s: jnp.roll(B, s, 1))(2), np.roll(B, 2, 1))
-    got = spmdc.vmap(lambda s: jnp.roll(V, s))(np.arange(3))
-    np.testing.assert_array_equal(got, np.stack([np.roll(V, s) for s in range(3)]))
-
-
 def test_kron_meshgrid():
     np.testing.assert_array_equal(jnp.kron(A, V), np.kron(A, V))
     np.testing.assert_array_equal(jnp.kron(B, A), np.kron(B, A))
@@ -68,33 +55,6 @@ def test_kron_meshgrid():
                 np.testing.assert_array_equal(g, w)
     with pytest.raises(ValueError, match="indexing"):
         jnp.meshgrid(V, indexing="yx")
-
-
-def test_diff_ediff1d():
-    np.testing.assert_array_equal(jnp.diff(B, 2, axis=1, prepend=0),
-                                  np.diff(B, 2, axis=1, prepend=0))
-    np.testing.assert_array_equal(jnp.diff(B, append=B[..., :2]), np.diff(B, append=B[..., :2]))
-    np.testing.assert_array_equal(jnp.diff(np.array([True, False, False])),
-                                  np.diff(np.array([True, False, False])))
-    np.testing.assert_array_equal(jnp.ediff1d(A, to_begin=[9], to_end=7),
-                                  np.ediff1d(A, to_begin=[9], to_end=7))
-
-
-def test_trapezoid_polyval():
-    x = np.array([0.0, 0.5, 2.0, 3.0], np.float32)
-    np.testing.assert_allclose(jnp.trapezoid(A, x), np.trapezoid(A, x), rtol=1e-6)
-    np.testing.assert_allclose(jnp.trapezoid(B, dx=0.5, axis=1), np.trapezoid(B, dx=0.5, axis=1))
-    assert jnp.trapezoid(np.arange(4)).dtype == np.float32         # integers integrate as floats
-    np.testing.assert_allclose(jnp.polyval(V, A), np.polyval(V, A), rtol=1e-6)
-    assert jnp.polyval(np.array([1, 2], np.int32), 3).dtype == np.int32
-    g = spmdc.grad(lambda t: jnp.polyval(V, t))(np.float32(2.0))
-    np.testing.assert_allclose(g, np.polyval(np.polyder(V), 2.0), rtol=1e-6)
-
-
-def test_array_api_aliases():
-    np.testing.assert_array_equal(jnp.matrix_transpose(B), np.swapaxes(B, -1, -2))
-    np.testing.assert_array_equal(jnp.permute_dims(B, (2, 0, 1)), B.transpose(2, 0, 1))
-    np.testing.assert_array_equal(jnp.concat([A, A], axis=1), np.concatenate([A, A], 1))
 
 
 def test_eye_triangles_and_fills_are_built_in_the_program():
@@ -116,3 +76,16 @@ def test_eye_triangles_and_fills_are_built_in_the_program():
         assert main.count("%arg") == 1, main
         np.testing.assert_array_equal(spmdc.jit(f)(x), expected.astype(np.float32))
         np.testing.assert_array_equal(f(x), expected.astype(np.float32))      # eagerly
+
+
+def test_small_builders():
+    np.testing.assert_allclose(jnp.logspace(0, 2, 3), [1, 10, 100], rtol=1e-6)
+    np.testing.assert_allclose(jnp.logspace(0, 3, 4, base=2.0), [1, 2, 4, 8])
+    b = np.ones((2, 3, 4))
+    assert jnp.rollaxis(b, 2).shape == np.rollaxis(b, 2).shape
+    assert jnp.rollaxis(b, 0, 3).shape == np.rollaxis(b, 0, 3).shape
+    np.testing.assert_array_equal(jnp.diagflat(np.array([[1, 2]]), 1),
+                                  np.diagflat([[1, 2]], 1))
+    np.testing.assert_array_equal(jnp.fromfunction(lambda i, j: i + j, (2, 3)),
+                                  np.fromfunction(lambda i, j: i + j, (2, 3)))
+    assert jnp.float_power(2, 3) == 8.0 and jnp.iterable([1]) and not jnp.iterable(1)

@@ -1,4 +1,7 @@
-"""spmdc/numpy/stats_extra.py against NumPy: gradient, cov, corrcoef, cross."""
+"""numpy.statistics (spmdc/numpy/stats_extra.py and searching.py today) against NumPy:
+cov, corrcoef, quantile/percentile/median and their nan forms, and histogram's counts."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -6,19 +9,6 @@ import spmdc
 import spmdc.numpy as jnp
 
 F = np.array([[1.0, 2.0, 4.0, 7.0], [2.0, 3.0, 5.0, 9.0], [0.0, 1.0, 1.0, 4.0]], np.float32)
-A = np.random.RandomState(0).randn(4, 3).astype(np.float32)
-B = np.random.RandomState(1).randn(4, 3).astype(np.float32)
-
-
-def test_gradient():
-    for got, want in zip(jnp.gradient(F, 2.0, 0.5), np.gradient(F, 2.0, 0.5), strict=True):
-        np.testing.assert_allclose(got, want, rtol=1e-6)
-    np.testing.assert_allclose(jnp.gradient(F, axis=-1), np.gradient(F, axis=-1), rtol=1e-6)
-    np.testing.assert_allclose(jnp.gradient(np.arange(5) ** 2), np.gradient(np.arange(5) ** 2))
-    with pytest.raises(NotImplementedError, match="edge_order"):
-        jnp.gradient(F, edge_order=2)
-
-
 def test_cov_corrcoef():
     np.testing.assert_allclose(jnp.cov(F), np.cov(F), rtol=1e-5)
     np.testing.assert_allclose(jnp.cov(F, rowvar=False, bias=True),
@@ -31,43 +21,55 @@ def test_cov_corrcoef():
         jnp.cov(F, fweights=np.ones(4))
 
 
-def test_cross():
-    np.testing.assert_allclose(jnp.cross(A, B), np.cross(A, B), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(jnp.cross(A.T, B.T, axisa=0, axisb=0, axisc=0),
-                               np.cross(A.T, B.T, axisa=0, axisb=0, axisc=0), rtol=1e-5,
-                               atol=1e-6)
-    a2 = np.concatenate([A[:, :2], np.zeros((4, 1), np.float32)], 1)
-    np.testing.assert_allclose(jnp.cross(A[:, :2], B), np.cross(a2, B), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(jnp.cross(A[:, :2], B[:, :2]),
-                               A[:, 0] * B[:, 1] - A[:, 1] * B[:, 0], rtol=1e-6)
-    g = spmdc.grad(lambda a: jnp.cross(a, B[0]).sum())(A[0])
-    np.testing.assert_allclose(g, np.cross(B[0], np.ones(3, np.float32)), rtol=1e-6)
+Y = np.random.RandomState(0).randn(3, 5, 4).astype(np.float32)
 
 
-def test_polynomials():
-    a, b = np.array([1.0, 2.0, 3.0], np.float32), np.array([4.0, 5.0], np.float32)
-    np.testing.assert_array_equal(jnp.polyadd(a, b), np.polyadd(a, b))
-    np.testing.assert_array_equal(jnp.polysub(b, a), np.polysub(b, a))
-    np.testing.assert_allclose(jnp.polymul(a, b), np.polymul(a, b), rtol=1e-6)
-    np.testing.assert_array_equal(jnp.polyder(a, 2), np.polyder(a, 2))
-    np.testing.assert_array_equal(jnp.polyder(np.array([1, 2, 3])), np.polyder([1, 2, 3]))
-    np.testing.assert_allclose(jnp.polyint(a), np.polyint(a), rtol=1e-6)
-    np.testing.assert_allclose(jnp.polyint(a, 2, [1, 2]), np.polyint(a, 2, [1, 2]), rtol=1e-6)
-    np.testing.assert_allclose(jnp.polyint(a, 2, 3), np.polyint(a, 2, 3), rtol=1e-6)
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+def test_quantile(method):
+    q = np.array([0.1, 0.5, 0.83], np.float32)
+    np.testing.assert_allclose(jnp.quantile(Y, q, axis=(0, 2), method=method),
+                               np.quantile(Y, q, axis=(0, 2), method=method), rtol=1e-5)
+    np.testing.assert_allclose(jnp.quantile(Y, 0.25, axis=-1, method=method, keepdims=True),
+                               np.quantile(Y, 0.25, axis=-1, method=method, keepdims=True),
+                               rtol=1e-5)
 
 
-def test_fill_diagonal_put_along_axis():
-    for shape, val in [((3, 4), np.array([1.0, 2.0])), ((4, 3), 7.0), ((3, 3, 3), 5.0)]:
-        want = np.zeros(shape, np.float32)
-        np.fill_diagonal(want, val)
-        got = jnp.fill_diagonal(np.zeros(shape, np.float32), val, inplace=False)
-        np.testing.assert_array_equal(got, want)
-    with pytest.raises(ValueError, match="inplace=False"):
-        jnp.fill_diagonal(np.zeros((2, 2)), 1.0)
-    z = np.arange(12.0, dtype=np.float32).reshape(3, 4)
-    i = np.array([[1], [0], [3]])
-    want = z.copy()
-    np.put_along_axis(want, i, -1, 1)
-    np.testing.assert_array_equal(jnp.put_along_axis(z, i, -1.0, 1, inplace=False), want)
-    with pytest.raises(ValueError, match="inplace=False"):
-        jnp.put_along_axis(z, i, -1.0, 1)
+def test_median_percentile():
+    np.testing.assert_allclose(jnp.median(Y, 1, keepdims=True), np.median(Y, 1, keepdims=True),
+                               rtol=1e-6)
+    np.testing.assert_allclose(jnp.percentile(Y, 30), np.percentile(Y, 30), rtol=1e-6)
+    assert np.isnan(jnp.median(np.array([1.0, np.nan])))
+    assert jnp.median(np.arange(5)).dtype == np.float32
+    g = spmdc.grad(lambda t: jnp.median(t))(np.array([3.0, 1.0, 2.0, 5.0], np.float32))
+    np.testing.assert_allclose(g, [0.5, 0, 0.5, 0])
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+def test_nanquantile(method):
+    y = Y.copy()
+    y[0, :3, 1] = np.nan
+    y[1, :, 2] = np.nan                                  # a slice of NaNs only
+    q = np.array([0.0, 0.3, 0.5, 1.0], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")            # NumPy warns about the all-NaN slice
+        want = np.nanquantile(y, q, axis=1, method=method)
+        want_median = np.nanmedian(y, (0, 2))
+    np.testing.assert_allclose(spmdc.jit(lambda t: jnp.nanquantile(t, q, axis=1,
+                                                                   method=method))(y),
+                               want, rtol=1e-5)
+    np.testing.assert_allclose(jnp.nanmedian(y, (0, 2)), want_median, rtol=1e-6)
+    np.testing.assert_allclose(jnp.nanpercentile(y[0], 40, 0, keepdims=True),
+                               np.nanpercentile(y[0], 40, 0, keepdims=True), rtol=1e-6)
+
+
+def test_histogram_counts_are_floats_as_in_jax():
+    # JAX counts in the float type of the data (and weights) promoted; spmdc's were int32.
+    x = np.arange(15, dtype=np.int32)
+    counts, edges = jnp.histogram(x, bins=4)
+    assert counts.dtype == np.float32 and edges.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(counts), np.histogram(x, bins=4)[0])
+    counts, _ = jnp.histogram(x.astype(np.float32), bins=4, weights=x)
+    assert counts.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(counts), np.histogram(x, bins=4, weights=x)[0])
+    with pytest.raises(ValueError, match="same shape"):
+        jnp.histogram(x, bins=4, weights=x[:3])

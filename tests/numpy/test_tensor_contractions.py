@@ -39,3 +39,22 @@ def test_vdot_conjugates_the_first_operand():
     np.testing.assert_allclose(jnp.vdot(a, b), np.vdot(a, b), rtol=1e-6)
     np.testing.assert_allclose(jnp.linalg.vecdot(a[None], b, precision="highest"),
                                np.linalg.vecdot(a[None], b), rtol=1e-6)
+
+
+A = np.random.RandomState(0).randn(4, 3).astype(np.float32)
+
+
+B = np.random.RandomState(1).randn(4, 3).astype(np.float32)
+
+
+def test_cross():
+    np.testing.assert_allclose(jnp.cross(A, B), np.cross(A, B), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jnp.cross(A.T, B.T, axisa=0, axisb=0, axisc=0),
+                               np.cross(A.T, B.T, axisa=0, axisb=0, axisc=0), rtol=1e-5,
+                               atol=1e-6)
+    a2 = np.concatenate([A[:, :2], np.zeros((4, 1), np.float32)], 1)
+    np.testing.assert_allclose(jnp.cross(A[:, :2], B), np.cross(a2, B), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jnp.cross(A[:, :2], B[:, :2]),
+                               A[:, 0] * B[:, 1] - A[:, 1] * B[:, 0], rtol=1e-6)
+    g = spmdc.grad(lambda a: jnp.cross(a, B[0]).sum())(A[0])
+    np.testing.assert_allclose(g, np.cross(B[0], np.ones(3, np.float32)), rtol=1e-6)

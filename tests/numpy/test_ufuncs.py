@@ -1,41 +1,13 @@
-"""spmdc/numpy/math_extra.py against NumPy: logaddexp (value and gradient), hypot, the
-nan* reductions, average, cumulative_sum/prod and the small elementwise helpers."""
-import warnings
+"""numpy.ufuncs (spmdc/numpy/core.py, math_extra.py and misc_extra.py today) against NumPy:
+logaddexp (value and gradient), hypot and the small elementwise helpers, signs and parts,
+Python's floor division and JAX's division by zero, isclose, ldexp, bitwise_count,
+iscomplex/isreal; and the programs a broadcast binary operation emits."""
 
 import numpy as np
 import pytest
 
 import spmdc
 import spmdc.numpy as jnp
-
-X = np.array([[1.0, np.nan, -2.0, 4.0], [np.nan, np.nan, np.nan, np.nan],
-              [0.5, 3.0, np.nan, -1.0]], np.float32)
-
-
-@pytest.mark.parametrize("name", ["nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar",
-                                  "nanstd"])
-@pytest.mark.parametrize("axis", [None, 1, -2, (0, 1)])
-def test_nan_reductions(name, axis):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = getattr(np, name)(X, axis=axis)
-    got = spmdc.jit(lambda v: getattr(jnp, name)(v, axis))(X)
-    np.testing.assert_allclose(got, want, rtol=1e-6)
-    assert got.dtype == np.float32
-
-
-def test_nan_reductions_options():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        np.testing.assert_allclose(jnp.nanvar(X, 1, ddof=1, keepdims=True),
-                                   np.nanvar(X, 1, ddof=1, keepdims=True), rtol=1e-6)
-    np.testing.assert_allclose(jnp.nancumsum(X, 1), np.nancumsum(X, 1))
-    np.testing.assert_allclose(jnp.nancumprod(X), np.nancumprod(X))
-    np.testing.assert_array_equal(jnp.nanargmax(X, 1), [3, -1, 1])   # -1: all NaN (JAX)
-    np.testing.assert_array_equal(jnp.nanargmin(X[[0, 2]], 1), np.nanargmin(X[[0, 2]], 1))
-    assert jnp.nansum(np.arange(4)) == 6 and jnp.nanmax(np.arange(4)) == 3
-    g = spmdc.grad(lambda v: jnp.nanmean(v))(X[0])
-    np.testing.assert_allclose(g, [1 / 3, 0, 1 / 3, 1 / 3], rtol=1e-6)
 
 
 def test_logaddexp():
@@ -75,25 +47,6 @@ def test_elementwise_helpers():
     np.testing.assert_array_equal(jnp.bitwise_left_shift(np.int32(1), 3), 8)
 
 
-def test_average_ptp_count_cumulative():
-    a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
-    w = np.array([1.0, 2.0, 0.5, 0.0], np.float32)
-    np.testing.assert_allclose(jnp.average(a, 1, w), np.average(a, 1, w), rtol=1e-6)
-    got, scale = jnp.average(a, 1, w, returned=True)
-    np.testing.assert_allclose(scale, np.full(3, w.sum()))
-    np.testing.assert_allclose(jnp.average(a, weights=a), np.average(a, weights=a), rtol=1e-6)
-    np.testing.assert_allclose(jnp.average(a, (0, 1)), a.mean())
-    np.testing.assert_array_equal(jnp.ptp(a, 1), np.ptp(a, 1))
-    np.testing.assert_array_equal(jnp.count_nonzero(X != 1, 0), np.count_nonzero(X != 1, 0))
-    np.testing.assert_array_equal(jnp.cumulative_sum(np.arange(4), include_initial=True),
-                                  [0, 0, 1, 3, 6])
-    np.testing.assert_array_equal(jnp.cumulative_prod(a, axis=0), np.cumprod(a, 0))
-    with pytest.raises(ValueError, match="axis must be given"):
-        jnp.cumulative_sum(a)
-    assert jnp.atleast_3d(np.ones(3)).shape == (1, 3, 1)
-    assert jnp.atleast_3d(np.ones((2, 3))).shape == (2, 3, 1)
-
-
 def test_sign_and_parts():
     x = np.array([-0.0, 0.0, -2.5, 3.25, np.inf, -np.inf], np.float32)
     np.testing.assert_array_equal(jnp.signbit(x), np.signbit(x))
@@ -105,19 +58,6 @@ def test_sign_and_parts():
                          strict=True):
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(jnp.signbit(np.array([-1, 2])), [True, False])
-
-
-def test_small_builders():
-    np.testing.assert_allclose(jnp.logspace(0, 2, 3), [1, 10, 100], rtol=1e-6)
-    np.testing.assert_allclose(jnp.logspace(0, 3, 4, base=2.0), [1, 2, 4, 8])
-    b = np.ones((2, 3, 4))
-    assert jnp.rollaxis(b, 2).shape == np.rollaxis(b, 2).shape
-    assert jnp.rollaxis(b, 0, 3).shape == np.rollaxis(b, 0, 3).shape
-    np.testing.assert_array_equal(jnp.diagflat(np.array([[1, 2]]), 1),
-                                  np.diagflat([[1, 2]], 1))
-    np.testing.assert_array_equal(jnp.fromfunction(lambda i, j: i + j, (2, 3)),
-                                  np.fromfunction(lambda i, j: i + j, (2, 3)))
-    assert jnp.float_power(2, 3) == 8.0 and jnp.iterable([1]) and not jnp.iterable(1)
 
 
 # --- differences from JAX 0.10.2 found by running the same calls in both ---------------------
@@ -217,3 +157,25 @@ def test_a_numpy_operand_is_captured_unbroadcast():
     np.testing.assert_array_equal(spmdc.jit(f)(p), p[..., None] == np.arange(48))
     np.testing.assert_array_equal(f(p), p[..., None] == np.arange(48))        # eagerly
     np.testing.assert_array_equal(spmdc.vmap(f)(p), p[..., None] == np.arange(48))
+
+
+def test_ldexp_bitwise_count_geomspace():
+    np.testing.assert_array_equal(jnp.ldexp(np.float32(3), np.array([1, -2])),
+                                  np.ldexp(np.float32(3), np.array([1, -2])))
+    v = np.array([-1, 7, 255, -256], np.int32)
+    np.testing.assert_array_equal(jnp.bitwise_count(v), np.bitwise_count(v))
+    assert jnp.bitwise_count(v).dtype == np.uint8
+    np.testing.assert_allclose(jnp.geomspace(1, 1000, 4), np.geomspace(1, 1000, 4), rtol=1e-6)
+    np.testing.assert_allclose(jnp.geomspace(-2, -32, 5, endpoint=False),
+                               np.geomspace(-2, -32, 5, endpoint=False), rtol=1e-6)
+    with pytest.raises(ValueError, match="non-zero"):
+        jnp.geomspace(0, 1)
+
+
+def test_iscomplex_isreal():
+    z = np.array([1 + 0j, 2 + 1j, 3 - 0j, -1j], np.complex64)
+    np.testing.assert_array_equal(jnp.iscomplex(z), np.iscomplex(z))
+    np.testing.assert_array_equal(jnp.isreal(z), np.isreal(z))
+    r = np.array([1.0, -2.0], np.float32)
+    np.testing.assert_array_equal(jnp.iscomplex(r), np.iscomplex(r))
+    np.testing.assert_array_equal(spmdc.jit(jnp.isreal)(r), np.isreal(r))
