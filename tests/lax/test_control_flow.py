@@ -491,3 +491,10 @@ def test_lax_map_errors_name_the_problem():
     with pytest.raises(ValueError, match="batch_size must be a positive integer"):
         lax.map(jnp.sin, np.ones(3), batch_size=0)
     np.testing.assert_allclose(lax.map(jnp.cos, np.zeros(3)), np.ones(3))
+
+
+def test_cond_older_five_argument_form():
+    out = lax.cond(True, 1.0, lambda x: x + 1, 2.0, lambda x: x - 1)
+    assert float(out) == 2.0
+    out = spmdc.jit(lambda p: lax.cond(p, 1.0, lambda x: x + 1, 2.0, lambda x: x - 1))(False)
+    assert float(out) == 1.0
