@@ -1,6 +1,9 @@
-"""spmdc.example_libraries.stax and spmdc.nn.initializers against JAX 0.10.2: parameters
-bit for bit equal to JAX's for the same key, and a stax network trained as in JAX
-(tests/libs_programs.py; values recorded by tools/record_libs_reference.py)."""
+"""spmdc.example_libraries.stax against JAX 0.10.2: a stax network with dropout and batch
+norm trained as in JAX (tests/libs_programs.py), the convolution and pooling layers'
+output shapes, parameters (bit for bit, same key) and outputs (recorded by
+tools/record_libs_reference.py and tools/record_conv_reference.py), and a small CNN
+(conv, max-pool, dense) trained data-parallel with pmap over 8 devices, whose loss falls
+and matches jit's."""
 from __future__ import annotations
 
 import pathlib
@@ -11,9 +14,8 @@ import pytest
 
 import spmdc
 import spmdc.numpy as jnp
-from spmdc import random
+from spmdc import lax, random
 from spmdc.example_libraries import stax
-from spmdc.nn import initializers
 
 REF = np.load(pathlib.Path(__file__).parents[1] / "data" / "libs_reference.npz")
 
@@ -24,46 +26,6 @@ def test_stax_network_with_dropout_and_batchnorm_gives_jax_numbers():
     np.testing.assert_allclose(losses, REF["examples.stax.losses"], rtol=2e-5)
     for k, leaf in enumerate(final):
         np.testing.assert_allclose(leaf, REF[f"examples.stax.param{k}"], rtol=2e-4, atol=2e-6)
-
-
-@pytest.mark.parametrize("name", ["glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
-                                  "lecun_normal", "lecun_uniform", "normal", "uniform",
-                                  "truncated_normal", "variance_scaling"])
-def test_initializers_are_bit_exact_with_jax(name):
-    inits = {"normal": initializers.normal(0.5), "uniform": initializers.uniform(2.0),
-             "truncated_normal": initializers.truncated_normal(0.3, lower=-1., upper=1.5),
-             "variance_scaling": initializers.variance_scaling(0.7, "fan_geo_avg", "normal",
-                                                               in_axis=0, out_axis=(1, 2))}
-    init = inits.get(name) or getattr(initializers, name)()
-    got = np.asarray(init(random.PRNGKey(3), (4, 3, 5)))
-    np.testing.assert_array_equal(got, REF[f"init.{name}"])
-
-
-def test_initializer_with_typed_key_and_dtype():
-    got = initializers.glorot_normal()(random.key(11), (6, 2), jnp.float16)
-    assert got.dtype == jnp.float16
-    # float16 truncated normal: within one unit in the last place, since JAX's own
-    # float16 draws round differently by host CPU (Note [CPU-dependent rounding] in
-    # random/test_samplers.py)
-    np.testing.assert_allclose(np.asarray(got, np.float32),
-                               REF["init.glorot_normal.typed_key"].astype(np.float32),
-                               rtol=2 ** -9, atol=0)
-    assert initializers.zeros(None, (2, 3)).dtype == jnp.float32
-    np.testing.assert_array_equal(initializers.constant(2.5)(None, (2,)), [2.5, 2.5])
-    assert isinstance(initializers.he_normal(), initializers.Initializer)
-
-
-def test_initializer_errors():
-    with pytest.raises(ValueError, match="invalid mode"):
-        initializers.variance_scaling(1.0, "fan_sideways", "normal")
-    with pytest.raises(ValueError, match="invalid distribution"):
-        initializers.variance_scaling(1.0, "fan_in", "cauchy")
-    with pytest.raises(ValueError, match="at least 2D"):
-        initializers.glorot_normal()(random.PRNGKey(0), (3,))
-    with pytest.raises(ValueError, match="out_sharding"):
-        initializers.normal()(random.PRNGKey(0), (3,), out_sharding="x")
-    with pytest.raises(TypeError, match="real floating"):
-        initializers.normal()(random.PRNGKey(0), (3,), jnp.int32)
 
 
 def test_stax_shapes_and_dropout_modes():
@@ -80,3 +42,92 @@ def test_stax_shapes_and_dropout_modes():
         drop((), jnp.ones(3))
     kept = np.asarray(drop((), jnp.ones(1000), rng=random.PRNGKey(0)))
     assert set(np.unique(kept)) <= {0., 2.} and 350 < (kept > 0).sum() < 650
+
+
+DATA = np.load(pathlib.Path(__file__).parents[1] / "data" / "conv_reference.npz")
+LAYERS = {   # the same layers as tools/record_conv_reference.py
+    "conv": (lambda: stax.Conv(4, (3, 3), padding="SAME"), (2, 6, 6, 3)),
+    "conv_strided": (lambda: stax.Conv(5, (2, 3), strides=(2, 1), padding="VALID"),
+                     (1, 7, 6, 2)),
+    "conv_nchw": (lambda: stax.GeneralConv(("NCHW", "OIHW", "NCHW"), 3, (2, 2)), (2, 2, 5, 5)),
+    "conv_transpose": (lambda: stax.ConvTranspose(3, (3, 3), strides=(2, 2), padding="SAME"),
+                       (2, 4, 4, 2)),
+    "conv1d_transpose": (lambda: stax.Conv1DTranspose(2, (3,), padding="VALID"), (2, 5, 3)),
+    "max_pool": (lambda: stax.MaxPool((2, 2), strides=(2, 2)), (2, 6, 6, 3)),
+    "max_pool_same": (lambda: stax.MaxPool((3, 3), strides=(2, 2), padding="SAME"),
+                      (2, 5, 5, 2)),
+    "avg_pool": (lambda: stax.AvgPool((2, 2)), (2, 5, 5, 3)),
+    "avg_pool_same": (lambda: stax.AvgPool((3, 3), strides=(2, 2), padding="SAME"),
+                      (1, 5, 6, 2)),
+    "sum_pool": (lambda: stax.SumPool((2, 3), strides=(1, 2)), (2, 5, 6, 2)),
+    "max_pool_nchw": (lambda: stax.MaxPool((2, 2), spec="NCHW"), (2, 3, 4, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_layer_same_as_jax(name):
+    make, shape = LAYERS[name]
+    init, apply = make()
+    out_shape, params = init(random.PRNGKey(0), shape)
+    assert tuple(out_shape) == tuple(DATA[f"stax.{name}.out_shape"])
+    leaves = spmdc.tree_util.tree_leaves(params)
+    assert len(leaves) == len([k for k in DATA.files if k.startswith(f"stax.{name}.param")])
+    for k, p in enumerate(leaves):
+        np.testing.assert_array_equal(np.asarray(p), DATA[f"stax.{name}.param{k}"])
+    y = apply(params, DATA[f"stax.{name}.x"])
+    assert y.shape == tuple(out_shape)
+    np.testing.assert_allclose(y, DATA[f"stax.{name}.y"], rtol=1e-5, atol=1e-6)
+
+
+def _cnn():
+    return stax.serial(stax.Conv(4, (3, 3), padding="SAME"), stax.Relu,
+                       stax.MaxPool((2, 2), strides=(2, 2)), stax.Conv(6, (3, 3)), stax.Relu,
+                       stax.AvgPool((2, 2)), stax.Flatten, stax.Dense(10), stax.LogSoftmax)
+
+
+def _data(n=32):
+    rng = np.random.default_rng(0)
+    images = rng.normal(size=(n, 10, 10, 1)).astype(np.float32)
+    labels = (images[:, :5].sum(axis=(1, 2, 3)) > images[:, 5:].sum(axis=(1, 2, 3))
+              ).astype(np.int32) + 2 * (images[:, :, :5].mean(axis=(1, 2, 3)) > 0)
+    return images, labels
+
+
+@pytest.mark.devices(8)
+def test_cnn_pmap_training_matches_jit():
+    init, apply = _cnn()
+    _, params = init(random.PRNGKey(1), (-1, 10, 10, 1))
+    images, labels = _data()
+    lr = 0.2
+
+    def loss(p, x, y):
+        logits = apply(p, x)
+        return -jnp.mean(jnp.sum(logits * (y[:, None] == jnp.arange(10)), axis=1))
+
+    @spmdc.jit
+    def step(p, x, y):
+        value, grads = spmdc.value_and_grad(loss)(p, x, y)
+        return spmdc.tree_util.tree_map(lambda w, g: w - lr * g, p, grads), value
+
+    def device_step(p, x, y):
+        value, grads = spmdc.value_and_grad(loss)(p, x, y)
+        grads = lax.pmean(grads, "batch")
+        new = spmdc.tree_util.tree_map(lambda w, g: w - lr * g, p, grads)
+        return new, lax.pmean(value, "batch")
+
+    pstep = spmdc.pmap(device_step, axis_name="batch", in_axes=(None, 0, 0),
+                       out_axes=(None, None))
+    n_dev = 8
+    shards = images.reshape(n_dev, -1, 10, 10, 1), labels.reshape(n_dev, -1)
+    p1, p8 = params, params
+    losses1, losses8 = [], []
+    for _ in range(10):
+        p1, l1 = step(p1, images, labels)
+        p8, l8 = pstep(p8, *shards)
+        losses1.append(float(l1))
+        losses8.append(float(l8))
+    np.testing.assert_allclose(losses8, losses1, rtol=1e-5, atol=1e-6)
+    for a, b in zip(spmdc.tree_util.tree_leaves(p8), spmdc.tree_util.tree_leaves(p1),
+                    strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    assert losses1[-1] < 0.8 * losses1[0], losses1
