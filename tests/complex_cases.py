@@ -1,4 +1,4 @@
-"""Complex derivative cases shared by tests/test_grad_float0_complex.py and
+"""Complex derivative cases shared by tests/transforms/test_grad_float0_complex.py and
 `tools/record.py complex_grad` (which runs them with JAX 0.10.2): ``cases(lib)`` maps
 a name to a thunk returning a pytree of arrays."""
 import numpy as np

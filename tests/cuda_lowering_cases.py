@@ -1,4 +1,4 @@
-"""The programs whose CUDA lowering tests/test_cuda_lowering.py compares with JAX's
+"""The programs whose CUDA lowering tests/compiler/test_stablehlo.py compares with JAX's
 (recorded by `tools/record.py cuda_lowerings` into tests/data/cuda_lowerings.json), and
 that tools/gpu_linalg_check.py runs on a GPU. Each case is ``name -> (fn(lib), args)``:
 ``lib`` has ``lax`` and ``jnp`` of the library under test, ``fn(lib)`` the function to

@@ -1,5 +1,5 @@
 """FFT programs run on spmdc and on JAX 0.10.2 (`tools/record.py fft` records
-JAX's results in tests/data/fft_reference.json; tests/test_fft.py compares). Each case is
+JAX's results in tests/data/fft_reference.json; tests/numpy/test_fft.py compares). Each case is
 a thunk over ``lib`` (spmdc or jax): values, gradients and vmapped transforms."""
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 ``cases(jax, jnp, cumprod)`` returns ``{name: (function, args)}``; each function returns
 a pytree of gradients. `tools/record.py grad` runs them on JAX 0.10.2 and writes
-tests/data/grad_reference.json; tests/test_grad_reference.py runs them on spmdc and
+tests/data/grad_reference.json; tests/transforms/test_grad_reference.py runs them on spmdc and
 compares. ``cumprod(x, axis, reverse)`` is passed in because the two spell it
 differently.
 """

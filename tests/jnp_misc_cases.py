@@ -1,6 +1,6 @@
 """Index tricks, vectorize, ufuncs and the other late jax.numpy names, run on spmdc and
 on JAX 0.10.2 (`tools/record.py jnp_misc` records JAX's results in
-tests/data/jnp_misc_reference.json; tests/test_jnp_misc.py compares)."""
+tests/data/jnp_misc_reference.json; tests/numpy/test_index_tricks.py compares)."""
 from __future__ import annotations
 
 import numpy as np

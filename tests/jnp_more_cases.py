@@ -1,7 +1,7 @@
 """jax.numpy functions whose results JAX 0.10.2 computes in its own way (set operations
 with size=, partial sorts, insert/delete, polynomials, float bits), run on spmdc and on
 JAX; `tools/record.py jnp_more` records JAX's results in
-tests/data/jnp_more_reference.json and tests/test_jnp_more.py compares."""
+tests/data/jnp_more_reference.json and tests/numpy/test_setops.py compares."""
 from __future__ import annotations
 
 import numpy as np

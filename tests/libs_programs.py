@@ -1,5 +1,5 @@
 """Programs run both on JAX (`tools/record.py libs` records their results) and on
-spmdc (tests/test_example_libraries.py): each takes the ``jax`` module to use, so the
+spmdc (tests/example_libraries/test_optimizers.py): each takes the ``jax`` module to use, so the
 same source runs unchanged on either."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The cases that `tools/record.py linalg` runs on JAX 0.10.2 and tests/test_linalg_jax.py
+"""The cases that `tools/record.py linalg` runs on JAX 0.10.2 and tests/random/test_linalg_samplers.py
 runs on spmdc: the random samplers built on linear algebra (compared bit for bit), and
 linear-algebra values (compared to a tolerance). Each case is ``fn(lib, key)`` where
 ``lib`` has ``random``, ``jnp``, ``initializers``, ``stats`` and ``jsl`` (scipy.linalg)

@@ -1,4 +1,4 @@
-"""Programs that tests/test_multiprocess.py runs over several processes and compares with
+"""Programs that tests/e2e/test_multiprocess.py runs over several processes and compares with
 one process (imported by both; not a test module itself).
 
 ``run(part)`` runs every program; ``part(x)`` is the piece of a global mapped input that

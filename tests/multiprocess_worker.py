@@ -1,4 +1,4 @@
-"""One process of tests/test_multiprocess.py: ``python multiprocess_worker.py MODE OUT``,
+"""One process of tests/e2e/test_multiprocess.py: ``python multiprocess_worker.py MODE OUT``,
 started by ``python -m spmdc.launch`` (or by the test, with the SPMDC_* variables).
 
 - ``programs``: joins the computation, runs multiprocess_programs.run on this process's

@@ -1,6 +1,6 @@
-"""ODE problems shared by tests/test_ode.py and `tools/record.py ode` (which runs
-them with JAX 0.10.2). ``cases(lib, odeint)`` maps a name to (function, arguments); the
-function returns a pytree of arrays (solutions and gradients)."""
+"""ODE problems shared by tests/experimental/test_ode.py and `tools/record.py ode`
+(which runs them with JAX 0.10.2). ``cases(lib, odeint)`` maps a name to (function,
+arguments); the function returns a pytree of arrays (solutions and gradients)."""
 import numpy as np
 
 TS = np.linspace(0.0, 3.0, 7).astype(np.float32)

@@ -1,4 +1,4 @@
-"""The draws that tests/test_random.py compares bit for bit with JAX's.
+"""The draws that tests/random/test_samplers.py compares bit for bit with JAX's.
 
 Shared with `tools/record.py random` (and `random_sort`, the shuffles of ``sort_cases``),
 which runs the same cases on JAX 0.10.2 and stores what it draws in

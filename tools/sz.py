@@ -6,7 +6,7 @@ per package: every package under spmdc/ (the namespaces numpy, lax, random, nn .
 transforms, core, runtime, compiler with its passes and primitives broken out), the
 top-level modules, plus tests and tools for scale. Coverage: for each JAX namespace
 recorded in tests/data/jax_names.json, how many of its public names spmdc provides, and how
-many tests/test_coverage.py lists as deliberately absent, by reason.
+many tests/e2e/test_coverage.py lists as deliberately absent, by reason.
 """
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def print_coverage() -> None:
     """Per JAX namespace: names provided, names listed as absent (by reason), the rest."""
     import importlib.util
     spec = importlib.util.spec_from_file_location(
-        "test_coverage", os.path.join(ROOT, "tests", "test_coverage.py"))
+        "test_coverage", os.path.join(ROOT, "tests", "e2e", "test_coverage.py"))
     test_coverage = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(test_coverage)
     print(f"\n{'JAX 0.10.2 namespace':20} {'names':>5} {'spmdc':>5} {'listed':>6} "

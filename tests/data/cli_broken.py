@@ -1,4 +1,4 @@
-"""Programs with SPMD mistakes that ``spmdc check`` must report (tests/test_cli.py)."""
+"""Programs with SPMD mistakes that ``spmdc check`` must report (tests/e2e/test_cli.py)."""
 
 import spmdc
 from spmdc import lax

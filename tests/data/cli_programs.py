@@ -1,4 +1,4 @@
-"""Small programs for tests/test_cli.py (``spmdc dump`` / ``spmdc check``)."""
+"""Small programs for tests/e2e/test_cli.py (``spmdc dump`` / ``spmdc check``)."""
 import numpy as np
 
 import spmdc

@@ -1,4 +1,4 @@
-"""Programs whose own code fails, for ``spmdc dump``/``check`` (tests/test_cli.py)."""
+"""Programs whose own code fails, for ``spmdc dump``/``check`` (tests/e2e/test_cli.py)."""
 
 import spmdc.numpy as jnp
 

@@ -1,4 +1,4 @@
-"""A program with named scopes, for `spmdc dump` (tests/test_stages.py)."""
+"""A program with named scopes, for `spmdc dump` (tests/transforms/test_stages.py)."""
 import spmdc
 import spmdc.numpy as jnp
 

@@ -1,4 +1,4 @@
-"""Programs for tests/test_remat.py's `spmdc dump` test."""
+"""Programs for tests/test_ad_checkpoint.py's `spmdc dump` test."""
 import spmdc as jax
 import spmdc.numpy as jnp
 

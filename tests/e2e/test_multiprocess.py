@@ -1,0 +1,214 @@
+"""One pmap program over several processes (spmdc.distributed, Note [pmap over
+processes]): launched on 127.0.0.1 by ``python -m spmdc.launch``, every program of
+multiprocess_programs.py gives, in each process, its piece of what one process with
+all the devices computes; a process that dies or never starts is a clear error in the
+others, within seconds (Note [failing fast] in runtime/distributed.py).
+
+Every subprocess is bounded by a timeout, so a hang fails the test instead of the suite.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import multiprocess_programs
+import numpy as np
+import pytest
+
+import spmdc as jax
+
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORKER = os.path.join(TESTS, "multiprocess_worker.py")
+ROOT = os.path.dirname(TESTS)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPMDC_", "SLURM_",
+                                                                     "OMPI_"))}
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
+    env.update(extra)
+    return env
+
+
+def _launch(procs: int, devices: int, *args: str, timeout: float = 240
+            ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "spmdc.launch", "-n", str(procs), "--devices-per-process",
+         str(devices), WORKER, *args], env=_env(), capture_output=True, text=True,
+        timeout=timeout, cwd=TESTS)
+
+
+def _check_programs(procs: int, devices: int, tmp_path: object) -> None:
+    out = os.path.join(str(tmp_path), "results")
+    run = _launch(procs, devices, "programs", out)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "[Gloo]" not in run.stdout + run.stderr      # silenced by the launcher
+    n = procs * devices
+    if jax.device_count() < n:
+        pytest.skip(f"the reference run needs {n} devices in this process")
+    reference = multiprocess_programs.run(lambda x: x, n)
+    for p in range(procs):
+        assert f"[p{p}] " in run.stdout
+        got = np.load(f"{out}.{p}.npz")
+        _check_multihost(got, procs, n)
+        for name, outs in reference.items():
+            for k, (mapped, want) in enumerate(outs):
+                value = got[f"{name}.{k}.{int(mapped)}"]
+                if mapped:
+                    want = np.split(want, procs)[p]
+                # Gloo sums in another order than one process does: rounding only.
+                np.testing.assert_allclose(value, want, rtol=1e-5, atol=1e-5,
+                                           err_msg=f"{name} output {k}, process {p}")
+
+
+def _check_multihost(got: object, procs: int, n: int) -> None:
+    """multihost_utils, from every process: gathers, broadcasts, assert_equal."""
+    rows = np.array([[p, 10 * p] for p in range(procs)])
+    np.testing.assert_array_equal(got["mh.gather"], rows)
+    np.testing.assert_array_equal(got["mh.tiled"], rows.ravel())
+    np.testing.assert_array_equal(got["mh.broadcast"], [5.0])
+    assert float(got["mh.from_last"]) == procs - 1
+    assert not got["global.addressable"]       # Note [arrays over processes]
+    assert list(got["global.shards"]) == [n // procs, n]
+    assert "holds only some of its blocks, so its value cannot be read here" in \
+        str(got["global.read_refused"])
+    assert "which can place data only on its own devices" in str(got["remote_put_refused"])
+    message = str(got["mh.assert_message"])
+    assert message.startswith("differs on purpose. leaf 0 differs between process 0 and "
+                              "process"), message
+
+
+def test_two_processes_of_four_devices(tmp_path: object) -> None:
+    _check_programs(2, 4, tmp_path)
+
+
+@pytest.mark.slow
+def test_three_processes_of_two_devices(tmp_path: object) -> None:
+    # 6 devices: the nested program's outer axis has 3, split one per process.
+    _check_programs(3, 2, tmp_path)
+
+
+def _free_port() -> int:
+    """A port whose successor is free too (spmdc's rendezvous uses the next port)."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        try:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", port + 1))
+        except OSError:
+            continue
+        return port
+    raise RuntimeError("no free pair of ports")
+
+
+def _start(procs: int, ids: list[int], mode: str, port: int, timeout_s: int = 60,
+           **extra: str) -> list[subprocess.Popen[str]]:
+    return [subprocess.Popen(
+        [sys.executable, WORKER, mode],
+        env=_env(SPMDC_COORDINATOR_ADDRESS=f"127.0.0.1:{port}",
+                 SPMDC_NUM_PROCESSES=str(procs), SPMDC_PROCESS_ID=str(p),
+                 SPMDC_CPU_DEVICES="2", MP_TIMEOUT=str(timeout_s), **extra),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=TESTS) for p in ids]
+
+
+def _finish(proc: subprocess.Popen[str], timeout: float) -> tuple[int, str, float]:
+    start = time.monotonic()
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"the process hung for {timeout} s:\n{out}\n{err}")
+    return proc.returncode, out + err, time.monotonic() - start
+
+
+@pytest.mark.parametrize("how", ["die", "exit"])
+def test_a_process_that_dies_stops_the_others_with_a_clear_error(how: str) -> None:
+    procs = _start(2, [0, 1], how, _free_port())
+    code1, text1, _ = _finish(procs[1], 120)
+    code0, text0, after = _finish(procs[0], 60)
+    if how == "die":
+        assert code1 == -signal.SIGKILL
+    else:
+        assert code1 == 1 and "process 1 fails on purpose" in text1
+    assert code0 != 0, text0
+    assert "the loop finished" not in text0
+    assert ("process 1 of this computation stopped" in text0
+            or "another process of this computation died or left" in text0), text0
+    assert after < 30, f"process 0 took {after:.0f} s to notice"
+
+
+def test_a_busy_process_gets_a_catchable_exception_when_a_peer_dies() -> None:
+    procs = _start(2, [0, 1], "idle", _free_port())
+    code1, _, _ = _finish(procs[1], 120)
+    assert code1 == -signal.SIGKILL
+    code0, text0, after = _finish(procs[0], 60)
+    assert code0 == 3, text0
+    assert "caught PeerLost: process 1 of this computation stopped (it exited without " \
+        "saying why: killed, or crashed)" in text0
+    assert after < 10, f"process 0 took {after:.0f} s to notice"
+
+
+def test_a_process_that_never_starts_is_named_after_the_timeout() -> None:
+    port = _free_port()
+    [alone] = _start(2, [0], "programs", port, timeout_s=3)
+    code, text, took = _finish(alone, 60)
+    assert code == 1
+    assert "DistributedError: process 1 of 2 did not start within initialization_timeout" \
+        in text, text
+    assert took < 30
+    [orphan] = _start(2, [1], "programs", _free_port(), timeout_s=3)
+    code, text, _ = _finish(orphan, 60)
+    assert code == 1
+    assert "could not reach process 0 (the coordinator)" in text, text
+
+
+def test_two_processes_with_the_same_id_are_refused() -> None:
+    port = _free_port()
+    procs = _start(3, [0], "programs", port, timeout_s=20) + \
+        _start(3, [1, 1], "programs", port, timeout_s=20)
+    texts = [_finish(p, 60)[1] for p in procs]
+    assert all("two processes have process id 1" in t for t in texts[:1]), texts[0]
+    assert any("two processes have process id 1" in t for t in texts[1:]), texts
+
+
+@pytest.mark.parametrize("how", ["other", "extra"])
+def test_mismatched_launches_are_named_with_check_launches(how: str) -> None:
+    procs = _start(2, [0, 1], how, _free_port(), timeout_s=5, SPMDC_CHECK_LAUNCHES="1")
+    results = [_finish(p, 90) for p in procs]
+    assert all(code != 0 for code, _, _ in results), results
+    assert "no difference noticed" not in results[1][1]
+    if how == "other":
+        # The first process to compare names both programs; the other fails at its
+        # own check or hears from the watchdog, whichever comes first.
+        named = [re.search(r"launch 3: process \d runs (\S+), process \d runs (\S+)\.",
+                           text) for _, text, _ in results]
+        assert any(named), results
+        assert all(m is None or m.group(1) != m.group(2) for m in named)
+        assert all("(SPMDC_CHECK_LAUNCHES)" in text or "of this computation stopped" in text
+                   for _, text, _ in results), results
+    else:
+        assert "process 1's launch 4 (" in results[1][1], results[1][1]
+        assert "did not launch a program 4-th within 5 s, or has stopped" in results[1][1]
+        assert "process 1 of this computation stopped (DistributedError" in results[0][1]
+
+
+def test_initialize_after_the_first_computation_is_refused() -> None:
+    code = ("import spmdc, spmdc.numpy as jnp; jnp.ones(2) + 1\n"
+            "try:\n"
+            "    spmdc.distributed.initialize('127.0.0.1:1234', 2, 0)\n"
+            "except spmdc.distributed.DistributedError as e:\n"
+            "    print('refused:', e)\n"
+            "print((jnp.ones(2) * 3).tolist(), spmdc.process_count())\n")
+    run = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "refused: spmdc.distributed.initialize must be called before any" in run.stdout
+    assert "[3.0, 3.0] 1" in run.stdout      # and the library goes on working

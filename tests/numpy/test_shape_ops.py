@@ -1,0 +1,63 @@
+"""spmdc/numpy/shape_ops.py (and shape_extra.py, arrays_extra.py today) against NumPy:
+splits and stacks, rot90 and the flips, roll, and the array-API names concat,
+matrix_transpose and permute_dims."""
+import numpy as np
+import pytest
+
+import spmdc
+import spmdc.numpy as jnp
+
+X = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+
+
+def _same(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_splits_and_stacks():
+    _same(jnp.array_split(X, 3, 2), np.array_split(X, 3, 2))
+    _same(jnp.array_split(X, [1, -1, 9], 2), np.array_split(X, [1, -1, 9], 2))
+    _same(jnp.hsplit(X, 3), np.hsplit(X, 3))
+    _same(jnp.vsplit(X, [1]), np.vsplit(X, [1]))
+    _same(jnp.dsplit(X, [1, 3]), np.dsplit(X, [1, 3]))
+    _same(jnp.unstack(X, axis=1), tuple(np.moveaxis(X, 1, 0)))
+    a, b = np.ones(3, np.float32), np.zeros((3, 2), np.float32)
+    np.testing.assert_array_equal(jnp.dstack([a, a]), np.dstack([a, a]))
+    np.testing.assert_array_equal(jnp.column_stack([a, b]), np.column_stack([a, b]))
+    np.testing.assert_array_equal(jnp.append(X, [1, 2]), np.append(X, [1, 2]))
+    np.testing.assert_array_equal(jnp.append(X, X[:1], axis=0), np.append(X, X[:1], axis=0))
+    shapes = [x.shape for x in jnp.broadcast_arrays(np.ones(3), np.ones((2, 1)))]
+    assert shapes == [(2, 3), (2, 3)]
+
+
+B = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+
+
+@pytest.mark.parametrize("k", range(-1, 5))
+def test_rot90_flips(k):
+    np.testing.assert_array_equal(jnp.rot90(B, k, (2, 0)), np.rot90(B, k, (2, 0)))
+    np.testing.assert_array_equal(jnp.fliplr(B), np.fliplr(B))
+    np.testing.assert_array_equal(jnp.flipud(B), np.flipud(B))
+
+
+V = np.array([1.0, -2.0, 3.0], np.float32)
+
+
+def test_roll():
+    np.testing.assert_array_equal(jnp.roll(B, -5), np.roll(B, -5))
+    np.testing.assert_array_equal(jnp.roll(B, (1, 2), (0, 2)), np.roll(B, (1, 2), (0, 2)))
+    np.testing.assert_array_equal(jnp.roll(B, 7, axis=-1), np.roll(B, 7, axis=-1))
+    np.testing.assert_array_equal(spmdc.jit(lambda s: jnp.roll(B, s, 1))(2), np.roll(B, 2, 1))
+    got = spmdc.vmap(lambda s: jnp.roll(V, s))(np.arange(3))
+    np.testing.assert_array_equal(got, np.stack([np.roll(V, s) for s in range(3)]))
+
+
+A = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+
+
+def test_array_api_aliases():
+    np.testing.assert_array_equal(jnp.matrix_transpose(B), np.swapaxes(B, -1, -2))
+    np.testing.assert_array_equal(jnp.permute_dims(B, (2, 0, 1)), B.transpose(2, 0, 1))
+    np.testing.assert_array_equal(jnp.concat([A, A], axis=1), np.concatenate([A, A], 1))

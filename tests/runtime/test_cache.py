@@ -1,0 +1,117 @@
+"""The persistent compilation cache (Note [persistent compilation cache] in
+spmdc/runtime/cache.py): a second process loads what the first compiled, a damaged entry
+is compiled again and replaced, concurrent writers are safe, the size bound holds, and
+the config option and `spmdc dump --stats` report it."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+import spmdc
+from spmdc.runtime import cache, pjrt
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+PROGRAM = """
+import sys, numpy as np, spmdc, spmdc.numpy as jnp
+from spmdc.runtime import pjrt
+f = spmdc.jit(spmdc.value_and_grad(lambda w, x: jnp.sum(jnp.tanh(x @ w) ** 2)))
+w = np.linspace(-1, 1, 64 * 32, dtype=np.float32).reshape(64, 32)
+x = np.ones((8, 64), np.float32)
+value, grad = f(w, x)
+exe = list(f._cache.values())[0].executable.exe
+print(pjrt.from_cache(exe), float(value), float(np.asarray(grad).sum()))
+"""
+
+
+def _run(directory, program=PROGRAM, extra_env=None):
+    env = dict(os.environ, SPMDC_CACHE_DIR=str(directory), PYTHONPATH=ROOT,
+               **(extra_env or {}))
+    out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    hit, value, grad = out.stdout.split()
+    return hit == "True", float(value), float(grad)
+
+
+def _entries(directory):
+    return sorted(n for n in os.listdir(directory) if n.endswith(".exe")
+                  and not n.startswith(".tmp-"))
+
+
+def test_a_second_process_loads_the_program(tmp_path):
+    first = _run(tmp_path)
+    assert not first[0] and len(_entries(tmp_path)) >= 1
+    second = _run(tmp_path)
+    assert second[0] and second[1:] == first[1:]
+
+
+def test_a_damaged_entry_is_compiled_again_and_replaced(tmp_path):
+    first = _run(tmp_path)
+    for name in _entries(tmp_path):          # truncate every entry to half its length
+        path = tmp_path / name
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    again = _run(tmp_path)
+    assert not again[0] and again[1:] == first[1:]
+    assert _run(tmp_path)[0]                 # and the replacement loads
+    for name in _entries(tmp_path):          # garbage behind a valid-looking name
+        (tmp_path / name).write_bytes(b"not an executable")
+    assert _run(tmp_path)[1:] == first[1:]
+
+
+def test_concurrent_writers_of_one_program(tmp_path):
+    env = dict(os.environ, SPMDC_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
+    procs = [subprocess.Popen([sys.executable, "-c", PROGRAM], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    results = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [r[1] for r in results]
+    values = {tuple(r[0].split()[1:]) for r in results}
+    assert len(values) == 1
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".tmp-")]
+    assert _run(tmp_path)[0]
+
+
+def test_the_store_keeps_its_size_bound_and_checks_its_entries(tmp_path):
+    store = cache.CompilationCache(str(tmp_path), max_bytes=2500)
+    for k in range(5):
+        store.put(f"key{k}", bytes(1000))
+        os.utime(tmp_path / f"key{k}.exe", (k, k))      # an order to evict in
+    assert sum(os.path.getsize(tmp_path / n) for n in _entries(tmp_path)) <= 2500
+    assert store.get("key4") == bytes(1000) and store.get("key0") is None
+    (tmp_path / "key4.exe").write_bytes(b"spmdc-executable-1\nkey3\n" + bytes(10))
+    assert store.get("key4") is None and not (tmp_path / "key4.exe").exists()
+    assert cache.key_of([b"a", b"bc"]) != cache.key_of([b"ab", b"c"])
+
+
+def test_the_config_option_and_the_dump_report_it(tmp_path):
+    before = spmdc.config.read("jax_compilation_cache_dir")
+    try:
+        spmdc.config.update("jax_compilation_cache_dir", str(tmp_path))
+        assert spmdc.config.jax_compilation_cache_dir == str(tmp_path)
+        f = spmdc.jit(lambda x: x * 3 + 1)
+        np.testing.assert_allclose(f(np.ones(3, np.float32)), 4.0)
+        assert _entries(tmp_path)
+        spmdc.clear_caches()
+        g = spmdc.jit(lambda x: x * 3 + 1)
+        g(np.ones(3, np.float32))
+        assert any(pjrt.from_cache(e.executable.exe) for e in g._cache.values())
+    finally:
+        spmdc.config.update("jax_compilation_cache_dir", before)
+    script = tmp_path / "prog.py"
+    script.write_text("import numpy as np, spmdc\n"
+                      "f = spmdc.jit(lambda x: x * 2)\nx = np.ones(3, np.float32)\n")
+    env = dict(os.environ, SPMDC_CACHE_DIR=str(tmp_path / "c"), PYTHONPATH=ROOT)
+    reports = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-m", "spmdc.cli", "dump", f"{script}:f",
+                              "--arg", "f32[3]",
+                              "--stats", "--format", "json"], env=env, capture_output=True,
+                             text=True, timeout=120, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        reports.append(json.loads(out.stdout)["compilation_cache"])
+    assert [r["hit"] for r in reports] == [False, True] and reports[0]["enabled"]

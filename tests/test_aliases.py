@@ -1,0 +1,66 @@
+"""Importing spmdc under JAX's name (spmdc/aliases.py): after ``sys.modules['jax'] = spmdc``
+the submodules resolve to spmdc's own modules, loaded once. Each case runs in a fresh
+interpreter, since the alias changes sys.modules."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+def test_jax_alias_resolves_submodules():
+    code = ("import sys, spmdc; sys.modules['jax'] = spmdc\n"
+            "from jax.scipy.special import logsumexp\n"
+            "from jax.scipy.stats import norm\n"
+            "import jax.nn, jax.scipy.stats.t\n"
+            "assert logsumexp is spmdc.scipy.special.logsumexp\n"
+            "assert norm.__file__ == spmdc.scipy.stats.norm.__file__\n"
+            "assert jax.nn.relu.__code__ is spmdc.nn.relu.__code__\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
+def _run(code, **env):
+    full = {**os.environ, **env}
+    full.pop("SPMDC_CPU_DEVICES", None)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_import_as_jax_resolves_the_new_modules():
+    r = _run("""
+        import sys, spmdc
+        sys.modules['jax'] = spmdc
+        import jax.tree, jax.tree_util, jax.dtypes, jax.test_util
+        from jax import config
+        from jax.tree_util import Partial, register_dataclass
+        print(jax.tree.leaves([1, [2]]), config.jax_enable_x64)
+        """)
+    assert r.stdout.strip() == "[1, 2] False", r.stderr
+
+
+@pytest.mark.cpu_platform
+def test_alias_loads_no_second_copy_and_runs():
+    r = _run("""
+        import sys, spmdc
+        sys.modules['jax'] = spmdc
+        import jax, jax.numpy as jnp, jax.random, jax.scipy.special
+        from jax.scipy.special import logsumexp
+        from jax import lax, random
+        assert jnp is spmdc.numpy and jax.random is spmdc.random and lax is spmdc.lax
+        assert sys.modules['jax.scipy.special'] is spmdc.scipy.special
+        print(float(jax.jit(lambda x: logsumexp(x * 2))(jnp.zeros(2))),
+              jax.pmap(lambda x: x * 2)(jnp.ones(2)).tolist())
+        for private in ('jax.core', 'jax.compiler', 'jax.nothing'):
+            try:
+                __import__(private)
+            except ModuleNotFoundError:
+                pass
+            else:
+                raise AssertionError(private)
+        """, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    assert r.stdout.strip() == "0.6931471824645996 [2.0, 2.0]", r.stderr

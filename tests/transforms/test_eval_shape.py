@@ -1,0 +1,24 @@
+"""eval_shape (spmdc/transforms/eval_shape.py): shapes and dtypes without running, from
+ShapeDtypeStructs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import spmdc
+import spmdc.numpy as jnp
+
+
+def test_eval_shape_runs_nothing_and_takes_structs():
+    calls = []
+
+    def f(x, y):
+        calls.append(1)
+        return {"s": x.sum(0), "p": x @ y}
+    out = spmdc.eval_shape(f, spmdc.ShapeDtypeStruct((3, 4), np.float32), jnp.ones((4, 2)))
+    assert out["s"] == spmdc.ShapeDtypeStruct((4,), np.float32)
+    assert out["p"].shape == (3, 2) and out["p"].dtype == np.float32
+    huge = spmdc.eval_shape(lambda x: x * 2, spmdc.ShapeDtypeStruct((1 << 20, 1 << 12), "f4"))
+    assert huge.shape == (1 << 20, 1 << 12)      # 16 GiB: never allocated
+    with pytest.raises(ValueError, match="negative"):
+        spmdc.ShapeDtypeStruct((-1,), np.float32)
