@@ -1,8 +1,8 @@
-"""The cases that `tools/record.py linalg` runs on JAX 0.10.2 and tests/random/test_linalg_samplers.py
-runs on spmdc: the random samplers built on linear algebra (compared bit for bit), and
-linear-algebra values (compared to a tolerance). Each case is ``fn(lib, key)`` where
-``lib`` has ``random``, ``jnp``, ``initializers``, ``stats`` and ``jsl`` (scipy.linalg)
-attributes of the library under test."""
+"""The cases that `tools/record.py linalg` runs on JAX 0.10.2 and
+tests/random/test_linalg_samplers.py runs on spmdc: the random samplers built on linear
+algebra (compared bit for bit), and linear-algebra values (compared to a tolerance).
+Each case is ``fn(lib, key)`` where ``lib`` has ``random``, ``jnp``, ``initializers``,
+``stats`` and ``jsl`` (scipy.linalg) attributes of the library under test."""
 from __future__ import annotations
 
 import numpy as np

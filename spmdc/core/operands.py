@@ -21,10 +21,10 @@ from ..compiler.primitives.structural import (
     iota_p,
     reshape_p,
 )
+from ..errors import at_line
 from ..runtime.array import Array
 from . import dtypes
 from .devices import device_put
-from ..errors import at_line
 from .tracing import Tracer, bind, current_trace, type_of, user_source
 
 ARRAY_TYPES = (Tracer, Array)
