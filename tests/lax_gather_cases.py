@@ -1,6 +1,6 @@
 """lax.gather / lax.scatter* with JAX's dimension numbers and modes, run on spmdc and on
 JAX 0.10.2 (`tools/record.py lax_gather` records JAX's results in
-tests/data/lax_gather_reference.json; tests/lax/test_gather_scatter.py compares)."""
+tests/data/lax_gather_reference.json; tests/lax/test_slicing.py compares)."""
 from __future__ import annotations
 
 import numpy as np

@@ -14,12 +14,14 @@ from typing import Any
 import numpy as np
 
 from ..compiler.primitives.structural import pad_p
+from ..core.operands import asarray as _arr
 from ..core.tracing import bind
 from ..core.tree import tree_flatten, tree_unflatten
 from .complex_parts import imag, real
-from .core import _arr, _concatenate, _reshape, _where, exp, rev, stop_gradient
-from .core import max as lax_max
-from .ops import is_finite, log1p, slice_in_dim
+from .elementwise import _where, exp, is_finite, log1p, stop_gradient
+from .elementwise import max as lax_max
+from .shape import _concatenate, _reshape, rev
+from .slicing import slice_in_dim
 
 __all__ = ["associative_scan", "cumlogsumexp"]
 

@@ -1,4 +1,5 @@
-"""lax.cond, lax.switch, lax.while_loop, lax.fori_loop, lax.scan, lax.map (spmdc.lax).
+"""lax.cond, lax.switch, lax.while_loop, lax.fori_loop, lax.scan, lax.map (spmdc.lax), and
+lax.platform_dependent and lax.optimization_barrier.
 
 Each traces the user's functions into closed Funcs (trace_pytree: values they close over
 become extra inputs, passed as consts) and binds one control-flow primitive
@@ -10,7 +11,8 @@ another dtype or is strongly typed is promoted and the body traced again; any ot
 difference between a carry's input and output types is an error naming the leaf, both
 types and the user's line. Branches of cond/switch must return the same pytree of types.
 fori_loop with Python int bounds is a scan (so it is differentiable, as in JAX); with
-traced bounds a while loop.
+traced bounds a while loop. platform_dependent takes the ``cpu`` branch when tracing (spmdc
+compiles for the CPU only); optimization_barrier binds its primitive around a pytree.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import numpy as np
 
 from ..compiler.ir import Func, TensorType, Var
 from ..compiler.primitives.control_flow import cond_p, while_p
+from ..compiler.primitives.remat import optimization_barrier_p
 from ..compiler.primitives.scan import scan_p
 from ..core import dtypes
 from ..core.operands import asarray
@@ -29,9 +32,11 @@ from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
 from ..errors import at_line as _where
 from ..transforms.jit import Jitted
-from .core import _concatenate, clamp
+from .elementwise import clamp
+from .shape import _concatenate
 
-__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map_"]
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map_", "platform_dependent",
+           "optimization_barrier"]
 
 
 def _type_text(t: TensorType) -> str:
@@ -415,3 +420,35 @@ def _scan(f: Callable[[Any, Any], Any], init: Any, xs: Any, length: int, reverse
                  [*weak, *out_weak[n:]], body=_consts_first(func, n_explicit),
                  length=length, reverse=reverse, num_consts=len(consts), num_carry=n)
     return tree_unflatten(c_tree, outs[:n]), tree_unflatten(y_tree_box[-1], outs[n:])
+
+
+def platform_dependent(*args: Any, default: Callable[..., Any] | None = None,
+                       **per_platform: Callable[..., Any]) -> Any:
+    """``per_platform['cpu'](*args)``, or ``default(*args)`` without a ``cpu`` branch:
+    spmdc compiles for the CPU only, so the choice is made when tracing (JAX makes it when
+    lowering, for the platform lowered for). Only the chosen branch is traced."""
+    for name, branch in per_platform.items():
+        if not callable(branch):
+            raise TypeError(f"lax.platform_dependent: the '{name}' branch must be a callable.")
+        if name == "gpu":
+            raise ValueError("Use 'cuda' or 'rocm' for lax.platform_dependent.")
+    if default is not None and not callable(default):
+        raise TypeError("lax.platform_dependent: the 'default' branch must be a callable.")
+    branch = per_platform.get("cpu", default)
+    if branch is None:
+        raise ValueError("lax.platform_dependent: no branch for the 'cpu' platform (got "
+                         f"{', '.join(sorted(per_platform)) or 'none'}); pass cpu= or "
+                         "default=")
+    return branch(*args)
+
+
+def optimization_barrier(operand: Any) -> Any:
+    """``operand`` (a pytree) unchanged, but XLA may not move computations across it."""
+    leaves, tree = tree_flatten(operand)
+    if not leaves:
+        return operand
+    arrays = [asarray(v) for v in leaves]
+    if current_trace() is None:
+        return tree_unflatten(tree, arrays)      # eager: nothing to reorder
+    outs = bind(optimization_barrier_p, *arrays, prevent_cse=True)
+    return tree_unflatten(tree, list(outs))

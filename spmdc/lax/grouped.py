@@ -35,6 +35,11 @@ from ..compiler.primitives.collectives import (
     psum_scatter_p,
 )
 from ..core.operands import asarray
+from .dot import dot_general
+from .elementwise import _where
+from .reductions import reduce_max, reduce_min
+from .shape import _concatenate, expand_dims, squeeze, transpose
+from .slicing import dynamic_index_in_dim, dynamic_slice_in_dim
 
 __all__ = ["check_groups", "grouped", "on_devices", "device_grouped"]
 
@@ -69,8 +74,8 @@ def on_devices(axis_name: Any) -> bool:
 def device_grouped(op: str, v: Any, axes: tuple[str, ...], sizes: tuple[int, ...],
                    groups: tuple[tuple[int, ...], ...], **params: Any) -> Any:
     """``op`` within the groups over device axes: the primitive with ``groups``."""
-    from . import core
-    bind = core._collective
+    from . import parallel
+    bind = parallel._collective
     if op in ("psum", "pmean"):
         total = bind(psum_p, v, axes=axes, groups=groups)
         return total / len(groups[0]) if op == "pmean" else total
@@ -105,26 +110,25 @@ class _Tables:
 def grouped(op: str, v: Any, axis_name: Any, groups: tuple[tuple[int, ...], ...], n: int,
             **params: Any) -> Any:
     """``op`` on one array within the groups (Note [axis index groups])."""
-    from . import core
-    from .ops import expand_dims, squeeze, transpose
+    from . import parallel
     t = _Tables(groups, n)
-    me = core.axis_index(axis_name)
-    rows = core.all_gather(v, axis_name)                 # (n, *v.shape): every member's v
+    me = parallel.axis_index(axis_name)
+    rows = parallel.all_gather(v, axis_name)                 # (n, *v.shape): every member's v
     if op in ("psum", "pmean"):
         weights = asarray(t.same)[me].astype(rows.dtype)
-        total = core.dot_general(weights, rows, (((0,), (0,)), ((), ())))
+        total = dot_general(weights, rows, (((0,), (0,)), ((), ())))
         return total / t.k if op == "pmean" else total
     if op in ("pmax", "pmin"):
         mask = asarray(t.same)[me].reshape((n,) + (1,) * (rows.ndim - 1))
         fill = _lowest(rows.dtype) if op == "pmax" else _highest(rows.dtype)
-        kept = core._where(mask, rows, fill)
-        return core.reduce_max(kept, (0,)) if op == "pmax" else core.reduce_min(kept, (0,))
+        kept = _where(mask, rows, fill)
+        return reduce_max(kept, (0,)) if op == "pmax" else reduce_min(kept, (0,))
     mine = rows[asarray(t.members)[asarray(t.group_of)[me]]]
     position = asarray(t.position)[me]
     if op == "all_gather":                               # (k, *v.shape), in group order
         axis, tiled = params["axis"], params["tiled"]
         if tiled:
-            return core._concatenate([mine[j] for j in range(t.k)], axis)
+            return _concatenate([mine[j] for j in range(t.k)], axis)
         order = list(range(1, mine.ndim))
         order.insert(axis, 0)
         return transpose(mine, tuple(order))
@@ -132,18 +136,18 @@ def grouped(op: str, v: Any, axis_name: Any, groups: tuple[tuple[int, ...], ...]
         d, tiled = params["scatter_dimension"], params["tiled"]
         total = mine.sum(axis=0)
         if not tiled:
-            return core.dynamic_index_in_dim(total, position, d, keepdims=False)
+            return dynamic_index_in_dim(total, position, d, keepdims=False)
         size = total.shape[d] // t.k
-        return core.dynamic_slice_in_dim(total, position * size, size, axis=d)
+        return dynamic_slice_in_dim(total, position * size, size, axis=d)
     if op == "all_to_all":
         split, concat, tiled = params["split_axis"], params["concat_axis"], params["tiled"]
         size = v.shape[split] // t.k
-        pieces = [core.dynamic_slice_in_dim(mine[j], position * size, size, axis=split)
+        pieces = [dynamic_slice_in_dim(mine[j], position * size, size, axis=split)
                   for j in range(t.k)]
         if tiled:
-            return core._concatenate(pieces, concat)
+            return _concatenate(pieces, concat)
         pieces = [squeeze(p, (split,)) for p in pieces]
-        return core._concatenate([expand_dims(p, (concat,)) for p in pieces], concat)
+        return _concatenate([expand_dims(p, (concat,)) for p in pieces], concat)
     raise AssertionError(op)
 
 

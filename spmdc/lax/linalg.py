@@ -21,8 +21,9 @@ from ..compiler.primitives.linalg_eig import eig_p
 from ..core import dtypes
 from ..core.operands import asarray
 from ..core.tracing import bind
-from .core import _where, reduce_sum
-from .ops import transpose
+from .elementwise import _where
+from .reductions import reduce_sum
+from .shape import transpose
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eig",
            "eigh", "svd"]

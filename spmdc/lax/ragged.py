@@ -16,8 +16,8 @@ from typing import Any
 
 from ..core.operands import asarray, iota
 from ..core.tracing import where
-from .core import dot_general
-from .ops import cumsum
+from .dot import dot_general
+from .reductions import cumsum
 
 __all__ = ["ragged_dot"]
 

@@ -43,13 +43,15 @@ from ..compiler.primitives.elementwise import (
 from ..compiler.primitives.misc import zeta_p
 from ..compiler.primitives.special import bessel_i0e_p, bessel_i1e_p, erfc_p
 from ..core import dtypes
+from ..core.operands import asarray as _arr
 from ..core.operands import full
 from ..core.tracing import bind
 from ..transforms.custom_derivatives import SymbolicZero, custom_jvp
 from ..transforms.jit import jit
 from .control_flow import while_loop
-from .core import _arr, _where, broadcast_in_dim, exp, log
-from .ops import abs, is_finite, log1p, reduce_and
+from .elementwise import _where, abs, exp, is_finite, log, log1p
+from .reductions import reduce_and
+from .shape import broadcast_in_dim
 
 __all__ = ["erf", "erfc", "erf_inv", "lgamma", "digamma", "bessel_i0e", "bessel_i1e",
            "polygamma", "zeta", "igamma", "igammac", "igamma_grad_a", "random_gamma_grad",

@@ -24,7 +24,7 @@ import numpy as np
 import spmdc.numpy as jnp
 from spmdc import lax
 from spmdc.core.operands import inexact
-from spmdc.lax.ops import logistic
+from spmdc.lax import logistic
 from spmdc.lax.special import erfc
 from spmdc.numpy.reductions import logsumexp
 

@@ -3,7 +3,7 @@
 Values against Python loops and the NumPy reference interpreter, jit / vmap / grad of each
 (grads against central finite differences), pytree carries, closures over traced values,
 control flow inside pmap with a collective in the body, the IR text round trip, CSE, and
-the user-facing errors."""
+the user-facing errors; lax.optimization_barrier and lax.platform_dependent."""
 import functools
 
 import numpy as np
@@ -498,3 +498,29 @@ def test_cond_older_five_argument_form():
     assert float(out) == 2.0
     out = spmdc.jit(lambda p: lax.cond(p, 1.0, lambda x: x + 1, 2.0, lambda x: x - 1))(False)
     assert float(out) == 1.0
+
+
+def test_optimization_barrier_is_the_identity_with_a_barrier():
+    f = spmdc.jit(lambda a, b: lax.optimization_barrier((a * 2, b + 1)))
+    out = f(np.ones(2, np.float32), np.ones(3, np.float32))
+    np.testing.assert_array_equal(out[0], [2, 2])
+    np.testing.assert_array_equal(out[1], [2, 2, 2])
+    assert "stablehlo.optimization_barrier" in f.lower(np.ones(2), np.ones(3)).as_text()
+    np.testing.assert_array_equal(
+        spmdc.grad(lambda a: lax.optimization_barrier(a * a).sum())(np.ones(3)), [2, 2, 2])
+    np.testing.assert_array_equal(
+        spmdc.vmap(lambda a: lax.optimization_barrier(a * 2))(np.ones((2, 3))), 2)
+
+
+@pytest.mark.cpu_platform
+def test_platform_dependent_takes_the_cpu_branch():
+    x = np.float32(2.0)
+    f = lambda x: lax.platform_dependent(x, cpu=lambda v: v + 1, tpu=lambda v: v * 10,  # noqa
+                                         default=lambda v: v - 1)
+    assert float(spmdc.jit(f)(x)) == 3.0
+    assert float(spmdc.grad(f)(x)) == 1.0
+    np.testing.assert_allclose(lax.platform_dependent(x, cuda=jnp.sin, default=jnp.cos), np.cos(x))
+    with pytest.raises(ValueError, match="no branch for the 'cpu' platform"):
+        lax.platform_dependent(x, tpu=jnp.sin)
+    with pytest.raises(ValueError, match="'cuda' or 'rocm'"):
+        lax.platform_dependent(x, gpu=jnp.sin, default=jnp.cos)

@@ -3,7 +3,7 @@ beta] in spmdc/lax/special.py): lax.igamma, igammac, igamma_grad_a,
 random_gamma_grad, betainc and zeta, and the same functions under their scipy.special
 names (gammainc, gammaincc, betainc), against SciPy; derivatives against finite
 differences (float64) and the densities; JAX's edge values. The elementwise wrappers
-(lax.lgamma, digamma, erf_inv) are tested with the other lax.ops wrappers, the primitives
+(lax.lgamma, digamma, erf_inv) are tested in test_elementwise.py, the primitives
 one equation at a time in tests/compiler/primitives/, and scipy.special's table against
 JAX's recorded values in tests/scipy/test_special.py."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The convolution primitive ``conv_general_dilated``, XLA's Conv with every option.
 
-Params (all canonical; the frontend in spmdc/lax/conv.py turns padding strings and
+Params (all canonical; the frontend in spmdc/lax/convolution.py turns padding strings and
 dimension-number strings into these):
 
     window_strides    one stride per spatial dimension

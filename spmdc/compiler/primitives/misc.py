@@ -1,5 +1,6 @@
-"""Two elementwise primitives spmdc.lax's extra names need (lax/extra.py): ``clz``
-(count leading zeros, stablehlo.count_leading_zeros) and the Hurwitz ``zeta`` (chlo.zeta).
+"""Two elementwise primitives spmdc.lax needs: ``clz`` (count leading zeros,
+stablehlo.count_leading_zeros; lax/elementwise.py) and the Hurwitz ``zeta`` (chlo.zeta;
+lax/special.py).
 Both batch with the elementwise rule; as in JAX, clz has a zero derivative (an integer
 op) and differentiating zeta is an error."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Windowed reductions (compiler/primitives/windowed.py, spmdc/lax/windowed.py): the
+"""Windowed reductions (compiler/primitives/windowed.py, spmdc/lax/windowed_reductions.py): the
 primitives against their NumPy references (lowering, vmap, grad vs finite differences,
 jvp) with hypothesis over small shapes and every window option; lax.reduce_window (the
 monoids and a general computation over pytrees), lax.reduce_precision and

@@ -1,8 +1,8 @@
-"""conv_general_dilated (compiler/primitives/conv.py, spmdc/lax/conv.py): the primitive
-against its NumPy reference (lowering, vmap with the batch on either or both operands and
+"""conv_general_dilated (compiler/primitives/conv.py, spmdc/lax/convolution.py): the
+primitive against its NumPy reference (lowering, vmap with the batch on either or both operands and
 with groups, grad vs finite differences, jvp), hypothesis over small shapes and every
 option; the frontend against values recorded from JAX 0.10.2 (`tools/record.py conv`);
-shape and argument errors."""
+shape and argument errors; conv_general_dilated_local against loops."""
 from __future__ import annotations
 
 import json
@@ -237,3 +237,58 @@ def test_conv_general_dilated_patches_same_as_jax(name):
     x = DATA[f"patches.{name}.x"]
     np.testing.assert_allclose(lax.conv_general_dilated_patches(x, **kw),
                                DATA[f"patches.{name}.out"], rtol=1e-6, atol=1e-6)
+
+
+def _local_reference(x, w, fs, strides, padding, rhs_dilation=(1, 1)):
+    """NCHW/OIHW by loops: output position (i, j) contracts its (dilated) window of the
+    padded input, features major, with w[:, :, i, j]."""
+    n, c, h, wd = x.shape
+    (plo, phi), (qlo, qhi) = padding
+    xp = np.pad(x, ((0, 0), (0, 0), (plo, phi), (qlo, qhi)))
+    oh, ow = w.shape[2:]
+    out = np.zeros((n, w.shape[0], oh, ow), np.float64)
+    for i in range(oh):
+        for j in range(ow):
+            rows = i * strides[0] + rhs_dilation[0] * np.arange(fs[0])
+            cols = j * strides[1] + rhs_dilation[1] * np.arange(fs[1])
+            patch = xp[:, :, rows][:, :, :, cols].reshape(n, -1)     # (n, c*fh*fw)
+            out[:, :, i, j] = patch @ w[:, :, i, j].T
+    return out
+
+
+def test_conv_general_dilated_local_matches_loops_and_layouts():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2, 3, 6, 5)).astype(np.float32)
+    fs = (3, 2)
+    w = rng.normal(size=(4, 3 * 6, 3, 2)).astype(np.float32)     # the output is 3 x 2
+    pads = ((1, 1), (0, 1))
+    out = lax.conv_general_dilated_local(x, w, (2, 2), pads, fs, rhs_dilation=(1, 2),
+                                         precision="highest")
+    np.testing.assert_allclose(out, _local_reference(x, w, fs, (2, 2), pads, (1, 2)),
+                               rtol=1e-5, atol=1e-5)
+    # the same in NHWC / HWIO layouts
+    out_nhwc = lax.conv_general_dilated_local(
+        np.moveaxis(x, 1, -1), np.moveaxis(w, (0, 1), (-1, -2)), (2, 2), pads, fs,
+        rhs_dilation=(1, 2), dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    np.testing.assert_allclose(np.moveaxis(np.asarray(out_nhwc), -1, 1), out, rtol=1e-5,
+                               atol=1e-5)
+    text = spmdc.jit(lambda x, w: lax.conv_general_dilated_local(
+        x, w, (2, 2), pads, fs, rhs_dilation=(1, 2), precision="highest")).lower(x, w).as_text()
+    assert "precision = [HIGHEST, HIGHEST]" in text
+
+
+def test_conv_general_dilated_local_grad_and_vmap():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(1, 2, 4, 4)).astype(np.float32)
+    w = rng.normal(size=(3, 2 * 4, 3, 3)).astype(np.float32)
+    f = lambda x, w: lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 2))  # noqa
+    ct = rng.normal(size=(1, 3, 3, 3)).astype(np.float32)
+    gw = spmdc.grad(lambda w: jnp.sum(f(x, w) * ct))(w)
+    patches = np.asarray(lax.conv_general_dilated_patches(x, (2, 2), (1, 1), "VALID"))
+    np.testing.assert_allclose(gw, np.einsum("nkhw,nohw->okhw", patches, ct), rtol=1e-5,
+                               atol=1e-5)
+    xs = np.stack([x, 2 * x])
+    np.testing.assert_allclose(spmdc.vmap(f, (0, None))(xs, w),
+                               np.stack([f(x, w), f(2 * x, w)]), rtol=1e-5, atol=1e-5)
+    with pytest.raises(TypeError, match="rhs dimension"):
+        f(x, w[:, :5])

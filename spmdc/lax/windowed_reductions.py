@@ -27,8 +27,8 @@ from ..compiler.primitives.windowed import (
 from ..core.operands import asarray
 from ..core.tracing import Tracer, bind, current_trace, trace_function
 from ..core.tree import tree_flatten, tree_unflatten
-from . import core as _lax
-from .conv import padtype_to_pads
+from . import elementwise as _lax
+from .convolution import padtype_to_pads
 
 __all__ = ["reduce_window", "reduce_precision", "reduce_window_shape_tuple"]
 

@@ -4,7 +4,9 @@ and padtype_to_pads, with JAX 0.10.2's arguments and conventions.
 
 Everything is one primitive, ``conv_general_dilated`` (compiler/primitives/conv.py),
 whose params are canonical: these functions turn padding strings into pairs and
-dimension-number strings into permutations.
+dimension-number strings into permutations. conv_general_dilated_local (an unshared
+convolution: a kernel per output position) is conv_general_dilated_patches contracted with
+dot_general.
 """
 from __future__ import annotations
 
@@ -18,13 +20,16 @@ from ..compiler.primitives.conv import conv_general_dilated_p, dilate_dim
 from ..compiler.primitives.reductions import with_precision
 from ..core import dtypes
 from ..core.operands import asarray
-from ..core.precision import check_precision
+from ..core.precision import Precision, canonicalize_precision, check_precision
 from ..core.tracing import bind
+from .dot import dot_general
+from .shape import rev, transpose
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
            "conv_with_general_padding", "conv_transpose", "padtype_to_pads",
            "conv_general_permutations", "conv_shape_tuple", "conv_general_shape_tuple",
-           "conv_transpose_shape_tuple", "conv_general_dilated_patches"]
+           "conv_transpose_shape_tuple", "conv_general_dilated_patches",
+           "conv_general_dilated_local", "ConvGeneralDilatedDimensionNumbers"]
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -281,7 +286,6 @@ def conv_transpose(lhs: Any, rhs: Any, strides: Sequence[int],
     else:
         pads = padding
     if transpose_kernel:
-        from .core import rev
         rhs = rev(rhs, tuple(dn.rhs_spec[2:]))
         axes = list(range(rhs.ndim))
         axes[dn.rhs_spec[0]], axes[dn.rhs_spec[1]] = dn.rhs_spec[1], dn.rhs_spec[0]
@@ -358,3 +362,53 @@ def conv_general_dilated_patches(lhs: Any, filter_shape: Sequence[int],
     return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
                                 dn, feature_group_count=channels, precision=precision,
                                 preferred_element_type=preferred_element_type)
+
+
+ConvGeneralDilatedDimensionNumbers = Any
+"""What ``dimension_numbers=`` of the convolutions accepts: None, a ConvDimensionNumbers,
+or three layout strings such as ``('NCHW', 'OIHW', 'NCHW')``."""
+
+
+def conv_general_dilated_local(lhs: Any, rhs: Any, window_strides: Sequence[int],
+                               padding: str | Sequence[tuple[int, int]],
+                               filter_shape: Sequence[int],
+                               lhs_dilation: Sequence[int] | None = None,
+                               rhs_dilation: Sequence[int] | None = None,
+                               dimension_numbers: Any = None, precision: Any = None) -> Any:
+    """A convolution whose kernel differs at every output position (a locally connected
+    layer). ``rhs`` has the kernel layout of ``dimension_numbers``, with input features
+    ``C * prod(filter_shape)`` (features major, as conv_general_dilated_patches orders
+    them) and the output's spatial sizes as its spatial dimensions.
+
+    Each output position's patch (conv_general_dilated_patches) is contracted with that
+    position's kernel: one dot_general batched over the spatial positions."""
+    canonical = canonicalize_precision("conv_general_dilated_local", precision)
+    if canonical is not None and not isinstance(canonical[0], str):
+        raise ValueError(f"Unsupported precision for conv_general_dilated_local: {precision}")
+    lhs, rhs = asarray(lhs), asarray(rhs)
+    patches = conv_general_dilated_patches(
+        lhs, filter_shape, window_strides, padding, lhs_dilation, rhs_dilation,
+        dimension_numbers, precision=None if canonical is None else Precision[canonical[0]])
+    lhs_spec, rhs_spec, out_spec = conv_dimension_numbers(
+        lhs.shape, (1, 1, *tuple(filter_shape)), dimension_numbers)
+    if rhs.ndim != patches.ndim:
+        raise TypeError(f"conv_general_dilated_local: rhs has rank {rhs.ndim}, expected "
+                        f"{patches.ndim}")
+    want = {rhs_spec[1]: patches.shape[out_spec[1]]}
+    want.update({r: patches.shape[o] for r, o in zip(rhs_spec[2:], out_spec[2:], strict=True)})
+    for d, size in want.items():
+        if rhs.shape[d] != size:
+            raise TypeError(f"conv_general_dilated_local: rhs dimension {d} has size "
+                            f"{rhs.shape[d]}, expected {size} (rhs shape {rhs.shape}, "
+                            f"patches shape {patches.shape})")
+    # Pair the spatial dimensions in the patches' order, so the batch dimensions of the
+    # product come out in the output's spatial order.
+    pairs = sorted(zip(out_spec[2:], rhs_spec[2:], strict=True))
+    dims = (((out_spec[1],), (rhs_spec[1],)),
+            (tuple(p for p, _ in pairs), tuple(r for _, r in pairs)))
+    out = dot_general(patches, rhs, dims, precision=precision)
+    # out: spatial dims (ascending positions of the output), then N, then O.
+    order = [d for d in range(out.ndim - 2)]
+    for d, s in sorted(((out_spec[0], out.ndim - 2), (out_spec[1], out.ndim - 1))):
+        order.insert(d, s)
+    return transpose(out, tuple(order))
