@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from mesh_programs import F32, MESH, one_eqn, run_on_mesh
 
 import spmdc
 from spmdc import lax
@@ -143,8 +144,6 @@ GROUPED_CASES = {
 @pytest.mark.devices(8)
 @pytest.mark.parametrize("name", sorted(GROUPED_CASES))
 def test_grouped_primitives_compiled_match_the_reference_interpreter(name):
-    from test_collectives import F32, MESH, one_eqn, run_on_mesh
-
     from spmdc.compiler.interpreter_spmd import evaluate_spmd
     from spmdc.compiler.ir import TensorType, check
     from spmdc.compiler.passes.vmap import BatchAxis, vmap_func
