@@ -203,7 +203,7 @@ from .editing import (  # noqa: F401
     unpackbits,
     unwrap,
 )
-from .einsum_impl import (  # noqa: F401
+from .einsum import (  # noqa: F401
     einsum,
 )
 from .float_bits import frexp, nextafter, spacing  # noqa: F401
@@ -309,15 +309,6 @@ from .misc_more import (  # noqa: F401
     vecmat,
 )
 from .polynomial import poly, polydiv, polyfit, roots  # noqa: F401
-from .products import (  # noqa: F401
-    dot,
-    inner,
-    matmul,
-    outer,
-    tensordot,
-    trace,
-    vdot,
-)
 from .reductions import (  # noqa: F401
     all,
     allclose,
@@ -438,6 +429,15 @@ from .stats_extra import (  # noqa: F401
     polymul,
     polysub,
     put_along_axis,
+)
+from .tensor_contractions import (  # noqa: F401
+    dot,
+    inner,
+    matmul,
+    outer,
+    tensordot,
+    trace,
+    vdot,
 )
 from .ufunc_api import frompyfunc, ufunc  # noqa: F401
 from .vectorize import apply_along_axis, apply_over_axes, vectorize  # noqa: F401

@@ -37,14 +37,14 @@ from .linalg_solve import (  # noqa: F401  (re-exported)
 )
 from .linalg_solve import inexact as _inexact
 from .linalg_solve import mT as _mT
-from .products import matmul, tensordot  # noqa: F401  (re-exported)
-from .products import outer as _outer
-from .products import trace as _trace
 from .reductions import any as _any
 from .reductions import max as _max
 from .reductions import min as _min
 from .reductions import sum
 from .shape_ops import expand_dims, moveaxis, ravel
+from .tensor_contractions import matmul, tensordot  # noqa: F401  (re-exported)
+from .tensor_contractions import outer as _outer
+from .tensor_contractions import trace as _trace
 
 __all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "qr", "svd",
            "svdvals", "eigh", "eigvalsh", "inv", "solve", "det", "slogdet", "lstsq", "pinv",
@@ -296,7 +296,7 @@ def matrix_transpose(x: Any, /) -> Any:
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
-    from .einsum_impl import einsum
+    from .einsum import einsum
     x1, x2 = asarray(x1), asarray(x2)
     if x1.shape[axis] != x2.shape[axis]:
         raise ValueError(f"axes must match; got shapes {x1.shape} and {x2.shape} with "

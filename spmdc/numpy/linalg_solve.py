@@ -22,10 +22,10 @@ from .core import (
     sign,
     where,
 )
-from .products import matmul
 from .reductions import any as _any
 from .reductions import sum
 from .shape_ops import expand_dims, swapaxes
+from .tensor_contractions import matmul
 
 __all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "qr", "svd",
            "svdvals", "eigh", "eigvalsh", "inv", "solve", "det", "slogdet", "pinv"]

@@ -14,7 +14,7 @@ from ..core import dtypes
 from ..core.tracing import where as _where
 from .complex_ops import conj
 from .core import asarray, result_type, where
-from .einsum_impl import _broadcast_ellipsis, _parse, contraction_path, einsum, interleaved
+from .einsum import _broadcast_ellipsis, _parse, contraction_path, einsum, interleaved
 from .reductions import all as jnp_all
 from .reductions import sum as jnp_sum
 from .searching import bincount, histogram_bin_edges, searchsorted

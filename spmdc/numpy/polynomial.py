@@ -15,9 +15,9 @@ from ..core.tracing import where as _where
 from .convolve import convolve
 from .core import asarray, ones, result_type, sqrt, zeros
 from .linalg import inv, lstsq
-from .products import dot, outer
 from .shape_extra import vander
 from .shape_ops import atleast_1d
+from .tensor_contractions import dot, outer
 
 __all__ = ["poly", "polydiv", "polyfit", "roots"]
 

@@ -9,9 +9,9 @@ from .. import lax
 from ..core import dtypes
 from ..core.tracing import user_source
 from .core import asarray, where
-from .products import _dot_general, check_precision
 from .reductions import any as _any
 from .shape_ops import _axes, moveaxis, reshape, transpose
+from .tensor_contractions import _dot_general, check_precision
 
 
 def _error(message: str) -> ValueError:

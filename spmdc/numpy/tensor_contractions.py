@@ -1,5 +1,5 @@
 """Linear algebra for spmdc.numpy: matmul, dot, vdot, inner, outer, tensordot and
-trace, all as dot_general with explicit contracting and batch dimensions (einsum_impl.py
+trace, all as dot_general with explicit contracting and batch dimensions (einsum.py
 builds einsum on the same _dot_general).
 
 Part of spmdc.numpy, which re-exports every name defined here."""
