@@ -15,16 +15,9 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.tracing import current_trace
-from .core import (
-    _is_array,
-    asarray,
-    broadcast_to,
-    check_flag,
-    diagonal_mask,
-    result_type,
-    where,
-    zeros,
-)
+from .array_creation import diagonal_mask, zeros
+from .comparisons import where
+from .core import _is_array, asarray, broadcast_to, check_flag, result_type
 from .indexing import take
 from .shape_ops import _axis, concatenate, flip, moveaxis, reshape, swapaxes, transpose
 

@@ -19,7 +19,9 @@ import numpy as np
 from ..core import dtypes
 from ..core.tracing import Tracer
 from ..core.tracing import where as _where
-from .core import _iota, abs, asarray, clip, full, ones, result_type, where, zeros
+from .array_creation import full, ones, zeros
+from .comparisons import where
+from .core import _iota, asarray, result_type
 from .reductions import any as jnp_any
 from .reductions import cumsum
 from .reductions import sum as jnp_sum
@@ -27,6 +29,7 @@ from .searching import nonzero
 from .shape_extra import broadcast_arrays, take_along_axis, unravel_index
 from .shape_ops import concatenate, expand_dims, moveaxis, pad, ravel, reshape, swapaxes
 from .sorting import argsort, sort
+from .ufuncs import abs, clip
 
 __all__ = ["partition", "argpartition", "sort_complex", "insert", "delete", "compress",
            "extract", "place", "put", "choose", "mask_indices", "unwrap", "packbits",

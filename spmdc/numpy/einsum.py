@@ -8,7 +8,8 @@ import numpy as np
 from .. import lax
 from ..core import dtypes
 from ..core.tracing import user_source
-from .core import asarray, where
+from .comparisons import where
+from .core import asarray
 from .reductions import any as _any
 from .shape_ops import _axes, moveaxis, reshape, transpose
 from .tensor_contractions import _dot_general, check_precision

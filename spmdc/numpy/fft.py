@@ -16,8 +16,9 @@ import numpy as np
 from ..core import dtypes
 from ..core.tracing import where
 from ..lax.fft import transform
+from .array_creation import arange
 from .complex_ops import conj
-from .core import arange, asarray
+from .core import asarray
 from .shape_ops import moveaxis, pad
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",

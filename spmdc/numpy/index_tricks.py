@@ -11,8 +11,9 @@ import numpy as np
 
 from ..core.tracing import Tracer
 from ..core.tracing import where as _where
+from .array_creation import arange, linspace
 from .arrays_extra import meshgrid
-from .core import arange, asarray, linspace, result_type
+from .core import asarray, result_type
 from .shape_ops import concatenate, expand_dims, reshape, stack, transpose
 
 __all__ = ["c_", "index_exp", "mgrid", "ogrid", "r_", "s_"]

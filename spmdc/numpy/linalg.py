@@ -17,7 +17,9 @@ import numpy as np
 from ..core import dtypes
 from ..core.precision import check_precision
 from ..lax import linalg as lax_linalg
-from .core import abs, asarray, broadcast_to, eye, isnan, power, sqrt, where
+from .array_creation import eye
+from .comparisons import where
+from .core import asarray, broadcast_to
 from .linalg_solve import (  # noqa: F401  (re-exported)
     EighResult,
     QRResult,
@@ -45,6 +47,7 @@ from .shape_ops import expand_dims, moveaxis, ravel
 from .tensor_contractions import matmul, tensordot  # noqa: F401  (re-exported)
 from .tensor_contractions import outer as _outer
 from .tensor_contractions import trace as _trace
+from .ufuncs import abs, isnan, power, sqrt
 
 __all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "qr", "svd",
            "svdvals", "eigh", "eigvalsh", "inv", "solve", "det", "slogdet", "lstsq", "pinv",

@@ -12,20 +12,14 @@ import numpy as np
 
 from ..core import dtypes
 from ..lax import linalg as lax_linalg
-from .core import (
-    abs,
-    asarray,
-    broadcast_to,
-    exp,
-    eye,
-    log,
-    sign,
-    where,
-)
+from .array_creation import eye
+from .comparisons import where
+from .core import asarray, broadcast_to
 from .reductions import any as _any
 from .reductions import sum
 from .shape_ops import expand_dims, swapaxes
 from .tensor_contractions import matmul
+from .ufuncs import abs, exp, log, sign
 
 __all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "qr", "svd",
            "svdvals", "eigh", "eigvalsh", "inv", "solve", "det", "slogdet", "pinv"]

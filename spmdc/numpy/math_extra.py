@@ -22,7 +22,11 @@ from .. import lax
 from ..compiler.primitives.complex_parts import complex_p
 from ..core import dtypes
 from ..core.tracing import bind
-from .core import (
+from .comparisons import invert, left_shift, right_shift, where
+from .core import asarray, broadcast_to, check_flag, pi, result_type
+from .reductions import _no_out, cumprod, cumsum, max, mean, min, prod, stop_gradient, sum
+from .shape_ops import _axes, atleast_1d, atleast_2d, expand_dims, reshape
+from .ufuncs import (
     arccos,
     arccosh,
     arcsin,
@@ -30,27 +34,16 @@ from .core import (
     arctan,
     arctan2,
     arctanh,
-    asarray,
-    broadcast_to,
-    check_flag,
     exp,
-    invert,
     isfinite,
     isinf,
     isnan,
-    left_shift,
     log1p,
     maximum,
     minimum,
-    pi,
-    result_type,
-    right_shift,
     sin,
     sqrt,
-    where,
 )
-from .reductions import _no_out, cumprod, cumsum, max, mean, min, prod, stop_gradient, sum
-from .shape_ops import _axes, atleast_1d, atleast_2d, expand_dims, reshape
 
 __all__ = ["logaddexp", "logaddexp2", "hypot", "deg2rad", "radians", "rad2deg", "degrees",
            "positive", "fabs", "fmax", "fmin", "heaviside", "sinc", "nan_to_num", "isposinf",
@@ -382,7 +375,8 @@ __all__ += ["logspace", "rollaxis", "diagflat", "divmod", "modf", "float_power",
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
              dtype: Any = None, axis: int = 0) -> Any:
     """``base ** linspace(start, stop, num)``."""
-    from .core import linspace, power
+    from .array_creation import linspace
+    from .ufuncs import power
     if axis != 0:
         raise ValueError("logspace: only axis=0 is supported")
     out = power(asarray(base).astype(dtypes.default_float()),
@@ -410,7 +404,7 @@ def diagflat(v: Any, k: int = 0) -> Any:
 
 
 def divmod(x1: Any, x2: Any) -> tuple[Any, Any]:  # noqa: A001  (NumPy's name)
-    from .core import _float_divmod, _numeric, floor_divide, remainder
+    from .ufuncs import _float_divmod, _numeric, floor_divide, remainder
     y1, y2, dtype, weak = _numeric("divmod", x1, x2)
     if dtype.kind in "iu":
         return floor_divide(x1, x2), remainder(x1, x2)
@@ -421,7 +415,7 @@ def divmod(x1: Any, x2: Any) -> tuple[Any, Any]:  # noqa: A001  (NumPy's name)
 
 def modf(x: Any, out: Any = None) -> tuple[Any, Any]:
     """The fractional and integral parts, both with the sign of ``x``."""
-    from .core import trunc
+    from .ufuncs import trunc
     _no_out("modf", out)
     (x,) = _floats(x)
     whole = trunc(x)
@@ -431,7 +425,7 @@ def modf(x: Any, out: Any = None) -> tuple[Any, Any]:
 
 def float_power(x1: Any, x2: Any) -> Any:
     """``x1 ** x2`` in the widest float type enabled (float64 only with x64)."""
-    from .core import power
+    from .ufuncs import power
     wide = dtypes.canonicalize(np.float64)
     return power(asarray(x1).astype(wide), asarray(x2).astype(wide))
 

@@ -11,19 +11,11 @@ import numpy as np
 from .. import lax
 from ..core import dtypes
 from ..core.tracing import Tracer
-from .core import (
-    _iota,
-    abs,
-    asarray,
-    cos,
-    exp,
-    log,
-    pi,
-    sqrt,
-    where,
-    zeros,
-)
+from .array_creation import zeros
+from .comparisons import where
+from .core import _iota, asarray, pi
 from .shape_ops import ravel, reshape
+from .ufuncs import abs, cos, exp, log, sqrt
 
 __all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser", "i0", "ldexp",
            "bitwise_count", "geomspace", "resize", "piecewise", "trim_zeros"]
@@ -100,7 +92,7 @@ def ldexp(x1: Any, x2: Any) -> Any:
         raise TypeError(f"ldexp: the exponent must be an integer array, got {x2.dtype}")
     if x1.dtype.kind in "biu":
         x1 = x1.astype(dtypes.default_float())
-    from .core import power
+    from .ufuncs import power
     return x1 * power(np.asarray(2.0, x1.dtype), x2.astype(x1.dtype))
 
 
@@ -120,7 +112,7 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
               axis: int = 0) -> Any:
     """``num`` numbers spaced evenly on a log scale from ``start`` to ``stop`` (both of one
     sign, not zero)."""
-    from .core import linspace
+    from .array_creation import linspace
     if axis != 0:
         raise ValueError("geomspace: only axis=0 is supported")
     start = asarray(start).astype(dtypes.default_float())

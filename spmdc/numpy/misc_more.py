@@ -12,8 +12,9 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.tracing import where as _where
+from .comparisons import where
 from .complex_ops import conj
-from .core import asarray, result_type, where
+from .core import asarray, result_type
 from .einsum import _broadcast_ellipsis, _parse, contraction_path, einsum, interleaved
 from .reductions import all as jnp_all
 from .reductions import sum as jnp_sum

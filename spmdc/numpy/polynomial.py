@@ -12,12 +12,14 @@ import numpy as np
 from ..core import dtypes
 from ..core.tracing import Tracer
 from ..core.tracing import where as _where
+from .array_creation import ones, zeros
 from .convolve import convolve
-from .core import asarray, ones, result_type, sqrt, zeros
+from .core import asarray, result_type
 from .linalg import inv, lstsq
 from .shape_extra import vander
 from .shape_ops import atleast_1d
 from .tensor_contractions import dot, outer
+from .ufuncs import sqrt
 
 __all__ = ["poly", "polydiv", "polyfit", "roots"]
 
@@ -139,7 +141,7 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
     """The roots of the polynomial with coefficients ``p`` (highest power first), complex.
     Leading zeros are stripped (reading ``p``'s values); with ``strip_zeros=False`` (for
     use under jit) each leading zero gives a NaN root instead."""
-    from .core import where
+    from .comparisons import where
     from .reductions import all as jnp_all
     from .reductions import argmin
     from .sorting import argsort

@@ -14,26 +14,11 @@ from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
 from ..core.operands import inexact
 from ..core.tracing import bind
-from .core import (
-    _error,
-    abs,
-    add,
-    asarray,
-    broadcast_to,
-    equal,
-    exp,
-    isfinite,
-    less_equal,
-    log,
-    maximum,
-    minimum,
-    multiply,
-    sign,
-    sqrt,
-    where,
-)
-from .core import where as _where
+from .comparisons import equal, less_equal, where
+from .comparisons import where as _where
+from .core import _error, asarray, broadcast_to
 from .shape_ops import _axes, _axis, expand_dims, ravel, reshape, squeeze
+from .ufuncs import abs, add, exp, isfinite, log, maximum, minimum, multiply, sign, sqrt
 
 
 def _accumulator(dtype: np.dtype) -> np.dtype:
@@ -318,8 +303,9 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-5, atol: Any = 1e-8, equal_nan: bool 
     """``|a - b| <= atol + rtol |b|`` in a float type (integers are not subtracted in their
     own, where the difference could wrap), equal infinities close, NaNs close only with
     ``equal_nan``: JAX's (and NumPy's) rule."""
-    from .core import isnan, logical_and, logical_or
+    from .comparisons import logical_and, logical_or
     from .math_extra import _floats
+    from .ufuncs import isnan
     a, b = _floats(a, b)
     real = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}.get(
         np.dtype(a.dtype), a.dtype)

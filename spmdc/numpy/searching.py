@@ -20,21 +20,14 @@ import numpy as np
 from .. import lax
 from ..core import dtypes
 from ..core.tracing import Tracer
-from .core import (
-    _iota,
-    asarray,
-    broadcast_to,
-    check_flag,
-    isnan,
-    linspace,
-    result_type,
-    where,
-    zeros,
-)
+from .array_creation import linspace, zeros
+from .comparisons import where
+from .core import _iota, asarray, broadcast_to, check_flag, result_type
 from .reductions import any as jnp_any
 from .reductions import sum as jnp_sum
 from .shape_ops import _axes, concatenate, moveaxis, ravel, reshape, stack
 from .sorting import argsort, sort
+from .ufuncs import isnan
 
 __all__ = ["searchsorted", "digitize", "nonzero", "flatnonzero", "argwhere", "lexsort",
            "bincount", "histogram", "histogram_bin_edges", "interp", "isin", "quantile",

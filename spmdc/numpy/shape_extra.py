@@ -13,16 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes
-from .core import (
-    _iota,
-    _is_array,
-    asarray,
-    broadcast_shapes,
-    broadcast_to,
-    check_flag,
-    result_type,
-    where,
-)
+from .comparisons import where
+from .core import _iota, _is_array, asarray, broadcast_shapes, broadcast_to, check_flag, result_type
 from .shape_ops import _axis, _slice_axis, concatenate, ravel, reshape
 
 __all__ = ["array_split", "hsplit", "vsplit", "dsplit", "dstack", "column_stack", "append",

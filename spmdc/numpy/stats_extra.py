@@ -8,9 +8,11 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes
-from .core import asarray, result_type, sqrt, where
+from .comparisons import where
+from .core import asarray, result_type
 from .reductions import mean
 from .shape_ops import _axes, _axis, atleast_2d, concatenate, moveaxis, stack
+from .ufuncs import sqrt
 
 __all__ = ["gradient", "cov", "corrcoef", "cross"]
 

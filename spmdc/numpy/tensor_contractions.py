@@ -21,9 +21,11 @@ from ..core.precision import (
     preferred_result,
 )
 from ..core.tracing import bind
-from .core import _error, _promote, asarray, broadcast_shapes, broadcast_to, multiply, where
+from .comparisons import where
+from .core import _error, _promote, asarray, broadcast_shapes, broadcast_to
 from .reductions import sum
 from .shape_ops import moveaxis, ravel, reshape
+from .ufuncs import multiply
 
 
 def _prepare(op: str, x: Any, y: Any, precision: Any,
