@@ -1,14 +1,17 @@
-"""Comparisons, logical and bitwise ufuncs, and where: each binds one elementwise primitive
-on operands promoted as NumPy does (core._elementwise).
+"""Comparisons, logical and bitwise ufuncs, predicates (signbit, iscomplex, isreal,
+bitwise_count), where and select: each binds one elementwise primitive on operands
+promoted as NumPy does (core._elementwise), or composes a few.
 
 Part of spmdc.numpy, which re-exports every name defined here."""
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from .. import lax
 from ..compiler.primitives.core import registry as _prims
 from ..core.operands import asarray, broadcast_shapes
 from ..core.operands import broadcast_to as _broadcast_to
@@ -17,7 +20,7 @@ from ..core.operands import is_array as _is_array
 from ..core.operands import promote as _promote
 from ..core.operands import shape_of as _shape
 from ..core.tracing import bind
-from .core import _elementwise
+from .core import _elementwise, result_type
 
 
 def _compare(name: str, prim: str) -> Any:
@@ -105,3 +108,60 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
     if builtins.all(not _is_array(a) for a in args[1:]) and args[0].ndim == 0:
         args[1] = asarray(args[1])
     return bind(_prims["select"], *args, weak=weak)
+
+
+bitwise_invert, bitwise_left_shift, bitwise_right_shift = invert, left_shift, right_shift
+
+
+def signbit(x: Any) -> Any:
+    """Whether the sign bit is set (True for -0.0 and negative NaNs)."""
+    x = asarray(x)
+    if x.dtype.kind in "iu" or x.dtype == np.bool_:
+        return x < 0
+    if x.dtype.kind == "c":
+        raise TypeError("signbit: not defined for complex numbers")
+    width = {2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize]
+    bits = lax.bitcast_convert_type(x, np.dtype(width))
+    return bits < 0
+
+
+def bitwise_count(x: Any) -> Any:
+    """The number of 1 bits in ``|x|`` (as NumPy 2: the sign is ignored), as uint8."""
+    x = asarray(x)
+    if x.dtype.kind not in "biu":
+        raise TypeError(f"bitwise_count: needs an integer or boolean array, got {x.dtype}")
+    if x.dtype == np.bool_:
+        return x.astype(np.uint8)
+    from .ufuncs import abs
+    magnitude = abs(x) if x.dtype.kind == "i" else x
+    count = lax.population_count(magnitude)
+    return count.astype(np.uint8)
+
+
+def iscomplex(x: Any) -> Any:
+    """Elementwise: whether the imaginary part is non-zero (False for real arrays)."""
+    from .complex_ops import imag
+    return imag(asarray(x)) != 0
+
+
+def isreal(x: Any) -> Any:
+    """Elementwise: whether the imaginary part is zero (True for real arrays)."""
+    from .complex_ops import imag
+    return imag(asarray(x)) == 0
+
+
+def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
+    """The element of the first choice whose condition holds, else ``default``."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"select: {len(condlist)} conditions for {len(choicelist)} choices")
+    if not condlist:
+        raise ValueError("select: condlist must not be empty")
+    choices = [asarray(c) for c in choicelist]
+    dtype = result_type(*choices, default)
+    out = asarray(default).astype(dtype)
+    for cond, choice in zip(reversed(condlist), reversed(choices), strict=True):
+        cond = asarray(cond)
+        if cond.dtype != np.bool_:
+            raise TypeError(f"select: conditions must be boolean, got {cond.dtype}")
+        out = where(cond, choice.astype(dtype), out)
+    return out

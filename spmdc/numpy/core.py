@@ -115,3 +115,38 @@ def shape(x: Any) -> tuple[int, ...]:
 
 def ndim(x: Any) -> int:
     return len(_shape(x))
+
+
+bool = np.bool_          # noqa: A001  (NumPy 2's name)
+
+
+uint = np.dtype(np.uint64).type
+
+
+complex_ = np.complex128
+
+
+double, single, cdouble, csingle = np.float64, np.float32, np.complex128, np.complex64
+
+
+generic = np.generic
+
+
+character, flexible, object_ = np.character, np.flexible, np.object_
+
+
+ComplexWarning = np.exceptions.ComplexWarning
+
+
+def _no_out(op: str, out: Any) -> None:
+    if out is not None:
+        raise NotImplementedError(*_error(op, "the out= argument is not supported: spmdc "
+                                          "arrays are immutable; use the returned value").args)
+
+
+def _static_int(op: str, what: str, value: Any) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}: {what} must be a static Python integer, got "
+                        f"{type(value).__name__}") from None

@@ -251,7 +251,7 @@ def _placed(x: Any, device: Any) -> Any:
 
 
 def _shifted(name: str, x: Any, axes: Any, sign: int) -> Any:
-    from .arrays_extra import roll
+    from .rearranging import roll
     x = asarray(x)
     if axes is None:
         axes = tuple(range(x.ndim))

@@ -13,9 +13,8 @@ from ..core import dtypes
 from ..core.tracing import where as _where
 from .comparisons import where
 from .core import asarray, result_type
-from .reductions import stop_gradient
-from .shape_extra import broadcast_arrays
-from .ufuncs import isinf, isnan
+from .shape_ops import broadcast_arrays
+from .ufuncs import isinf, isnan, stop_gradient
 
 __all__ = ["frexp", "nextafter", "spacing"]
 

@@ -95,7 +95,7 @@ def permute_rows(perm: Any, b: Any, inverse: bool = False) -> Any:
     if perm.ndim == 1 and not inverse:          # one matrix (also each one under vmap)
         from .indexing import take
         return take(b, perm, axis=-2)
-    from .shape_extra import take_along_axis
+    from .editing import take_along_axis
     if inverse:
         from .sorting import argsort
         perm = argsort(perm, axis=-1)

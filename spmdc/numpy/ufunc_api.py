@@ -23,7 +23,7 @@ from .array_creation import full, ones, zeros
 from .comparisons import where as where_
 from .core import asarray, broadcast_to
 from .indexing import take
-from .shape_extra import append
+from .joining import append
 from .shape_ops import expand_dims, moveaxis, ravel
 from .vectorize import vectorize
 
