@@ -1,52 +1,76 @@
 """spmdc.numpy: NumPy's API over spmdc primitives (users import it as ``jnp``).
 
-Every public name is listed below under the module that defines it:
-  core.py         dtypes and constants, conversion (asarray), elementwise math,
-                  comparisons, where/clip, array creation (zeros, arange, eye ...)
-  shape_ops.py    reshape, transpose, concatenate/stack, split, pad, flip, tile ...
-  reductions.py   sum, mean, max, argmax, var, cumsum, logsumexp, allclose ...
-  products.py     dot, matmul, vdot, inner, outer, tensordot, trace
-  convolve.py     convolve, correlate (one conv_general_dilated each)
-  einsum_impl.py  einsum
-  indexing.py     take; advanced indexing and ``.at[]`` for the array methods
-  sorting.py      sort, argsort (over the sort primitive)
-  complex_ops.py  real, imag, conj/conjugate, angle, iscomplexobj
-  math_extra.py   logaddexp, hypot, nan* reductions, average, cumulative_sum, aliases ...
-  searching.py    searchsorted, digitize, nonzero (size=), bincount, histogram, (nan)quantile
-  shape_extra.py  array_split, dstack, append, take_along_axis, unravel_index, select ...
-  stats_extra.py  gradient, cov, corrcoef, cross, poly*, fill_diagonal, put_along_axis
-  misc_extra.py   window functions, i0, ldexp, bitwise_count, geomspace, resize, piecewise
-  arrays_extra.py meshgrid, tril/triu, diag, diagonal, roll, rot90, kron, diff, trapezoid ...
-  vectorize.py    vectorize, apply_along_axis, apply_over_axes (by vmap)
-  ufunc_api.py    ufunc, frompyfunc (methods by vectorize, fori_loop, scan)
-Each imports only from the ones above it (core.py reaches shape_ops.py once, lazily, for a
-list of arrays); the *_extra modules and searching.py build on the modules above them
-and reach one another only lazily, inside functions. array_methods.py gives Tracer and
-spmdc.Array their operators and methods; they call the functions of this namespace, so
-they are installed here, last.
+Every public name is listed below under the module that defines it (each imports only
+the ones above it at module level; a few reach a higher one lazily, inside a function):
+  core.py                dtype names and constants, asarray/array, result_type, broadcast_to,
+                         size/shape/ndim (the base the rest stands on)
+  comparisons.py         comparisons, logical and bitwise ufuncs, where, select, signbit,
+                         iscomplex/isreal, bitwise_count, the array-API bitwise aliases
+  ufuncs.py              elementwise math: arithmetic, transcendental, rounding, clip,
+                         logaddexp, hypot, heaviside, sinc, nan_to_num, divmod, modf, i0, ldexp
+  complex_ops.py         real, imag, conj/conjugate, angle, iscomplexobj
+  float_bits.py          frexp, nextafter, spacing
+  shape_ops.py           reshape, transpose, concatenate/stack/split, pad, flip, tile, repeat,
+                         broadcast_arrays, atleast_3d, rollaxis, resize, matrix_transpose ...
+  indexing.py            take; advanced indexing and ``.at[]`` for the array methods
+  rearranging.py         roll, rot90, fliplr, flipud
+  array_creation.py      zeros/ones/full/empty (+ _like), arange, linspace, logspace, geomspace,
+                         eye, identity, tri/tril/triu (+ indices), diag, diagonal, meshgrid ...
+  joining.py             array_split, h/v/dsplit, dstack, column_stack, append, unstack,
+                         block, concat
+  reductions.py          sum, mean, max, argmax, var, cumsum, logsumexp, allclose, nan*,
+                         cumulative_sum/prod, count_nonzero, array_equiv ...
+  sorting.py             sort, argsort (over the sort primitive)
+  searching.py           searchsorted, digitize, nonzero (size=), bincount, interp, isin
+  statistics.py          average, ptp, cov, corrcoef, histogram*, (nan)quantile/percentile/median
+  differences.py         diff, ediff1d, gradient, trapezoid
+  tensor_contractions.py dot, matmul, vdot, inner, outer, tensordot, trace, kron, cross
+  einsum.py              einsum, einsum_path, contraction_path, vecdot, matvec, vecmat
+  convolve.py            convolve, correlate (one conv_general_dilated each)
+  polynomial.py          polyval, polyadd ... polyint, poly, polydiv, polyfit, roots, vander
+  window_functions.py    bartlett, blackman, hamming, hanning, kaiser
+  dtype_functions.py     astype, copy, promote_types, can_cast, isdtype, isrealobj, isscalar ...
+  editing.py             partition, insert, delete, compress, take_along_axis, put_along_axis,
+                         piecewise, trim_zeros, gcd, lcm ...
+  setops.py              unique, union1d, intersect1d, setdiff1d ...
+  index_tricks.py        mgrid, ogrid, r_, c_, s_, ix_, unravel_index, ravel_multi_index,
+                         fill_diagonal
+  io.py                  array_repr, array_str, printoptions, save, savez, load
+  linalg.py, linalg_solve.py, fft.py   the linalg and fft namespaces
+  vectorize.py           vectorize, apply_along_axis, apply_over_axes (by vmap)
+  ufunc_api.py           ufunc, frompyfunc (methods by vectorize, fori_loop, scan)
+array_methods.py gives Tracer and spmdc.Array their operators and methods; they call the
+functions of this namespace, so they are installed here, last.
 """
 import sys as _sys
 
 from ..core.tracing import Tracer as _Tracer
 from ..runtime.array import Array as _Array
-from .arrays_extra import (  # noqa: F401
-    concat,
+from .array_creation import (  # noqa: F401
+    arange,
     diag,
     diag_indices,
     diag_indices_from,
-    diagonal,
-    diff,
-    ediff1d,
-    fliplr,
-    flipud,
-    kron,
-    matrix_transpose,
+    diagflat,
+    diagonal,  # noqa: F401
+    empty,
+    empty_like,
+    eye,
+    from_dlpack,
+    frombuffer,
+    fromfunction,
+    fromstring,
+    full,
+    full_like,
+    geomspace,  # noqa: F401
+    identity,
+    indices,  # noqa: F401
+    iota,
+    linspace,
+    logspace,
     meshgrid,
-    permute_dims,
-    polyval,
-    roll,
-    rot90,
-    trapezoid,
+    ones,
+    ones_like,
     tri,
     tril,
     tril_indices,
@@ -54,65 +78,67 @@ from .arrays_extra import (  # noqa: F401
     triu,
     triu_indices,
     triu_indices_from,
+    zeros,
+    zeros_like,
+)
+from .comparisons import (  # noqa: F401
+    bitwise_and,
+    bitwise_count,
+    bitwise_invert,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
+    equal,
+    greater,
+    greater_equal,
+    invert,
+    iscomplex,
+    isreal,
+    left_shift,
+    less,
+    less_equal,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    not_equal,
+    right_shift,
+    select,
+    signbit,
+    where,
 )
 from .complex_ops import angle, conj, conjugate, imag, iscomplexobj, real  # noqa: F401,E402
 from .convolve import convolve, correlate  # noqa: F401
 from .core import (  # noqa: F401
-    abs,
-    absolute,
-    add,
-    arange,
-    arccos,
-    arccosh,
-    arcsin,
-    arcsinh,
-    arctan,
-    arctan2,
-    arctanh,
-    around,
+    ComplexWarning,
     array,
     asarray,
     bfloat16,
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
+    bool,
     bool_,
     broadcast_shapes,
     broadcast_to,
-    cbrt,
-    ceil,
-    clip,
+    cdouble,
+    character,
     complex64,
     complex128,
+    complex_,
     complexfloating,
-    cos,
-    cosh,
-    divide,
+    csingle,
+    double,
     dtype,
     e,
-    empty,
-    empty_like,
-    equal,
     euler_gamma,
-    exp,
-    exp2,
-    expm1,
-    eye,
     finfo,
+    flexible,
     float16,
     float32,
     float64,
     float_,
     floating,
-    floor,
-    floor_divide,
-    fmod,
-    full,
-    full_like,
-    greater,
-    greater_equal,
-    identity,
+    generic,
     iinfo,
     inexact,
     inf,
@@ -122,68 +148,42 @@ from .core import (  # noqa: F401
     int64,
     int_,
     integer,
-    invert,
-    iota,
-    isfinite,
-    isinf,
-    isnan,
     issubdtype,
-    left_shift,
-    less,
-    less_equal,
-    linspace,
-    log,
-    log1p,
-    log2,
-    log10,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    maximum,
-    minimum,
-    mod,
-    multiply,
     nan,
     ndarray,
     ndim,
-    negative,
     newaxis,
-    not_equal,
     number,
-    ones,
-    ones_like,
+    object_,
     operator_index,
     pi,
-    pow,
-    power,
-    reciprocal,
-    remainder,
     result_type,
-    right_shift,
-    rint,
-    round,
     shape,
-    sign,
     signedinteger,
-    sin,
-    sinh,
+    single,
     size,
-    sqrt,
-    square,
-    subtract,
-    tan,
-    tanh,
-    true_divide,
-    trunc,
+    uint,
     uint8,
     uint16,
     uint32,
     uint64,
     unsignedinteger,
-    where,
-    zeros,
-    zeros_like,
+)
+from .differences import (  # noqa: F401
+    diff,
+    ediff1d,
+    gradient,  # noqa: F401
+    trapezoid,
+)
+from .dtype_functions import (  # noqa: F401
+    astype,
+    can_cast,
+    copy,
+    isdtype,  # noqa: F401
+    isrealobj,
+    isscalar,
+    iterable,  # noqa: F401
+    promote_types,
 )
 from .editing import (  # noqa: F401
     argpartition,
@@ -197,56 +197,95 @@ from .editing import (  # noqa: F401
     mask_indices,
     packbits,
     partition,
+    piecewise,
     place,
     put,
+    put_along_axis,  # noqa: F401
     sort_complex,
+    take_along_axis,  # noqa: F401
+    trim_zeros,
     unpackbits,
     unwrap,
 )
-from .einsum_impl import (  # noqa: F401
+from .einsum import (  # noqa: F401
     einsum,
+    einsum_path,  # noqa: F401
+    matvec,
+    vecdot,
+    vecmat,
 )
 from .float_bits import frexp, nextafter, spacing  # noqa: F401
-from .index_tricks import c_, index_exp, mgrid, ogrid, r_, s_  # noqa: F401
+from .index_tricks import (  # noqa: F401
+    c_,
+    fill_diagonal,  # noqa: F401
+    index_exp,
+    ix_,
+    mgrid,
+    ogrid,
+    r_,
+    ravel_multi_index,
+    s_,
+    unravel_index,
+)
 from .indexing import (  # noqa: F401
     take,
 )
-from .math_extra import (  # noqa: F401
-    acos,
-    acosh,
-    asin,
-    asinh,
-    atan,
-    atan2,
-    atanh,
-    atleast_3d,
-    average,
-    bitwise_invert,
-    bitwise_left_shift,
-    bitwise_right_shift,
-    copysign,
+from .io import (  # noqa: F401
+    array_repr,
+    array_str,
+    get_printoptions,
+    load,
+    printoptions,
+    save,
+    savez,
+    set_printoptions,
+)
+from .joining import (  # noqa: F401
+    append,
+    array_split,
+    block,
+    column_stack,
+    concat,
+    dsplit,
+    dstack,
+    hsplit,
+    unstack,
+    vsplit,
+)
+from .polynomial import (  # noqa: F401
+    poly,
+    polyadd,
+    polyder,
+    polydiv,
+    polyfit,
+    polyint,
+    polymul,
+    polysub,
+    polyval,  # noqa: F401
+    roots,
+    vander,  # noqa: F401
+)
+from .rearranging import fliplr, flipud, roll, rot90  # noqa: F401
+from .reductions import (  # noqa: F401
+    all,
+    allclose,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    array_equal,
+    array_equiv,
     count_nonzero,
+    cumprod,
+    cumsum,
     cumulative_prod,
     cumulative_sum,
-    deg2rad,
-    degrees,
-    diagflat,
-    divmod,
-    fabs,
-    float_power,
-    fmax,
-    fmin,
-    fromfunction,
-    heaviside,
-    hypot,
-    isneginf,
-    isposinf,
-    iterable,
-    logaddexp,
-    logaddexp2,
-    logspace,
-    modf,
-    nan_to_num,
+    isclose,
+    logsumexp,
+    max,
+    mean,
+    min,
     nanargmax,
     nanargmin,
     nancumprod,
@@ -258,85 +297,8 @@ from .math_extra import (  # noqa: F401
     nanstd,
     nansum,
     nanvar,
-    positive,
-    ptp,
-    rad2deg,
-    radians,
-    rollaxis,
-    signbit,
-    sinc,
-)
-from .misc_extra import (  # noqa: F401
-    bartlett,
-    bitwise_count,
-    blackman,
-    geomspace,
-    hamming,
-    hanning,
-    i0,
-    iscomplex,
-    isreal,
-    kaiser,
-    ldexp,
-    piecewise,
-    resize,
-    trim_zeros,
-)
-from .misc_more import (  # noqa: F401
-    ComplexWarning,
-    array_equiv,
-    array_repr,
-    array_str,
-    block,
-    character,
-    einsum_path,
-    flexible,
-    from_dlpack,
-    frombuffer,
-    fromstring,
-    get_printoptions,
-    histogram2d,
-    histogramdd,
-    isdtype,
-    load,
-    matvec,
-    object_,
-    printoptions,
-    save,
-    savez,
-    set_printoptions,
-    vecdot,
-    vecmat,
-)
-from .polynomial import poly, polydiv, polyfit, roots  # noqa: F401
-from .products import (  # noqa: F401
-    dot,
-    inner,
-    matmul,
-    outer,
-    tensordot,
-    trace,
-    vdot,
-)
-from .reductions import (  # noqa: F401
-    all,
-    allclose,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
-    array_equal,
-    cumprod,
-    cumsum,
-    isclose,
-    logsumexp,
-    max,
-    mean,
-    min,
     prod,
     std,
-    stop_gradient,
     sum,
     var,
 )
@@ -345,18 +307,10 @@ from .searching import (  # noqa: F401
     bincount,
     digitize,
     flatnonzero,
-    histogram,
-    histogram_bin_edges,
     interp,
     isin,
     lexsort,
-    median,
-    nanmedian,
-    nanpercentile,
-    nanquantile,
     nonzero,
-    percentile,
-    quantile,
     searchsorted,
 )
 from .setops import (  # noqa: F401
@@ -370,50 +324,24 @@ from .setops import (  # noqa: F401
     unique_inverse,
     unique_values,
 )
-from .shape_extra import (  # noqa: F401
-    append,
-    array_split,
-    astype,
-    bool,
-    broadcast_arrays,
-    can_cast,
-    cdouble,
-    column_stack,
-    complex_,
-    copy,
-    csingle,
-    double,
-    dsplit,
-    dstack,
-    generic,
-    hsplit,
-    indices,
-    isrealobj,
-    isscalar,
-    ix_,
-    promote_types,
-    ravel_multi_index,
-    select,
-    single,
-    take_along_axis,
-    uint,
-    unravel_index,
-    unstack,
-    vander,
-    vsplit,
-)
 from .shape_ops import (  # noqa: F401
     atleast_1d,
     atleast_2d,
+    atleast_3d,
+    broadcast_arrays,
     concatenate,
     expand_dims,
     flip,
     hstack,
+    matrix_transpose,
     moveaxis,
     pad,
+    permute_dims,
     ravel,
     repeat,
     reshape,
+    resize,
+    rollaxis,
     split,
     squeeze,
     stack,
@@ -426,21 +354,119 @@ from .sorting import (  # noqa: F401
     argsort,
     sort,
 )
-from .stats_extra import (  # noqa: F401
+from .statistics import (  # noqa: F401
+    average,
     corrcoef,
     cov,
+    histogram,
+    histogram2d,
+    histogram_bin_edges,
+    histogramdd,
+    median,
+    nanmedian,
+    nanpercentile,
+    nanquantile,
+    percentile,
+    ptp,
+    quantile,
+)
+from .tensor_contractions import (  # noqa: F401
     cross,
-    fill_diagonal,
-    gradient,
-    polyadd,
-    polyder,
-    polyint,
-    polymul,
-    polysub,
-    put_along_axis,
+    dot,
+    inner,
+    kron,
+    matmul,
+    outer,
+    tensordot,
+    trace,
+    vdot,
 )
 from .ufunc_api import frompyfunc, ufunc  # noqa: F401
+from .ufuncs import (  # noqa: F401
+    abs,
+    absolute,
+    acos,
+    acosh,
+    add,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    around,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    cbrt,
+    ceil,
+    clip,
+    copysign,
+    cos,
+    cosh,
+    deg2rad,
+    degrees,
+    divide,
+    divmod,
+    exp,
+    exp2,
+    expm1,
+    fabs,
+    float_power,
+    floor,
+    floor_divide,
+    fmax,
+    fmin,
+    fmod,
+    heaviside,
+    hypot,
+    i0,
+    isfinite,
+    isinf,
+    isnan,
+    isneginf,
+    isposinf,
+    ldexp,
+    log,
+    log1p,
+    log2,
+    log10,
+    logaddexp,
+    logaddexp2,
+    maximum,
+    minimum,
+    mod,
+    modf,
+    multiply,
+    nan_to_num,
+    negative,
+    positive,
+    pow,
+    power,
+    rad2deg,
+    radians,
+    reciprocal,
+    remainder,
+    rint,
+    round,
+    sign,
+    sin,
+    sinc,
+    sinh,
+    sqrt,
+    square,
+    stop_gradient,  # noqa: F401
+    subtract,
+    tan,
+    tanh,
+    true_divide,
+    trunc,
+)
 from .vectorize import apply_along_axis, apply_over_axes, vectorize  # noqa: F401
+from .window_functions import bartlett, blackman, hamming, hanning, kaiser  # noqa: F401
 
 _namespace = _sys.modules[__name__]
 from . import array_methods as _array_methods  # noqa: E402  (last: it calls the above)

@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 
 from .. import lax
-from .core import arctan2, asarray, zeros_like
+from .array_creation import zeros_like
+from .core import asarray
+from .ufuncs import arctan2
 
 __all__ = ["real", "imag", "conj", "conjugate", "angle", "iscomplexobj"]
 

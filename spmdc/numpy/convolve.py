@@ -9,8 +9,8 @@ from ..compiler.primitives.conv import conv_general_dilated_p
 from ..core import dtypes
 from ..core.tracing import bind
 from .core import asarray
-from .products import check_precision, with_precision
 from .shape_ops import flip
+from .tensor_contractions import check_precision, with_precision
 
 __all__ = ["convolve", "correlate"]
 

@@ -1,7 +1,8 @@
 """Selecting, inserting and rearranging elements, as JAX writes them: ``partition``,
 ``argpartition``, ``sort_complex``, ``insert``, ``delete``, ``compress``, ``extract``,
 ``place``, ``put``, ``choose``, ``mask_indices``, ``unwrap``, ``packbits``,
-``unpackbits``, ``gcd``, ``lcm``.
+``unpackbits``, ``gcd``, ``lcm``, ``take_along_axis``, ``put_along_axis``, ``piecewise``,
+``trim_zeros``.
 
 Those whose result size depends on the values (``delete`` with an index array,
 ``compress``/``extract`` without ``size=``) read them outside ``jit`` and are a clear error
@@ -10,8 +11,9 @@ on a traced one (Note [static result shapes]); ``place`` and ``put`` need
 """
 from __future__ import annotations
 
+import builtins
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,18 +21,32 @@ import numpy as np
 from ..core import dtypes
 from ..core.tracing import Tracer
 from ..core.tracing import where as _where
-from .core import _iota, abs, asarray, clip, full, ones, result_type, where, zeros
+from .array_creation import full, ones, zeros
+from .comparisons import where
+from .core import _iota, asarray, broadcast_to, result_type
+from .index_tricks import unravel_index
 from .reductions import any as jnp_any
 from .reductions import cumsum
 from .reductions import sum as jnp_sum
 from .searching import nonzero
-from .shape_extra import broadcast_arrays, take_along_axis, unravel_index
-from .shape_ops import concatenate, expand_dims, moveaxis, pad, ravel, reshape, swapaxes
+from .shape_ops import _axis as _shape_axis
+from .shape_ops import (
+    broadcast_arrays,
+    concatenate,
+    expand_dims,
+    moveaxis,
+    pad,
+    ravel,
+    reshape,
+    swapaxes,
+)
 from .sorting import argsort, sort
+from .ufuncs import abs, clip
 
 __all__ = ["partition", "argpartition", "sort_complex", "insert", "delete", "compress",
            "extract", "place", "put", "choose", "mask_indices", "unwrap", "packbits",
-           "unpackbits", "gcd", "lcm"]
+           "unpackbits", "gcd", "lcm",
+           "take_along_axis", "put_along_axis", "piecewise", "trim_zeros"]
 
 
 def _axis(op: str, axis: Any, ndim: int) -> int:
@@ -436,3 +452,92 @@ def lcm(x1: Any, x2: Any) -> Any:
     a, b = abs(a), abs(b)
     d = gcd(a, b)
     return where(d == 0, zeros((), d.dtype), a * (b // where(d == 0, ones((), d.dtype), d)))
+
+
+def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
+                    fill_value: Any = None) -> Any:
+    """``arr`` indexed by ``indices`` along ``axis``, matching the other dimensions (which
+    broadcast). Out-of-bounds indices follow ``mode`` as in ``take`` ('fill' by default)."""
+    arr, indices = asarray(arr), asarray(indices)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+        indices = ravel(indices)
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"take_along_axis: indices must be integers, got {indices.dtype}")
+    if arr.ndim != indices.ndim:
+        raise ValueError(f"take_along_axis: indices of rank {indices.ndim} for an array of "
+                         f"rank {arr.ndim}; they must have the same rank")
+    axis = _shape_axis(axis, arr.ndim, "take_along_axis")
+    shape = tuple(builtins.max(a, i) if d != axis else i for d, (a, i) in
+                  enumerate(zip(arr.shape, indices.shape, strict=True)))
+    index = []
+    for d in range(arr.ndim):
+        if d == axis:
+            index.append(broadcast_to(indices, shape))
+        else:
+            index.append(broadcast_to(_iota(dtypes.default_int(), shape, d), shape)
+                         if arr.shape[d] != 1 else broadcast_to(
+                             asarray(np.zeros((), dtypes.default_int())), shape))
+    from .indexing import advanced_getitem
+    return advanced_getitem(arr, tuple(index), mode="fill" if mode is None else mode,
+                            fill_value=fill_value)
+
+
+def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None,
+                   inplace: bool = True, *, mode: Any = None) -> Any:
+    """``arr`` with ``values`` written at ``indices`` along ``axis`` (the index counterpart
+    of take_along_axis). ``inplace=False`` is required (as in JAX)."""
+    if inplace:
+        raise ValueError("put_along_axis: spmdc arrays are immutable; pass inplace=False and "
+                         "use the returned array")
+    from .core import _iota, broadcast_to
+    arr, indices = asarray(arr), asarray(indices)
+    if axis is None:
+        flat = put_along_axis(arr.reshape((-1,)), indices.reshape((-1,)), values, 0,
+                              inplace=False, mode=mode)
+        return flat.reshape(arr.shape)
+    if arr.ndim != indices.ndim:
+        raise ValueError(f"put_along_axis: indices of rank {indices.ndim} for an array of "
+                         f"rank {arr.ndim}")
+    axis = _shape_axis(axis, arr.ndim, "put_along_axis")
+    shape = tuple(max(s, i) if d != axis else i
+                  for d, (s, i) in enumerate(zip(arr.shape, indices.shape, strict=True)))
+    index = tuple(broadcast_to(indices, shape) if d == axis else _iota(
+        dtypes.default_int(), shape, d) for d in range(arr.ndim))
+    return arr.at[index].set(broadcast_to(asarray(values).astype(arr.dtype), shape), mode=mode)
+
+
+def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: Any) -> Any:
+    """``funclist[i](x)`` (or the constant ``funclist[i]``) where ``condlist[i]`` holds, the
+    last condition winning; one extra function is the default where none holds."""
+    x = asarray(x)
+    conds = [asarray(c) for c in ([condlist] if asarray(condlist).ndim == x.ndim
+                                  and not isinstance(condlist, (list, tuple)) else condlist)]
+    if len(funclist) not in (len(conds), len(conds) + 1):
+        raise ValueError(f"piecewise: {len(funclist)} functions for {len(conds)} conditions "
+                         f"(give one per condition, plus an optional default)")
+
+    def value(f: Callable[..., Any] | Any) -> Any:
+        return asarray(f(x, *args, **kw) if callable(f) else f).astype(x.dtype)
+    out = value(funclist[-1]) if len(funclist) == len(conds) + 1 else zeros(x.shape, x.dtype)
+    out = out + zeros(x.shape, x.dtype)
+    for cond, f in zip(conds, funclist[:len(conds)], strict=True):
+        out = where(cond, value(f), out)
+    return out
+
+
+def trim_zeros(filt: Any, trim: str = "fb") -> Any:
+    """``filt`` without its leading ('f') and/or trailing ('b') zeros; the result's length
+    depends on the values, so ``filt`` must be concrete (not traced)."""
+    if isinstance(filt, Tracer):
+        raise TypeError("trim_zeros: the result's shape depends on the values of a traced "
+                        "array; call it outside jit")
+    values = np.asarray(filt)
+    if values.ndim != 1:
+        raise ValueError(f"trim_zeros: filt must be 1-d, got shape {values.shape}")
+    nonzero = np.flatnonzero(values)
+    if nonzero.size == 0:
+        return asarray(values[:0])
+    start = nonzero[0] if "f" in trim.lower() else 0
+    stop = nonzero[-1] + 1 if "b" in trim.lower() else values.shape[0]
+    return asarray(filt)[int(start):int(stop)]

@@ -16,8 +16,9 @@ import numpy as np
 from ..core import dtypes
 from ..core.tracing import where
 from ..lax.fft import transform
+from .array_creation import arange
 from .complex_ops import conj
-from .core import arange, asarray
+from .core import asarray
 from .shape_ops import moveaxis, pad
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",
@@ -250,7 +251,7 @@ def _placed(x: Any, device: Any) -> Any:
 
 
 def _shifted(name: str, x: Any, axes: Any, sign: int) -> Any:
-    from .arrays_extra import roll
+    from .rearranging import roll
     x = asarray(x)
     if axes is None:
         axes = tuple(range(x.ndim))

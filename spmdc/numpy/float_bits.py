@@ -11,9 +11,10 @@ import numpy as np
 from .. import lax
 from ..core import dtypes
 from ..core.tracing import where as _where
-from .core import asarray, isinf, isnan, result_type, where
-from .reductions import stop_gradient
-from .shape_extra import broadcast_arrays
+from .comparisons import where
+from .core import asarray, result_type
+from .shape_ops import broadcast_arrays
+from .ufuncs import isinf, isnan, stop_gradient
 
 __all__ = ["frexp", "nextafter", "spacing"]
 

@@ -2,20 +2,25 @@
 complex step ``5j`` means that many points, end included), ``r_`` and ``c_``
 (concatenation along rows / columns, with NumPy's string directives such as ``'0,2'`` or
 ``'c'``), ``s_`` and ``index_exp`` (NumPy's own). Slices' bounds are read at trace time,
-so they must be Python numbers."""
+so they must be Python numbers. Also ix_, unravel_index, ravel_multi_index and
+fill_diagonal (NumPy's index_tricks module holds them too)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ..core import dtypes
 from ..core.tracing import Tracer
 from ..core.tracing import where as _where
-from .arrays_extra import meshgrid
-from .core import arange, asarray, linspace, result_type
+from .array_creation import arange, linspace, meshgrid
+from .comparisons import where
+from .core import asarray, result_type
 from .shape_ops import concatenate, expand_dims, reshape, stack, transpose
 
-__all__ = ["c_", "index_exp", "mgrid", "ogrid", "r_", "s_"]
+__all__ = ["c_", "index_exp", "mgrid", "ogrid", "r_", "s_", "ix_", "unravel_index",
+           "ravel_multi_index", "fill_diagonal"]
 
 
 def _bound(value: Any, what: str, op: str) -> Any:
@@ -133,3 +138,91 @@ r_ = RClass()
 c_ = CClass()
 s_ = np.s_
 index_exp = np.index_exp
+
+
+def ix_(*args: Any) -> tuple[Any, ...]:
+    """Open-mesh index arrays from 1-d sequences (for ``x[ix_(rows, cols)]``)."""
+    out = []
+    for k, a in enumerate(args):
+        a = asarray(a)
+        if a.ndim != 1:
+            raise ValueError(f"ix_: argument {k} has shape {a.shape}; each must be 1-d")
+        out.append(reshape(a, tuple(-1 if j == k else 1 for j in range(len(args)))))
+    return tuple(out)
+
+
+def unravel_index(indices: Any, shape: Sequence[int]) -> tuple[Any, ...]:
+    """The coordinates in an array of ``shape`` of flat ``indices``; out-of-range indices
+    are clamped into the array (JAX's choice; NumPy raises)."""
+    idx = asarray(indices)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"unravel_index: indices must be integers, got {idx.dtype}")
+    shape = tuple(int(s) for s in shape)
+    total = int(np.prod(shape, dtype=np.int64))
+    idx = where(idx < 0, idx + total, idx)
+    idx = where(idx < 0, 0, where(idx > total - 1, total - 1, idx))
+    out = []
+    for s in reversed(shape):
+        out.append(idx % s)
+        idx = idx // s
+    return tuple(reversed(out))
+
+
+def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str = "raise",
+                      order: str = "C") -> Any:
+    """Flat indices of coordinates ``multi_index`` in an array of shape ``dims``; mode is
+    'clip' or 'wrap' ('raise' works only on concrete indices)."""
+    if order not in ("C", "F"):
+        raise ValueError(f"ravel_multi_index: order must be 'C' or 'F', got {order!r}")
+    dims = tuple(int(d) for d in dims)
+    coords = [asarray(i) for i in multi_index]
+    if len(coords) != len(dims):
+        raise ValueError(f"ravel_multi_index: {len(coords)} coordinates for {len(dims)} dims")
+    if mode == "raise":
+        from ..core.tracing import Tracer
+        for c, d in zip(coords, dims, strict=True):
+            if isinstance(c, Tracer):
+                raise TypeError("ravel_multi_index: mode='raise' needs concrete indices; use "
+                                "mode='clip' or 'wrap' under jit")
+            if np.any((np.asarray(c) < 0) | (np.asarray(c) >= d)):
+                raise ValueError("ravel_multi_index: invalid entry in coordinates array")
+    elif mode == "clip":
+        coords = [where(c < 0, 0, where(c > d - 1, d - 1, c)) for c, d in
+                  zip(coords, dims, strict=True)]
+    elif mode == "wrap":
+        coords = [c % d for c, d in zip(coords, dims, strict=True)]
+    else:
+        raise ValueError(f"ravel_multi_index: mode must be 'raise', 'clip' or 'wrap', "
+                         f"got {mode!r}")
+    order_dims = list(range(len(dims)))[::-1] if order == "C" else list(range(len(dims)))
+    out, stride = None, 1
+    for d in order_dims:
+        term = coords[d].astype(dtypes.default_int()) * stride
+        out = term if out is None else out + term
+        stride *= dims[d]
+    return out
+
+
+def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True) -> Any:
+    """``a`` with its main diagonal set to ``val`` (repeated cyclically). spmdc arrays are
+    immutable, so ``inplace=False`` is required (as in JAX)."""
+    if inplace:
+        raise ValueError("fill_diagonal: spmdc arrays are immutable; pass inplace=False and "
+                         "use the returned array")
+    if wrap:
+        raise NotImplementedError("fill_diagonal: wrap=True is not supported")
+    a = asarray(a)
+    if a.ndim < 2 or (a.ndim > 2 and len(set(a.shape)) != 1):
+        raise ValueError(f"fill_diagonal: array must be at least 2-d with equal dimensions "
+                         f"beyond 2-d, got shape {a.shape}")
+    n = min(a.shape)
+    if n == 0:
+        return a
+    flat_positions = [sum(i * int(np.prod(a.shape[d + 1:])) for d in range(a.ndim))
+                      for i in range(n)]
+    values = asarray(val).astype(a.dtype).reshape((-1,))
+    if values.shape[0] == 0:
+        return a
+    values = values[np.arange(n) % values.shape[0]]
+    flat = a.reshape((-1,)).at[np.asarray(flat_positions, dtypes.default_int())].set(values)
+    return flat.reshape(a.shape)

@@ -17,7 +17,9 @@ import numpy as np
 from ..core import dtypes
 from ..core.precision import check_precision
 from ..lax import linalg as lax_linalg
-from .core import abs, asarray, broadcast_to, eye, isnan, power, sqrt, where
+from .array_creation import eye
+from .comparisons import where
+from .core import asarray, broadcast_to
 from .linalg_solve import (  # noqa: F401  (re-exported)
     EighResult,
     QRResult,
@@ -37,14 +39,15 @@ from .linalg_solve import (  # noqa: F401  (re-exported)
 )
 from .linalg_solve import inexact as _inexact
 from .linalg_solve import mT as _mT
-from .products import matmul, tensordot  # noqa: F401  (re-exported)
-from .products import outer as _outer
-from .products import trace as _trace
 from .reductions import any as _any
 from .reductions import max as _max
 from .reductions import min as _min
 from .reductions import sum
 from .shape_ops import expand_dims, moveaxis, ravel
+from .tensor_contractions import matmul, tensordot  # noqa: F401  (re-exported)
+from .tensor_contractions import outer as _outer
+from .tensor_contractions import trace as _trace
+from .ufuncs import abs, isnan, power, sqrt
 
 __all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "qr", "svd",
            "svdvals", "eigh", "eigvalsh", "inv", "solve", "det", "slogdet", "lstsq", "pinv",
@@ -296,7 +299,7 @@ def matrix_transpose(x: Any, /) -> Any:
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
-    from .einsum_impl import einsum
+    from .einsum import einsum
     x1, x2 = asarray(x1), asarray(x2)
     if x1.shape[axis] != x2.shape[axis]:
         raise ValueError(f"axes must match; got shapes {x1.shape} and {x2.shape} with "

@@ -12,20 +12,14 @@ import numpy as np
 
 from ..core import dtypes
 from ..lax import linalg as lax_linalg
-from .core import (
-    abs,
-    asarray,
-    broadcast_to,
-    exp,
-    eye,
-    log,
-    sign,
-    where,
-)
-from .products import matmul
+from .array_creation import eye
+from .comparisons import where
+from .core import asarray, broadcast_to
 from .reductions import any as _any
 from .reductions import sum
 from .shape_ops import expand_dims, swapaxes
+from .tensor_contractions import matmul
+from .ufuncs import abs, exp, log, sign
 
 __all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "qr", "svd",
            "svdvals", "eigh", "eigvalsh", "inv", "solve", "det", "slogdet", "pinv"]
@@ -101,7 +95,7 @@ def permute_rows(perm: Any, b: Any, inverse: bool = False) -> Any:
     if perm.ndim == 1 and not inverse:          # one matrix (also each one under vmap)
         from .indexing import take
         return take(b, perm, axis=-2)
-    from .shape_extra import take_along_axis
+    from .editing import take_along_axis
     if inverse:
         from .sorting import argsort
         perm = argsort(perm, axis=-1)

@@ -1,4 +1,5 @@
-"""Polynomials beyond the arithmetic of stats_extra.py, as JAX writes them: ``poly``
+"""Polynomials as JAX writes them: ``polyval``, ``polyadd``, ``polysub``, ``polymul``,
+``polyder``, ``polyint``, ``vander``, ``poly``
 (coefficients from roots, or a square matrix's characteristic polynomial), ``polydiv``,
 ``polyfit`` (least squares on a scaled Vandermonde matrix, with ``full``, weights and the
 covariance) and ``roots`` (the eigenvalues of the companion matrix)."""
@@ -12,12 +13,13 @@ import numpy as np
 from ..core import dtypes
 from ..core.tracing import Tracer
 from ..core.tracing import where as _where
+from .array_creation import ones, zeros
 from .convolve import convolve
-from .core import asarray, ones, result_type, sqrt, zeros
+from .core import asarray, result_type
 from .linalg import inv, lstsq
-from .products import dot, outer
-from .shape_extra import vander
-from .shape_ops import atleast_1d
+from .shape_ops import atleast_1d, concatenate, reshape
+from .tensor_contractions import dot, outer
+from .ufuncs import sqrt
 
 __all__ = ["poly", "polydiv", "polyfit", "roots"]
 
@@ -125,7 +127,7 @@ def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = F
 
 
 def _roots_no_zeros(p: Any) -> Any:
-    from .arrays_extra import diag
+    from .array_creation import diag
     from .linalg import eigvals
     c = np.complex128 if p.dtype in (np.float64, np.complex128) else np.complex64
     if p.shape[0] < 2:
@@ -139,7 +141,7 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
     """The roots of the polynomial with coefficients ``p`` (highest power first), complex.
     Leading zeros are stripped (reading ``p``'s values); with ``strip_zeros=False`` (for
     use under jit) each leading zero gives a NaN root instead."""
-    from .core import where
+    from .comparisons import where
     from .reductions import all as jnp_all
     from .reductions import argmin
     from .sorting import argsort
@@ -157,9 +159,116 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
                             f" under jit pass strip_zeros=False (leading zeros then give "
                             f"NaN roots){_where()}")
         return _roots_no_zeros(p[int(leading):])
-    from .arrays_extra import roll
+    from .rearranging import roll
     p = where(p.shape[0] == leading, 1.0, p)
     r = _roots_no_zeros(roll(p, -leading))
     r = r[argsort(r == 0, stable=True)]
     return where(np.arange(r.shape[0]) < r.shape[0] - leading, r,
                  asarray(complex(np.nan, np.nan), r.dtype))
+
+
+def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
+    """``p[0] * x**(n-1) + ... + p[n-1]`` by Horner's rule (``unroll`` is accepted for
+    JAX's signature; the loop is unrolled at trace time, so it changes nothing)."""
+    if isinstance(unroll, bool) or not isinstance(unroll, (int, np.integer)) or unroll < 1:
+        raise TypeError(f"polyval: unroll must be a positive int, got {unroll!r}")
+    p, x = asarray(p), asarray(x)
+    if p.ndim != 1:
+        raise ValueError(f"polyval: coefficients must be 1-d, got shape {p.shape}")
+    dtype = result_type(p, x)
+    p, x = p.astype(dtype), x.astype(dtype)
+    out = zeros(x.shape, dtype)
+    for i in range(p.shape[0]):
+        out = out * x + p[i]
+    return out
+
+
+def _poly(op: str, p: Any) -> Any:
+    p = asarray(p)
+    if p.ndim != 1:
+        raise ValueError(f"{op}: coefficients must be 1-d, got shape {p.shape}")
+    return p
+
+
+def _aligned(a1: Any, a2: Any, op: str) -> tuple[Any, Any]:
+    from .shape_ops import pad
+    a1, a2 = _poly(op, a1), _poly(op, a2)
+    dtype = result_type(a1, a2)
+    a1, a2 = a1.astype(dtype), a2.astype(dtype)
+    n = max(a1.shape[0], a2.shape[0])
+    return pad(a1, (n - a1.shape[0], 0)), pad(a2, (n - a2.shape[0], 0))
+
+
+def polyadd(a1: Any, a2: Any) -> Any:
+    """The sum of two polynomials (coefficients highest power first)."""
+    x, y = _aligned(a1, a2, "polyadd")
+    return x + y
+
+
+def polysub(a1: Any, a2: Any) -> Any:
+    x, y = _aligned(a1, a2, "polysub")
+    return x - y
+
+
+def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Any:
+    """The product of two polynomials; ``trim_leading_zeros`` needs concrete inputs."""
+    from .convolve import convolve
+    from .editing import trim_zeros
+    a1, a2 = _poly("polymul", a1), _poly("polymul", a2)
+    if trim_leading_zeros and (a1.shape[0] > 1 or a2.shape[0] > 1):
+        a1, a2 = trim_zeros(a1, trim="f"), trim_zeros(a2, trim="f")
+    dtype = result_type(a1, a2)
+    if a1.shape[0] == 0 or a2.shape[0] == 0:
+        return asarray(np.zeros((0,), dtype))
+    return convolve(a1.astype(dtype), a2.astype(dtype))
+
+
+def polyder(p: Any, m: int = 1) -> Any:
+    """The ``m``-th derivative of a polynomial."""
+    p = _poly("polyder", p)
+    if int(m) < 0:
+        raise ValueError(f"polyder: order m must be non-negative, got {m}")
+    if p.dtype.kind in "b":
+        p = p.astype(dtypes.default_int())
+    for _ in range(int(m)):
+        n = p.shape[0]
+        if n <= 1:
+            return asarray(np.zeros((0,), p.dtype))
+        p = p[:-1] * np.arange(n - 1, 0, -1).astype(p.dtype)
+    return p
+
+
+def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
+    """The ``m``-th antiderivative of a polynomial, with integration constants ``k``
+    (a scalar or one per integration, the first integration's first; default 0)."""
+    p = _poly("polyint", p)
+    m = int(m)
+    if m < 0:
+        raise ValueError(f"polyint: order m must be non-negative, got {m}")
+    dtype = result_type(p, 1.0) if k is None else result_type(p, asarray(k), 1.0)
+    p = p.astype(dtype)
+    ks = [0.0] * m if k is None else list(np.broadcast_to(np.asarray(k), (m,))) \
+        if np.ndim(k) == 0 else list(asarray(k)[i] for i in range(asarray(k).shape[0]))
+    if len(ks) != m:
+        raise ValueError(f"polyint: {len(ks)} constants for {m} integrations")
+    for i in range(m):
+        n = p.shape[0]
+        p = concatenate([p / np.arange(n, 0, -1).astype(dtype),
+                         asarray(ks[i]).astype(dtype).reshape((1,))])
+    return p
+
+
+def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
+    """Columns ``x**(N-1), ..., x, 1`` (reversed if ``increasing``)."""
+    x = asarray(x)
+    if x.ndim != 1:
+        raise ValueError(f"vander: x must be 1-d, got shape {x.shape}")
+    n = x.shape[0] if N is None else int(N)
+    columns = []
+    power = None
+    for _ in range(n):
+        power = (x * 0 + 1) if power is None else power * x
+        columns.append(power)
+    from .shape_ops import stack
+    out = stack(columns, axis=1) if columns else reshape(x[:0], (x.shape[0], 0))
+    return out if increasing or not columns else out[:, ::-1]

@@ -1,5 +1,6 @@
 """Reductions for spmdc.numpy: sum, mean, max, min, prod, var, std, argmax, argmin, all,
-any, cumulative ops and logsumexp-style helpers.
+any, cumulative ops (cumulative_sum/prod), logsumexp, allclose, array_equal/array_equiv,
+count_nonzero and the ``nan*`` reductions.
 
 Part of spmdc.numpy, which re-exports every name defined here."""
 from __future__ import annotations
@@ -14,26 +15,24 @@ from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
 from ..core.operands import inexact
 from ..core.tracing import bind
-from .core import (
-    _error,
+from .comparisons import equal, less_equal, where
+from .comparisons import where as _where
+from .core import _error, _no_out, asarray, broadcast_to
+from .shape_ops import _axes, _axis, expand_dims, ravel, reshape, squeeze
+from .ufuncs import (
     abs,
     add,
-    asarray,
-    broadcast_to,
-    equal,
     exp,
     isfinite,
-    less_equal,
+    isnan,
     log,
     maximum,
     minimum,
     multiply,
     sign,
     sqrt,
-    where,
+    stop_gradient,
 )
-from .core import where as _where
-from .shape_ops import _axes, _axis, expand_dims, ravel, reshape, squeeze
 
 
 def _accumulator(dtype: np.dtype) -> np.dtype:
@@ -58,12 +57,6 @@ def _computation_dtype(dtype: Any) -> np.dtype:
 def _upcast(x: Any) -> Any:
     wide = _computation_dtype(x.dtype)
     return x.astype(wide) if wide != x.dtype else x
-
-
-def _no_out(op: str, out: Any) -> None:
-    if out is not None:
-        raise NotImplementedError(*_error(op, "the out= argument is not supported: spmdc "
-                                          "arrays are immutable; use the returned value").args)
 
 
 def _reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None,
@@ -303,11 +296,6 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     return out
 
 
-def stop_gradient(x: Any) -> Any:
-    x = asarray(x)
-    return bind(_prims["stop_gradient"], x, weak=x.weak)
-
-
 def allclose(a: Any, b: Any, rtol: Any = 1e-5, atol: Any = 1e-8, equal_nan: bool = False
              ) -> Any:
     return all(isclose(a, b, rtol, atol, equal_nan))
@@ -318,8 +306,8 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-5, atol: Any = 1e-8, equal_nan: bool 
     """``|a - b| <= atol + rtol |b|`` in a float type (integers are not subtracted in their
     own, where the difference could wrap), equal infinities close, NaNs close only with
     ``equal_nan``: JAX's (and NumPy's) rule."""
-    from .core import isnan, logical_and, logical_or
-    from .math_extra import _floats
+    from .comparisons import logical_and, logical_or
+    from .ufuncs import _floats, isnan
     a, b = _floats(a, b)
     real = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}.get(
         np.dtype(a.dtype), a.dtype)
@@ -332,3 +320,161 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-5, atol: Any = 1e-8, equal_nan: bool 
 def array_equal(a: Any, b: Any) -> Any:
     a, b = asarray(a), asarray(b)
     return a.shape == b.shape and bool(all(equal(a, b)))
+
+
+def _nan_masked(x: Any, fill: Any) -> Any:
+    x = asarray(x)
+    if x.dtype.kind not in "fc" and x.dtype != dtypes.bfloat16:
+        return x
+    return where(isnan(x), asarray(fill).astype(x.dtype), x)
+
+
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+           keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
+    return sum(_nan_masked(a, 0), axis, dtype, out, keepdims, initial, where)
+
+
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
+    return prod(_nan_masked(a, 1), axis, dtype, out, keepdims, initial, where)
+
+
+def _nan_extremum(op: str, reduce: Any, fill: float, a: Any, axis: Any, out: Any,
+                  keepdims: bool, initial: Any, where_: Any) -> Any:
+    _no_out(op, out)
+    a = asarray(a)
+    if a.dtype.kind not in "fc" and a.dtype != dtypes.bfloat16:
+        return reduce(a, axis, None, keepdims, initial, where_)
+    out = reduce(_nan_masked(a, fill), axis, None, keepdims, initial, where_)
+    every_nan = sum(~isnan(a), axis, keepdims=keepdims, where=where_) == 0
+    return where(every_nan, np.asarray(np.nan, out.dtype), out)
+
+
+def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None) -> Any:
+    """max ignoring NaNs; NaN where every element is NaN."""
+    return _nan_extremum("nanmax", max, -np.inf, a, axis, out, keepdims, initial, where)
+
+
+def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None) -> Any:
+    """min ignoring NaNs; NaN where every element is NaN."""
+    return _nan_extremum("nanmin", min, np.inf, a, axis, out, keepdims, initial, where)
+
+
+def _count(a: Any, axis: Any, keepdims: bool, where_: Any) -> Any:
+    return sum(~isnan(a), axis, keepdims=keepdims, where=where_)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False, where: Any = None) -> Any:
+    """mean over the elements that are not NaN."""
+    _no_out("nanmean", out)
+    a = asarray(a)
+    if a.dtype.kind not in "fc" and a.dtype != dtypes.bfloat16:
+        return mean(a, axis, dtype, None, keepdims, where=where)
+    dtype = dtypes.canonicalize(dtype) if dtype is not None else a.dtype
+    total = sum(_nan_masked(a, 0), axis, dtype, None, keepdims, where=where)
+    return total / _count(a, axis, keepdims, where).astype(total.dtype)
+
+
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+           keepdims: bool = False, where: Any = None) -> Any:
+    """var over the elements that are not NaN (``ddof`` subtracted from their count)."""
+    _no_out("nanvar", out)
+    a = asarray(a)
+    if a.dtype.kind in "biu":
+        a = a.astype(dtypes.default_float())
+    if dtype is not None:
+        a = a.astype(dtype)
+    centre = nanmean(a, axis, keepdims=True, where=where)
+    deviation = _nan_masked(a - centre, 0)
+    deviation = deviation * deviation.conj() if a.dtype.kind == "c" else deviation * deviation
+    total = sum(deviation, axis, None, None, keepdims, where=where)
+    count = _count(a, axis, keepdims, where).astype(total.dtype)
+    return total / maximum(count - ddof, np.zeros((), total.dtype))
+
+
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+           keepdims: bool = False, where: Any = None) -> Any:
+    return sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where))
+
+
+def _nan_arg(op: str, fill: float, a: Any, axis: Any, keepdims: bool) -> Any:
+    a = asarray(a)
+    if a.dtype.kind not in "fc" and a.dtype != dtypes.bfloat16:
+        return (argmax if op == "nanargmax" else argmin)(a, axis, keepdims=keepdims)
+    found = (argmax if op == "nanargmax" else argmin)(_nan_masked(a, fill), axis,
+                                                       keepdims=keepdims)
+    every_nan = sum(~isnan(a), axis, keepdims=keepdims) == 0
+    return where(every_nan, np.asarray(-1, found.dtype), found)
+
+
+def nanargmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    """argmax ignoring NaNs; -1 where every element is NaN (as JAX; NumPy raises)."""
+    _no_out("nanargmax", out)
+    return _nan_arg("nanargmax", -np.inf, a, axis, keepdims)
+
+
+def nanargmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    """argmin ignoring NaNs; -1 where every element is NaN (as JAX; NumPy raises)."""
+    _no_out("nanargmin", out)
+    return _nan_arg("nanargmin", np.inf, a, axis, keepdims)
+
+
+def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    return cumsum(_nan_masked(a, 0), axis, dtype, out)
+
+
+def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    return cumprod(_nan_masked(a, 1), axis, dtype, out)
+
+
+def _cumulative_with_initial(op: str, fn: Any, identity: int, x: Any, axis: Any, dtype: Any,
+                include_initial: bool) -> Any:
+    from .shape_ops import concatenate
+    x = asarray(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{op}: axis must be given for an array of more than one "
+                             f"dimension (shape {x.shape})")
+        axis = 0
+    if x.ndim == 0:
+        raise ValueError(f"{op}: needs an array of at least one dimension")
+    out = fn(x, axis, dtype)
+    if include_initial:
+        (axis,) = _axes(axis, x.ndim, op)
+        shape = list(out.shape)
+        shape[axis] = 1
+        start = asarray(np.full(shape, identity, out.dtype))
+        out = concatenate([start, out], axis=axis)
+    return out
+
+
+def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                   include_initial: bool = False) -> Any:
+    """cumsum in the array API's form: ``axis`` is required beyond 1-d, and
+    ``include_initial`` prepends the 0."""
+    return _cumulative_with_initial("cumulative_sum", cumsum, 0, x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                    include_initial: bool = False) -> Any:
+    """cumprod in the array API's form (see cumulative_sum)."""
+    return _cumulative_with_initial("cumulative_prod", cumprod, 1, x, axis, dtype, include_initial)
+
+
+def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    a = asarray(a)
+    return sum(a != 0, axis, dtype=dtypes.default_int(), keepdims=keepdims)
+
+
+def array_equiv(a1: Any, a2: Any) -> Any:
+    """Whether the arrays broadcast together and are equal everywhere (False if they do
+    not broadcast)."""
+    a1, a2 = asarray(a1), asarray(a2)
+    try:
+        np.broadcast_shapes(a1.shape, a2.shape)
+    except ValueError:
+        return asarray(False)
+    return all(a1 == a2)

@@ -1,7 +1,6 @@
-"""Searching, counting and order statistics for spmdc.numpy, over sort, comparisons and
-scatter-add: searchsorted, digitize, nonzero/flatnonzero/argwhere (``size=`` for a static
-result shape under jit), lexsort, bincount, histogram, interp, isin, quantile/percentile/
-median.
+"""Searching and counting for spmdc.numpy, over sort, comparisons and scatter-add:
+searchsorted, digitize, nonzero/flatnonzero/argwhere (``size=`` for a static result shape
+under jit), lexsort, bincount, interp, isin (histograms and quantiles are statistics.py's).
 
 Note [static result shapes]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -20,25 +19,17 @@ import numpy as np
 from .. import lax
 from ..core import dtypes
 from ..core.tracing import Tracer
-from .core import (
-    _iota,
-    asarray,
-    broadcast_to,
-    check_flag,
-    isnan,
-    linspace,
-    result_type,
-    where,
-    zeros,
-)
+from .array_creation import zeros
+from .comparisons import where
+from .core import _iota, asarray, check_flag, result_type
 from .reductions import any as jnp_any
 from .reductions import sum as jnp_sum
-from .shape_ops import _axes, concatenate, moveaxis, ravel, reshape, stack
-from .sorting import argsort, sort
+from .shape_ops import concatenate, ravel, reshape, stack
+from .sorting import argsort
+from .ufuncs import isnan
 
 __all__ = ["searchsorted", "digitize", "nonzero", "flatnonzero", "argwhere", "lexsort",
-           "bincount", "histogram", "histogram_bin_edges", "interp", "isin", "quantile",
-           "percentile", "median", "nanquantile", "nanpercentile", "nanmedian"]
+           "bincount", "interp", "isin"]
 
 
 def _less(x: Any, y: Any) -> Any:
@@ -178,53 +169,6 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
     return zeros((length,), weights.dtype).at[index].add(weights, mode="drop")
 
 
-def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None
-                        ) -> Any:
-    """``bins + 1`` equal-width edges over ``range`` (the data's range if None); an explicit
-    array of edges is returned as it is. ``weights`` (as NumPy's, for data-driven bin
-    estimators that spmdc does not offer) must match ``a``'s shape and change nothing."""
-    if weights is not None and np.shape(weights) != np.shape(a):
-        raise ValueError(f"histogram_bin_edges: weights of shape {np.shape(weights)} do not "
-                         f"match a's shape {np.shape(a)}")
-    if not isinstance(bins, (int, np.integer)):
-        return asarray(bins)
-    a = ravel(asarray(a))
-    dtype = a.dtype if a.dtype.kind in "fc" else dtypes.default_float()
-    if range is None:
-        lo, hi = a.min().astype(dtype), a.max().astype(dtype)
-    else:
-        lo, hi = asarray(range[0]).astype(dtype), asarray(range[1]).astype(dtype)
-    same = lo == hi
-    lo, hi = where(same, lo - 0.5, lo), where(same, hi + 0.5, hi)
-    return linspace(lo, hi, int(bins) + 1, dtype=dtype)
-
-
-def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None,
-              density: Any = None) -> tuple[Any, Any]:
-    """Counts (or summed ``weights``) of ``a`` in each bin, and the bin edges; the last
-    bin includes its right edge, values outside the edges are not counted. The counts are
-    in the float type of ``a`` (and ``weights``) promoted, as JAX's."""
-    a = asarray(a)
-    if weights is not None and np.shape(weights) != a.shape:
-        raise ValueError(f"histogram: weights of shape {np.shape(weights)} for data of "
-                         f"shape {a.shape}; they must have the same shape")
-    dtype = a.dtype if weights is None else result_type(a, weights)
-    dtype = dtypes.default_float() if np.dtype(dtype).kind in "biu" else dtype
-    a = ravel(a).astype(dtype)
-    weights = broadcast_to(np.ones((), dtype), a.shape) if weights is None else \
-        ravel(asarray(weights)).astype(dtype)
-    edges = histogram_bin_edges(a, bins, range)
-    nbins = edges.shape[0] - 1
-    index = searchsorted(edges, a, "right") - 1
-    index = where(a == edges[-1], nbins - 1, index)
-    index = where((index < 0) | (index >= nbins), nbins, index)   # dropped by bincount
-    counts = bincount(index, weights, length=nbins)
-    if density:
-        widths = edges[1:] - edges[:-1]
-        counts = counts / (jnp_sum(counts) * widths)
-    return counts, edges
-
-
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
            period: Any = None) -> Any:
     """Piecewise-linear interpolation of the points (xp, fp) at ``x``; ``left``/``right``
@@ -262,109 +206,3 @@ def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: 
     return ~found if invert else found
 
 
-_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
-
-
-def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
-             method: str = "linear", keepdims: bool = False) -> Any:
-    """The ``q``-th quantiles (q in [0, 1]) along ``axis``; NaN if the slice holds a NaN.
-    The result has q's shape in front."""
-    _no_overwrite("quantile", overwrite_input)
-    return _quantile("quantile", a, q, axis, out, method, keepdims, squash_nans=False)
-
-
-def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
-                overwrite_input: bool = False, method: str = "linear",
-                keepdims: bool = False) -> Any:
-    """quantile over the elements that are not NaN (NaN where a slice has none)."""
-    _no_overwrite("nanquantile", overwrite_input)
-    return _quantile("nanquantile", a, q, axis, out, method, keepdims, squash_nans=True)
-
-
-def _no_overwrite(op: str, overwrite_input: Any) -> None:
-    check_flag(op, "overwrite_input", overwrite_input)
-    if overwrite_input:
-        raise ValueError(f"{op}: overwrite_input=True is not supported; spmdc arrays are "
-                         "immutable")
-
-
-def _quantile(op: str, a: Any, q: Any, axis: Any, out: Any, method: str, keepdims: bool, *,
-              squash_nans: bool) -> Any:
-    if out is not None:
-        raise ValueError(f"{op}: out= is not supported; spmdc arrays are immutable")
-    if method not in _METHODS:
-        raise ValueError(f"{op}: method must be one of {_METHODS}, got {method!r}")
-    a, q = asarray(a), asarray(q)
-    if q.ndim > 1:
-        raise ValueError(f"{op}: q must be a scalar or 1-d, got shape {q.shape}")
-    dtype = result_type(a, q)
-    dtype = dtypes.default_float() if dtype.kind in "biu" else dtype
-    a, q = a.astype(dtype), q.astype(dtype)
-    axes = tuple(range(a.ndim)) if axis is None else _axes(axis, a.ndim, op)
-    kept = [d for d in range(a.ndim) if d not in axes]
-    moved = moveaxis(a, axes, tuple(range(a.ndim - len(axes), a.ndim)))
-    flat = reshape(moved, tuple(a.shape[d] for d in kept) + (-1,))
-    n = flat.shape[-1]
-    if n == 0:
-        raise ValueError(f"{op}: cannot take a quantile of an empty slice")
-    ordered = sort(flat, axis=-1)                      # NaNs last
-    kept_shape = ordered.shape[:-1]
-    qs = reshape(q, (-1,))
-    int_type = dtypes.default_int()
-    if squash_nans:       # each slice's quantile among its non-NaN elements
-        count = jnp_sum(~isnan(flat), axis=-1, dtype=int_type)
-    else:
-        count = asarray(np.full(kept_shape, n, int_type))
-    last = where(count > 0, count - 1, 0)
-    last_f = reshape(last.astype(dtype), kept_shape + (1,))
-    pos = last_f * qs                                  # kept_shape + (len(qs),)
-    low = pos.astype(int_type)                         # floor: pos >= 0
-    low = where(low > reshape(last, kept_shape + (1,)), reshape(last, kept_shape + (1,)), low)
-    high = where(low + 1 > reshape(last, kept_shape + (1,)), low, low + 1)
-    frac = pos - low.astype(dtype)
-    from .shape_extra import take_along_axis
-    lo_v, hi_v = take_along_axis(ordered, low, -1), take_along_axis(ordered, high, -1)
-    if method == "linear":
-        result = lo_v * (1 - frac) + hi_v * frac
-    elif method == "lower":
-        result = lo_v
-    elif method == "higher":
-        result = where(frac > 0, hi_v, lo_v)
-    elif method == "midpoint":
-        result = where(frac > 0, (lo_v + hi_v) * 0.5, lo_v)
-    else:                                              # nearest: ties to the even index
-        result = where((frac > 0.5) | ((frac == 0.5) & (low % 2 == 1)), hi_v, lo_v)
-    if squash_nans:
-        undefined = reshape(count == 0, kept_shape + (1,))
-    else:
-        undefined = reshape(jnp_any(isnan(flat), axis=-1), kept_shape + (1,))
-    result = where(undefined, np.asarray(np.nan, dtype), result)
-    result = reshape(moveaxis(result, -1, 0), q.shape + kept_shape)
-    if keepdims:
-        shape = tuple(1 if d in axes else s for d, s in enumerate(a.shape))
-        result = reshape(result, q.shape + shape)
-    return result
-
-
-def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
-               overwrite_input: bool = False, method: str = "linear",
-               keepdims: bool = False) -> Any:
-    """quantile with ``q`` in percent."""
-    return quantile(a, asarray(q) / 100, axis, out, overwrite_input, method, keepdims)
-
-
-def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
-           keepdims: bool = False) -> Any:
-    return quantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)
-
-
-def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
-                  overwrite_input: bool = False, method: str = "linear",
-                  keepdims: bool = False) -> Any:
-    """nanquantile with ``q`` in percent."""
-    return nanquantile(a, asarray(q) / 100, axis, out, overwrite_input, method, keepdims)
-
-
-def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
-              keepdims: bool = False) -> Any:
-    return nanquantile(a, 0.5, axis, out, overwrite_input, "linear", keepdims)

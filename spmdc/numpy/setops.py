@@ -21,13 +21,16 @@ from ..compiler.primitives.dynamic_slicing import dynamic_update_slice_p
 from ..core import dtypes
 from ..core.tracing import Tracer, bind
 from ..core.tracing import where as _where
-from .core import _iota, asarray, full, isnan, result_type, where, zeros
+from .array_creation import full, zeros
+from .comparisons import where
+from .core import _iota, asarray, result_type
 from .reductions import any as jnp_any
 from .reductions import cumsum
 from .reductions import sum as jnp_sum
 from .searching import lexsort, nonzero
 from .shape_ops import concatenate, expand_dims, moveaxis, ravel, reshape
 from .sorting import sort
+from .ufuncs import isnan
 
 __all__ = ["unique", "unique_all", "unique_counts", "unique_inverse", "unique_values",
            "intersect1d", "union1d", "setdiff1d", "setxor1d"]

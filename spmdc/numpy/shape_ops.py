@@ -1,5 +1,6 @@
-"""Shape manipulation for spmdc.numpy: reshape, transpose, broadcasting, stacking,
-splitting, padding, flipping and friends.
+"""Shape manipulation for spmdc.numpy: reshape, transpose, broadcasting (broadcast_arrays),
+concatenate/stack/split, padding, flip, tile, repeat, atleast_3d, rollaxis, resize,
+matrix_transpose, permute_dims.
 
 Part of spmdc.numpy, which re-exports every name defined here."""
 from __future__ import annotations
@@ -13,8 +14,11 @@ import numpy as np
 
 from .. import lax
 from ..compiler.primitives.structural import concatenate_p, reshape_p, transpose_p
+from ..core import dtypes
+from ..core.operands import full as _full
+from ..core.operands import shape_arg as _shape_arg
 from ..core.tracing import bind
-from .core import _error, _operand, _promote, asarray, broadcast_to
+from .core import _error, _operand, _promote, asarray, broadcast_shapes, broadcast_to
 
 
 def reshape(x: Any, shape: Any, order: str = "C") -> Any:
@@ -226,3 +230,56 @@ def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0
     value = _operand(constant_values, x.dtype)
     config = tuple((int(lo), int(hi), 0) for lo, hi in widths)
     return lax.pad(x, value, config)
+
+
+def atleast_3d(x: Any) -> Any:
+    """``x`` with at least 3 dimensions: 1-d (n,) -> (1, n, 1), 2-d (m, n) -> (m, n, 1)."""
+    x = asarray(x)
+    if x.ndim >= 3:
+        return x
+    if x.ndim == 2:
+        return expand_dims(x, 2)
+    return expand_dims(atleast_2d(atleast_1d(x)), 2)
+
+
+def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
+    """Move ``axis`` so that it lies before position ``start`` (NumPy's older moveaxis)."""
+    a = asarray(a)
+    axis = _axis(axis, a.ndim, "rollaxis")
+    if not -a.ndim <= start <= a.ndim:
+        raise ValueError(f"rollaxis: start {start} is out of bounds for rank {a.ndim}")
+    start = start + a.ndim if start < 0 else start
+    if axis < start:
+        start -= 1
+    return moveaxis(a, axis, start)
+
+
+def resize(a: Any, new_shape: Any) -> Any:
+    """``a`` flattened, repeated cyclically to fill ``new_shape``."""
+    a = ravel(asarray(a))
+    shape = (int(new_shape),) if np.ndim(new_shape) == 0 else tuple(int(s) for s in new_shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"resize: all elements of new_shape must be non-negative, got {shape}")
+    size = int(np.prod(shape, dtype=np.int64))
+    if a.shape[0] == 0 or size == 0:
+        return _full(_shape_arg(shape), 0, a.dtype)
+    positions = np.arange(size) % a.shape[0]
+    return reshape(a[asarray(positions.astype(dtypes.default_int()))], shape)
+
+
+def matrix_transpose(x: Any) -> Any:
+    """Swap the last two axes."""
+    x = asarray(x)
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose: needs at least 2 dimensions, got {x.shape}")
+    return swapaxes(x, -1, -2)
+
+
+def permute_dims(a: Any, axes: Sequence[int]) -> Any:
+    return transpose(a, tuple(axes))
+
+
+def broadcast_arrays(*args: Any) -> list[Any]:
+    arrays = [asarray(a) for a in args]
+    shape = broadcast_shapes(*(a.shape for a in arrays))
+    return [broadcast_to(a, shape) for a in arrays]

@@ -19,10 +19,11 @@ from ..core.tracing import where as _where
 from ..transforms.eval_shape import eval_shape
 from ..transforms.jit import jit
 from ..transforms.vmap import vmap
-from .core import asarray, broadcast_to, full, ones, zeros
-from .core import where as where_
+from .array_creation import full, ones, zeros
+from .comparisons import where as where_
+from .core import asarray, broadcast_to
 from .indexing import take
-from .shape_extra import append
+from .joining import append
 from .shape_ops import expand_dims, moveaxis, ravel
 from .vectorize import vectorize
 

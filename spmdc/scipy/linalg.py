@@ -19,10 +19,13 @@ import numpy as np
 from ..lax import linalg as lax_linalg
 from ..numpy import linalg as _public
 from ..numpy import linalg_solve as _nl
-from ..numpy.core import asarray, eye, floor, full_like, log2, maximum, where
-from ..numpy.products import matmul
+from ..numpy.array_creation import eye, full_like
+from ..numpy.comparisons import where
+from ..numpy.core import asarray
 from ..numpy.reductions import sum as _sum
 from ..numpy.shape_ops import concatenate, expand_dims, pad
+from ..numpy.tensor_contractions import matmul
+from ..numpy.ufuncs import floor, log2, maximum
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu", "lu_factor",
            "lu_solve", "qr", "svd", "eigh", "expm", "expm_frechet", "block_diag", "inv", "det",

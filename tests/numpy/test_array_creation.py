@@ -1,7 +1,6 @@
-"""numpy.array_creation (spmdc/numpy/arrays_extra.py, math_extra.py and core.py today)
-against NumPy: diagonals, triangles and their indices, meshgrid (with kron), diagflat,
-logspace, fromfunction and the other small builders, under jit, vmap and grad; eye, tri
-and fills built in the program rather than captured."""
+"""spmdc/numpy/array_creation.py against NumPy: diagonals, triangles and their indices,
+meshgrid (with kron), diagflat, logspace, fromfunction and the other small builders,
+under jit, vmap and grad; eye, tri and fills built in the program rather than captured."""
 
 import numpy as np
 import pytest

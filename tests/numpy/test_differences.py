@@ -1,4 +1,4 @@
-"""numpy.differences (spmdc/numpy/arrays_extra.py and stats_extra.py today): diff, ediff1d,
+"""spmdc/numpy/differences.py: diff, ediff1d,
 gradient, trapezoid against NumPy."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""numpy.dtype_functions (spmdc/numpy/shape_extra.py today): astype, copy, promote_types,
+"""spmdc/numpy/dtype_functions.py: astype, copy, promote_types,
 can_cast, isrealobj, iscomplexobj, isscalar against NumPy."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """spmdc/numpy/editing.py against NumPy: take_along_axis, put_along_axis, fill_diagonal,
 ix_, unravel_index, ravel_multi_index, piecewise, trim_zeros, resize (some in
-shape_extra.py, stats_extra.py and misc_extra.py today). Set operations, partitions,
+index_tricks.py and shape_ops.py). Set operations, partitions,
 insert and delete against JAX's recorded values are in test_setops.py."""
 from __future__ import annotations
 

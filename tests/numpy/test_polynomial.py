@@ -1,5 +1,5 @@
 """spmdc/numpy/polynomial.py against NumPy: polyadd, polysub, polymul, polyder, polyint,
-polyval, vander (some in stats_extra.py, arrays_extra.py and shape_extra.py today).
+polyval, vander.
 roots and poly of a matrix are tested with eig in
 tests/compiler/primitives/test_linalg_eig.py, the recorded cases in test_setops.py."""
 from __future__ import annotations

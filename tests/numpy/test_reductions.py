@@ -1,5 +1,5 @@
 """spmdc/numpy/reductions.py against NumPy: the nan* reductions, count_nonzero and
-cumulative_sum/prod (math_extra.py today). Reductions with where= and accumulation
+cumulative_sum/prod. Reductions with where= and accumulation
 dtypes against JAX's recorded values are in tests/e2e/test_reference_cases.py."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""spmdc/numpy/shape_ops.py (and shape_extra.py, arrays_extra.py today) against NumPy:
+"""spmdc/numpy/shape_ops.py, joining.py and rearranging.py against NumPy:
 splits and stacks, rot90 and the flips, roll, and the array-API names concat,
 matrix_transpose and permute_dims."""
 import numpy as np

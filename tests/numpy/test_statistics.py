@@ -1,4 +1,4 @@
-"""numpy.statistics (spmdc/numpy/stats_extra.py and searching.py today) against NumPy:
+"""spmdc/numpy/statistics.py against NumPy:
 cov, corrcoef, quantile/percentile/median and their nan forms, and histogram's counts."""
 import warnings
 

@@ -1,4 +1,4 @@
-"""numpy.tensor_contractions (spmdc/numpy/products.py today): matmul, dot, vdot, inner,
+"""spmdc/numpy/tensor_contractions.py: matmul, dot, vdot, inner,
 tensordot, kron, cross against NumPy, and the programs they emit."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""numpy.ufuncs (spmdc/numpy/core.py, math_extra.py and misc_extra.py today) against NumPy:
+"""spmdc/numpy/ufuncs.py and comparisons.py against NumPy:
 logaddexp (value and gradient), hypot and the small elementwise helpers, signs and parts,
 Python's floor division and JAX's division by zero, isclose, ldexp, bitwise_count,
 iscomplex/isreal; and the programs a broadcast binary operation emits."""

@@ -1,4 +1,4 @@
-"""numpy.window_functions (spmdc/numpy/misc_extra.py today) against NumPy: bartlett,
+"""spmdc/numpy/window_functions.py against NumPy: bartlett,
 blackman, hamming, hanning and kaiser (with i0)."""
 import numpy as np
 import pytest

@@ -1,6 +1,6 @@
-"""Linear algebra for spmdc.numpy: matmul, dot, vdot, inner, outer, tensordot and
-trace, all as dot_general with explicit contracting and batch dimensions (einsum_impl.py
-builds einsum on the same _dot_general).
+"""Tensor contractions for spmdc.numpy: matmul, dot, vdot, inner, outer, tensordot and
+trace, all as dot_general with explicit contracting and batch dimensions, plus kron and
+cross (einsum.py builds einsum, vecdot, matvec and vecmat on the same _dot_general).
 
 Part of spmdc.numpy, which re-exports every name defined here."""
 from __future__ import annotations
@@ -21,9 +21,11 @@ from ..core.precision import (
     preferred_result,
 )
 from ..core.tracing import bind
-from .core import _error, _promote, asarray, broadcast_shapes, broadcast_to, multiply, where
+from .comparisons import where
+from .core import _error, _promote, asarray, broadcast_shapes, broadcast_to, result_type
 from .reductions import sum
-from .shape_ops import moveaxis, ravel, reshape
+from .shape_ops import _axis, moveaxis, ravel, reshape, stack
+from .ufuncs import multiply
 
 
 def _prepare(op: str, x: Any, y: Any, precision: Any,
@@ -145,3 +147,41 @@ def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     mask = asarray(np.eye(n, m, offset, dtype=bool))
     x = moveaxis(x, (axis1, axis2), (-2, -1))
     return sum(where(mask, x, 0), axis=(-2, -1))
+
+
+def kron(a: Any, b: Any) -> Any:
+    """The Kronecker product: blocks ``a[i, j] * b``."""
+    a, b = asarray(a), asarray(b)
+    nd = builtins.max(a.ndim, b.ndim)
+    a = reshape(a, (1,) * (nd - a.ndim) + a.shape)
+    b = reshape(b, (1,) * (nd - b.ndim) + b.shape)
+    a_view = reshape(a, tuple(d for s in a.shape for d in (s, 1)))
+    b_view = reshape(b, tuple(d for s in b.shape for d in (1, s)))
+    return reshape(a_view * b_view, tuple(x * y for x, y in zip(a.shape, b.shape, strict=True)))
+
+
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: int | None = None) -> Any:
+    """Cross products of 2- or 3-vectors along the given axes (2-vectors have z = 0; two
+    2-vectors give the scalar z component)."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = asarray(a), asarray(b)
+    a = moveaxis(a, _axis(axisa, a.ndim, "cross"), -1)
+    b = moveaxis(b, _axis(axisb, b.ndim, "cross"), -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError(f"cross: vector dimensions must be 2 or 3, got {a.shape[-1]} and "
+                         f"{b.shape[-1]}")
+    dtype = result_type(a, b)
+    a, b = a.astype(dtype), b.astype(dtype)
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    z = a0 * b1 - a1 * b0
+    if a.shape[-1] == 2 and b.shape[-1] == 2:
+        return z
+    a2 = a[..., 2] if a.shape[-1] == 3 else np.zeros((), dtype)
+    b2 = b[..., 2] if b.shape[-1] == 3 else np.zeros((), dtype)
+    out = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, z], axis=-1)
+    return moveaxis(out, -1, _axis(axisc, out.ndim, "cross"))
+
+

@@ -1,4 +1,5 @@
-"""einsum for one or two operands, as transposes, reductions and one dot_general."""
+"""einsum for one or two operands, as transposes, reductions and one dot_general;
+einsum_path and contraction_path; and vecdot, matvec, vecmat written with einsum."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,10 +9,13 @@ import numpy as np
 from .. import lax
 from ..core import dtypes
 from ..core.tracing import user_source
-from .core import asarray, where
-from .products import _dot_general, check_precision
+from ..core.tracing import where as _where
+from .comparisons import where
+from .complex_ops import conj
+from .core import asarray
 from .reductions import any as _any
 from .shape_ops import _axes, moveaxis, reshape, transpose
+from .tensor_contractions import _dot_general, check_precision
 
 
 def _error(message: str) -> ValueError:
@@ -253,3 +257,44 @@ def _einsum(inputs: list[str], out: str, operands: list[Any],
     zs = batch + [c for c in xs if c not in batch and c not in contract] \
         + [c for c in ys if c not in batch and c not in contract]
     return transpose(z, [zs.index(c) for c in out])
+
+
+def einsum_path(subscripts: Any, *operands: Any, optimize: Any = "auto"
+                ) -> tuple[list[tuple[int, ...]], str]:
+    """The contraction order ``einsum`` would use (pairs of positions in the shrinking
+    list of operands) and NumPy's description of it."""
+    subscripts, operands = interleaved(subscripts, operands)
+    ops = [asarray(x) for x in operands]
+    specs, out = _parse(subscripts, [x.shape for x in ops])
+    ops, specs = _broadcast_ellipsis(ops, specs)
+    shapes = [x.shape for x in ops]
+    if optimize is False:
+        path: list[tuple[int, ...]] = [(0, 1)] * (len(specs) - 1)
+    else:
+        path = contraction_path(specs, out, shapes, optimize) if len(specs) > 1 else []
+    views = [np.broadcast_to(np.empty((), np.float32), np.shape(x)) for x in operands]
+    _, text = np.einsum_path(subscripts, *views, optimize=["einsum_path", *path])
+    return path, text
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    """The dot products of vectors along ``axis`` (the first conjugated), broadcast over
+    the other dimensions."""
+    x1, x2 = asarray(x1), asarray(x2)
+    if x1.shape[axis] != x2.shape[axis]:
+        raise ValueError(f"vecdot: the axes have different sizes, {x1.shape[axis]} and "
+                         f"{x2.shape[axis]}{_where()}")
+    x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
+    return einsum("...i,...i->...", conj(x1), x2, precision=precision,
+                  preferred_element_type=preferred_element_type)
+
+
+def matvec(x1: Any, x2: Any, /) -> Any:
+    """Matrix-vector products, broadcast over leading dimensions: (..., m, n) @ (..., n)."""
+    return einsum("...mn,...n->...m", asarray(x1), asarray(x2))
+
+
+def vecmat(x1: Any, x2: Any, /) -> Any:
+    """Vector-matrix products (the vector conjugated): (..., m) @ (..., m, n)."""
+    return einsum("...m,...mn->...n", conj(asarray(x1)), asarray(x2))
