@@ -1,4 +1,4 @@
-"""Two elementwise primitives spmdc.lax's extra names need (lax/extra.py): ``clz``
+"""Two elementwise primitives for spmdc.lax's ``clz`` and ``zeta``: ``clz``
 (count leading zeros, stablehlo.count_leading_zeros) and the Hurwitz ``zeta`` (chlo.zeta).
 Both batch with the elementwise rule; as in JAX, clz has a zero derivative (an integer
 op) and differentiating zeta is an error."""
