@@ -39,7 +39,7 @@ VARIABLES = {
     "SPMDC_LOCAL_DEVICE_IDS": "the GPUs this process uses, e.g. 0,1 (default: all, or the "
                               "cluster's local rank)",
 }
-"""Every variable spmdc reads, with what it does (the README lists the same)."""
+"""Every variable spmdc reads, with what it does (docs/configuration.md lists the same)."""
 
 _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 _FALSE = frozenset({"", "0", "false", "f", "no", "n", "off"})

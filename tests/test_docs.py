@@ -1,8 +1,8 @@
 """The documents stay true to the tree: the README's layout names every package and module
 of spmdc/ and nothing that does not exist; every path docs/ARCHITECTURE.md names exists,
-except those it marks as planned, which must not exist yet; the Notes it cites are
-defined; every SPMDC_* variable is documented; and the links between the documents
-resolve, anchors included."""
+except those it marks as planned (a list that may be empty), which must not exist yet;
+the Notes it cites are defined; every SPMDC_* variable is documented; and the links
+between the documents resolve, anchors included."""
 from __future__ import annotations
 
 import re
@@ -90,8 +90,7 @@ def test_every_path_the_architecture_names_exists_unless_planned():
 
 
 def test_what_the_architecture_marks_as_planned_does_not_exist_yet():
-    planned = _planned()
-    assert planned, "docs/ARCHITECTURE.md has no planned list"
+    planned = _planned()                  # the list may be empty, its markers may not
     landed = sorted(p for p in planned if _exists(p))
     assert not landed, f"{landed} exist now: drop their *(planned)* marks and their " \
         "lines in docs/ARCHITECTURE.md's planned list"

@@ -2,7 +2,7 @@
 
     SPMDC_PLATFORM=cuda JAX_PLATFORMS=cuda python tools/gpu_random_check.py x32|x64 OUT.json
 
-tests/test_random.py compares spmdc's draws with JAX's bits recorded on a CPU; on a GPU
+tests/random/test_samplers.py compares spmdc's draws with JAX's bits recorded on a CPU; on a GPU
 the transcendentals that turn bits into floats round as the GPU's libraries do, so the
 recorded bits are the wrong reference there. This script runs every case of
 tests/random_cases.py eagerly with both libraries in one process on the default device

@@ -286,7 +286,7 @@ def _lift(trace: Trace, x: Tracer) -> Tracer:
 # (transforms/eager.py), whose Python path, C++ dispatcher grant, layouts over a mesh and
 # runtime checks are jit's own; a second copy of that machinery below transforms/ would
 # be a second way to compile and launch. The core may not import transforms/
-# (tests/test_layering.py), so the one dependency that points up is turned around and
+# (tests/e2e/test_layering.py), so the one dependency that points up is turned around and
 # made explicit: transforms/eager.py, which imports the core (downward), hands its
 # runner to ``set_eager_runner`` when it is imported, and spmdc/__init__.py imports it
 # first, before anything can bind a primitive. ``bind`` calls the runner directly (no

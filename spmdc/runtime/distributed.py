@@ -1,5 +1,5 @@
 """Several processes, one computation: jaxlib's coordination service, its distributed
-client and Gloo's collectives (../shared/notes/distributed.md is the verified recipe).
+client and Gloo's collectives (docs/distributed.md says how to run a program this way).
 
 ``initialize`` must run before the first use of the devices: ``pjrt.client()`` then
 builds a client that sees every process's devices (``devices()`` global,

@@ -334,7 +334,7 @@ class Jitted:
 # Note [dispatch fast path]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~
 # A call of a jitted function with a cached executable should cost little more than
-# PJRT's own launch (about 7 us here, ../shared/notes/pjrt.md). So the path from
+# PJRT's own launch (about 7 us here). So the path from
 # Jitted.__call__ to the launch avoids per-leaf helper calls and method lookups: the
 # cache key is one flat tuple (treedef, statics, device, then each leaf's type and weak
 # flag), Arrays already on the device hand over their

@@ -56,7 +56,7 @@ stack and sums B's cotangents), and every float output, after its all_gather, th
 ``nested_pmap_out`` (transpose: ct on the group's device 0, zeros elsewhere, so
 psum_scatter hands device j exactly ct_Z[j], and an unmapped output's cotangent is
 counted once). The markers lower to nothing. Checked against vmap for every shape of
-nested pmap in tests/test_nested_pmap_grad.py.
+nested pmap in tests/transforms/test_pmap_nested_grad.py.
 
 We chose this over a dedicated nested-map primitive because vmap of the flattened
 program needs no new rules, and grad only these two.

@@ -1,7 +1,7 @@
-"""Every registered primitive has a rule in every table its passes own (DESIGN §4): a
-batching rule, a lowering rule, and a VJP and a JVP rule unless it is listed as
-non-differentiable with a reason (the one list of exemptions for both modes). A
-primitive added without its rules fails here, by name."""
+"""Every registered primitive has a rule in every table its passes own
+(docs/ARCHITECTURE.md's Rule tables): a batching rule, a lowering rule, and a VJP and a JVP
+rule unless it is listed as non-differentiable with a reason (the one list of exemptions for
+both modes). A primitive added without its rules fails here, by name."""
 from __future__ import annotations
 
 import pytest

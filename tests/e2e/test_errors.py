@@ -1,7 +1,7 @@
-"""The error-message table: each bad input (DESIGN.md section 8, issue 12 item 8) with the
-exception type and a fragment of the message it must give, and, after it, a normal call
-that must still work (the library keeps working after any of these). Then the classes of
-spmdc/errors.py: JAX's (jax.errors), raised where JAX raises them, with JAX's hierarchy,
+"""The error-message table: each bad input (docs/ARCHITECTURE.md's Errors, issue 12 item 8)
+with the exception type and a fragment of the message it must give, and, after it, a normal
+call that must still work (the library keeps working after any of these). Then the classes
+of spmdc/errors.py: JAX's (jax.errors), raised where JAX raises them, with JAX's hierarchy,
 and spmdc's own, each defined there alone and of the one type JAX raises."""
 import os
 

@@ -1,4 +1,4 @@
-"""The scenarios of the pmap tutorials our users read (../shared/seeds/), written fresh:
+"""The scenarios of the pmap tutorials our users read, written fresh:
 listing devices, doubling an arange over every device, pmap of a jitted function on data
 placed with device_put(data, [devices]), data-parallel gradients averaged with pmean
 (the numbers the tutorial's example gives with np.random.seed(0)), and vmap inside pmap.

@@ -1,5 +1,5 @@
 """spmdc.scipy.stats: densities, mass functions, CDFs and quantiles equal to JAX 0.10.2's
-(recorded by tools/record_libs_reference.py) and close to SciPy's, the CDFs built on the
+(recorded by `tools/record.py libs`) and close to SciPy's, the CDFs built on the
 incomplete gamma and beta functions, and finite gradients in the tails."""
 from __future__ import annotations
 

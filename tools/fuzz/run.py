@@ -315,8 +315,8 @@ KNOWN_DIFFERENCES: list[tuple[str, Callable[[Program], bool], str]] = [
      "JAX 0.10.2's transpose of an untiled all_to_all whose split and concat axes differ "
      "builds a cotangent of the wrong shape (ValueError: Expected cotangent type "
      "float32[1,1,3,2] but got float32[1,3,1,2]); spmdc's VJP is all_to_all's adjoint "
-     "(tests/test_collectives.py checks <A x, y> = <x, A^T y>; checked against the "
-     "reference)."),
+     "(tests/compiler/primitives/test_collectives.py checks <A x, y> = <x, A^T y>; "
+     "checked against the reference)."),
     ("jacrev of a function with no float output", lambda p: any(
         w.kind == "jacrev" for w in p.wrappers),
      "JAX's jacrev of a function returning an empty tuple fails inside its dtype computation "

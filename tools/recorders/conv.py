@@ -1,9 +1,9 @@
 """The conv case set: JAX 0.10.2's convolutions, conv transposes, patches, reduce_window,
 jnp.convolve/correlate and stax's conv and pooling layers, recorded into
-tests/data/conv_reference.npz for tests/test_conv.py, test_conv_stax.py and test_pool.py
-(which replay the cases on spmdc and never import jax). Each case stores its inputs, its
-keyword arguments (as JSON, under ``NAME.kwargs``), its output and the gradients of
-``sum(out * weights)``.
+tests/data/conv_reference.npz for tests/lax/test_conv.py, tests/lax/test_windowed.py and
+tests/example_libraries/test_stax.py (which replay the cases on spmdc and never import jax).
+Each case stores its inputs, its keyword arguments (as JSON, under ``NAME.kwargs``), its
+output and the gradients of ``sum(out * weights)``.
 """
 from __future__ import annotations
 

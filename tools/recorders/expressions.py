@@ -1,5 +1,5 @@
 """The expressions case set: small Python expressions over ``jnp``, ``lax``, ``jax`` and
-``np``, evaluated under JAX here and under spmdc by tests/test_reference_cases.py, which
+``np``, evaluated under JAX here and under spmdc by tests/e2e/test_reference_cases.py, which
 compares values, dtypes and shapes (or, when JAX raises, that spmdc raises the same
 exception type). Answers go to tests/data/reference_cases.json. To add a case, add it to
 CASES, run ``tools/record.py expressions`` and commit the JSON with it.

@@ -11,7 +11,7 @@ import numpy as np
 
 from recorders import tests_on_path, write_arrays
 
-# Shared with tests/test_nn.py: the inputs the activations are recorded on.
+# Shared with tests/nn/test_functions.py: the inputs the activations are recorded on.
 X = np.array([-1e4, -30., -6., -3., -1., -0.5, -1e-3, 0., 1e-3, 0.5, 1., 3., 6., 30., 1e4],
              np.float32)
 W = np.linspace(-1.0, 2.0, X.size).astype(np.float32)   # weights for <f(x), w> gradients
@@ -48,7 +48,7 @@ def _record_nn(out: dict) -> None:
         out[f"nn.int.{name}"] = np.asarray(getattr(jax.nn, name)(ints))
 
 
-# Shared with tests/test_scipy.py.
+# Shared with tests/scipy/test_special.py.
 SPECIAL_X = np.array([-40., -12., -6., -1.5, -1e-3, 0., 1e-3, 0.3, 1., 4., 6., 9., 30.],
                      np.float32)
 POSITIVE = np.array([1e-3, 0.1, 0.5, 1., 2.5, 7., 9., 40., 1e3], np.float32)

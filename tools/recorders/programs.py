@@ -69,7 +69,7 @@ def cuda_lowering_names(cases: types.ModuleType, mode) -> list[str]:
     return list(cases.CASES)
 
 
-# The namespaces whose public names tests/test_coverage.py compares with spmdc's. A public
+# The namespaces whose public names tests/e2e/test_coverage.py compares with spmdc's. A public
 # name is one of ``dir(module)`` that does not start with an underscore; submodules
 # (``jax.numpy.fft`` ...) count as names of their parent.
 NAMESPACES = ["jax.numpy", "jax.lax", "jax.numpy.linalg", "jax.scipy.linalg", "jax.numpy.fft"]

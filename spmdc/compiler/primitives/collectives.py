@@ -35,9 +35,9 @@ Inside ``pmap``, grad differentiates the per-device program: an input broadcast 
 ``psum``; ``all_gather`` and ``psum_scatter`` transpose to each other; ``ppermute`` to the
 inverse permutation; ``all_to_all`` to the ``all_to_all`` with split and concat axes
 swapped; ``pmax``/``pmin`` route the summed cotangent to the devices holding the extreme
-(split evenly among ties). Summed over every device's cotangent, these give the
-derivative of the whole SPMD program (tests/test_collectives.py checks that against
-finite differences). This is JAX's pmap semantics, which the tutorials depend on:
+(split evenly among ties). Summed over every device's cotangent, these give the derivative
+of the whole SPMD program (tests/compiler/primitives/test_collectives.py checks that
+against finite differences). This is JAX's pmap semantics, which the tutorials depend on:
 ``pmap(value_and_grad(loss))`` + ``pmean`` averages per-device gradients, where
 shard_map-style semantics would also sum over devices for replicated parameters and give
 twice that on two devices. Every collective a VJP rule emits carries a ``note`` param

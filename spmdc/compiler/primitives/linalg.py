@@ -51,7 +51,7 @@ INT32 = np.dtype(np.int32)
 # tangents, which is what programs give them: jnp.linalg.cholesky and jnp.linalg.eigh
 # symmetrize their input first, as JAX's do, and then the gradient flows through that
 # symmetrization. Finite-difference checks of these primitives therefore perturb
-# symmetric matrices (tests/test_linalg.py).
+# symmetric matrices (tests/numpy/test_linalg.py).
 
 
 # --- shared pieces -----------------------------------------------------------------------------

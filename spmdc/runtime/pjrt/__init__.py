@@ -1,9 +1,8 @@
 """The one door to jaxlib's PJRT client: devices, compiling, placing data, launching.
 
-Everything spmdc needs from jaxlib's half-private runtime surface is in this package (see
-../shared/notes/pjrt.md; the coordination service and client that runtime/distributed.py
-drives too), so a jaxlib upgrade touches these files alone; the rest of spmdc imports
-them from here. One job per module:
+Everything spmdc needs from jaxlib's half-private runtime surface is in this package (the
+coordination service and client that runtime/distributed.py drives too), so a jaxlib
+upgrade touches these files alone; the rest of spmdc imports them from here. One job per module:
 
 - ``backend``: the client and its devices (the platform, CUDA's plugin, the CPU count);
 - ``distributed``: several processes (the coordination service, which process this is);

@@ -43,7 +43,7 @@ from typing import Any
 # taken back there; that thread is repaired through a view of its own, made for the
 # repair, when the handler still has a few levels, so a whole leak at once is repaired in
 # the main thread only. Other Python versions' layouts are not known: nothing is done
-# (tests/test_tree.py checks the leaks).
+# (tests/core/test_tree.py checks the leaks).
 ROOM = 100
 _LEAK_SEEN = 100
 
