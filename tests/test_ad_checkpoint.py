@@ -85,7 +85,7 @@ def test_print_saved_residuals(capsys):
     print_saved_residuals(jax.checkpoint(f, policy=P.dots_saveable), W, X)
     lines = capsys.readouterr().out.splitlines()
     assert lines[:2] == ["f32[4,4] from the argument w", "f32[3,4] from the argument x"]
-    assert re.fullmatch(r"f32\[3,4\] output of dot_general from .*test_remat\.py:\d+",
+    assert re.fullmatch(r"f32\[3,4\] output of dot_general from .*test_ad_checkpoint\.py:\d+",
                         lines[2]), lines
     assert len(lines) == 3
     print_saved_residuals(lambda p: jnp.sum(p["a"] * p["a"]), {"a": X})
