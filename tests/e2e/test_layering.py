@@ -27,6 +27,7 @@ RANK = {
     "env": 0, "errors": 0, "aliases": 0,                      # leaves
     "compiler": 1, "runtime": 2, "core": 3, "transforms": 4, "lax": 5, "numpy": 6,
     "random": 7, "nn": 8, "scipy": 9, "example_libraries": 9, "experimental": 9,
+    "extend": 9, "interpreters": 9, "_src": 9,                # JAX's extension API
     "top": 10,                                               # __init__, cli, launch
 }
 # The public modules at the top of spmdc/ stand on the floor of what they wrap.
