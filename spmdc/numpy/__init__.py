@@ -30,8 +30,12 @@ the ones above it at module level; a few reach a higher one lazily, inside a fun
   polynomial.py          polyval, polyadd ... polyint, poly, polydiv, polyfit, roots, vander
   window_functions.py    bartlett, blackman, hamming, hanning, kaiser
   dtype_functions.py     astype, copy, promote_types, can_cast, isdtype, isrealobj, isscalar ...
-  editing.py             partition, insert, delete, compress, take_along_axis, put_along_axis,
-                         piecewise, trim_zeros, gcd, lcm ...
+  editing.py             insert, delete, compress, extract, place, put, choose, mask_indices,
+                         take_along_axis, put_along_axis, piecewise, trim_zeros
+  partitioning.py        partition, argpartition, sort_complex
+  bit_packing.py         packbits, unpackbits
+  integer_divisors.py    gcd, lcm
+  phase_unwrapping.py    unwrap
   setops.py              unique, union1d, intersect1d, setdiff1d ...
   index_tricks.py        mgrid, ogrid, r_, c_, s_, ix_, unravel_index, ravel_multi_index,
                          fill_diagonal
@@ -81,6 +85,7 @@ from .array_creation import (  # noqa: F401
     zeros,
     zeros_like,
 )
+from .bit_packing import packbits, unpackbits  # noqa: F401
 from .comparisons import (  # noqa: F401
     bitwise_and,
     bitwise_count,
@@ -186,26 +191,18 @@ from .dtype_functions import (  # noqa: F401
     promote_types,
 )
 from .editing import (  # noqa: F401
-    argpartition,
     choose,
     compress,
     delete,
     extract,
-    gcd,
     insert,
-    lcm,
     mask_indices,
-    packbits,
-    partition,
     piecewise,
     place,
     put,
     put_along_axis,  # noqa: F401
-    sort_complex,
     take_along_axis,  # noqa: F401
     trim_zeros,
-    unpackbits,
-    unwrap,
 )
 from .einsum import (  # noqa: F401
     einsum,
@@ -230,6 +227,7 @@ from .index_tricks import (  # noqa: F401
 from .indexing import (  # noqa: F401
     take,
 )
+from .integer_divisors import gcd, lcm  # noqa: F401
 from .io import (  # noqa: F401
     array_repr,
     array_str,
@@ -252,6 +250,8 @@ from .joining import (  # noqa: F401
     unstack,
     vsplit,
 )
+from .partitioning import argpartition, partition, sort_complex  # noqa: F401
+from .phase_unwrapping import unwrap  # noqa: F401
 from .polynomial import (  # noqa: F401
     poly,
     polyadd,

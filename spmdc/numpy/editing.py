@@ -1,8 +1,8 @@
-"""Selecting, inserting and rearranging elements, as JAX writes them: ``partition``,
-``argpartition``, ``sort_complex``, ``insert``, ``delete``, ``compress``, ``extract``,
-``place``, ``put``, ``choose``, ``mask_indices``, ``unwrap``, ``packbits``,
-``unpackbits``, ``gcd``, ``lcm``, ``take_along_axis``, ``put_along_axis``, ``piecewise``,
-``trim_zeros``.
+"""Inserting, deleting, selecting and placing elements, as JAX writes them: ``insert``,
+``delete``, ``compress``, ``extract``, ``place``, ``put``, ``choose``, ``mask_indices``,
+``take_along_axis``, ``put_along_axis``, ``piecewise``, ``trim_zeros``. (The partial sorts
+are in partitioning.py, packbits/unpackbits in bit_packing.py, gcd/lcm in
+integer_divisors.py, unwrap in phase_unwrapping.py.)
 
 Those whose result size depends on the values (``delete`` with an index array,
 ``compress``/``extract`` without ``size=``) read them outside ``jit`` and are a clear error
@@ -25,8 +25,6 @@ from .array_creation import full, ones, zeros
 from .comparisons import where
 from .core import _iota, asarray, broadcast_to, result_type
 from .index_tricks import unravel_index
-from .reductions import any as jnp_any
-from .reductions import cumsum
 from .reductions import sum as jnp_sum
 from .searching import nonzero
 from .shape_ops import _axis as _shape_axis
@@ -35,18 +33,14 @@ from .shape_ops import (
     concatenate,
     expand_dims,
     moveaxis,
-    pad,
     ravel,
     reshape,
-    swapaxes,
 )
 from .sorting import argsort, sort
-from .ufuncs import abs, clip
+from .ufuncs import clip
 
-__all__ = ["partition", "argpartition", "sort_complex", "insert", "delete", "compress",
-           "extract", "place", "put", "choose", "mask_indices", "unwrap", "packbits",
-           "unpackbits", "gcd", "lcm",
-           "take_along_axis", "put_along_axis", "piecewise", "trim_zeros"]
+__all__ = ["insert", "delete", "compress", "extract", "place", "put", "choose",
+           "mask_indices", "take_along_axis", "put_along_axis", "piecewise", "trim_zeros"]
 
 
 def _axis(op: str, axis: Any, ndim: int) -> int:
@@ -66,63 +60,6 @@ def _concrete(op: str, x: Any, hint: str) -> np.ndarray:
 
 def _int() -> np.dtype:
     return np.dtype(dtypes.default_int())
-
-
-# --- partial sorts ----------------------------------------------------------------------------
-
-def _largest(x: Any, k: int) -> tuple[Any, Any]:
-    """``lax.top_k``: the ``k`` largest along the last axis, descending, and their indices
-    (the lower index first among equal entries)."""
-    idx = argsort(x, axis=-1, descending=True, stable=True, dtype=np.int32)[..., :k]
-    return take_along_axis(x, idx, -1), idx
-
-
-def _partition_prep(op: str, a: Any, kth: Any, axis: Any) -> tuple[Any, int, int]:
-    arr = asarray(a)
-    if arr.dtype.kind == "c":
-        raise TypeError(f"{op}: complex arrays are not supported (as in JAX){_where()}")
-    axis = _axis(op, axis, arr.ndim)
-    kth = operator.index(kth)
-    n = arr.shape[axis]
-    if not -n <= kth < n:
-        raise ValueError(f"{op}: kth={kth} is out of bounds for an axis of size {n}"
-                         f"{_where()}")
-    return swapaxes(arr, axis, -1), kth % n, axis
-
-
-def _negated(arr: Any) -> Any:
-    # the smallest first, as JAX: -(x + 1) for unsigned integers
-    return -(arr + 1) if arr.dtype.kind == "u" else -arr
-
-
-def partition(a: Any, kth: int, axis: int = -1) -> Any:
-    """``a`` with the ``kth`` smallest element (along ``axis``) in its sorted place, the
-    smaller ones before it (sorted, as JAX gives them) and the others after."""
-    arr, kth, axis = _partition_prep("partition", a, kth, axis)
-    low, _ = _largest(_negated(arr), kth + 1)
-    bottom = -low - 1 if arr.dtype.kind == "u" else -low
-    top, _ = _largest(arr, arr.shape[-1] - kth - 1)
-    return swapaxes(concatenate([bottom, top], axis=-1), -1, axis)
-
-
-def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
-    """The indices that ``partition`` would arrange ``a`` by."""
-    arr, kth, axis = _partition_prep("argpartition", a, kth, axis)
-    _, bottom = _largest(_negated(arr), kth + 1)
-    n = arr.shape[-1]
-    taken = jnp_any(expand_dims(bottom, -1) == _iota(np.dtype(np.int32), (n,), 0), axis=-2)
-    _, top = _largest(where(taken, 0.0, 1.0), n - kth - 1)
-    return swapaxes(concatenate([bottom, top], axis=-1), -1, axis)
-
-
-def sort_complex(a: Any) -> Any:
-    """``a`` sorted (along the last axis), as a complex array."""
-    out = sort(asarray(a))
-    if out.dtype.kind == "c":
-        return out
-    return out.astype(np.complex128 if out.dtype == np.float64 else
-                      np.complex64 if dtypes.is_float(out.dtype) else
-                      dtypes.default_complex())
 
 
 # --- inserting and deleting -------------------------------------------------------------------
@@ -343,115 +280,6 @@ def mask_indices(n: int, mask_func: Callable[[Any, int], Any], k: int = 0, *,
     """The indices where ``mask_func(ones((n, n)), k)`` is non-zero (e.g. triu)."""
     i, j = nonzero(mask_func(ones((n, n)), k), size=size)
     return i, j
-
-
-# --- phases and bits --------------------------------------------------------------------------
-
-def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi) -> Any:
-    """``p`` with jumps larger than ``discont`` (default ``period / 2``) along ``axis``
-    replaced by their ``period`` complement."""
-    p = asarray(p)
-    dtype = result_type(p, period)
-    p, period = p.astype(dtype), asarray(period).astype(dtype)
-    if p.dtype.kind == "c":
-        raise ValueError(f"unwrap: complex inputs are not supported{_where()}")
-    axis = _axis("unwrap", axis, p.ndim)
-    if p.shape[axis] == 0:
-        return p
-    if discont is None:
-        discont = period / 2
-    interval = period // 2 if dtypes.is_int(p.dtype) else period / 2
-    front = (slice(None),) * axis
-    dd = p[front + (slice(1, None),)] - p[front + (slice(None, -1),)]
-    ddmod = (dd + interval) % period - interval
-    ddmod = where((ddmod == -interval) & (dd > 0), interval, ddmod)
-    correct = where(abs(dd) < discont, 0, ddmod - dd)
-    return concatenate([p[front + (slice(0, 1),)],
-                        p[front + (slice(1, None),)] + cumsum(correct, axis=axis)], axis=axis)
-
-
-def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
-    """Booleans (non-zero entries) packed 8 to a uint8 along ``axis``."""
-    arr = asarray(a)
-    if not (dtypes.is_int(arr.dtype) or arr.dtype == np.bool_):
-        raise TypeError(f"packbits: expected an integer or boolean array, got {arr.dtype}"
-                        f"{_where()}")
-    if bitorder not in ("little", "big"):
-        raise ValueError(f"packbits: bitorder must be 'little' or 'big', got {bitorder!r}"
-                         f"{_where()}")
-    arr = (arr != 0).astype(np.uint8)
-    bits = np.arange(8, dtype=np.uint8)
-    if bitorder == "big":
-        bits = bits[::-1]
-    if axis is None:
-        arr, axis = ravel(arr), 0
-    axis = _axis("packbits", axis, arr.ndim)
-    arr = swapaxes(arr, axis, -1)
-    remainder = arr.shape[-1] % 8
-    if remainder:
-        arr = pad(arr, [(0, 0)] * (arr.ndim - 1) + [(0, 8 - remainder)])
-    arr = reshape(arr, arr.shape[:-1] + (arr.shape[-1] // 8, 8))
-    packed = jnp_sum(arr << asarray(bits), axis=-1).astype(np.uint8)
-    return swapaxes(packed, axis, -1)
-
-
-def unpackbits(a: Any, axis: int | None = None, count: int | None = None,
-               bitorder: str = "big") -> Any:
-    """The bits of a uint8 array, each a uint8 0 or 1, along ``axis``."""
-    arr = asarray(a)
-    if arr.dtype != np.uint8:
-        raise TypeError(f"unpackbits: expected a uint8 array, got {arr.dtype}{_where()}")
-    if bitorder not in ("little", "big"):
-        raise ValueError(f"unpackbits: bitorder must be 'little' or 'big', got "
-                         f"{bitorder!r}{_where()}")
-    bits = (np.uint8(1) << np.arange(8, dtype=np.uint8))
-    if bitorder == "big":
-        bits = bits[::-1]
-    if axis is None:
-        arr, axis = ravel(arr), 0
-    axis = _axis("unpackbits", axis, arr.ndim)
-    arr = swapaxes(arr, axis, -1)
-    unpacked = ((expand_dims(arr, -1) & asarray(bits)) > 0).astype(np.uint8)
-    unpacked = reshape(unpacked, unpacked.shape[:-2] + (-1,))
-    if count is not None:
-        count = operator.index(count)
-        if count > unpacked.shape[-1]:
-            unpacked = pad(unpacked, [(0, 0)] * (unpacked.ndim - 1)
-                           + [(0, count - unpacked.shape[-1])])
-        else:
-            unpacked = unpacked[..., :count]
-    return swapaxes(unpacked, axis, -1)
-
-
-def _integers(op: str, x1: Any, x2: Any) -> tuple[Any, Any]:
-    x1, x2 = asarray(x1), asarray(x2)
-    dtype = result_type(x1, x2)
-    if not dtypes.is_int(dtype):
-        raise ValueError(f"{op}: the arguments must be integers, got {np.dtype(dtype).name}"
-                         f"{_where()}")
-    x1, x2 = broadcast_arrays(x1.astype(dtype), x2.astype(dtype))
-    return x1, x2
-
-
-def gcd(x1: Any, x2: Any) -> Any:
-    """The greatest common divisor of ``|x1|`` and ``|x2|`` (Euclid's algorithm, run for
-    as many steps as the dtype's widest inputs can need)."""
-    a, b = _integers("gcd", x1, x2)
-    a, b = abs(a), abs(b)
-    # Lame: Euclid takes fewer than 1.45 * bits + 2 steps; later steps change nothing
-    for _ in range(int(1.45 * np.dtype(a.dtype).itemsize * 8) + 2):
-        nonzero_b = b != 0
-        safe = where(nonzero_b, b, ones((), b.dtype))
-        a, b = where(nonzero_b, b, a), where(nonzero_b, a % safe, zeros((), b.dtype))
-    return a
-
-
-def lcm(x1: Any, x2: Any) -> Any:
-    """The least common multiple of ``|x1|`` and ``|x2|`` (0 if either is 0)."""
-    a, b = _integers("lcm", x1, x2)
-    a, b = abs(a), abs(b)
-    d = gcd(a, b)
-    return where(d == 0, zeros((), d.dtype), a * (b // where(d == 0, ones((), d.dtype), d)))
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,

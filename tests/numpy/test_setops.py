@@ -1,6 +1,7 @@
 """Set operations, partial sorts, insert/delete and friends, polynomials and float bits
-(spmdc/numpy/setops.py, editing.py, polynomial.py, float_bits.py): against JAX 0.10.2's
-recorded results (tests/jnp_more_cases.py), against NumPy, and their errors."""
+(spmdc/numpy/setops.py, partitioning.py, editing.py, integer_divisors.py, bit_packing.py,
+phase_unwrapping.py, polynomial.py, float_bits.py): against JAX 0.10.2's recorded results
+(tests/jnp_more_cases.py), against NumPy, and their errors."""
 from __future__ import annotations
 
 import jnp_more_cases
