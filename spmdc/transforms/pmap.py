@@ -13,84 +13,29 @@ Under another transformation:
 - anywhere else (jit, grad, vmap at top level), it has vmap's semantics on one device:
   the numbers are the same, and grad of a pmap then sums over the mapped axis as in JAX.
 
-Note [nested pmap]
-~~~~~~~~~~~~~~~~~~
-``pmap(pmap(f, 'j'), 'i')`` on 2 x 4 devices runs the outer program on the whole mesh
-``(('i', 2), ('j', 4))``: device ``(i, j)`` holds the outer program's values for ``i``
-(the same on every ``j``). The inner pmap is flattened at trace time into ordinary
-collectives over ``'j'``: each device slices its piece of the mapped inputs at
-``axis_index('j')``, runs the body inline, and ``all_gather``s each mapped output over
-``'j'``, so the outer program sees the whole inner result. Collectives in the body over
-``'i'``, ``'j'`` or ``('i', 'j')`` then mean what they mean in JAX, because the mesh
-groups devices by the other axes. An outer output that is such a gathered inner output
-(both out_axes 0) is not gathered: each device returns its own piece and the result is
-one Array of shape ``(2, 4, ...)`` over all 8 devices, and DCE removes the gather.
-
-Reverse mode. Two kinds of value meet at the boundary, and their cotangents follow
-different conventions. A value of the outer program is *one* value that every device
-along 'j' holds a copy of; its cotangent is likewise one value, held by every copy. A
-value of the body is per device; collectives transpose per device (Note [collective
-transpose]), i.e. the body's VJP is the derivative of the sum over devices of
-<cotangent_j, output_j>. Reading the inner pmap as the function the outer program
-calls, with the reference semantics of vmap(axis_name='j'):
-
-    Z = inner(X, B)    Z[j] = y_j  (mapped outputs),  O = o_j for any j  (out_axes=None)
-                       y_j, o_j = body_j(X[j], B)  (X mapped, B in_axes=None or closed over)
-
-    <ct_Z, Z> + <ct_O, O> = sum_j <ct_Z[j], y_j> + sum_j <[j == 0] ct_O, o_j>
-
-(the o_j are equal as functions of the inputs: the replication check below proves it
-before any of this runs). So the body's cotangent seeds are ct_Z[j] on device j for a
-mapped output and ct_O on device 0 only, zeros elsewhere, for an unmapped one. Pulled
-through the body per device, they give ct_{X[j]} and ct_{B,j} on device j, and by the
-chain rule through X[j] = slice(X, j) and "B is used on every device":
-ct_X = sum_j onehot_j(ct_{X[j]}) (the stack of the pieces) and ct_B = sum_j ct_{B,j}.
-
-Flattened into ordinary primitives, that is what per-device transposes give *except* at
-the boundary: all_gather's transpose (psum_scatter) would add up the n identical copies
-of ct_Z (n times too much), and the slice's transpose (a one-hot) and B's cotangent would
-never be summed over 'j'. Hence two identity markers around the body
-(primitives/collectives_nested.py): every float value entering it goes through
-``nested_pmap_in`` (transpose: psum over 'j', which turns the per-device one-hots into the
-stack and sums B's cotangents), and every float output, after its all_gather, through
-``nested_pmap_out`` (transpose: ct on the group's device 0, zeros elsewhere, so
-psum_scatter hands device j exactly ct_Z[j], and an unmapped output's cotangent is
-counted once). The markers lower to nothing. Checked against vmap for every shape of
-nested pmap in tests/transforms/test_pmap_nested_grad.py.
-
-We chose this over a dedicated nested-map primitive because vmap of the flattened
-program needs no new rules, and grad only these two.
+The nested case, and how its gradients work, is transforms/pmap_nested.py (Note [nested
+pmap] there).
 """
 from __future__ import annotations
 
 import functools
 import itertools
 import math
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
-from ..compiler.builder import lit
-from ..compiler.ir import Func, Lit
+from ..compiler.ir import Func
 from ..compiler.passes import observe, recording, run_pass
-from ..compiler.passes.autodiff import is_float
 from ..compiler.passes.cleanup import cleanup
-from ..compiler.passes.collectives import (
-    Mesh,
-    ReplicationError,
-    check_collectives,
-    varying_axes,
-)
+from ..compiler.passes.collectives import Mesh, check_collectives
 from ..compiler.stablehlo import donation_aliases
 from ..core import dtypes
 from ..core import precision as _precision
 from ..core.config import checked_call, runtime_checks
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
-from ..core.tracing import Tracer, current_trace, to_atom, user_source, where
-from ..core.tree import tree_flatten, tree_unflatten
+from ..core.tracing import current_trace, where
+from ..core.tree import tree_flatten
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
@@ -111,41 +56,13 @@ from .arguments import (
 )
 from .jit import _leaf_signature
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_paths, slice_types
+from .pmap_nested import DeviceAxis, nested_pmap_call, peel_gathers, recording_mesh
 from .stages import Lowered
 from .vmap import _batched_call
 
 __all__ = ["pmap", "DeviceAxis"]
 
 
-class DeviceAxis(int):
-    """The size of an axis bound by pmap, in ``Trace.axis_env``: a device-mesh axis (an
-    int, like the sizes vmap binds, but marking the axis as one of devices)."""
-
-
-# --- the mesh a top-level pmap collects while tracing ----------------------------------------
-
-class _MeshRecorder:
-    """Axes that nested pmaps add to the mesh, and the gathers they emit (Note [nested pmap])."""
-
-    def __init__(self, name: str, size: int):
-        self.axes: list[tuple[str, int]] = [(name, size)]
-        self.gathered: dict[Any, tuple[Any, str]] = {}   # gathered Var -> (piece, axis)
-
-    def add_axis(self, name: str, size: int) -> None:
-        known = dict(self.axes)
-        if name in known and known[name] != size:
-            raise ValueError(f"pmap: nested pmaps over axis {name!r} have different sizes "
-                             f"({known[name]} and {size}){where()}")
-        if name not in known:
-            self.axes.append((name, size))
-
-
-class _Recorders(threading.local):
-    def __init__(self) -> None:
-        self.stack: list[_MeshRecorder] = []   # this thread's outermost pmaps being traced
-
-
-_recorders = _Recorders()
 _fresh_names = itertools.count()
 
 
@@ -231,7 +148,8 @@ class Pmapped:
         statics = tuple((i, args[i]) for i in nums)
         return statics, tuple(a for i, a in enumerate(args) if i not in nums)
 
-    def _with_statics(self, statics: tuple[Any, ...]) -> Callable[..., Any]:
+    def with_statics(self, statics: tuple[Any, ...]) -> Callable[..., Any]:
+        """``fun`` taking only the non-static arguments, ``statics`` put back in place."""
         if not statics:
             return self.fun
 
@@ -242,7 +160,8 @@ class Pmapped:
             return self.fun(*full, **kwargs)
         return fun
 
-    def _in_axes_for(self, statics: tuple[Any, ...]) -> Any:
+    def in_axes_for(self, statics: tuple[Any, ...]) -> Any:
+        """``in_axes`` for the non-static arguments alone."""
         if not statics or not isinstance(self.in_axes, tuple):
             return self.in_axes
         drop = {i for i, _ in statics}
@@ -277,10 +196,10 @@ class Pmapped:
         trace = current_trace()
         if trace is not None:
             if any(isinstance(s, DeviceAxis) for s in trace.axis_env.values()):
-                return self._nested(trace, statics, args, kwargs), None
+                return nested_pmap_call(self, trace, statics, args, kwargs), None
             # No device axis around: vmap's semantics, on one device.
-            return _batched_call(self._with_statics(statics), self.name, args, kwargs,
-                                 self._in_axes_for(statics), self.out_axes,
+            return _batched_call(self.with_statics(statics), self.name, args, kwargs,
+                                 self.in_axes_for(statics), self.out_axes,
                                  self.user_axis_name, self.axis_size), None
         leaves, in_tree = tree_flatten((args, kwargs))
         key = (in_tree, tuple(map(_leaf_signature, leaves)), statics, dtypes._x64,
@@ -298,7 +217,7 @@ class Pmapped:
     def _build(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                kwargs: dict[str, Any]) -> _Built:
         """Trace, check and clean up the per-device program for these arguments."""
-        leaves, dims, paths = mapped_leaves("pmap", args, kwargs, self._in_axes_for(statics))
+        leaves, dims, paths = mapped_leaves("pmap", args, kwargs, self.in_axes_for(statics))
         size = mapped_size("pmap", leaves, dims, paths, self.axis_size)
         check_mapped_size(f"pmap({self.name})", size)
         self._check_devices(size, f"the mapped axis has size {size}")
@@ -306,15 +225,11 @@ class Pmapped:
         # processes]); the program sees the whole axis.
         size *= pjrt.process_count()
         in_types, in_weak = slice_types(leaves, dims)
-        recorder = _MeshRecorder(self.axis_name, size)
-        _recorders.stack.append(recorder)
         self.trace_count += 1
-        try:
+        with recording_mesh(self.axis_name, size) as recorder:
             func, out_weak, consts, out_tree, _ = trace_pytree(
-                self._with_statics(statics), args, kwargs, self.name, in_types, in_weak,
+                self.with_statics(statics), args, kwargs, self.name, in_types, in_weak,
                 {self.axis_name: DeviceAxis(size)})
-        finally:
-            _recorders.stack.pop()
         observe("traced", func)
         mesh: Mesh = tuple(recorder.axes)
         total = math.prod(s for _, s in mesh)
@@ -323,7 +238,7 @@ class Pmapped:
                 str(s) if n.startswith("_pmap") else f"{s} ({n!r})" for n, s in mesh)
                 + f" has {total} devices")
         out_dims = mapping.out_dims("pmap", self.out_axes, out_tree, func.out_types)
-        func, depths = _peel_gathers(func, out_dims, recorder)
+        func, depths = peel_gathers(func, out_dims, recorder)
         names = out_paths(out_tree)
         in_varying = [frozenset({self.axis_name}) if d is not None else frozenset()
                       for d in dims] + [frozenset()] * len(consts)
@@ -375,80 +290,6 @@ class Pmapped:
                 f"pmap({self.name}): {what}, but only {available} devices {here} "
                 f"({needed} > {available}). Map over at most {available}, or {more}"
                 f"{where()}")
-
-    # --- inside an enclosing pmap: one more mesh axis ----------------------------------------
-    def _nested(self, trace: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
-                kwargs: dict[str, Any]) -> Any:
-        # See Note [nested pmap].
-        if self.devices is not None:
-            raise ValueError(f"pmap({self.name}): devices= is only supported on the "
-                             f"outermost pmap; a nested pmap uses the enclosing pmap's "
-                             f"devices{where()}")
-        name = self.axis_name
-        if name in trace.axis_env:
-            raise ValueError(f"pmap({self.name}): axis name {name!r} is already bound by an "
-                             f"enclosing pmap or vmap; use a different axis_name{where()}")
-        leaves, dims, paths = mapped_leaves("pmap", args, kwargs, self._in_axes_for(statics))
-        size = mapped_size("pmap", leaves, dims, paths, self.axis_size)
-        check_mapped_size(f"pmap({self.name})", size)
-        if not _recorders.stack:
-            raise ValueError(f"pmap({self.name}): a pmap inside shard_map is not supported; "
-                             f"map over the mesh's axes with the shard_map's in_specs, or use "
-                             f"vmap(axis_name=...) inside it{where()}")
-        recorder = _recorders.stack[-1]
-        recorder.add_axis(name, size)
-        deeper_from = [n for n, _ in recorder.axes].index(name)
-        in_types, in_weak = slice_types(leaves, dims)
-        body, out_weak, captured, out_tree, _ = trace_pytree(
-            self._with_statics(statics), args, kwargs, self.name, in_types, in_weak,
-            {name: DeviceAxis(size)})
-        out_dims = mapping.out_dims("pmap", self.out_axes, out_tree, body.out_types)
-        inner_axes = {n for n, _ in recorder.axes[deeper_from:]}
-        varying = varying_axes(body, [frozenset({name}) if d is not None else frozenset()
-                                      for d in dims] + [frozenset()] * len(captured))
-        names = out_paths(out_tree)
-        for k, (v, d) in enumerate(zip(varying, out_dims, strict=True)):
-            if d is None and v & inner_axes:      # See Note [replication]
-                raise ReplicationError(
-                    f"pmap({self.name}): {names[k]} has out_axes=None, but its value may "
-                    f"differ over axis {name!r}, so there is no single copy to return; "
-                    f"reduce it with a collective first (e.g. lax.pmean){where()}")
-        b = trace.builder
-        b.source = user_source()
-        i32 = np.dtype(np.int32)
-        index = b.axis_index(axes=(name,), axis_sizes=(size,))
-        sizes_of = {"axes": (name,), "axis_sizes": (size,)}
-
-        def enter(x: Any) -> Any:        # See Note [nested pmap]: transposes to a psum
-            return b.nested_pmap_in(x, **sizes_of) if is_float(x.type) else x
-
-        inputs = []
-        for leaf, d in zip(leaves, dims, strict=True):
-            x = enter(to_atom(trace, leaf))
-            if d is not None:            # this device's slice along the mapped axis
-                starts = [lit(0, i32)] * x.type.ndim
-                starts[d] = index
-                sizes = list(x.type.shape)
-                sizes[d] = 1
-                x = b.dynamic_slice(x, *starts, slice_sizes=tuple(sizes))
-                del sizes[d]
-                x = b.reshape(x, new_sizes=tuple(sizes))
-            inputs.append(x)
-        inputs += [enter(to_atom(trace, c)) for c in captured]
-        outs = []
-        for o, d in zip(b.inline(body, inputs), out_dims, strict=True):
-            if isinstance(o, Lit):
-                o = b.convert(o, new_dtype=o.type.dtype)
-            piece = o
-            if d is not None:
-                o = b.all_gather(o, axes=(name,), axis_sizes=(size,), dimension=d, tiled=False)
-            if is_float(o.type):         # See Note [nested pmap]: transposes to a one-hot
-                o = b.nested_pmap_out(o, **sizes_of)
-            if d == 0:
-                recorder.gathered[o] = (piece, name)
-            outs.append(o)
-        return tree_unflatten(out_tree, [Tracer(o, trace, w)
-                                         for o, w in zip(outs, out_weak, strict=True)])
 
 
 # Note [pmap over processes]
@@ -545,23 +386,3 @@ class PmapLowered(Lowered):
             return entry(tree_flatten((args, kwargs))[0])
         call.as_text = entry.executable.optimized_hlo
         return call
-
-
-def _peel_gathers(func: Func, out_dims: list[int | None], recorder: _MeshRecorder
-                  ) -> tuple[Func, list[int]]:
-    """Return gathered nested-pmap outputs as per-device pieces (Note [nested pmap]);
-    ``depths[k]``: how many leading mesh axes output k is split over."""
-    mesh_names = [n for n, _ in recorder.axes]
-    outputs, depths = list(func.outputs), []
-    for k, d in enumerate(out_dims):
-        depth = 1
-        while d == 0 and depth < len(mesh_names):
-            hit = recorder.gathered.get(outputs[k])
-            if hit is None or hit[1] != mesh_names[depth]:
-                break
-            outputs[k] = hit[0]
-            depth += 1
-        depths.append(depth)
-    if outputs == list(func.outputs):
-        return func, depths
-    return Func(func.name, func.inputs, func.eqns, tuple(outputs)), depths

@@ -84,7 +84,7 @@ from ..runtime.sharding import Mesh, NamedSharding, PartitionSpec, check_spec, c
 from .arguments import run_launcher
 from .mapping import _arg_path, out_paths, shard_map_body
 from .partitioned import remember_mesh
-from .pmap import DeviceAxis
+from .pmap_nested import DeviceAxis
 from .stages import Lowered
 
 __all__ = ["shard_map", "smap"]

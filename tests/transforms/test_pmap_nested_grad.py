@@ -1,4 +1,4 @@
-"""Reverse mode through nested pmaps (Note [nested pmap] in transforms/pmap.py).
+"""Reverse mode through nested pmaps (Note [nested pmap] in transforms/pmap_nested.py).
 
 Every case is written once against a ``mapper`` and run twice: with pmap on a device mesh
 and with vmap(axis_name=...), which gives the reference semantics of a nested map. The

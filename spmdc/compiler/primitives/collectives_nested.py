@@ -4,7 +4,7 @@ Both are the identity on values (they lower to nothing). They exist for reverse 
 they say where the enclosing program's values, which are the same on every device along
 the nested pmap's axis, meet the nested body's per-device values, and their VJP rules
 convert cotangents between the two conventions. The derivation is in Note [nested pmap]
-(transforms/pmap.py, where the markers are emitted).
+(transforms/pmap_nested.py, where the markers are emitted).
 
 - ``nested_pmap_in(x)``: a value of the enclosing program entering the nested body
   (a mapped input before its slice is taken, an ``in_axes=None`` input, a closed-over
