@@ -10,8 +10,12 @@ and ``assert_matches_recorded_real`` compare spmdc's values with them.
 
 Finite differences. ``numeric_grad(f, x)`` is the gradient of a scalar function of one
 array by central differences in float64, the reference for gradients with no recorded
-answer. (The one-primitive checks against the NumPy reference interpreter, lowering,
-vmap, grad and jvp, are tests/primcheck.py's.)
+answer.
+
+The NumPy reference interpreter. ``interpreted(fun, *args)`` is a whole program's
+outputs as compiler/interpreter.py computes them from the primitives' NumPy impls, the
+reference for programs built of control flow. (The one-primitive checks against it,
+lowering, vmap, grad and jvp, are tests/primcheck.py's.)
 """
 from __future__ import annotations
 
@@ -20,6 +24,9 @@ import pathlib
 from typing import Any
 
 import numpy as np
+
+import spmdc
+from spmdc.compiler.interpreter import evaluate
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 
@@ -89,3 +96,10 @@ def numeric_grad(f, x, eps: float = 1e-6) -> np.ndarray:
         dx[i] = eps
         g[i] = (float(f(x + dx)) - float(f(x - dx))) / (2 * eps)
     return g
+
+
+def interpreted(fun, *args) -> list[np.ndarray]:
+    """``fun``'s outputs for ``args`` (flat), traced by jit and run by the NumPy reference
+    interpreter (each primitive's impl) instead of being compiled."""
+    lowered = spmdc.jit(fun).lower(*args)
+    return evaluate(lowered.func, *args, *(np.asarray(c) for c in lowered.consts))
