@@ -116,16 +116,34 @@ def conv_dimension_numbers(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
     return ConvDimensionNumbers(*conv_general_permutations(dimension_numbers))
 
 
-def _ints(name: str, values: Any, n: int) -> tuple[int, ...]:
+def window_ints(op: str, name: str, values: Any, n: int, dims: str) -> tuple[int, ...]:
+    """``values`` (strides, dilations, window sizes: one per dimension) as ``n`` ints, for
+    ``op``'s argument ``name``; ``dims`` names what the operands have ``n`` of. Shared
+    with lax.reduce_window."""
     try:
         out = tuple(operator.index(v) for v in values)
     except TypeError:
-        raise TypeError(f"conv_general_dilated: {name} must be a sequence of {n} integers, "
-                        f"got {values!r}") from None
+        raise TypeError(f"{op}: {name} must be a sequence of {n} integers, got "
+                        f"{values!r}") from None
     if len(out) != n:
-        raise ValueError(f"conv_general_dilated: {name} has {len(out)} entries, but the "
-                         f"operands have {n} spatial dimensions")
+        raise ValueError(f"{op}: {name} has {len(out)} entries, but the operands have {n} "
+                         f"{dims}; give one for each")
     return out
+
+
+def padding_pairs(op: str, padding: str | Sequence[tuple[int, int]], in_shape: Sequence[int],
+                  window_shape: Sequence[int], window_strides: Sequence[int]
+                  ) -> tuple[tuple[int, int], ...]:
+    """``op``'s ``padding`` as ``(low, high)`` int pairs: a string through padtype_to_pads
+    over ``in_shape`` with windows ``window_shape`` (dilated) and ``window_strides``, or
+    pairs checked. Shared with lax.reduce_window."""
+    if isinstance(padding, str):
+        padding = padtype_to_pads(in_shape, window_shape, window_strides, padding)
+    try:
+        return tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+    except (TypeError, ValueError):
+        raise ValueError(f"{op}: padding should be a string or a sequence of (low, high) "
+                         f"pairs, got {padding!r}") from None
 
 
 def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int],
@@ -158,25 +176,20 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int],
     dnums = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
     lhs_spec, rhs_spec, out_spec = (tuple(operator.index(i) for i in s) for s in dnums)
     nsp = lhs.ndim - 2
-    window_strides = _ints("window_strides", window_strides, nsp)
-    lhs_dilation = (1,) * nsp if lhs_dilation is None else _ints("lhs_dilation",
-                                                                  lhs_dilation, nsp)
-    rhs_dilation = (1,) * nsp if rhs_dilation is None else _ints("rhs_dilation",
-                                                                  rhs_dilation, nsp)
-    if isinstance(padding, str):
-        if any(d != 1 for d in lhs_dilation):
-            raise ValueError("conv_general_dilated: string padding is not implemented for "
-                             "transposed convolution (lhs_dilation); give the padding as "
-                             "(low, high) pairs or use conv_transpose")
-        window = [dilate_dim(rhs.shape[d], r) for d, r in zip(rhs_spec[2:], rhs_dilation,
-                                                               strict=True)]
-        padding = padtype_to_pads([lhs.shape[d] for d in lhs_spec[2:]], window,
-                                  window_strides, padding)
-    try:
-        padding = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
-    except (TypeError, ValueError):
-        raise ValueError("conv_general_dilated: padding should be a string or a sequence of "
-                         f"(low, high) pairs, got {padding!r}") from None
+    op, spatial = "conv_general_dilated", "spatial dimensions"
+    window_strides = window_ints(op, "window_strides", window_strides, nsp, spatial)
+    lhs_dilation = (1,) * nsp if lhs_dilation is None else window_ints(
+        op, "lhs_dilation", lhs_dilation, nsp, spatial)
+    rhs_dilation = (1,) * nsp if rhs_dilation is None else window_ints(
+        op, "rhs_dilation", rhs_dilation, nsp, spatial)
+    if isinstance(padding, str) and any(d != 1 for d in lhs_dilation):
+        raise ValueError("conv_general_dilated: string padding is not implemented for "
+                         "transposed convolution (lhs_dilation); give the padding as "
+                         "(low, high) pairs or use conv_transpose")
+    window = [dilate_dim(rhs.shape[d], r) for d, r in zip(rhs_spec[2:], rhs_dilation,
+                                                           strict=True)]
+    padding = padding_pairs(op, padding, [lhs.shape[d] for d in lhs_spec[2:]], window,
+                            window_strides)
     if len(padding) != nsp:
         raise ValueError(f"conv_general_dilated: padding has {len(padding)} pairs, but the "
                          f"operands have {nsp} spatial dimensions")

@@ -28,21 +28,9 @@ from ..core.operands import asarray
 from ..core.tracing import Tracer, bind, current_trace, trace_function
 from ..core.tree import tree_flatten, tree_unflatten
 from . import elementwise as _lax
-from .convolution import padtype_to_pads
+from .convolution import padding_pairs, window_ints
 
 __all__ = ["reduce_window", "reduce_precision", "reduce_window_shape_tuple"]
-
-
-def _ints(name: str, values: Any, n: int) -> tuple[int, ...]:
-    try:
-        out = tuple(operator.index(v) for v in values)
-    except TypeError:
-        raise TypeError(f"reduce_window: {name} must be a sequence of {n} integers, got "
-                        f"{values!r}") from None
-    if len(out) != n:
-        raise ValueError(f"reduce_window: {name} has {len(out)} entries for operands of rank "
-                         f"{n}; give one per dimension")
-    return out
 
 
 def _monoid(computation: Callable[..., Any], operand: Any, init: Any) -> str | None:
@@ -80,22 +68,16 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[..., Any]
         raise ValueError("reduce_window must have at least one operand")
     leaves = [asarray(x) for x in leaves]
     n = leaves[0].ndim
-    window_dimensions = _ints("window_dimensions", window_dimensions, n)
-    window_strides = (1,) * n if window_strides is None else _ints("window_strides",
-                                                                    window_strides, n)
-    base_dilation = (1,) * n if base_dilation is None else _ints("base_dilation",
-                                                                  base_dilation, n)
-    window_dilation = (1,) * n if window_dilation is None else _ints("window_dilation",
-                                                                      window_dilation, n)
-    if isinstance(padding, str):
-        spans = [dilate_dim(w, d) for w, d in zip(window_dimensions, window_dilation,
-                                                  strict=True)]
-        padding = padtype_to_pads(leaves[0].shape, spans, window_strides, padding)
-    try:
-        padding = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
-    except (TypeError, ValueError):
-        raise ValueError("reduce_window: padding should be a string or a sequence of (low, "
-                         f"high) pairs, got {padding!r}") from None
+    op = "reduce_window"
+    window_dimensions = window_ints(op, "window_dimensions", window_dimensions, n, "dimensions")
+    window_strides = (1,) * n if window_strides is None else window_ints(
+        op, "window_strides", window_strides, n, "dimensions")
+    base_dilation = (1,) * n if base_dilation is None else window_ints(
+        op, "base_dilation", base_dilation, n, "dimensions")
+    window_dilation = (1,) * n if window_dilation is None else window_ints(
+        op, "window_dilation", window_dilation, n, "dimensions")
+    spans = [dilate_dim(w, d) for w, d in zip(window_dimensions, window_dilation, strict=True)]
+    padding = padding_pairs(op, padding, leaves[0].shape, spans, window_strides)
     window = dict(window_dimensions=window_dimensions, window_strides=window_strides,
                   padding=padding, base_dilation=base_dilation, window_dilation=window_dilation)
     if len(leaves) == 1:
