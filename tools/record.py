@@ -58,7 +58,7 @@ CASE_SETS: dict[str, CaseSet] = {
                            "expressions.expression_names", "reference_cases.json"),
     "conv": CaseSet("recorders.conv", "conv.record_conv", "conv.conv_names",
                     "conv_reference.npz"),
-    "libs": CaseSet("recorders.libs", "libs.record_libs", "libs.libs_names",
+    "libs": CaseSet("libs_cases", "libs.record_libs", "libs.libs_names",
                     "libs_reference.npz"),
     "random": CaseSet("random_cases", "draws.record_random", "draws.random_names",
                       "random_{mode}.npz", X64_MODES),

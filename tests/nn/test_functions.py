@@ -5,21 +5,14 @@ from __future__ import annotations
 import numpy as np
 import oracle
 import pytest
+from libs_cases import UNARY, W, X
 
 import spmdc
 import spmdc.nn as nn
 import spmdc.numpy as jnp
 
 REF = oracle.recorded("libs_reference.npz")
-X = np.array([-1e4, -30., -6., -3., -1., -0.5, -1e-3, 0., 1e-3, 0.5, 1., 3., 6., 30., 1e4],
-             np.float32)
-W = np.linspace(-1.0, 2.0, X.size).astype(np.float32)
-
-FNS = {name: getattr(nn, name) for name in
-       ["relu", "relu6", "softplus", "sigmoid", "log_sigmoid", "silu", "elu", "selu", "celu",
-        "soft_sign", "hard_tanh", "leaky_relu", "hard_sigmoid", "hard_silu", "mish",
-        "squareplus", "sparse_plus", "sparse_sigmoid", "softmax", "log_softmax", "standardize",
-        "logsumexp"]}
+FNS = {name: getattr(nn, name) for name in [*UNARY, "logsumexp"]}
 FNS["gelu_tanh"] = lambda v: nn.gelu(v, approximate=True)
 FNS["gelu_erf"] = lambda v: nn.gelu(v, approximate=False)
 

@@ -3,20 +3,17 @@
 incomplete gamma and beta functions, and finite gradients in the tails."""
 from __future__ import annotations
 
-import pathlib
-
 import numpy as np
+import oracle
 import pytest
 import scipy.stats as sst
+from libs_cases import STATS, STATS_Q, STATS_X, UNIT
 
 import spmdc
 import spmdc.numpy as jnp
 import spmdc.scipy.stats as st
 
-REF = np.load(pathlib.Path(__file__).parents[1] / "data" / "libs_reference.npz")
-
-UNIT = np.array([0., 1e-30, 1e-10, 1e-3, 0.1, 0.3, 0.5, 0.8, 0.9, 0.99, 1 - 1e-7, 1.],
-                np.float32)
+REF = oracle.recorded("libs_reference.npz")
 
 
 def close(got, want, rtol=4e-6, atol=0.0):
@@ -24,43 +21,6 @@ def close(got, want, rtol=4e-6, atol=0.0):
     assert got.shape == np.shape(want), (got.shape, np.shape(want))
     assert got.dtype == np.asarray(want).dtype, (got.dtype, np.asarray(want).dtype)
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
-
-
-STATS_X = np.array([-30., -3., -1., -0.2, 0., 0.2, 0.5, 0.9, 1., 2., 7., 40.], np.float32)
-
-
-STATS = {
-    "norm.logpdf": ((), {}), "norm.pdf": ((), {"loc": 1., "scale": 2.}),
-    "norm.cdf": ((), {}), "norm.logcdf": ((), {}), "norm.sf": ((), {"loc": -1.}),
-    "norm.logsf": ((), {}), "bernoulli.logpmf": ((0.3,), {}), "bernoulli.pmf": ((0.3,), {}),
-    "bernoulli.cdf": ((0.3,), {}), "beta.logpdf": ((2., 3.), {}), "beta.pdf": ((0.5, 0.5), {}),
-    "gamma.logpdf": ((2.5,), {}), "gamma.pdf": ((0.5,), {"scale": 2.}),
-    "poisson.logpmf": ((3.,), {}), "poisson.pmf": ((3.,), {}),
-    "uniform.logpdf": ((), {}), "uniform.pdf": ((), {"loc": -1., "scale": 3.}),
-    "uniform.cdf": ((), {}), "t.logpdf": ((3.,), {}), "t.pdf": ((1.5,), {"scale": 2.}),
-    "cauchy.logpdf": ((), {}), "cauchy.pdf": ((), {}), "cauchy.cdf": ((), {}),
-    "cauchy.logcdf": ((), {}), "cauchy.sf": ((), {}), "cauchy.logsf": ((), {}),
-    "laplace.logpdf": ((), {}), "laplace.pdf": ((), {}), "laplace.cdf": ((), {}),
-    "logistic.logpdf": ((), {}), "logistic.pdf": ((), {}), "logistic.cdf": ((), {}),
-    "logistic.sf": ((), {}), "expon.logpdf": ((), {}), "expon.pdf": ((), {}),
-    "expon.cdf": ((), {}), "expon.sf": ((), {}), "expon.logsf": ((), {}),
-    "expon.logcdf": ((), {}), "geom.logpmf": ((0.3,), {}), "geom.pmf": ((0.3,), {}),
-    "pareto.logpdf": ((1.5,), {}), "pareto.pdf": ((1.5,), {}), "pareto.cdf": ((1.5,), {}),
-    "pareto.logcdf": ((1.5,), {}), "pareto.sf": ((1.5,), {}), "pareto.logsf": ((1.5,), {}),
-    "gumbel_r.logpdf": ((), {}), "gumbel_r.pdf": ((), {}), "gumbel_r.cdf": ((), {}),
-    "gumbel_r.logcdf": ((), {}), "gumbel_r.sf": ((), {}), "gumbel_r.logsf": ((), {}),
-    "gumbel_l.logpdf": ((), {}), "gumbel_l.pdf": ((), {}), "gumbel_l.cdf": ((), {}),
-    "gumbel_l.logcdf": ((), {}), "gumbel_l.sf": ((), {}), "gumbel_l.logsf": ((), {}),
-    "binom.logpmf": ((9., 0.3), {}), "binom.pmf": ((9., 0.3), {}),
-    "nbinom.logpmf": ((4., 0.3), {}), "nbinom.pmf": ((4., 0.3), {}),
-    "chi2.logpdf": ((3.,), {}), "chi2.pdf": ((2.5,), {"scale": 2.}),
-    "vonmises.logpdf": ((2.,), {}), "vonmises.pdf": ((0.5,), {})}
-
-
-STATS_Q = {"norm.ppf": ((), {}), "norm.isf": ((), {"loc": 2.}), "bernoulli.ppf": ((0.3,), {}),
-           "uniform.ppf": ((), {}), "cauchy.ppf": ((), {}), "cauchy.isf": ((), {}),
-           "logistic.ppf": ((), {}), "logistic.isf": ((), {}), "expon.ppf": ((), {}),
-           "pareto.ppf": ((1.5,), {}), "gumbel_r.ppf": ((), {}), "gumbel_l.ppf": ((), {})}
 
 
 @pytest.mark.parametrize("name", sorted(STATS) + sorted(STATS_Q))

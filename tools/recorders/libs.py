@@ -1,37 +1,30 @@
 """The libs case set: JAX 0.10.2's values for the spmdc.nn, spmdc.scipy and
 spmdc.example_libraries tests (activations and their gradients, special functions,
 distributions, the programs of tests/libs_programs.py, initializers), recorded into
-tests/data/libs_reference.npz. The tests read that file and never import jax.
+tests/data/libs_reference.npz. The inputs and argument tables are tests/libs_cases.py's,
+which the tests read too; the tests read the recorded file and never import jax.
 """
 from __future__ import annotations
 
+import functools
 import types
 
 import numpy as np
 
 from recorders import tests_on_path, write_arrays
 
-# Shared with tests/nn/test_functions.py: the inputs the activations are recorded on.
-X = np.array([-1e4, -30., -6., -3., -1., -0.5, -1e-3, 0., 1e-3, 0.5, 1., 3., 6., 30., 1e4],
-             np.float32)
-W = np.linspace(-1.0, 2.0, X.size).astype(np.float32)   # weights for <f(x), w> gradients
 
-UNARY = ["relu", "relu6", "softplus", "sigmoid", "log_sigmoid", "silu", "elu", "selu", "celu",
-         "soft_sign", "hard_tanh", "leaky_relu", "hard_sigmoid", "hard_silu", "mish",
-         "squareplus", "sparse_plus", "sparse_sigmoid", "softmax", "log_softmax", "standardize"]
-
-
-def _record_nn(out: dict) -> None:
+def _record_nn(lc: types.ModuleType, out: dict) -> None:
     import jax
     import jax.numpy as jnp
-    x = jnp.asarray(X)
-    fns = {name: getattr(jax.nn, name) for name in UNARY}
+    x = jnp.asarray(lc.X)
+    fns = {name: getattr(jax.nn, name) for name in lc.UNARY}
     fns["gelu_tanh"] = lambda v: jax.nn.gelu(v, approximate=True)
     fns["gelu_erf"] = lambda v: jax.nn.gelu(v, approximate=False)
     fns["logsumexp"] = lambda v: jax.nn.logsumexp(v)
     for name, f in fns.items():
         out[f"nn.{name}"] = np.asarray(f(x))
-        out[f"nn.{name}.grad"] = np.asarray(jax.grad(lambda v, f=f: jnp.sum(f(v) * W))(x))
+        out[f"nn.{name}.grad"] = np.asarray(jax.grad(lambda v, f=f: jnp.sum(f(v) * lc.W))(x))
     m = np.array([[1., 2., 3., 4.], [0.5, -1., 7., 2.], [3., 3., 3., 3.]], np.float32)
     mask = np.array([[True, False, True, True], [True, True, False, False],
                      [False, False, False, True]])
@@ -48,78 +41,26 @@ def _record_nn(out: dict) -> None:
         out[f"nn.int.{name}"] = np.asarray(getattr(jax.nn, name)(ints))
 
 
-# Shared with tests/scipy/test_special.py.
-SPECIAL_X = np.array([-40., -12., -6., -1.5, -1e-3, 0., 1e-3, 0.3, 1., 4., 6., 9., 30.],
-                     np.float32)
-POSITIVE = np.array([1e-3, 0.1, 0.5, 1., 2.5, 7., 9., 40., 1e3], np.float32)
-UNIT = np.array([0., 1e-30, 1e-10, 1e-3, 0.1, 0.3, 0.5, 0.8, 0.9, 0.99, 1 - 1e-7, 1.],
-                np.float32)
-SPECIAL_UNARY = {"erf": SPECIAL_X, "erfc": SPECIAL_X, "ndtr": SPECIAL_X, "log_ndtr": SPECIAL_X,
-                 "i0e": SPECIAL_X, "i1e": SPECIAL_X, "i0": SPECIAL_X[2:-1],
-                 "i1": SPECIAL_X[2:-1], "expit": SPECIAL_X, "entr": SPECIAL_X,
-                 "gammaln": POSITIVE, "digamma": POSITIVE, "gamma": SPECIAL_X[3:-2],
-                 "gammasgn": SPECIAL_X, "erfinv": UNIT * 2 - 1, "ndtri": UNIT,
-                 "logit": UNIT}
-PAIR_A = np.array([0.5, 1., 3., 10., 100., 1e4, 2., 0.], np.float32)
-PAIR_B = np.array([2., 9., 50., 1e3, 1., 7., 0., 3.], np.float32)
-SPECIAL_BINARY = ["betaln", "xlogy", "xlog1py", "rel_entr", "kl_div", "beta"]
-DIFFERENTIABLE = ["erf", "erfc", "ndtr", "log_ndtr", "i0e", "i1e", "expit", "gammaln",
-                  "digamma", "ndtri", "logit", "erfinv"]
-
-
-def _record_special(out: dict) -> None:
+def _record_special(lc: types.ModuleType, out: dict) -> None:
     import jax
     import jax.scipy.special as sp
-    for name, x in SPECIAL_UNARY.items():
+    for name, x in lc.SPECIAL_UNARY.items():
         out[f"special.{name}"] = np.asarray(getattr(sp, name)(x))
-    for name in DIFFERENTIABLE:
-        x = SPECIAL_UNARY[name]
+    for name in lc.DIFFERENTIABLE:
+        x = lc.SPECIAL_UNARY[name]
         out[f"special.{name}.grad"] = np.asarray(jax.vmap(jax.grad(getattr(sp, name)))(x))
-    for name in SPECIAL_BINARY:
-        out[f"special.{name}"] = np.asarray(getattr(sp, name)(PAIR_A, PAIR_B))
-    out["special.multigammaln"] = np.asarray(sp.multigammaln(POSITIVE[3:] + 2, 3))
-    out["special.polygamma"] = np.asarray(sp.polygamma(np.arange(3)[:, None], POSITIVE))
-    out["special.logsumexp.b"] = np.asarray(sp.logsumexp(PAIR_A, b=PAIR_B - 2.))
-    lse, sign = sp.logsumexp(PAIR_A, b=PAIR_B - 2., return_sign=True)
+    for name in lc.SPECIAL_BINARY:
+        out[f"special.{name}"] = np.asarray(getattr(sp, name)(lc.PAIR_A, lc.PAIR_B))
+    out["special.multigammaln"] = np.asarray(sp.multigammaln(lc.POSITIVE[3:] + 2, 3))
+    out["special.polygamma"] = np.asarray(sp.polygamma(np.arange(3)[:, None], lc.POSITIVE))
+    out["special.logsumexp.b"] = np.asarray(sp.logsumexp(lc.PAIR_A, b=lc.PAIR_B - 2.))
+    lse, sign = sp.logsumexp(lc.PAIR_A, b=lc.PAIR_B - 2., return_sign=True)
     out["special.logsumexp.sign"] = np.stack([np.asarray(lse), np.asarray(sign)])
 
 
-STATS_X = np.array([-30., -3., -1., -0.2, 0., 0.2, 0.5, 0.9, 1., 2., 7., 40.], np.float32)
-STATS = {  # name: (function, extra arguments)
-    "norm.logpdf": ((), {}), "norm.pdf": ((), {"loc": 1., "scale": 2.}),
-    "norm.cdf": ((), {}), "norm.logcdf": ((), {}), "norm.sf": ((), {"loc": -1.}),
-    "norm.logsf": ((), {}), "bernoulli.logpmf": ((0.3,), {}), "bernoulli.pmf": ((0.3,), {}),
-    "bernoulli.cdf": ((0.3,), {}), "beta.logpdf": ((2., 3.), {}), "beta.pdf": ((0.5, 0.5), {}),
-    "gamma.logpdf": ((2.5,), {}), "gamma.pdf": ((0.5,), {"scale": 2.}),
-    "poisson.logpmf": ((3.,), {}), "poisson.pmf": ((3.,), {}),
-    "uniform.logpdf": ((), {}), "uniform.pdf": ((), {"loc": -1., "scale": 3.}),
-    "uniform.cdf": ((), {}), "t.logpdf": ((3.,), {}), "t.pdf": ((1.5,), {"scale": 2.}),
-    "cauchy.logpdf": ((), {}), "cauchy.pdf": ((), {}), "cauchy.cdf": ((), {}),
-    "cauchy.logcdf": ((), {}), "cauchy.sf": ((), {}), "cauchy.logsf": ((), {}),
-    "laplace.logpdf": ((), {}), "laplace.pdf": ((), {}), "laplace.cdf": ((), {}),
-    "logistic.logpdf": ((), {}), "logistic.pdf": ((), {}), "logistic.cdf": ((), {}),
-    "logistic.sf": ((), {}), "expon.logpdf": ((), {}), "expon.pdf": ((), {}),
-    "expon.cdf": ((), {}), "expon.sf": ((), {}), "expon.logsf": ((), {}),
-    "expon.logcdf": ((), {}), "geom.logpmf": ((0.3,), {}), "geom.pmf": ((0.3,), {}),
-    "pareto.logpdf": ((1.5,), {}), "pareto.pdf": ((1.5,), {}), "pareto.cdf": ((1.5,), {}),
-    "pareto.logcdf": ((1.5,), {}), "pareto.sf": ((1.5,), {}), "pareto.logsf": ((1.5,), {}),
-    "gumbel_r.logpdf": ((), {}), "gumbel_r.pdf": ((), {}), "gumbel_r.cdf": ((), {}),
-    "gumbel_r.logcdf": ((), {}), "gumbel_r.sf": ((), {}), "gumbel_r.logsf": ((), {}),
-    "gumbel_l.logpdf": ((), {}), "gumbel_l.pdf": ((), {}), "gumbel_l.cdf": ((), {}),
-    "gumbel_l.logcdf": ((), {}), "gumbel_l.sf": ((), {}), "gumbel_l.logsf": ((), {}),
-    "binom.logpmf": ((9., 0.3), {}), "binom.pmf": ((9., 0.3), {}),
-    "nbinom.logpmf": ((4., 0.3), {}), "nbinom.pmf": ((4., 0.3), {}),
-    "chi2.logpdf": ((3.,), {}), "chi2.pdf": ((2.5,), {"scale": 2.}),
-    "vonmises.logpdf": ((2.,), {}), "vonmises.pdf": ((0.5,), {})}
-STATS_Q = {"norm.ppf": ((), {}), "norm.isf": ((), {"loc": 2.}), "bernoulli.ppf": ((0.3,), {}),
-           "uniform.ppf": ((), {}), "cauchy.ppf": ((), {}), "cauchy.isf": ((), {}),
-           "logistic.ppf": ((), {}), "logistic.isf": ((), {}), "expon.ppf": ((), {}),
-           "pareto.ppf": ((1.5,), {}), "gumbel_r.ppf": ((), {}), "gumbel_l.ppf": ((), {})}
-
-
-def _record_stats(out: dict) -> None:
+def _record_stats(lc: types.ModuleType, out: dict) -> None:
     import jax.scipy.stats as st
-    for table, x in ((STATS, STATS_X), (STATS_Q, UNIT)):
+    for table, x in ((lc.STATS, lc.STATS_X), (lc.STATS_Q, lc.UNIT)):
         for name, (args, kwargs) in table.items():
             module, fn = name.split(".")
             f = getattr(getattr(st, module), fn)
@@ -161,11 +102,14 @@ def _record_examples(out: dict) -> None:
 
 
 def record_libs(cases: types.ModuleType, paths, mode) -> None:
-    write_arrays(paths[0], [_record_nn, _record_special, _record_stats, _record_examples])
+    on_cases = [functools.partial(part, cases) for part in (_record_nn, _record_special,
+                                                            _record_stats)]
+    write_arrays(paths[0], [*on_cases, _record_examples])
 
 
 def libs_names(cases: types.ModuleType, mode) -> list[str]:
-    return ([f"nn.{name}" for name in UNARY] + ["nn.gelu_tanh", "nn.gelu_erf", "nn.logsumexp"]
-            + [f"special.{name}" for name in [*SPECIAL_UNARY, *SPECIAL_BINARY]]
-            + [f"stats.{name}" for name in [*STATS, *STATS_Q]]
+    return ([f"nn.{name}" for name in cases.UNARY]
+            + ["nn.gelu_tanh", "nn.gelu_erf", "nn.logsumexp"]
+            + [f"special.{name}" for name in [*cases.SPECIAL_UNARY, *cases.SPECIAL_BINARY]]
+            + [f"stats.{name}" for name in [*cases.STATS, *cases.STATS_Q]]
             + ["examples.mlp_adam", "examples.stax", "examples.optimizer", "init"])
