@@ -6,7 +6,8 @@ never import jax. ``recorded(file)`` loads a file (JSON as a dict, ``.npz`` as N
 archive); ``recorded_cases(file)`` is a JSON file's ``"cases"``. The value recorders
 store a leaf either as ``{"shape", "dtype", "real", "imag"}`` (any dtype, complex
 included) or as ``{"shape", "values"}`` (float64, NaN as null); ``assert_matches_recorded``
-and ``assert_matches_recorded_real`` compare spmdc's values with them.
+and ``assert_matches_recorded_real`` compare spmdc's values with them, and
+``assert_close`` an array with one of an ``.npz`` archive's (or NumPy's), dtype included.
 
 Finite differences. ``numeric_grad(f, x)`` is the gradient of a scalar function of one
 array by central differences in float64, the reference for gradients with no recorded
@@ -83,6 +84,15 @@ def assert_matches_recorded_real(got: list[Any], leaves: list[dict[str, Any]], w
         want = np.array([np.nan if v is None else v for v in w["values"]], np.float64)
         np.testing.assert_allclose(np.ravel(np.asarray(g, np.float64)), want, rtol=rtol,
                                    atol=atol, err_msg=f"{what} leaf {k}")
+
+
+def assert_close(got: Any, want: Any, rtol: float, atol: float) -> None:
+    """spmdc's array has the shape and dtype of ``want`` (a recorded or NumPy value) and its
+    values within tolerance, NaN where ``want`` has NaN."""
+    got = np.asarray(got)
+    assert got.shape == np.shape(want), (got.shape, np.shape(want))
+    assert got.dtype == np.asarray(want).dtype, (got.dtype, np.asarray(want).dtype)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
 
 
 def numeric_grad(f, x, eps: float = 1e-6) -> np.ndarray:

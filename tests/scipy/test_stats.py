@@ -3,6 +3,8 @@
 incomplete gamma and beta functions, and finite gradients in the tails."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import oracle
 import pytest
@@ -14,13 +16,7 @@ import spmdc.numpy as jnp
 import spmdc.scipy.stats as st
 
 REF = oracle.recorded("libs_reference.npz")
-
-
-def close(got, want, rtol=4e-6, atol=0.0):
-    got = np.asarray(got)
-    assert got.shape == np.shape(want), (got.shape, np.shape(want))
-    assert got.dtype == np.asarray(want).dtype, (got.dtype, np.asarray(want).dtype)
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+close = functools.partial(oracle.assert_close, rtol=4e-6, atol=0.0)
 
 
 @pytest.mark.parametrize("name", sorted(STATS) + sorted(STATS_Q))
