@@ -11,7 +11,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.tracing import where as _where
 from .core import asarray
-from .editing import _axis
+from .editing import normalized_axis
 from .reductions import sum as jnp_sum
 from .shape_ops import expand_dims, pad, ravel, reshape, swapaxes
 
@@ -26,7 +26,7 @@ def _axis_last(op: str, arr: Any, axis: int | None, bitorder: str) -> tuple[Any,
                          f"{_where()}")
     if axis is None:
         arr, axis = ravel(arr), 0
-    axis = _axis(op, axis, arr.ndim)
+    axis = normalized_axis(op, axis, arr.ndim)
     return swapaxes(arr, axis, -1), axis
 
 

@@ -43,7 +43,9 @@ __all__ = ["insert", "delete", "compress", "extract", "place", "put", "choose",
            "mask_indices", "take_along_axis", "put_along_axis", "piecewise", "trim_zeros"]
 
 
-def _axis(op: str, axis: Any, ndim: int) -> int:
+def normalized_axis(op: str, axis: Any, ndim: int) -> int:
+    """``axis`` of an array of ``ndim`` dimensions, counted from the front; out of bounds
+    is ``op``'s ValueError (partitioning, bit_packing and phase_unwrapping use it too)."""
     axis = operator.index(axis)
     if not -ndim <= axis < ndim:
         raise ValueError(f"{op}: axis {axis} is out of bounds for an array of dimension "
@@ -71,7 +73,7 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
     a = asarray(arr)
     if axis is None:
         a, axis = ravel(a), 0
-    axis = _axis("delete", axis, a.ndim)
+    axis = normalized_axis("delete", axis, a.ndim)
     n = a.shape[axis]
     front = (slice(None),) * axis
     if not isinstance(obj, (slice, np.ndarray, list, tuple)) and not hasattr(obj, "ndim"):
@@ -116,7 +118,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     a = asarray(arr)
     if axis is None:
         a, axis = ravel(a), 0
-    axis = _axis("insert", axis, a.ndim)
+    axis = normalized_axis("insert", axis, a.ndim)
     n_input = a.shape[axis]
     indices = asarray(np.arange(*obj.indices(n_input))) if isinstance(obj, slice) \
         else asarray(obj)
@@ -164,7 +166,7 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
     if axis is None:
         arr, axis = ravel(arr), 0
     else:
-        axis = _axis("compress", axis, arr.ndim)
+        axis = normalized_axis("compress", axis, arr.ndim)
         arr = moveaxis(arr, axis, 0)
     cond, extra = cond[:arr.shape[0]], cond[arr.shape[0]:]
     arr = arr[:cond.shape[0]]

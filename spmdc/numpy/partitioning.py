@@ -13,7 +13,7 @@ from ..core import dtypes
 from ..core.tracing import where as _where
 from .comparisons import where
 from .core import _iota, asarray
-from .editing import _axis, take_along_axis
+from .editing import normalized_axis, take_along_axis
 from .reductions import any as jnp_any
 from .shape_ops import concatenate, expand_dims, swapaxes
 from .sorting import argsort, sort
@@ -32,7 +32,7 @@ def _partition_prep(op: str, a: Any, kth: Any, axis: Any) -> tuple[Any, int, int
     arr = asarray(a)
     if arr.dtype.kind == "c":
         raise TypeError(f"{op}: complex arrays are not supported (as in JAX){_where()}")
-    axis = _axis(op, axis, arr.ndim)
+    axis = normalized_axis(op, axis, arr.ndim)
     kth = operator.index(kth)
     n = arr.shape[axis]
     if not -n <= kth < n:

@@ -12,7 +12,7 @@ from ..core import dtypes
 from ..core.tracing import where as _where
 from .comparisons import where
 from .core import asarray, result_type
-from .editing import _axis
+from .editing import normalized_axis
 from .reductions import cumsum
 from .shape_ops import concatenate
 from .ufuncs import abs
@@ -28,7 +28,7 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi)
     p, period = p.astype(dtype), asarray(period).astype(dtype)
     if p.dtype.kind == "c":
         raise ValueError(f"unwrap: complex inputs are not supported{_where()}")
-    axis = _axis("unwrap", axis, p.ndim)
+    axis = normalized_axis("unwrap", axis, p.ndim)
     if p.shape[axis] == 0:
         return p
     if discont is None:
