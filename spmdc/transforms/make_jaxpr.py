@@ -1,10 +1,12 @@
 """make_jaxpr: what tracing a function gives, as JAX's ``jax.make_jaxpr`` returns it.
 
 ``make_jaxpr(f)(*args)`` traces ``f`` with every array leaf abstract and returns a
-``ClosedJaxpr``: the IR Func (``.jaxpr``; it prints as ``make_ir`` does), the values it
-captured (``.consts``, passed as its last inputs) and the abstract values of its inputs and
-outputs. With ``axis_env=[(name, size), ...]`` collectives over those axis names can be
-traced, as under ``pmap`` / ``vmap(axis_name=...)``.
+``ClosedJaxpr`` in JAX's form (transforms/jaxpr_view.py): a view of the traced IR Func
+under JAX's primitive names and params, printed in JAX's jaxpr syntax, with the values
+it captured (``.consts``, its constvars) and the abstract values of its inputs and
+outputs. ``make_ir`` gives the IR Func itself. With ``axis_env=[(name, size), ...]``
+collectives over those axis names can be traced, as under ``pmap`` /
+``vmap(axis_name=...)``.
 """
 from __future__ import annotations
 
@@ -13,12 +15,12 @@ from typing import Any
 
 from ..compiler.ir import check
 from ..compiler.passes import checks_enabled
-from ..core.abstract import ShapedArray, ShapeDtypeStruct
+from ..core.abstract import ShapeDtypeStruct
 from ..core.pytree_tracing import fun_name, trace_pytree
 from ..core.tracing import type_of
 from ..core.tree import tree_unflatten
+from .jaxpr_view import ClosedJaxpr, closed_jaxpr
 from .jit import Jitted
-from .stages import ClosedJaxpr
 
 __all__ = ["make_jaxpr", "ClosedJaxpr"]
 
@@ -57,15 +59,11 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
             jitted._with_statics(statics), args, kwargs, name, axis_env=env)
         if checks_enabled():
             check(func)
-        in_avals = [ShapedArray(t.shape, t.dtype, w) for t, w in
-                    zip(func.in_types[:len(leaves)], [type_of(x)[1] for x in leaves],
-                        strict=True)]
-        out_avals = [ShapedArray(t.shape, t.dtype, w)
-                     for t, w in zip(func.out_types, out_weak, strict=True)]
-        closed = ClosedJaxpr(func, consts, in_avals, out_avals)
+        closed = closed_jaxpr(func, consts, len(leaves), [type_of(x)[1] for x in leaves],
+                              out_weak)
         if not return_shape:
             return closed
         shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                  for a in out_avals]
+                  for a in closed.out_avals]
         return closed, tree_unflatten(out_tree, shapes)
     return make

@@ -1,0 +1,269 @@
+"""The names and params JAX gives spmdc's primitives: the table behind the jaxpr views.
+
+``jax_form(prim)`` says how an equation of spmdc's ``prim`` reads as JAX's equation of the
+same operation: JAX's primitive name (and, where the names differ, the ``JaxPrimitive``
+that stands for it, so ``eqn.primitive is lax.convert_element_type_p`` holds), JAX's
+params made from spmdc's and back, and JAX's operand order. ``bind_jax(p, args, params)``
+applies an equation given in JAX's form, which is how ``eval_jaxpr`` runs one. See Note
+[jaxpr names and params].
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..compiler.primitives.collectives import pmax_p, pmin_p, psum_p
+from ..compiler.primitives.control_flow import while_p
+from ..compiler.primitives.core import Primitive
+from ..compiler.primitives.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from ..compiler.primitives.elementwise import bitcast_convert_p, convert_p, integer_pow_p
+from ..compiler.primitives.logic import select_p
+from ..compiler.primitives.reductions import argmax_p, argmin_p, dot_general_p, reduce_sum_p
+from ..compiler.primitives.remat import checkpoint_p
+from ..compiler.primitives.scan import scan_p
+from ..compiler.primitives.structural import broadcast_in_dim_p, iota_p, reshape_p
+from ..core.tracing import bind
+
+__all__ = ["JaxForm", "JaxPrimitive", "jax_form", "jax_primitive", "bind_jax",
+           "convert_element_type_p", "bitcast_convert_type_p", "select_n_p", "square_p"]
+
+# Note [jaxpr names and params]
+# make_jaxpr's result is a view of spmdc's IR (transforms/jaxpr_view.py), not a second
+# IR: one JaxprEqn per spmdc Eqn, one jaxpr Var per IR Var. What differs from JAX is the
+# spelling, which this table maps, per primitive:
+# - the name: where spmdc's primitive is JAX's under another name (convert is
+#   convert_element_type, bitcast_convert is bitcast_convert_type, select is select_n),
+#   the equation's ``primitive`` is a JaxPrimitive: JAX's name over spmdc's primitive,
+#   the object spmdc.lax exports as ``convert_element_type_p``. Elsewhere it is spmdc's
+#   Primitive itself (``lax.sin_p`` is the compiler's ``sin_p``).
+# - the params: renamed (scan's ``body`` is ``jaxpr``), regrouped (dot_general's
+#   ``contract``/``batch`` are ``dimension_numbers``), and JAX's params that spmdc's IR
+#   does not carry added with the value they have in the program spmdc traced
+#   (``sharding=None``, ``out_sharding=None``, ``weak_type=False``, ``unroll=1``,
+#   dot_general's ``preferred_element_type`` = its result's dtype). Sub-Funcs become
+#   ClosedJaxprs (jaxpr_view.py does that for every param).
+# - the operand order (select_n takes the false case first).
+# Going back (``from_jax``), an added param must hold the value that spmdc's program
+# means; any other value is refused with a TypeError naming the param, since spmdc's
+# primitive cannot express it. Primitives not in the table (most elementwise ones, and
+# primitives defined through jax.extend) keep their name and params as they are.
+# Differences that remain are spmdc's program, shown honestly: spmdc inlines nested
+# jit calls (no ``jit`` equation), spells gather/scatter dimension numbers as flat params,
+# has one ``scatter`` with a ``combine`` param, and keeps dot precision as strings.
+
+Params = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class JaxForm:
+    """How one spmdc primitive's equations read in JAX's form."""
+    name: str
+    to_jax: Callable[[Params, Any], Params]          # (spmdc params, spmdc Eqn) -> JAX's
+    from_jax: Callable[[Params, Sequence[Any]], Params]   # (JAX params, operands) -> spmdc's
+    order: tuple[int, ...] | None = None             # JAX operand i is spmdc operand order[i]
+    open_params: tuple[str, ...] = field(default=())  # sub-Funcs JAX keeps as open Jaxprs
+
+
+class JaxPrimitive:
+    """JAX's primitive ``name``, standing for spmdc's ``primitive`` (Note [jaxpr names and
+    params]): its equations print under ``name`` and ``bind`` takes JAX's params."""
+    __slots__ = ("name", "primitive", "fixed")
+
+    def __init__(self, name: str, primitive: Primitive, fixed: Params | None = None):
+        self.name, self.primitive, self.fixed = name, primitive, dict(fixed or {})
+
+    @property
+    def multiple_results(self) -> bool:
+        return self.primitive.multiple_results
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        return bind_jax(self, args, params)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+
+def _refuse(prim_name: str, param: str, value: Any, means: str) -> TypeError:
+    return TypeError(f"{prim_name}: spmdc's primitive takes {param}={means}, got {value!r}; "
+                     f"an equation in JAX's form with another value cannot run on spmdc")
+
+
+def _added(name: str, **defaults: Any) -> JaxForm:
+    """Same params, and JAX's extra ones with the only value spmdc's program has."""
+    def to_jax(p: Params, eqn: Any) -> Params:
+        return {**p, **defaults}
+
+    def from_jax(p: Params, args: Sequence[Any]) -> Params:
+        out = dict(p)
+        for k, v in defaults.items():
+            if k in out:
+                value = out.pop(k)
+                if value != v:
+                    raise _refuse(name, k, value, repr(v))
+        return out
+    return JaxForm(name, to_jax, from_jax)
+
+
+def _renamed(name: str, **renames: str) -> JaxForm:
+    """Params renamed spmdc -> JAX (``body='jaxpr'``)."""
+    back = {v: k for k, v in renames.items()}
+    return JaxForm(name,
+                   lambda p, eqn: {renames.get(k, k): v for k, v in p.items()},
+                   lambda p, args: {back.get(k, k): v for k, v in p.items()})
+
+
+def _convert_to_jax(p: Params, eqn: Any) -> Params:
+    return {"new_dtype": np.dtype(p["new_dtype"]), "weak_type": False, "sharding": None}
+
+
+def _convert_from_jax(p: Params, args: Sequence[Any]) -> Params:
+    if p.get("sharding") is not None:
+        raise _refuse("convert_element_type", "sharding", p["sharding"], "None")
+    # weak_type is the result's weak type, which bind takes as its own keyword
+    return {"new_dtype": np.dtype(p["new_dtype"]), "weak": bool(p.get("weak_type", False))}
+
+
+def _dot_to_jax(p: Params, eqn: Any) -> Params:
+    out = {"dimension_numbers": (p["contract"], p["batch"]),
+           "precision": p.get("precision"),
+           "preferred_element_type": eqn.outputs[0].type.dtype, "out_sharding": None}
+    if "algorithm" in p:
+        out["algorithm"] = p["algorithm"]
+    return out
+
+
+def _dot_from_jax(p: Params, args: Sequence[Any]) -> Params:
+    (xc, yc), (xb, yb) = p["dimension_numbers"]
+    out: Params = {"contract": (tuple(xc), tuple(yc)), "batch": (tuple(xb), tuple(yb))}
+    preferred = p.get("preferred_element_type")
+    operand = np.result_type(*[np.asarray(a).dtype if not hasattr(a, "dtype") else a.dtype
+                               for a in args])
+    if preferred is not None and np.dtype(preferred) != operand:
+        raise _refuse("dot_general", "preferred_element_type", preferred,
+                      f"None or the operands' dtype {operand}")
+    if p.get("out_sharding") is not None:
+        raise _refuse("dot_general", "out_sharding", p["out_sharding"], "None")
+    if p.get("precision") is not None:
+        out["precision"] = p["precision"]
+    if "algorithm" in p:
+        out["algorithm"] = p["algorithm"]
+    return out
+
+
+def _argext_form(name: str) -> JaxForm:
+    def from_jax(p: Params, args: Sequence[Any]) -> Params:
+        axes = tuple(p["axes"])
+        if len(axes) != 1:
+            raise _refuse(name, "axes", axes, "one axis")
+        return {"axis": axes[0], "index_dtype": np.dtype(p["index_dtype"])}
+    return JaxForm(name, lambda p, eqn: {"axes": (p["axis"],), "index_dtype": p["index_dtype"]},
+                   from_jax)
+
+
+def _scan_from_jax(p: Params, args: Sequence[Any]) -> Params:
+    out = {("body" if k == "jaxpr" else k): v for k, v in p.items() if k != "unroll"}
+    # unroll is a scheduling hint of JAX's; spmdc's scan compiles one loop either way, as
+    # lax.scan(unroll=) does here
+    return out
+
+
+def _remat_from_jax(p: Params, args: Sequence[Any]) -> Params:
+    if p.get("differentiated", False):
+        raise _refuse("remat2", "differentiated", p["differentiated"], "False")
+    return {("call" if k == "jaxpr" else k): v for k, v in p.items() if k != "differentiated"}
+
+
+def _collective_form(name: str) -> JaxForm:
+    """psum/pmax/pmin: spmdc's ``groups`` is JAX's ``axis_index_groups``."""
+    def to_jax(p: Params, eqn: Any) -> Params:
+        out = {k: v for k, v in p.items() if k != "groups"}
+        return {**out, "axis_index_groups": p.get("groups")}
+
+    def from_jax(p: Params, args: Sequence[Any]) -> Params:
+        out = {k: v for k, v in p.items() if k != "axis_index_groups"}
+        if p.get("axis_index_groups") is not None:
+            out["groups"] = p["axis_index_groups"]
+        return out
+    return JaxForm(name, to_jax, from_jax)
+
+
+_SELECT_ORDER = (0, 2, 1)      # select_n(pred, on_false, on_true) = select(pred, t, f)
+
+
+def _select_from_jax(p: Params, args: Sequence[Any]) -> Params:
+    if len(args) != 3:
+        raise TypeError(f"select_n: spmdc's select chooses between two cases, got "
+                        f"{len(args) - 1}; write a chain of two-way selects")
+    return dict(p)
+
+
+_FORMS: dict[Primitive, JaxForm] = {
+    convert_p: JaxForm("convert_element_type", _convert_to_jax, _convert_from_jax),
+    bitcast_convert_p: _renamed("bitcast_convert_type"),
+    select_p: JaxForm("select_n", lambda p, eqn: dict(p), _select_from_jax, _SELECT_ORDER),
+    reduce_sum_p: _added("reduce_sum", out_sharding=None),
+    broadcast_in_dim_p: _added("broadcast_in_dim", sharding=None),
+    reshape_p: _added("reshape", dimensions=None, sharding=None),
+    iota_p: _added("iota", sharding=None),
+    argmax_p: _argext_form("argmax"),
+    argmin_p: _argext_form("argmin"),
+    dot_general_p: JaxForm("dot_general", _dot_to_jax, _dot_from_jax),
+    psum_p: _collective_form("psum"),
+    pmax_p: _collective_form("pmax"),
+    pmin_p: _collective_form("pmin"),
+    while_p: _renamed("while", cond_func="cond_jaxpr", body_func="body_jaxpr"),
+    scan_p: JaxForm("scan", lambda p, eqn: {**{("jaxpr" if k == "body" else k): v
+                                               for k, v in p.items()}, "unroll": 1},
+                    _scan_from_jax),
+    custom_jvp_call_p: _renamed("custom_jvp_call", call="call_jaxpr", jvp="jvp_jaxpr_fun"),
+    custom_vjp_call_p: _renamed("custom_vjp_call", call="call_jaxpr", fwd="fwd_jaxpr_thunk"),
+    checkpoint_p: JaxForm("remat2", lambda p, eqn: {**{("jaxpr" if k == "call" else k): v
+                                                       for k, v in p.items()},
+                                                    "differentiated": False},
+                          _remat_from_jax, open_params=("jaxpr",)),
+}
+
+convert_element_type_p = JaxPrimitive("convert_element_type", convert_p)
+bitcast_convert_type_p = JaxPrimitive("bitcast_convert_type", bitcast_convert_p)
+select_n_p = JaxPrimitive("select_n", select_p)
+# JAX's square is x * x as one primitive; spmdc traces jnp.square as integer_pow[y=2],
+# so square_p binds that (its equations print as integer_pow, spmdc's program).
+square_p = JaxPrimitive("square", integer_pow_p, {"y": 2})
+
+_JAX_PRIMITIVES: dict[Primitive, JaxPrimitive] = {
+    p.primitive: p for p in (convert_element_type_p, bitcast_convert_type_p, select_n_p)}
+
+
+def jax_form(prim: Any) -> JaxForm | None:
+    """How ``prim``'s equations read in JAX's form; None where they read as they are."""
+    return _FORMS.get(prim)
+
+
+def jax_primitive(prim: Any) -> Any:
+    """What a JaxprEqn of spmdc's ``prim`` shows as its ``primitive``."""
+    return _JAX_PRIMITIVES.get(prim, prim)
+
+
+def bind_jax(primitive: Any, args: Sequence[Any], params: Params) -> Any:
+    """Apply ``primitive`` (spmdc's, a JaxPrimitive, or any object with ``bind``) to
+    ``args`` with params in JAX's form; sub-jaxprs in ``params`` must already be Funcs."""
+    if isinstance(primitive, JaxPrimitive):
+        prim = primitive.primitive
+        params = {**params, **primitive.fixed}
+    elif isinstance(primitive, Primitive):
+        prim = primitive
+    else:
+        return primitive.bind(*args, **params)
+    form = _FORMS.get(prim)
+    weak = False
+    if form is not None:
+        params = form.from_jax(dict(params), args)
+        weak = params.pop("weak", False)
+        if form.order is not None:
+            args = [args[i] for i in form.order]
+    return bind(prim, *args, weak=weak, **params)

@@ -1,0 +1,158 @@
+"""Programs whose jaxpr spmdc must print as JAX 0.10.2 prints it: each case takes the
+library (``spmdc`` or ``jax``) and returns ``(f, args, make_jaxpr keyword arguments)``.
+`tools/record.py jaxprs` prints them with JAX into tests/data/jaxprs_reference.json, with
+the values ``f`` returns; tests/transforms/test_jaxpr_view.py prints them with spmdc and
+runs the jaxprs with ``jaxpr_as_fun``."""
+from __future__ import annotations
+
+import numpy as np
+
+X3 = np.array([0.5, -1.0, 2.0], np.float32)
+M23 = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+M34 = np.arange(12, dtype=np.float32).reshape(3, 4) / 4
+CONST = np.array([1.0, 2.0, 3.0], np.float32)
+
+
+def sin(jax):
+    return jax.numpy.sin, (X3,), {}
+
+
+def add(jax):
+    return (lambda x, y: x + y), (X3, X3), {}
+
+
+def add_literal(jax):
+    return (lambda x: x + 1.0), (X3,), {}
+
+
+def weak_scalar(jax):
+    return (lambda x: x * 2), (1.5,), {}
+
+
+def dot(jax):
+    return jax.numpy.dot, (M23, M34), {}
+
+
+def jit_nested(jax):
+    return (lambda x: jax.jit(jax.numpy.sin)(x) + 1), (X3,), {}
+
+
+def cond(jax):
+    return (lambda p, x: jax.lax.cond(p, jax.numpy.sin, jax.numpy.cos, x)), (True, X3), {}
+
+
+def switch(jax):
+    jnp = jax.numpy
+    return (lambda i, x: jax.lax.switch(i, [jnp.sin, jnp.cos, jnp.tan], x)), (1, X3), {}
+
+
+def scan(jax):
+    def body(c, x):
+        return c + x, c * x
+    return (lambda c, xs: jax.lax.scan(body, c, xs)), (np.float32(0.5), X3), {}
+
+
+def while_loop(jax):
+    return (lambda x: jax.lax.while_loop(lambda c: c < 10, lambda c: c + 1, x)), (0,), {}
+
+
+def reduce_sum(jax):
+    return jax.numpy.sum, (M23,), {}
+
+
+def reduce_max(jax):
+    return (lambda x: jax.numpy.max(x, axis=1)), (M23,), {}
+
+
+def argmax(jax):
+    return (lambda x: jax.numpy.argmax(x, axis=1)), (M23,), {}
+
+
+def broadcast(jax):
+    return (lambda x: jax.numpy.broadcast_to(x, (2, 3))), (X3,), {}
+
+
+def convert(jax):
+    return (lambda x: x.astype(jax.numpy.int32)), (X3,), {}
+
+
+def custom_jvp(jax):
+    jnp = jax.numpy
+
+    @jax.custom_jvp
+    def g(x):
+        return jnp.sin(x)
+
+    def g_jvp(primals, tangents):
+        return g(primals[0]), jnp.cos(primals[0]) * tangents[0]
+    g.defjvp(g_jvp)
+    return g, (X3,), {}
+
+
+def captured_constant(jax):
+    c = jax.numpy.asarray(CONST)
+    return (lambda x: x * c + c), (X3,), {}
+
+
+def several_outputs(jax):
+    return (lambda x: (x, jax.numpy.sin(x), 2.0)), (X3,), {}
+
+
+def many_lines(jax):
+    jnp = jax.numpy
+    return (lambda x: jnp.tanh(jnp.exp(jnp.sin(x)) * 3) - x), (X3,), {}
+
+
+def iota(jax):
+    return (lambda: jax.lax.iota(np.int32, 4)), (), {}
+
+
+def select(jax):
+    return (lambda x: jax.lax.select(x > 0, x, -x)), (X3,), {}
+
+
+def transpose_reshape(jax):
+    return (lambda x: x.T.reshape(2, 3)), (M23,), {}
+
+
+def concatenate(jax):
+    return (lambda x: jax.numpy.concatenate([x, x])), (M23,), {}
+
+
+def cumsum_sort(jax):
+    return (lambda x: jax.lax.sort(jax.lax.cumsum(x, 0))), (X3,), {}
+
+
+def clamp(jax):
+    return (lambda x: jax.lax.clamp(0.0, x, 1.0)), (X3,), {}
+
+
+def integer_pow(jax):
+    return (lambda x: x ** 3), (X3,), {}
+
+
+def identity(jax):
+    return (lambda x: x), (X3,), {}
+
+
+def pad_rev(jax):
+    return (lambda x: jax.lax.rev(jax.lax.pad(x, 0.0, [(1, 1, 0), (0, 0, 1)]), (0,))), \
+        (M23,), {}
+
+
+def psum(jax):
+    return (lambda x: jax.lax.psum(x, "i")), (X3,), {"axis_env": [("i", 4)]}
+
+
+def long_branch(jax):
+    def branch(x):
+        for _ in range(11):
+            x = jax.numpy.sin(x)
+        return x
+    return (lambda p, x: jax.lax.cond(p, branch, jax.numpy.cos, x)), (False, X3), {}
+
+
+CASES = [sin, add, add_literal, weak_scalar, dot, jit_nested, cond, switch, scan, while_loop,
+         reduce_sum, reduce_max, argmax, broadcast, convert, custom_jvp, captured_constant,
+         several_outputs, many_lines, iota, select, transpose_reshape, concatenate,
+         cumsum_sort, clamp, integer_pow, identity, pad_rev, psum, long_branch]
