@@ -125,9 +125,12 @@ def _alphabetic(n: int) -> str:
 
 
 class PrintContext:
-    """Names given so far (Vars by identity), and the shared sub-jaxprs' names."""
+    """Names given so far (Vars by identity), the shared sub-jaxprs' names, and the
+    settings: ``print_shapes`` (binders with their types), ``custom_rules`` (the
+    primitives' print rules, which hide params JAX hides)."""
 
-    def __init__(self) -> None:
+    def __init__(self, print_shapes: bool = True, custom_rules: bool = True) -> None:
+        self.print_shapes, self.custom_rules = print_shapes, custom_rules
         self.names: dict[int, str] = {}
         self.keep: list[Any] = []              # keeps named objects alive (ids stay unique)
         self.shared: dict[int, str] = {}
@@ -201,7 +204,7 @@ def plain_eqn(eqn: Any, ctx: PrintContext, params: dict[str, Any] | None = None,
     """An equation as JAX prints it with no rule of its primitive's: params sorted."""
     params = eqn.params if params is None else params
     order = sorted(params) if order is None else order
-    lhs = pp_vars(eqn.outvars, ctx, shapes=True)        # named first, as JAX names them
+    lhs = pp_vars(eqn.outvars, ctx, shapes=ctx.print_shapes)        # named first, as JAX names them
     rhs = [text(eqn.primitive.name), _kv_pairs([(k, params[k]) for k in order], ctx),
            concat([text(" "), pp_vars(eqn.invars, ctx)])]
     if eqn.outvars:
@@ -215,7 +218,7 @@ print_rules: dict[str, PrintRule] = {}
 
 
 def pp_eqn(eqn: Any, ctx: PrintContext) -> Doc:
-    rule = print_rules.get(eqn.primitive.name)
+    rule = print_rules.get(eqn.primitive.name) if ctx.custom_rules else None
     return plain_eqn(eqn, ctx) if rule is None else rule(eqn, ctx)
 
 
@@ -277,8 +280,8 @@ print_rules["custom_vjp_call"] = _custom_call_rule({"fwd_jaxpr_thunk": "fwd", "b
 # --- jaxprs -------------------------------------------------------------------------------
 
 def _skeleton(jaxpr: Any, ctx: PrintContext) -> Doc:
-    constvars = pp_vars(jaxpr.constvars, ctx, shapes=True)
-    invars = pp_vars(jaxpr.invars, ctx, shapes=True)
+    constvars = pp_vars(jaxpr.constvars, ctx, shapes=ctx.print_shapes)
+    invars = pp_vars(jaxpr.invars, ctx, shapes=ctx.print_shapes)
     eqns = join(brk("; "), [pp_eqn(e, ctx) for e in jaxpr.eqns])
     outvars = concat([text("("), pp_vars(jaxpr.outvars, ctx, separator=","),
                       text(")" if len(jaxpr.outvars) != 1 else ",)")])
@@ -302,9 +305,9 @@ def _sub_jaxprs(params: dict[str, Any]) -> Iterator[Any]:
                 yield v.jaxpr
 
 
-def pp_toplevel(top: Any) -> Doc:
+def pp_toplevel(top: Any, print_shapes: bool = True, custom_rules: bool = True) -> Doc:
     """``top`` with its shared sub-jaxprs in front, as JAX prints a jaxpr."""
-    ctx = PrintContext()
+    ctx = PrintContext(print_shapes, custom_rules)
     names: dict[int, str] = {}
     counts: Counter[int] = Counter()
     objects: dict[int, Any] = {}

@@ -153,10 +153,21 @@ class Jaxpr:
         new.name = self.name
         return new
 
-    def pretty_print(self, **kwargs: Any) -> str:
-        """The jaxpr in JAX's syntax. Takes JAX's keyword arguments as JAX does; spmdc
-        prints shapes and no source information whatever they say."""
-        return format_doc(pp_toplevel(self))
+    def pretty_print(self, *, print_shapes: bool = True, custom_pp_eqn_rules: bool = True,
+                     width: int = 80, source_info: bool = False, name_stack: bool = False,
+                     print_effects: bool = False, use_color: bool = False) -> str:
+        """The jaxpr in JAX's syntax, ``width`` columns wide; ``print_shapes=False`` leaves
+        the binders' types out, ``custom_pp_eqn_rules=False`` shows every param. JAX's
+        annotations (source lines, name stacks, effects, colour) are not printed: asking
+        for one is a ValueError."""
+        asked = [name for name, on in (("source_info", source_info), ("name_stack", name_stack),
+                                       ("print_effects", print_effects),
+                                       ("use_color", use_color)) if on]
+        if asked:
+            raise ValueError(f"Jaxpr.pretty_print: {', '.join(asked)} is not supported by "
+                             f"spmdc's jaxpr printer; make_ir(f)(*args) shows the IR with "
+                             f"each equation's named scope")
+        return format_doc(pp_toplevel(self, print_shapes, custom_pp_eqn_rules), width)
 
     def __str__(self) -> str:
         return format_doc(pp_toplevel(self))
@@ -203,8 +214,9 @@ class ClosedJaxpr:
         return ClosedJaxpr(self._jaxpr if jaxpr is None else jaxpr,
                            self._consts if consts is None else consts)
 
-    def pretty_print(self, **kwargs: Any) -> str:
-        return self._jaxpr.pretty_print(**kwargs)
+    def pretty_print(self, **options: Any) -> str:
+        """See ``Jaxpr.pretty_print``."""
+        return self._jaxpr.pretty_print(**options)
 
     def __str__(self) -> str:
         return str(self._jaxpr)
@@ -351,11 +363,9 @@ def _spmdc_value(v: Any) -> Any:
     return v
 
 
-def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any,
-               propagate_source_info: bool = True) -> list[Any]:
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
     """Run ``jaxpr`` on ``consts`` and ``args`` by binding its equations (Note [running a
-    jaxpr]); returns the list of its outputs. ``propagate_source_info`` is JAX's switch
-    for tracebacks; spmdc takes each equation's source from the caller's line either way."""
+    jaxpr]); returns the list of its outputs."""
     if len(consts) != len(jaxpr.constvars) or len(args) != len(jaxpr.invars):
         raise TypeError(f"eval_jaxpr: the jaxpr takes {len(jaxpr.constvars)} consts and "
                         f"{len(jaxpr.invars)} arguments, got {len(consts)} and {len(args)}")

@@ -185,3 +185,18 @@ def test_bad_input():
                       {}, set())
     with pytest.raises(ValueError, match="1 consts for 0 constvars"):
         ClosedJaxpr(closed.jaxpr, [1.0])
+
+
+def test_pretty_print_options():
+    # as JAX 0.10.2 prints them
+    closed = spmdc.make_jaxpr(lambda x: jnp.broadcast_to(x + 1, (2, 3)))(X3)
+    assert closed.pretty_print(print_shapes=False) == (
+        "{ lambda ; a. let\n"
+        "    b = add a 1.0:f32[]\n"
+        "    c = broadcast_in_dim[broadcast_dimensions=(1,)] b\n"
+        "  in (c,) }")
+    assert closed.pretty_print(custom_pp_eqn_rules=False, width=200) == (
+        "{ lambda ; a:f32[3]. let b:f32[3] = add a 1.0:f32[]; c:f32[2,3] = broadcast_in_dim["
+        "broadcast_dimensions=(1,) shape=(2, 3) sharding=None] b in (c,) }")
+    with pytest.raises(ValueError, match="source_info is not supported"):
+        closed.pretty_print(source_info=True)
