@@ -100,10 +100,17 @@ class Traced:
                          for t, x in zip(func.in_types[:n], leaves, strict=True)]
         self.out_avals = [ShapedArray(t.shape, t.dtype, w)
                           for t, w in zip(func.out_types, out_weak, strict=True)]
-        self.jaxpr: ClosedJaxpr = closed_jaxpr(func, consts, n,
-                                               [a.weak_type for a in self.in_avals], out_weak)
         self._func, self._out_weak, self._consts = func, out_weak, consts
         self._n_args, self._device, self._recorded = n, device, recorded
+        self._jaxpr: ClosedJaxpr | None = None
+
+    @property
+    def jaxpr(self) -> ClosedJaxpr:
+        """The traced program in JAX's form (made on first use: eval_shape never asks)."""
+        if self._jaxpr is None:
+            self._jaxpr = closed_jaxpr(self._func, self._consts, self._n_args,
+                                       [a.weak_type for a in self.in_avals], self._out_weak)
+        return self._jaxpr
 
     @property
     def out_info(self) -> Any:
