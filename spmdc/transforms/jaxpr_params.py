@@ -28,7 +28,8 @@ from ..compiler.primitives.structural import broadcast_in_dim_p, iota_p, reshape
 from ..core.tracing import bind
 
 __all__ = ["JaxForm", "JaxPrimitive", "jax_form", "jax_primitive", "bind_jax",
-           "convert_element_type_p", "bitcast_convert_type_p", "select_n_p", "square_p"]
+           "convert_element_type_p", "bitcast_convert_type_p", "select_n_p", "remat_p",
+           "square_p"]
 
 # Note [jaxpr names and params]
 # make_jaxpr's result is a view of spmdc's IR (transforms/jaxpr_view.py), not a second
@@ -228,15 +229,17 @@ _FORMS: dict[Primitive, JaxForm] = {
                           _remat_from_jax, open_params=("jaxpr",)),
 }
 
-convert_element_type_p = JaxPrimitive("convert_element_type", convert_p)
-bitcast_convert_type_p = JaxPrimitive("bitcast_convert_type", bitcast_convert_p)
-select_n_p = JaxPrimitive("select_n", select_p)
+# Where JAX's name differs, a JaxPrimitive stands for spmdc's primitive under it.
+_JAX_PRIMITIVES: dict[Primitive, JaxPrimitive] = {
+    prim: JaxPrimitive(form.name, prim) for prim, form in _FORMS.items()
+    if form.name != prim.name}
+convert_element_type_p = _JAX_PRIMITIVES[convert_p]
+bitcast_convert_type_p = _JAX_PRIMITIVES[bitcast_convert_p]
+select_n_p = _JAX_PRIMITIVES[select_p]
+remat_p = _JAX_PRIMITIVES[checkpoint_p]         # JAX's jax.checkpoint primitive, "remat2"
 # JAX's square is x * x as one primitive; spmdc traces jnp.square as integer_pow[y=2],
 # so square_p binds that (its equations print as integer_pow, spmdc's program).
 square_p = JaxPrimitive("square", integer_pow_p, {"y": 2})
-
-_JAX_PRIMITIVES: dict[Primitive, JaxPrimitive] = {
-    p.primitive: p for p in (convert_element_type_p, bitcast_convert_type_p, select_n_p)}
 
 
 def jax_form(prim: Any) -> JaxForm | None:

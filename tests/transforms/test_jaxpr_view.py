@@ -200,3 +200,15 @@ def test_pretty_print_options():
         "broadcast_dimensions=(1,) shape=(2, 3) sharding=None] b in (c,) }")
     with pytest.raises(ValueError, match="source_info is not supported"):
         closed.pretty_print(source_info=True)
+
+
+def test_checkpoint_is_remat2_with_an_open_jaxpr():
+    f = spmdc.checkpoint(lambda y: jnp.sin(jnp.sin(y)))
+    closed = spmdc.make_jaxpr(f)(X3)
+    (eqn,) = closed.eqns
+    assert eqn.primitive.name == "remat2" and eqn.params["differentiated"] is False
+    assert isinstance(eqn.params["jaxpr"], Jaxpr) and eqn.params["prevent_cse"] is True
+    run = jaxpr_as_fun(closed)
+    np.testing.assert_allclose(run(X3)[0], np.sin(np.sin(X3)), rtol=1e-6)
+    np.testing.assert_allclose(spmdc.grad(lambda x: run(x)[0].sum())(X3),
+                               np.cos(np.sin(X3)) * np.cos(X3), rtol=1e-6)
