@@ -83,6 +83,11 @@ class JaxPrimitive:
     def bind(self, *args: Any, **params: Any) -> Any:
         return bind_jax(self, args, params)
 
+    def get_bind_params(self, params: Params) -> tuple[list[Any], Params]:
+        """JAX's split of an equation's params into (sub-functions, bind params): spmdc's
+        sub-functions stay in the params, so the first is empty."""
+        return [], dict(params)
+
     def __repr__(self) -> str:
         return self.name
 

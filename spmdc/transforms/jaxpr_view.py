@@ -12,6 +12,7 @@ current trace under jit, vmap, grad and the rest (Note [running a jaxpr]).
 """
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,8 +26,8 @@ from ..core.tracing import Tracer, trace_function
 from .jaxpr_params import bind_jax, jax_form, jax_primitive
 from .jaxpr_print import PrintContext, format_doc, pp_eqn, pp_toplevel
 
-__all__ = ["Jaxpr", "ClosedJaxpr", "JaxprEqn", "Var", "Literal", "DropVar", "eval_jaxpr",
-           "jaxpr_as_fun", "new_jaxpr_eqn", "closed_jaxpr"]
+__all__ = ["Jaxpr", "ClosedJaxpr", "JaxprEqn", "JaxprEqnContext", "Var", "Literal", "DropVar",
+           "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn", "closed_jaxpr"]
 
 # Note [running a jaxpr]
 # eval_jaxpr walks the equations and binds each one's primitive with its params turned
@@ -79,6 +80,20 @@ def _effects_of(eqns: Sequence[JaxprEqn]) -> set[Any]:
     return set().union(*(e.effects for e in eqns)) if eqns else set()
 
 
+class JaxprEqnContext:
+    """The context an equation runs in (JAX's ``eqn.ctx``): JAX keeps a compute type and
+    XLA metadata there; spmdc's equations carry neither, so entering ``manager`` sets
+    nothing. Interpreters written for JAX enter it around each equation."""
+    __slots__ = ()
+
+    @property
+    def manager(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+
+_NO_CONTEXT = JaxprEqnContext()
+
+
 class JaxprEqn:
     """One equation: ``outvars = primitive[params] invars``."""
     __slots__ = ("invars", "outvars", "primitive", "params", "effects", "source_info", "ctx")
@@ -88,7 +103,8 @@ class JaxprEqn:
                  ctx: Any = None):
         self.invars, self.outvars = list(invars), list(outvars)
         self.primitive, self.params = primitive, params
-        self.effects, self.source_info, self.ctx = set(effects), source_info, ctx
+        self.effects, self.source_info = set(effects), source_info
+        self.ctx = _NO_CONTEXT if ctx is None else ctx
 
     def replace(self, invars: list[Any] | None = None, outvars: list[Any] | None = None,
                 primitive: Any = None, params: dict[str, Any] | None = None,

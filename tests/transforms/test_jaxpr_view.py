@@ -212,3 +212,24 @@ def test_checkpoint_is_remat2_with_an_open_jaxpr():
     np.testing.assert_allclose(run(X3)[0], np.sin(np.sin(X3)), rtol=1e-6)
     np.testing.assert_allclose(spmdc.grad(lambda x: run(x)[0].sum())(X3),
                                np.cos(np.sin(X3)) * np.cos(X3), rtol=1e-6)
+
+
+def test_an_interpreter_written_for_jax_runs_a_jaxpr():
+    # the loop libraries write as their own eval_jaxpr: the equation's context manager,
+    # the primitive's get_bind_params and bind (JaxPrimitives here: select_n, convert)
+    pred = np.array([True, False, True])
+    closed = spmdc.make_jaxpr(lambda p, x: lax.select(p, x, -x).astype(jnp.int32))(pred, X3)
+    env = dict(zip(map(id, closed.jaxpr.invars), [pred, X3], strict=True))
+    for eqn in closed.eqns:
+        args = [env[id(a)] for a in eqn.invars]
+        with eqn.ctx.manager:
+            if eqn.primitive is lax.neg_p:
+                out = eval_jaxpr(closed.jaxpr.replace(eqns=[eqn], invars=eqn.invars,
+                                                      outvars=eqn.outvars), [], *args)[0]
+            else:
+                subfuns, params = eqn.primitive.get_bind_params(eqn.params)
+                out = eqn.primitive.bind(*subfuns, *args, **params)
+        env[id(eqn.outvars[0])] = out
+    assert [e.primitive.name for e in closed.eqns] == ["neg", "select_n", "convert_element_type"]
+    np.testing.assert_array_equal(env[id(closed.jaxpr.outvars[0])],
+                                  np.where(pred, X3, -X3).astype(np.int32))
