@@ -10,6 +10,7 @@ collectives over those axis names can be traced, as under ``pmap`` /
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -66,4 +67,10 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
         shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
                   for a in closed.out_avals]
         return closed, tree_unflatten(out_tree, shapes)
+    functools.update_wrapper(make, fun)
+    make.__module__ = "spmdc"
+    if hasattr(fun, "__qualname__"):
+        make.__qualname__ = f"make_jaxpr({fun.__qualname__})"
+    if hasattr(fun, "__name__"):
+        make.__name__ = f"make_jaxpr({fun.__name__})"
     return make

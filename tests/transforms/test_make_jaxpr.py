@@ -72,3 +72,22 @@ def test_static_argnums_and_abstract_arguments():
     closed = spmdc.make_jaxpr(lambda x: x + 1)(ShapeDtypeStruct((2,), np.int32))
     assert closed.in_avals == [ShapedArray((2,), np.int32)]
     assert closed.out_avals == [ShapedArray((2,), np.int32)]
+
+
+def test_the_function_is_named_and_the_docstring_example_prints_as_in_jax():
+    def f(x):
+        return jnp.sin(jnp.cos(x))
+    made = spmdc.make_jaxpr(f)
+    assert made.__name__ == "make_jaxpr(f)" and made.__wrapped__ is f
+    assert made.__qualname__.startswith("make_jaxpr(") and made.__qualname__.endswith(".f)")
+    # JAX 0.10.2's make_jaxpr docstring
+    assert str(made(3.0)) == "{ lambda ; a:f32[]. let b:f32[] = cos a; c:f32[] = sin b in (c,) }"
+
+
+def test_static_arguments_are_literals():
+    # JAX's test_make_jaxpr_static_argnums_order (issue 28065)
+    def f(a, b, c):
+        return (a + c) - b * c
+    for static_argnums in [(1, 0), (0, 1)]:
+        closed = spmdc.make_jaxpr(f, static_argnums=static_argnums)(1, 2, 3)
+        assert closed.eqns[0].invars[0].val == 1 and closed.eqns[1].invars[0].val == 2
