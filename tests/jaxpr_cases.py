@@ -152,7 +152,85 @@ def long_branch(jax):
     return (lambda p, x: jax.lax.cond(p, branch, jax.numpy.cos, x)), (False, X3), {}
 
 
+# --- the programs of JAX's "Understanding jaxprs" page (docs/jaxpr.md) ---------------------
+
+def docs_func1(jax):
+    jnp = jax.numpy
+
+    def func1(first, second):
+        temp = first + jnp.sin(second) * 3.
+        return jnp.sum(temp)
+    return func1, (jnp.zeros(8), jnp.ones(8)), {}
+
+
+def docs_func4(jax):
+    jnp = jax.numpy
+
+    def func4(arg):
+        temp = arg[0] + jnp.sin(arg[1]) * 3.
+        return jnp.sum(temp)
+    return func4, ((jnp.zeros(8), jnp.ones(8)),), {}
+
+
+def docs_one_of_three(jax):
+    def one_of_three(index, arg):
+        return jax.lax.switch(index, [lambda x: x + 1., lambda x: x - 2., lambda x: x + 3.],
+                              arg)
+    return one_of_three, (1, 5.), {}
+
+
+def docs_func7(jax):
+    def func7(arg):
+        return jax.lax.cond(arg >= 0., lambda xtrue: xtrue + 3., lambda xfalse: xfalse - 3.,
+                            arg)
+    return func7, (5.,), {}
+
+
+def docs_func8(jax):
+    jnp = jax.numpy
+
+    def func8(arg1, arg2):
+        return jax.lax.cond(arg1 >= 0., lambda xtrue: xtrue[0],
+                            lambda xfalse: jnp.array([1]) + xfalse[1], arg2)
+    return func8, (5., (jnp.zeros(1), 2.)), {}
+
+
+def docs_func10(jax):
+    jnp = jax.numpy
+
+    def func10(arg, n):
+        ones = jnp.ones(arg.shape)
+        return jax.lax.fori_loop(0, n, lambda i, carry: carry + ones * 3. + arg, arg + ones)
+    return func10, (np.ones(16, np.float32), 5), {}
+
+
+def docs_func11(jax):
+    jnp = jax.numpy
+
+    def func11(arr, extra):
+        ones = jnp.ones(arr.shape)
+
+        def body(carry, aelems):
+            ae1, ae2 = aelems
+            return (carry + ae1 * ae2 + extra, carry)
+        return jax.lax.scan(body, 0., (arr, ones))
+    return func11, (np.ones(16, np.float32), 5.), {}
+
+
+def docs_func12(jax):
+    jnp = jax.numpy
+
+    def func12(arg):
+        @jax.jit
+        def inner(x):
+            return x + arg * jnp.ones(1)
+        return arg + inner(arg - 2.)
+    return func12, (1.,), {}
+
+
 CASES = [sin, add, add_literal, weak_scalar, dot, jit_nested, cond, switch, scan, while_loop,
          reduce_sum, reduce_max, argmax, broadcast, convert, custom_jvp, captured_constant,
          several_outputs, many_lines, iota, select, transpose_reshape, concatenate,
-         cumsum_sort, clamp, integer_pow, identity, pad_rev, psum, long_branch]
+         cumsum_sort, clamp, integer_pow, identity, pad_rev, psum, long_branch, docs_func1,
+         docs_func4, docs_one_of_three, docs_func7, docs_func8, docs_func10, docs_func11,
+         docs_func12]
