@@ -287,7 +287,8 @@ class _Viewer:
             outvars = [_with_weak(a, w) for a, w in zip(outvars, out_weak, strict=True)]
         jaxpr = Jaxpr(constvars, invars, outvars, eqns)
         jaxpr.name = func.name
-        jaxpr._source = (func, (*constvars, *invars, *outvars, *eqns))
+        if n_consts == 0:                   # the Jaxpr takes exactly the Func's inputs
+            jaxpr._source = (func, (*constvars, *invars, *outvars, *eqns))
         self.jaxprs[key] = (func, jaxpr)
         return jaxpr
 

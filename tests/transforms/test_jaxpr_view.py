@@ -239,3 +239,18 @@ def test_an_interpreter_written_for_jax_runs_a_jaxpr():
     assert [e.primitive.name for e in closed.eqns] == ["neg", "select_n", "convert_element_type"]
     np.testing.assert_array_equal(env[id(closed.jaxpr.outvars[0])],
                                   np.where(pred, X3, -X3).astype(np.int32))
+
+
+def test_a_made_jaxpr_as_a_branch_of_a_new_cond():
+    # a top-level jaxpr whose scalar constant was written inline is traced again when an
+    # equation takes it as a sub-jaxpr (regression: it reused the Func, which takes the
+    # constant as an input)
+    c = np.float32(3)
+    add_c = spmdc.make_jaxpr(lambda x: lax.clamp(c, x, np.float32(5)))(X3)
+    neg = spmdc.make_jaxpr(lambda x: -x)(X3)
+    assert add_c.consts == [] and add_c.eqns[0].invars[0].val == 3
+    template = spmdc.make_jaxpr(lambda p, x: lax.cond(p, jnp.sin, jnp.cos, x))(True, X3)
+    cond = template.eqns[-1].replace(params={"branches": (neg, add_c)})
+    jaxpr = template.jaxpr.replace(eqns=[*template.eqns[:-1], cond])
+    np.testing.assert_allclose(eval_jaxpr(jaxpr, [], True, X3)[0], np.clip(X3, 3, 5))
+    np.testing.assert_allclose(eval_jaxpr(jaxpr, [], False, X3)[0], -X3)
