@@ -19,7 +19,25 @@ from ..compiler.primitives.collectives import pmax_p, pmin_p, psum_p
 from ..compiler.primitives.control_flow import while_p
 from ..compiler.primitives.core import Primitive
 from ..compiler.primitives.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
-from ..compiler.primitives.elementwise import bitcast_convert_p, convert_p, integer_pow_p
+from ..compiler.primitives.elementwise import (
+    bitcast_convert_p,
+    cbrt_p,
+    convert_p,
+    cos_p,
+    exp2_p,
+    exp_p,
+    expm1_p,
+    integer_pow_p,
+    log1p_p,
+    log_p,
+    logistic_p,
+    mul_p,
+    rsqrt_p,
+    sin_p,
+    sqrt_p,
+    tan_p,
+    tanh_p,
+)
 from ..compiler.primitives.logic import select_p
 from ..compiler.primitives.reductions import argmax_p, argmin_p, dot_general_p, reduce_sum_p
 from ..compiler.primitives.remat import checkpoint_p
@@ -36,21 +54,27 @@ __all__ = ["JaxForm", "JaxPrimitive", "jax_form", "jax_primitive", "bind_jax",
 # IR: one JaxprEqn per spmdc Eqn, one jaxpr Var per IR Var. What differs from JAX is the
 # spelling, which this table maps, per primitive:
 # - the name: where spmdc's primitive is JAX's under another name (convert is
-#   convert_element_type, bitcast_convert is bitcast_convert_type, select is select_n),
-#   the equation's ``primitive`` is a JaxPrimitive: JAX's name over spmdc's primitive,
-#   the object spmdc.lax exports as ``convert_element_type_p``. Elsewhere it is spmdc's
-#   Primitive itself (``lax.sin_p`` is the compiler's ``sin_p``).
-# - the params: renamed (scan's ``body`` is ``jaxpr``), regrouped (dot_general's
-#   ``contract``/``batch`` are ``dimension_numbers``), and JAX's params that spmdc's IR
-#   does not carry added with the value they have in the program spmdc traced
-#   (``sharding=None``, ``out_sharding=None``, ``weak_type=False``, ``unroll=1``,
-#   dot_general's ``preferred_element_type`` = its result's dtype). Sub-Funcs become
-#   ClosedJaxprs (jaxpr_view.py does that for every param).
+#   convert_element_type, bitcast_convert is bitcast_convert_type, select is select_n,
+#   checkpoint is remat2), the equation's ``primitive`` is a JaxPrimitive: JAX's name
+#   over spmdc's primitive, the object spmdc.lax exports as ``convert_element_type_p``.
+#   Elsewhere it is spmdc's Primitive itself (``lax.sin_p`` is the compiler's ``sin_p``).
+# - the params: renamed (scan's ``body`` is ``jaxpr``, psum's ``groups`` is
+#   ``axis_index_groups``), regrouped (dot_general's ``contract``/``batch`` are
+#   ``dimension_numbers``), and JAX's params that spmdc's IR does not carry added with
+#   the value they have in the program spmdc traced (``sharding=None``,
+#   ``out_sharding=None``, ``weak_type=False``, ``unroll=1``, dot_general's
+#   ``preferred_element_type`` = its result's dtype). Sub-Funcs become ClosedJaxprs
+#   (jaxpr_view.py does that for every param; remat2 keeps an open Jaxpr, as JAX's).
+#   So transcendental functions carry ``accuracy=None`` and mul ``out_dtype=None``, as
+#   JAX's do (its printer hides both).
 # - the operand order (select_n takes the false case first).
 # Going back (``from_jax``), an added param must hold the value that spmdc's program
 # means; any other value is refused with a TypeError naming the param, since spmdc's
-# primitive cannot express it. Primitives not in the table (most elementwise ones, and
-# primitives defined through jax.extend) keep their name and params as they are.
+# primitive cannot express it. Two are not refused: scan's ``unroll`` (a scheduling
+# hint, which spmdc's lax.scan takes and compiles as one loop either way) is dropped,
+# and convert_element_type's ``weak_type`` becomes the weak type of the result.
+# Primitives not in the table (most elementwise ones, and primitives defined through
+# jax.extend) keep their name and params as they are.
 # Differences that remain are spmdc's program, shown honestly: spmdc inlines nested
 # jit calls (no ``jit`` equation), spells gather/scatter dimension numbers as flat params,
 # has one ``scatter`` with a ``combine`` param, and keeps dot precision as strings.
@@ -233,6 +257,13 @@ _FORMS: dict[Primitive, JaxForm] = {
                                                     "differentiated": False},
                           _remat_from_jax, open_params=("jaxpr",)),
 }
+
+# JAX's transcendental functions take an accuracy (StableHLO's result_accuracy), which
+# spmdc's lowering does not honour: None is the one value.
+_FORMS.update({prim: _added(prim.name, accuracy=None) for prim in (
+    exp_p, exp2_p, log_p, expm1_p, log1p_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, sqrt_p,
+    rsqrt_p, cbrt_p)})
+_FORMS[mul_p] = _added("mul", out_dtype=None)
 
 # Where JAX's name differs, a JaxPrimitive stands for spmdc's primitive under it.
 _JAX_PRIMITIVES: dict[Primitive, JaxPrimitive] = {

@@ -254,3 +254,18 @@ def test_a_made_jaxpr_as_a_branch_of_a_new_cond():
     jaxpr = template.jaxpr.replace(eqns=[*template.eqns[:-1], cond])
     np.testing.assert_allclose(eval_jaxpr(jaxpr, [], True, X3)[0], np.clip(X3, 3, 5))
     np.testing.assert_allclose(eval_jaxpr(jaxpr, [], False, X3)[0], -X3)
+
+
+def test_params_jax_hides_when_printing():
+    closed = spmdc.make_jaxpr(lambda x: jnp.sin(x) * x)(X3)
+    sin, mul = closed.eqns
+    assert sin.params == {"accuracy": None} and mul.params == {"out_dtype": None}
+    # as JAX 0.10.2 prints it without its print rules
+    assert closed.pretty_print(custom_pp_eqn_rules=False) == (
+        "{ lambda ; a:f32[3]. let\n"
+        "    b:f32[3] = sin[accuracy=None] a\n"
+        "    c:f32[3] = mul[out_dtype=None] b a\n"
+        "  in (c,) }")
+    changed = closed.jaxpr.replace(eqns=[sin.replace(params={"accuracy": "HIGHEST"}), mul])
+    with pytest.raises(TypeError, match="sin: spmdc's primitive takes accuracy=None"):
+        eval_jaxpr(changed, [], X3)
