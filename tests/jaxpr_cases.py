@@ -152,6 +152,11 @@ def long_branch(jax):
     return (lambda p, x: jax.lax.cond(p, branch, jax.numpy.cos, x)), (False, X3), {}
 
 
+def fft(jax):
+    return (lambda x: jax.lax.fft(x, jax.lax.FftType.IFFT, (3,))), \
+        (X3.astype(np.complex64),), {}
+
+
 # --- the programs of JAX's "Understanding jaxprs" page (docs/jaxpr.md) ---------------------
 
 def docs_func1(jax):
@@ -231,6 +236,6 @@ def docs_func12(jax):
 CASES = [sin, add, add_literal, weak_scalar, dot, jit_nested, cond, switch, scan, while_loop,
          reduce_sum, reduce_max, argmax, broadcast, convert, custom_jvp, captured_constant,
          several_outputs, many_lines, iota, select, transpose_reshape, concatenate,
-         cumsum_sort, clamp, integer_pow, identity, pad_rev, psum, long_branch, docs_func1,
+         cumsum_sort, clamp, integer_pow, identity, pad_rev, psum, long_branch, fft, docs_func1,
          docs_func4, docs_one_of_three, docs_func7, docs_func8, docs_func10, docs_func11,
          docs_func12]

@@ -38,6 +38,7 @@ from ..compiler.primitives.elementwise import (
     tan_p,
     tanh_p,
 )
+from ..compiler.primitives.fft import FFT_TYPES, fft_p
 from ..compiler.primitives.logic import select_p
 from ..compiler.primitives.reductions import argmax_p, argmin_p, dot_general_p, reduce_sum_p
 from ..compiler.primitives.remat import checkpoint_p
@@ -222,6 +223,15 @@ def _collective_form(name: str) -> JaxForm:
     return JaxForm(name, to_jax, from_jax)
 
 
+def _fft_from_jax(p: Params, args: Sequence[Any]) -> Params:
+    kind = p["fft_type"]
+    if isinstance(kind, str):               # a name, as lax.fft takes it
+        return dict(p)
+    if not 0 <= int(kind) < len(FFT_TYPES):
+        raise _refuse("fft", "fft_type", kind, f"one of 0..{len(FFT_TYPES) - 1} (FftType)")
+    return {**p, "fft_type": FFT_TYPES[int(kind)]}
+
+
 _SELECT_ORDER = (0, 2, 1)      # select_n(pred, on_false, on_true) = select(pred, t, f)
 
 
@@ -243,6 +253,9 @@ _FORMS: dict[Primitive, JaxForm] = {
     argmax_p: _argext_form("argmax"),
     argmin_p: _argext_form("argmin"),
     dot_general_p: JaxForm("dot_general", _dot_to_jax, _dot_from_jax),
+    # JAX's FftType is an IntEnum (FFT=0, IFFT=1, RFFT=2, IRFFT=3), spmdc's param its name
+    fft_p: JaxForm("fft", lambda p, eqn: {**p, "fft_type": FFT_TYPES.index(p["fft_type"])},
+                   _fft_from_jax),
     psum_p: _collective_form("psum"),
     pmax_p: _collective_form("pmax"),
     pmin_p: _collective_form("pmin"),
