@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..compiler.primitives.callbacks import pure_callback_p
 from ..compiler.primitives.collectives import pmax_p, pmin_p, psum_p
 from ..compiler.primitives.control_flow import while_p
 from ..compiler.primitives.core import Primitive
@@ -44,6 +45,7 @@ from ..compiler.primitives.reductions import argmax_p, argmin_p, dot_general_p, 
 from ..compiler.primitives.remat import checkpoint_p
 from ..compiler.primitives.scan import scan_p
 from ..compiler.primitives.structural import broadcast_in_dim_p, iota_p, reshape_p
+from ..core.abstract import ShapedArray
 from ..core.tracing import bind
 
 __all__ = ["JaxForm", "JaxPrimitive", "jax_form", "jax_primitive", "bind_jax",
@@ -61,7 +63,8 @@ __all__ = ["JaxForm", "JaxPrimitive", "jax_form", "jax_primitive", "bind_jax",
 #   Elsewhere it is spmdc's Primitive itself (``lax.sin_p`` is the compiler's ``sin_p``).
 # - the params: renamed (scan's ``body`` is ``jaxpr``, psum's ``groups`` is
 #   ``axis_index_groups``), regrouped (dot_general's ``contract``/``batch`` are
-#   ``dimension_numbers``), and JAX's params that spmdc's IR does not carry added with
+#   ``dimension_numbers``, pure_callback's ``shapes``/``dtypes`` are ``result_avals``),
+#   and JAX's params that spmdc's IR does not carry added with
 #   the value they have in the program spmdc traced (``sharding=None``,
 #   ``out_sharding=None``, ``weak_type=False``, ``unroll=1``, dot_general's
 #   ``preferred_element_type`` = its result's dtype). Sub-Funcs become ClosedJaxprs
@@ -232,6 +235,22 @@ def _fft_from_jax(p: Params, args: Sequence[Any]) -> Params:
     return {**p, "fft_type": FFT_TYPES[int(kind)]}
 
 
+def _callback_to_jax(p: Params, eqn: Any) -> Params:
+    out = {k: v for k, v in p.items() if k not in ("shapes", "dtypes")}
+    return {**out, "result_avals": tuple(ShapedArray(s, d) for s, d in
+                                         zip(p["shapes"], p["dtypes"], strict=True)),
+            "sharding": None}
+
+
+def _callback_from_jax(p: Params, args: Sequence[Any]) -> Params:
+    if p.get("sharding") is not None:
+        raise _refuse("pure_callback", "sharding", p["sharding"], "None")
+    out = {k: v for k, v in p.items() if k not in ("result_avals", "sharding")}
+    avals = p["result_avals"]
+    return {**out, "shapes": tuple(tuple(a.shape) for a in avals),
+            "dtypes": tuple(np.dtype(a.dtype) for a in avals)}
+
+
 _SELECT_ORDER = (0, 2, 1)      # select_n(pred, on_false, on_true) = select(pred, t, f)
 
 
@@ -256,6 +275,7 @@ _FORMS: dict[Primitive, JaxForm] = {
     # JAX's FftType is an IntEnum (FFT=0, IFFT=1, RFFT=2, IRFFT=3), spmdc's param its name
     fft_p: JaxForm("fft", lambda p, eqn: {**p, "fft_type": FFT_TYPES.index(p["fft_type"])},
                    _fft_from_jax),
+    pure_callback_p: JaxForm("pure_callback", _callback_to_jax, _callback_from_jax),
     psum_p: _collective_form("psum"),
     pmax_p: _collective_form("pmax"),
     pmin_p: _collective_form("pmin"),

@@ -390,7 +390,10 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
 
     def read(a: Any) -> Any:
         if isinstance(a, Literal):
-            return a.val
+            # a library's Literal may hold a Python scalar: give it the literal's dtype
+            if isinstance(a.val, (np.ndarray, np.generic)):
+                return a.val
+            return np.asarray(a.val, a.aval.dtype)[()]
         try:
             return env[id(a)]
         except KeyError:

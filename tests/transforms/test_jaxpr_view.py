@@ -284,3 +284,24 @@ def test_fft_type_is_jax_s():
     assert closed.eqns[0].params["fft_type"] == lax.FftType.IFFT
     np.testing.assert_allclose(jaxpr_as_fun(closed)(X3.astype(np.complex64))[0],
                                np.fft.ifft(X3), rtol=1e-6)
+
+
+def test_pure_callback_has_result_avals():
+    def f(x):
+        return spmdc.pure_callback(np.sin, spmdc.ShapeDtypeStruct((3,), np.float32), x)
+    closed = spmdc.make_jaxpr(f)(X3)
+    (eqn,) = closed.eqns
+    assert eqn.params["result_avals"] == (ShapedArray((3,), np.float32),)
+    assert eqn.params["sharding"] is None and eqn.params["vmap_method"] is None
+    np.testing.assert_allclose(jaxpr_as_fun(closed)(X3)[0], np.sin(X3), rtol=1e-6)
+
+
+def test_a_literal_a_library_made_takes_its_dtype():
+    closed = spmdc.make_jaxpr(lambda x: x * 2.0)(X3.astype(np.float16))
+    (mul,) = closed.eqns
+    # a Python float, as a library writes it, in a float16 literal
+    three = Literal(3.0, ShapedArray((), np.float16))
+    jaxpr = closed.jaxpr.replace(eqns=[mul.replace(invars=[mul.invars[0], three])])
+    out = eval_jaxpr(jaxpr, [], X3.astype(np.float16))[0]
+    assert out.dtype == np.float16
+    np.testing.assert_array_equal(out, X3.astype(np.float16) * 3)
