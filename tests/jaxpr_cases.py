@@ -144,6 +144,16 @@ def psum(jax):
     return (lambda x: jax.lax.psum(x, "i")), (X3,), {"axis_env": [("i", 4)]}
 
 
+def collectives(jax):
+    lax = jax.lax
+
+    def f(x):
+        return (lax.psum_scatter(lax.all_gather(x, "i"), "i"),
+                lax.ppermute(x, "i", [(0, 1), (1, 0)]),
+                lax.all_to_all(x, "i", 0, 0) + lax.axis_index("i"))
+    return f, (np.arange(4, dtype=np.float32),), {"axis_env": [("i", 4)]}
+
+
 def long_branch(jax):
     def branch(x):
         for _ in range(11):
@@ -236,6 +246,6 @@ def docs_func12(jax):
 CASES = [sin, add, add_literal, weak_scalar, dot, jit_nested, cond, switch, scan, while_loop,
          reduce_sum, reduce_max, argmax, broadcast, convert, custom_jvp, captured_constant,
          several_outputs, many_lines, iota, select, transpose_reshape, concatenate,
-         cumsum_sort, clamp, integer_pow, identity, pad_rev, psum, long_branch, fft, docs_func1,
-         docs_func4, docs_one_of_three, docs_func7, docs_func8, docs_func10, docs_func11,
-         docs_func12]
+         cumsum_sort, clamp, integer_pow, identity, pad_rev, psum, collectives, long_branch,
+         fft, docs_func1, docs_func4, docs_one_of_three, docs_func7, docs_func8, docs_func10,
+         docs_func11, docs_func12]

@@ -9,14 +9,25 @@ applies an equation given in JAX's form, which is how ``eval_jaxpr`` runs one. S
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..compiler.passes.collectives import UnboundAxisError, unbound_axis_message
 from ..compiler.primitives.callbacks import pure_callback_p
-from ..compiler.primitives.collectives import pmax_p, pmin_p, psum_p
+from ..compiler.primitives.collectives import (
+    all_gather_p,
+    all_to_all_p,
+    axis_index_p,
+    pmax_p,
+    pmin_p,
+    ppermute_p,
+    psum_p,
+    psum_scatter_p,
+)
 from ..compiler.primitives.control_flow import while_p
 from ..compiler.primitives.core import Primitive
 from ..compiler.primitives.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
@@ -46,7 +57,7 @@ from ..compiler.primitives.remat import checkpoint_p
 from ..compiler.primitives.scan import scan_p
 from ..compiler.primitives.structural import broadcast_in_dim_p, iota_p, reshape_p
 from ..core.abstract import ShapedArray
-from ..core.tracing import bind
+from ..core.tracing import bind, current_trace, user_source
 
 __all__ = ["JaxForm", "JaxPrimitive", "jax_form", "jax_primitive", "bind_jax",
            "convert_element_type_p", "bitcast_convert_type_p", "select_n_p", "remat_p",
@@ -58,25 +69,27 @@ __all__ = ["JaxForm", "JaxPrimitive", "jax_form", "jax_primitive", "bind_jax",
 # spelling, which this table maps, per primitive:
 # - the name: where spmdc's primitive is JAX's under another name (convert is
 #   convert_element_type, bitcast_convert is bitcast_convert_type, select is select_n,
-#   checkpoint is remat2), the equation's ``primitive`` is a JaxPrimitive: JAX's name
-#   over spmdc's primitive, the object spmdc.lax exports as ``convert_element_type_p``.
-#   Elsewhere it is spmdc's Primitive itself (``lax.sin_p`` is the compiler's ``sin_p``).
+#   checkpoint is remat2, psum_scatter is reduce_scatter), the equation's ``primitive``
+#   is a JaxPrimitive: JAX's name over spmdc's primitive, the object spmdc.lax exports as
+#   ``convert_element_type_p``. Elsewhere it is spmdc's Primitive itself (``lax.sin_p``
+#   is the compiler's ``sin_p``).
 # - the params: renamed (scan's ``body`` is ``jaxpr``, psum's ``groups`` is
-#   ``axis_index_groups``), regrouped (dot_general's ``contract``/``batch`` are
-#   ``dimension_numbers``, pure_callback's ``shapes``/``dtypes`` are ``result_avals``),
-#   and JAX's params that spmdc's IR does not carry added with
-#   the value they have in the program spmdc traced (``sharding=None``,
-#   ``out_sharding=None``, ``weak_type=False``, ``unroll=1``, dot_general's
-#   ``preferred_element_type`` = its result's dtype). Sub-Funcs become ClosedJaxprs
-#   (jaxpr_view.py does that for every param; remat2 keeps an open Jaxpr, as JAX's).
-#   So transcendental functions carry ``accuracy=None`` and mul ``out_dtype=None``, as
-#   JAX's do (its printer hides both).
+#   ``axis_index_groups``, a collective's ``axes`` its ``axis_name``), regrouped
+#   (dot_general's ``contract``/``batch`` are ``dimension_numbers``, pure_callback's
+#   ``shapes``/``dtypes`` are ``result_avals``), and JAX's params that spmdc's IR does
+#   not carry added with the value they have in the program spmdc traced
+#   (``sharding=None``, ``out_sharding=None``, ``weak_type=False``, ``unroll=1``,
+#   dot_general's ``preferred_element_type`` = its result's dtype). Sub-Funcs become
+#   ClosedJaxprs (jaxpr_view.py does that for every param; remat2 keeps an open Jaxpr,
+#   as JAX's). So transcendental functions carry ``accuracy=None`` and mul
+#   ``out_dtype=None``, as JAX's do (its printer hides both).
 # - the operand order (select_n takes the false case first).
 # Going back (``from_jax``), an added param must hold the value that spmdc's program
 # means; any other value is refused with a TypeError naming the param, since spmdc's
 # primitive cannot express it. Two are not refused: scan's ``unroll`` (a scheduling
 # hint, which spmdc's lax.scan takes and compiles as one loop either way) is dropped,
-# and convert_element_type's ``weak_type`` becomes the weak type of the result.
+# and convert_element_type's ``weak_type`` becomes the weak type of the result. A
+# collective's axis sizes, which JAX's params do not hold, are the current trace's.
 # Primitives not in the table (most elementwise ones, and primitives defined through
 # jax.extend) keep their name and params as they are.
 # Differences that remain are spmdc's program, shown honestly: spmdc inlines nested
@@ -251,6 +264,44 @@ def _callback_from_jax(p: Params, args: Sequence[Any]) -> Params:
             "dtypes": tuple(np.dtype(a.dtype) for a in avals)}
 
 
+def _axis_form(name: str, tuple_names: bool, size: bool, **renames: str) -> JaxForm:
+    """A collective over named axes: spmdc's ``axes``/``axis_sizes`` are JAX's
+    ``axis_name`` (a tuple, or the one name as given where JAX keeps it so) and
+    ``axis_size`` (their product); going back, the sizes are the current trace's."""
+    back = {v: k for k, v in renames.items()}
+
+    def to_jax(p: Params, eqn: Any) -> Params:
+        out = {renames.get(k, k): v for k, v in p.items()
+               if k not in ("axes", "axis_sizes", "groups")}
+        axes = p["axes"]
+        out["axis_name"] = axes if tuple_names or len(axes) != 1 else axes[0]
+        if size:
+            out["axis_size"] = math.prod(p["axis_sizes"])
+        if name != "ppermute" and name != "axis_index":
+            out["axis_index_groups"] = None
+        return out
+
+    def from_jax(p: Params, args: Sequence[Any]) -> Params:
+        if p.get("axis_index_groups") is not None:
+            raise _refuse(name, "axis_index_groups", p["axis_index_groups"], "None")
+        names = p["axis_name"]
+        axes = tuple(names) if isinstance(names, (tuple, list)) else (names,)
+        trace = current_trace()
+        bound = trace.axis_env if trace is not None else {}
+        for axis in axes:
+            if axis not in bound:
+                raise UnboundAxisError(unbound_axis_message(name, axis, map(str, bound),
+                                                            user_source()))
+        sizes = tuple(int(bound[a]) for a in axes)
+        if size and p.get("axis_size", math.prod(sizes)) != math.prod(sizes):
+            raise _refuse(name, "axis_size", p["axis_size"], f"{math.prod(sizes)}, the size "
+                          f"of {axes} here")
+        out = {back.get(k, k): v for k, v in p.items()
+               if k not in ("axis_name", "axis_size", "axis_index_groups")}
+        return {**out, "axes": axes, "axis_sizes": sizes}
+    return JaxForm(name, to_jax, from_jax)
+
+
 _SELECT_ORDER = (0, 2, 1)      # select_n(pred, on_false, on_true) = select(pred, t, f)
 
 
@@ -276,6 +327,11 @@ _FORMS: dict[Primitive, JaxForm] = {
     fft_p: JaxForm("fft", lambda p, eqn: {**p, "fft_type": FFT_TYPES.index(p["fft_type"])},
                    _fft_from_jax),
     pure_callback_p: JaxForm("pure_callback", _callback_to_jax, _callback_from_jax),
+    all_gather_p: _axis_form("all_gather", True, True, dimension="all_gather_dimension"),
+    psum_scatter_p: _axis_form("reduce_scatter", True, True),
+    ppermute_p: _axis_form("ppermute", True, False),
+    all_to_all_p: _axis_form("all_to_all", False, False),
+    axis_index_p: _axis_form("axis_index", False, False),
     psum_p: _collective_form("psum"),
     pmax_p: _collective_form("pmax"),
     pmin_p: _collective_form("pmin"),

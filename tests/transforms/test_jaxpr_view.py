@@ -305,3 +305,19 @@ def test_a_literal_a_library_made_takes_its_dtype():
     out = eval_jaxpr(jaxpr, [], X3.astype(np.float16))[0]
     assert out.dtype == np.float16
     np.testing.assert_array_equal(out, X3.astype(np.float16) * 3)
+
+
+def test_collectives_run_with_the_axis_sizes_of_the_trace():
+    from jaxpr_cases import collectives
+    f, args, options = collectives(spmdc)
+    closed = spmdc.make_jaxpr(f, **options)(*args)
+    xs = np.arange(16, dtype=np.float32).reshape(4, 4)
+    got = spmdc.vmap(jaxpr_as_fun(closed), axis_name="i")(xs)
+    want = spmdc.vmap(f, axis_name="i")(xs)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+    with pytest.raises(NameError, match="unbound axis name 'i'"):
+        jaxpr_as_fun(closed)(*args)
+    two = spmdc.make_jaxpr(lambda x: lax.all_gather(x, "i"), axis_env=[("i", 2)])(X3)
+    with pytest.raises(TypeError, match="all_gather: spmdc's primitive takes axis_size=4"):
+        spmdc.vmap(jaxpr_as_fun(two), axis_name="i")(np.ones((4, 3), np.float32))
