@@ -295,18 +295,9 @@ def pp_jaxpr(jaxpr: Any, ctx: PrintContext) -> Doc:
     return text(name) if name is not None else _skeleton(jaxpr, ctx)
 
 
-def _sub_jaxprs(params: dict[str, Any]) -> Iterator[Any]:
-    from .jaxpr_view import ClosedJaxpr, Jaxpr
-    for value in params.values():
-        for v in value if isinstance(value, tuple) else (value,):
-            if isinstance(v, Jaxpr):
-                yield v
-            elif isinstance(v, ClosedJaxpr):
-                yield v.jaxpr
-
-
 def pp_toplevel(top: Any, print_shapes: bool = True, custom_rules: bool = True) -> Doc:
     """``top`` with its shared sub-jaxprs in front, as JAX prints a jaxpr."""
+    from .jaxpr_view import jaxprs_in_params
     ctx = PrintContext(print_shapes, custom_rules)
     names: dict[int, str] = {}
     counts: Counter[int] = Counter()
@@ -318,7 +309,7 @@ def pp_toplevel(top: Any, print_shapes: bool = True, custom_rules: bool = True) 
         counts[id(jaxpr)] += 1 + (jaxpr is not top and len(jaxpr.eqns) > 10)
         for eqn in jaxpr.eqns:
             label = eqn.params.get("name")
-            for sub in _sub_jaxprs(eqn.params):
+            for sub in jaxprs_in_params(eqn.params):
                 queue.append(sub)
                 if isinstance(label, str):
                     names.setdefault(id(sub), label.strip("<>"))

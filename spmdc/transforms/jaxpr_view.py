@@ -13,7 +13,7 @@ current trace under jit, vmap, grad and the rest (Note [running a jaxpr]).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,8 @@ from .jaxpr_params import bind_jax, jax_form, jax_primitive
 from .jaxpr_print import PrintContext, format_doc, pp_eqn, pp_toplevel
 
 __all__ = ["Jaxpr", "ClosedJaxpr", "JaxprEqn", "JaxprEqnContext", "Var", "Literal", "DropVar",
-           "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn", "closed_jaxpr"]
+           "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn", "jaxprs_in_params", "subjaxprs",
+           "closed_jaxpr"]
 
 # Note [running a jaxpr]
 # eval_jaxpr walks the equations and binds each one's primitive with its params turned
@@ -238,6 +239,23 @@ class ClosedJaxpr:
         return str(self._jaxpr)
 
     __repr__ = __str__
+
+
+def jaxprs_in_params(params: dict[str, Any]) -> Iterator[Jaxpr]:
+    """The Jaxprs in an equation's params (a ClosedJaxpr gives its Jaxpr), as JAX's
+    ``core.jaxprs_in_params``."""
+    for value in params.values():
+        for v in value if isinstance(value, tuple) else (value,):
+            if isinstance(v, Jaxpr):
+                yield v
+            elif isinstance(v, ClosedJaxpr):
+                yield v.jaxpr
+
+
+def subjaxprs(jaxpr: Jaxpr | ClosedJaxpr) -> Iterator[Jaxpr]:
+    """The sub-jaxprs of ``jaxpr``'s equations, not recursively (JAX's ``core.subjaxprs``)."""
+    for eqn in jaxpr.eqns:
+        yield from jaxprs_in_params(eqn.params)
 
 
 # --- the view of a Func -------------------------------------------------------------------

@@ -321,3 +321,11 @@ def test_collectives_run_with_the_axis_sizes_of_the_trace():
     two = spmdc.make_jaxpr(lambda x: lax.all_gather(x, "i"), axis_env=[("i", 2)])(X3)
     with pytest.raises(TypeError, match="all_gather: spmdc's primitive takes axis_size=4"):
         spmdc.vmap(jaxpr_as_fun(two), axis_name="i")(np.ones((4, 3), np.float32))
+
+
+def test_subjaxprs():
+    from spmdc.transforms.jaxpr_view import subjaxprs
+    closed = spmdc.make_jaxpr(lambda p, x: lax.cond(p, jnp.sin, jnp.cos, x))(True, X3)
+    subs = list(subjaxprs(closed.jaxpr))
+    assert [[e.primitive for e in j.eqns] for j in subs] == [[lax.cos_p], [lax.sin_p]]
+    assert all(isinstance(j, Jaxpr) for j in subs)
