@@ -45,14 +45,14 @@ COMPOSITE = ("stablehlo.composite with a decomposition region: spmdc's lowering 
 JAXPR_ONLY = ("acts on JAX's jaxpr machinery (dead-code elimination, lifting into a trace); "
               "no counterpart in spmdc's IR")
 SYMBOLIC = "converts symbolic (polymorphic) shapes to values; spmdc's shapes are static"
-COMPOSED = ("no primitive of its own: spmdc computes this operation by composing other "
+COMPOSED = ("no primitive of its own: spmdc computes the operation by composing other "
             "primitives (its lax function exists and traces to those)")
-ONE_SCATTER = ("spmdc has one scatter primitive whose combine param (None, 'add', 'mul', "
-               "'min', 'max') selects the update; lax.scatter_p is it")
-NO_COPY = ("spmdc's IR values are immutable SSA values; a copy is the value itself, so there "
-           "is no copy or device_put equation")
-INTERNAL_ORDER = ("JAX-internal total-order comparisons used by its sort lowering; spmdc's "
-                  "sort orders floats in its lowering")
+ONE_SCATTER = ("one scatter primitive: spmdc's combine param (None, 'add', 'mul', 'min', "
+               "'max') selects the update, and lax.scatter_p is it")
+NO_COPY = ("no copy equation: spmdc's IR values are immutable SSA values (a copy is the value "
+           "itself; device_put is the runtime's)")
+INTERNAL_ORDER = ("JAX-internal total-order comparisons: its sort lowering's (spmdc's sort "
+                  "orders floats in its lowering)")
 
 
 def _because(reason: str, names: str) -> dict[str, str]:
