@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from .jaxpr_params import bind_jax, jax_form, jax_primitive
 from .jaxpr_print import PrintContext, format_doc, pp_eqn, pp_toplevel
 
 __all__ = ["Jaxpr", "ClosedJaxpr", "JaxprEqn", "JaxprEqnContext", "Var", "Literal", "DropVar",
+           "DebugInfo",
            "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn", "jaxprs_in_params", "subjaxprs",
            "closed_jaxpr"]
 
@@ -75,6 +76,20 @@ class Literal:
 
     def __repr__(self) -> str:
         return f"Literal({self.val})"
+
+
+class DebugInfo(NamedTuple):
+    """Where a jaxpr came from, as JAX's ``jaxpr.debug_info``: what traced it, the
+    function (``name at file:line``), a name per argument leaf (``x[0]``) and per result
+    leaf (``result['a']``); the names are None where they are not known."""
+    traced_for: str
+    func_src_info: str
+    arg_names: tuple[str, ...] | None
+    result_paths: tuple[str, ...] | None
+
+    @property
+    def func_name(self) -> str:
+        return self.func_src_info.split(" ")[0]
 
 
 def _effects_of(eqns: Sequence[JaxprEqn]) -> set[Any]:
@@ -166,6 +181,10 @@ class Jaxpr:
         if unknown:
             raise ValueError(f"Jaxpr.replace: unknown keyword arguments {sorted(unknown)}; "
                              f"it takes {', '.join(fields)}")
+        info = self._debug_info
+        if isinstance(info, DebugInfo) and ("invars" in changes or "outvars" in changes):
+            info = info._replace(arg_names=None, result_paths=None)    # no longer known
+        changes.setdefault("debug_info", info)
         new = Jaxpr(*(changes.get(f, getattr(self, f)) for f in fields))
         new.name = self.name
         return new
@@ -358,13 +377,15 @@ class _Effect:
 
 def closed_jaxpr(func: Func, consts: Sequence[Any], n_args: int,
                  in_weak: Sequence[bool] | None = None,
-                 out_weak: Sequence[bool] | None = None) -> ClosedJaxpr:
+                 out_weak: Sequence[bool] | None = None,
+                 debug_info: DebugInfo | None = None) -> ClosedJaxpr:
     """The ClosedJaxpr view of a traced ``func``: its first ``n_args`` inputs are the
     arguments, the rest the captured ``consts``: its constvars, but for scalars, which
     are written inline as Literals, as JAX writes scalar constants."""
     scalars = {i: c for i, (c, v) in enumerate(zip(consts, func.inputs[n_args:], strict=True))
                if v.type.shape == () and not isinstance(c, Tracer)}
     jaxpr = _Viewer().jaxpr(func, len(func.inputs) - n_args, in_weak, out_weak, scalars)
+    jaxpr._debug_info = debug_info
     return ClosedJaxpr(jaxpr, [c for i, c in enumerate(consts) if i not in scalars])
 
 

@@ -91,3 +91,27 @@ def test_static_arguments_are_literals():
     for static_argnums in [(1, 0), (0, 1)]:
         closed = spmdc.make_jaxpr(f, static_argnums=static_argnums)(1, 2, 3)
         assert closed.eqns[0].invars[0].val == 1 and closed.eqns[1].invars[0].val == 2
+
+
+def test_debug_info_names_arguments_and_results_as_jax():
+    # the values JAX 0.10.2 gives for these calls (func_src_info's file aside)
+    def f(x, y, *, z=1):
+        return {"a": x, "b": (y, x)}
+    info = spmdc.make_jaxpr(f)((np.ones(2), 1.0), np.ones(3), z=np.ones(1)).jaxpr.debug_info
+    assert info.traced_for == "jit" and info.func_name == "f"
+    assert info.func_src_info.startswith("f at ") and "test_make_jaxpr.py:" in info.func_src_info
+    assert info.arg_names == ("x[0]", "x[1]", "y", "z")
+    assert info.result_paths == ("result['a'][0]", "result['a'][1]", "result['b'][0]",
+                                 "result['b'][1][0]", "result['b'][1][1]")
+    info = spmdc.make_jaxpr(f, static_argnums=1)(1.0, 2).debug_info
+    assert info.arg_names == ("x",)
+    assert info.result_paths == ("result['a']", "result['b'][0]", "result['b'][1]")
+
+    def h(a, *rest, **kw):
+        return a
+    info = spmdc.make_jaxpr(h)(1.0, 2.0, 3.0, b=4.0, c=(5.0,)).jaxpr.debug_info
+    assert info.arg_names == ("a", "rest[0]", "rest[1]", "kw['b']", "kw['c'][0]")
+    assert info.result_paths == ("result",)
+    # a jaxpr whose arguments changed no longer knows their names
+    closed = spmdc.make_jaxpr(lambda x: x)(1.0)
+    assert closed.jaxpr.replace(invars=[]).debug_info.arg_names is None
