@@ -195,8 +195,8 @@ def test_pure_callback_vmap_methods(method, shapes, calls):
     np.testing.assert_allclose(np.asarray(out), x.T + y)
     assert seen == [shapes] * calls
     program = str(jax.make_jaxpr(jax.vmap(f, in_axes=(1, None)))(x, y))
-    assert program.count("= pure_callback(") == (4 if method == "sequential_unrolled" else 1)
-    assert ("scan(" in program) == (method == "sequential")     # a loop, as lax.map
+    assert program.count("= pure_callback[") == (4 if method == "sequential_unrolled" else 1)
+    assert ("= scan[" in program) == (method == "sequential")   # a loop, as lax.map
 
 
 def test_pure_callback_vmap_without_method_and_bad_method():

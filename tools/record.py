@@ -74,6 +74,8 @@ CASE_SETS: dict[str, CaseSet] = {
                      "jax_names.json"),
     "dot_algorithms": CaseSet("recorders.programs", "programs.record_dot_algorithms",
                               "programs.dot_algorithm_names", "dot_algorithms.npz"),
+    "jaxprs": CaseSet("jaxpr_cases", "jaxprs.record_jaxprs", "jaxprs.jaxpr_names",
+                      "jaxprs_reference.json"),
 }
 
 

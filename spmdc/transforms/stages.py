@@ -1,5 +1,6 @@
 """The ahead-of-time stages of a jit program, as JAX's ``jax.stages``: ``jit(f).trace(*args)``
-gives a ``Traced`` (the traced program as a ``ClosedJaxpr``, its input and output
+gives a ``Traced`` (the traced program as a ``ClosedJaxpr``, a view of its IR in JAX's
+form (transforms/jaxpr_view.py), its input and output
 abstract values and pytrees), ``.lower()`` a ``Lowered`` (the cleaned-up Func, its
 StableHLO and every stage recorded on the way; ``PartitionedLowered`` for a program that
 runs over a mesh), ``.compile()`` a ``Compiled``, callable with arguments of the lowered
@@ -25,33 +26,11 @@ from ..runtime.executable import Executable, compile_func
 from ..runtime.launcher import OneDeviceLauncher
 from ..runtime.sharding import Mesh, NamedSharding
 from .arguments import run_launcher, usable_donations
+from .jaxpr_view import ClosedJaxpr, closed_jaxpr
 from .partitioned import PartitionedEntry
 
 __all__ = ["ClosedJaxpr", "Traced", "Lowered", "Compiled", "PartitionedLowered", "Entry",
            "compile_entry", "device_of"]
-
-
-class ClosedJaxpr:
-    """A traced function with the values it captured (JAX's ClosedJaxpr)."""
-    __slots__ = ("jaxpr", "consts", "in_avals", "out_avals")
-
-    def __init__(self, jaxpr: Func, consts: list[Any], in_avals: list[ShapedArray],
-                 out_avals: list[ShapedArray]):
-        self.jaxpr, self.consts = jaxpr, consts
-        self.in_avals, self.out_avals = in_avals, out_avals
-
-    @property
-    def eqns(self) -> list[Any]:
-        return self.jaxpr.eqns
-
-    def __str__(self) -> str:
-        return str(self.jaxpr)
-
-    def pretty_print(self) -> str:
-        return str(self.jaxpr)
-
-    def __repr__(self) -> str:
-        return str(self.jaxpr)
 
 
 # --- the compiled stage of a single-device program ---------------------------------------
@@ -121,9 +100,17 @@ class Traced:
                          for t, x in zip(func.in_types[:n], leaves, strict=True)]
         self.out_avals = [ShapedArray(t.shape, t.dtype, w)
                           for t, w in zip(func.out_types, out_weak, strict=True)]
-        self.jaxpr = ClosedJaxpr(func, consts, list(self.in_avals), list(self.out_avals))
         self._func, self._out_weak, self._consts = func, out_weak, consts
         self._n_args, self._device, self._recorded = n, device, recorded
+        self._jaxpr: ClosedJaxpr | None = None
+
+    @property
+    def jaxpr(self) -> ClosedJaxpr:
+        """The traced program in JAX's form (made on first use: eval_shape never asks)."""
+        if self._jaxpr is None:
+            self._jaxpr = closed_jaxpr(self._func, self._consts, self._n_args,
+                                       [a.weak_type for a in self.in_avals], self._out_weak)
+        return self._jaxpr
 
     @property
     def out_info(self) -> Any:

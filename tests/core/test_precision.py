@@ -155,7 +155,7 @@ def test_preferred_element_type():
 
 def test_dump_shows_the_precision_and_round_trips():
     from spmdc.compiler.ir import parse
-    text = str(spmdc.make_jaxpr(lambda a, b: lax.dot(a, b, precision="highest"))(X, Y))
+    text = str(spmdc.make_ir(lambda a, b: lax.dot(a, b, precision="highest"))(X, Y))
     assert "precision=('HIGHEST', 'HIGHEST')" in text
     assert str(parse(text)) == text
 
@@ -223,7 +223,7 @@ def test_dot_algorithm_through_grad_vmap_and_products():
     xs = np.stack([X, 2 * X])
     assert "algorithm = <" in spmdc.jit(f).lower(xs).as_text()
     np.testing.assert_allclose(f(xs), xs @ Y, rtol=1e-6)
-    dump = str(spmdc.make_jaxpr(lambda a, b: lax.dot(a, b, precision=preset))(X, Y))
+    dump = str(spmdc.make_ir(lambda a, b: lax.dot(a, b, precision=preset))(X, Y))
     assert "algorithm=('bf16', 'bf16', 'f32', 1, 1, 3, False)" in dump
     from spmdc.compiler.ir import parse
     assert str(parse(dump)) == dump

@@ -22,7 +22,7 @@ def f(x, n):
 def test_trace_gives_the_jaxpr_avals_and_lowers_without_retracing():
     jitted = jax.jit(f, static_argnums=1)
     traced = jitted.trace(jnp.ones(3), 2)
-    assert "sin(" in str(traced.jaxpr) and "reduce_sum(" in str(traced.jaxpr)
+    assert "= sin " in str(traced.jaxpr) and "= reduce_sum[" in str(traced.jaxpr)
     assert str(traced.jaxpr) == str(jax.make_jaxpr(f, static_argnums=1)(jnp.ones(3), 2))
     assert [(a.shape, a.dtype) for a in traced.in_avals] == [((3,), np.float32)]
     assert [a.shape for a in traced.out_avals] == [(3,), ()]
@@ -68,13 +68,13 @@ def _model(x):
 
 
 def test_named_scope_and_named_call_in_the_ir_and_after_passes():
-    text = str(jax.make_jaxpr(_model)(1.0))
+    text = str(jax.make_ir(_model)(1.0))
     assert "sin(%0)  # outer/inner" in text and "# dbl" in text
     assert str(parse(text)) == str(parse(text))           # comments parse (and drop)
     assert parse(text).eqns[0].prim.name == "sin"
     grad_ir = jax.jit(jax.grad(_model)).lower(1.0).ir()
     assert "cos(%0)  # outer/inner" in grad_ir            # the rule's ops keep the names
-    vmapped = str(jax.make_jaxpr(jax.vmap(_model))(jnp.ones(3)))
+    vmapped = str(jax.make_ir(jax.vmap(_model))(jnp.ones(3)))
     assert "# outer/inner" in vmapped
     with pytest.raises(TypeError, match="name must be a str"):
         jax.named_call(_model, name=3)
