@@ -1,8 +1,11 @@
 """spmdc.scipy.optimize.minimize: BFGS and the experimental L-BFGS take JAX 0.10.2's path
 (iteration and evaluation counts, status and solution recorded from JAX on the same
 problems), reach SciPy's minimum, run under jit and vmap, and reject bad input as JAX
-does."""
+does; and JAX's import paths of the scipy namespaces added with them resolve."""
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -118,3 +121,21 @@ def test_errors():
         minimize(rosen, np.zeros(3), method="BFGS", options={"maxcor": 3})
     with pytest.raises(ValueError, match="x0 must be a 1-d array"):
         minimize(rosen, np.zeros((2, 2)), method="BFGS")
+
+
+def test_jax_s_import_paths_resolve():
+    # programs import these namespaces by JAX's names once spmdc is aliased as jax
+    code = ("import sys, spmdc; sys.modules['jax'] = spmdc\n"
+            "from jax.scipy.optimize import minimize, OptimizeResults\n"
+            "from jax.scipy.sparse.linalg import cg, bicgstab, gmres\n"
+            "from jax.scipy.fft import dct, dctn, idct, idctn\n"
+            "from jax.scipy.stats import gaussian_kde\n"
+            "import jax.scipy.sparse, jax.scipy.optimize\n"
+            "assert minimize is spmdc.scipy.optimize.minimize\n"
+            "assert cg is spmdc.scipy.sparse.linalg.cg\n"
+            "assert jax.scipy.fft.dct is spmdc.scipy.fft.dct\n"
+            "assert gaussian_kde is spmdc.scipy.stats.gaussian_kde\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr
