@@ -131,16 +131,14 @@ def _shape_and_axes(name: str, x: Any, s: Any, axes: Any) -> tuple[list[int | No
     """The lengths (``None``: unchanged) and the axes an n-dimensional transform runs
     over, with SciPy's defaults: the last ``len(s)`` axes, or all of them."""
     if s is not None:
-        s = [operator.index(m) for m in s] if isinstance(s, Sequence) or \
-            hasattr(s, "__iter__") else [operator.index(s)]
+        s = [operator.index(m) for m in s] if np.ndim(s) else [operator.index(s)]
         if len(s) > x.ndim:
             raise ValueError(f"jax.scipy.fft.{name}: s must have at most x.ndim ({x.ndim}) "
                              f"elements, got {len(s)}{where()}")
     if axes is None:
         axes = list(range(x.ndim) if s is None else range(x.ndim - len(s), x.ndim))
     else:
-        axes = [axes] if not isinstance(axes, Sequence) else list(axes)
-        axes = [_axis(name, a, x.ndim) for a in axes]
+        axes = [_axis(name, a, x.ndim) for a in (np.atleast_1d(axes).tolist())]
         if len(set(axes)) != len(axes):
             raise ValueError(f"jax.scipy.fft.{name}: repeated axes {axes}{where()}")
     if s is None:

@@ -43,7 +43,7 @@ def test_one_dimensional_against_scipy(name, norm, n, axis):
 @pytest.mark.parametrize("norm", [None, "ortho"])
 @pytest.mark.parametrize("s, axes", [(None, None), ([5], None), ([2, 9], None),
                                      ([2], [0]), (None, [2, 0]), ([6, 3, 5], None),
-                                     (None, (1,))])
+                                     (None, (1,)), (3, 1)])
 def test_multidimensional_against_scipy(name, norm, s, axes):
     got = getattr(jsf, name)(ODD, s=s, axes=axes, norm=norm)
     close(got, getattr(sf, name)(ODD, s=s, axes=axes, norm=norm))
