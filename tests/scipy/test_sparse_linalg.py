@@ -153,3 +153,18 @@ def test_errors_are_jax_s():
         jsl.cg(SPD, B, x0=B[:4])
     with pytest.raises(ValueError, match="invalid solve_method 'qr'"):
         jsl.gmres(GENERAL, B, solve_method="qr")
+
+
+def test_vmap_over_matrices_and_its_gradient():
+    z = RNG.normal(size=(3, 5, 5)).astype(np.float32)
+    mats = z @ z.transpose(0, 2, 1) + 5 * np.eye(5, dtype=np.float32)
+    rhs = RNG.normal(size=(3, 5)).astype(np.float32)
+
+    def solves(mats):
+        return spmdc.vmap(lambda a, b: jsl.cg(a, b, tol=1e-7)[0])(mats, rhs)
+
+    x = np.linalg.solve(mats.astype(np.float64), rhs[..., None])[..., 0]
+    close(solves(mats), x)
+    # d sum(x)/dA = -A^-T 1 x^T per system
+    adjoint = np.linalg.solve(mats.transpose(0, 2, 1).astype(np.float64), np.ones((3, 5, 1)))
+    close(spmdc.grad(lambda m: solves(m).sum())(mats), -adjoint * x[:, None, :], tol=1e-3)
