@@ -40,6 +40,11 @@ def test_layout_is_jax_s():
     assert np.asarray(padded.indices).tolist()[4:] == [[3, 4], [3, 4]]
     close(padded.data, [1., 2., 3., 4., 0., 0.])
     assert np.asarray(s.T.indices).tolist() == [[1, 0], [3, 0], [0, 1], [2, 2]]
+    # the hints: fromdense's are sorted and unique; a transpose keeps only uniqueness, a
+    # sum over an axis neither
+    assert (s.indices_sorted, s.unique_indices) == (True, True)
+    assert (s.T.indices_sorted, s.T.unique_indices) == (False, True)
+    assert (s.sum(0).indices_sorted, s.sum(0).unique_indices) == (False, False)
 
 
 @pytest.mark.parametrize("nse", [None, 3, 20])

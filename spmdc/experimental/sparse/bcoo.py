@@ -8,11 +8,11 @@ An ``N``-dimensional array with ``nse`` stored elements is ``data`` of shape ``(
 and ``indices`` of shape ``(nse, N)`` (integers): element ``i`` is ``data[i]`` at
 ``indices[i]``. As in JAX, duplicate coordinates add up, and padding entries (from
 ``fromdense`` with an ``nse`` above the number of non-zeros) sit at the out-of-range
-coordinate ``shape`` with value 0: every operation drops out-of-range entries, so
-padding never shows. The static part (``shape``, ``indices_sorted``,
-``unique_indices``) is the pytree's auxiliary data; ``data`` and ``indices`` are its
-leaves, so ``grad`` differentiates the stored values, and the derivative of ``fromdense``
-lives on the sparsity pattern (zero elsewhere), as in JAX.
+coordinate ``shape`` with value 0: every operation drops out-of-range entries, so padding never
+shows. The static part (``shape``, and the hints ``indices_sorted`` and
+``unique_indices`` handed to the scatters) is the pytree's auxiliary data; ``data`` and
+``indices`` are its leaves, so ``grad`` differentiates the stored values, and the
+derivative of ``fromdense`` lives on the sparsity pattern (zero elsewhere), as in JAX.
 
 Everything is written with gathers and scatter-adds of spmdc.numpy: ``todense`` scatters
 the values into zeros, ``sparse @ dense`` gathers the rows of the dense operand at the
@@ -206,7 +206,9 @@ def bcoo_todense(mat: BCOO) -> Any:
         counts = jnp.zeros(mat.shape, np.int32).at[columns].add(
             mat.data.astype(np.int32), mode="drop")
         return counts > 0
-    return jnp.zeros(mat.shape, mat.dtype).at[columns].add(mat.data, mode="drop")
+    return jnp.zeros(mat.shape, mat.dtype).at[columns].add(
+        mat.data, mode="drop", indices_are_sorted=mat.indices_sorted,
+        unique_indices=mat.unique_indices)
 
 
 def bcoo_fromdense(mat: Any, *, nse: int | None = None, index_dtype: Any = np.int32) -> BCOO:
@@ -247,4 +249,6 @@ def _sparse_dense_matmul(sparse: BCOO, dense: Any) -> Any:
         mask = in_range.reshape((-1,) + (1,) * (dense.ndim - 1))
         return jnp.sum(jnp.where(mask, scaled, 0), axis=0)
     out = jnp.zeros((sparse.shape[0],) + dense.shape[1:], dtype)
-    return out.at[sparse.indices[:, 0]].add(scaled, mode="drop")
+    # sorted coordinates (row-major) have sorted rows; unique ones need not have unique rows
+    return out.at[sparse.indices[:, 0]].add(scaled, mode="drop",
+                                            indices_are_sorted=sparse.indices_sorted)
