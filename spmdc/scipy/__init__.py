@@ -1,3 +1,3 @@
-"""``spmdc.scipy``: SciPy's special functions and distributions on spmdc arrays (JAX's
-``jax.scipy``): ``special`` and ``stats``."""
-from spmdc.scipy import linalg, special, stats  # noqa: F401
+"""``spmdc.scipy``: SciPy's names on spmdc arrays (JAX's ``jax.scipy``): ``special``,
+``stats``, ``linalg``, ``fft``, ``sparse.linalg``, ``optimize``."""
+from spmdc.scipy import fft, linalg, optimize, sparse, special, stats  # noqa: F401

@@ -1,5 +1,6 @@
 """``spmdc.scipy.stats``: log-densities, densities and distribution functions of common
-distributions (JAX's ``jax.scipy.stats``), one module per distribution."""
+distributions (JAX's ``jax.scipy.stats``), one module per distribution, and
+``gaussian_kde``."""
 from spmdc.scipy.stats import (  # noqa: F401
     bernoulli,
     beta,
@@ -23,3 +24,4 @@ from spmdc.scipy.stats import (  # noqa: F401
     uniform,
     vonmises,
 )
+from spmdc.scipy.stats.kde import gaussian_kde  # noqa: F401
