@@ -250,3 +250,24 @@ def test_a_parameter_compared_by_identity_gives_no_key():
     assert program_key(_one_eqn(add_p, 1.0, callback=callback)) is None
     nested = _one_eqn(add_p, 1.0, body=_one_eqn(add_p, 1.0, callback=callback))
     assert program_key(nested) is None
+
+
+def test_vjp_runs_the_function_once_and_pulls_back_through_that_run():
+    calls = []
+    w = jnp.full(3, 2.0)
+
+    def f(x):
+        calls.append(1)
+        return jnp.sin(x) * w, {"sum": jnp.sum(x)}
+
+    x = jnp.arange(3.0)
+    out, vjp_fn, aux = spmdc.vjp(f, x, has_aux=True)
+    np.testing.assert_allclose(out, np.sin(np.arange(3.0)) * 2, rtol=1e-6)
+    np.testing.assert_allclose(aux["sum"], 3.0)
+    w = jnp.full(3, 7.0)                # after vjp: the pullback is of the run vjp made
+    for _ in range(2):
+        (ct,) = vjp_fn(jnp.ones(3))
+        np.testing.assert_allclose(ct, np.cos(np.arange(3.0)) * 2, rtol=1e-6)
+    np.testing.assert_allclose(spmdc.vmap(vjp_fn)(jnp.eye(3))[0],
+                               np.diag(np.cos(np.arange(3.0)) * 2), rtol=1e-6, atol=1e-7)
+    assert len(calls) == 1              # as in JAX: vjp_fn does not run f again
