@@ -59,8 +59,9 @@ Workloads (issue 7):
   W17 an Optax-docs-style training loop outside jit (issue 26): an MLP 64-128-10 whose
       parameters are a dict, ``value_and_grad(loss)(params, x, y)`` with a fresh wrapper
       every step, then plain SGD (``tree_util.tree_map(lambda p, g: p - lr * g, ...)``)
-      eagerly; and the same with the loss a lambda closing over a different batch every
-      step (``value_and_grad(lambda p: loss(p, *batches[i]))(params)``). Time per step.
+      eagerly; the same with the loss a lambda closing over a different batch every
+      step (``value_and_grad(lambda p: loss(p, *batches[i]))(params)``); and with one
+      wrapper made before the loop. Time per step.
 
 Workloads W7-W11 are numbered as issue 18 names them; the earlier W7-W11 (Jacobian,
 random numbers, key split, conv-net, scan RNN) became W13, W14, W15, W16 and W8, so
@@ -559,7 +560,7 @@ def w12(lib: Any, quick: bool) -> Runner:
 EAGER_MLP = [64, 128, 10]
 
 
-def w17(closure: bool) -> Callable[[Any, bool], Runner]:
+def w17(form: str) -> Callable[[Any, bool], Runner]:
     """An eager training loop as Optax's and Flax's docs write it: no jit anywhere."""
     def make(lib: Any, quick: bool) -> Runner:
         jnp = lib.numpy
@@ -577,14 +578,17 @@ def w17(closure: bool) -> Callable[[Any, bool], Runner]:
         batches = [tuple(lib.device_put(a) for a in mlp_data(32, EAGER_MLP[0], EAGER_MLP[-1],
                                                               seed=s)) for s in range(4)]
         state = {"params": params, "i": 0}
+        made_once = lib.value_and_grad(loss)
 
         def step(params: Any) -> tuple[Any, Any]:
             x, y = batches[state["i"] % len(batches)]
             state["i"] += 1
-            if closure:
+            if form == "lambda":
                 value, grads = lib.value_and_grad(lambda p: loss(p, x, y))(params)
-            else:
+            elif form == "fresh":
                 value, grads = lib.value_and_grad(loss)(params, x, y)
+            else:
+                value, grads = made_once(params, x, y)
             return lib.tree_util.tree_map(lambda p, g: p - lr * g, params, grads), value
 
         inner = 3 if quick else 10
@@ -648,9 +652,10 @@ def cases() -> list[Case]:
     out += [Case("W8", f"jit(value_and_grad) scan RNN T=200 b32 64->256{' remat' if remat else ''}",
                  w8(remat), 10, extra={"remat": remat}) for remat in (False, True)]
     out += [Case("W12", "jit cholesky+cho_solve and solve, 64 x f32[48,48]", w12, 15)]
-    out += [Case("W17", f"eager value_and_grad SGD step MLP 64-128-10 b32"
-                 f"{', lambda over the batch' if closure else ''}", w17(closure), 15,
-                 extra={"closure": closure}) for closure in (False, True)]
+    out += [Case("W17", f"eager value_and_grad SGD step MLP 64-128-10 b32, {what}",
+                 w17(form), 15, extra={"form": form})
+            for form, what in (("fresh", "fresh wrapper"), ("lambda", "lambda over the batch"),
+                               ("once", "wrapper made once"))]
     return out
 
 

@@ -41,8 +41,9 @@ _eager: dict[Any, Jitted] = {}
 # rebound to a new array, runs the same executable with the new value; a captured Python
 # scalar is a literal of the program, so a new one is a new program. A program whose
 # structure cannot be compared (a host callback, a custom rule object in a parameter)
-# is compiled for its call alone, as is one over several devices (sharded arguments, a
-# sharding constraint).
+# is compiled for its call alone, as is one with a sharding constraint. Over sharded
+# arguments, the compiled program holds its captured values, so it is reused only for
+# the same captured Arrays (a closed-over sharded batch that changes is a new compile).
 #
 # The cost per call is then the trace, the pass and the cleanup (about 1 ms for a small
 # MLP's gradient), where a fresh compile costs tens of milliseconds; JAX's own eager

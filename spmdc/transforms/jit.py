@@ -230,10 +230,7 @@ class Jitted:
         if self._partitioned or is_sharded_call(leaves):   # Note [jit over sharded arrays]
             ran = self._call_partitioned(statics, args, kwargs, leaves, in_tree)
             if ran is not None:
-                if self._concrete:      # traced again next call: nothing is kept
-                    self._cache.clear()
-                    return ran[0], None
-                return ran
+                return (ran[0], None) if self._concrete else ran
         device = self.device or device_of(leaves)
         if self._concrete:
             return self._call_eager(statics, args, kwargs, leaves, device), None
@@ -287,13 +284,26 @@ class Jitted:
             return None
         mesh, shardings = found
         key = partitioned_key(in_tree, statics, mesh, leaves, shardings)
-        entry = self._cache.get(key)
+        entry = None if self._concrete else self._cache.get(key)
         if entry is None:
             func, out_weak, consts, out_tree, _ = self._trace(statics, args, kwargs)
             func = run_pass("cleanup", cleanup, func)
-            entry = self._cache[key] = PartitionedEntry(
-                func, mesh, shardings, out_requests(self.out_shardings, out_tree), consts,
-                out_weak, out_tree, self._donated_leaves(statics, args, kwargs))
+            # An eager call reuses an entry whose program is equal and whose constants are
+            # these very Arrays (immutable; the entry keeps them alive, so no other object
+            # has their ids). See Note [eager transformations trace every call] in eager.py.
+            structure = (program_key(func) if self._concrete and
+                         all(type(c) is Array for c in consts) else None)
+            if structure is not None:
+                structure = (structure, key, tuple(out_weak), out_tree, tuple(map(id, consts)))
+                entry = _compiled.get(structure)
+            if entry is None:
+                entry = PartitionedEntry(
+                    func, mesh, shardings, out_requests(self.out_shardings, out_tree), consts,
+                    out_weak, out_tree, self._donated_leaves(statics, args, kwargs))
+                if structure is not None:
+                    _compiled.put(structure, entry)
+            if not self._concrete:
+                self._cache[key] = entry
         return entry(leaves), entry
 
     def _compile(self, statics: tuple[Any, ...], args: tuple[Any, ...],

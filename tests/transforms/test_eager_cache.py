@@ -271,3 +271,23 @@ def test_vjp_runs_the_function_once_and_pulls_back_through_that_run():
     np.testing.assert_allclose(spmdc.vmap(vjp_fn)(jnp.eye(3))[0],
                                np.diag(np.cos(np.arange(3.0)) * 2), rtol=1e-6, atol=1e-7)
     assert len(calls) == 1              # as in JAX: vjp_fn does not run f again
+
+
+@pytest.mark.devices(8)
+def test_over_sharded_arguments_a_program_is_reused_only_with_its_captured_arrays(compiled):
+    from spmdc.sharding import NamedSharding, P, make_mesh
+    sharding = NamedSharding(make_mesh((8,), ("x",)), P("x"))
+    x = spmdc.device_put(jnp.arange(8.0), sharding)
+    w = spmdc.device_put(jnp.full(8, 2.0), sharding)
+
+    def f(v):
+        return jnp.sum(v * v * w)
+
+    g = spmdc.grad(f)
+    for _ in range(2):
+        np.testing.assert_allclose(g(x), 4 * np.arange(8.0))
+    assert len(compiled) == 1
+    w = spmdc.device_put(jnp.full(8, 3.0), sharding)
+    np.testing.assert_allclose(g(x), 6 * np.arange(8.0))
+    np.testing.assert_allclose(spmdc.grad(f)(x), 6 * np.arange(8.0))
+    assert len(compiled) == 2
