@@ -257,22 +257,22 @@ class Jitted:
         if concretisations() != read:       # specialised to these values
             return _evaluate_specialised(*traced)
         func, out_weak, consts, out_tree, _ = traced
-        func = run_pass("cleanup", cleanup, func)
         donated = self._donated_leaves(statics, args, kwargs)
-        structure = program_key(func) if constraint_mesh(func) is None else None
+        # keyed before the cleanup, which the traced program determines (and which keeps
+        # its signature), so a call that finds its program skips it
+        structure = program_key(func)
         if structure is None:
-            entry = self._compile_traced((func, out_weak, consts, out_tree, leaves), device,
-                                         donated)
-            return entry(leaves)
+            return self._compile_traced(traced, device, donated)(leaves)
         key = (structure, len(leaves), device, donated, dtypes._x64, _precision._default[0])
         known = _compiled.get(key)
-        if known is None:
-            entry = _compiled.put(key, compile_entry(func, device, consts, out_weak, out_tree,
-                                                     len(leaves), donated))
-        else:
-            entry = Entry(known.executable, func, consts, out_weak, out_tree, len(leaves),
-                          known.donated)
-        return entry(leaves)
+        if known is not None:
+            return Entry(known.executable, func, consts, out_weak, out_tree, len(leaves),
+                         known.donated)(leaves)
+        func = run_pass("cleanup", cleanup, func)
+        if constraint_mesh(func) is not None:         # over a mesh: for this call alone
+            return self._compile_traced((func, *traced[1:]), device, donated)(leaves)
+        return _compiled.put(key, compile_entry(func, device, consts, out_weak, out_tree,
+                                                len(leaves), donated))(leaves)
 
     def _call_partitioned(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                           kwargs: dict[str, Any], leaves: list[Any], in_tree: Any
