@@ -42,8 +42,8 @@ _eager: dict[Any, Jitted] = {}
 # scalar is a literal of the program, so a new one is a new program. A program whose
 # structure cannot be compared (a host callback, a custom rule object in a parameter)
 # is compiled for its call alone, as is one with a sharding constraint. Over sharded
-# arguments, the compiled program holds its captured values, so it is reused only for
-# the same captured Arrays (a closed-over sharded batch that changes is a new compile).
+# arguments the compiled entry holds its captured values, so only a program that
+# captures nothing is reused there; one that closes over an array compiles per call.
 #
 # The cost per call is then the trace, the pass and the cleanup (about 1 ms for a small
 # MLP's gradient), where a fresh compile costs tens of milliseconds; JAX's own eager

@@ -265,14 +265,15 @@ class Jitted:
             return self._compile_traced(traced, device, donated)(leaves)
         key = (structure, len(leaves), device, donated, dtypes._x64, _precision._default[0])
         known = _compiled.get(key)
-        if known is not None:
-            return Entry(known.executable, func, consts, out_weak, out_tree, len(leaves),
-                         known.donated)(leaves)
+        if known is not None:               # (executable, the donations it takes)
+            return Entry(known[0], func, consts, out_weak, out_tree, len(leaves),
+                         known[1])(leaves)
         func = run_pass("cleanup", cleanup, func)
         if constraint_mesh(func) is not None:         # over a mesh: for this call alone
             return self._compile_traced((func, *traced[1:]), device, donated)(leaves)
-        return _compiled.put(key, compile_entry(func, device, consts, out_weak, out_tree,
-                                                len(leaves), donated))(leaves)
+        entry = compile_entry(func, device, consts, out_weak, out_tree, len(leaves), donated)
+        _compiled.put(key, (entry.executable, entry.donated))   # not the captured values
+        return entry(leaves)
 
     def _call_partitioned(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                           kwargs: dict[str, Any], leaves: list[Any], in_tree: Any
@@ -288,13 +289,12 @@ class Jitted:
         if entry is None:
             func, out_weak, consts, out_tree, _ = self._trace(statics, args, kwargs)
             func = run_pass("cleanup", cleanup, func)
-            # An eager call reuses an entry whose program is equal and whose constants are
-            # these very Arrays (immutable; the entry keeps them alive, so no other object
-            # has their ids). See Note [eager transformations trace every call] in eager.py.
-            structure = (program_key(func) if self._concrete and
-                         all(type(c) is Array for c in consts) else None)
+            # An eager call reuses the entry of an equal program that captures nothing (an
+            # entry holds its captured values). See Note [eager transformations trace every
+            # call] in eager.py.
+            structure = program_key(func) if self._concrete and not consts else None
             if structure is not None:
-                structure = (structure, key, tuple(out_weak), out_tree, tuple(map(id, consts)))
+                structure = (structure, key, tuple(out_weak), out_tree)
                 entry = _compiled.get(structure)
             if entry is None:
                 entry = PartitionedEntry(

@@ -274,20 +274,33 @@ def test_vjp_runs_the_function_once_and_pulls_back_through_that_run():
 
 
 @pytest.mark.devices(8)
-def test_over_sharded_arguments_a_program_is_reused_only_with_its_captured_arrays(compiled):
+def test_over_sharded_arguments_a_program_capturing_nothing_is_reused(compiled):
     from spmdc.sharding import NamedSharding, P, make_mesh
     sharding = NamedSharding(make_mesh((8,), ("x",)), P("x"))
     x = spmdc.device_put(jnp.arange(8.0), sharding)
-    w = spmdc.device_put(jnp.full(8, 2.0), sharding)
-
-    def f(v):
-        return jnp.sum(v * v * w)
-
-    g = spmdc.grad(f)
-    for _ in range(2):
-        np.testing.assert_allclose(g(x), 4 * np.arange(8.0))
+    for c in (2.0, 3.0):
+        w = spmdc.device_put(jnp.full(8, c), sharding)
+        np.testing.assert_allclose(spmdc.grad(lambda v, w: jnp.sum(v * v * w))(x, w),
+                                   2 * c * np.arange(8.0))
     assert len(compiled) == 1
-    w = spmdc.device_put(jnp.full(8, 3.0), sharding)
+    g = spmdc.grad(lambda v: jnp.sum(v * v * w))      # captures w: compiled per call
     np.testing.assert_allclose(g(x), 6 * np.arange(8.0))
-    np.testing.assert_allclose(spmdc.grad(f)(x), 6 * np.arange(8.0))
-    assert len(compiled) == 2
+    w = spmdc.device_put(jnp.full(8, 5.0), sharding)
+    np.testing.assert_allclose(g(x), 10 * np.arange(8.0))
+    assert len(compiled) == 1
+
+
+def test_the_programs_kept_do_not_keep_the_values_a_call_captured(compiled):
+    import gc
+    import weakref
+
+    def step(k):
+        batch = np.arange(4.0, dtype=np.float32) + k
+        np.testing.assert_allclose(spmdc.grad(lambda v: jnp.sum(v * batch))(jnp.ones(4)),
+                                   batch)
+        return weakref.ref(batch)
+
+    captured = [step(k) for k in range(3)]
+    assert len(compiled) == 1             # compiled by the first step, kept
+    gc.collect()
+    assert captured[0]() is None and captured[1]() is None
