@@ -56,6 +56,12 @@ Workloads (issue 7):
       3x3x16 SAME, relu, 2x2 max-pool, conv 3x3x32 SAME, relu, 2x2 max-pool, dense 10,
       softmax cross-entropy (lax.conv_general_dilated NHWC/HWIO, lax.reduce_window max),
       the new parameters fed back every step.
+  W17 an Optax-docs-style training loop outside jit (issue 26): an MLP 64-128-10 whose
+      parameters are a dict, ``value_and_grad(loss)(params, x, y)`` with a fresh wrapper
+      every step, then plain SGD (``tree_util.tree_map(lambda p, g: p - lr * g, ...)``)
+      eagerly; the same with the loss a lambda closing over a different batch every
+      step (``value_and_grad(lambda p: loss(p, *batches[i]))(params)``); and with one
+      wrapper made before the loop. Time per step.
 
 Workloads W7-W11 are numbered as issue 18 names them; the earlier W7-W11 (Jacobian,
 random numbers, key split, conv-net, scan RNN) became W13, W14, W15, W16 and W8, so
@@ -96,7 +102,7 @@ import spmdc  # noqa: E402
 N_DEVICES = 8
 TARGETS = {"W1": 1.2, "W2": 0.5, "W3": 1.0, "W4": 1.05, "W5": 1.05, "W6": 1.0, "W7": 1.0,
            "W8": 1.0, "W9": 1.0, "W11": 0.8, "W12": 1.1, "W13": 1.5, "W14": 1.1, "W15": 1.5,
-           "W16": 1.1}
+           "W16": 1.1, "W17": 1.5}
 LINEARITY_TARGET = 1.3        # per-op trace+lower cost at K=4000 over that at K=1000
 
 
@@ -551,6 +557,56 @@ def w12(lib: Any, quick: bool) -> Runner:
     return per_call(lambda: f(a, b), block_tree(lib), 5 if quick else 20)
 
 
+EAGER_MLP = [64, 128, 10]
+
+
+def w17(form: str) -> Callable[[Any, bool], Runner]:
+    """An eager training loop as Optax's and Flax's docs write it: no jit anywhere."""
+    def make(lib: Any, quick: bool) -> Runner:
+        jnp = lib.numpy
+        lr = 0.01
+
+        def loss(params, x, y):
+            h = jnp.maximum(x @ params["w1"] + params["b1"], 0.0)
+            logits = h @ params["w2"] + params["b2"]
+            shifted = logits - jnp.max(logits, axis=-1, keepdims=True)
+            log_probs = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=-1, keepdims=True))
+            return -jnp.mean(jnp.sum(y * log_probs, axis=-1))
+
+        (w1, b1), (w2, b2) = mlp_params(EAGER_MLP)
+        params = lib.device_put({"w1": w1, "b1": b1, "w2": w2, "b2": b2})
+        batches = [tuple(lib.device_put(a) for a in mlp_data(32, EAGER_MLP[0], EAGER_MLP[-1],
+                                                              seed=s)) for s in range(4)]
+        state = {"params": params, "i": 0}
+        made_once = lib.value_and_grad(loss)
+
+        def step(params: Any) -> tuple[Any, Any]:
+            x, y = batches[state["i"] % len(batches)]
+            state["i"] += 1
+            if form == "lambda":
+                value, grads = lib.value_and_grad(lambda p: loss(p, x, y))(params)
+            elif form == "fresh":
+                value, grads = lib.value_and_grad(loss)(params, x, y)
+            else:
+                value, grads = made_once(params, x, y)
+            return lib.tree_util.tree_map(lambda p, g: p - lr * g, params, grads), value
+
+        inner = 3 if quick else 10
+
+        def run() -> float:
+            params = state["params"]
+            t0 = time.perf_counter()
+            value = None
+            for _ in range(inner):
+                params, value = step(params)
+            lib.block_until_ready((params, value))
+            elapsed = (time.perf_counter() - t0) / inner
+            state["params"] = params
+            return elapsed
+        return run
+    return make
+
+
 @dataclass
 class Case:
     workload: str
@@ -596,6 +652,10 @@ def cases() -> list[Case]:
     out += [Case("W8", f"jit(value_and_grad) scan RNN T=200 b32 64->256{' remat' if remat else ''}",
                  w8(remat), 10, extra={"remat": remat}) for remat in (False, True)]
     out += [Case("W12", "jit cholesky+cho_solve and solve, 64 x f32[48,48]", w12, 15)]
+    out += [Case("W17", f"eager value_and_grad SGD step MLP 64-128-10 b32, {what}",
+                 w17(form), 15, extra={"form": form})
+            for form, what in (("fresh", "fresh wrapper"), ("lambda", "lambda over the batch"),
+                               ("once", "wrapper made once"))]
     return out
 
 
@@ -687,7 +747,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=float, default=1.0,
                         help="scale every workload's repetitions by this factor")
     parser.add_argument("--only", default="",
-                        help="comma-separated workloads (W1..W16) or case names substrings")
+                        help="comma-separated workloads (W1..W17) or case names substrings")
     parser.add_argument("--quick", action="store_true",
                         help="few repetitions and short inner loops (a smoke run)")
     parser.add_argument("--no-jax", action="store_true", help="measure spmdc alone")

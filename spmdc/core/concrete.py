@@ -28,9 +28,9 @@ inputs come from, and compute the value of any of its Tracers on demand.
   (``concretisations``); the outermost transformation compares it before and after
   tracing, and a program that read values is never stored in a compile cache (it would
   be wrong for other values): it is evaluated once, op by op, and the next call traces
-  again. A function that reads no value is traced once and compiled once, as before, so
-  the common case (``grad`` of ordinary array code, called repeatedly) costs nothing
-  more.
+  again. A function that reads no value is traced every call too (as JAX runs it every
+  call), but compiled once: the call runs the program compiled for an equal one (Note
+  [eager transformations trace every call] in transforms/jit.py).
 
 The rules of ``custom_jvp``/``custom_vjp`` functions are traced when a transformation
 needs them, after the trace that called the function has ended; in eager autodiff the

@@ -5,21 +5,28 @@ spmdc runs: a single-device one (jit), one replica per device (pmap, shard_map),
 program in the partition form that XLA's SPMD partitioner splits over a mesh (jit over
 sharded arrays: ``partitioning``). The ``Executable`` it returns knows its devices and
 the inputs a launch consumes; runtime/launcher.py places arguments and launches it.
+``program_key`` says when two Funcs are the same program, so that a compiled program can
+be reused for a Func traced again (Note [programs equal by structure]); a
+``ProgramCache`` keeps such programs, the ones used last.
 """
 from __future__ import annotations
 
+import collections
+import enum
 import hashlib
 import math
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ..compiler.ir import Func
+from ..compiler.ir import Func, Lit, SourceInfo
 from ..compiler.stablehlo import Partitioning, lower_program, parse_module
 from . import pjrt
 
-__all__ = ["Executable", "compile_func", "run_func", "fingerprint"]
+__all__ = ["Executable", "compile_func", "run_func", "fingerprint", "program_key",
+           "ProgramCache"]
 
 
 class Executable:
@@ -111,3 +118,120 @@ def run_func(func: Func, *args: Any) -> list[np.ndarray]:
     bufs = [[pjrt.put(np.asarray(x, t.dtype), dev)] for x, t in zip(args, func.in_types,
                                                                       strict=True)]
     return [pjrt.to_numpy(o[0]) for o in exe.execute(bufs)]
+
+
+# Note [programs equal by structure]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Two Funcs traced at different times are the same program when they bind the same
+# primitives (the objects, not their names: two libraries may declare primitives of one
+# name) in the same order, on the same wiring of values, with equal literals and equal
+# parameters, and return the same values. Then lowering and compiling them gives the same
+# executable, and one compiled for the first may run the second. ``program_key`` is a
+# hashable value that is equal for two Funcs exactly then: the Vars are numbered in order
+# of definition (as the printer names them), a literal is its dtype and the exact text
+# of its value (``repr``: ``0.0`` and ``-0.0`` differ, ``1`` and ``True`` differ), and a
+# parameter is its type with its value. Sub-functions in parameters are keyed the same
+# way. An equation's ``named_scope`` names are part of it (they name the ops in the
+# module); its ``file:line`` is not (only a location, which changes nothing computed).
+#
+# Only parameter values whose equality is their meaning are keyed: numbers, strings,
+# dtypes, enums, tuples of those and sub-functions. Anything else (a host callback, a
+# custom derivative rule, a checkpoint policy, an object compared by identity) may
+# behave differently from an equal-looking one, so the Func has no key (None) and
+# nothing compiled for another Func is reused for it.
+#
+# The key does not cover what lowering reads besides the Func: the devices, the layout
+# of the arguments, donation, and the rule tables. Callers add the first three to their
+# key; a lowering rule registered again after a program was compiled is not seen by
+# programs compiled before, as with every compile cache here.
+
+
+class _Opaque(Exception):
+    """A parameter value whose equality cannot stand for the program's."""
+
+
+_EXACT = (bool, int, str, type(None), np.bool_, np.integer)
+_BY_TEXT = (float, complex, np.floating, np.complexfloating)
+
+
+def _param_key(v: Any) -> Any:
+    if isinstance(v, _EXACT):
+        return v.__class__, v
+    if isinstance(v, _BY_TEXT):
+        return v.__class__, repr(v)
+    if isinstance(v, tuple | list):
+        return (v.__class__, *map(_param_key, v))
+    if isinstance(v, np.dtype):
+        return np.dtype, v
+    if isinstance(v, type) and issubclass(v, np.generic):
+        return type, v
+    if isinstance(v, enum.Enum):
+        return v.__class__, v.name
+    if isinstance(v, Func):
+        return Func, _func_key(v)
+    raise _Opaque
+
+
+def _func_key(func: Func) -> tuple[Any, ...]:
+    numbers: dict[Any, int] = {}
+    for v in func.inputs:
+        numbers[v] = len(numbers)
+
+    def use(a: Any) -> Any:
+        if a.__class__ is Lit:
+            return a.type, a.value.__class__, repr(a.value)
+        return numbers[a]
+
+    eqns = []
+    for eqn in func.eqns:
+        params = tuple((k, _param_key(v)) for k, v in eqn.params.items())
+        ins = tuple(map(use, eqn.inputs))
+        for v in eqn.outputs:
+            numbers[v] = len(numbers)
+        scope = eqn.source.scope if eqn.source.__class__ is SourceInfo else None
+        eqns.append((eqn.prim, ins, params, tuple(v.type for v in eqn.outputs), scope))
+    return (func.name, func.in_types, tuple(eqns), tuple(map(use, func.outputs)))
+
+
+def program_key(func: Func) -> tuple[Any, ...] | None:
+    """A hashable value equal for two Funcs exactly when they are the same program, or
+    None when a parameter's value cannot be compared (Note [programs equal by
+    structure])."""
+    try:
+        return _func_key(func)
+    except _Opaque:
+        return None
+
+
+class ProgramCache:
+    """Compiled programs by key, at most ``capacity`` of them: the ones used last are kept.
+    Safe to use from several threads."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._programs: collections.OrderedDict[Any, Any] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        """The program stored under ``key``, or None."""
+        with self._lock:
+            program = self._programs.get(key)
+            if program is not None:
+                self._programs.move_to_end(key)
+            return program
+
+    def put(self, key: Any, program: Any) -> Any:
+        """Store ``program`` under ``key``, dropping the one used longest ago if full;
+        returns ``program``."""
+        with self._lock:
+            self._programs[key] = program
+            while len(self._programs) > self.capacity:
+                self._programs.popitem(last=False)
+        return program
+
+    def clear(self) -> None:
+        with self._lock:
+            self._programs.clear()
+
+    def __len__(self) -> int:
+        return len(self._programs)

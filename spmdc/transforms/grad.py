@@ -232,6 +232,8 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(fun(*primals), vjp_fn)`` where ``vjp_fn(ct)`` pulls a cotangent back to primals."""
     name = _fun_name(fun)
+    if current_trace() is None:
+        return _eager_vjp(fun, primals, has_aux, name)
 
     def forward(*a: Any) -> Any:
         return fun(*a)
@@ -272,5 +274,64 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                      if getattr(c, "dtype", None) == float0 and not is_float(type_of(o)[0])
                      else c for c, o in zip(ct_leaves, out_leaves, strict=True)]
         return _with_float0_leaves(tuple(primals), pull(tuple(primals), ct_leaves))
+
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def _check_aux_pair(out: Any) -> Any:
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError("vjp with has_aux=True expects the function to return a pair "
+                        f"(output, aux), but it returned {type(out).__name__}")
+    return out
+
+
+def _eager_vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool,
+               name: str) -> Any:
+    """``vjp`` outside any trace: ``fun`` runs once, here, as in JAX; the forward program
+    and every ``vjp_fn`` call replay the Func that trace gave (compiled once per structure:
+    Note [eager transformations trace every call] in eager.py), so ``vjp_fn`` pulls back
+    through the very function ``vjp`` ran, whatever changes later."""
+    func, out_weak, captured, out_tree, leaves = trace_pytree(fun, primals, {}, name,
+                                                              concrete=True)
+
+    def forward(*a: Any) -> Any:
+        return tree_unflatten(out_tree, apply_func(func, [*tree_flatten(a)[0], *captured],
+                                                   out_weak))
+
+    out = _top_level(forward)(*primals)
+    aux = None
+    if has_aux:
+        out, aux = _check_aux_pair(out)
+    out_leaves, main_tree = tree_flatten(out)
+    n_main = len(out_leaves)
+    wrt = [is_float(type_of(v)[0]) for v in leaves]
+    grad_func: list[Func] = []          # made on the first vjp_fn call, then kept
+
+    def pullback(primal_leaves: list[Any], ct_leaves: list[Any]) -> Any:
+        if not grad_func:
+            main = Func(func.name, func.inputs, func.eqns, func.outputs[:n_main])
+            refuse_in_shard_map_body("vjp")
+            pulled = run_pass("grad", vjp_func, main, [*wrt, *([False] * len(captured))])
+            grad_func.append(_pruned(pulled, [False] * n_main + [True] * (
+                len(pulled.outputs) - n_main)))
+        return apply_func(grad_func[0], [*primal_leaves, *captured, *ct_leaves],
+                          [type_of(v)[1] for v, w in zip(leaves, wrt, strict=True) if w])
+
+    pull = _top_level(pullback)
+
+    def vjp_fn(ct: Any) -> tuple[Any, ...]:
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != main_tree:
+            raise TypeError(f"vjp: the cotangent has structure {ct_tree}, but the function's "
+                            f"output has structure {main_tree}")
+        # An integer or bool output's cotangent may be float0 (Note [integer tangents] in
+        # forward.py); it cannot enter the program, and such an output has no derivative.
+        ct_leaves = [np.zeros(np.shape(c), type_of(o)[0].dtype)
+                     if getattr(c, "dtype", None) == float0 and not is_float(type_of(o)[0])
+                     else c for c, o in zip(ct_leaves, out_leaves, strict=True)]
+        ct_leaves = [check_cotangent("vjp", c, t, f"[{k}]" if n_main > 1 else "")
+                     for k, (c, t) in enumerate(zip(ct_leaves, func.out_types[:n_main],
+                                                    strict=True))]
+        return _with_float0_leaves(tuple(primals), pull(leaves, ct_leaves))
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)

@@ -33,6 +33,7 @@ from ..core.tracing import apply_func, type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt
 from ..runtime.array import Array
+from ..runtime.executable import ProgramCache, program_key
 from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
 from ..runtime.sharding import NamedSharding
 from .arguments import (
@@ -121,12 +122,13 @@ class Jitted:
                              f"{'are' if len(both) > 1 else 'is'} both static and donated"
                              f"{where()}; a static argument has no buffer to donate")
         donated = (self.donate_argnums, self.donate_argnames)
-        # shared by every wrapper of the same function and options (Note [shared jit cache])
         # the outermost trace of an eager transformation (Note [concrete values while
-        # tracing] in core/concrete.py): its inputs' values may be read while tracing
+        # tracing] in core/concrete.py): its inputs' values may be read while tracing,
+        # and it traces every call (Note [eager transformations trace every call] in eager.py)
         self._concrete = _concrete
-        self._cache: dict[Any, Entry] = {} if self._partitioned else _shared_cache(
-            fun, (self.static_argnums, self.static_argnames, donated, device, _concrete))
+        # shared by every wrapper of the same function and options (Note [shared jit cache])
+        self._cache: dict[Any, Entry] = {} if self._partitioned or _concrete else \
+            _shared_cache(fun, (self.static_argnums, self.static_argnames, donated, device))
         self._has_statics = bool(self.static_argnums or self.static_argnames)
         self.trace_count = 0          # how many times fun was traced (tests read it)
         # jaxlib's C++ dispatcher in front of the Python path (Note [dispatch fast path]).
@@ -196,7 +198,7 @@ class Jitted:
         """What the C++ dispatcher calls for a call it cannot launch itself: the Python
         path, and the C++ launch granted for calls like this one where it is safe."""
         out, entry = self._python_path(args, kwargs)
-        if entry is None or self._from_end:
+        if entry is None or self._from_end or self._concrete:
             return out, None, False
         _, args, kwargs = self._split(args, kwargs)          # the dynamic arguments
         return out, entry.fast_path((args, kwargs), out), False
@@ -226,16 +228,13 @@ class Jitted:
             return tree_unflatten(out_tree, outs), None
         leaves, in_tree = tree_flatten((args, kwargs))
         if self._partitioned or is_sharded_call(leaves):   # Note [jit over sharded arrays]
-            read, known = concretisations(), set(self._cache) if self._concrete else None
             ran = self._call_partitioned(statics, args, kwargs, leaves, in_tree)
             if ran is not None:
-                if known is not None and concretisations() != read:
-                    for k in set(self._cache) - known:   # specialised to these values:
-                        del self._cache[k]                # never reused (eager autodiff)
-                    return ran[0], None
-                return ran
-        # See Note [dispatch fast path].
+                return (ran[0], None) if self._concrete else ran
         device = self.device or device_of(leaves)
+        if self._concrete:
+            return self._call_eager(statics, args, kwargs, leaves, device), None
+        # See Note [dispatch fast path].
         key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64
                _precision._default[0],                    # and the default precision
                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
@@ -249,6 +248,33 @@ class Jitted:
                 traced, device, self._donated_leaves(statics, args, kwargs))
         return entry(leaves), entry
 
+    def _call_eager(self, statics: tuple[Any, ...], args: tuple[Any, ...],
+                    kwargs: dict[str, Any], leaves: list[Any], device: Any) -> Any:
+        """An eager transformation's call on one device: traced, and run by the program
+        compiled for an equal one (Note [eager transformations trace every call] in eager.py)."""
+        read = concretisations()
+        traced = self._trace(statics, args, kwargs)
+        if concretisations() != read:       # specialised to these values
+            return _evaluate_specialised(*traced)
+        func, out_weak, consts, out_tree, _ = traced
+        donated = self._donated_leaves(statics, args, kwargs)
+        # keyed before the cleanup, which the traced program determines (and which keeps
+        # its signature), so a call that finds its program skips it
+        structure = program_key(func)
+        if structure is None:
+            return self._compile_traced(traced, device, donated)(leaves)
+        key = (structure, len(leaves), device, donated, dtypes._x64, _precision._default[0])
+        known = _compiled.get(key)
+        if known is not None:               # (executable, the donations it takes)
+            return Entry(known[0], func, consts, out_weak, out_tree, len(leaves),
+                         known[1])(leaves)
+        func = run_pass("cleanup", cleanup, func)
+        if constraint_mesh(func) is not None:         # over a mesh: for this call alone
+            return self._compile_traced((func, *traced[1:]), device, donated)(leaves)
+        entry = compile_entry(func, device, consts, out_weak, out_tree, len(leaves), donated)
+        _compiled.put(key, (entry.executable, entry.donated))   # not the captured values
+        return entry(leaves)
+
     def _call_partitioned(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                           kwargs: dict[str, Any], leaves: list[Any], in_tree: Any
                           ) -> tuple[Any, PartitionedEntry] | None:
@@ -259,13 +285,25 @@ class Jitted:
             return None
         mesh, shardings = found
         key = partitioned_key(in_tree, statics, mesh, leaves, shardings)
-        entry = self._cache.get(key)
+        entry = None if self._concrete else self._cache.get(key)
         if entry is None:
             func, out_weak, consts, out_tree, _ = self._trace(statics, args, kwargs)
             func = run_pass("cleanup", cleanup, func)
-            entry = self._cache[key] = PartitionedEntry(
-                func, mesh, shardings, out_requests(self.out_shardings, out_tree), consts,
-                out_weak, out_tree, self._donated_leaves(statics, args, kwargs))
+            # An eager call reuses the entry of an equal program that captures nothing (an
+            # entry holds its captured values). See Note [eager transformations trace every
+            # call] in eager.py.
+            structure = program_key(func) if self._concrete and not consts else None
+            if structure is not None:
+                structure = (structure, key, tuple(out_weak), out_tree)
+                entry = _compiled.get(structure)
+            if entry is None:
+                entry = PartitionedEntry(
+                    func, mesh, shardings, out_requests(self.out_shardings, out_tree), consts,
+                    out_weak, out_tree, self._donated_leaves(statics, args, kwargs))
+                if structure is not None:
+                    _compiled.put(structure, entry)
+            if not self._concrete:
+                self._cache[key] = entry
         return entry(leaves), entry
 
     def _compile(self, statics: tuple[Any, ...], args: tuple[Any, ...],
@@ -371,6 +409,11 @@ _shared: weakref.WeakKeyDictionary[Any, dict[Any, dict[Any, Entry]]] = \
 _dispatchers: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
+# The programs of eager transformations, by structure: see Note [eager transformations
+# trace every call] in eager.py.
+_compiled: ProgramCache = ProgramCache(256)
+
+
 def _shared_cache(fun: Any, options: tuple[Any, ...]) -> dict[Any, Entry]:
     try:
         per_fun = _shared.get(fun)
@@ -387,6 +430,7 @@ def clear_caches() -> None:
     for per_fun in list(_shared.values()):
         for entries in per_fun.values():
             entries.clear()
+    _compiled.clear()
     for d in list(_dispatchers):
         d._clear_cache()
 
@@ -394,7 +438,8 @@ def clear_caches() -> None:
 def eager_jit(fun: Callable[..., Any]) -> Jitted:
     """``jit(fun)`` for the outermost trace of an eager transformation (grad, vjp, jvp,
     vmap ... at top level), whose values Python may read (Note [concrete values while
-    tracing] in core/concrete.py)."""
+    tracing] in core/concrete.py), traced every call (Note [eager transformations trace
+    every call] in eager.py)."""
     return Jitted(fun, _concrete=True)
 
 
