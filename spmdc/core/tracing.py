@@ -28,7 +28,7 @@ import numpy as np
 
 from ..compiler.builder import Builder
 from ..compiler.ir import Atom, Func, Lit, TensorType, Var
-from ..compiler.primitives.core import Primitive, ShapeError
+from ..compiler.primitives.core import Primitive, ShapeError, set_binder
 from ..errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -45,14 +45,15 @@ from . import dtypes
 from .names import scoped
 
 __all__ = ["Tracer", "Trace", "tracing", "current_trace", "bind", "to_atom",
-           "trace_function", "apply_func", "type_of"]
+           "trace_function", "apply_func", "type_of", "emitting_into", "value_of",
+           "trace_detached", "known_value"]
 
 
 # --- traces ------------------------------------------------------------------------------
 
 class Trace:
     __slots__ = ("builder", "parent", "captures", "capture_values", "closed", "axis_env",
-                 "sources", "values", "indexed", "producers")
+                 "sources", "values", "indexed", "producers", "emitting")
 
     def __init__(self, parent: Trace | None, name: str, axis_env: dict[str, Any] | None = None,
                  concrete: bool = False):
@@ -71,6 +72,9 @@ class Trace:
         self.values: dict[Var, Any] = {}
         self.indexed = 0
         self.producers: dict[Var, int] = {}
+        # What this trace emits for, when it emits into a pass's Builder (Note [rules
+        # on values]); such a trace captures nothing.
+        self.emitting: str | None = None
 
 
 # Note [thread-local trace]
@@ -232,11 +236,22 @@ def _escaped(x: Tracer) -> UnexpectedTracerError:
 def _capture(trace: Trace, key: int, value: Any, t: TensorType) -> Var:
     var = trace.captures.get(key)
     if var is None:
+        if trace.emitting is not None:       # See Note [rules on values]
+            raise TypeError(
+                f"{trace.emitting} uses an array of type {t} that is not one of its "
+                f"operands{where()}; a rule run inside a transformation can use its "
+                "operands, Python scalars and values it computes from them (build the "
+                "array with jnp functions, e.g. jnp.arange or jnp.full)")
         var = trace.captures[key] = trace.builder.input(t)
         trace.capture_values.append(value)
         if trace.sources is not None:
             trace.sources[var] = value
     return var
+
+
+def known_value(x: Tracer) -> np.ndarray | None:
+    """``x``'s value where it is known (Note [concrete values while tracing]), else None."""
+    return _known_value(x)
 
 
 def _known_value(x: Tracer) -> np.ndarray | None:
@@ -326,6 +341,56 @@ def bind(prim: Primitive, *args: Any, weak: bool = False, **params: Any) -> Any:
     if prim.multiple_results:
         return [Tracer(v, trace, weak) for v in out]
     return Tracer(out, trace, weak)
+
+
+set_binder(bind)            # See Note [Primitive.bind] in compiler/primitives/core.py
+
+
+# Note [rules on values]
+# ~~~~~~~~~~~~~~~~~~~~~~
+# JAX's rules for a primitive (JVP, transpose, batching, ``lower_fun``) are Python on
+# values: they call ``prim.bind`` or jnp functions on their operands. spmdc's passes
+# call rules on a Builder and Atoms. The adapter between the two (spmdc/interpreters/)
+# runs a JAX rule under ``emitting_into(b)``: a trace, current for the call, whose
+# Builder is the pass's own, so that what the rule binds lands in the program the pass
+# is building, and the operands are Tracers of that trace (``value_of``). The trace has
+# no parent (the pass's program has fixed inputs): a traced value of any other trace,
+# or an array constant that would have to become an input, is an error naming the rule.
+# The Builder's source line is restored afterwards, so the pass's own stamps stay.
+
+@contextmanager
+def emitting_into(builder: Builder, what: str) -> Iterator[Trace]:
+    """A trace emitting into ``builder``, current for the ``with`` body; ``what`` names
+    the rule for errors (Note [rules on values])."""
+    trace = Trace(None, builder.name)
+    trace.builder = builder
+    trace.emitting = what
+    outer, source = _state.current, builder.source
+    set_current(trace)
+    try:
+        yield trace
+    finally:
+        set_current(outer)
+        trace.closed = True
+        builder.source = source
+
+
+def value_of(trace: Trace, a: Atom) -> Tracer:
+    """The Atom ``a`` of ``trace``'s Builder as a Tracer (a literal becomes a value)."""
+    return Tracer(_var(trace, a), trace)
+
+
+def trace_detached(fun: Callable[[list[Tracer]], list[Any]],
+                   in_types: Sequence[TensorType], name: str) -> tuple[Func, list[Any]]:
+    """Trace ``fun`` in a trace of its own, whatever trace is current: the Func (inputs,
+    then one per captured constant) and the captured values (NumPy arrays or Arrays)."""
+    outer = _state.current
+    set_current(None)
+    try:
+        func, _, captured = trace_function(fun, in_types, [False] * len(in_types), name)
+    finally:
+        set_current(outer)
+    return func, captured
 
 
 # --- tracing whole functions ---------------------------------------------------------------
