@@ -322,7 +322,7 @@ def run_eagerly(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
     return _eager_runner(prim, args, params, weak)  # type: ignore[misc]
 
 
-def bind(prim: Primitive, *args: Any, weak: bool = False, **params: Any) -> Any:
+def bind(prim: Primitive, /, *args: Any, weak: bool = False, **params: Any) -> Any:
     """Apply ``prim`` to ``args``: emitted into the current trace, or run eagerly."""
     trace = _state.current
     if trace is None:

@@ -81,7 +81,7 @@ class Primitive(_SpmdcPrimitive):
 
     # --- what JAX's API calls --------------------------------------------------------------
 
-    def bind(self, *args: Any, **params: Any) -> Any:
+    def bind(self, /, *args: Any, **params: Any) -> Any:
         """Emit into the current transformation, or run ``impl`` outside any (as JAX's
         evaluation trace does)."""
         if tracing.current_trace() is None:
@@ -91,7 +91,7 @@ class Primitive(_SpmdcPrimitive):
             return self.impl(*args, **params)
         return tracing.bind(self, *args, **params)
 
-    def abstract_eval(self, *avals: Any, **params: Any) -> tuple[Any, set[Any]]:
+    def abstract_eval(self, /, *avals: Any, **params: Any) -> tuple[Any, set[Any]]:
         """JAX's: ``(output aval(s), effects)``."""
         rule = self._checked_rule()
         if self._effectful:
@@ -99,7 +99,7 @@ class Primitive(_SpmdcPrimitive):
             return out, set(effects)
         return rule(*avals, **params), set()
 
-    def _no_impl(self, *args: Any, **params: Any) -> Any:
+    def _no_impl(self, /, *args: Any, **params: Any) -> Any:
         raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented: "
                                   f"give it one with {self.name}.def_impl(impl)")
 
@@ -110,7 +110,7 @@ class Primitive(_SpmdcPrimitive):
                 f"{self.name}.def_abstract_eval(rule)")
         return self._abstract_eval_rule
 
-    def _shape_rule(self, *in_types: TensorType, **params: Any) -> Any:
+    def _shape_rule(self, /, *in_types: TensorType, **params: Any) -> Any:
         """The IR shape rule: the abstract evaluation, on ShapedArrays."""
         out, effects = self.abstract_eval(*map(aval_of_type, in_types), **params)
         if effects:

@@ -246,7 +246,8 @@ def _checked(trace: Trace, value: Any, want: TensorType, what: str) -> Atom:
 def _jvp_adapter(prim: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
     what = f"the JVP rule of primitive '{prim}'"
 
-    def jvp(b: Builder, primals: list[Atom], tangents: list[Atom | None], **params: Any):
+    def jvp(b: Builder, primals: list[Atom], tangents: list[Atom | None], /,
+            **params: Any) -> tuple[list[Atom], list[Atom | None]]:
         with emitting_into(b, what) as trace:
             xs = [value_of(trace, p) for p in primals]
             ts = [Zero(aval_of_type(p.type)) if t is None else value_of(trace, t)
@@ -297,7 +298,7 @@ def _not_transposing() -> Any:
     return _transposing(False)
 
 
-def _vjp_adapter(prim: Any, b: Builder, ct: Any, *inputs: Atom,
+def _vjp_adapter(prim: Any, b: Builder, ct: Any, /, *inputs: Atom,
                  active: Sequence[bool], **params: Any) -> list[Atom | None]:
     cts = list(ct) if prim.multiple_results else [ct]
     if _state.transposing:

@@ -52,13 +52,13 @@ fancy_primitive_batchers = RuleTable("fancy_primitive_batchers", _install, _unin
 
 
 def _install_plain(prim: Any, rule: Callable[..., Any]) -> None:
-    def fancy(axis_data, args, dims, **params):
+    def fancy(axis_data, args, dims, /, **params):
         return rule(args, dims, **params)
     fancy_primitive_batchers[prim] = fancy
 
 
 def _install_axis(prim: Any, rule: Callable[..., Any]) -> None:
-    def fancy(axis_data, args, dims, **params):
+    def fancy(axis_data, args, dims, /, **params):
         return rule(axis_data.size, axis_data.name, None, args, dims, **params)
     fancy_primitive_batchers[prim] = fancy
 
@@ -87,7 +87,7 @@ def _batched(t: TensorType, dim: int | None, size: int) -> TensorType:
 def _adapter(prim: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
     what = f"the batching rule of primitive '{prim}'"
 
-    def batch(b: Builder, axis: BatchAxis, args: list[Atom], dims: list[int | None],
+    def batch(b: Builder, axis: BatchAxis, args: list[Atom], dims: list[int | None], /,
               **params: Any) -> tuple[list[Atom], list[int | None]]:
         expected = prim.out_types(*[_unbatched(a.type, d)
                                     for a, d in zip(args, dims, strict=True)], **params)

@@ -99,7 +99,7 @@ def register_lowering(prim: Any, rule: LoweringRule, platform: str | None = None
     return rule
 
 
-def _lower(prim: Any, ctx: LoweringContext, eqn: Eqn, *operands: Any) -> list[Any]:
+def _lower(prim: Any, ctx: LoweringContext, eqn: Eqn, /, *operands: Any) -> list[Any]:
     rule = _platform_specific_lowerings.get(ctx.platform, {}).get(prim, _lowerings.get(prim))
     if rule is None:
         have = sorted(p for p, rules in _platform_specific_lowerings.items() if prim in rules)
@@ -147,7 +147,7 @@ def _flat_values(out: Any, what: str) -> list[Any]:
 def lower_fun(fun: Callable[..., Any], multiple_results: bool = True) -> LoweringRule:
     """A lowering rule that lowers ``fun(*operands, **params)``, written with spmdc's
     jnp and lax, by tracing it into spmdc's IR and lowering that in place."""
-    def rule(ctx: LoweringRuleContext, *operands: Any, **params: Any) -> list[Any]:
+    def rule(ctx: LoweringRuleContext, /, *operands: Any, **params: Any) -> list[Any]:
         in_types = [TensorType(tuple(a.shape), np.dtype(a.dtype)) for a in ctx.avals_in]
 
         def body(xs: list[Any]) -> list[Any]:

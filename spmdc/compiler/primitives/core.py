@@ -57,12 +57,12 @@ class Primitive:
         self.impl = impl
         self.multiple_results = multiple_results
 
-    def bind(self, *args: Any, **params: Any) -> Any:
+    def bind(self, /, *args: Any, **params: Any) -> Any:
         """Apply this primitive to ``args``, as JAX's ``Primitive.bind`` does: emitted
         into the current trace, or run at once (Note [Primitive.bind])."""
         return _binder(self, *args, **params)  # type: ignore[misc]
 
-    def out_types(self, *in_types: TensorType, **params: Any) -> tuple[TensorType, ...]:
+    def out_types(self, /, *in_types: TensorType, **params: Any) -> tuple[TensorType, ...]:
         """The output types for these input types (the shape rule's, as a tuple)."""
         out = self.shape_rule(*in_types, **params)
         return tuple(out) if self.multiple_results else (out,)
