@@ -40,7 +40,7 @@ from ..errors import (
     where,
 )
 from ..runtime import pjrt
-from ..runtime.array import Array
+from ..runtime.array import Array, set_traced_type
 from . import dtypes
 from .names import scoped
 
@@ -220,7 +220,9 @@ class Tracer:
 
 def type_of(x: Any) -> tuple[TensorType, bool]:
     """The (canonical) type and weak flag of any array-like value."""
-    if isinstance(x, (Tracer, Array)):
+    # Exact types (neither has subclasses): isinstance(x, Array) runs Python code for
+    # other values (Note [traced values are Arrays] in runtime/array.py).
+    if x.__class__ is Tracer or x.__class__ is Array:
         return x.type, x.weak
     dtype, weak = dtypes.dtype_and_weak(x)
     return TensorType(np.shape(x), dtype), weak
@@ -273,7 +275,7 @@ def to_atom(trace: Trace, x: Any) -> Atom:
             raise _escaped(x)
         outer = x if x._trace is trace.parent else _lift(trace.parent, x)
         return _capture(trace, id(x), outer, x._var.type)
-    if isinstance(x, Array):
+    if x.__class__ is Array:      # See Note [traced values are Arrays] in runtime/array.py
         return _capture(trace, id(x), x, x.type)
     if isinstance(x, np.ndarray) and x.ndim > 0:
         t, _ = type_of(x)
@@ -344,6 +346,7 @@ def bind(prim: Primitive, /, *args: Any, weak: bool = False, **params: Any) -> A
 
 
 set_binder(bind)            # See Note [Primitive.bind] in compiler/primitives/core.py
+set_traced_type(Tracer)     # See Note [traced values are Arrays] in runtime/array.py
 
 
 # Note [rules on values]
