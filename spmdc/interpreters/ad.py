@@ -147,6 +147,11 @@ def _zero_of(value: Any) -> Zero:
     return Zero(typeof(value).to_tangent_aval())
 
 
+def _zero(t: TensorType) -> Zero:
+    """The symbolic zero tangent of a value of IR type ``t`` (float0 for integers)."""
+    return Zero(aval_of_type(t).to_tangent_aval())
+
+
 def defjvp(prim: Any, *rules: Callable[..., Any] | None) -> None:
     """One rule per operand, ``rule(tangent, *primals, **params) -> tangent``
     (None: the output does not depend on that operand); the JVP is their sum."""
@@ -250,7 +255,7 @@ def _jvp_adapter(prim: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
             **params: Any) -> tuple[list[Atom], list[Atom | None]]:
         with emitting_into(b, what) as trace:
             xs = [value_of(trace, p) for p in primals]
-            ts = [Zero(aval_of_type(p.type)) if t is None else value_of(trace, t)
+            ts = [_zero(p.type) if t is None else value_of(trace, t)
                   for p, t in zip(primals, tangents, strict=True)]
             with run_rule(what), _not_transposing():
                 out, tout = rule(xs, ts, **params)
@@ -318,7 +323,7 @@ def _transpose(prim: Any, b: Builder, cts: list[Atom | None], inputs: Sequence[A
     with emitting_into(b, what) as trace:
         args = [UndefinedPrimal(aval_of_type(a.type)) if act else value_of(trace, a)
                 for a, act in zip(inputs, active, strict=True)]
-        cts_in = [Zero(aval_of_type(t)) if c is None else value_of(trace, c)
+        cts_in = [_zero(t) if c is None else value_of(trace, c)
                   for c, t in zip(cts, out_types, strict=True)]
         with run_rule(what), _not_transposing():
             res = rule(cts_in if prim.multiple_results else cts_in[0], *args, **params)
@@ -341,7 +346,7 @@ def _linearize_and_transpose(prim: Any, b: Builder, cts: list[Atom | None],
     with emitting_into(g, what) as trace:
         xs = [value_of(trace, p) for p in primals]
         given = iter(tangents)
-        ts = [value_of(trace, next(given)) if act else Zero(aval_of_type(a.type))
+        ts = [value_of(trace, next(given)) if act else _zero(a.type)
               for a, act in zip(inputs, active, strict=True)]
         with run_rule(what), _not_transposing():
             out, tout = primitive_jvps[prim](xs, ts, **params)

@@ -192,3 +192,21 @@ def test_builtin_primitives_bind_as_in_jax():
     close(sqrt_p.bind(np.float32(16.0)), 4.0)
     close(spmdc.jit(lambda x: sqrt_p.bind(x))(X * X), np.abs(X))
     close(spmdc.grad(lambda x: sqrt_p.bind(x))(np.float32(4.0)), 0.25)
+
+
+def test_integer_operands_get_float0_zero_tangents():
+    p = Primitive("test_scale_by_int")
+    p.def_abstract_eval(lambda x, n: x)
+    mlir.register_lowering(p, mlir.lower_fun(lambda x, n: x * n.astype(x.dtype),
+                                             multiple_results=False))
+    seen = []
+
+    def jvp(primals, tangents):
+        (x, n), (tx, tn) = primals, tangents
+        seen.append((type(tn), tn.aval.dtype))
+        return p.bind(x, n), tx * n.astype(x.dtype)
+    ad.primitive_jvps[p] = jvp
+    n = np.array([1, 2, 3, 4, 5, 6, 7, 8], np.int32)
+    close(spmdc.grad(lambda x: p.bind(x, n).sum())(X), n)
+    close(spmdc.jvp(lambda x: p.bind(x, n), (X,), (Y,))[1], Y * n)
+    assert seen == [(ad.Zero, np.dtype([("float0", np.void, 0)]))] * 2
