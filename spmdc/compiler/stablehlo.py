@@ -130,10 +130,7 @@ def mlir_type(t: TensorType) -> ir.RankedTensorType:
 def dense_constant(value: Any, t: TensorType) -> ir.Value:
     """A constant of type ``t`` holding the array ``value`` element by element."""
     arr = np.ascontiguousarray(np.asarray(value, t.dtype))
-    if t.dtype == np.bool_:          # i1 elements are packed bits
-        attr = ir.DenseElementsAttr.get(np.packbits(arr, bitorder="little"),
-                                        type=_element_type(t.dtype), shape=list(t.shape))
-    elif t.dtype.name == "bfloat16":
+    if t.dtype.name == "bfloat16":      # the bindings take its bits
         attr = ir.DenseElementsAttr.get(arr.view(np.uint16), type=_element_type(t.dtype),
                                         shape=list(t.shape))
     else:

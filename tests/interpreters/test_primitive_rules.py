@@ -210,3 +210,21 @@ def test_integer_operands_get_float0_zero_tangents():
     close(spmdc.grad(lambda x: p.bind(x, n).sum())(X), n)
     close(spmdc.jvp(lambda x: p.bind(x, n), (X,), (Y,))[1], Y * n)
     assert seen == [(ad.Zero, np.dtype([("float0", np.void, 0)]))] * 2
+
+
+def test_lowerings_with_array_constants():
+    offsets = np.array([0.5, -1.0, 2.0], np.float32)
+    mask = np.array([True, False, True])
+    p = Primitive("test_offset")
+    p.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(p, mlir.lower_fun(lambda x: jnp.where(mask, x + offsets, x),
+                                             multiple_results=False))
+    close(spmdc.jit(lambda x: p.bind(x))(X[:3]), np.where(mask, X[:3] + offsets, X[:3]))
+    q = Primitive("test_ir_constant")
+    q.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(q, lambda ctx, x: [hlo.MulOp(x, mlir.ir_constant(offsets)).result])
+    close(spmdc.jit(lambda x: q.bind(x))(X[:3]), X[:3] * offsets)
+    r = Primitive("test_bool_constant")
+    r.def_abstract_eval(lambda x: ShapedArray(x.shape, np.bool_))
+    mlir.register_lowering(r, lambda ctx, x: [mlir.ir_constant(mask)])
+    assert spmdc.jit(lambda x: r.bind(x))(X[:3]).tolist() == mask.tolist()
