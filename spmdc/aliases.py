@@ -10,11 +10,11 @@ instead: for ``NAME.rest`` where ``sys.modules[NAME]`` is the spmdc module, it h
 transforms, ...) are not namespaces of JAX's and are not found under the alias; where
 JAX has a public module of the same name, ``_RENAMED`` maps it to spmdc's module for it:
 ``jax.core`` is ``spmdc._src.core`` (JAX's names, on spmdc's objects), never spmdc's
-private ``spmdc.core``. jaxlib's C++ probes ``jax.core`` (for its Tracer class, when
-JAX has not registered one) and gets the same facade. Importing ``jax.core`` binds the
-facade as the ``core`` attribute of the aliased package, as Python binds every imported
-submodule on its parent; spmdc's own modules import ``spmdc.core`` by name, never
-through that attribute.
+private ``spmdc.core``, and so is the package's ``core`` attribute (spmdc/__init__.py
+binds it, so ``from jax import core`` agrees with ``import jax.core``); spmdc's own
+modules import ``spmdc.core`` by name, never through that attribute. jaxlib's C++
+imports ``jax.core`` for its ShapedArray, the abstract value it gives arrays it makes:
+under the alias it gets spmdc's, which has the fields it reads.
 """
 from __future__ import annotations
 
