@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.builder import Builder
+from ..compiler.builder import Builder, lit
 from ..compiler.ir import Atom, Func, Lit, TensorType, Var
 from ..compiler.primitives.core import Primitive, ShapeError, set_binder
 from ..errors import (
@@ -239,16 +239,35 @@ def _capture(trace: Trace, key: int, value: Any, t: TensorType) -> Var:
     var = trace.captures.get(key)
     if var is None:
         if trace.emitting is not None:       # See Note [rules on values]
-            raise TypeError(
-                f"{trace.emitting} uses an array of type {t} that is not one of its "
-                f"operands{where()}; a rule run inside a transformation can use its "
-                "operands, Python scalars and values it computes from them (build the "
-                "array with jnp functions, e.g. jnp.arange or jnp.full)")
+            var = trace.captures[key] = _emitted_constant(trace, value, t)
+            return var
         var = trace.captures[key] = trace.builder.input(t)
         trace.capture_values.append(value)
         if trace.sources is not None:
             trace.sources[var] = value
     return var
+
+
+# The largest array constant a rule run in a pass may use (Note [rules on values]).
+_MAX_EMITTED_CONSTANT = 1024
+
+
+def _emitted_constant(trace: Trace, value: Any, t: TensorType) -> Var:
+    """The array ``value`` (of type ``t``) built from literals in ``trace``'s Builder."""
+    if t.size > _MAX_EMITTED_CONSTANT:
+        raise TypeError(
+            f"{trace.emitting} uses an array constant of type {t}{where()}; a rule run "
+            f"inside a transformation may use constants of up to {_MAX_EMITTED_CONSTANT} "
+            "elements: compute a larger one from the operands with jnp functions (e.g. "
+            "jnp.arange, jnp.full), or pass it as an operand of the primitive")
+    b = trace.builder
+    flat = np.asarray(value, t.dtype).reshape(-1)
+    if flat.size == 0 or (flat == flat[0]).all():
+        fill = lit(flat[0] if flat.size else 0, t.dtype)
+        return b.broadcast_in_dim(fill, shape=t.shape, broadcast_dimensions=())
+    pieces = [b.broadcast_in_dim(lit(v, t.dtype), shape=(1,), broadcast_dimensions=())
+              for v in flat]
+    return b.reshape(b.concatenate(*pieces, dimension=0), new_sizes=t.shape)
 
 
 def known_value(x: Tracer) -> np.ndarray | None:
@@ -357,9 +376,11 @@ set_traced_type(Tracer)     # See Note [traced values are Arrays] in runtime/arr
 # runs a JAX rule under ``emitting_into(b)``: a trace, current for the call, whose
 # Builder is the pass's own, so that what the rule binds lands in the program the pass
 # is building, and the operands are Tracers of that trace (``value_of``). The trace has
-# no parent (the pass's program has fixed inputs): a traced value of any other trace,
-# or an array constant that would have to become an input, is an error naming the rule.
-# The Builder's source line is restored afterwards, so the pass's own stamps stay.
+# no parent, and the pass's program has fixed inputs: a traced value of any other trace
+# is an error naming the rule, and an array constant the rule uses (``jnp.array([0,
+# 1])``), which a trace would make an input, is built from literals instead (up to
+# ``_MAX_EMITTED_CONSTANT`` elements; a larger one is an error naming the rule). The
+# Builder's source line is restored afterwards, so the pass's own stamps stay.
 
 @contextmanager
 def emitting_into(builder: Builder, what: str) -> Iterator[Trace]:

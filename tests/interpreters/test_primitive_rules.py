@@ -228,3 +228,18 @@ def test_lowerings_with_array_constants():
     r.def_abstract_eval(lambda x: ShapedArray(x.shape, np.bool_))
     mlir.register_lowering(r, lambda ctx, x: [mlir.ir_constant(mask)])
     assert spmdc.jit(lambda x: r.bind(x))(X[:3]).tolist() == mask.tolist()
+
+
+def test_rules_may_use_small_array_constants():
+    # A rule runs inside a pass, whose program has fixed inputs: its constants are built
+    # from literals (Note [rules on values]).
+    weights = np.array([1.0, 2.0, 3.0], np.float32)
+    p = Primitive("test_weighted")
+    p.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(p, mlir.lower_fun(lambda x: x * weights, multiple_results=False))
+    ad.deflinear2(p, lambda ct, x: [ct * jnp.asarray(weights) + np.zeros(3, np.float32)])
+    batching.primitive_batchers[p] = lambda args, dims: (
+        p.bind(jnp.moveaxis(args[0], dims[0], 0) * np.array([[1.0]], np.float32)), 0)
+    close(spmdc.grad(lambda x: p.bind(x).sum())(X[:3]), weights)
+    close(spmdc.vmap(lambda x: p.bind(x), in_axes=1)(np.stack([X[:3]] * 2, axis=1)),
+          np.stack([X[:3] * weights] * 2))
