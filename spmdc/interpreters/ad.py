@@ -259,7 +259,9 @@ def _jvp_adapter(prim: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
                   for p, t in zip(primals, tangents, strict=True)]
             with run_rule(what), _not_transposing():
                 out, tout = rule(xs, ts, **params)
-            outs = [to_atom(trace, o) for o in _results(prim, out, what)]
+            want = prim.out_types(*[p.type for p in primals], **params)
+            outs = [_checked(trace, o, t, what + f" (output {k})") for k, (o, t) in
+                    enumerate(zip(_results(prim, out, what, len(want)), want, strict=True))]
             touts = _results(prim, tout, what + " (tangents)", len(outs))
             return outs, [None if type(t) is Zero or t is None else
                           _checked(trace, t, o.type, what + f" (tangent {k})")

@@ -161,3 +161,13 @@ def test_rule_tables_hold_rules_only():
         ad.primitive_jvps[p] = 3
     with pytest.raises(ValueError, match="defjvp: primitive 'multi' has multiple results"):
         ad.defjvp(_identity("multi", multiple=True), None)
+
+
+def test_jvp_rule_returning_a_primal_of_the_wrong_type():
+    p = _identity("bad_jvp_primal")
+    ad.primitive_jvps[p] = lambda primals, tangents: (primals[0][:2], tangents[0])
+    with pytest.raises(TypeError, match="JVP rule of primitive 'bad_jvp_primal' \\(output "
+                                        "0\\) returned a value of type f32\\[2\\] where the "
+                                        "type f32\\[3\\] was expected"):
+        spmdc.jvp(lambda x: p.bind(x), (X,), (X,))
+    _still_works()
