@@ -282,8 +282,11 @@ def _jvp_adapter(prim: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
 # primitives applied to tangents; while it runs, a library primitive's VJP is its
 # transpose rule (``_state.transposing``), called with ``UndefinedPrimal`` for the active
 # operands, exactly as JAX's backward pass would call it. A primitive with a transpose
-# rule but no JVP rule is differentiable only there, as in JAX. Every library rule runs
-# with the flag cleared, so a rule that itself differentiates linearizes anew.
+# rule and no JVP rule is linear in the operands it is differentiated in (JAX uses it
+# only where it is, in ``linear_transpose`` and in the linear part of a JVP), and its
+# transpose rule is its VJP everywhere: spmdc's ``linear_transpose`` is its reverse pass.
+# Every library rule runs with the flag cleared, so a rule that itself differentiates
+# linearizes anew.
 
 class _State(threading.local):
     transposing = False
@@ -308,12 +311,8 @@ def _not_transposing() -> Any:
 def _vjp_adapter(prim: Any, b: Builder, ct: Any, /, *inputs: Atom,
                  active: Sequence[bool], **params: Any) -> list[Atom | None]:
     cts = list(ct) if prim.multiple_results else [ct]
-    if _state.transposing:
+    if _state.transposing or prim not in primitive_jvps:
         return _transpose(prim, b, cts, inputs, active, params)
-    if prim not in primitive_jvps:
-        raise NotImplementedError(
-            f"Differentiation rule for '{prim}' not implemented: register a JVP rule in "
-            "jax.interpreters.ad.primitive_jvps")
     return _linearize_and_transpose(prim, b, cts, inputs, active, params)
 
 

@@ -149,8 +149,12 @@ def test_definers():
     ad.deflinear2(neg, lambda ct, x: [lax.neg(ct)])
     np.testing.assert_allclose(spmdc.grad(lambda x: (neg.bind(x) * x).sum())(X), -2 * X)
     assert ad.primitive_jvps[neg] is not None and ad.get_primitive_transpose(neg)
-    del ad.primitive_jvps[neg]
-    with pytest.raises(NotImplementedError, match="Differentiation rule for 'negate'"):
+    del ad.primitive_jvps[neg]               # the transpose rule alone: still linear
+    np.testing.assert_allclose(spmdc.grad(lambda x: neg.bind(x).sum())(X), -np.ones(3))
+    with pytest.raises(NotImplementedError, match="no JVP rule for 'negate'"):
+        spmdc.jvp(lambda x: neg.bind(x), (X,), (X,))
+    del ad.primitive_transposes[neg]
+    with pytest.raises(NotImplementedError, match="no VJP rule for 'negate'"):
         spmdc.grad(lambda x: neg.bind(x).sum())(X)
 
 

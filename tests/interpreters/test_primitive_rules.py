@@ -151,6 +151,13 @@ def test_grad_linearizes_and_transposes():
     close(vjp(Y)[0], 2 * np.cos(X) * Y)
 
 
+def test_linear_transpose_uses_the_transpose_rule():
+    # cos_mul has a transpose rule and no JVP rule, as a linear primitive may.
+    (ct,) = spmdc.linear_transpose(lambda t: cos_mul_p.bind(X, t, a=2.0), X)(Y)
+    close(ct, 2 * np.cos(X) * Y)
+    close(spmdc.grad(lambda t: (cos_mul_p.bind(X, t, a=2.0) * Y).sum())(X), 2 * np.cos(X) * Y)
+
+
 def test_higher_order_and_composed_derivatives():
     close(spmdc.vmap(spmdc.grad(sin_scaled))(X), 2 * np.cos(X))
     close(spmdc.grad(spmdc.grad(lambda x: sin_scaled(x)))(np.float32(0.7)),
