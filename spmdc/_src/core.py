@@ -15,6 +15,7 @@ from ..errors import ConcretizationTypeError
 from ..extend.core import (
     OpaqueTraceState,
     Primitive,
+    find_top_trace,
     get_opaque_trace_state,
     mapped_aval,
     unmapped_aval,
@@ -25,7 +26,7 @@ from ..runtime.array import Array
 __all__ = ["Tracer", "Trace", "ShapedArray", "AbstractValue", "Primitive", "get_aval",
            "pytype_aval_mappings", "valid_jaxtype", "mapped_aval", "unmapped_aval",
            "get_opaque_trace_state", "OpaqueTraceState", "trace_state_clean",
-           "concrete_or_error", "raise_to_shaped"]
+           "concrete_or_error", "raise_to_shaped", "find_top_trace"]
 
 
 def get_aval(x: Any) -> ShapedArray:

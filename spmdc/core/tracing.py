@@ -76,6 +76,12 @@ class Trace:
         # on values]); such a trace captures nothing.
         self.emitting: str | None = None
 
+    @property
+    def main(self) -> Trace:
+        """JAX's tag of a trace (``trace.main``), which its tracers' ``_trace.main``
+        share: a spmdc trace is its own."""
+        return self
+
 
 # Note [thread-local trace]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~

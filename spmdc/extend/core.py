@@ -29,7 +29,8 @@ from ..core import tracing
 from ..core.abstract import AbstractValue, ShapedArray, typeof
 
 __all__ = ["Primitive", "ShapedArray", "AbstractValue", "mapped_aval", "unmapped_aval",
-           "valid_jaxtype", "get_opaque_trace_state", "OpaqueTraceState", "aval_of_type",
+           "valid_jaxtype", "get_opaque_trace_state", "OpaqueTraceState", "find_top_trace",
+           "aval_of_type",
            "type_of_aval"]
 
 
@@ -167,6 +168,13 @@ class OpaqueTraceState:
 
     def __hash__(self) -> int:
         return id(self._trace)
+
+
+def find_top_trace(values: Any) -> tracing.Trace | None:
+    """The trace now current (None outside any transformation). JAX's signature takes
+    the values whose trace is wanted; since JAX keeps one current trace, JAX returns
+    it whatever they are, and so does spmdc."""
+    return tracing.current_trace()
 
 
 def get_opaque_trace_state(convention: Any = None) -> OpaqueTraceState:

@@ -170,3 +170,16 @@ def test_partial_val():
         partial_eval.PartialVal((None, None))
     with pytest.raises(TypeError, match="not an abstract value"):
         partial_eval.PartialVal(((2,), None))
+
+
+def test_find_top_trace_and_the_trace_tag():
+    # Equinox's filter_jvp: the outputs that are tracers of the top trace are the ones
+    # differentiated; a trace's ``main`` is the tag its tracers share.
+    def f(x):
+        top = core.find_top_trace((x,))
+        y = x * 2
+        assert isinstance(y, ad.JVPTracer) and y._trace.main is top.main
+        return y
+    _, t = spmdc.jvp(f, (X,), (X,))
+    np.testing.assert_allclose(t, 2 * X)
+    assert core.find_top_trace(()) is None and jax_core.find_top_trace is core.find_top_trace
