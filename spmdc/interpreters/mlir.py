@@ -146,7 +146,10 @@ def _flat_values(out: Any, what: str) -> list[Any]:
 
 def lower_fun(fun: Callable[..., Any], multiple_results: bool = True) -> LoweringRule:
     """A lowering rule that lowers ``fun(*operands, **params)``, written with spmdc's
-    jnp and lax, by tracing it into spmdc's IR and lowering that in place."""
+    jnp and lax, by tracing it into spmdc's IR and lowering that in place. ``fun`` is
+    traced by itself, when the program is lowered, after the passes that give named
+    axes their meaning: it computes on its operands alone (a collective over an axis
+    name in it is an unbound-axis error)."""
     def rule(ctx: LoweringRuleContext, /, *operands: Any, **params: Any) -> list[Any]:
         in_types = [TensorType(tuple(a.shape), np.dtype(a.dtype)) for a in ctx.avals_in]
 
