@@ -73,7 +73,7 @@ class Trace:
         self.indexed = 0
         self.producers: dict[Var, int] = {}
         # What this trace emits for, when it emits into a pass's Builder (Note [rules
-        # on values]); such a trace captures nothing.
+        # on values]); such a trace builds the constants it captures from literals.
         self.emitting: str | None = None
 
     @property
@@ -172,20 +172,20 @@ class Tracer:
     # (operator.index) a TracerIntegerConversionError, int(), float(), complex() and item()
     # a ConcretizationTypeError.
     def __bool__(self) -> bool:
-        value = _known_value(self)
+        value = known_value(self)
         if value is not None:
             return bool(value)
         return self._concrete("bool() (e.g. an `if` or `while` on a traced value)",
                               TracerBoolConversionError)
 
     def __int__(self) -> int:
-        value = _known_value(self)
+        value = known_value(self)
         if value is not None:
             return int(value)
         return self._concrete("int()")
 
     def item(self, *args: Any) -> Any:
-        value = _known_value(self)
+        value = known_value(self)
         if value is not None:
             return value.item(*args)
         return self._concrete("item()")
@@ -197,7 +197,7 @@ class Tracer:
         return self._concrete("complex()")
 
     def __index__(self) -> int:
-        value = _known_value(self)
+        value = known_value(self)
         if value is not None:
             return operator.index(value)
         return self._concrete("using a traced value as a Python index",
@@ -277,11 +277,6 @@ def _emitted_constant(trace: Trace, value: Any, t: TensorType) -> Var:
 
 
 def known_value(x: Tracer) -> np.ndarray | None:
-    """``x``'s value where it is known (Note [concrete values while tracing]), else None."""
-    return _known_value(x)
-
-
-def _known_value(x: Tracer) -> np.ndarray | None:
     """``x``'s value where it is known (Note [concrete values while tracing]), else None."""
     if x._trace.sources is None:
         return None
