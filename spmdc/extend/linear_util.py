@@ -24,13 +24,11 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from ..errors import StoreException
+
 __all__ = ["WrappedFun", "wrap_init", "transformation", "transformation2",
            "transformation_with_aux", "transformation_with_aux2", "Store", "EqualStore",
            "StoreException", "cache", "merge_linear_aux"]
-
-
-class StoreException(Exception):
-    """A store read while empty, or written twice."""
 
 
 _EMPTY = object()
