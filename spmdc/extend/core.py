@@ -25,6 +25,7 @@ import numpy as np
 from ..compiler.ir import TensorType
 from ..compiler.passes.cleanup import effectful
 from ..compiler.primitives.core import Primitive as _SpmdcPrimitive
+from ..compiler.primitives.core import library_primitives
 from ..core import tracing
 from ..core.abstract import AbstractValue, ShapedArray, typeof
 
@@ -60,6 +61,7 @@ class Primitive(_SpmdcPrimitive):
         super().__init__(name, self._shape_rule, self._no_impl)
         self._abstract_eval_rule: Callable[..., Any] | None = None
         self._effectful = False
+        library_primitives.add(self)
 
     # --- JAX's definers ------------------------------------------------------------------
 

@@ -15,8 +15,8 @@ import numpy as np
 from ...errors import ShapeError
 from ..ir import TensorType, dtype_name
 
-__all__ = ["Primitive", "registry", "declare", "same_dtype", "same_shape_or_scalar",
-           "set_binder"]
+__all__ = ["Primitive", "registry", "library_primitives", "declare", "same_dtype",
+           "same_shape_or_scalar", "set_binder"]
 
 ShapeRule = Callable[..., TensorType | tuple[TensorType, ...]]
 """``shape_rule(*in_types, **params) -> out_type`` (a tuple when ``multiple_results``).
@@ -74,6 +74,11 @@ class Primitive:
 
 
 registry: dict[str, Primitive] = {}
+
+library_primitives: set[Primitive] = set()
+"""The primitives libraries define (``jax.extend.core.Primitive``, spmdc/extend/core.py):
+not in ``registry``, since JAX does not make their names unique, and with whatever rules
+their library registers."""
 
 
 def declare(name: str, shape_rule: ShapeRule, impl: Impl,
