@@ -7,8 +7,14 @@ through the package path and load a *second copy* of them under the new name, wi
 own primitive tables and trace state, and nothing would work. The finder below answers
 instead: for ``NAME.rest`` where ``sys.modules[NAME]`` is the spmdc module, it hands back
 ``spmdc.rest`` itself. spmdc's implementation packages (core, compiler, runtime,
-transforms, ...) are not namespaces of JAX's, so ``jax.core`` is not found rather than
-being spmdc's (jaxlib probes ``jax`` modules of that name and must not get ours).
+transforms, ...) are not namespaces of JAX's and are not found under the alias; where
+JAX has a public module of the same name, ``_RENAMED`` maps it to spmdc's module for it:
+``jax.core`` is ``spmdc._src.core`` (JAX's names, on spmdc's objects), never spmdc's
+private ``spmdc.core``, and so is the package's ``core`` attribute (spmdc/__init__.py
+binds it, so ``from jax import core`` agrees with ``import jax.core``); spmdc's own
+modules import ``spmdc.core`` by name, never through that attribute. jaxlib's C++
+imports ``jax.core`` for its ShapedArray, the abstract value it gives arrays it makes:
+under the alias it gets spmdc's, which has the fields it reads.
 """
 from __future__ import annotations
 
@@ -22,6 +28,8 @@ from typing import Any
 __all__ = ["install"]
 
 _PRIVATE = frozenset({"core", "compiler", "runtime", "transforms", "cli", "env", "aliases"})
+# JAX's public modules whose spmdc module has another name (see the module docstring).
+_RENAMED = {"core": "_src.core"}
 
 
 class _Loader(importlib.abc.Loader):
@@ -44,6 +52,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         if not rest or sys.modules.get(head) is not self.package or \
                 head == self.package.__name__:
             return None
+        rest = _RENAMED.get(rest, rest)
         if rest.split(".")[0] in _PRIVATE:
             raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
         real = f"{self.package.__name__}.{rest}"

@@ -44,7 +44,7 @@ __all__ = [
     "EnvironmentVariableError", "IRError", "ShapeError", "BatchingError", "UnboundAxisError",
     "ReplicationError", "DivergentCollectiveError", "WhileLoopVJPError", "WindowVJPError",
     "ClosedOverDifferentiationError", "CustomVJPForwardModeError", "CallbackError",
-    "LoweringError", "DistributedError", "PeerLost",
+    "LoweringError", "DistributedError", "PeerLost", "StoreException",
 ]
 
 
@@ -249,6 +249,12 @@ class PeerLost(DistributedError):
     def __init__(self, *args: Any):
         PeerLost.delivered.set()
         super().__init__(*(args or (PeerLost.message,)))
+
+
+class StoreException(Exception):
+    """The auxiliary-output store of a wrapped function (``jax.extend.linear_util``) was
+    read before the function ran, or written twice: call ``call_wrapped`` once before
+    reading the thunk a ``transformation_with_aux`` gave. JAX's ``StoreException``."""
 
 
 # --- the user's line ------------------------------------------------------------------------

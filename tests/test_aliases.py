@@ -55,12 +55,37 @@ def test_alias_loads_no_second_copy_and_runs():
         assert sys.modules['jax.scipy.special'] is spmdc.scipy.special
         print(float(jax.jit(lambda x: logsumexp(x * 2))(jnp.zeros(2))),
               jax.pmap(lambda x: x * 2)(jnp.ones(2)).tolist())
-        for private in ('jax.core', 'jax.compiler', 'jax.nothing'):
+        import jax.core
+        from spmdc.core.tracing import Tracer
+        assert jax.core is spmdc._src.core and jax.core.Tracer is Tracer
+        for private in ('jax.compiler', 'jax.runtime', 'jax.nothing'):
             try:
                 __import__(private)
             except ModuleNotFoundError:
                 pass
             else:
                 raise AssertionError(private)
+        print('checked')
         """, XLA_FLAGS="--xla_force_host_platform_device_count=2")
-    assert r.stdout.strip() == "0.6931471824645996 [2.0, 2.0]", r.stderr
+    assert r.stdout.split() == ["0.6931471824645996", "[2.0,", "2.0]", "checked"], r.stderr
+
+
+def test_jax_core_and_the_extension_api_under_the_alias():
+    # ``from jax import core`` before any ``import jax.core`` (Flax's order) gets JAX's
+    # names too, and ``import jax`` alone makes jax.interpreters usable, as in JAX.
+    r = _run("""
+        import sys, spmdc
+        sys.modules['jax'] = spmdc
+        import jax
+        from jax import core
+        from spmdc.core.tracing import Tracer
+        assert core.Tracer is Tracer and core.ShapedArray is spmdc.ShapedArray
+        assert jax.interpreters.ad.primitive_jvps is not None
+        import jax.core, jax.extend.core, jax._src.core
+        from jax.extend import linear_util
+        from jax.interpreters import ad, batching, mlir, partial_eval
+        assert jax.core is core is jax._src.core
+        assert jax.extend.core.Primitive is core.Primitive
+        print('ok')
+        """)
+    assert r.stdout.strip() == "ok", r.stderr

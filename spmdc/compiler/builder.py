@@ -62,7 +62,7 @@ class Builder:
         self.inputs.append(v)
         return v
 
-    def bind(self, prim: Primitive, *inputs: Atom, **params: Any) -> Any:
+    def bind(self, prim: Primitive, /, *inputs: Atom, **params: Any) -> Any:
         """Emit ``prim(*inputs)``; return its output Var (a tuple if multiple results)."""
         # Primitive.abstract_eval, inlined: this is the hottest call of tracing.
         out_type = prim.shape_rule(*[a.type for a in inputs], **params)

@@ -29,6 +29,7 @@ from .passes.cleanup import effectful, has_effects
 
 __all__ = ["ir", "hlo", "chlo", "lower_rules", "LoweringContext", "lower", "lower_text",
            "lower_program", "parse_module", "lower_body", "mlir_context", "mlir_type",
+           "dense_constant", "element_type",
            "create_op", "elementwise_lowering", "host_callback_op",
            "Partitioning", "sharding_attr", "ffi_call", "PLATFORMS", "by_platform"]
 
@@ -116,11 +117,25 @@ def _element_type(dtype: np.dtype) -> ir.Type:
         ir.ComplexType.get({"c64": ir.F32Type, "c128": ir.F64Type}[name].get())
 
 
+element_type = _element_type      # the MLIR element type of a NumPy dtype
+
+
 @functools.lru_cache(maxsize=4096)
 def mlir_type(t: TensorType) -> ir.RankedTensorType:
     # Cached: types live as long as the one context (mlir_context), and a lowering asks
     # for the same few types over and over. See Note [fast op creation].
     return ir.RankedTensorType.get(list(t.shape), _element_type(t.dtype))
+
+
+def dense_constant(value: Any, t: TensorType) -> ir.Value:
+    """A constant of type ``t`` holding the array ``value`` element by element."""
+    arr = np.ascontiguousarray(np.asarray(value, t.dtype))
+    if t.dtype.name == "bfloat16":      # the bindings take its bits
+        attr = ir.DenseElementsAttr.get(arr.view(np.uint16), type=_element_type(t.dtype),
+                                        shape=list(t.shape))
+    else:
+        attr = ir.DenseElementsAttr.get(arr, type=mlir_type(t))
+    return hlo.ConstantOp(attr).result
 
 
 def create_op(op_class: Any, result: TensorType, operands: Sequence[ir.Value],

@@ -12,7 +12,7 @@ from ..compiler.ir import TensorType
 from . import dtypes
 from .tracing import type_of
 
-__all__ = ["ShapeDtypeStruct", "ShapedArray", "typeof"]
+__all__ = ["ShapeDtypeStruct", "AbstractValue", "ShapedArray", "typeof"]
 
 
 class ShapeDtypeStruct:
@@ -59,7 +59,16 @@ class ShapeDtypeStruct:
         return self.shape[0]
 
 
-class ShapedArray:
+# JAX's float0 (equal to transforms/forward.py's, which this floor may not import).
+_FLOAT0 = np.dtype([("float0", np.void, 0)])
+
+
+class AbstractValue:
+    """What every abstract value is (JAX's ``jax.core.AbstractValue``, for type tests)."""
+    __slots__ = ()
+
+
+class ShapedArray(AbstractValue):
     """The abstract value of an array: shape, dtype, weak type (``jax.typeof``)."""
     __slots__ = ("shape", "dtype", "weak_type")
 
@@ -68,6 +77,25 @@ class ShapedArray:
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def update(self, shape: Any = None, dtype: Any = None,
+               weak_type: bool | None = None) -> ShapedArray:
+        """This abstract value with the given fields replaced."""
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def to_tangent_aval(self) -> ShapedArray:
+        """The abstract value of this one's tangents: itself for inexact dtypes, JAX's
+        ``float0`` for integers and bools (their tangents carry no information)."""
+        if self.dtype.kind in "fc" or self.dtype.name == "bfloat16":
+            return ShapedArray(self.shape, self.dtype, self.weak_type)
+        return ShapedArray(self.shape, _FLOAT0)
+
+    to_ct_aval = at_least_vspace = to_tangent_aval
+
+    def strip_weak_type(self) -> ShapedArray:
+        return ShapedArray(self.shape, self.dtype)
 
     def str_short(self) -> str:
         dims = ",".join(str(d) for d in self.shape)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..compiler.ir import TensorType
 from ..runtime import pjrt
-from ..runtime.array import Array
+from ..runtime.array import Array, is_concrete
 from ..runtime.launcher import place
 from ..runtime.sharding import (
     Mesh,
@@ -126,7 +126,7 @@ def device_put(x: Any, device: Any = None) -> Any:
     NamedSharding (or a PartitionSpec over the current mesh) places each device's block."""
     check_device("device_put", device)
     for leaf in tree_flatten(x)[0]:      # (a donated Array is gone)
-        if isinstance(leaf, Array):
+        if is_concrete(leaf):
             leaf.check_not_deleted(where())
     if isinstance(device, (list, tuple)):
         return _tree_map(lambda v: shard_over(v, tuple(device)), x)
@@ -145,13 +145,13 @@ def device_put(x: Any, device: Any = None) -> Any:
 
 
 def device_get(x: Any) -> Any:
-    return _tree_map(lambda v: np.asarray(v) if isinstance(v, Array) else v, x)
+    return _tree_map(lambda v: np.asarray(v) if is_concrete(v) else v, x)
 
 
 def block_until_ready(x: Any) -> Any:
     leaves, _ = tree_flatten(x)
     for v in leaves:
-        if isinstance(v, Array):
+        if is_concrete(v):
             v.block_until_ready()
     return x
 
@@ -283,7 +283,7 @@ def make_array_from_single_device_arrays(shape: Any, sharding: Any, arrays: Any,
     devs = sharding._addressable_assignment       # Note [arrays over processes]
     on: dict[Any, Array] = {}
     for a in arrays:
-        if not isinstance(a, Array) or len(a.devices()) != 1:
+        if not is_concrete(a) or len(a.devices()) != 1:
             raise TypeError(f"{op}: arrays must be single-device spmdc Arrays (e.g. from "
                             f"device_put(x, device)), got {type(a).__name__}{where()}")
         a.check_not_deleted(where())

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.builder import Builder
+from ..compiler.builder import Builder, lit
 from ..compiler.ir import Atom, Func, Lit, TensorType, Var
-from ..compiler.primitives.core import Primitive, ShapeError
+from ..compiler.primitives.core import Primitive, ShapeError, set_binder
 from ..errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -40,19 +40,20 @@ from ..errors import (
     where,
 )
 from ..runtime import pjrt
-from ..runtime.array import Array
+from ..runtime.array import Array, set_traced_type
 from . import dtypes
 from .names import scoped
 
 __all__ = ["Tracer", "Trace", "tracing", "current_trace", "bind", "to_atom",
-           "trace_function", "apply_func", "type_of"]
+           "trace_function", "apply_func", "type_of", "emitting_into", "value_of",
+           "trace_detached", "known_value"]
 
 
 # --- traces ------------------------------------------------------------------------------
 
 class Trace:
     __slots__ = ("builder", "parent", "captures", "capture_values", "closed", "axis_env",
-                 "sources", "values", "indexed", "producers")
+                 "sources", "values", "indexed", "producers", "emitting")
 
     def __init__(self, parent: Trace | None, name: str, axis_env: dict[str, Any] | None = None,
                  concrete: bool = False):
@@ -71,6 +72,15 @@ class Trace:
         self.values: dict[Var, Any] = {}
         self.indexed = 0
         self.producers: dict[Var, int] = {}
+        # What this trace emits for, when it emits into a pass's Builder (Note [rules
+        # on values]); such a trace builds the constants it captures from literals.
+        self.emitting: str | None = None
+
+    @property
+    def main(self) -> Trace:
+        """JAX's tag of a trace (``trace.main``), which its tracers' ``_trace.main``
+        share: a spmdc trace is its own."""
+        return self
 
 
 # Note [thread-local trace]
@@ -162,20 +172,20 @@ class Tracer:
     # (operator.index) a TracerIntegerConversionError, int(), float(), complex() and item()
     # a ConcretizationTypeError.
     def __bool__(self) -> bool:
-        value = _known_value(self)
+        value = known_value(self)
         if value is not None:
             return bool(value)
         return self._concrete("bool() (e.g. an `if` or `while` on a traced value)",
                               TracerBoolConversionError)
 
     def __int__(self) -> int:
-        value = _known_value(self)
+        value = known_value(self)
         if value is not None:
             return int(value)
         return self._concrete("int()")
 
     def item(self, *args: Any) -> Any:
-        value = _known_value(self)
+        value = known_value(self)
         if value is not None:
             return value.item(*args)
         return self._concrete("item()")
@@ -187,7 +197,7 @@ class Tracer:
         return self._concrete("complex()")
 
     def __index__(self) -> int:
-        value = _known_value(self)
+        value = known_value(self)
         if value is not None:
             return operator.index(value)
         return self._concrete("using a traced value as a Python index",
@@ -216,7 +226,9 @@ class Tracer:
 
 def type_of(x: Any) -> tuple[TensorType, bool]:
     """The (canonical) type and weak flag of any array-like value."""
-    if isinstance(x, (Tracer, Array)):
+    # Exact types (neither has subclasses): isinstance(x, Array) runs Python code for
+    # other values (Note [traced values are Arrays] in runtime/array.py).
+    if x.__class__ is Tracer or x.__class__ is Array:
         return x.type, x.weak
     dtype, weak = dtypes.dtype_and_weak(x)
     return TensorType(np.shape(x), dtype), weak
@@ -232,6 +244,9 @@ def _escaped(x: Tracer) -> UnexpectedTracerError:
 def _capture(trace: Trace, key: int, value: Any, t: TensorType) -> Var:
     var = trace.captures.get(key)
     if var is None:
+        if trace.emitting is not None:       # See Note [rules on values]
+            var = trace.captures[key] = _emitted_constant(trace, value, t)
+            return var
         var = trace.captures[key] = trace.builder.input(t)
         trace.capture_values.append(value)
         if trace.sources is not None:
@@ -239,7 +254,29 @@ def _capture(trace: Trace, key: int, value: Any, t: TensorType) -> Var:
     return var
 
 
-def _known_value(x: Tracer) -> np.ndarray | None:
+# The largest array constant a rule run in a pass may use (Note [rules on values]).
+_MAX_EMITTED_CONSTANT = 1024
+
+
+def _emitted_constant(trace: Trace, value: Any, t: TensorType) -> Var:
+    """The array ``value`` (of type ``t``) built from literals in ``trace``'s Builder."""
+    if t.size > _MAX_EMITTED_CONSTANT:
+        raise TypeError(
+            f"{trace.emitting} uses an array constant of type {t}{where()}; a rule run "
+            f"inside a transformation may use constants of up to {_MAX_EMITTED_CONSTANT} "
+            "elements: compute a larger one from the operands with jnp functions (e.g. "
+            "jnp.arange, jnp.full), or pass it as an operand of the primitive")
+    b = trace.builder
+    flat = np.asarray(value, t.dtype).reshape(-1)
+    if flat.size == 0 or (flat == flat[0]).all():
+        fill = lit(flat[0] if flat.size else 0, t.dtype)
+        return b.broadcast_in_dim(fill, shape=t.shape, broadcast_dimensions=())
+    pieces = [b.broadcast_in_dim(lit(v, t.dtype), shape=(1,), broadcast_dimensions=())
+              for v in flat]
+    return b.reshape(b.concatenate(*pieces, dimension=0), new_sizes=t.shape)
+
+
+def known_value(x: Tracer) -> np.ndarray | None:
     """``x``'s value where it is known (Note [concrete values while tracing]), else None."""
     if x._trace.sources is None:
         return None
@@ -258,7 +295,7 @@ def to_atom(trace: Trace, x: Any) -> Atom:
             raise _escaped(x)
         outer = x if x._trace is trace.parent else _lift(trace.parent, x)
         return _capture(trace, id(x), outer, x._var.type)
-    if isinstance(x, Array):
+    if x.__class__ is Array:      # See Note [traced values are Arrays] in runtime/array.py
         return _capture(trace, id(x), x, x.type)
     if isinstance(x, np.ndarray) and x.ndim > 0:
         t, _ = type_of(x)
@@ -307,7 +344,7 @@ def run_eagerly(prim: Primitive, args: Sequence[Any], params: dict[str, Any],
     return _eager_runner(prim, args, params, weak)  # type: ignore[misc]
 
 
-def bind(prim: Primitive, *args: Any, weak: bool = False, **params: Any) -> Any:
+def bind(prim: Primitive, /, *args: Any, weak: bool = False, **params: Any) -> Any:
     """Apply ``prim`` to ``args``: emitted into the current trace, or run eagerly."""
     trace = _state.current
     if trace is None:
@@ -326,6 +363,59 @@ def bind(prim: Primitive, *args: Any, weak: bool = False, **params: Any) -> Any:
     if prim.multiple_results:
         return [Tracer(v, trace, weak) for v in out]
     return Tracer(out, trace, weak)
+
+
+set_binder(bind)            # See Note [Primitive.bind] in compiler/primitives/core.py
+set_traced_type(Tracer)     # See Note [traced values are Arrays] in runtime/array.py
+
+
+# Note [rules on values]
+# ~~~~~~~~~~~~~~~~~~~~~~
+# JAX's rules for a primitive (JVP, transpose, batching, ``lower_fun``) are Python on
+# values: they call ``prim.bind`` or jnp functions on their operands. spmdc's passes
+# call rules on a Builder and Atoms. The adapter between the two (spmdc/interpreters/)
+# runs a JAX rule under ``emitting_into(b)``: a trace, current for the call, whose
+# Builder is the pass's own, so that what the rule binds lands in the program the pass
+# is building, and the operands are Tracers of that trace (``value_of``). The trace has
+# no parent, and the pass's program has fixed inputs: a traced value of any other trace
+# is an error naming the rule, and an array constant the rule uses (``jnp.array([0,
+# 1])``), which a trace would make an input, is built from literals instead (up to
+# ``_MAX_EMITTED_CONSTANT`` elements; a larger one is an error naming the rule). The
+# Builder's source line is restored afterwards, so the pass's own stamps stay.
+
+@contextmanager
+def emitting_into(builder: Builder, what: str) -> Iterator[Trace]:
+    """A trace emitting into ``builder``, current for the ``with`` body; ``what`` names
+    the rule for errors (Note [rules on values])."""
+    trace = Trace(None, builder.name)
+    trace.builder = builder
+    trace.emitting = what
+    outer, source = _state.current, builder.source
+    set_current(trace)
+    try:
+        yield trace
+    finally:
+        set_current(outer)
+        trace.closed = True
+        builder.source = source
+
+
+def value_of(trace: Trace, a: Atom) -> Tracer:
+    """The Atom ``a`` of ``trace``'s Builder as a Tracer (a literal becomes a value)."""
+    return Tracer(_var(trace, a), trace)
+
+
+def trace_detached(fun: Callable[[list[Tracer]], list[Any]],
+                   in_types: Sequence[TensorType], name: str) -> tuple[Func, list[Any]]:
+    """Trace ``fun`` in a trace of its own, whatever trace is current: the Func (inputs,
+    then one per captured constant) and the captured values (NumPy arrays or Arrays)."""
+    outer = _state.current
+    set_current(None)
+    try:
+        func, _, captured = trace_function(fun, in_types, [False] * len(in_types), name)
+    finally:
+        set_current(outer)
+    return func, captured
 
 
 # --- tracing whole functions ---------------------------------------------------------------

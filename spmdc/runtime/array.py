@@ -36,10 +36,41 @@ from ..compiler.ir import TensorType
 from . import pjrt
 from .sharding import Mesh, NamedSharding, PartitionSpec, Shard, Sharding, SingleDeviceSharding
 
-__all__ = ["Array"]
+__all__ = ["Array", "is_concrete", "set_traced_type"]
 
 
-class Array:
+# Note [traced values are Arrays]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# In JAX, ``isinstance(x, jax.Array)`` is true of a traced value as well as of an array
+# on devices, and libraries rely on it: Equinox's filters (``is_array``) pick the leaves
+# a transformation or a primitive works on with it, so with a False answer every traced
+# array is silently taken for static data. spmdc's Tracer (core/tracing.py) is not a
+# subclass of Array (it holds no buffers), so Array's type answers isinstance for it:
+# the core, which the runtime may not import, hands its Tracer class to
+# ``set_traced_type`` when it is imported (the same turned-around dependency as Note
+# [eager execution] in core/tracing.py). An Array itself passes isinstance by Python's
+# exact-type fast path, before this check. spmdc's own code that needs an array with
+# buffers asks ``is_concrete``.
+class _ArrayType(type):
+    traced: type | None = None      # the core's Tracer, once set_traced_type ran
+
+    def __instancecheck__(cls, x: Any) -> bool:
+        # An Array never gets here (exact type); the common other case is one test.
+        return x.__class__ is _ArrayType.traced or type.__instancecheck__(cls, x)
+
+
+def set_traced_type(t: type) -> None:
+    """Make ``isinstance(x, Array)`` true for instances of ``t`` (the core's Tracer).
+    See Note [traced values are Arrays]."""
+    _ArrayType.traced = t
+
+
+def is_concrete(x: Any) -> bool:
+    """Whether ``x`` is an Array holding device buffers (not a traced value)."""
+    return type.__instancecheck__(Array, x)
+
+
+class Array(metaclass=_ArrayType):
     __slots__ = ("_bufs", "type", "_weak", "_devices", "split", "_host", "_copies",
                  "_group", "_aux", "_sharding", "_kids", "__weakref__")
     __array_priority__ = 100

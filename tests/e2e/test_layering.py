@@ -27,8 +27,9 @@ RANK = {
     "env": 0, "errors": 0, "aliases": 0,                      # leaves
     "compiler": 1, "runtime": 2, "core": 3, "transforms": 4, "lax": 5, "numpy": 6,
     "random": 7, "nn": 8, "scipy": 9, "example_libraries": 9, "experimental": 9,
-    "extend": 9, "interpreters": 9, "_src": 9,                # JAX's extension API
-    "top": 10,                                               # __init__, cli, launch
+    "extend": 9, "interpreters": 9,                          # JAX's extension API
+    "_src": 10,                          # the jax._src names: may map to either of those
+    "top": 11,                                               # __init__, cli, launch
 }
 # The public modules at the top of spmdc/ stand on the floor of what they wrap.
 FACES = {
@@ -51,6 +52,8 @@ PRIMITIVE_MODULES = {"core/tracing.py"} | {
 # What numpy and every floor above lax stand on: values become operands (converted and
 # broadcast) in core/operands.py, which lax uses too.
 PRIMITIVE_MODULES |= {"core/operands.py"}
+# JAX's Primitive class (jax.extend.core.Primitive) is spmdc's, with JAX's definers.
+PRIMITIVE_MODULES |= {"extend/core.py"}
 # Modules above lax that still bind typed primitives (``bind(round_p, ...)``) because
 # lax's wrapper would change their programs: it drops the weak type of the operands,
 # turns a NumPy literal into a captured constant, or adds explicit parameters to the IR.

@@ -17,7 +17,8 @@ from ..ir import Atom, Eqn, Func, Lit, TensorType, Var
 from .cleanup import without_debug_effects
 
 __all__ = ["vjp_rules", "nondifferentiable", "activity_rules", "active_outputs", "vjp_func",
-           "zeros", "is_float", "unbroadcast", "expand_rules", "forward_rules"]
+           "zeros", "is_float", "unbroadcast", "expand_rules", "forward_rules",
+           "wants_activity"]
 
 VJPRule = Callable[..., Sequence[Atom | None]]
 """``rule(b, ct, *inputs, **params) -> [cotangent or None for each input]``
@@ -40,6 +41,11 @@ input. Without a rule, an equation with an active input has every float output a
 See Note [activity]."""
 
 activity_rules: dict[Any, ActivityRule] = {}
+
+wants_activity: set[Any] = set()
+"""Primitives without an activity rule whose VJP rule also gets ``active`` (the rules
+that JAX's tables give, spmdc/interpreters/ad.py: a transpose rule must know which
+operands are the undefined, linear ones)."""
 
 ForwardRule = Callable[..., tuple[Sequence[Atom], Any]]
 """``rule(b, active, needed, *inputs, **params) -> (outputs, residuals)``
@@ -202,7 +208,7 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
         b.source = eqn.source
         ct = tuple(ct_outs) if eqn.prim.multiple_results else ct_outs[0]
         extra = {"active": tuple(isinstance(a, Var) and a in active for a in eqn.inputs)} \
-            if eqn.prim in activity_rules else {}
+            if eqn.prim in activity_rules or eqn.prim in wants_activity else {}
         if eqn.prim in forward_rules:
             extra["residuals"] = residuals.get(index)
         in_cts = rule(b, ct, *map(read, eqn.inputs), **eqn.params, **extra)

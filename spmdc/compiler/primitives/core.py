@@ -15,7 +15,8 @@ import numpy as np
 from ...errors import ShapeError
 from ..ir import TensorType, dtype_name
 
-__all__ = ["Primitive", "registry", "declare", "same_dtype", "same_shape_or_scalar"]
+__all__ = ["Primitive", "registry", "library_primitives", "declare", "same_dtype",
+           "same_shape_or_scalar", "set_binder"]
 
 ShapeRule = Callable[..., TensorType | tuple[TensorType, ...]]
 """``shape_rule(*in_types, **params) -> out_type`` (a tuple when ``multiple_results``).
@@ -24,6 +25,26 @@ Raises ShapeError with a message that names what is wrong."""
 Impl = Callable[..., Any]
 """``impl(*ndarrays, **params) -> ndarray`` (a tuple when ``multiple_results``): the
 NumPy reference, the oracle for tests and the IR interpreter."""
+
+
+# Note [Primitive.bind]
+# ~~~~~~~~~~~~~~~~~~~~~
+# JAX's primitives are applied with ``prim.bind(*args, **params)``, and libraries that
+# rewrite programs call it on the built-in ones (``lax.sqrt_p.bind(x)``). Binding is
+# tracing's work (core/tracing.py: emit into the current trace, or run eagerly), and the
+# compiler may not import the core (tests/e2e/test_layering.py). So the dependency that
+# points up is turned around and made explicit, as for eager execution: core/tracing.py
+# hands its ``bind`` to ``set_binder`` when it is imported, which happens whenever
+# spmdc is imported, before anything can call ``Primitive.bind``. The compiler itself
+# never calls ``Primitive.bind``; its rules emit through a Builder.
+_binder: Callable[..., Any] | None = None
+
+
+def set_binder(bind: Callable[..., Any]) -> None:
+    """Install ``bind(prim, *args, **params)``, what ``Primitive.bind`` calls (Note
+    [Primitive.bind])."""
+    global _binder
+    _binder = bind
 
 
 class Primitive:
@@ -36,15 +57,28 @@ class Primitive:
         self.impl = impl
         self.multiple_results = multiple_results
 
-    def abstract_eval(self, *in_types: TensorType, **params: Any) -> tuple[TensorType, ...]:
+    def bind(self, /, *args: Any, **params: Any) -> Any:
+        """Apply this primitive to ``args``, as JAX's ``Primitive.bind`` does: emitted
+        into the current trace, or run at once (Note [Primitive.bind])."""
+        return _binder(self, *args, **params)  # type: ignore[misc]
+
+    def out_types(self, /, *in_types: TensorType, **params: Any) -> tuple[TensorType, ...]:
+        """The output types for these input types (the shape rule's, as a tuple)."""
         out = self.shape_rule(*in_types, **params)
         return tuple(out) if self.multiple_results else (out,)
+
+    abstract_eval = out_types   # JAX's primitives (spmdc/extend/core.py) take JAX's avals
 
     def __repr__(self) -> str:
         return self.name
 
 
 registry: dict[str, Primitive] = {}
+
+library_primitives: set[Primitive] = set()
+"""The primitives libraries define (``jax.extend.core.Primitive``, spmdc/extend/core.py):
+not in ``registry``, since JAX does not make their names unique, and with whatever rules
+their library registers."""
 
 
 def declare(name: str, shape_rule: ShapeRule, impl: Impl,

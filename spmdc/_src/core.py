@@ -1,0 +1,69 @@
+"""``jax.core`` (and ``jax._src.core``) under the alias: JAX's names for the types of
+traced values and abstract values, and the helpers libraries call on them, each the
+real spmdc object (spmdc/aliases.py maps ``jax.core`` here; spmdc's own ``spmdc.core``
+package is its private implementation)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core.abstract import AbstractValue, ShapedArray, typeof
+from ..core.tracing import Trace, Tracer, current_trace, known_value
+from ..errors import ConcretizationTypeError
+from ..extend.core import (
+    OpaqueTraceState,
+    Primitive,
+    find_top_trace,
+    get_opaque_trace_state,
+    mapped_aval,
+    unmapped_aval,
+    valid_jaxtype,
+)
+from ..runtime.array import Array
+
+__all__ = ["Tracer", "Trace", "ShapedArray", "AbstractValue", "Primitive", "get_aval",
+           "pytype_aval_mappings", "valid_jaxtype", "mapped_aval", "unmapped_aval",
+           "get_opaque_trace_state", "OpaqueTraceState", "trace_state_clean",
+           "concrete_or_error", "raise_to_shaped", "find_top_trace"]
+
+
+def get_aval(x: Any) -> ShapedArray:
+    """The abstract value of ``x`` (JAX's older name for ``jax.typeof``)."""
+    return typeof(x)
+
+
+pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {
+    t: typeof for t in (bool, int, float, complex, np.ndarray, Array, *(
+        np.dtype(c).type for c in "?bBhHiIlLqQefdgFDG"))}
+"""The Python types whose values are arrays, each with the function giving its
+abstract value."""
+
+
+def trace_state_clean() -> bool:
+    """Whether no transformation is tracing on this thread."""
+    return current_trace() is None
+
+
+def concrete_or_error(force: Callable[[Any], Any] | None, value: Any,
+                      context: str = "") -> Any:
+    """``force(value)`` for a concrete value (``value`` itself when ``force`` is
+    None); a traced value is forced when its value is known, and is a
+    ConcretizationTypeError otherwise."""
+    force = (lambda v: v) if force is None else force
+    if isinstance(value, Tracer):
+        known = known_value(value)
+        if known is None:
+            where = f"{context}: " if context else ""
+            raise ConcretizationTypeError(
+                f"{where}a concrete value is needed, but got a traced {value.type}; mark "
+                "the argument static or compute the value outside the transformation")
+        return force(known)
+    return force(value)
+
+
+def raise_to_shaped(aval: Any, weak_type: bool | None = None) -> ShapedArray:
+    """``aval`` as a ShapedArray (with ``weak_type`` when given)."""
+    weak = getattr(aval, "weak_type", False) if weak_type is None else weak_type
+    return ShapedArray(aval.shape, aval.dtype, weak)

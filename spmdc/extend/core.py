@@ -1,0 +1,185 @@
+"""``jax.extend.core``: JAX's ``Primitive`` for library authors, and the abstract-value
+helpers that rules use (``mapped_aval``, ``unmapped_aval``, ``valid_jaxtype``,
+``get_opaque_trace_state``).
+
+A library defines a primitive as it does with JAX::
+
+    p = Primitive("my_op")
+    p.def_impl(impl)                  # run eagerly: impl(*arrays, **params)
+    p.def_abstract_eval(rule)         # rule(*ShapedArrays, **params) -> ShapedArray(s)
+    ad.primitive_jvps[p] = jvp        # spmdc/interpreters/: JAX's rule tables
+
+``Primitive`` is spmdc's own primitive class (compiler/primitives/core.py) with JAX's
+constructor and definers: its shape rule is the library's abstract evaluation, seen
+through ShapedArrays, so an equation of it in spmdc's IR has the types that rule gives,
+and every pass treats it as any other primitive, with the rules that JAX's tables
+install (Note [JAX's rule tables] in spmdc/interpreters/tables.py).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..compiler.ir import TensorType
+from ..compiler.passes.cleanup import effectful
+from ..compiler.primitives.core import Primitive as _SpmdcPrimitive
+from ..compiler.primitives.core import library_primitives
+from ..core import tracing
+from ..core.abstract import AbstractValue, ShapedArray, typeof
+
+__all__ = ["Primitive", "ShapedArray", "AbstractValue", "mapped_aval", "unmapped_aval",
+           "valid_jaxtype", "get_opaque_trace_state", "OpaqueTraceState", "find_top_trace",
+           "aval_of_type",
+           "type_of_aval"]
+
+
+def aval_of_type(t: TensorType) -> ShapedArray:
+    """The ShapedArray JAX's rules see for a value of IR type ``t``."""
+    return ShapedArray(t.shape, t.dtype)
+
+
+def type_of_aval(aval: Any, what: str) -> TensorType:
+    """The IR type of a ShapedArray (or anything with ``shape`` and ``dtype``) that the
+    rule ``what`` returned; a TypeError naming the rule otherwise."""
+    try:
+        return TensorType(tuple(int(d) for d in aval.shape), np.dtype(aval.dtype))
+    except (AttributeError, TypeError) as e:
+        raise TypeError(f"{what} returned {aval!r} where an abstract value (a "
+                        f"jax.core.ShapedArray) was expected ({e})") from None
+
+
+class Primitive(_SpmdcPrimitive):
+    """JAX's ``Primitive(name)``: define its evaluation with ``def_impl`` and its
+    abstract evaluation with ``def_abstract_eval``; bind it with ``bind``."""
+
+    call_primitive = False
+    map_primitive = False
+
+    def __init__(self, name: str):
+        super().__init__(name, self._shape_rule, self._no_impl)
+        self._abstract_eval_rule: Callable[..., Any] | None = None
+        self._effectful = False
+        library_primitives.add(self)
+
+    # --- JAX's definers ------------------------------------------------------------------
+
+    def def_impl(self, impl: Callable[..., Any]) -> Callable[..., Any]:
+        """``impl(*args, **params)``: what ``bind`` runs outside any transformation."""
+        self.impl = impl
+        return impl
+
+    def def_abstract_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        """``rule(*avals, **params) -> aval`` (a sequence of them when
+        ``multiple_results``): the output shapes and dtypes."""
+        self._abstract_eval_rule, self._effectful = rule, False
+        return rule
+
+    def def_effectful_abstract_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        """``rule(*avals, **params) -> (aval(s), effects)``; a primitive with effects is
+        kept by dead-code elimination even when its outputs are unused."""
+        self._abstract_eval_rule, self._effectful = rule, True
+        return rule
+
+    # --- what JAX's API calls --------------------------------------------------------------
+
+    def bind(self, /, *args: Any, **params: Any) -> Any:
+        """Emit into the current transformation, or run ``impl`` outside any (as JAX's
+        evaluation trace does)."""
+        if tracing.current_trace() is None:
+            for a in args:
+                if isinstance(a, tracing.Tracer):
+                    return tracing.bind(self, *args, **params)   # the escaped-tracer error
+            return self.impl(*args, **params)
+        return tracing.bind(self, *args, **params)
+
+    def abstract_eval(self, /, *avals: Any, **params: Any) -> tuple[Any, set[Any]]:
+        """JAX's: ``(output aval(s), effects)``."""
+        rule = self._checked_rule()
+        if self._effectful:
+            out, effects = rule(*avals, **params)
+            return out, set(effects)
+        return rule(*avals, **params), set()
+
+    def _no_impl(self, /, *args: Any, **params: Any) -> Any:
+        raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented: "
+                                  f"give it one with {self.name}.def_impl(impl)")
+
+    def _checked_rule(self) -> Callable[..., Any]:
+        if self._abstract_eval_rule is None:
+            raise NotImplementedError(
+                f"Abstract evaluation for '{self.name}' not implemented: give it one with "
+                f"{self.name}.def_abstract_eval(rule)")
+        return self._abstract_eval_rule
+
+    def _shape_rule(self, /, *in_types: TensorType, **params: Any) -> Any:
+        """The IR shape rule: the abstract evaluation, on ShapedArrays."""
+        out, effects = self.abstract_eval(*map(aval_of_type, in_types), **params)
+        if effects:
+            effectful.add(self)
+        what = f"the abstract evaluation rule of primitive '{self.name}'"
+        if not self.multiple_results:
+            return type_of_aval(out, what)
+        if not isinstance(out, Sequence) or isinstance(out, AbstractValue):
+            raise TypeError(f"{what} returned {out!r}; a primitive with multiple_results "
+                            "must return a sequence of abstract values")
+        return tuple(type_of_aval(a, what) for a in out)
+
+
+def mapped_aval(size: int, axis: int | None, aval: ShapedArray) -> ShapedArray:
+    """``aval`` without its dimension ``axis`` of length ``size`` (None: unchanged)."""
+    if axis is None:
+        return aval
+    if aval.shape[axis] != size:
+        raise ValueError(f"mapped_aval: axis {axis} of {aval} has size "
+                         f"{aval.shape[axis]}, not {size}")
+    shape = list(aval.shape)
+    del shape[axis]
+    return aval.update(shape=tuple(shape))
+
+
+def unmapped_aval(size: int, axis: int | None, aval: ShapedArray) -> ShapedArray:
+    """``aval`` with a dimension of length ``size`` inserted at ``axis`` (None:
+    unchanged)."""
+    if axis is None:
+        return aval
+    shape = list(aval.shape)
+    shape.insert(axis, size)
+    return aval.update(shape=tuple(shape))
+
+
+def valid_jaxtype(x: Any) -> bool:
+    """Whether ``x`` is a value spmdc can compute with (an array, a tracer, a scalar)."""
+    try:
+        typeof(x)
+    except TypeError:
+        return False
+    return True
+
+
+class OpaqueTraceState:
+    """Which trace was current when it was taken; equal states are the same trace."""
+    __slots__ = ("_trace",)
+
+    def __init__(self, trace: tracing.Trace | None):
+        self._trace = trace
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, OpaqueTraceState) and other._trace is self._trace
+
+    def __hash__(self) -> int:
+        return id(self._trace)
+
+
+def find_top_trace(values: Any) -> tracing.Trace | None:
+    """The trace now current (None outside any transformation). JAX's signature takes
+    the values whose trace is wanted; since JAX keeps one current trace, JAX returns
+    it whatever they are, and so does spmdc."""
+    return tracing.current_trace()
+
+
+def get_opaque_trace_state(convention: Any = None) -> OpaqueTraceState:
+    """The current trace, opaquely (JAX's signature takes a ``convention`` that JAX
+    itself does not read; neither does spmdc)."""
+    return OpaqueTraceState(tracing.current_trace())

@@ -1,0 +1,198 @@
+"""``jax.interpreters.mlir``: registering a primitive's lowering to StableHLO.
+
+``register_lowering(prim, rule, platform=None)`` with ``rule(ctx, *operands, **params)
+-> [ir.Value per output]``: ``ctx`` is a ``LoweringRuleContext`` (``avals_in``,
+``avals_out``, ``module_context``, ``primitive``), the operands are MLIR values, and the
+rule builds StableHLO ops with jaxlib's MLIR bindings (``mlir.ir``,
+``jaxlib.mlir.dialects.stablehlo``) at the insertion point spmdc's lowering is at, so its
+ops are spliced into the module. ``lower_fun(fun, multiple_results)`` makes such a rule
+from a function written with jnp/lax: it traces ``fun`` into spmdc's IR and lowers that
+in place. The rules become the entries of spmdc's lowering table for the primitive
+(compiler/stablehlo.py ``lower_rules``): Note [JAX's rule tables] in
+spmdc/interpreters/tables.py. This module reaches jaxlib's MLIR bindings through
+compiler/stablehlo.py, their one door.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from ..compiler.ir import Eqn, TensorType
+from ..compiler.passes.cleanup import cleanup
+from ..compiler.stablehlo import (
+    PLATFORMS,
+    LoweringContext,
+    dense_constant,
+    element_type,
+    ir,
+    lower_body,
+    lower_rules,
+    mlir_type,
+)
+from ..core import dtypes
+from ..core.tracing import trace_detached, type_of
+from ..errors import LoweringError
+from .tables import aval_of_type, run_rule
+
+__all__ = ["register_lowering", "lower_fun", "LoweringRuleContext", "ModuleContext",
+           "ir", "ir_constant", "aval_to_ir_type", "aval_to_ir_types", "dtype_to_ir_type",
+           "i32_attr", "i64_attr", "dense_int_array", "LoweringRule"]
+
+LoweringRule = Callable[..., Sequence[Any]]
+"""``rule(ctx: LoweringRuleContext, *operands: ir.Value, **params) -> [ir.Value, ...]``"""
+
+_lowerings: dict[Any, LoweringRule] = {}
+"""The rules registered for every platform."""
+
+_platform_specific_lowerings: dict[str, dict[Any, LoweringRule]] = {
+    p: {} for p in (*PLATFORMS, "rocm", "tpu")}
+"""The rules registered for one platform, by platform (spmdc lowers for cpu and cuda)."""
+
+# JAX's platform names, and the platforms each covers.
+_PLATFORM_NAMES = {"cpu": ("cpu",), "cuda": ("cuda",), "rocm": ("rocm",),
+                   "gpu": ("cuda", "rocm"), "tpu": ("tpu",)}
+
+
+@dataclass(frozen=True)
+class ModuleContext:
+    """What a lowering rule may ask of the module being built."""
+    context: Any                     # the ir.Context
+    platforms: tuple[str, ...]       # the platform being lowered for
+
+    @property
+    def platform(self) -> str:
+        return self.platforms[0]
+
+
+@dataclass(frozen=True)
+class LoweringRuleContext:
+    """The context a lowering rule gets: the abstract values of the operands and
+    results, and the module's context."""
+    module_context: ModuleContext
+    primitive: Any
+    avals_in: Sequence[Any]
+    avals_out: Sequence[Any]
+    lowering: LoweringContext = field(repr=False)   # spmdc's, for lower_fun
+
+    def replace(self, **changes: Any) -> LoweringRuleContext:
+        return replace(self, **changes)
+
+
+def register_lowering(prim: Any, rule: LoweringRule, platform: str | None = None
+                      ) -> LoweringRule:
+    """Lower ``prim`` with ``rule`` (on ``platform`` only: 'cpu', 'cuda', 'rocm', 'gpu'
+    or 'tpu'; every platform when None). Returns the rule."""
+    if platform is None:
+        _lowerings[prim] = rule
+    else:
+        names = _PLATFORM_NAMES.get(platform)
+        if names is None:
+            raise ValueError(f"register_lowering: unknown platform {platform!r} for "
+                             f"primitive '{prim}'; use one of {', '.join(_PLATFORM_NAMES)}")
+        for name in names:
+            _platform_specific_lowerings[name][prim] = rule
+    lower_rules[prim] = functools.partial(_lower, prim)
+    return rule
+
+
+def _lower(prim: Any, ctx: LoweringContext, eqn: Eqn, /, *operands: Any) -> list[Any]:
+    rule = _platform_specific_lowerings.get(ctx.platform, {}).get(prim, _lowerings.get(prim))
+    if rule is None:
+        have = sorted(p for p, rules in _platform_specific_lowerings.items() if prim in rules)
+        raise LoweringError(
+            f"primitive '{prim}' has no lowering for the {ctx.platform} platform (it has "
+            f"one for {', '.join(have)}); register one with "
+            "jax.interpreters.mlir.register_lowering")
+    what = f"the lowering rule of primitive '{prim}'"
+    rule_ctx = LoweringRuleContext(ModuleContext(ir.Context.current, (ctx.platform,)), prim,
+                                   [aval_of_type(a.type) for a in eqn.inputs],
+                                   [aval_of_type(v.type) for v in eqn.outputs], ctx)
+    with run_rule(what):
+        out = rule(rule_ctx, *operands, **eqn.params)
+    values = _flat_values(out, what)
+    if len(values) != len(eqn.outputs):
+        raise LoweringError(f"{what} gave {len(values)} values for {len(eqn.outputs)} "
+                            "outputs")
+    for k, (value, v) in enumerate(zip(values, eqn.outputs, strict=True)):
+        if value.type != mlir_type(v.type):
+            raise LoweringError(
+                f"{what} gave a value of type {value.type} for output {k}, whose type is "
+                f"{v.type} ({mlir_type(v.type)}); the ops it emits must give the types of "
+                "its abstract evaluation")
+    return values
+
+
+def _flat_values(out: Any, what: str) -> list[Any]:
+    if isinstance(out, ir.Value):
+        return [out]
+    if isinstance(out, ir.OpView | ir.Operation):
+        return list(out.results)
+    if not isinstance(out, (list, tuple)):
+        raise LoweringError(f"{what} returned {type(out).__name__}; a lowering rule "
+                            "returns a list of ir.Values, one per output")
+    values = []
+    for o in out:
+        if isinstance(o, (list, tuple)) and len(o) == 1:
+            o = o[0]
+        if not isinstance(o, ir.Value):
+            raise LoweringError(f"{what} returned {o!r} where an ir.Value was expected")
+        values.append(o)
+    return values
+
+
+def lower_fun(fun: Callable[..., Any], multiple_results: bool = True) -> LoweringRule:
+    """A lowering rule that lowers ``fun(*operands, **params)``, written with spmdc's
+    jnp and lax, by tracing it into spmdc's IR and lowering that in place. ``fun`` is
+    traced by itself, when the program is lowered, after the passes that give named
+    axes their meaning: it computes on its operands alone (a collective over an axis
+    name in it is an unbound-axis error)."""
+    def rule(ctx: LoweringRuleContext, /, *operands: Any, **params: Any) -> list[Any]:
+        in_types = [TensorType(tuple(a.shape), np.dtype(a.dtype)) for a in ctx.avals_in]
+
+        def body(xs: list[Any]) -> list[Any]:
+            out = fun(*xs, **params)
+            return list(out) if multiple_results else [out]
+        func, captured = trace_detached(body, in_types, f"{ctx.primitive}_lowering")
+        constants = [dense_constant(np.asarray(c), type_of(c)[0]) for c in captured]
+        return lower_body(ctx.lowering, cleanup(func), [*operands, *constants])
+    return rule
+
+
+# --- helpers that lowering rules use ----------------------------------------------------------
+
+def aval_to_ir_type(aval: Any) -> Any:
+    """The MLIR tensor type of an abstract value."""
+    return mlir_type(TensorType(tuple(aval.shape), np.dtype(aval.dtype)))
+
+
+def aval_to_ir_types(aval: Any) -> tuple[Any, ...]:
+    return (aval_to_ir_type(aval),)
+
+
+def dtype_to_ir_type(dtype: Any) -> Any:
+    """The MLIR element type of a dtype."""
+    return element_type(np.dtype(dtype))
+
+
+def ir_constant(value: Any) -> Any:
+    """A StableHLO constant holding ``value`` (a scalar or an array, its dtype made
+    canonical as JAX does: 32-bit unless x64 is enabled)."""
+    arr = np.asarray(value)
+    t = TensorType(arr.shape, dtypes.canonicalize(arr.dtype))
+    return dense_constant(arr, t)
+
+
+def i32_attr(i: int) -> Any:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), i)
+
+
+def i64_attr(i: int) -> Any:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)
+
+
+def dense_int_array(xs: Sequence[int]) -> Any:
+    return ir.DenseI64ArrayAttr.get([int(x) for x in xs])

@@ -1,0 +1,185 @@
+"""jax.extend.core and jax.core (spmdc/extend/core.py, spmdc/_src/core.py): JAX's
+Primitive on spmdc's, type tests on traced values and abstract values, the aval helpers;
+and the values JAX's rules see (ad.Zero, UndefinedPrimal, PartialVal)."""
+import numpy as np
+import pytest
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+import spmdc
+import spmdc.numpy as jnp
+from spmdc import lax
+from spmdc._src import core as jax_core
+from spmdc.core.abstract import AbstractValue, ShapedArray
+from spmdc.errors import ConcretizationTypeError
+from spmdc.extend import core
+from spmdc.interpreters import ad, batching, mlir, partial_eval
+
+X = np.arange(1.0, 4.0, dtype=np.float32)
+
+
+def test_definers_return_the_rule_and_abstract_eval_is_jaxs():
+    p = core.Primitive("twice")
+
+    @p.def_impl
+    def impl(x, *, k):
+        return x * k
+
+    @p.def_abstract_eval
+    def abstract(x, *, k):
+        return ShapedArray(x.shape, x.dtype)
+    assert impl(X, k=2).tolist() == [2, 4, 6] and p.impl is impl
+    out, effects = p.abstract_eval(ShapedArray((3,), np.float32), k=2)
+    assert out == ShapedArray((3,), np.float32) and effects == set()
+    assert p.bind(X, k=2).tolist() == [2, 4, 6]
+    assert repr(p) == "twice" and not p.multiple_results
+
+
+def test_params_may_take_the_names_bind_uses():
+    # Equinox's vprim binds with prim=...; the names of bind's own arguments are free.
+    p = core.Primitive("named_params")
+    p.def_impl(lambda x, *, prim, b, ct: x + prim)
+    p.def_abstract_eval(lambda x, *, prim, b, ct: x)
+    mlir.register_lowering(p, mlir.lower_fun(lambda x, *, prim, b, ct: x + prim, False))
+    batching.primitive_batchers[p] = lambda args, dims, **params: (p.bind(*args, **params),
+                                                                   dims[0])
+    ad.primitive_jvps[p] = lambda xs, ts, **params: (p.bind(*xs, **params), ts[0])
+    ad.primitive_transposes[p] = lambda ct, x, **params: [ct]
+    f = lambda x: p.bind(x, prim=1.0, b=2, ct=3)           # noqa: E731
+    assert spmdc.jit(f)(X).tolist() == [2, 3, 4]
+    assert spmdc.vmap(f)(X).tolist() == [2, 3, 4]
+    assert spmdc.grad(lambda x: f(x).sum())(X).tolist() == [1, 1, 1]
+
+
+def test_effectful_abstract_eval_keeps_the_equation():
+    p = core.Primitive("effect")
+    p.def_effectful_abstract_eval(lambda x: (x, {"an effect"}))
+    mlir.register_lowering(p, lambda ctx, x: [hlo.AddOp(x, x).result])
+    assert p.abstract_eval(ShapedArray((3,), np.float32))[1] == {"an effect"}
+    text = spmdc.jit(lambda x: (p.bind(x), x * 3)[1]).lower(X).as_text()
+    assert "stablehlo.add" in text
+
+
+def test_builtin_primitives_take_jaxs_bind():
+    from spmdc.compiler.primitives.elementwise import cos_p
+    assert float(cos_p.bind(np.float32(0.0))) == 1.0
+    np.testing.assert_allclose(spmdc.vmap(lambda x: cos_p.bind(x))(X), np.cos(X), rtol=1e-6)
+
+
+def test_traced_values_pass_jaxs_type_tests():
+    seen = []
+
+    def f(x):
+        seen.append((isinstance(x, jax_core.Tracer), isinstance(x, spmdc.Array),
+                     isinstance(x, ad.JVPTracer), isinstance(x, batching.BatchTracer),
+                     jax_core.trace_state_clean()))
+        return x
+    spmdc.jit(f)(X)
+    spmdc.vmap(f)(X)
+    assert seen == [(True, True, True, True, False)] * 2
+    assert jax_core.trace_state_clean()
+    assert isinstance(jnp.ones(2), spmdc.Array) and not isinstance(X, spmdc.Array)
+    assert not isinstance(jnp.ones(2), jax_core.Tracer)
+
+
+def test_abstract_values():
+    a = jax_core.get_aval(X)
+    assert isinstance(a, jax_core.ShapedArray) and isinstance(a, AbstractValue)
+    assert a == ShapedArray((3,), np.float32) and a.update(shape=(2,)).shape == (2,)
+    assert a.to_tangent_aval() == a and a.at_least_vspace() == a
+    assert jax_core.get_aval(np.arange(3)).to_tangent_aval().dtype == \
+        np.dtype([("float0", np.void, 0)])
+    assert jax_core.get_aval(1.0).weak_type
+    assert jax_core.raise_to_shaped(a, weak_type=True).weak_type
+    assert core.mapped_aval(3, 0, ShapedArray((3, 4), np.float32)).shape == (4,)
+    assert core.unmapped_aval(5, 1, ShapedArray((3, 4), np.float32)).shape == (3, 5, 4)
+    assert core.mapped_aval(3, None, a) is a
+    with pytest.raises(ValueError, match="axis 0 of float32\\[3\\] has size 3, not 4"):
+        core.mapped_aval(4, 0, a)
+    assert core.valid_jaxtype(X) and core.valid_jaxtype(1.5)
+    assert not core.valid_jaxtype("text") and not core.valid_jaxtype(object())
+    for value in (True, 2, 2.5, X, np.float32(1), jnp.ones(2)):
+        assert jax_core.pytype_aval_mappings[type(value)](value) == jax_core.get_aval(value)
+
+
+def test_opaque_trace_state_and_concrete_or_error():
+    outside = core.get_opaque_trace_state(None)
+    inside = []
+    spmdc.jit(lambda x: inside.append(core.get_opaque_trace_state(None)) or x)(X)
+    assert outside == core.get_opaque_trace_state(None) and inside[0] != outside
+    assert jax_core.concrete_or_error(int, 3.0) == 3
+    assert jax_core.concrete_or_error(None, X) is X
+    with pytest.raises(ConcretizationTypeError, match="in my op: a concrete value is "
+                                                      "needed, but got a traced f32\\[3\\]"):
+        spmdc.jit(lambda x: jax_core.concrete_or_error(None, x, "in my op"))(X)
+    # Under eager grad the value is known, as in JAX.
+    assert spmdc.grad(lambda x: x * jax_core.concrete_or_error(float, x))(2.0) == 2.0
+
+
+def test_zeros_and_undefined_primals():
+    z = ad.Zero.from_primal_value(X)
+    assert z.aval == ShapedArray((3,), np.float32) and repr(z) == "Zero(float32[3])"
+    assert ad.instantiate_zeros(z).tolist() == [0, 0, 0]
+    assert ad.instantiate_zeros(X) is X
+    assert ad.zeros_like_aval(ShapedArray((2,), np.int32)).dtype == np.int32
+    assert ad.add_tangents(z, X) is X and ad.add_tangents(X, z) is X
+    u = ad.UndefinedPrimal(ShapedArray((3,), np.float32))
+    assert ad.is_undefined_primal(u) and not ad.is_undefined_primal(X)
+    leaves, tree = spmdc.tree_util.tree_flatten([u, z, X])      # no leaves of their own
+    assert len(leaves) == 1 and spmdc.tree_util.tree_unflatten(tree, leaves)[0].aval == u.aval
+
+
+def test_definers():
+    p = core.Primitive("cube")
+    p.def_impl(lambda x: x ** 3)
+    p.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(p, mlir.lower_fun(lambda x: x ** 3, multiple_results=False))
+    ad.defjvp(p, lambda t, x: 3 * x ** 2 * t)
+    np.testing.assert_allclose(spmdc.grad(lambda x: p.bind(x).sum())(X), 3 * X ** 2)
+    ad.defjvp2(p, lambda t, out, x: 3 * out / x * t)
+    np.testing.assert_allclose(spmdc.jvp(lambda x: p.bind(x), (X,), (X,))[1], 3 * X ** 3,
+                               rtol=1e-6)
+    ad.defjvp_zero(p)
+    assert spmdc.grad(lambda x: p.bind(x).sum())(X).tolist() == [0, 0, 0]
+    neg = core.Primitive("negate")
+    neg.def_impl(lambda x: -x)
+    neg.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(neg, mlir.lower_fun(lambda x: -x, multiple_results=False))
+    ad.deflinear(neg, lambda ct: [-ct])
+    np.testing.assert_allclose(spmdc.grad(lambda x: (neg.bind(x) * x).sum())(X), -2 * X)
+    ad.deflinear2(neg, lambda ct, x: [lax.neg(ct)])
+    np.testing.assert_allclose(spmdc.grad(lambda x: (neg.bind(x) * x).sum())(X), -2 * X)
+    assert ad.primitive_jvps[neg] is not None and ad.get_primitive_transpose(neg)
+    del ad.primitive_jvps[neg]               # the transpose rule alone: still linear
+    np.testing.assert_allclose(spmdc.grad(lambda x: neg.bind(x).sum())(X), -np.ones(3))
+    with pytest.raises(NotImplementedError, match="no JVP rule for 'negate'"):
+        spmdc.jvp(lambda x: neg.bind(x), (X,), (X,))
+    del ad.primitive_transposes[neg]
+    with pytest.raises(NotImplementedError, match="no VJP rule for 'negate'"):
+        spmdc.grad(lambda x: neg.bind(x).sum())(X)
+
+
+def test_partial_val():
+    known = partial_eval.PartialVal.known(X)
+    assert known.is_known() and known.get_known() is X
+    assert known.get_aval() == ShapedArray((3,), np.float32)
+    aval = ShapedArray((2,), np.float32)
+    unknown = partial_eval.PartialVal.unknown(aval)
+    assert not unknown.is_known() and unknown.get_known() is None
+    assert unknown.get_aval() is aval and tuple(unknown) == (aval, None)
+    with pytest.raises(ValueError, match="exactly one"):
+        partial_eval.PartialVal((None, None))
+    with pytest.raises(TypeError, match="not an abstract value"):
+        partial_eval.PartialVal(((2,), None))
+
+
+def test_find_top_trace_and_the_trace_tag():
+    # Equinox's filter_jvp: the outputs that are tracers of the top trace are the ones
+    # differentiated; a trace's ``main`` is the tag its tracers share.
+    def f(x):
+        top = core.find_top_trace((x,))
+        y = x * 2
+        assert isinstance(y, ad.JVPTracer) and y._trace.main is top.main
+        return y
+    _, t = spmdc.jvp(f, (X,), (X,))
+    np.testing.assert_allclose(t, 2 * X)
+    assert core.find_top_trace(()) is None and jax_core.find_top_trace is core.find_top_trace
