@@ -22,11 +22,29 @@ from ..extend.core import (
     valid_jaxtype,
 )
 from ..runtime.array import Array
+from ..transforms.jaxpr_view import (
+    ClosedJaxpr,
+    DropVar,
+    Jaxpr,
+    JaxprEqn,
+    Literal,
+    Var,
+    eval_jaxpr,
+    jaxpr_as_fun,
+    jaxprs_in_params,
+    new_jaxpr_eqn,
+    subjaxprs,
+)
 
 __all__ = ["Tracer", "Trace", "ShapedArray", "AbstractValue", "Primitive", "get_aval",
            "pytype_aval_mappings", "valid_jaxtype", "mapped_aval", "unmapped_aval",
            "get_opaque_trace_state", "OpaqueTraceState", "trace_state_clean",
-           "concrete_or_error", "raise_to_shaped", "find_top_trace"]
+           "concrete_or_error", "raise_to_shaped", "find_top_trace",
+           "Jaxpr", "ClosedJaxpr", "JaxprEqn", "Var", "Literal", "DropVar", "Atom",
+           "eval_jaxpr", "jaxpr_as_fun", "jaxprs_in_params", "new_jaxpr_eqn", "subjaxprs"]
+
+Atom = Var | Literal
+"""What an equation's operand is: a variable or a literal."""
 
 
 def get_aval(x: Any) -> ShapedArray:

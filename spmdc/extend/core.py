@@ -28,11 +28,25 @@ from ..compiler.primitives.core import Primitive as _SpmdcPrimitive
 from ..compiler.primitives.core import library_primitives
 from ..core import tracing
 from ..core.abstract import AbstractValue, ShapedArray, typeof
+from ..transforms.jaxpr_view import (
+    ClosedJaxpr,
+    DebugInfo,
+    DropVar,
+    Jaxpr,
+    JaxprEqn,
+    Literal,
+    Var,
+    jaxpr_as_fun,
+    jaxprs_in_params,
+    new_jaxpr_eqn,
+    subjaxprs,
+)
 
 __all__ = ["Primitive", "ShapedArray", "AbstractValue", "mapped_aval", "unmapped_aval",
            "valid_jaxtype", "get_opaque_trace_state", "OpaqueTraceState", "find_top_trace",
-           "aval_of_type",
-           "type_of_aval"]
+           "aval_of_type", "type_of_aval",
+           "Jaxpr", "ClosedJaxpr", "JaxprEqn", "Var", "Literal", "DropVar", "DebugInfo",
+           "jaxpr_as_fun", "jaxprs_in_params", "new_jaxpr_eqn", "subjaxprs"]
 
 
 def aval_of_type(t: TensorType) -> ShapedArray:
