@@ -36,6 +36,7 @@ from .errors import (  # noqa: E402
 )
 from .runtime import pjrt as _pjrt  # noqa: E402
 from .runtime.array import Array  # noqa: E402
+from .runtime.pjrt import Device  # noqa: E402
 from .transforms import eager as _eager  # noqa: E402,F401
 from .transforms.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: E402
 from .transforms.eval_shape import eval_shape  # noqa: E402
@@ -66,7 +67,16 @@ from .callbacks import effects_barrier, pure_callback  # noqa: E402
 from .sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: E402,F401
 from .transforms.shard_map import shard_map, smap  # noqa: E402,F401
 
-__version__ = "0.1.0"
+# Note [version]
+# ~~~~~~~~~~~~~~
+# Programs and libraries read ``jax.__version__`` / ``jax.__version_info__`` to choose
+# between JAX's APIs (``jax.__version_info__ >= (0, 4, 36)``), and under the alias that
+# is spmdc's. So spmdc answers with the version of JAX's API it implements and is tested
+# against, and keeps its own release number in ``__spmdc_version__``
+# (docs/differences_from_jax.md).
+__version__ = "0.10.2"
+__version_info__ = (0, 10, 2)
+__spmdc_version__ = "0.1.0"
 
 
 def default_backend() -> str:
@@ -91,7 +101,7 @@ def process_indices() -> list[int]:
     return list(range(_pjrt.process_count()))
 
 
-__all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
+__all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "local_devices", "device_count",
            "local_device_count", "device_put", "device_get", "block_until_ready", "numpy",
            "lax", "tree_util", "ConcretizationTypeError", "UnexpectedTracerError",

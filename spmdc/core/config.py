@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import errors
 from ..runtime import pjrt
 from . import dtypes, precision
 from .tree import keystr, tree_leaves_with_path
@@ -137,6 +138,8 @@ _OPTIONS: dict[str, tuple[Callable[[str, Any], None], Callable[[], Any]]] = {
     "jax_platforms": (_set_platform, pjrt.platform_wanted),
     "jax_num_cpu_devices": (_set_cpu_devices, pjrt.device_count_env),
     "jax_default_matmul_precision": (_set_default_precision, precision.default_precision),
+    "jax_traceback_filtering": (lambda name, value: errors.set_traceback_filtering(value),
+                                errors.traceback_filtering),   # Note [library frames]
 }
 
 

@@ -31,6 +31,7 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
+from ..errors import api_boundary
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
@@ -180,6 +181,7 @@ class Jitted:
         observe("traced", out[0])
         return out
 
+    @api_boundary  # See Note [library frames] (errors.py)
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # Nothing but the C++ dispatcher on the way in (Note [dispatch fast path]); the
         # handlers below run only when it raised.

@@ -91,6 +91,7 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import Tracer, current_trace, to_atom, user_source, where
 from ..core.tree import tree_flatten, tree_unflatten
+from ..errors import api_boundary
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
@@ -250,6 +251,7 @@ class Pmapped:
             if len(self.in_axes) > max(drop) else self.in_axes
 
     # --- calls -------------------------------------------------------------------------------
+    @api_boundary                      # See Note [library frames] (errors.py)
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if runtime_checks and current_trace() is None:   # Note [config on the hot path]
             return checked_call("pmap", _fun_name(self.fun), self.fun,

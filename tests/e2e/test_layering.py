@@ -35,7 +35,7 @@ FACES = {
     "tree_util": "core", "tree": "core", "distributed": "runtime",
     "callbacks": "transforms", "ad_checkpoint": "transforms",
     "custom_derivatives": "transforms", "sharding": "transforms", "dtypes": "transforms",
-    "debug": "transforms", "test_util": "transforms",
+    "debug": "transforms", "test_util": "transforms", "typing": "runtime",
     "__init__": "top", "cli": "top", "launch": "top",
     "env": "env", "errors": "errors", "aliases": "aliases",
 }
