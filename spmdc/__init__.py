@@ -15,7 +15,13 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's d
 from . import compiler, errors, lax, numpy, random, tree_util  # noqa: E402,F401
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
 from .core.abstract import ShapedArray, ShapeDtypeStruct, typeof  # noqa: E402,F401
-from .core.config import config, default_matmul_precision, disable_jit, enable_x64  # noqa: E402
+from .core.config import (  # noqa: E402
+    config,
+    default_matmul_precision,
+    disable_jit,
+    enable_x64,
+    numpy_dtype_promotion,
+)
 from .core.devices import (  # noqa: E402
     block_until_ready,
     device_count,
@@ -60,8 +66,10 @@ from . import (  # noqa: E402,F401  (built on the API above)
     nn,
     scipy,
     sharding,
+    stages,
     test_util,
     tree,
+    typing,
 )
 from .callbacks import effects_barrier, pure_callback  # noqa: E402
 from .sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: E402,F401
@@ -115,7 +123,8 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "distributed", "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays", "sharding", "make_mesh",
            "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard", "debug",
-           "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call"]
+           "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call",
+           "stages", "typing", "numpy_dtype_promotion"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402

@@ -74,7 +74,7 @@ __all__ = [
     "JAXTypeError", "JAXIndexError", "ConcretizationTypeError",
     "NonConcreteBooleanIndexError", "TracerArrayConversionError",
     "TracerIntegerConversionError", "TracerBoolConversionError", "UnexpectedTracerError",
-    "KeyReuseError",
+    "KeyReuseError", "TypePromotionError",
     # spmdc's own
     "EnvironmentVariableError", "IRError", "ShapeError", "BatchingError", "UnboundAxisError",
     "ReplicationError", "DivergentCollectiveError", "WhileLoopVJPError", "WindowVJPError",
@@ -147,6 +147,15 @@ class KeyReuseError(JAXTypeError):
     Split the key (``random.split``) and use each piece once. JAX's ``KeyReuseError``
     (JAX checks only under ``jax_debug_key_reuse``; spmdc has no such check and defines
     the class so that programs catching it run)."""
+
+
+class TypePromotionError(ValueError):
+    """Operands whose dtypes have no implicit promotion path: under
+    ``numpy_dtype_promotion('strict')`` any two different dtypes, other than a Python
+    scalar joining an array of its kind.
+
+    Cast the operands explicitly (``x.astype(y.dtype)``), or use 'standard' promotion.
+    JAX's ``jax.dtypes.TypePromotionError``."""
 
 
 # --- spmdc's own classes ------------------------------------------------------------------

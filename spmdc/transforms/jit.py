@@ -238,7 +238,8 @@ class Jitted:
                 return ran
         # See Note [dispatch fast path].
         device = self.device or device_of(leaves)
-        key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64
+        key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64,
+               dtypes._promotion[0],                      # the promotion mode
                _precision._default[0],                    # and the default precision
                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
         entry = self._cache.get(key)
