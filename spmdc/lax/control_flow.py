@@ -78,11 +78,26 @@ def _bind(prim: Any, operands: Sequence[Any], out_weak: Sequence[bool], **params
 
 # --- cond, switch ----------------------------------------------------------------------------
 
+_NO_OPERAND = object()      # ``operand=`` not given
+
+
+def _keyword_operand(what: str, operands: tuple[Any, ...], operand: Any) -> tuple[Any, ...]:
+    """The operands of ``cond``/``switch`` given as JAX's keyword ``operand=x`` (one
+    operand, as jaxopt passes it), which excludes positional ones."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TypeError(f"{what}: if 'operand' keyword is passed then no positional "
+                        f"operands can be passed, got operand={operand!r} and positional "
+                        f"operands {operands}")
+    return (operand,)
+
+
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
-         *operands: Any) -> Any:
+         *operands: Any, operand: Any = _NO_OPERAND) -> Any:
     """``true_fun(*operands) if pred else false_fun(*operands)``, with ``pred`` traced.
     The older form ``cond(pred, true_operand, true_fun, false_operand, false_fun)`` works
-    too, as in JAX."""
+    too, as in JAX, and so does one operand given as ``operand=x``."""
     if (len(operands) == 2 and not callable(true_fun) and callable(false_fun)
             and callable(operands[1])):
         true_operand, true_body, false_operand, false_body = (true_fun, false_fun,
@@ -91,6 +106,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
                     (true_operand, false_operand))
     if not (callable(true_fun) and callable(false_fun)):
         raise TypeError("lax.cond: true_fun and false_fun must be callable")
+    operands = _keyword_operand("lax.cond", operands, operand)
     if current_trace() is None:
         return _staged(lambda p, ops: cond(p, true_fun, false_fun, *ops), pred, operands)
     source = user_source()
@@ -108,11 +124,14 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
                      "lax.cond", source, reference=1)
 
 
-def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
-    """``branches[index](*operands)``, with ``index`` clamped to ``[0, len(branches) - 1]``."""
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
+           operand: Any = _NO_OPERAND) -> Any:
+    """``branches[index](*operands)``, with ``index`` clamped to ``[0, len(branches) - 1]``
+    (one operand may be given as ``operand=x``)."""
     branches = list(branches)
     if not branches or not all(callable(f) for f in branches):
         raise TypeError("lax.switch: branches must be a non-empty sequence of callables")
+    operands = _keyword_operand("lax.switch", operands, operand)
     if current_trace() is None:
         return _staged(lambda i, ops: switch(i, branches, *ops), index, operands)
     source = user_source()
