@@ -35,6 +35,7 @@ from .core.devices import (  # noqa: E402
     make_array_from_single_device_arrays,
 )
 from .core.names import named_call, named_scope  # noqa: E402
+from .core.tracing import compile_time_eval as ensure_compile_time_eval  # noqa: E402
 from .errors import (  # noqa: E402
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -124,7 +125,7 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "make_array_from_single_device_arrays", "sharding", "make_mesh",
            "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard", "debug",
            "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call",
-           "stages", "typing", "numpy_dtype_promotion"]
+           "stages", "typing", "numpy_dtype_promotion", "ensure_compile_time_eval"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402
