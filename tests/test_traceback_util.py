@@ -23,7 +23,7 @@ import pytest
 
 import spmdc
 import spmdc.numpy as jnp
-from spmdc import errors
+from spmdc import errors, lax
 from spmdc._src import traceback_util
 from spmdc.extend import source_info_util
 
@@ -48,6 +48,11 @@ def _filtering(mode):
         spmdc.config.update("jax_traceback_filtering", before)
 
 
+_custom_jvp = spmdc.custom_jvp(_raises)
+_custom_jvp.defjvp(lambda primals, tangents: (primals[0], tangents[0]))
+_custom_vjp = spmdc.custom_vjp(_raises)
+_custom_vjp.defvjp(lambda x: (x, None), lambda _, g: (g,))
+
 CALLS = {
     "jit": lambda: spmdc.jit(_raises)(1.0),
     "grad": lambda: spmdc.grad(_raises)(1.0),
@@ -60,6 +65,14 @@ CALLS = {
     "jacfwd": lambda: spmdc.jacfwd(_raises)(1.0),
     "eval_shape": lambda: spmdc.eval_shape(_raises, 1.0),
     "pmap": lambda: spmdc.pmap(_raises)(jnp.ones(1)),
+    "cond": lambda: lax.cond(True, _raises, _raises, 1.0),
+    "switch": lambda: lax.switch(0, [_raises], 1.0),
+    "scan": lambda: lax.scan(lambda c, x: (_raises(c), x), 1.0, jnp.ones(2)),
+    "while_loop": lambda: lax.while_loop(_raises, lambda c: c, 1.0),
+    "fori_loop": lambda: lax.fori_loop(0, 2, lambda i, c: _raises(c), 1.0),
+    "custom_jvp": lambda: _custom_jvp(1.0),
+    "custom_vjp": lambda: _custom_vjp(1.0),
+    "checkpoint": lambda: spmdc.checkpoint(_raises)(1.0),
 }
 
 

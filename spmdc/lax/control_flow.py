@@ -30,6 +30,7 @@ from ..core.operands import asarray
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
+from ..errors import api_boundary
 from ..errors import at_line as _where
 from ..transforms.jit import Jitted
 from .elementwise import clamp
@@ -93,6 +94,7 @@ def _keyword_operand(what: str, operands: tuple[Any, ...], operand: Any) -> tupl
     return (operand,)
 
 
+@api_boundary  # See Note [library frames] (errors.py)
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
          *operands: Any, operand: Any = _NO_OPERAND) -> Any:
     """``true_fun(*operands) if pred else false_fun(*operands)``, with ``pred`` traced.
@@ -124,6 +126,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
                      "lax.cond", source, reference=1)
 
 
+@api_boundary
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
            operand: Any = _NO_OPERAND) -> Any:
     """``branches[index](*operands)``, with ``index`` clamped to ``[0, len(branches) - 1]``
@@ -253,6 +256,7 @@ def _cast(leaves: list[Any], types: Sequence[TensorType]) -> list[Any]:
             for x, t in zip(leaves, types, strict=True)]
 
 
+@api_boundary
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
     """``val = init_val; while cond_fun(val): val = body_fun(val); return val``."""
@@ -285,6 +289,7 @@ def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_
     return tree_unflatten(treedef, outs)
 
 
+@api_boundary
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
               init_val: Any) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)``. Python int bounds give a
@@ -339,6 +344,7 @@ def _static(lower: Any, upper: Any) -> bool:
 
 # --- scan ------------------------------------------------------------------------------------
 
+@api_boundary
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
          length: int | None = None, reverse: bool = False, unroll: int = 1) -> Any:
     """``carry = init; for x in xs: carry, y = f(carry, x)``; returns ``(carry, stacked ys)``."""
