@@ -17,6 +17,7 @@ def _jitted_add():
 
 
 _ADD = _jitted_add()
+_PMAP_ADD = spmdc.pmap(lambda a, b: a + b)
 
 # name: (program, JAX's result under 'strict', under 'standard'); E: TypePromotionError
 E = TypePromotionError
@@ -44,6 +45,8 @@ CASES = {
     "1+2.0": (lambda: jnp.add(1, 2.0), "float32", "float32"),
     # compiled and granted to the C++ dispatcher under 'standard' first
     "cached jit": (lambda: _ADD(jnp.ones(2), jnp.ones(2, "int32")), E, "float32"),
+    "cached pmap": (lambda: _PMAP_ADD(jnp.ones((1, 2)), jnp.ones((1, 2), "int32")), E,
+                    "float32"),
 }
 
 
@@ -51,8 +54,9 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_promotion_as_jax(name, mode):
     program, strict, standard = CASES[name]
-    _ADD(jnp.ones(2), jnp.ones(2, "int32"))          # standard: compiled, then cached
-    _ADD(jnp.ones(2), jnp.ones(2, "int32"))
+    for _ in range(2):                # standard: compiled, then cached (C++ dispatch)
+        _ADD(jnp.ones(2), jnp.ones(2, "int32"))
+        _PMAP_ADD(jnp.ones((1, 2)), jnp.ones((1, 2), "int32"))
     expected = strict if mode == "strict" else standard
     with spmdc.numpy_dtype_promotion(mode):
         assert spmdc.config.jax_numpy_dtype_promotion == mode

@@ -286,7 +286,8 @@ class Pmapped:
                                  self.user_axis_name, self.axis_size), None
         leaves, in_tree = tree_flatten((args, kwargs))
         key = (in_tree, tuple(map(_leaf_signature, leaves)), statics, dtypes._x64,
-               _precision._default[0])                   # Note [default precision]
+               _precision._default[0],                   # Note [default precision]
+               dtypes._promotion[0])                     # Note [strict promotion]
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._compile(statics, args, kwargs)
