@@ -71,21 +71,14 @@ from . import (  # noqa: E402,F401  (built on the API above)
     test_util,
     tree,
     typing,
+    version,
 )
 from .callbacks import effects_barrier, pure_callback  # noqa: E402
 from .sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: E402,F401
 from .transforms.shard_map import shard_map, smap  # noqa: E402,F401
 
-# Note [version]
-# ~~~~~~~~~~~~~~
-# Programs and libraries read ``jax.__version__`` / ``jax.__version_info__`` to choose
-# between JAX's APIs (``jax.__version_info__ >= (0, 4, 36)``), and under the alias that
-# is spmdc's. So spmdc answers with the version of JAX's API it implements and is tested
-# against, and keeps its own release number in ``__spmdc_version__``
-# (docs/differences_from_jax.md).
-__version__ = "0.10.2"
-__version_info__ = (0, 10, 2)
-__spmdc_version__ = "0.1.0"
+# See Note [version] (spmdc/version.py).
+from .version import __spmdc_version__, __version__, __version_info__  # noqa: E402,F401
 
 
 def default_backend() -> str:

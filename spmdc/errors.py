@@ -301,7 +301,9 @@ class PeerLost(DistributedError):
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
-_library_file: dict[str, bool] = {}      # co_filename -> excluded? (cleared on any change)
+# co_filename -> excluded? (cleared on any change of the lists below)
+_library_file: dict[str, bool] = {}      # from messages (either list)
+_hidden_file: dict[str, bool] = {}       # from tracebacks (_exclude_paths)
 
 
 class _PathList(list):
@@ -311,6 +313,7 @@ class _PathList(list):
 
     def _changed(self, result: Any = None) -> Any:
         _library_file.clear()
+        _hidden_file.clear()
         return result
 
 
@@ -362,7 +365,10 @@ def _under(filename: str, paths: list[str]) -> bool:
 
 def include_filename(filename: str) -> bool:
     """Whether a traceback keeps frames of ``filename`` (JAX's ``include_filename``)."""
-    return not _under(filename, _exclude_paths)
+    hidden = _hidden_file.get(filename)
+    if hidden is None:
+        hidden = _hidden_file[filename] = _under(filename, _exclude_paths)
+    return not hidden
 
 
 def include_frame(frame: types.FrameType) -> bool:

@@ -45,6 +45,8 @@ def test_the_version_is_the_jax_api_spmdc_implements():
     assert spmdc.__version__ == "0.10.2" and spmdc.__version_info__ == (0, 10, 2)
     assert spmdc.__version_info__ >= (0, 4, 36)          # the libraries' checks pass
     assert isinstance(spmdc.__spmdc_version__, str)
+    assert spmdc.version.__version_info__ == (0, 10, 2)       # Flax reads jax.version's
+    assert spmdc.version.__version__ == spmdc.__version__
 
 
 def test_the_names_resolve_under_the_jax_alias():

@@ -36,7 +36,7 @@ FACES = {
     "callbacks": "transforms", "ad_checkpoint": "transforms",
     "custom_derivatives": "transforms", "sharding": "transforms", "dtypes": "transforms",
     "debug": "transforms", "test_util": "transforms", "typing": "runtime",
-    "stages": "transforms", "flatten_util": "numpy",
+    "stages": "transforms", "flatten_util": "numpy", "version": "top",
     "__init__": "top", "cli": "top", "launch": "top",
     "env": "env", "errors": "errors", "aliases": "aliases",
 }
