@@ -59,6 +59,7 @@ Array.__module__ = __name__     # users see spmdc.Array, where they construct an
 
 from . import (  # noqa: E402,F401  (built on the API above)
     ad_checkpoint,
+    custom_batching,
     custom_derivatives,
     debug,
     distributed,
@@ -118,7 +119,8 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "make_array_from_single_device_arrays", "sharding", "make_mesh",
            "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard", "debug",
            "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call",
-           "stages", "typing", "numpy_dtype_promotion", "ensure_compile_time_eval"]
+           "stages", "typing", "numpy_dtype_promotion", "ensure_compile_time_eval",
+           "custom_batching"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402

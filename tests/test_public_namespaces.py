@@ -24,6 +24,7 @@ JAX_NAMES = {
     "jax.typing": "ArrayLike DTypeLike",
     "jax.stages": "ArgInfo Compiled CompilerOptions Lowered Traced Wrapped",
     "jax.flatten_util": "ravel_pytree",
+    "jax.custom_batching": "custom_vmap sequential_vmap",
 }
 
 REGISTRY = ("jaxlib's C++ pytree registry object; spmdc's pytrees live in "
