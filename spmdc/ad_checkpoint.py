@@ -27,7 +27,7 @@ from .compiler.passes.residuals import split_vjp, used_inputs
 from .compiler.primitives.remat import checkpoint_p, name_p
 from .core.tracing import bind, current_trace, trace_function, type_of, where
 from .core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
-from .errors import api_boundary
+from .tracebacks import api_boundary
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "checkpoint_policies",
            "print_saved_residuals", "saved_residuals"]

@@ -21,8 +21,8 @@ from .compiler.ir import Func, TensorType
 from .compiler.primitives.custom_batching import custom_vmap_call_p
 from .core.tracing import Tracer, bind, current_trace, trace_function, type_of
 from .core.tree import tree_flatten, tree_structure, tree_unflatten
-from .errors import api_boundary
 from .lax.control_flow import map_ as _lax_map
+from .tracebacks import api_boundary
 from .transforms.custom_derivatives import _embed_constants, _name, _positional
 
 __all__ = ["custom_vmap", "sequential_vmap"]

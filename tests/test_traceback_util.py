@@ -1,7 +1,8 @@
-"""Traceback filtering (Note [library frames] in spmdc/errors.py): an error raised in the
-user's function under a transformation reaches the caller without spmdc's frames or the
-frames of files a library registered, in each mode of ``jax_traceback_filtering``, and
-the line a message names skips the registered files too.
+"""Traceback filtering (Note [library frames] in spmdc/errors.py; the boundaries are
+spmdc/tracebacks.py's): an error raised in the user's function under a transformation
+reaches the caller without spmdc's frames or the frames of files a library registered,
+in each mode of ``jax_traceback_filtering``, and the line a message names skips the
+registered files too.
 
 The expected frames are JAX 0.10.2's: under ``auto`` (outside IPython) the traceback of
 ``jax.jit(f)(1.0)``, ``jax.grad(f)(1.0)``, ``jax.vmap(f)(x)`` and ``jax.jit(jax.grad(f))``
@@ -23,7 +24,7 @@ import pytest
 
 import spmdc
 import spmdc.numpy as jnp
-from spmdc import errors, lax
+from spmdc import errors, lax, tracebacks
 from spmdc._src import traceback_util
 from spmdc.extend import source_info_util
 
@@ -84,7 +85,7 @@ def test_default_mode_keeps_only_the_users_frames(name):
     files = _files(info.value.__traceback__)
     assert files and all(f == __file__ for f in files), files
     assert traceback.extract_tb(info.value.__traceback__)[-1].name == "_raises"
-    assert info.value.__notes__ == [errors.SIMPLIFIED_NOTE]
+    assert info.value.__notes__ == [tracebacks.SIMPLIFIED_NOTE]
 
 
 def test_off_keeps_spmdcs_frames():

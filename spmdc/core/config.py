@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import errors
+from .. import tracebacks
 from ..runtime import pjrt
 from . import dtypes, precision
 from .tree import keystr, tree_leaves_with_path
@@ -148,8 +148,8 @@ _OPTIONS: dict[str, tuple[Callable[[str, Any], None], Callable[[], Any]]] = {
     "jax_num_cpu_devices": (_set_cpu_devices, pjrt.device_count_env),
     "jax_default_matmul_precision": (_set_default_precision, precision.default_precision),
     "jax_numpy_dtype_promotion": (_set_promotion, dtypes.promotion_mode),
-    "jax_traceback_filtering": (lambda name, value: errors.set_traceback_filtering(value),
-                                errors.traceback_filtering),   # Note [library frames]
+    "jax_traceback_filtering": (lambda name, value: tracebacks.set_traceback_filtering(value),
+                                tracebacks.traceback_filtering),   # Note [library frames]
 }
 
 

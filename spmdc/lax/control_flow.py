@@ -30,8 +30,8 @@ from ..core.operands import asarray
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
-from ..errors import api_boundary
 from ..errors import at_line as _where
+from ..tracebacks import api_boundary
 from ..transforms.jit import Jitted
 from .elementwise import clamp
 from .shape import _concatenate

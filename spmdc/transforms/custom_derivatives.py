@@ -41,7 +41,7 @@ from ..core.tracing import (
     where,
 )
 from ..core.tree import tree_flatten, tree_map, tree_structure, tree_unflatten
-from ..errors import api_boundary
+from ..tracebacks import api_boundary
 from .forward import float0
 
 __all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "CustomVJPPrimal",

@@ -9,7 +9,7 @@ from ..core.abstract import ShapedArray, ShapeDtypeStruct
 from ..core.pytree_tracing import fun_name, trace_pytree
 from ..core.tracing import type_of
 from ..core.tree import tree_flatten, tree_unflatten
-from ..errors import api_boundary
+from ..tracebacks import api_boundary
 
 __all__ = ["eval_shape"]
 

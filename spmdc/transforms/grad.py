@@ -23,7 +23,7 @@ from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_structure, tree_unflatten
 from ..core.tree_cycles import raise_if_cycle
-from ..errors import api_boundary
+from ..tracebacks import api_boundary
 from .arguments import check_argnums, check_cotangent
 from .forward import float0
 from .jit import Jitted, eager_jit

@@ -18,7 +18,7 @@ import numpy as np
 from ..compiler.passes.autodiff import is_float
 from ..core.tracing import type_of, where
 from ..core.tree import tree_flatten, tree_structure, tree_unflatten
-from ..errors import api_boundary
+from ..tracebacks import api_boundary
 from .forward import _callable, _is_float0, float0, jvp
 from .grad import _argnums, _check_input, _check_output, vjp
 from .vmap import vmap

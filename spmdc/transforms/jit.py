@@ -31,11 +31,11 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
-from ..errors import api_boundary
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
 from ..runtime.sharding import NamedSharding
+from ..tracebacks import api_boundary
 from .arguments import (
     check_static_argnames,
     check_static_argnums,

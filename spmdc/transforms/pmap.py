@@ -91,12 +91,12 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import Tracer, current_trace, to_atom, user_source, where
 from ..core.tree import tree_flatten, tree_unflatten
-from ..errors import api_boundary
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
 from ..runtime.launcher import ReplicatedLauncher, launched, pace
 from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
+from ..tracebacks import api_boundary
 from . import mapping
 from .arguments import (
     check_backend,

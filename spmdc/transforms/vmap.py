@@ -17,7 +17,7 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, current_trace, where
 from ..core.tree import tree_unflatten
-from ..errors import api_boundary
+from ..tracebacks import api_boundary
 from .jit import Jitted, eager_jit
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_dims, out_paths, slice_types
 

@@ -37,7 +37,7 @@ FACES = {
     "custom_derivatives": "transforms", "sharding": "transforms", "dtypes": "transforms",
     "debug": "transforms", "test_util": "transforms", "typing": "runtime",
     "stages": "transforms", "flatten_util": "numpy", "version": "top",
-    "custom_batching": "lax",
+    "custom_batching": "lax", "tracebacks": "errors",
     "__init__": "top", "cli": "top", "launch": "top",
     "env": "env", "errors": "errors", "aliases": "aliases",
 }
