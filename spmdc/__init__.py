@@ -15,7 +15,13 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's d
 from . import compiler, errors, lax, numpy, random, tree_util  # noqa: E402,F401
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
 from .core.abstract import ShapedArray, ShapeDtypeStruct, typeof  # noqa: E402,F401
-from .core.config import config, default_matmul_precision, disable_jit, enable_x64  # noqa: E402
+from .core.config import (  # noqa: E402
+    config,
+    default_matmul_precision,
+    disable_jit,
+    enable_x64,
+    numpy_dtype_promotion,
+)
 from .core.devices import (  # noqa: E402
     block_until_ready,
     device_count,
@@ -29,6 +35,7 @@ from .core.devices import (  # noqa: E402
     make_array_from_single_device_arrays,
 )
 from .core.names import named_call, named_scope  # noqa: E402
+from .core.tracing import compile_time_eval as ensure_compile_time_eval  # noqa: E402
 from .errors import (  # noqa: E402
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -36,6 +43,7 @@ from .errors import (  # noqa: E402
 )
 from .runtime import pjrt as _pjrt  # noqa: E402
 from .runtime.array import Array  # noqa: E402
+from .runtime.pjrt import Device  # noqa: E402
 from .transforms import eager as _eager  # noqa: E402,F401
 from .transforms.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: E402
 from .transforms.eval_shape import eval_shape  # noqa: E402
@@ -51,6 +59,7 @@ Array.__module__ = __name__     # users see spmdc.Array, where they construct an
 
 from . import (  # noqa: E402,F401  (built on the API above)
     ad_checkpoint,
+    custom_batching,
     custom_derivatives,
     debug,
     distributed,
@@ -59,14 +68,18 @@ from . import (  # noqa: E402,F401  (built on the API above)
     nn,
     scipy,
     sharding,
+    stages,
     test_util,
     tree,
+    typing,
+    version,
 )
 from .callbacks import effects_barrier, pure_callback  # noqa: E402
 from .sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: E402,F401
 from .transforms.shard_map import shard_map, smap  # noqa: E402,F401
 
-__version__ = "0.1.0"
+# See Note [version] (spmdc/version.py).
+from .version import __spmdc_version__, __version__, __version_info__  # noqa: E402,F401
 
 
 def default_backend() -> str:
@@ -91,7 +104,7 @@ def process_indices() -> list[int]:
     return list(range(_pjrt.process_count()))
 
 
-__all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
+__all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "local_devices", "device_count",
            "local_device_count", "device_put", "device_get", "block_until_ready", "numpy",
            "lax", "tree_util", "ConcretizationTypeError", "UnexpectedTracerError",
@@ -105,7 +118,9 @@ __all__ = ["Array", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "distributed", "make_array_from_callback", "make_array_from_process_local_data",
            "make_array_from_single_device_arrays", "sharding", "make_mesh",
            "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard", "debug",
-           "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call"]
+           "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call",
+           "stages", "typing", "numpy_dtype_promotion", "ensure_compile_time_eval",
+           "custom_batching"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402

@@ -27,6 +27,7 @@ from .compiler.passes.residuals import split_vjp, used_inputs
 from .compiler.primitives.remat import checkpoint_p, name_p
 from .core.tracing import bind, current_trace, trace_function, type_of, where
 from .core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
+from .tracebacks import api_boundary
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "checkpoint_policies",
            "print_saved_residuals", "saved_residuals"]
@@ -170,6 +171,7 @@ def checkpoint(fun: Callable[..., Any] | None = None, *, prevent_cse: bool = Tru
             raise TypeError(f"checkpoint: static_argnums must be ints, got {static_argnums!r}")
     held = _DEFAULT_POLICY if policy is None else _Policy(policy)
 
+    @api_boundary  # See Note [library frames] (errors.py)
     @functools.wraps(fun)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         static = tuple(sorted({_position(i, len(args)) for i in statics}))

@@ -20,10 +20,42 @@ never reach a program. Private control-flow exceptions stay beside the code that
 them.)
 
 Messages name the user's line: ``user_source()`` walks the Python stack to the innermost
-frame outside spmdc, and ``where()`` / ``at_line(source)`` format it as `` (at
-file:line)``. core/tracing.py records ``user_source()`` on every equation it builds,
-and the compiler's messages format that with ``at_line``; numpy and lax.control_flow use
-the same two functions.
+frame outside spmdc and the libraries registered below, and ``where()`` /
+``at_line(source)`` format it as `` (at file:line)``. core/tracing.py records
+``user_source()`` on every equation it builds, and the compiler's messages format that
+with ``at_line``; numpy and lax.control_flow use the same two functions. The tracebacks
+of errors raised through a transformation leave out the same frames (Note [library
+frames]).
+
+Note [library frames]
+~~~~~~~~~~~~~~~~~~~~~
+An error raised while a transformation runs the user's function unwinds through spmdc's
+own frames (tracing, the passes, the dispatcher) and often through a library's wrapper
+(Equinox's ``filter_jit``, Flax's lifted transforms). JAX shows the user neither, and
+spmdc does as JAX 0.10.2 does. Two lists of excluded paths (a file, or a folder with
+everything under it) hold spmdc's package folder from the start:
+
+- ``_exclude_paths``, grown by ``register_exclusion`` (``jax._src.traceback_util``'s,
+  which Flax and Equinox call for each of their files at import; Flax also edits the
+  list itself), names the frames tracebacks leave out;
+- ``_source_exclude_paths``, grown by ``register_source_exclusion``
+  (``jax.extend.source_info_util.register_exclusion``), names frames that are never
+  the user's line. ``user_source()`` skips the frames of both lists, so a message names
+  the user's line and not the library wrapper that called spmdc; the verdict per file
+  name is cached, and the lists forget it on every change.
+
+Each entry point of the API (the callables ``jit``, ``grad``, ``vmap`` ... return) is
+wrapped by ``api_boundary`` (spmdc/tracebacks.py, which owns the modes below). When an
+exception leaves the outermost boundary on the stack (an inner one sees an outer one
+among its callers and lets the error pass), the mode of config
+``jax_traceback_filtering`` (JAX_TRACEBACK_FILTERING in the environment, read at
+import) decides, with JAX's meanings: ``off`` leaves it alone;
+``tracebackhide`` marks the excluded frames with ``__tracebackhide__``, which pytest
+and IPython honour; ``quiet_remove_frames`` relinks the traceback without them and adds
+a note saying so; ``remove_frames`` does the same and chains the whole traceback as an
+``UnfilteredStackTrace`` cause; ``auto`` (the default) is ``tracebackhide`` under an
+IPython that honours it, else ``quiet_remove_frames``. The exception object and its
+message stay as raised.
 
 This module imports nothing from spmdc, so every floor (the compiler included) may use it.
 """
@@ -32,6 +64,8 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import types
+from collections.abc import Callable
 from typing import Any
 
 __all__ = [
@@ -39,12 +73,13 @@ __all__ = [
     "JAXTypeError", "JAXIndexError", "ConcretizationTypeError",
     "NonConcreteBooleanIndexError", "TracerArrayConversionError",
     "TracerIntegerConversionError", "TracerBoolConversionError", "UnexpectedTracerError",
-    "KeyReuseError",
+    "KeyReuseError", "TypePromotionError",
     # spmdc's own
     "EnvironmentVariableError", "IRError", "ShapeError", "BatchingError", "UnboundAxisError",
     "ReplicationError", "DivergentCollectiveError", "WhileLoopVJPError", "WindowVJPError",
     "ClosedOverDifferentiationError", "CustomVJPForwardModeError", "CallbackError",
     "LoweringError", "DistributedError", "PeerLost", "StoreException",
+    "UnfilteredStackTrace",
 ]
 
 
@@ -112,6 +147,15 @@ class KeyReuseError(JAXTypeError):
     Split the key (``random.split``) and use each piece once. JAX's ``KeyReuseError``
     (JAX checks only under ``jax_debug_key_reuse``; spmdc has no such check and defines
     the class so that programs catching it run)."""
+
+
+class TypePromotionError(ValueError):
+    """Operands whose dtypes have no implicit promotion path: under
+    ``numpy_dtype_promotion('strict')`` any two different dtypes, other than a Python
+    scalar joining an array of its kind.
+
+    Cast the operands explicitly (``x.astype(y.dtype)``), or use 'standard' promotion.
+    JAX's ``jax.dtypes.TypePromotionError``."""
 
 
 # --- spmdc's own classes ------------------------------------------------------------------
@@ -257,17 +301,109 @@ class StoreException(Exception):
     reading the thunk a ``transformation_with_aux`` gave. JAX's ``StoreException``."""
 
 
-# --- the user's line ------------------------------------------------------------------------
+# (any floor) filtered tracebacks (spmdc/tracebacks.py)
+
+class UnfilteredStackTrace(Exception):
+    """The cause attached to an error under ``remove_frames`` filtering: the whole
+    traceback, spmdc's and the libraries' frames included (JAX's class of that name)."""
+
+
+# --- the user's line, and the frames tracebacks leave out ---------------------------------
+
+# See Note [library frames].
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
+# co_filename -> excluded? (cleared on any change of the lists below)
+_library_file: dict[str, bool] = {}      # from messages (either list)
+_hidden_file: dict[str, bool] = {}       # from tracebacks (_exclude_paths)
+
+
+class _PathList(list):
+    """A list of excluded paths that forgets the cached verdicts whenever it changes:
+    libraries append to and remove from it directly (Flax's ``hide_flax_in_tracebacks``
+    edits ``jax._src.traceback_util._exclude_paths``)."""
+
+    def _changed(self, result: Any = None) -> Any:
+        _library_file.clear()
+        _hidden_file.clear()
+        return result
+
+
+def _forgetting(method: Callable[..., Any]) -> Callable[..., Any]:
+    def mutate(self: _PathList, *args: Any, **kwargs: Any) -> Any:
+        return self._changed(method(self, *args, **kwargs))
+    return mutate
+
+
+for _name in ("append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse",
+              "__setitem__", "__delitem__", "__iadd__", "__imul__"):
+    setattr(_PathList, _name, _forgetting(getattr(list, _name)))
+del _name
+
+_exclude_paths: list[str] = _PathList([_PACKAGE_DIR])
+"""Files and folders whose frames tracebacks leave out (``jax._src.traceback_util``'s)."""
+_source_exclude_paths: list[str] = _PathList([_PACKAGE_DIR])
+"""Files and folders that are never the user's line (``jax.extend.source_info_util``'s)."""
+
+
+def register_exclusion(path: str) -> None:
+    """Leave the frames of ``path`` (a file, or a folder and everything under it) out of the
+    tracebacks of errors raised through a transformation (JAX's
+    ``traceback_util.register_exclusion``, which Flax and Equinox call at import)."""
+    _exclude_paths.append(_checked_path(path, "register_exclusion"))
+
+
+def register_source_exclusion(path: str) -> None:
+    """Never name a line of ``path`` as the user's line in a message (JAX's
+    ``source_info_util.register_exclusion``)."""
+    _source_exclude_paths.append(_checked_path(path, "source_info_util.register_exclusion"))
+
+
+def _checked_path(path: Any, what: str) -> str:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{what} takes a file or folder path (a str), got "
+                        f"{type(path).__name__} {path!r}")
+    return os.fspath(path)
+
+
+def _under(filename: str, paths: list[str]) -> bool:
+    filename = os.path.abspath(filename)
+    for path in paths:
+        prefix = os.path.abspath(path)
+        if filename == prefix or filename.startswith(prefix.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def include_filename(filename: str) -> bool:
+    """Whether a traceback keeps frames of ``filename`` (JAX's ``include_filename``)."""
+    hidden = _hidden_file.get(filename)
+    if hidden is None:
+        hidden = _hidden_file[filename] = _under(filename, _exclude_paths)
+    return not hidden
+
+
+def include_frame(frame: types.FrameType) -> bool:
+    """Whether a traceback keeps ``frame`` (JAX's ``traceback_util.include_frame``)."""
+    return include_filename(frame.f_code.co_filename)
+
+
+def _is_library(filename: str) -> bool:
+    excluded = _library_file.get(filename)
+    if excluded is None:
+        excluded = _library_file[filename] = (_under(filename, _source_exclude_paths)
+                                              or _under(filename, _exclude_paths))
+    return excluded
+
 
 def user_source() -> str | None:
-    """``file:line`` of the innermost caller outside spmdc (where the user's op is)."""
+    """``file:line`` of the innermost caller outside spmdc and the registered libraries
+    (where the user's op is)."""
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_PACKAGE_DIR):
+        if not _is_library(filename):
             return f"{filename}:{frame.f_lineno}"
         frame = frame.f_back
     return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from .core.tree import *  # noqa: F401,F403
 from .core.tree import (
@@ -26,7 +26,14 @@ __all__ = [*_core_all, "tree_reduce", "tree_all", "tree_transpose", "tree_broadc
            "tree_map_with_path", "treedef_children", "treedef_tuple", "is_tree_node",
            "register_dataclass", "register_pytree_with_keys",
            "register_pytree_with_keys_class", "register_static", "Partial",
-           "flatten_one_level"]
+           "flatten_one_level", "flatten_one_level_with_keys", "tree_reduce_associative",
+           "KeyEntry", "KeyPath"]
+
+KeyEntry = TypeVar("KeyEntry", bound=Any)
+"""One step of a path: a ``SequenceKey``, ``DictKey``, ``GetAttrKey`` ... (JAX's
+annotation)."""
+KeyPath = tuple[KeyEntry, ...]
+"""A path from the root to a leaf, as ``tree_flatten_with_path`` gives it."""
 
 _NO_INITIAL = object()
 
@@ -110,6 +117,40 @@ def flatten_one_level(tree: Any) -> tuple[list[Any], Any]:
         raise ValueError(f"can't flatten a leaf of type {type(tree).__name__}")
     children, aux = node.flatten(tree)
     return list(children), aux
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[tuple[tuple[Any, Any], ...], Any]:
+    """The children of a node with their keys, ``((key, child), ...)``, and its aux
+    data; a leaf is an error."""
+    node = _node_type(type(tree))
+    if node is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    children, aux = node.flatten(tree)
+    children = list(children)
+    keys = node.keys(tree, aux, len(children))
+    return tuple(zip(keys, children, strict=True)), aux
+
+
+def tree_reduce_associative(operation: Callable[[Any, Any], Any], tree: Any, *,
+                            identity: Any = _NO_INITIAL,
+                            is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Reduce the leaves with an associative ``operation`` as a balanced tree: the two
+    halves of the leaves are reduced first, then joined (JAX's order, so rounding is
+    JAX's). ``identity`` is the result for a tree with no leaves."""
+    return _balanced_reduce(tree_leaves(tree, is_leaf), operation, identity)
+
+
+def _balanced_reduce(leaves: list[Any], operation: Callable[[Any, Any], Any],
+                     identity: Any) -> Any:
+    if not leaves:
+        if identity is _NO_INITIAL:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+    if len(leaves) == 1:
+        return leaves[0]
+    half = len(leaves) // 2
+    return operation(_balanced_reduce(leaves[:half], operation, identity),
+                     _balanced_reduce(leaves[half:], operation, identity))
 
 
 def register_pytree_with_keys(nodetype: type,

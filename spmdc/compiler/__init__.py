@@ -10,6 +10,7 @@ from .primitives import (  # noqa: F401  (registration)
     control_flow,  # noqa: F401  (registration)
     conv,  # noqa: F401  (registration)
     cumulative,  # noqa: F401  (registration)
+    custom_batching,  # noqa: F401  (registration)
     custom_derivatives,  # noqa: F401  (registration)
     dynamic_slicing,  # noqa: F401  (registration)
     elementwise,

@@ -31,12 +31,14 @@ from typing import Any
 
 import numpy as np
 
+from .. import tracebacks
 from ..runtime import pjrt
 from . import dtypes, precision
 from .tree import keystr, tree_leaves_with_path
 
 __all__ = ["config", "Config", "enable_x64", "disable_jit", "runtime_checks",
-           "disable_jit_enabled", "debug_nans_enabled", "default_matmul_precision"]
+           "disable_jit_enabled", "debug_nans_enabled", "default_matmul_precision",
+           "numpy_dtype_promotion"]
 
 dtypes.on_x64_change(pjrt.set_x64_state)
 
@@ -55,6 +57,8 @@ def _refresh() -> None:
     on = [name for name in ("jax_disable_jit", "jax_debug_nans") if _global[name]]
     if precision.default_precision() is not None:     # See Note [default precision]
         on.append("jax_default_matmul_precision")
+    if dtypes.promotion_mode() == "strict":           # See Note [strict promotion]
+        on.append("jax_numpy_dtype_promotion")
     if _contexts[0]:
         on.append("disable_jit context")
     # one list object, updated in place, so callers may hold a reference to it
@@ -89,6 +93,12 @@ def _set_flag(name: str, value: Any) -> None:
 
 def _set_default_precision(name: str, value: Any) -> None:
     precision.set_default_precision(value)
+    with _lock:
+        _refresh()
+
+
+def _set_promotion(name: str, value: Any) -> None:
+    dtypes.set_promotion_mode(value)
     with _lock:
         _refresh()
 
@@ -137,6 +147,9 @@ _OPTIONS: dict[str, tuple[Callable[[str, Any], None], Callable[[], Any]]] = {
     "jax_platforms": (_set_platform, pjrt.platform_wanted),
     "jax_num_cpu_devices": (_set_cpu_devices, pjrt.device_count_env),
     "jax_default_matmul_precision": (_set_default_precision, precision.default_precision),
+    "jax_numpy_dtype_promotion": (_set_promotion, dtypes.promotion_mode),
+    "jax_traceback_filtering": (lambda name, value: tracebacks.set_traceback_filtering(value),
+                                tracebacks.traceback_filtering),   # Note [library frames]
 }
 
 
@@ -194,6 +207,22 @@ def default_matmul_precision(value: Any) -> Iterator[None]:
         yield
     finally:
         precision._default[0] = previous
+        with _lock:
+            _refresh()
+
+
+@contextlib.contextmanager
+def numpy_dtype_promotion(mode: str) -> Iterator[None]:
+    """Inside the block, implicit dtype promotion follows ``mode``: 'standard' (JAX's
+    lattice) or 'strict', where combining different dtypes is a TypePromotionError
+    (Note [strict promotion] in core/dtypes.py). Process-wide, as enable_x64 is."""
+    previous = dtypes.set_promotion_mode(mode)
+    with _lock:
+        _refresh()
+    try:
+        yield
+    finally:
+        dtypes.set_promotion_mode(previous)
         with _lock:
             _refresh()
 

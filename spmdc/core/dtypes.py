@@ -8,7 +8,8 @@ The rules are JAX's ("Type promotion semantics" in JAX's documentation):
 - Python scalars are *weakly typed*: ``int`` -> weak int, ``float`` -> weak float,
   ``complex`` -> weak complex (``bool`` is strong). A value's type is a pair
   ``(np.dtype, weak)``.
-- Promotion is the join on the lattice in Note [promotion lattice].
+- Promotion is the join on the lattice in Note [promotion lattice]; under
+  ``numpy_dtype_promotion('strict')`` only the joins of Note [strict promotion] exist.
 """
 from __future__ import annotations
 
@@ -18,11 +19,12 @@ import ml_dtypes
 import numpy as np
 
 from ..env import flag as _env_flag
+from ..errors import TypePromotionError
 
 __all__ = ["x64_enabled", "enable_x64", "canonicalize", "dtype_and_weak", "result_type",
            "promote_types", "is_float", "is_int", "is_unsigned", "is_complex", "is_inexact",
            "default_float", "default_int", "default_complex", "finfo", "iinfo", "issubdtype",
-           "bfloat16", "SUPPORTED_DTYPES"]
+           "bfloat16", "SUPPORTED_DTYPES", "promotion_mode", "set_promotion_mode"]
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -262,6 +264,59 @@ def _checked(dtype: Any) -> np.dtype:
     return np.dtype(dtype)
 
 
+# Note [strict promotion]
+# ~~~~~~~~~~~~~~~~~~~~~~~
+# ``numpy_dtype_promotion('strict')`` (config ``jax_numpy_dtype_promotion``) keeps
+# only JAX's strict lattice: a strong dtype has nothing above it, and the weak kinds sit
+# below their own kind (i* below every integer, float and complex type and f*; f* below
+# every float and complex type and c*; c* below the complex types). So the dtypes of
+# the operands must be one strong dtype, with Python scalars of a kind it holds (f32 +
+# 2.0 and f32 + 2, not i32 + 2.0 nor f32 + i32; bool is strong); anything else is a
+# TypePromotionError. The mode is process-wide, as x64 is; it is part of jit's cache
+# key, and while it is strict every jit call takes the Python path (Note [config on
+# the hot path] in core/config.py), so a program traced under 'standard' is not reused.
+
+PROMOTION_MODES = ("standard", "strict")
+_promotion = ["standard"]
+
+_STRICT_ABOVE = {
+    _WEAK_INT: frozenset((*_SIGNED, *_UNSIGNED, *_FLOATS, *_COMPLEX)),
+    _WEAK_FLOAT: frozenset((*_FLOATS, *_COMPLEX)),
+    _WEAK_COMPLEX: frozenset(_COMPLEX),
+}
+_WEAK_NAMES = {_WEAK_INT: "<class 'int'>", _WEAK_FLOAT: "<class 'float'>",
+               _WEAK_COMPLEX: "<class 'complex'>"}
+
+
+def promotion_mode() -> str:
+    """'standard' or 'strict' (see Note [strict promotion])."""
+    return _promotion[0]
+
+
+def set_promotion_mode(mode: Any) -> str:
+    """Set the promotion mode; returns the previous one."""
+    if mode not in PROMOTION_MODES:
+        raise ValueError(f"jax_numpy_dtype_promotion takes 'standard' or 'strict', got "
+                         f"{mode!r}")
+    previous, _promotion[0] = _promotion[0], mode
+    return previous
+
+
+def _check_strict(pairs: list[tuple[np.dtype, bool]]) -> None:
+    nodes = [_lattice_node(d, w) for d, w in pairs]
+    strong = {n for n in nodes if not isinstance(n, str)}
+    if not strong:
+        return                           # Python scalars only: their kinds join
+    allowed = len(strong) == 1 and all(
+        next(iter(strong)) in _STRICT_ABOVE[n] for n in nodes if isinstance(n, str))
+    if not allowed:
+        names = tuple(_WEAK_NAMES[n] if isinstance(n, str) else str(n) for n in nodes)
+        raise TypePromotionError(
+            f"Input dtypes {names} have no available implicit dtype promotion path when "
+            "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
+            "output type, or set jax_numpy_dtype_promotion=standard.")
+
+
 def result_type(*args: Any) -> tuple[np.dtype, bool]:
     """``(dtype, weak)`` of combining the arguments under JAX's promotion rules.
 
@@ -274,6 +329,8 @@ def result_type(*args: Any) -> tuple[np.dtype, bool]:
     dtype, weak = pairs[0]
     if len(pairs) == 1:
         return canonicalize(dtype), weak and dtype != _BOOL
+    if _promotion[0] == "strict":        # See Note [strict promotion]
+        _check_strict(pairs)
     if all(w for _, w in pairs):         # See Note [promotion lattice]: all weak
         for other, _ in pairs[1:]:
             dtype = _JOIN[dtype, other]
@@ -291,7 +348,7 @@ _pairs_cache: dict[tuple[Any, ...], tuple[np.dtype, bool]] = {}
 
 def result_type_of_pairs(pairs: tuple[tuple[np.dtype, bool], ...]) -> tuple[np.dtype, bool]:
     """``result_type(*pairs)`` for ``(np.dtype, bool)`` pairs, memoized (per x64 mode)."""
-    key = (pairs, _x64)
+    key = (pairs, _x64, _promotion[0])
     try:
         return _pairs_cache[key]
     except KeyError:

@@ -94,6 +94,7 @@ class Trace:
 
 class _State(threading.local):
     current: Trace | None = None
+    compile_time_eval = False       # See Note [compile-time evaluation]
 
 
 _state = _State()
@@ -352,6 +353,8 @@ def bind(prim: Primitive, /, *args: Any, weak: bool = False, **params: Any) -> A
             if isinstance(a, Tracer):
                 raise _escaped(a)
         return _eager_runner(prim, args, params, weak)  # type: ignore[misc]
+    if _state.compile_time_eval and not any(isinstance(a, Tracer) for a in args):
+        return _evaluate_now(trace, prim, args, params, weak)
     b = trace.builder
     atoms = [a._var if a.__class__ is Tracer and a._trace is trace else to_atom(trace, a)
              for a in args]             # the first case is to_atom's common one, inlined
@@ -416,6 +419,37 @@ def trace_detached(fun: Callable[[list[Tracer]], list[Any]],
     finally:
         set_current(outer)
     return func, captured
+# Note [compile-time evaluation]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# ``ensure_compile_time_eval()`` (JAX's name) makes an operation on values that are all
+# concrete run at once while a function is being traced, instead of becoming part of
+# the program: its result is an Array the trace can read (``float(y)``, ``int(i)``),
+# as Equinox's ``error_if`` needs to check a predicate it can know before running.
+# An operation with a traced operand is traced as usual. The eager run leaves the trace
+# for its duration, so the one-equation jit that runs it is compiled, not inlined.
+# The setting is per thread, as the current trace is, and off during the eager run
+# (which traces the one operation itself).
+
+@contextmanager
+def compile_time_eval() -> Iterator[None]:
+    """Inside the block, operations on concrete values run now even while tracing (Note
+    [compile-time evaluation]); JAX's ``ensure_compile_time_eval``."""
+    previous, _state.compile_time_eval = _state.compile_time_eval, True
+    try:
+        yield
+    finally:
+        _state.compile_time_eval = previous
+
+
+def _evaluate_now(trace: Trace, prim: Primitive, args: tuple[Any, ...],
+                  params: dict[str, Any], weak: bool) -> Any:
+    set_current(None)
+    _state.compile_time_eval = False     # the eager run traces prim itself: trace it
+    try:
+        return _eager_runner(prim, args, params, weak)  # type: ignore[misc]
+    finally:
+        _state.compile_time_eval = True
+        set_current(trace)
 
 
 # --- tracing whole functions ---------------------------------------------------------------

@@ -31,6 +31,7 @@ from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
 from ..errors import at_line as _where
+from ..tracebacks import api_boundary
 from ..transforms.jit import Jitted
 from .elementwise import clamp
 from .shape import _concatenate
@@ -78,11 +79,27 @@ def _bind(prim: Any, operands: Sequence[Any], out_weak: Sequence[bool], **params
 
 # --- cond, switch ----------------------------------------------------------------------------
 
+_NO_OPERAND = object()      # ``operand=`` not given
+
+
+def _keyword_operand(what: str, operands: tuple[Any, ...], operand: Any) -> tuple[Any, ...]:
+    """The operands of ``cond``/``switch`` given as JAX's keyword ``operand=x`` (one
+    operand, as jaxopt passes it), which excludes positional ones."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TypeError(f"{what}: if 'operand' keyword is passed then no positional "
+                        f"operands can be passed, got operand={operand!r} and positional "
+                        f"operands {operands}")
+    return (operand,)
+
+
+@api_boundary  # See Note [library frames] (errors.py)
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
-         *operands: Any) -> Any:
+         *operands: Any, operand: Any = _NO_OPERAND) -> Any:
     """``true_fun(*operands) if pred else false_fun(*operands)``, with ``pred`` traced.
     The older form ``cond(pred, true_operand, true_fun, false_operand, false_fun)`` works
-    too, as in JAX."""
+    too, as in JAX, and so does one operand given as ``operand=x``."""
     if (len(operands) == 2 and not callable(true_fun) and callable(false_fun)
             and callable(operands[1])):
         true_operand, true_body, false_operand, false_body = (true_fun, false_fun,
@@ -91,6 +108,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
                     (true_operand, false_operand))
     if not (callable(true_fun) and callable(false_fun)):
         raise TypeError("lax.cond: true_fun and false_fun must be callable")
+    operands = _keyword_operand("lax.cond", operands, operand)
     if current_trace() is None:
         return _staged(lambda p, ops: cond(p, true_fun, false_fun, *ops), pred, operands)
     source = user_source()
@@ -108,11 +126,15 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
                      "lax.cond", source, reference=1)
 
 
-def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
-    """``branches[index](*operands)``, with ``index`` clamped to ``[0, len(branches) - 1]``."""
+@api_boundary
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
+           operand: Any = _NO_OPERAND) -> Any:
+    """``branches[index](*operands)``, with ``index`` clamped to ``[0, len(branches) - 1]``
+    (one operand may be given as ``operand=x``)."""
     branches = list(branches)
     if not branches or not all(callable(f) for f in branches):
         raise TypeError("lax.switch: branches must be a non-empty sequence of callables")
+    operands = _keyword_operand("lax.switch", operands, operand)
     if current_trace() is None:
         return _staged(lambda i, ops: switch(i, branches, *ops), index, operands)
     source = user_source()
@@ -234,6 +256,7 @@ def _cast(leaves: list[Any], types: Sequence[TensorType]) -> list[Any]:
             for x, t in zip(leaves, types, strict=True)]
 
 
+@api_boundary
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
     """``val = init_val; while cond_fun(val): val = body_fun(val); return val``."""
@@ -266,6 +289,7 @@ def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_
     return tree_unflatten(treedef, outs)
 
 
+@api_boundary
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
               init_val: Any) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)``. Python int bounds give a
@@ -320,6 +344,7 @@ def _static(lower: Any, upper: Any) -> bool:
 
 # --- scan ------------------------------------------------------------------------------------
 
+@api_boundary
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
          length: int | None = None, reverse: bool = False, unroll: int = 1) -> Any:
     """``carry = init; for x in xs: carry, y = f(carry, x)``; returns ``(carry, stacked ys)``."""

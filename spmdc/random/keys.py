@@ -26,13 +26,16 @@ import numpy as np
 from .. import numpy as jnp
 from ..core import tree as _tree
 from ..core.tracing import Tracer
+from ..dtypes import ExtendedDType, prng_key
 from . import threefry
 
 IMPL_NAME = "threefry2x32"
 
 
-class PRNGKeyDType:
-    """The dtype of typed threefry keys: ``key<fry>``."""
+class PRNGKeyDType(ExtendedDType):
+    """The dtype of typed threefry keys: ``key<fry>``, an extended dtype of type
+    ``prng_key`` (Note [extended dtypes] in spmdc/dtypes.py)."""
+    type = prng_key
     name = "key<fry>"
     impl = IMPL_NAME
 

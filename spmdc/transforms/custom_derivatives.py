@@ -41,6 +41,7 @@ from ..core.tracing import (
     where,
 )
 from ..core.tree import tree_flatten, tree_map, tree_structure, tree_unflatten
+from ..tracebacks import api_boundary
 from .forward import float0
 
 __all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "CustomVJPPrimal",
@@ -304,6 +305,7 @@ class custom_jvp:  # noqa: N801  (JAX's name)
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self, obj)
 
+    @api_boundary  # See Note [library frames] (errors.py)
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         name = _name(self.fun)
         if self.jvp is None:
@@ -426,6 +428,7 @@ class custom_vjp:  # noqa: N801  (JAX's name)
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self, obj)
 
+    @api_boundary  # See Note [library frames] (errors.py)
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         name = _name(self.fun)
         if self.fwd is None or self.bwd is None:

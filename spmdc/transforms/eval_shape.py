@@ -9,6 +9,7 @@ from ..core.abstract import ShapedArray, ShapeDtypeStruct
 from ..core.pytree_tracing import fun_name, trace_pytree
 from ..core.tracing import type_of
 from ..core.tree import tree_flatten, tree_unflatten
+from ..tracebacks import api_boundary
 
 __all__ = ["eval_shape"]
 
@@ -19,6 +20,7 @@ def _signature(x: Any) -> tuple[Any, bool]:
     return type_of(x)
 
 
+@api_boundary  # See Note [library frames] (errors.py)
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fun(*args, **kwargs)``'s outputs as ShapeDtypeStructs. Arguments may be arrays,
     scalars or anything with ``.shape`` and ``.dtype`` such as ShapeDtypeStruct."""

@@ -31,6 +31,7 @@ from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.forward import jvp_func, partial_eval
 from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
+from ..tracebacks import api_boundary
 from .jit import Jitted, _fun_name, eager_jit, trace_pytree
 from .mapping import refuse_in_shard_map_body
 
@@ -132,6 +133,7 @@ def _with_float0(out: Any, float_tangents: list[Any]) -> Any:
     return tree_unflatten(tree, full)
 
 
+@api_boundary  # See Note [library frames] (errors.py)
 def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
         has_aux: bool = False) -> Any:
     """``(fun(*primals), J tangents)``: the value and the Jacobian-vector product, by
@@ -172,6 +174,7 @@ def _aux_split(fun: Callable[..., Any]) -> Callable[..., Any]:
     return with_aux
 
 
+@api_boundary  # See Note [library frames] (errors.py)
 def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``.
 
@@ -257,6 +260,7 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any,
 
     jitted = Jitted(transpose_program)
 
+    @api_boundary
     def transpose_fn(ct: Any) -> tuple[Any, ...]:
         ct_leaves, ct_tree = tree_flatten(ct)
         if ct_tree != out_tree:

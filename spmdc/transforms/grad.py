@@ -23,6 +23,7 @@ from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_structure, tree_unflatten
 from ..core.tree_cycles import raise_if_cycle
+from ..tracebacks import api_boundary
 from .arguments import check_argnums, check_cotangent
 from .forward import float0
 from .jit import Jitted, eager_jit
@@ -203,7 +204,8 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         return ((value, aux), g) if has_aux else (value, g)
 
-    return functools.wraps(fun)(value_and_grad_fn)
+    # See Note [library frames] (errors.py)
+    return api_boundary(functools.wraps(fun)(value_and_grad_fn))
 
 
 def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
@@ -226,7 +228,7 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             (_, aux), g = vg(*args, **kwargs)
             return g, aux
         return vg(*args, **kwargs)[1]
-    return grad_fn
+    return api_boundary(grad_fn)
 
 
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:

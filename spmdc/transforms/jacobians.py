@@ -18,6 +18,7 @@ import numpy as np
 from ..compiler.passes.autodiff import is_float
 from ..core.tracing import type_of, where
 from ..core.tree import tree_flatten, tree_structure, tree_unflatten
+from ..tracebacks import api_boundary
 from .forward import _callable, _is_float0, float0, jvp
 from .grad import _argnums, _check_input, _check_output, vjp
 from .vmap import vmap
@@ -106,7 +107,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         result = tree_unflatten(out_tree, per_out)
         return (result, aux) if has_aux else result
 
-    return functools.wraps(fun)(jac_fn)
+    return api_boundary(functools.wraps(fun)(jac_fn))  # See Note [library frames] (errors.py)
 
 
 def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
@@ -182,7 +183,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         jac = tree_unflatten(out_tree, per_output)
         return (jac, aux) if has_aux else jac
 
-    return functools.update_wrapper(jac_fn, fun, updated=())
+    return api_boundary(functools.update_wrapper(jac_fn, fun, updated=()))
 
 
 jacobian = jacrev

@@ -36,6 +36,7 @@ from ..runtime.array import Array
 from ..runtime.executable import ProgramCache, program_key
 from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
 from ..runtime.sharding import NamedSharding
+from ..tracebacks import api_boundary
 from .arguments import (
     check_static_argnames,
     check_static_argnums,
@@ -182,6 +183,7 @@ class Jitted:
         observe("traced", out[0])
         return out
 
+    @api_boundary  # See Note [library frames] (errors.py)
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # Nothing but the C++ dispatcher on the way in (Note [dispatch fast path]); the
         # handlers below run only when it raised.
@@ -235,7 +237,8 @@ class Jitted:
         if self._concrete:
             return self._call_eager(statics, args, kwargs, leaves, device), None
         # See Note [dispatch fast path].
-        key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64
+        key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64,
+               dtypes._promotion[0],                      # the promotion mode
                _precision._default[0],                    # and the default precision
                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
         entry = self._cache.get(key)

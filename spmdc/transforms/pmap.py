@@ -41,6 +41,7 @@ from ..runtime.array import Array
 from ..runtime.executable import compile_func
 from ..runtime.launcher import ReplicatedLauncher, launched, pace
 from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
+from ..tracebacks import api_boundary
 from . import mapping
 from .arguments import (
     check_backend,
@@ -169,6 +170,7 @@ class Pmapped:
             if len(self.in_axes) > max(drop) else self.in_axes
 
     # --- calls -------------------------------------------------------------------------------
+    @api_boundary                      # See Note [library frames] (errors.py)
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if runtime_checks and current_trace() is None:   # Note [config on the hot path]
             return checked_call("pmap", _fun_name(self.fun), self.fun,
@@ -203,7 +205,8 @@ class Pmapped:
                                  self.user_axis_name, self.axis_size), None
         leaves, in_tree = tree_flatten((args, kwargs))
         key = (in_tree, tuple(map(_leaf_signature, leaves)), statics, dtypes._x64,
-               _precision._default[0])                   # Note [default precision]
+               _precision._default[0],                   # Note [default precision]
+               dtypes._promotion[0])                     # Note [strict promotion]
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._compile(statics, args, kwargs)

@@ -17,6 +17,7 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, current_trace, where
 from ..core.tree import tree_unflatten
+from ..tracebacks import api_boundary
 from .jit import Jitted, eager_jit
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_dims, out_paths, slice_types
 
@@ -70,7 +71,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
             return jitted[0](*args, **kwargs)
         return _batched_call(fun, name, args, kwargs, in_axes, out_axes, axis_name, axis_size)
 
-    return batched
+    return api_boundary(batched)       # See Note [library frames] (errors.py)
 
 
 def _batched_call(fun: Callable[..., Any], name: str, args: tuple[Any, ...],

@@ -36,7 +36,9 @@ FACES = {
     "tree_util": "core", "tree": "core", "distributed": "runtime",
     "callbacks": "transforms", "ad_checkpoint": "transforms",
     "custom_derivatives": "transforms", "sharding": "transforms", "dtypes": "transforms",
-    "debug": "transforms", "test_util": "transforms",
+    "debug": "transforms", "test_util": "transforms", "typing": "runtime",
+    "stages": "transforms", "flatten_util": "numpy", "version": "top",
+    "custom_batching": "lax", "tracebacks": "errors",
     "__init__": "top", "cli": "top", "launch": "top",
     "env": "env", "errors": "errors", "aliases": "aliases",
 }

@@ -15,7 +15,7 @@ from .custom_calls import register_cuda_targets
 from .distributed import joined, process_index
 from .once import init_lock, once
 
-Device = Any          # a jaxlib device (CpuDevice(id=0) ...)
+Device = _jax.Device   # the class of every device (CpuDevice(id=0) ...): jax.Device
 
 _cpu_devices_set: list[int] = []     # config.update('jax_num_cpu_devices', n), if called
 _client_made: list[int] = []         # the device count of the CPU client, once made
