@@ -1,4 +1,4 @@
-"""spmdc.numpy: NumPy's API over spmdc primitives (users import it as ``jnp``).
+"""spmdc.numpy: NumPy's API written with spmdc.lax (users import it as ``jnp``).
 
 Every public name is listed below under the module that defines it (each imports only
 the ones above it at module level; a few reach a higher one lazily, inside a function):

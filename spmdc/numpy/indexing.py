@@ -22,11 +22,8 @@ from typing import Any
 import numpy as np
 
 from .. import lax
-from ..compiler.primitives.elementwise import convert_p
-from ..compiler.primitives.indexing import gather_p, scatter_p
-from ..compiler.primitives.structural import broadcast_in_dim_p
 from ..core import dtypes
-from ..core.tracing import Tracer, bind, user_source
+from ..core.tracing import Tracer, user_source
 from ..errors import NonConcreteBooleanIndexError, at_line
 from ..runtime.array import Array
 from .core import asarray
@@ -427,9 +424,9 @@ def advanced_getitem(x: Any, index: tuple[Any, ...], *, mode: Any = None,
             raise _index_error(f"index is out of bounds for axis {axis} with size 0")
         return jnp.zeros(plan.result_shape, x.dtype)
     operand = jnp.reshape(x, plan.operand_shape)
-    out = bind(gather_p, operand, plan.indices, offset_dims=plan.window_positions,
-               collapsed_slice_dims=plan.collapsed, start_index_map=plan.index_map,
-               slice_sizes=plan.slice_sizes, weak=x.weak)
+    out = lax.gather(operand, plan.indices, lax.GatherDimensionNumbers(
+        offset_dims=plan.window_positions, collapsed_slice_dims=plan.collapsed,
+        start_index_map=plan.index_map), plan.slice_sizes, mode=lax.GatherScatterMode.CLIP)
     if mode in ("fill", "drop"):
         inside = _in_bounds(plan)
         if not (isinstance(inside, np.ndarray) and inside.all()):
@@ -448,6 +445,10 @@ def _fill(dtype: np.dtype, fill_value: Any) -> Any:
     if isinstance(fill_value, (Tracer, Array)):
         return fill_value.astype(dtype)
     return np.asarray(fill_value).astype(dtype)
+
+
+_SCATTERS = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul,
+             "min": lax.scatter_min, "max": lax.scatter_max}
 
 
 def scatter_update(x: Any, index: Any, values: Any, combine: str, *, mode: Any = None,
@@ -473,12 +474,12 @@ def scatter_update(x: Any, index: Any, values: Any, combine: str, *, mode: Any =
     indices = _clamped_indices(plan) if mode == "clip" else plan.indices
     updates = jnp.reshape(updates, plan.core_shape)
     operand = jnp.reshape(x if work == x.dtype else x.astype(work), plan.operand_shape)
-    out = bind(scatter_p, operand, indices, updates,
-               update_window_dims=plan.window_positions, inserted_window_dims=plan.collapsed,
-               scatter_dims_to_operand_dims=plan.index_map, combine=combine,
-               weak=x.weak and work == x.dtype)
+    out = _SCATTERS[combine](operand, indices, updates, lax.ScatterDimensionNumbers(
+        update_window_dims=plan.window_positions, inserted_window_dims=plan.collapsed,
+        scatter_dims_to_operand_dims=plan.index_map))
     if work != x.dtype:
-        out = bind(convert_p, out, new_dtype=x.dtype, weak=x.weak)
+        out = lax.convert_element_type(out, x.dtype)
+        out.weak = x.weak          # the update computed in another dtype leaves x's type
     return jnp.reshape(out, x.shape)
 
 
@@ -523,8 +524,7 @@ def _broadcast_values(values: Any, shape: tuple[int, ...], dtype: np.dtype) -> A
     if vshape == shape and not isinstance(values, np.ndarray):
         return values
     lead = len(shape) - len(vshape)
-    return bind(broadcast_in_dim_p, values, shape=shape,
-                broadcast_dimensions=tuple(range(lead, len(shape))))
+    return lax.broadcast_in_dim(values, shape, tuple(range(lead, len(shape))))
 
 
 def check_hints(indices_are_sorted: Any, unique_indices: Any) -> None:
