@@ -1,4 +1,4 @@
-"""spmdc/numpy/ufuncs.py and comparisons.py against NumPy:
+"""spmdc/numpy/ufuncs.py, float_ufuncs.py and comparisons.py against NumPy:
 logaddexp (value and gradient), hypot and the small elementwise helpers, signs and parts,
 Python's floor division and JAX's division by zero, isclose, ldexp, bitwise_count,
 iscomplex/isreal; and the programs a broadcast binary operation emits."""
