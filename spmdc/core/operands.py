@@ -34,6 +34,13 @@ def is_array(x: Any) -> bool:
     return isinstance(x, ARRAY_TYPES)
 
 
+def strong(x: Any) -> Any:
+    """The spmdc array ``x`` with a strong type: the same value, no equation."""
+    if isinstance(x, Tracer):
+        return Tracer(x._var, x._trace, False)
+    return Array(x._buffers, x.type, False, x._devices, x.split, x._sharding)
+
+
 def error(op: str, message: str) -> TypeError:
     """A TypeError naming ``op``, with the user's line appended."""
     return TypeError(f"{op}: {message}{at_line(user_source())}")
@@ -82,10 +89,11 @@ def flat(x: Any) -> list[Any]:
     return [x]
 
 
-def operand(x: Any, dtype: np.dtype) -> Any:
-    """``x`` converted to ``dtype``: arrays with convert, Python values as 0-d NumPy."""
+def operand(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
+    """``x`` converted to ``dtype``: arrays with convert (weakly typed if ``weak``), Python
+    values as 0-d NumPy."""
     if isinstance(x, ARRAY_TYPES):
-        return x if x.dtype == dtype else bind(convert_p, x, new_dtype=dtype, weak=False)
+        return x if x.dtype == dtype else bind(convert_p, x, new_dtype=dtype, weak=weak)
     if type(x) is int or (isinstance(x, int) and not isinstance(x, bool)):
         # Note [weak int conversion]: JAX converts a Python int to the default int
         # (OverflowError outside its range) and then casts, which wraps to a narrower
@@ -104,7 +112,57 @@ def promote(op: str, *args: Any) -> tuple[list[Any], np.dtype, bool]:
     pairs = tuple([(a.dtype, bool(a.weak)) if isinstance(a, ARRAY_TYPES)
                    else dtypes.dtype_and_weak(a) for a in args])
     dtype, weak = dtypes.result_type_of_pairs(pairs)
-    return [operand(a, dtype) for a in args], dtype, weak
+    return [operand(a, dtype, weak) for a in args], dtype, weak
+
+
+# Note [weak literals]
+# ~~~~~~~~~~~~~~~~~~~~
+# As in JAX, a primitive's result is weakly typed iff all its operands are (lax computes
+# it so: ``all_weak``), and a Python or NumPy scalar operand stays a literal of the
+# program. A NumPy value is strongly typed and a Python scalar weakly, so a weak Python
+# scalar that promotion gives the result's dtype must stay a Python scalar to keep its
+# weak type: ``promote_operands`` keeps it one (of the promoted dtype's kind) where the
+# result is weak. Weak types are the default dtype of their kind, which a Python scalar
+# of that kind has (x64 mode included).
+
+def literal(x: Any) -> Any:
+    """``x`` as a primitive's operand: spmdc arrays, Python scalars (weak) and NumPy values
+    (strong) as they are, so that a scalar is a literal of the program and a NumPy array
+    a captured constant; anything else (a list) made an array. See Note [weak literals]."""
+    if is_array(x) or type(x) in (bool, int, float, complex) or isinstance(
+            x, (np.ndarray, np.generic)):
+        return x
+    return asarray(x)
+
+
+def all_weak(*xs: Any) -> bool:
+    """Whether a result computed from ``xs`` is weakly typed: iff every operand is (Python
+    scalars are weak, NumPy values strong). See Note [weak literals]."""
+    return builtins.all(type_of(x)[1] for x in xs)
+
+
+def promote_operands(op: str, *args: Any) -> tuple[list[Any], np.dtype, bool]:
+    """``promote``, with the Python scalars of a weak result kept Python scalars of its
+    dtype, so that each operand carries its weak type (Note [weak literals])."""
+    out, dtype, weak = promote(op, *args)
+    if weak:
+        out = [_weak_scalar(a, p, dtype) if not is_array(a) else p
+               for a, p in zip(args, out, strict=True)]
+    return out, dtype, weak
+
+
+def _weak_scalar(original: Any, promoted: Any, dtype: np.dtype) -> Any:
+    """The promoted value of the weak Python scalar ``original`` as a Python scalar of
+    ``dtype``'s kind, where one has that dtype; else ``promoted`` (a NumPy value)."""
+    if type(original) not in (int, float, complex):
+        return promoted
+    scalar = np.asarray(promoted).item()
+    try:
+        if dtypes.dtype_and_weak(scalar) == (dtype, True):
+            return scalar
+    except OverflowError:
+        pass
+    return promoted
 
 
 def result_type(*args: Any) -> np.dtype:

@@ -11,6 +11,7 @@ from ..compiler.primitives.reductions import (
     dot_general_p,
 )
 from ..core.operands import (
+    all_weak,
     asarray,
 )
 from ..core.precision import check_precision, preferred_operands, preferred_result
@@ -40,10 +41,10 @@ def _dot_general(x: Any, y: Any, dimension_numbers: Any, precision: Any) -> Any:
     contract, batch = dimension_numbers
     if isinstance(precision, Algorithm):            # See Note [dot algorithms]
         x, y, out = dot_operands("dot_general", x, y, precision)
-        z = bind(dot_general_p, x, y, contract=contract, batch=batch,
+        z = bind(dot_general_p, x, y, contract=contract, batch=batch, weak=all_weak(x, y),
                  **with_precision(("DEFAULT", "DEFAULT"), precision.param))
         return z if z.dtype == out else z.astype(out)
-    return bind(dot_general_p, x, y, contract=contract, batch=batch,
+    return bind(dot_general_p, x, y, contract=contract, batch=batch, weak=all_weak(x, y),
                 **with_precision(precision))
 
 

@@ -28,6 +28,7 @@ from ..compiler.primitives.elementwise import (
     bitcast_convert_p,
     cbrt_p,
     ceil_p,
+    convert_p,
     cos_p,
     cosh_p,
     div_p,
@@ -79,11 +80,15 @@ from ..compiler.primitives.logic import (
 from ..compiler.primitives.misc import clz_p
 from ..core import dtypes
 from ..core.operands import (
+    all_weak,
     asarray,
     broadcast_shapes,
     broadcast_to,
+    dtype_of,
+    literal,
     promote,
     shape_of,
+    strong,
 )
 from ..core.tracing import bind
 from ..core.tree import tree_map
@@ -109,9 +114,9 @@ def _where(pred: Any, x: Any, y: Any) -> Any:
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:
-    on_true, on_false = asarray(on_true), asarray(on_false)
-    return bind(select_p, asarray(pred), on_true, on_false,
-                weak=on_true.weak and on_false.weak)
+    """``on_true`` where ``pred`` else ``on_false``; the result is weak iff both are."""
+    pred, on_true, on_false = (literal(v) for v in (pred, on_true, on_false))
+    return bind(select_p, pred, on_true, on_false, weak=all_weak(on_true, on_false))
 
 
 def stop_gradient(x: Any) -> Any:
@@ -123,7 +128,13 @@ def stop_gradient(x: Any) -> Any:
 
 
 def convert_element_type(x: Any, new_dtype: Any) -> Any:
-    return asarray(x).astype(new_dtype)
+    """``x`` as ``new_dtype``, strongly typed (a strong array of that dtype as it is; a
+    Python or NumPy scalar converted in the program, a literal of it)."""
+    x, dtype = literal(x), dtypes.canonicalize(new_dtype)
+    if dtype_of(x) == dtype:
+        x = asarray(x)
+        return strong(x) if x.weak else x
+    return bind(convert_p, x, new_dtype=dtype)
 
 
 def integer_pow(x: Any, y: int) -> Any:
@@ -148,11 +159,12 @@ def _unary(name: str, prim: Primitive) -> Any:
 
 def _binary(name: str, prim: Primitive, weak_out: bool = True) -> Any:
     def fn(x: Any, y: Any) -> Any:
-        x, y = asarray(x), asarray(y)
-        if x.dtype != y.dtype:
+        x, y = literal(x), literal(y)
+        if dtype_of(x) != dtype_of(y):
             raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
-                            f"{x.dtype}, {y.dtype}; convert one with lax.convert_element_type")
-        return bind(prim, x, y, weak=weak_out and x.weak and y.weak)
+                            f"{dtype_of(x)}, {dtype_of(y)}; convert one with "
+                            f"lax.convert_element_type")
+        return bind(prim, x, y, weak=weak_out and all_weak(x, y))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` of two arrays of one dtype."
     return fn
@@ -167,8 +179,8 @@ def _binary_unchecked(name: str, prim: Primitive) -> Any:
     """A binary wrapper that leaves the dtypes to the primitive (add, sub, mul, div, max,
     min), unlike ``_binary``, which requires them to agree."""
     def fn(x: Any, y: Any) -> Any:
-        x, y = asarray(x), asarray(y)
-        return bind(prim, x, y, weak=x.weak and y.weak)
+        x, y = literal(x), literal(y)
+        return bind(prim, x, y, weak=all_weak(x, y))
     fn.__name__ = name
     return fn
 
@@ -221,7 +233,9 @@ eq, ne, lt, le, gt, ge = (_binary(n, p, weak_out=False) for n, p in (
 
 
 def is_finite(x: Any) -> Any:
-    return bind(is_finite_p, asarray(x))
+    """Elementwise: neither infinite nor NaN (a bool array, weak iff ``x`` is, as JAX's)."""
+    x = asarray(x)
+    return bind(is_finite_p, x, weak=x.weak)
 
 
 def square(x: Any) -> Any:

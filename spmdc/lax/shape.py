@@ -23,8 +23,10 @@ from ..compiler.primitives.structural import (
 )
 from ..core import dtypes, operands
 from ..core.operands import (
+    all_weak,
     asarray,
     broadcast_to,
+    literal,
     promote,
     shape_arg,
 )
@@ -37,9 +39,12 @@ __all__ = ["broadcast_in_dim", "iota", "concatenate", "pad", "rev", "expand_dims
 
 
 def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
-    x = asarray(x)
+    """``x`` placed in an array of ``shape``, its dimension i at ``broadcast_dimensions[i]``
+    (a NumPy or Python value stays a constant of the program: Note [weak literals] in
+    core/operands.py)."""
+    x = literal(x)
     return bind(broadcast_in_dim_p, x, shape=shape_arg(shape, "broadcast_in_dim"),
-                broadcast_dimensions=tuple(broadcast_dimensions), weak=x.weak)
+                broadcast_dimensions=tuple(broadcast_dimensions), weak=all_weak(x))
 
 
 def iota(dtype: Any, size: int) -> Any:
@@ -48,7 +53,7 @@ def iota(dtype: Any, size: int) -> Any:
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
     xs = [asarray(x) for x in operands]
-    return bind(concatenate_p, *xs, dimension=dimension)
+    return bind(concatenate_p, *xs, dimension=dimension, weak=all_weak(*xs))
 
 
 def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:

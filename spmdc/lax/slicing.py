@@ -24,6 +24,8 @@ from ..core import dtypes
 from ..core.operands import (
     asarray,
     check_flag,
+    dtype_of,
+    literal,
 )
 from ..core.tracing import bind, user_source, where
 from .elementwise import _where
@@ -251,6 +253,21 @@ def _ints(xs: Sequence[int]) -> tuple[int, ...]:
     return tuple(int(x) for x in xs)
 
 
+# Note [default gather and scatter parameters]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# gather and scatter bind their batching dimensions and ``mode`` only where they differ
+# from the primitive's defaults (no batching dimensions; gather's mode 'clip', scatter's
+# 'drop'; compiler/primitives/indexing.py). An equation's parameters are part of the
+# program (printed, compared by CSE), so a default spelled out would make the same
+# gather two programs: jnp's indexing binds through these wrappers, and its programs
+# read as they did when it bound the primitives itself.
+
+def _batching(**dims: Sequence[int]) -> dict[str, tuple[int, ...]]:
+    """The batching-dimension parameters that are not empty (Note [default gather and
+    scatter parameters])."""
+    return {name: _ints(d) for name, d in dims.items() if len(d)}
+
+
 def _mode(op: str, mode: Any) -> GatherScatterMode:
     parsed = GatherScatterMode.from_any(mode)
     if parsed is GatherScatterMode.ONE_HOT:
@@ -276,9 +293,9 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: GatherDimensionN
     only speed up XLA and change no value."""
     check_flag("lax.gather", "unique_indices", unique_indices)
     check_flag("lax.gather", "indices_are_sorted", indices_are_sorted)
-    x, idx = asarray(operand), asarray(start_indices)
-    if not dtypes.is_int(idx.dtype):
-        raise TypeError(f"lax.gather: start_indices must be integers, got {idx.dtype}"
+    x, idx = asarray(operand), literal(start_indices)
+    if not dtypes.is_int(dtype_of(idx)):
+        raise TypeError(f"lax.gather: start_indices must be integers, got {dtype_of(idx)}"
                         f"{where()}")
     dn = dimension_numbers
     if not isinstance(dn, GatherDimensionNumbers):
@@ -289,8 +306,8 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: GatherDimensionN
     out = bind(gather_p, x, idx, offset_dims=_ints(dn.offset_dims),
                collapsed_slice_dims=_ints(dn.collapsed_slice_dims),
                start_index_map=_ints(dn.start_index_map), slice_sizes=sizes,
-               operand_batching_dims=_ints(dn.operand_batching_dims),
-               start_indices_batching_dims=_ints(dn.start_indices_batching_dims), mode="clip",
+               **_batching(operand_batching_dims=dn.operand_batching_dims,
+                           start_indices_batching_dims=dn.start_indices_batching_dims),
                weak=x.weak)
     if parsed is not GatherScatterMode.FILL_OR_DROP:
         return out
@@ -305,42 +322,36 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: GatherDimensionN
     return _where(mask, out, asarray(fill).astype(out.dtype))
 
 
-def _scatter(op: str, combine: str, operand: Any, scatter_indices: Any, updates: Any,
-             dimension_numbers: ScatterDimensionNumbers, mode: Any) -> Any:
-    x, idx, u = asarray(operand), asarray(scatter_indices), asarray(updates)
-    if not dtypes.is_int(idx.dtype):
-        raise TypeError(f"lax.{op}: scatter_indices must be integers, got {idx.dtype}"
-                        f"{where()}")
-    dn = dimension_numbers
-    if not isinstance(dn, ScatterDimensionNumbers):
-        raise TypeError(f"lax.{op}: dimension_numbers must be a ScatterDimensionNumbers, "
-                        f"got {type(dn).__name__}{where()}")
-    if u.dtype != x.dtype and not u.weak:
-        raise TypeError(f"lax.{op}: updates of dtype {u.dtype} for an operand of dtype "
-                        f"{x.dtype}; convert them with .astype({x.dtype}){where()}")
-    parsed = _mode(op, mode)
-    return bind(scatter_p, x, idx, u.astype(x.dtype),
-                update_window_dims=_ints(dn.update_window_dims),
-                inserted_window_dims=_ints(dn.inserted_window_dims),
-                scatter_dims_to_operand_dims=_ints(dn.scatter_dims_to_operand_dims),
-                operand_batching_dims=_ints(dn.operand_batching_dims),
-                scatter_indices_batching_dims=_ints(dn.scatter_indices_batching_dims),
-                combine=combine,
-                mode="clip" if parsed is GatherScatterMode.CLIP else "drop", weak=x.weak)
-
-
 def _scatter_function(name: str, combine: str, negate: bool = False) -> Any:
+    """The lax function ``name``: XLA's scatter combining each update window into the
+    operand with ``combine`` (``negate``: the updates negated first, for scatter_sub)."""
     def scatter_fn(operand: Any, scatter_indices: Any, updates: Any,
                    dimension_numbers: ScatterDimensionNumbers, *,
                    indices_are_sorted: bool = False, unique_indices: bool = False,
                    mode: Any = None) -> Any:
         check_flag(f"lax.{name}", "indices_are_sorted", indices_are_sorted)
         check_flag(f"lax.{name}", "unique_indices", unique_indices)
-        updates = asarray(updates)
+        x, idx, u = asarray(operand), literal(scatter_indices), asarray(updates)
         if negate:
-            updates = -updates
-        return _scatter(name, combine, operand, scatter_indices, updates, dimension_numbers,
-                        mode)
+            u = -u
+        if not dtypes.is_int(dtype_of(idx)):
+            raise TypeError(f"lax.{name}: scatter_indices must be integers, got "
+                            f"{dtype_of(idx)}{where()}")
+        dn = dimension_numbers
+        if not isinstance(dn, ScatterDimensionNumbers):
+            raise TypeError(f"lax.{name}: dimension_numbers must be a "
+                            f"ScatterDimensionNumbers, got {type(dn).__name__}{where()}")
+        if u.dtype != x.dtype and not u.weak:
+            raise TypeError(f"lax.{name}: updates of dtype {u.dtype} for an operand of dtype "
+                            f"{x.dtype}; convert them with .astype({x.dtype}){where()}")
+        clip = _mode(name, mode) is GatherScatterMode.CLIP
+        return bind(scatter_p, x, idx, u.astype(x.dtype),
+                    update_window_dims=_ints(dn.update_window_dims),
+                    inserted_window_dims=_ints(dn.inserted_window_dims),
+                    scatter_dims_to_operand_dims=_ints(dn.scatter_dims_to_operand_dims),
+                    **_batching(operand_batching_dims=dn.operand_batching_dims,
+                                scatter_indices_batching_dims=dn.scatter_indices_batching_dims),
+                    combine=combine, **({"mode": "clip"} if clip else {}), weak=x.weak)
     scatter_fn.__name__ = scatter_fn.__qualname__ = name
     scatter_fn.__doc__ = (f"XLA's scatter{'' if combine == 'set' else ' with ' + combine}: "
                           f"each update window {'written' if combine == 'set' else 'combined'}"

@@ -1,4 +1,4 @@
-"""spmdc.numpy: NumPy's API over spmdc primitives (users import it as ``jnp``).
+"""spmdc.numpy: NumPy's API written with spmdc.lax (users import it as ``jnp``).
 
 Every public name is listed below under the module that defines it (each imports only
 the ones above it at module level; a few reach a higher one lazily, inside a function):
@@ -7,11 +7,14 @@ the ones above it at module level; a few reach a higher one lazily, inside a fun
   comparisons.py         comparisons, logical and bitwise ufuncs, where, select, signbit,
                          iscomplex/isreal, bitwise_count, the array-API bitwise aliases
   ufuncs.py              elementwise math: arithmetic, transcendental, rounding, clip,
-                         logaddexp, hypot, heaviside, sinc, nan_to_num, divmod, modf, i0, ldexp
+                         divisions and remainders, divmod, power, stop_gradient
+  float_ufuncs.py        logaddexp, hypot, angle conversions, fmax/fmin, heaviside, sinc,
+                         nan_to_num, modf, float_power, copysign, i0, ldexp
   complex_ops.py         real, imag, conj/conjugate, angle, iscomplexobj
   float_bits.py          frexp, nextafter, spacing
   shape_ops.py           reshape, transpose, concatenate/stack/split, pad, flip, tile, repeat,
                          broadcast_arrays, atleast_3d, rollaxis, resize, matrix_transpose ...
+  index_plan.py          (no public name) an index as the plan of one gather or scatter
   indexing.py            take; advanced indexing and ``.at[]`` for the array methods
   rearranging.py         roll, rot90, fliplr, flipud
   array_creation.py      zeros/ones/full/empty (+ _like), arange, linspace, logspace, geomspace,
@@ -212,6 +215,26 @@ from .einsum import (  # noqa: F401
     vecmat,
 )
 from .float_bits import frexp, nextafter, spacing  # noqa: F401
+from .float_ufuncs import (  # noqa: F401
+    copysign,
+    deg2rad,
+    degrees,
+    fabs,
+    float_power,
+    fmax,
+    fmin,
+    heaviside,
+    hypot,
+    i0,
+    ldexp,
+    logaddexp,
+    logaddexp2,
+    modf,
+    nan_to_num,
+    rad2deg,
+    radians,
+    sinc,
+)
 from .index_tricks import (  # noqa: F401
     c_,
     fill_diagonal,  # noqa: F401
@@ -404,61 +427,43 @@ from .ufuncs import (  # noqa: F401
     cbrt,
     ceil,
     clip,
-    copysign,
     cos,
     cosh,
-    deg2rad,
-    degrees,
     divide,
     divmod,
     exp,
     exp2,
     expm1,
-    fabs,
-    float_power,
     floor,
     floor_divide,
-    fmax,
-    fmin,
     fmod,
-    heaviside,
-    hypot,
-    i0,
     isfinite,
     isinf,
     isnan,
     isneginf,
     isposinf,
-    ldexp,
     log,
     log1p,
     log2,
     log10,
-    logaddexp,
-    logaddexp2,
     maximum,
     minimum,
     mod,
-    modf,
     multiply,
-    nan_to_num,
     negative,
     positive,
     pow,
     power,
-    rad2deg,
-    radians,
     reciprocal,
     remainder,
     rint,
     round,
     sign,
     sin,
-    sinc,
     sinh,
     sqrt,
     square,
-    stop_gradient,  # noqa: F401
+    stop_gradient,  # noqa: F401,
     subtract,
     tan,
     tanh,

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import builtins
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from .. import lax
 from ..core import dtypes
 from ..core.operands import asarray, result_type
 from ..core.operands import dtype_of as _dtype_of
@@ -22,7 +22,7 @@ from ..core.operands import full as _full
 from ..core.operands import iota as _iota
 from ..core.operands import shape_arg as _shape_arg
 from ..core.operands import shape_of as _shape
-from ..core.tracing import Tracer, bind, current_trace
+from ..core.tracing import Tracer, current_trace
 from ..core.tracing import where as _where
 from .comparisons import where
 from .core import _is_array, _static_int, broadcast_to, check_flag
@@ -138,18 +138,18 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     value = np.eye(N, M, k, dtype=dtype)                # (also checks the arguments)
     if current_trace() is None:
         return asarray(value)
-    return diagonal_mask(value.shape, operator.index(k), "eq").astype(dtype)
+    return diagonal_mask(value.shape, operator.index(k), lax.eq).astype(dtype)
 
 
-def diagonal_mask(shape: tuple[int, int], k: int, prim: str) -> Any:
-    """``row + k <prim> column`` for every element of an n x m matrix ("eq": the k-th
-    diagonal, "ge": it and below), built in the program being traced from two iotas
+def diagonal_mask(shape: tuple[int, int], k: int, compare: Callable[[Any, Any], Any]) -> Any:
+    """``compare(row + k, column)`` for every element of an n x m matrix (lax.eq: the k-th
+    diagonal, lax.ge: it and below), built in the program being traced from two iotas
     rather than captured as an n x m constant, as JAX builds it."""
-    rows = bind(_prims["iota"], dtype=np.dtype(np.int32), shape=shape, dimension=0)
-    cols = bind(_prims["iota"], dtype=np.dtype(np.int32), shape=shape, dimension=1)
+    rows = lax.broadcasted_iota(np.int32, shape, 0)
+    cols = lax.broadcasted_iota(np.int32, shape, 1)
     if k:
-        rows = bind(_prims["add"], rows, np.int32(k))
-    return bind(_prims[prim], rows, cols)
+        rows = lax.add(rows, np.int32(k))
+    return compare(rows, cols)
 
 
 def identity(n: int, dtype: Any = None) -> Any:
@@ -269,7 +269,7 @@ def _tri_mask(n: int, m: int, k: int) -> Any:
     traced (not captured as an n x m constant)."""
     if current_trace() is None:
         return np.tri(n, m, k, dtype=bool)
-    return diagonal_mask((n, m), k, "ge")
+    return diagonal_mask((n, m), k, lax.ge)
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:

@@ -14,10 +14,8 @@ from typing import Any
 import numpy as np
 
 from .. import lax
-from ..compiler.primitives.dynamic_slicing import dynamic_slice_p
-from ..compiler.primitives.elementwise import convert_p
 from ..core import dtypes
-from ..core.tracing import Tracer, bind, user_source
+from ..core.tracing import Tracer, user_source
 from .indexing import (
     advanced_getitem,
     check_hints,
@@ -107,14 +105,13 @@ def getitem(x: Any, index: Any) -> Any:
             or any(s != 1 for s in strides)):
         y = lax.slice(y, starts, limits, None if all(s == 1 for s in strides) else strides)
     if dynamic:
-        zero = np.zeros((), dtypes.default_int())
-        idx = [zero] * y.ndim
+        idx: list[Any] = [0] * y.ndim
         sizes = list(y.shape)
         for d, i in dynamic:
             i = i.astype(dtypes.default_int())
             idx[d] = jnp.where(i < 0, i + x.shape[d], i)
             sizes[d] = 1
-        y = bind(dynamic_slice_p, y, *idx, slice_sizes=tuple(sizes), weak=y.weak)
+        y = lax.dynamic_slice(y, idx, sizes, allow_negative_indices=False)
     return jnp.reshape(y, tuple(out_shape)) if tuple(out_shape) != y.shape else y
 
 
@@ -232,17 +229,7 @@ def _operand_ok(x: Any) -> bool:
 
 
 def _astype(self: Any, dtype: Any) -> Any:
-    dtype = dtypes.canonicalize(dtype)
-    if self.dtype == dtype:
-        return self if not self.weak else _strong(self)
-    return bind(convert_p, self, new_dtype=dtype)
-
-
-def _strong(x: Any) -> Any:
-    if isinstance(x, Tracer):
-        return Tracer(x._var, x._trace, False)
-    from ..runtime.array import Array
-    return Array(x._buffers, x.type, False, x._devices, x.split, x._sharding)
+    return lax.convert_element_type(self, dtype)
 
 
 def _reshape(self: Any, *shape: Any, order: str = "C") -> Any:

@@ -1,6 +1,6 @@
 """Comparisons, logical and bitwise ufuncs, predicates (signbit, iscomplex, isreal,
-bitwise_count), where and select: each binds one elementwise primitive on operands
-promoted as NumPy does (core._elementwise), or composes a few.
+bitwise_count), where and select: each is one lax operation on operands promoted as
+NumPy does (core._elementwise), or composes a few.
 
 Part of spmdc.numpy, which re-exports every name defined here."""
 from __future__ import annotations
@@ -12,79 +12,76 @@ from typing import Any
 import numpy as np
 
 from .. import lax
-from ..compiler.primitives.core import registry as _prims
 from ..core.operands import asarray, broadcast_shapes
 from ..core.operands import broadcast_to as _broadcast_to
 from ..core.operands import error as _error
 from ..core.operands import is_array as _is_array
 from ..core.operands import promote as _promote
+from ..core.operands import promote_operands as _promote_operands
 from ..core.operands import shape_of as _shape
-from ..core.tracing import bind
 from .core import _elementwise, result_type
 
 
-def _compare(name: str, prim: str) -> Any:
+def _compare(name: str, lax_fn: Any) -> Any:
     def fn(x: Any, y: Any) -> Any:
-        out = _elementwise(name, prim, x, y, out_dtype=np.bool_)
-        out.weak = False
-        return out
+        return _elementwise(name, lax_fn, x, y)
     fn.__name__ = name
     return fn
 
 
-equal, not_equal = _compare("equal", "eq"), _compare("not_equal", "ne")
+equal, not_equal = _compare("equal", lax.eq), _compare("not_equal", lax.ne)
 
 
-less, less_equal = _compare("less", "lt"), _compare("less_equal", "le")
+less, less_equal = _compare("less", lax.lt), _compare("less_equal", lax.le)
 
 
-greater, greater_equal = _compare("greater", "gt"), _compare("greater_equal", "ge")
+greater, greater_equal = _compare("greater", lax.gt), _compare("greater_equal", lax.ge)
 
 
-def _logical(name: str, prim: str) -> Any:
+def _logical(name: str, lax_fn: Any) -> Any:
     def fn(x: Any, y: Any) -> Any:
-        return _elementwise(name, prim, asarray(x).astype(bool), asarray(y).astype(bool))
+        return _elementwise(name, lax_fn, asarray(x).astype(bool), asarray(y).astype(bool))
     fn.__name__ = name
     return fn
 
 
-logical_and, logical_or, logical_xor = (_logical("logical_and", "and"),
-                                        _logical("logical_or", "or"),
-                                        _logical("logical_xor", "xor"))
+logical_and, logical_or, logical_xor = (_logical("logical_and", lax.bitwise_and),
+                                        _logical("logical_or", lax.bitwise_or),
+                                        _logical("logical_xor", lax.bitwise_xor))
 
 
 def logical_not(x: Any) -> Any:
-    return bind(_prims["not"], asarray(x).astype(bool))
+    return lax.bitwise_not(asarray(x).astype(bool))
 
 
 def bitwise_and(x: Any, y: Any) -> Any:
-    return _elementwise("bitwise_and", "and", x, y, kinds="biu")
+    return _elementwise("bitwise_and", lax.bitwise_and, x, y, kinds="biu")
 
 
 def bitwise_or(x: Any, y: Any) -> Any:
-    return _elementwise("bitwise_or", "or", x, y, kinds="biu")
+    return _elementwise("bitwise_or", lax.bitwise_or, x, y, kinds="biu")
 
 
 def bitwise_xor(x: Any, y: Any) -> Any:
-    return _elementwise("bitwise_xor", "xor", x, y, kinds="biu")
+    return _elementwise("bitwise_xor", lax.bitwise_xor, x, y, kinds="biu")
 
 
 def invert(x: Any) -> Any:
-    x = asarray(x)
-    return bind(_prims["not"], x, weak=x.weak)
+    return lax.bitwise_not(asarray(x))
 
 
 bitwise_not = invert
 
 
 def left_shift(x: Any, y: Any) -> Any:
-    return _elementwise("left_shift", "shift_left", x, y, kinds="iu")
+    return _elementwise("left_shift", lax.shift_left, x, y, kinds="iu")
 
 
 def right_shift(x: Any, y: Any) -> Any:
     (x, y), dtype, _ = _promote("right_shift", x, y)
-    prim = "shift_right_logical" if np.dtype(dtype).kind == "u" else "shift_right_arithmetic"
-    return _elementwise("right_shift", prim, x, y, kinds="iu")
+    shift = lax.shift_right_logical if np.dtype(dtype).kind == "u" else \
+        lax.shift_right_arithmetic
+    return _elementwise("right_shift", shift, x, y, kinds="iu")
 
 
 def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
@@ -98,7 +95,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
         raise ValueError(str(_error("where", "size and fill_value are for the one-argument "
                                     "form only (where(condition, size=...)), not with x "
                                     "and y")))
-    (x, y), dtype, weak = _promote("where", x, y)
+    (x, y), dtype, _ = _promote_operands("where", x, y)
     condition = asarray(condition)
     if condition.dtype != np.bool_:
         condition = not_equal(condition, 0)
@@ -107,7 +104,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
     args = [_broadcast_to(v, shape) for v in (condition, x, y)]
     if builtins.all(not _is_array(a) for a in args[1:]) and args[0].ndim == 0:
         args[1] = asarray(args[1])
-    return bind(_prims["select"], *args, weak=weak)
+    return lax.select(*args)
 
 
 bitwise_invert, bitwise_left_shift, bitwise_right_shift = invert, left_shift, right_shift

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..compiler.primitives.conv import conv_general_dilated_p
+from .. import lax
 from ..core import dtypes
-from ..core.tracing import bind
 from .core import asarray
 from .shape_ops import flip
-from .tensor_contractions import check_precision, with_precision
+from .tensor_contractions import check_precision, lax_precision
 
 __all__ = ["convolve", "correlate"]
 
@@ -49,11 +48,10 @@ def _conv1d(op: str, a: Any, v: Any, mode: str, precision: Any,
     if preferred_element_type is not None:
         want = dtypes.canonicalize(preferred_element_type)
         a, v = a.astype(want), v.astype(want)
-    out = bind(conv_general_dilated_p, a.reshape(1, 1, -1), v.reshape(1, 1, -1),
-               window_strides=(1,), padding=(padding,), lhs_dilation=(1,), rhs_dilation=(1,),
-               dimension_numbers=((0, 1, 2),) * 3, feature_group_count=1,
-               batch_group_count=1, weak=weak and preferred_element_type is None,
-               **with_precision(precision))
+    out = lax.conv_general_dilated(a.reshape(1, 1, -1), v.reshape(1, 1, -1), (1,), (padding,),
+                                   precision=lax_precision(precision))
+    # weak iff both operands are (and no preferred_element_type), as in JAX
+    out.weak = weak and preferred_element_type is None
     out = out.reshape(-1)
     return flip(out) if reverse else out
 

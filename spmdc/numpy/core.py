@@ -1,23 +1,23 @@
 """spmdc.numpy: NumPy's API over spmdc primitives (users import it as ``jnp``).
 
 Every function is a thin wrapper: promote dtypes (JAX's lattice, weak Python scalars),
-broadcast shapes (NumPy's rules, made explicit with broadcast_in_dim), then bind
-primitives. The same code runs while tracing (equations) and eagerly (one cached
+broadcast shapes (NumPy's rules, made explicit with broadcast_in_dim), then apply lax
+operations. The same code runs while tracing (equations) and eagerly (one cached
 executable per primitive). This module holds the base the rest stands on: dtype names and
 constants, conversion (asarray, array, result_type), broadcast_to, the one elementwise
-binder (_elementwise) and size/shape/ndim; the other modules of spmdc.numpy build on it.
+wrapper (_elementwise) and size/shape/ndim; the other modules of spmdc.numpy build on it.
 """
 from __future__ import annotations
 
 import builtins
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from .. import lax
 from ..core import dtypes
 from ..core.operands import (
     ARRAY_TYPES,
@@ -31,10 +31,10 @@ from ..core.operands import error as _error
 from ..core.operands import iota as _iota  # noqa: F401  (spmdc.numpy's modules use it)
 from ..core.operands import is_array as _is_array
 from ..core.operands import operand as _operand  # noqa: F401  (spmdc.numpy's modules use it)
-from ..core.operands import promote as _promote
+from ..core.operands import promote as _promote  # noqa: F401  (spmdc.numpy's modules use it)
+from ..core.operands import promote_operands as _promote_operands
 from ..core.operands import shape_arg as _shape_arg
 from ..core.operands import shape_of as _shape
-from ..core.tracing import bind
 from ..runtime.array import Array
 
 ndarray = Array
@@ -79,24 +79,26 @@ def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
     if x.shape == shape:
         return x
     if x.ndim == 0:
-        return bind(_prims["broadcast_in_dim"], x, shape=shape, broadcast_dimensions=(),
-                    weak=x.weak)
+        return lax.broadcast_in_dim(x, shape, ())
     return _broadcast_to(x, shape)
 
 
-def _elementwise(op: str, prim: str, *args: Any, out_dtype: Any = None,
+def _elementwise(op: str, lax_fn: Callable[..., Any], *args: Any,
                  kinds: str | None = None) -> Any:
-    args_, dtype, weak = _promote(op, *args)
+    """NumPy's ``op``: ``args`` promoted (their dtype's kind among ``kinds``, if given) and
+    broadcast, then the lax function ``lax_fn``, whose result is weak iff every operand
+    is (Note [weak literals] in core/operands.py)."""
+    args_, dtype, _ = _promote_operands(op, *args)
     if kinds is not None and np.dtype(dtype).kind not in kinds and dtype != bfloat16:
         raise _error(op, f"not defined for dtype {np.dtype(dtype).name}")
-    # After _promote every operand is an array (ours, or NumPy for Python values).
-    shapes = [a.shape for a in args_]
+    # After promotion every operand is an array (ours, or NumPy) or a weak Python scalar.
+    shapes = [_shape(a) for a in args_]
     if shapes.count(shapes[0]) != len(shapes):      # else nothing to broadcast
         shape = broadcast_shapes(*shapes, op=op)
         args_ = [_broadcast_to(a, shape) for a in args_]
     if not isinstance(args_[0], _ARRAY_TYPES) and not builtins.any(_is_array(a) for a in args_):
         args_[0] = asarray(args_[0])
-    return bind(_prims[prim], *args_, weak=weak and out_dtype is None)
+    return lax_fn(*args_)
 
 
 # --- shapes and sizes --------------------------------------------------------------------

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import builtins
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.core import registry as _prims
+from .. import lax
 from ..core import dtypes
 from ..core.operands import inexact
-from ..core.tracing import bind
 from .comparisons import equal, less_equal, where
 from .comparisons import where as _where
 from .core import _error, _no_out, asarray, broadcast_to
@@ -59,37 +59,41 @@ def _upcast(x: Any) -> Any:
     return x.astype(wide) if wide != x.dtype else x
 
 
-def _reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None,
-            initial: Any = None, where_: Any = None) -> Any:
+def _reduce(op: str, reducer: Callable[[Any, tuple[int, ...]], Any], x: Any, axis: Any,
+            keepdims: bool, dtype: Any = None, initial: Any = None, where_: Any = None) -> Any:
+    """NumPy's reduction ``op``: the lax reduction ``reducer`` over ``axis``, with NumPy's
+    accumulator dtypes, ``initial`` and ``where`` (masked elements read the identity)."""
     x = asarray(x)
+    sums = reducer in (lax.reduce_sum, lax.reduce_prod)
+    extremes = reducer in (lax.reduce_max, lax.reduce_min)
     if dtype is not None:
         x = x.astype(dtype)
-    elif prim in ("reduce_sum", "reduce_prod"):
+    elif sums:
         wide = _accumulator(x.dtype)
         x = x.astype(wide) if wide != x.dtype else x
     if where_ is not None:
-        if prim in ("reduce_max", "reduce_min") and initial is None:
+        if extremes and initial is None:
             error = _error(op, f"{op} has no identity element, so a where= mask needs "
                            "initial= too (the value where every element is masked out)")
             raise ValueError(*error.args)
-        identity = {"reduce_sum": 0, "reduce_prod": 1, "reduce_and": True,
-                    "reduce_or": False}.get(prim, initial)
+        identity = {lax.reduce_sum: 0, lax.reduce_prod: 1, lax.reduce_and: True,
+                    lax.reduce_or: False}.get(reducer, initial)
         mask = asarray(where_)
         x = where(mask if mask.dtype == np.bool_ else mask != 0, x,
                   asarray(identity).astype(x.dtype))
     axes = _axes(axis, x.ndim, op)
-    if prim in ("reduce_max", "reduce_min") and builtins.any(x.shape[a] == 0 for a in axes) \
-            and initial is None:
+    if extremes and builtins.any(x.shape[a] == 0 for a in axes) and initial is None:
         raise _error(op, "zero-size array to reduction operation which has no identity")
     result_dtype, weak = x.dtype, x.weak
-    if prim in ("reduce_sum", "reduce_prod"):
+    if sums:
         x = _upcast(x)
-    out = bind(_prims[prim], x, axes=axes, weak=weak)
+    out = reducer(x, axes)
     if initial is not None:            # in the computation's dtype, as JAX converts it
         init = asarray(initial)
         init = init.astype(out.dtype) if init.dtype != out.dtype else init
-        out = (maximum if prim == "reduce_max" else minimum if prim == "reduce_min"
-               else add if prim == "reduce_sum" else multiply)(out, init)
+        combine = {lax.reduce_max: maximum, lax.reduce_min: minimum, lax.reduce_sum: add,
+                   lax.reduce_prod: multiply}[reducer]
+        out = combine(out, init)
     if out.dtype != result_dtype:
         out = out.astype(result_dtype)
         out.weak = weak
@@ -101,25 +105,25 @@ def _reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool, dtype: Any = 
 def sum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
         initial: Any = None, where: Any = None) -> Any:
     _no_out("sum", out)
-    return _reduce("sum", "reduce_sum", x, axis, keepdims, dtype, initial, where)
+    return _reduce("sum", lax.reduce_sum, x, axis, keepdims, dtype, initial, where)
 
 
 def prod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
          initial: Any = None, where: Any = None) -> Any:
     _no_out("prod", out)
-    return _reduce("prod", "reduce_prod", x, axis, keepdims, dtype, initial, where)
+    return _reduce("prod", lax.reduce_prod, x, axis, keepdims, dtype, initial, where)
 
 
 def max(x: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
         initial: Any = None, where: Any = None) -> Any:
     _no_out("max", out)
-    return _reduce("max", "reduce_max", x, axis, keepdims, None, initial, where)
+    return _reduce("max", lax.reduce_max, x, axis, keepdims, None, initial, where)
 
 
 def min(x: Any, axis: Any = None, out: Any = None, keepdims: bool = False,
         initial: Any = None, where: Any = None) -> Any:
     _no_out("min", out)
-    return _reduce("min", "reduce_min", x, axis, keepdims, None, initial, where)
+    return _reduce("min", lax.reduce_min, x, axis, keepdims, None, initial, where)
 
 
 amax, amin = max, min
@@ -132,14 +136,14 @@ def _where_for_reduce(x: Any, mask: Any, identity: Any) -> Any:
 def all(x: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
         where: Any = None) -> Any:
     _no_out("all", out)
-    return _reduce("all", "reduce_and", asarray(x).astype(bool), axis, keepdims,
+    return _reduce("all", lax.reduce_and, asarray(x).astype(bool), axis, keepdims,
                    where_=where)
 
 
 def any(x: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
         where: Any = None) -> Any:
     _no_out("any", out)
-    return _reduce("any", "reduce_or", asarray(x).astype(bool), axis, keepdims,
+    return _reduce("any", lax.reduce_or, asarray(x).astype(bool), axis, keepdims,
                    where_=where)
 
 
@@ -203,28 +207,30 @@ def std(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
     return sqrt(var(x, axis, dtype, out, ddof, keepdims, where=where, correction=correction))
 
 
-def _arg_reduce(op: str, prim: str, x: Any, axis: Any, keepdims: bool) -> Any:
+def _arg_reduce(op: str, lax_arg: Callable[..., Any], x: Any, axis: Any,
+                keepdims: bool) -> Any:
     x = asarray(x)
     if axis is None:
         x, axis = ravel(x), 0
     axis = _axis(axis, x.ndim, op)
     if x.shape[axis] == 0:
         raise _error(op, "attempt to get argmax/argmin of an empty sequence")
-    out = bind(_prims[prim], x, axis=axis, index_dtype=dtypes.default_int())
+    out = lax_arg(x, axis, dtypes.default_int())
     if keepdims:
         out = expand_dims(out, axis)
     return out
 
 
 def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _arg_reduce("argmax", "argmax", x, axis, keepdims)
+    return _arg_reduce("argmax", lax.argmax, x, axis, keepdims)
 
 
 def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _arg_reduce("argmin", "argmin", x, axis, keepdims)
+    return _arg_reduce("argmin", lax.argmin, x, axis, keepdims)
 
 
-def _cumulative(op: str, x: Any, axis: Any, dtype: Any, out: Any) -> Any:
+def _cumulative(op: str, lax_cumulative: Callable[..., Any], x: Any, axis: Any, dtype: Any,
+                out: Any) -> Any:
     _no_out(op, out)
     x = asarray(x)
     if dtype is not None:
@@ -233,15 +239,15 @@ def _cumulative(op: str, x: Any, axis: Any, dtype: Any, out: Any) -> Any:
         x = x.astype(dtypes.default_int())
     if axis is None:
         x, axis = ravel(x), 0
-    return bind(_prims[op], x, axis=_axis(axis, x.ndim, op), reverse=False, weak=x.weak)
+    return lax_cumulative(x, _axis(axis, x.ndim, op))
 
 
 def cumsum(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-    return _cumulative("cumsum", x, axis, dtype, out)
+    return _cumulative("cumsum", lax.cumsum, x, axis, dtype, out)
 
 
 def cumprod(x: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-    return _cumulative("cumprod", x, axis, dtype, out)
+    return _cumulative("cumprod", lax.cumprod, x, axis, dtype, out)
 
 
 def _logsumexp_axes(axis: Any, ndim: int) -> tuple[int, ...]:

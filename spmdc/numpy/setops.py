@@ -17,9 +17,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import lax
-from ..compiler.primitives.dynamic_slicing import dynamic_update_slice_p
 from ..core import dtypes
-from ..core.tracing import Tracer, bind
+from ..core.tracing import Tracer
 from ..core.tracing import where as _where
 from .array_creation import full, zeros
 from .comparisons import where
@@ -82,8 +81,8 @@ def _take_fill(x: Any, indices: Any, fill: Any) -> Any:
 
 def _dynamic_update_slice(x: Any, update: Any, start: Any) -> Any:
     """``x`` with the 1-d ``update`` written from index ``start`` (clamped to fit)."""
-    return bind(dynamic_update_slice_p, x, update.astype(x.dtype),
-                asarray(start).astype(np.int32))
+    return lax.dynamic_update_slice(x, update.astype(x.dtype), [asarray(start).astype(np.int32)],
+                                    allow_negative_indices=False)
 
 
 # --- unique -----------------------------------------------------------------------------------

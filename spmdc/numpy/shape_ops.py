@@ -13,11 +13,9 @@ from typing import Any
 import numpy as np
 
 from .. import lax
-from ..compiler.primitives.structural import concatenate_p, reshape_p, transpose_p
 from ..core import dtypes
 from ..core.operands import full as _full
 from ..core.operands import shape_arg as _shape_arg
-from ..core.tracing import bind
 from .core import _error, _operand, _promote, asarray, broadcast_shapes, broadcast_to
 
 
@@ -42,9 +40,7 @@ def reshape(x: Any, shape: Any, order: str = "C") -> Any:
     if math.prod(shape) != x.size:
         raise _error("reshape", f"cannot reshape array of shape {x.shape} "
                      f"({x.size} elements) into shape {shape}")
-    if shape == x.shape:
-        return x
-    return bind(reshape_p, x, new_sizes=shape, weak=x.weak)
+    return lax.reshape(x, shape)
 
 
 def ravel(x: Any) -> Any:
@@ -73,9 +69,7 @@ def transpose(x: Any, axes: Any = None) -> Any:
         tuple(_axis(a, x.ndim, "transpose") for a in axes)
     if sorted(perm) != list(range(x.ndim)):
         raise _error("transpose", f"axes {axes} are not a permutation of {x.ndim} axes")
-    if perm == tuple(range(x.ndim)):
-        return x
-    return bind(transpose_p, x, permutation=perm, weak=x.weak)
+    return lax.transpose(x, perm)
 
 
 def moveaxis(x: Any, source: Any, destination: Any) -> Any:
@@ -135,7 +129,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
         raise _error("concatenate", "needs at least one array")
     if axis is None:
         arrays, axis = [ravel(a) for a in arrays], 0
-    arrays, dtype, weak = _promote("concatenate", *arrays)
+    arrays, _, _ = _promote("concatenate", *arrays)
     arrays = [asarray(a) for a in arrays]
     ndim = arrays[0].ndim
     if ndim == 0:
@@ -148,7 +142,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
                          f"concatenation axis must match: {[tuple(a.shape) for a in arrays]}")
     if len(arrays) == 1:
         return arrays[0]
-    return bind(concatenate_p, *arrays, dimension=axis, weak=weak)
+    return lax.concatenate(arrays, axis)
 
 
 def stack(arrays: Sequence[Any], axis: int = 0) -> Any:

@@ -11,16 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.reductions import dot_general_p, with_precision
+from .. import lax
 from ..core import dtypes
 from ..core.precision import (
     Algorithm,
     check_precision,
-    dot_operands,
     preferred_operands,
     preferred_result,
 )
-from ..core.tracing import bind
 from .comparisons import where
 from .core import _error, _promote, asarray, broadcast_shapes, broadcast_to, result_type
 from .reductions import sum
@@ -50,7 +48,7 @@ def _preferred(fn: Any) -> Any:
 
 def _dot_general(x: Any, y: Any, contract: Any, batch: Any, op: str,
                  precision: Any = None) -> Any:
-    (x, y), dtype, weak = _promote(op, x, y)
+    (x, y), _, _ = _promote(op, x, y)
     x, y = asarray(x), asarray(y)
     xs, ys = x.shape, y.shape
     for (i, j) in zip(*contract, strict=True):
@@ -58,13 +56,17 @@ def _dot_general(x: Any, y: Any, contract: Any, batch: Any, op: str,
             raise _error(op, f"contracting dimension mismatch: {x.dtype.name}{list(xs)} "
                          f"and {y.dtype.name}{list(ys)} (axis {i} has size {xs[i]}, "
                          f"axis {j} has size {ys[j]})")
-    if isinstance(precision, Algorithm):            # See Note [dot algorithms]
-        x, y, out = dot_operands(op, x, y, precision)
-        z = bind(dot_general_p, x, y, contract=contract, batch=batch, weak=weak,
-                 **with_precision(("DEFAULT", "DEFAULT"), precision.param))
-        return z if z.dtype == out else z.astype(out)
-    return bind(dot_general_p, x, y, contract=contract, batch=batch, weak=weak,
-                **with_precision(precision))
+    return lax.dot_general(x, y, (contract, batch), lax_precision(precision))
+
+
+def lax_precision(precision: Any) -> Any:
+    """A canonical precision (check_precision's: None, a pair of StableHLO names or an
+    Algorithm) as lax's products take it again."""
+    if isinstance(precision, Algorithm):
+        return precision.preset
+    if precision is None:
+        return None
+    return tuple(lax.Precision[name] for name in precision)
 
 
 @_preferred

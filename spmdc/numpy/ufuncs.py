@@ -1,29 +1,20 @@
 """Elementwise arithmetic, transcendental and rounding functions (NumPy's ufuncs) and clip:
-each binds one elementwise primitive on operands promoted as NumPy does, or composes a few
-(logaddexp/logaddexp2, hypot, angle conversions, fmax/fmin, heaviside, sinc, nan_to_num,
-divmod, modf, float_power, copysign, i0, ldexp, stop_gradient) and NumPy 2's array-API
-aliases (acos, asin ...).
-
-Note [logaddexp gradient]
-~~~~~~~~~~~~~~~~~~~~~~~~~
-``logaddexp(x, y) = m + log1p(exp(x - m) + exp(y - m) - 1)`` with ``m = max(x, y)`` held
-constant for differentiation (the result does not depend on m). One of the two
-exponentials is exactly 1, so the argument of log1p is exactly the other one: the value
-has log1p's accuracy, and the gradient is the softmax ``(e^x, e^y) / (e^x + e^y)``, also
-where x == y (differentiating ``max + log1p(exp(-|x - y|))`` instead gives 0 there). An
-infinite m is replaced by 0 so that ``inf - inf`` never appears.
+each is one lax operation on operands promoted as NumPy does, or composes a few (the
+integer and float divisions and remainders, divmod, power, trunc, isinf/isposinf/isneginf,
+stop_gradient), and NumPy 2's array-API aliases (acos, asin ...). The floating-point
+functions composed of these (logaddexp, hypot, sinc, nan_to_num ...) are in
+float_ufuncs.py.
 
 Part of spmdc.numpy, which re-exports every name defined here."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .. import lax
-from ..compiler.primitives.complex_parts import complex_p
-from ..compiler.primitives.core import registry as _prims
 from ..core import dtypes
 from ..core.operands import asarray, broadcast_shapes
 from ..core.operands import broadcast_to as _broadcast_to
@@ -32,7 +23,7 @@ from ..core.operands import error as _error
 from ..core.operands import is_array as _is_array
 from ..core.operands import operand as _operand
 from ..core.operands import promote as _promote
-from ..core.tracing import bind, type_of
+from ..core.tracing import type_of
 from .comparisons import (
     bitwise_and,
     equal,
@@ -41,10 +32,9 @@ from .comparisons import (
     logical_not,
     logical_or,
     not_equal,
-    signbit,
     where,
 )
-from .core import _elementwise, _no_out, check_flag, operator_index, pi, result_type
+from .core import _elementwise, operator_index, result_type
 
 
 def _float_operand(x: Any) -> Any:
@@ -55,41 +45,43 @@ def _float_operand(x: Any) -> Any:
     return x
 
 
-def _unary(name: str, prim: str | None = None, float_only: bool = True) -> Any:
-    prim = prim or name
-
+def _unary(name: str, lax_fn: Callable[[Any], Any], float_only: bool = True) -> Any:
+    """NumPy's ``name``: the lax function ``lax_fn`` of ``x`` (integers and booleans made
+    the default float first if ``float_only``)."""
     def fn(x: Any) -> Any:
         x = asarray(x)
         if float_only:
             x = _float_operand(x)
-        return bind(_prims[prim], x, weak=x.weak)
+        return lax_fn(x)
     fn.__name__ = name
     return fn
 
 
-sin, cos, tan, tanh, exp, log = (_unary(n) for n in ("sin", "cos", "tan", "tanh", "exp", "log"))
+sin, cos, tan, tanh, exp, log = (_unary(n, getattr(lax, n))
+                                 for n in ("sin", "cos", "tan", "tanh", "exp", "log"))
 
 
-arcsin, arccos = _unary("arcsin", "asin"), _unary("arccos", "acos")
+arcsin, arccos = _unary("arcsin", lax.asin), _unary("arccos", lax.acos)
 
 
-arctan = _unary("arctan", "atan")
+arctan = _unary("arctan", lax.atan)
 
 
-sinh, cosh = _unary("sinh"), _unary("cosh")
+sinh, cosh = _unary("sinh", lax.sinh), _unary("cosh", lax.cosh)
 
 
-arcsinh, arccosh, arctanh = (_unary("arcsinh", "asinh"), _unary("arccosh", "acosh"),
-                             _unary("arctanh", "atanh"))
+arcsinh, arccosh, arctanh = (_unary("arcsinh", lax.asinh), _unary("arccosh", lax.acosh),
+                             _unary("arctanh", lax.atanh))
 
 
-exp2, log1p, expm1, sqrt, cbrt = (_unary(n) for n in ("exp2", "log1p", "expm1", "sqrt", "cbrt"))
+exp2, log1p, expm1, sqrt, cbrt = (_unary(n, getattr(lax, n))
+                                  for n in ("exp2", "log1p", "expm1", "sqrt", "cbrt"))
 
 
-negative = _unary("negative", "neg", float_only=False)
+negative = _unary("negative", lax.neg, float_only=False)
 
 
-_abs = _unary("abs", float_only=False)
+_abs = _unary("abs", lax.abs, float_only=False)
 
 
 def absolute(x: Any) -> Any:
@@ -101,21 +93,21 @@ def absolute(x: Any) -> Any:
 abs = absolute
 
 
-sign = _unary("sign", float_only=False)
+sign = _unary("sign", lax.sign, float_only=False)
 
 
-def _integral_unchanged(name: str) -> Any:
+def _integral_unchanged(name: str, lax_fn: Callable[[Any], Any]) -> Any:
     """floor / ceil: integers and booleans are returned unchanged (as in JAX)."""
     def fn(x: Any) -> Any:
         x = asarray(x)
         if x.dtype.kind in "biu":
             return x
-        return bind(_prims[name], x, weak=x.weak)
+        return lax_fn(x)
     fn.__name__ = name
     return fn
 
 
-floor, ceil = _integral_unchanged("floor"), _integral_unchanged("ceil")
+floor, ceil = _integral_unchanged("floor", lax.floor), _integral_unchanged("ceil", lax.ceil)
 
 
 def trunc(x: Any) -> Any:
@@ -128,11 +120,10 @@ def trunc(x: Any) -> Any:
 
 def rint(x: Any) -> Any:
     """Round to the nearest integer, ties to even; integers become the default float."""
-    x = _float_operand(asarray(x))
-    return bind(_prims["round"], x, rounding_method=1, weak=x.weak)
+    return lax.round(_float_operand(asarray(x)), lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
-_isfinite = _unary("isfinite", "is_finite")
+_isfinite = _unary("isfinite", lax.is_finite)
 
 
 def isfinite(x: Any) -> Any:
@@ -153,8 +144,7 @@ def log10(x: Any) -> Any:
 
 
 def square(x: Any) -> Any:
-    x = asarray(x)
-    return bind(_prims["integer_pow"], x, y=2, weak=x.weak)
+    return lax.square(asarray(x))
 
 
 def reciprocal(x: Any) -> Any:
@@ -176,9 +166,9 @@ def round(x: Any, decimals: int = 0, out: Any = None) -> Any:
                                       "supported; convert to a float dtype first")
         return x
     if decimals == 0:
-        return bind(_prims["round"], x, rounding_method=1, weak=x.weak)
+        return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
     scale = 10.0 ** decimals
-    return bind(_prims["round"], x * scale, rounding_method=1, weak=x.weak) / scale
+    return lax.round(x * scale, lax.RoundingMethod.TO_NEAREST_EVEN) / scale
 
 
 around = round
@@ -202,25 +192,23 @@ def _both_bool(x: Any, y: Any) -> bool:
 
 def add(x: Any, y: Any) -> Any:
     # On booleans + is "or" (as in JAX and NumPy).
-    prim = "or" if _both_bool(x, y) else "add"
-    return _elementwise("add", prim, x, y)
+    return _elementwise("add", lax.bitwise_or if _both_bool(x, y) else lax.add, x, y)
 
 
 def subtract(x: Any, y: Any) -> Any:
-    return _elementwise("subtract", "sub", x, y)
+    return _elementwise("subtract", lax.sub, x, y)
 
 
 def multiply(x: Any, y: Any) -> Any:
     # On booleans * is "and" (as in JAX and NumPy).
-    prim = "and" if _both_bool(x, y) else "mul"
-    return _elementwise("multiply", prim, x, y)
+    return _elementwise("multiply", lax.bitwise_and if _both_bool(x, y) else lax.mul, x, y)
 
 
 def true_divide(x: Any, y: Any) -> Any:
     (x, y), dtype, _ = _promote("divide", x, y)
     if np.dtype(dtype).kind in "biu":
         x, y = _float_operand(x), _float_operand(y)
-    return _elementwise("divide", "div", x, y)
+    return _elementwise("divide", lax.div, x, y)
 
 
 divide = true_divide
@@ -247,10 +235,10 @@ def floor_divide(x: Any, y: Any) -> Any:
     floats (``1 // 0.1`` is 9 where ``floor(1 / 0.1)`` is 10; ``-inf // 2`` is NaN)."""
     x, y, dtype, weak = _numeric("floor_divide", x, y)
     if dtype.kind == "u":
-        return _weak(_elementwise("floor_divide", "div", x, y), weak)
+        return _weak(_elementwise("floor_divide", lax.div, x, y), weak)
     if dtype.kind == "i":
-        q = _elementwise("floor_divide", "div", x, y)
-        r = _elementwise("floor_divide", "rem", x, y)
+        q = _elementwise("floor_divide", lax.div, x, y)
+        r = _elementwise("floor_divide", lax.rem, x, y)
         fix = logical_and(not_equal(sign(x), sign(y)), not_equal(r, 0))
         return _weak(where(fix, q - 1, q), weak)
     if dtype.kind == "c":
@@ -261,11 +249,11 @@ def floor_divide(x: Any, y: Any) -> Any:
 def _float_divmod(x: Any, y: Any, weak: bool) -> tuple[Any, Any]:
     """CPython's float_divmod (JAX's): the quotient from ``x - fmod(x, y)``, exact, then
     both stepped where the remainder's sign is not the divisor's."""
-    mod = _elementwise("floor_divide", "rem", x, y)
-    div = _elementwise("floor_divide", "div", where(equal(y, 0), x, x - mod), y)
+    mod = _elementwise("floor_divide", lax.rem, x, y)
+    div = _elementwise("floor_divide", lax.div, where(equal(y, 0), x, x - mod), y)
     fix = logical_and(not_equal(mod, 0), not_equal(sign(y), sign(mod)))
     mod, div = where(fix, mod + y, mod), where(fix, div - 1, div)
-    return _weak(bind(_prims["round"], div, rounding_method=0), weak), _weak(mod, weak)
+    return _weak(lax.round(div), weak), _weak(mod, weak)
 
 
 def remainder(x: Any, y: Any) -> Any:
@@ -274,7 +262,7 @@ def remainder(x: Any, y: Any) -> Any:
     x, y, dtype, weak = _numeric("remainder", x, y)
     if dtype.kind in "iu":
         y = where(equal(y, 0), asarray(1, dtype), y)
-    r = _elementwise("remainder", "rem", x, y)
+    r = _elementwise("remainder", lax.rem, x, y)
     # C fmod takes the dividend's sign; Python takes the divisor's
     fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
     return _weak(where(fix, r + y, r), weak)
@@ -290,7 +278,7 @@ def fmod(x: Any, y: Any) -> Any:
     x, y, dtype, weak = _numeric("fmod", x, y)
     if np.dtype(promoted).kind in "iu":
         y = where(equal(y, 0), asarray(1, dtype), y)
-    return _weak(_elementwise("fmod", "rem", x, y), weak)
+    return _weak(_elementwise("fmod", lax.rem, x, y), weak)
 
 
 def power(x: Any, y: Any) -> Any:
@@ -298,11 +286,11 @@ def power(x: Any, y: Any) -> Any:
         x = asarray(x)
         if x.dtype.kind in "iu" and y < 0:
             raise _error("power", "integers to negative integer powers are not allowed")
-        return bind(_prims["integer_pow"], x, y=y, weak=x.weak)
+        return lax.integer_pow(x, y)
     (x, y), dtype, _ = _promote("power", x, y)
     if np.dtype(dtype).kind in "biu":
         return _integer_power(x, y, dtype)
-    return _elementwise("power", "pow", x, y)
+    return _elementwise("power", lax.pow, x, y)
 
 
 def _integer_power(x: Any, y: Any, dtype: Any) -> Any:
@@ -320,7 +308,7 @@ def _integer_power(x: Any, y: Any, dtype: Any) -> Any:
     for _ in range(6):
         acc = where(not_equal(bitwise_and(y, one), zero), acc * x, acc)
         x = x * x
-        y = bind(_prims["shift_right_logical"], y, _broadcast_to(one, y.shape))
+        y = lax.shift_right_logical(y, _broadcast_to(one, y.shape))
     return acc
 
 
@@ -328,11 +316,11 @@ pow = power
 
 
 def maximum(x: Any, y: Any) -> Any:
-    return _elementwise("maximum", "max", x, y)
+    return _elementwise("maximum", lax.max, x, y)
 
 
 def minimum(x: Any, y: Any) -> Any:
-    return _elementwise("minimum", "min", x, y)
+    return _elementwise("minimum", lax.min, x, y)
 
 
 def arctan2(x: Any, y: Any) -> Any:
@@ -340,7 +328,7 @@ def arctan2(x: Any, y: Any) -> Any:
     # boolean operands become the default float.
     if np.dtype(_promote("arctan2", x, y)[1]).kind in "biu":
         x, y = _float_operand(x), _float_operand(y)
-    return _elementwise("arctan2", "atan2", x, y)
+    return _elementwise("arctan2", lax.atan2, x, y)
 
 
 def clip(x: Any, min: Any = None, max: Any = None, a_min: Any = None,  # noqa: F811  (NumPy's parameter names)
@@ -368,103 +356,11 @@ def _floats(*xs: Any) -> list[Any]:
     return [x if x.dtype == dtype else x.astype(dtype) for x in xs]
 
 
-def logaddexp(x1: Any, x2: Any) -> Any:
-    """``log(exp(x1) + exp(x2))`` without overflow. See Note [logaddexp gradient]."""
-    x1, x2 = _floats(x1, x2)
-    m = stop_gradient(maximum(x1, x2))
-    m = where(isfinite(m), m, np.zeros((), m.dtype))
-    return m + log1p(exp(x1 - m) + exp(x2 - m) - 1)
-
-
-def logaddexp2(x1: Any, x2: Any) -> Any:
-    """``log2(2**x1 + 2**x2)``."""
-    x1, x2 = _floats(x1, x2)
-    ln2 = np.log(2.0)
-    return logaddexp(x1 * ln2, x2 * ln2) / ln2
-
-
-def hypot(x1: Any, x2: Any) -> Any:
-    """``sqrt(x1**2 + x2**2)``, scaled by the larger magnitude so it does not overflow."""
-    x1, x2 = _floats(x1, x2)
-    a, b = abs(x1), abs(x2)
-    big, small = maximum(a, b), minimum(a, b)
-    safe = where(big == 0, np.ones((), big.dtype), big)
-    ratio = small / safe
-    out = where(big == 0, np.zeros((), big.dtype), big * sqrt(1 + ratio * ratio))
-    return where(isinf(a) | isinf(b), np.asarray(np.inf, big.dtype), out)
-
-
-def deg2rad(x: Any) -> Any:
-    (x,) = _floats(x)
-    return x * (pi / 180)
-
-
-def rad2deg(x: Any) -> Any:
-    (x,) = _floats(x)
-    return x * (180 / pi)
-
-
-radians, degrees = deg2rad, rad2deg
-
-
 def positive(x: Any) -> Any:
     x = asarray(x)
     if x.dtype == np.bool_:
         raise TypeError("positive: not defined for booleans (as in NumPy)")
     return x * 1 if x.weak else x + np.zeros((), x.dtype)
-
-
-def fabs(x: Any) -> Any:
-    (x,) = _floats(x)
-    return abs(x)
-
-
-def fmax(x1: Any, x2: Any) -> Any:
-    """Elementwise maximum that ignores a NaN (NaN only where both are)."""
-    x1, x2 = asarray(x1), asarray(x2)
-    return where(isnan(x1) & ~isnan(x2), x2, where(isnan(x2), x1, maximum(x1, x2)))
-
-
-def fmin(x1: Any, x2: Any) -> Any:
-    """Elementwise minimum that ignores a NaN (NaN only where both are)."""
-    x1, x2 = asarray(x1), asarray(x2)
-    return where(isnan(x1) & ~isnan(x2), x2, where(isnan(x2), x1, minimum(x1, x2)))
-
-
-def heaviside(x1: Any, x2: Any) -> Any:
-    """0 where x1 < 0, ``x2`` where x1 == 0, 1 where x1 > 0, NaN where x1 is NaN."""
-    x1, x2 = _floats(x1, x2)
-    zero, one = np.zeros((), x1.dtype), np.ones((), x1.dtype)
-    return where(x1 < 0, zero, where(x1 > 0, one, where(isnan(x1), x1, x2)))
-
-
-def sinc(x: Any) -> Any:
-    """``sin(pi x) / (pi x)``, 1 at 0 (with derivative 0 there)."""
-    (x,) = _floats(x)
-    zero = x == 0
-    safe = where(zero, np.ones((), x.dtype), x)
-    return where(zero, np.ones((), x.dtype), sin(pi * safe) / (pi * safe))
-
-
-def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
-               neginf: Any = None) -> Any:
-    """NaN -> ``nan``, +inf -> ``posinf`` (default the largest finite value), -inf ->
-    ``neginf`` (default the most negative); non-float arrays are returned unchanged."""
-    check_flag("nan_to_num", "copy", copy)        # arrays are immutable: always a new one
-    x = asarray(x)
-    if x.dtype.kind not in "f" and x.dtype != dtypes.bfloat16:
-        if x.dtype.kind == "c":           # each part on its own, as NumPy and JAX
-            from .complex_ops import imag, real
-            parts = [nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf)
-                     for p in (real(x), imag(x))]
-            return bind(complex_p, *parts, weak=x.weak)
-        return x
-    info = np.finfo(x.dtype)
-    posinf = info.max if posinf is None else posinf
-    neginf = info.min if neginf is None else neginf
-    x = where(isnan(x), asarray(nan).astype(x.dtype), x)
-    x = where(isposinf(x), asarray(posinf).astype(x.dtype), x)
-    return where(isneginf(x), asarray(neginf).astype(x.dtype), x)
 
 
 def divmod(x1: Any, x2: Any) -> tuple[Any, Any]:  # noqa: A001  (NumPy's name)
@@ -476,50 +372,8 @@ def divmod(x1: Any, x2: Any) -> tuple[Any, Any]:  # noqa: A001  (NumPy's name)
     return _float_divmod(y1, y2, weak)
 
 
-def modf(x: Any, out: Any = None) -> tuple[Any, Any]:
-    """The fractional and integral parts, both with the sign of ``x``."""
-    _no_out("modf", out)
-    (x,) = _floats(x)
-    whole = trunc(x)
-    frac = where(isinf(x), np.zeros((), x.dtype), x - whole)
-    return copysign(frac, x), whole
-
-
-def float_power(x1: Any, x2: Any) -> Any:
-    """``x1 ** x2`` in the widest float type enabled (float64 only with x64)."""
-    wide = dtypes.canonicalize(np.float64)
-    return power(asarray(x1).astype(wide), asarray(x2).astype(wide))
-
-
-def copysign(x1: Any, x2: Any) -> Any:
-    """``|x1|`` with the sign of ``x2``."""
-    x1, x2 = _floats(x1, x2)
-    return where(signbit(x2), -abs(x1), abs(x1))
-
-
-def i0(x: Any) -> Any:
-    """The modified Bessel function of the first kind, order 0: ``exp(|x|) * i0e(x)``."""
-    x = asarray(x)
-    if x.dtype.kind in "biu":
-        x = x.astype(dtypes.default_float())
-    if x.dtype.kind == "c":
-        raise TypeError("i0: complex arguments are not supported")
-    return exp(abs(x)) * lax.bessel_i0e(x)
-
-
-def ldexp(x1: Any, x2: Any) -> Any:
-    """``x1 * 2**x2`` for integer ``x2``."""
-    x1, x2 = asarray(x1), asarray(x2)
-    if x2.dtype.kind not in "iu":
-        raise TypeError(f"ldexp: the exponent must be an integer array, got {x2.dtype}")
-    if x1.dtype.kind in "biu":
-        x1 = x1.astype(dtypes.default_float())
-    return x1 * power(np.asarray(2.0, x1.dtype), x2.astype(x1.dtype))
-
-
 def stop_gradient(x: Any) -> Any:
-    x = asarray(x)
-    return bind(_prims["stop_gradient"], x, weak=x.weak)
+    return lax.stop_gradient(asarray(x))
 
 
 def isposinf(x: Any) -> Any:

@@ -11,8 +11,9 @@ import numpy as np
 from ..core import dtypes
 from .array_creation import zeros
 from .core import _iota, asarray, pi
+from .float_ufuncs import i0
 from .ufuncs import abs as jnp_abs
-from .ufuncs import cos, i0, sqrt
+from .ufuncs import cos, sqrt
 
 
 def _window(op: str, M: int) -> Any | None:

@@ -16,10 +16,7 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as jnp
-from ..compiler.primitives.elementwise import bitcast_convert_p, convert_p, sub_p
-from ..compiler.primitives.logic import or_p, shift_right_logical_p
 from ..core import dtypes
-from ..core.tracing import bind
 from ..transforms.jit import jit
 from . import threefry
 from .keys import check_key
@@ -116,11 +113,11 @@ def uniform_body(data: Any, minval: Any, maxval: Any, shape: tuple[int, ...],
     uint = UINT_DTYPES[nbits]
     raw = threefry.random_bits(data, rng_bits, shape)
     if rng_bits != nbits:
-        raw = bind(convert_p, raw, new_dtype=uint)
-    mantissa = bind(shift_right_logical_p, raw, uint.type(rng_bits - nmant))
+        raw = lax.convert_element_type(raw, uint)
+    mantissa = lax.shift_right_logical(raw, uint.type(rng_bits - nmant))
     one_bits = np.asarray(1.0, dtype).view(uint)
-    floats = bind(sub_p, bind(bitcast_convert_p, bind(or_p, mantissa, one_bits[()]),
-                            new_dtype=dtype), _const(1.0, dtype)[()])
+    floats = lax.sub(lax.bitcast_convert_type(lax.bitwise_or(mantissa, one_bits[()]), dtype),
+                     _const(1.0, dtype)[()])
     scaled = jnp.add(jnp.multiply(floats, jnp.subtract(maxval, minval)), minval)
     return jnp.maximum(minval, jnp.reshape(scaled, shape))
 

@@ -12,9 +12,7 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as jnp
-from ..compiler.primitives.elementwise import nextafter_p
 from ..core import dtypes
-from ..core.tracing import bind
 from ..transforms.jit import jit
 from . import threefry
 from .distributions import (
@@ -59,8 +57,8 @@ def _truncated_normal(data: Any, lower: Any, upper: Any, shape: tuple[int, ...],
     out = jnp.multiply(sqrt2, lax.erf_inv(u))
     # keep the draw inside the open interval (lower, upper) despite rounding
     inf = np.asarray(np.inf, dtype)
-    low = bind(nextafter_p, jnp.stop_gradient(lower), inf)
-    high = bind(nextafter_p, jnp.stop_gradient(upper), -inf)
+    low = lax.nextafter(jnp.stop_gradient(lower), inf)
+    high = lax.nextafter(jnp.stop_gradient(upper), -inf)
     return jnp.minimum(jnp.maximum(out, low), high)
 
 

@@ -28,16 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.primitives.elementwise import add_p, convert_p, sub_p
-from ..compiler.primitives.logic import or_p, shift_left_p, shift_right_logical_p, xor_p
-from ..compiler.primitives.structural import (
-    broadcast_in_dim_p,
-    concatenate_p,
-    iota_p,
-    reshape_p,
-    slice_p,
-)
-from ..core.tracing import bind
+from .. import lax
 from ..lax.control_flow import fori_loop
 from ..runtime import pjrt
 from ..transforms.vmap import batching
@@ -49,26 +40,26 @@ _PARITY = np.uint32(0x1BD11BDA)
 
 
 def _rotate_left(x: Any, d: int) -> Any:
-    return bind(or_p, bind(shift_left_p, x, np.uint32(d)),
-               bind(shift_right_logical_p, x, np.uint32(32 - d)))
+    return lax.bitwise_or(lax.shift_left(x, np.uint32(d)),
+                          lax.shift_right_logical(x, np.uint32(32 - d)))
 
 
 def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
     """The threefry2x32 hash of the counters ``(x1, x2)`` under the key ``(k1, k2)``:
     uint32 arrays of one shape (rank-0 keys broadcast); returns two such arrays. See
     Note [threefry rolled for small draws]."""
-    ks = (k1, k2, bind(xor_p, bind(xor_p, k1, k2), _PARITY))
-    x1, x2 = bind(add_p, x1, ks[0]), bind(add_p, x2, ks[1])
+    ks = (k1, k2, lax.bitwise_xor(lax.bitwise_xor(k1, k2), _PARITY))
+    x1, x2 = lax.add(x1, ks[0]), lax.add(x2, ks[1])
     if math.prod(np.shape(x1)) <= _ROLLED_UP_TO and pjrt.platform_name() == "cpu" \
             and not batching():
         return _rolled(ks, x1, x2)
     for block in range(5):
         for r in _ROTATIONS[block % 2]:
-            x1 = bind(add_p, x1, x2)
-            x2 = bind(xor_p, x1, _rotate_left(x2, r))
+            x1 = lax.add(x1, x2)
+            x2 = lax.bitwise_xor(x1, _rotate_left(x2, r))
         # key injection: the next two schedule words, the second plus the block number
-        x1 = bind(add_p, x1, ks[(block + 1) % 3])
-        x2 = bind(add_p, x2, bind(add_p, ks[(block + 2) % 3], np.uint32(block + 1)))
+        x1 = lax.add(x1, ks[(block + 1) % 3])
+        x2 = lax.add(x2, lax.add(ks[(block + 2) % 3], np.uint32(block + 1)))
     return x1, x2
 
 
@@ -96,22 +87,18 @@ def _rolled(ks: tuple[Any, Any, Any], x1: Any, x2: Any) -> tuple[Any, Any]:
     shape = np.shape(x1)
 
     def word(v: Any, i: int) -> Any:             # v[i] of a uint32[4], broadcast to shape
-        w = bind(slice_p, v, start_indices=(i,), limit_indices=(i + 1,),
-                 strides=None)
-        w = bind(reshape_p, w, new_sizes=())
-        return bind(broadcast_in_dim_p, w, shape=shape, broadcast_dimensions=())
+        w = lax.reshape(lax.slice(v, (i,), (i + 1,)), ())
+        return lax.broadcast_in_dim(w, shape, ())
 
     def block(i: Any, state: Any) -> Any:
         x1, x2, k0, k1, k2, now, then = state
         for j in range(4):
             r = word(now, j)
-            x1 = bind(add_p, x1, x2)
-            x2 = bind(xor_p, x1, bind(or_p, bind(shift_left_p, x2, r),
-                                    bind(shift_right_logical_p, x2,
-                                        bind(sub_p, np.uint32(32), r))))
-        x1 = bind(add_p, x1, k0)
-        x2 = bind(add_p, x2, bind(add_p, k1, bind(add_p, bind(convert_p, i, new_dtype=U32),
-                                               np.uint32(1))))
+            x1 = lax.add(x1, x2)
+            x2 = lax.bitwise_xor(x1, lax.bitwise_or(
+                lax.shift_left(x2, r), lax.shift_right_logical(x2, lax.sub(np.uint32(32), r))))
+        x1 = lax.add(x1, k0)
+        x2 = lax.add(x2, lax.add(k1, lax.add(lax.convert_element_type(i, U32), np.uint32(1))))
         return x1, x2, k1, k2, k0, then, now
 
     rotations = tuple(np.array(r, U32) for r in _ROTATIONS)
@@ -120,10 +107,8 @@ def _rolled(ks: tuple[Any, Any, Any], x1: Any, x2: Any) -> tuple[Any, Any]:
 
 
 def _key_words(key: Any) -> tuple[Any, Any]:
-    first = bind(slice_p, key, start_indices=(0,), limit_indices=(1,), strides=None)
-    second = bind(slice_p, key, start_indices=(1,), limit_indices=(2,), strides=None)
-    return (bind(reshape_p, first, new_sizes=()),
-            bind(reshape_p, second, new_sizes=()))
+    first, second = lax.slice(key, (0,), (1,)), lax.slice(key, (1,), (2,))
+    return lax.reshape(first, ()), lax.reshape(second, ())
 
 
 def _counters(shape: tuple[int, ...]) -> tuple[Any, Any]:
@@ -134,10 +119,10 @@ def _counters(shape: tuple[int, ...]) -> tuple[Any, Any]:
                          f"(shape {shape} has {size}); draw them in smaller pieces")
     if not shape:
         return np.uint32(0), np.uint32(0)
-    high = bind(broadcast_in_dim_p, np.uint32(0), shape=shape, broadcast_dimensions=())
-    low = bind(iota_p, dtype=U32, shape=(size,), dimension=0)
+    high = lax.broadcast_in_dim(np.uint32(0), shape, ())
+    low = lax.iota(U32, size)
     if len(shape) != 1:
-        low = bind(reshape_p, low, new_sizes=shape)
+        low = lax.reshape(low, shape)
     return high, low
 
 
@@ -146,8 +131,7 @@ def _hash_shape(key: Any, shape: tuple[int, ...]) -> tuple[Any, Any]:
     high, low = _counters(shape)
     if not shape:
         # rank-0 counters are literals; broadcast them like the keys so the hash is rank 0
-        return threefry2x32(k1, k2, *(bind(broadcast_in_dim_p, c, shape=(),
-                                           broadcast_dimensions=()) for c in (high, low)))
+        return threefry2x32(k1, k2, *(lax.broadcast_in_dim(c, (), ()) for c in (high, low)))
     return threefry2x32(k1, k2, high, low)
 
 
@@ -155,21 +139,18 @@ def seed(s: Any) -> Any:
     """A raw key ``uint32[2]`` from a rank-0 integer seed (traced or not)."""
     dtype = s.dtype if hasattr(s, "dtype") else np.asarray(s).dtype
     if dtype.itemsize == 8:
-        high = bind(convert_p, bind(shift_right_logical_p, s, dtype.type(32)), new_dtype=U32)
+        high = lax.convert_element_type(lax.shift_right_logical(s, dtype.type(32)), U32)
     else:
         # a 32-bit (or narrower) seed: the shift by 32 shifts everything out
         high = np.uint32(0)
-    low = bind(convert_p, s, new_dtype=U32)
-    parts = [bind(broadcast_in_dim_p, w, shape=(1,), broadcast_dimensions=())
-             for w in (high, low)]
-    return bind(concatenate_p, *parts, dimension=0)
+    low = lax.convert_element_type(s, U32)
+    return lax.concatenate([lax.broadcast_in_dim(w, (1,), ()) for w in (high, low)], 0)
 
 
 def _stack_last(a: Any, b: Any, shape: tuple[int, ...]) -> Any:
     n = len(shape)
-    parts = [bind(broadcast_in_dim_p, w, shape=(*shape, 1),
-                  broadcast_dimensions=tuple(range(n))) for w in (a, b)]
-    return bind(concatenate_p, *parts, dimension=n)
+    parts = [lax.broadcast_in_dim(w, (*shape, 1), tuple(range(n))) for w in (a, b)]
+    return lax.concatenate(parts, n)
 
 
 def split(key: Any, shape: tuple[int, ...]) -> Any:
@@ -181,7 +162,7 @@ def split(key: Any, shape: tuple[int, ...]) -> Any:
 def fold_in(key: Any, data: Any) -> Any:
     """A new raw key from ``key`` and a rank-0 uint32 ``data``."""
     k1, k2 = _key_words(key)
-    zero = bind(broadcast_in_dim_p, np.uint32(0), shape=(), broadcast_dimensions=())
+    zero = lax.broadcast_in_dim(np.uint32(0), (), ())
     b1, b2 = threefry2x32(k1, k2, zero, data)
     return _stack_last(b1, b2, ())
 
@@ -191,10 +172,10 @@ def random_bits(key: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
     b1, b2 = _hash_shape(key, shape)
     if bit_width == 64:
         u64 = np.dtype(np.uint64)
-        high = bind(convert_p, b1, new_dtype=u64)
-        return bind(or_p, bind(shift_left_p, high, np.uint64(32)),
-                   bind(convert_p, b2, new_dtype=u64))
-    bits = bind(xor_p, b1, b2)
+        high = lax.convert_element_type(b1, u64)
+        return lax.bitwise_or(lax.shift_left(high, np.uint64(32)),
+                              lax.convert_element_type(b2, u64))
+    bits = lax.bitwise_xor(b1, b2)
     if bit_width == 32:
         return bits
-    return bind(convert_p, bits, new_dtype=np.dtype(f"uint{bit_width}"))
+    return lax.convert_element_type(bits, np.dtype(f"uint{bit_width}"))

@@ -46,8 +46,9 @@ LEAVES = {"env", "errors", "aliases"}
 # The one module of a floor allowed a floor above it: the Jacobians build their basis
 # and blocks with spmdc.numpy, as JAX's api.py does.
 EXCEPTIONS = {"transforms/jacobians.py": {"numpy"}}
-# Who may import compiler.primitives: the floors that bind primitives, and the tracer
-# (core/tracing.py holds Primitive's bind).
+# Who may bind primitives (import compiler.primitives, or core.tracing's bind): lax,
+# transforms and the compiler, the tracer (core/tracing.py holds bind) and the public
+# faces of transforms; numpy and every floor above it bind through lax.
 PRIMITIVE_FLOORS = {"compiler", "lax", "transforms"}
 PRIMITIVE_MODULES = {"core/tracing.py"} | {
     f"{name}.py" for name, floor in FACES.items() if floor == "transforms"}
@@ -56,23 +57,6 @@ PRIMITIVE_MODULES = {"core/tracing.py"} | {
 PRIMITIVE_MODULES |= {"core/operands.py"}
 # JAX's Primitive class (jax.extend.core.Primitive) is spmdc's, with JAX's definers.
 PRIMITIVE_MODULES |= {"extend/core.py"}
-# Modules above lax that still bind typed primitives (``bind(round_p, ...)``) because
-# lax's wrapper would change their programs: it drops the weak type of the operands,
-# turns a NumPy literal into a captured constant, or adds explicit parameters to the IR.
-# They go through lax once its wrappers keep those; the list may only shrink.
-NOT_YET_THROUGH_LAX = {
-    "numpy/array_creation.py", "numpy/array_methods.py", "numpy/comparisons.py",
-    "numpy/convolve.py", "numpy/core.py", "numpy/indexing.py", "numpy/reductions.py",
-    "numpy/setops.py", "numpy/shape_ops.py", "numpy/tensor_contractions.py",
-    "numpy/ufuncs.py", "random/distributions.py", "random/samplers.py",
-    "random/threefry.py",
-}
-# Of those, the ones whose wrappers still take the primitive's name as a string
-# (``_elementwise("add", "add", x, y)``); the list may only shrink.
-STRING_LOOKUPS_LEFT = {
-    "numpy/array_creation.py", "numpy/comparisons.py", "numpy/core.py",
-    "numpy/reductions.py", "numpy/ufuncs.py",
-}
 JAXLIB_USERS = {"compiler/stablehlo.py", *(  # and every module of the runtime/pjrt package
     f"runtime/pjrt/{p.name}" for p in (ROOT / "runtime" / "pjrt").glob("*.py"))}
 
@@ -161,20 +145,25 @@ def test_no_floor_imports_a_floor_above_it(floor: str) -> None:
     assert not bad, f"{floor} may import only the floors below it:\n" + "\n".join(bad)
 
 
-def test_only_lax_and_transforms_import_primitives() -> None:
+def _binds(module: str) -> bool:
+    """Whether the import of ``module`` is of a primitive or of ``bind``, which applies one."""
+    return module.startswith("spmdc.compiler.primitives") or module == "spmdc.core.tracing.bind"
+
+
+def test_only_lax_and_transforms_bind_primitives() -> None:
     bad = [f"{_where(p)}:{line} imports {module}"
            for p in _modules()
-           if _floor_of(p) not in PRIMITIVE_FLOORS
-           and _where(p) not in PRIMITIVE_MODULES | NOT_YET_THROUGH_LAX
-           for line, module in _imports(p) if module.startswith("spmdc.compiler.primitives")]
+           if _floor_of(p) not in PRIMITIVE_FLOORS and _where(p) not in PRIMITIVE_MODULES
+           for line, module in _imports(p) if _binds(module)]
     assert not bad, "bind primitives through spmdc.lax (or add the wrapper there):\n" \
         + "\n".join(bad)
 
 
-def test_the_list_of_modules_binding_primitives_above_lax_only_shrinks() -> None:
-    gone = sorted(m for m in NOT_YET_THROUGH_LAX if not (ROOT / m).exists() or not any(
-        module.startswith("spmdc.compiler.primitives") for _, module in _imports(ROOT / m)))
-    assert not gone, f"{gone} bind no primitive now: drop them from NOT_YET_THROUGH_LAX"
+def test_checker_sees_a_bind_above_lax() -> None:
+    source = "from ..core.tracing import bind\nfrom ..compiler.primitives.logic import or_p\n"
+    found = [m for _, m in _parse_imports(source, PurePosixPath("spmdc/numpy/probe.py"))]
+    assert [_binds(m) for m in found] == [True, True]
+    assert not _binds("spmdc.core.tracing.Tracer")
 
 
 def _string_lookups(path: Path) -> list[str]:
@@ -184,12 +173,8 @@ def _string_lookups(path: Path) -> list[str]:
 
 
 def test_no_primitive_is_looked_up_by_name_outside_the_compiler() -> None:
-    bad = [b for p in _modules()
-           if _floor_of(p) != "compiler" and _where(p) not in STRING_LOOKUPS_LEFT
-           for b in _string_lookups(p)]
+    bad = [b for p in _modules() if _floor_of(p) != "compiler" for b in _string_lookups(p)]
     assert not bad, "import the primitive object (name_p) instead:\n" + "\n".join(bad)
-    gone = sorted(m for m in STRING_LOOKUPS_LEFT if not _string_lookups(ROOT / m))
-    assert not gone, f"{gone} look up no primitive by name now: drop them from the list"
 
 
 def _graph() -> dict[str, set[str]]:

@@ -125,3 +125,39 @@ def test_select_n():
 
 def test_dtype():
     assert lax.dtype(1.0) == np.float32 and lax.dtype(np.int16(3)) == np.int16
+
+
+# Weak types and literals, as JAX 0.10.2 gives them (recorded with jax.lax): a wrapper's
+# result is weak iff all its operands are; Python scalars are weak, NumPy values strong,
+# and a scalar stays a literal of the program (Note [weak literals] in core/operands.py).
+
+def _weak_vector() -> spmdc.Array:
+    return lax.broadcast_in_dim(2.0, (2,), ())
+
+
+def test_a_result_is_weak_iff_every_operand_is():
+    w, strong = _weak_vector(), np.ones(2, np.float32)
+    assert w.weak                                           # JAX: True
+    assert lax.add(2.0, 3.0).weak and lax.add(w, 1.0).weak  # JAX: True, True
+    assert not lax.add(w, np.float32(1)).weak               # JAX: False
+    assert lax.select(np.array([True, False]), w, w).weak   # JAX: True
+    assert lax.concatenate([w, w], 0).weak                  # JAX: True
+    assert not lax.concatenate([w, strong], 0).weak         # JAX: False
+    m = lax.broadcast_in_dim(2.0, (2, 2), ())
+    dims = (((1,), (0,)), ((), ()))
+    assert lax.dot_general(m, m, dims).weak                 # JAX: True
+    assert not lax.dot_general(m, np.ones((2, 2), np.float32), dims).weak   # JAX: False
+    assert lax.is_finite(2.0).weak                          # JAX: True
+    assert not lax.convert_element_type(2.0, np.float32).weak    # JAX: False
+    assert not lax.convert_element_type(w, np.int32).weak        # JAX: False
+    np.testing.assert_array_equal(lax.concatenate([w, strong], 0), [2, 2, 1, 1])
+
+
+def test_scalar_operands_stay_literals():
+    # JAX: { lambda ; a:f32[3]. let b:f32[3] = add a 2.0:f32[] in (b,) }
+    func = spmdc.make_ir(lambda x: lax.add(x, 2.0))(np.ones(3, np.float32))
+    assert len(func.inputs) == 1 and "add(%0, 2.0:f32)" in str(func)
+    func = spmdc.make_ir(lambda x: lax.shift_right_logical(x, np.uint32(3)))(
+        np.ones(3, np.uint32))
+    assert len(func.inputs) == 1 and "3:u32" in str(func)
+    np.testing.assert_array_equal(spmdc.jit(lambda x: lax.mul(x, 3.0))(X), X * 3)

@@ -82,3 +82,26 @@ def test_unstack_and_index_take():
     np.testing.assert_array_equal(lax.index_take(np.arange(12).reshape(3, 4),
                                                  [np.array([0, 2, 5]), np.array([1, 3, -1])],
                                                  [0, 1]), [1, 11, 11])
+
+
+def test_gather_and_scatter_bind_only_parameters_that_are_not_defaults():
+    # See Note [default gather and scatter parameters]: no batching dimensions and the
+    # default mode are left out of the program, which then reads as jnp's indexing.
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    idx = np.array([[2], [0]], np.int32)
+    gdn = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                     start_index_map=(0,))
+    text = str(spmdc.make_ir(lambda a: lax.gather(a, idx, gdn, (1, 4),
+                                                   mode="clip"))(x))
+    assert "gather(" in text and "batching" not in text and "mode" not in text
+    sdn = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                      scatter_dims_to_operand_dims=(0,))
+    ones = np.ones((2, 4), np.float32)
+    text = str(spmdc.make_ir(lambda a: lax.scatter_add(a, idx, ones, sdn))(x))
+    assert "scatter(" in text and "batching" not in text and "mode" not in text
+    text = str(spmdc.make_ir(lambda a: lax.scatter_sub(a, idx, ones, sdn, mode="clip"))(x))
+    assert "combine='add', mode='clip'" in text
+    expected = x.copy()
+    expected[[2, 0]] -= 1
+    np.testing.assert_array_equal(lax.scatter_sub(x, idx, ones, sdn, mode="clip"), expected)
+    np.testing.assert_array_equal(lax.gather(x, idx, gdn, (1, 4), mode="clip"), x[[2, 0]])

@@ -1,6 +1,6 @@
-"""NumPy-style advanced indexing and ``.at[...]`` updates (spmdc/numpy/indexing.py)
-against NumPy: eagerly, under jit (with concrete and with traced indices), under vmap
-(against a loop) and under grad (against analytic derivatives)."""
+"""NumPy-style advanced indexing and ``.at[...]`` updates (spmdc/numpy/indexing.py and
+index_plan.py) against NumPy: eagerly, under jit (with concrete and with traced indices),
+under vmap (against a loop) and under grad (against analytic derivatives)."""
 from __future__ import annotations
 
 import numpy as np

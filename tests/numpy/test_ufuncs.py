@@ -1,4 +1,4 @@
-"""spmdc/numpy/ufuncs.py and comparisons.py against NumPy:
+"""spmdc/numpy/ufuncs.py, float_ufuncs.py and comparisons.py against NumPy:
 logaddexp (value and gradient), hypot and the small elementwise helpers, signs and parts,
 Python's floor division and JAX's division by zero, isclose, ldexp, bitwise_count,
 iscomplex/isreal; and the programs a broadcast binary operation emits."""
@@ -179,3 +179,25 @@ def test_iscomplex_isreal():
     r = np.array([1.0, -2.0], np.float32)
     np.testing.assert_array_equal(jnp.iscomplex(r), np.iscomplex(r))
     np.testing.assert_array_equal(spmdc.jit(jnp.isreal)(r), np.isreal(r))
+
+
+def test_a_converted_weak_operand_stays_weak_like_jax():
+    # jnp promotes a weak int and a weak float to a weak float32, converting the int
+    # weakly (JAX 0.10.2: jit(jnp.divide)(3, 2.5).weak_type is True, as is power's).
+    for fn in (jnp.divide, jnp.true_divide, jnp.power, jnp.add):
+        out = spmdc.jit(fn)(3, 2.5)
+        assert out.weak and out.dtype == np.float32, fn.__name__
+    np.testing.assert_allclose(spmdc.jit(jnp.divide)(3, 2.5), 1.2)
+    # is_finite keeps its operand's weak type (JAX: jnp.isfinite(2.5).weak_type is True)
+    assert jnp.isfinite(2.5).weak and bool(jnp.isfinite(2.5))
+
+
+def test_python_scalars_stay_literals_through_lax():
+    # jnp's elementwise functions call lax, whose result is weak iff every operand is: a
+    # Python scalar operand stays a weak literal of the program.
+    func = spmdc.make_ir(lambda x: jnp.where(x > 1, x * 2.0, 3))(np.ones(4, np.float32))
+    text = str(func)
+    assert len(func.inputs) == 1
+    assert "gt(%0, 1.0:f32)" in text and "mul(%0, 2.0:f32)" in text and "3.0:f32" in text
+    out = spmdc.jit(lambda x: jnp.add(x, 2))(2.5)
+    assert out.weak and float(out) == 4.5

@@ -1,0 +1,175 @@
+"""Floating-point ufuncs composed of the elementwise ones in ufuncs.py: logaddexp and
+logaddexp2, hypot, the angle conversions (deg2rad, rad2deg, radians, degrees), fabs,
+fmax/fmin, heaviside, sinc, nan_to_num, modf, float_power, copysign, i0 and ldexp.
+
+Note [logaddexp gradient]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+``logaddexp(x, y) = m + log1p(exp(x - m) + exp(y - m) - 1)`` with ``m = max(x, y)`` held
+constant for differentiation (the result does not depend on m). One of the two
+exponentials is exactly 1, so the argument of log1p is exactly the other one: the value
+has log1p's accuracy, and the gradient is the softmax ``(e^x, e^y) / (e^x + e^y)``, also
+where x == y (differentiating ``max + log1p(exp(-|x - y|))`` instead gives 0 there). An
+infinite m is replaced by 0 so that ``inf - inf`` never appears.
+
+Part of spmdc.numpy, which re-exports every name defined here."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import lax
+from ..core import dtypes
+from .comparisons import signbit, where
+from .core import _no_out, asarray, check_flag, pi
+from .ufuncs import (
+    _floats,
+    abs,
+    exp,
+    isfinite,
+    isinf,
+    isnan,
+    isneginf,
+    isposinf,
+    log1p,
+    maximum,
+    minimum,
+    power,
+    sin,
+    sqrt,
+    stop_gradient,
+    trunc,
+)
+
+
+def logaddexp(x1: Any, x2: Any) -> Any:
+    """``log(exp(x1) + exp(x2))`` without overflow. See Note [logaddexp gradient]."""
+    x1, x2 = _floats(x1, x2)
+    m = stop_gradient(maximum(x1, x2))
+    m = where(isfinite(m), m, np.zeros((), m.dtype))
+    return m + log1p(exp(x1 - m) + exp(x2 - m) - 1)
+
+
+def logaddexp2(x1: Any, x2: Any) -> Any:
+    """``log2(2**x1 + 2**x2)``."""
+    x1, x2 = _floats(x1, x2)
+    ln2 = np.log(2.0)
+    return logaddexp(x1 * ln2, x2 * ln2) / ln2
+
+
+def hypot(x1: Any, x2: Any) -> Any:
+    """``sqrt(x1**2 + x2**2)``, scaled by the larger magnitude so it does not overflow."""
+    x1, x2 = _floats(x1, x2)
+    a, b = abs(x1), abs(x2)
+    big, small = maximum(a, b), minimum(a, b)
+    safe = where(big == 0, np.ones((), big.dtype), big)
+    ratio = small / safe
+    out = where(big == 0, np.zeros((), big.dtype), big * sqrt(1 + ratio * ratio))
+    return where(isinf(a) | isinf(b), np.asarray(np.inf, big.dtype), out)
+
+
+def deg2rad(x: Any) -> Any:
+    (x,) = _floats(x)
+    return x * (pi / 180)
+
+
+def rad2deg(x: Any) -> Any:
+    (x,) = _floats(x)
+    return x * (180 / pi)
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def fabs(x: Any) -> Any:
+    (x,) = _floats(x)
+    return abs(x)
+
+
+def fmax(x1: Any, x2: Any) -> Any:
+    """Elementwise maximum that ignores a NaN (NaN only where both are)."""
+    x1, x2 = asarray(x1), asarray(x2)
+    return where(isnan(x1) & ~isnan(x2), x2, where(isnan(x2), x1, maximum(x1, x2)))
+
+
+def fmin(x1: Any, x2: Any) -> Any:
+    """Elementwise minimum that ignores a NaN (NaN only where both are)."""
+    x1, x2 = asarray(x1), asarray(x2)
+    return where(isnan(x1) & ~isnan(x2), x2, where(isnan(x2), x1, minimum(x1, x2)))
+
+
+def heaviside(x1: Any, x2: Any) -> Any:
+    """0 where x1 < 0, ``x2`` where x1 == 0, 1 where x1 > 0, NaN where x1 is NaN."""
+    x1, x2 = _floats(x1, x2)
+    zero, one = np.zeros((), x1.dtype), np.ones((), x1.dtype)
+    return where(x1 < 0, zero, where(x1 > 0, one, where(isnan(x1), x1, x2)))
+
+
+def sinc(x: Any) -> Any:
+    """``sin(pi x) / (pi x)``, 1 at 0 (with derivative 0 there)."""
+    (x,) = _floats(x)
+    zero = x == 0
+    safe = where(zero, np.ones((), x.dtype), x)
+    return where(zero, np.ones((), x.dtype), sin(pi * safe) / (pi * safe))
+
+
+def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
+               neginf: Any = None) -> Any:
+    """NaN -> ``nan``, +inf -> ``posinf`` (default the largest finite value), -inf ->
+    ``neginf`` (default the most negative); non-float arrays are returned unchanged."""
+    check_flag("nan_to_num", "copy", copy)        # arrays are immutable: always a new one
+    x = asarray(x)
+    if x.dtype.kind not in "f" and x.dtype != dtypes.bfloat16:
+        if x.dtype.kind == "c":           # each part on its own, as NumPy and JAX
+            from .complex_ops import imag, real
+            parts = [nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf)
+                     for p in (real(x), imag(x))]
+            return lax.complex(*parts)
+        return x
+    info = np.finfo(x.dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    x = where(isnan(x), asarray(nan).astype(x.dtype), x)
+    x = where(isposinf(x), asarray(posinf).astype(x.dtype), x)
+    return where(isneginf(x), asarray(neginf).astype(x.dtype), x)
+
+
+def modf(x: Any, out: Any = None) -> tuple[Any, Any]:
+    """The fractional and integral parts, both with the sign of ``x``."""
+    _no_out("modf", out)
+    (x,) = _floats(x)
+    whole = trunc(x)
+    frac = where(isinf(x), np.zeros((), x.dtype), x - whole)
+    return copysign(frac, x), whole
+
+
+def float_power(x1: Any, x2: Any) -> Any:
+    """``x1 ** x2`` in the widest float type enabled (float64 only with x64)."""
+    wide = dtypes.canonicalize(np.float64)
+    return power(asarray(x1).astype(wide), asarray(x2).astype(wide))
+
+
+def copysign(x1: Any, x2: Any) -> Any:
+    """``|x1|`` with the sign of ``x2``."""
+    x1, x2 = _floats(x1, x2)
+    return where(signbit(x2), -abs(x1), abs(x1))
+
+
+def i0(x: Any) -> Any:
+    """The modified Bessel function of the first kind, order 0: ``exp(|x|) * i0e(x)``."""
+    x = asarray(x)
+    if x.dtype.kind in "biu":
+        x = x.astype(dtypes.default_float())
+    if x.dtype.kind == "c":
+        raise TypeError("i0: complex arguments are not supported")
+    return exp(abs(x)) * lax.bessel_i0e(x)
+
+
+def ldexp(x1: Any, x2: Any) -> Any:
+    """``x1 * 2**x2`` for integer ``x2``."""
+    x1, x2 = asarray(x1), asarray(x2)
+    if x2.dtype.kind not in "iu":
+        raise TypeError(f"ldexp: the exponent must be an integer array, got {x2.dtype}")
+    if x1.dtype.kind in "biu":
+        x1 = x1.astype(dtypes.default_float())
+    return x1 * power(np.asarray(2.0, x1.dtype), x2.astype(x1.dtype))
