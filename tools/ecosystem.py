@@ -196,10 +196,12 @@ def bounded(cmd: list, cap: float, **kw) -> tuple[subprocess.CompletedProcess | 
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), False
 
 
-def merge(path: Path, records: list[dict], key: tuple[str, ...]) -> None:
-    """Write ``records`` to the JSON list at ``path``, replacing the earlier records of
-    the same ``key`` (a run of some libraries keeps the others' results)."""
-    fresh = {tuple(r[k] for k in key) for r in records}
+def merge(path: Path, records: list[dict], key: tuple[str, ...],
+          replaced: set | None = None) -> None:
+    """Write ``records`` to the JSON list at ``path``, dropping the earlier records whose
+    ``key`` is in ``replaced`` (by default the keys of ``records``): a run of some
+    libraries keeps the others' results."""
+    fresh = replaced if replaced is not None else {tuple(r[k] for k in key) for r in records}
     kept = [r for r in (json.loads(path.read_text()) if path.exists() else [])
             if tuple(r[k] for k in key) not in fresh]
     path.write_text(json.dumps(kept + records, indent=1))
@@ -228,6 +230,31 @@ def smoke(cache: Path, libraries: list[str], results: Path) -> None:
             print(f"smoke {env_name:5} {name:10} "
                   f"{'ok' if all(json.loads(ln)['ok'] for ln in lines) else 'FAILS'}")
     merge(results / "smoke.json", records, ("env", "library"))
+    scan_names(cache, libraries, results)
+
+
+def scan_names(cache: Path, libraries: list[str], results: Path) -> None:
+    """The JAX names each library's source refers to (tools/ecosystem/jax_names.py), read
+    in both environments: those JAX resolves and spmdc does not are spmdc's to-do."""
+    records = []
+    for name in libraries:
+        packages = [m for m in LIBRARIES[name].modules if "." not in m]
+        found = {}
+        for env_name in ENVIRONMENTS:
+            done, capped = bounded([python_of(cache, env_name), HELPERS / "jax_names.py",
+                                    *packages], 900, env=environment(cache, 1))
+            if capped or done.returncode != 0:
+                raise SystemExit(f"jax_names.py failed for {name} under {env_name}: "
+                                 f"{'time cap' if capped else done.stderr[-2000:]}")
+            found[env_name] = json.loads(done.stdout.strip().splitlines()[-1])
+        for jax_name, seen in found["jax"].items():
+            ours = found["spmdc"].get(jax_name, {"ok": False, "failure": "not scanned"})
+            if seen["ok"] and not ours["ok"]:
+                records.append({"library": name, "name": jax_name, "uses": seen["uses"],
+                                "where": seen["where"], "failure": ours["failure"]})
+        print(f"names {name:10} {sum(r['library'] == name for r in records)} that JAX has "
+              f"and spmdc lacks, of {sum(v['ok'] for v in found['jax'].values())}", flush=True)
+    merge(results / "names.json", records, ("library",), {(name,) for name in libraries})
 
 
 # --- the test suites ---------------------------------------------------------------------
@@ -292,7 +319,9 @@ def run_suite(cache: Path, name: str, env_name: str, tree: Path, cap: float,
         "" if done is None else done.stdout + done.stderr)
     summary = {"library": name, "env": env_name, "seconds": round(seconds),
                "capped": capped, "cap": cap,
-               "exit": None if done is None else done.returncode}
+               "exit": None if done is None else done.returncode, "no_results": ""}
+    if not log.exists() and done is not None:       # pytest itself did not start
+        summary["no_results"] = _last_exception(done.stderr or done.stdout)
     print(f"suite {env_name:5} {name:10} {seconds:6.0f} s"
           f"{' (stopped at the cap)' if capped else ''}", flush=True)
     return summary

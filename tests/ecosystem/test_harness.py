@@ -2,6 +2,7 @@
 pytest plugin that logs outcomes and names failures, and the tables it writes."""
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -138,3 +139,25 @@ def test_tables_replace_the_marked_section(tmp_path):
     document.write_text("no markers")
     with pytest.raises(SystemExit, match="no <!-- ecosystem results --> ... "):
         tables.write(results, document, {})
+
+
+def test_jax_names_read_from_the_source():
+    from jax_names import _link_parents, names_in, resolve
+    tree = ast.parse(textwrap.dedent("""
+        import jax
+        import jax.numpy as jnp
+        from jax import lax, Array
+        from jax.extend import core as jex
+        import numpy as np
+        y = jnp.linalg.norm(x) + lax.cond(p, f, g) + np.sin(x) + jax.tree_util.tree_map(f, x)
+        z = jex.Primitive("p").bind
+        """))
+    _link_parents(tree)
+    assert sorted(set(names_in(tree))) == sorted({
+        ("jax", 2), ("jax.numpy", 3), ("jax.lax", 4), ("jax.Array", 4),
+        ("jax.extend.core", 5), ("jax.numpy.linalg.norm", 7), ("jax.lax.cond", 7),
+        ("jax.tree_util.tree_map", 7), ("jax.extend.core.Primitive", 8)})
+    assert resolve("os.path.join") == ""
+    assert resolve("os.path.no_such_name") == \
+        "AttributeError: os.path has no attribute 'no_such_name'"
+    assert resolve("no_such_module.x").startswith("ModuleNotFoundError")
