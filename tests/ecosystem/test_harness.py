@@ -3,10 +3,12 @@ pytest plugin that logs outcomes and names failures, and the tables it writes.""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import os
 import subprocess
 import sys
+import tarfile
 import textwrap
 from pathlib import Path
 
@@ -161,3 +163,37 @@ def test_jax_names_read_from_the_source():
     assert resolve("os.path.no_such_name") == \
         "AttributeError: os.path has no attribute 'no_such_name'"
     assert resolve("no_such_module.x").startswith("ModuleNotFoundError")
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location(
+        "ecosystem_tool", HELPERS.parent / "ecosystem.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module                 # its dataclasses look themselves up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_merge_keeps_other_libraries_results(tmp_path):
+    tool = _tool()
+    path = tmp_path / "names.json"
+    tool.merge(path, [{"library": "optax", "name": "jax.typing"},
+                      {"library": "chex", "name": "jax.Device"}], ("library",))
+    tool.merge(path, [], ("library",), {("optax",)})       # optax now lacks nothing
+    assert json.loads(path.read_text()) == [{"library": "chex", "name": "jax.Device"}]
+    tool.merge(path, [{"library": "chex", "name": "jax.core.Tracer"}], ("library",))
+    assert json.loads(path.read_text()) == [{"library": "chex", "name": "jax.core.Tracer"}]
+
+
+def test_source_tree_from_a_local_archive(tmp_path):
+    tool = _tool()
+    folder = tmp_path / "chex-0.1.92" / "chex"
+    folder.mkdir(parents=True)
+    (folder / "a_test.py").write_text("def test_a():\n    pass\n")
+    archive = tmp_path / "chex.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(tmp_path / "chex-0.1.92", arcname="chex-0.1.92")
+    tree = tool.source_tree(tmp_path / "cache", "chex", {"chex": str(archive)})
+    assert tree == tmp_path / "cache" / "src" / "chex-0.1.92"
+    assert (tree / "chex" / "a_test.py").read_text().startswith("def test_a")
+    assert tool._dist_name("Flax_Lib==1.0") == "flax-lib"
