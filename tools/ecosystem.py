@@ -277,6 +277,7 @@ def source_tree(cache: Path, name: str, sources: dict[str, str]) -> Path:
                  f"v{lib.version}"], stdout=out)
     elif local and Path(local).is_dir():
         shutil.copytree(local, target)
+        _own_pytest_root(target)
         (target / ".unpacked").touch()
         return target
     elif local:
@@ -298,8 +299,21 @@ def source_tree(cache: Path, name: str, sources: dict[str, str]) -> Path:
     (top,) = list(unpack.iterdir())
     top.rename(target)
     unpack.rmdir()
+    _own_pytest_root(target)
     (target / ".unpacked").touch()
     return target
+
+
+def _own_pytest_root(tree: Path) -> None:
+    """Make ``tree`` pytest's root: without a configuration of its own (chex has none)
+    pytest would look further up, find this repository's (the cache lies inside it) and
+    run the library's tests with spmdc's options. An empty ``pytest.ini`` stops that."""
+    configured = (tree / "pytest.ini").exists() or any(
+        (tree / name).exists() and marker in (tree / name).read_text()
+        for name, marker in (("pyproject.toml", "[tool.pytest.ini_options]"),
+                             ("tox.ini", "[pytest]"), ("setup.cfg", "[tool:pytest]")))
+    if not configured:
+        (tree / "pytest.ini").write_text("[pytest]\n")
 
 
 def run_suite(cache: Path, name: str, env_name: str, tree: Path, cap: float,

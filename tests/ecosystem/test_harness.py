@@ -196,4 +196,5 @@ def test_source_tree_from_a_local_archive(tmp_path):
     tree = tool.source_tree(tmp_path / "cache", "chex", {"chex": str(archive)})
     assert tree == tmp_path / "cache" / "src" / "chex-0.1.92"
     assert (tree / "chex" / "a_test.py").read_text().startswith("def test_a")
+    assert (tree / "pytest.ini").read_text() == "[pytest]\n"     # its own pytest root
     assert tool._dist_name("Flax_Lib==1.0") == "flax-lib"
