@@ -365,13 +365,13 @@ def run_examples(cache: Path, names: list[str], results: Path, cap: float) -> No
                               "seconds": round(time.perf_counter() - start, 1)}
         if outs["jax"]["ok"]:
             (JAX_OUTPUTS / f"{path.stem}.txt").write_text(outs["jax"]["stdout"])
-        same = (outs["jax"]["ok"] and outs["spmdc"]["ok"]
-                and compare_printouts(outs["jax"]["stdout"], outs["spmdc"]["stdout"]) == "")
-        records.append({"example": path.stem, "same": same, **{
+        both_ran = outs["jax"]["ok"] and outs["spmdc"]["ok"]
+        difference = (compare_printouts(outs["jax"]["stdout"], outs["spmdc"]["stdout"])
+                      if both_ran else "")
+        same = both_ran and not difference
+        records.append({"example": path.stem, "same": same, "difference": difference, **{
             env_name: {k: v for k, v in out.items() if k != "stdout"}
-            for env_name, out in outs.items()},
-            "difference": "" if not (outs["jax"]["ok"] and outs["spmdc"]["ok"])
-            else compare_printouts(outs["jax"]["stdout"], outs["spmdc"]["stdout"])})
+            for env_name, out in outs.items()}})
         print(f"example {path.stem:28} jax {'ok' if outs['jax']['ok'] else 'FAILS'}  "
               f"spmdc {'same' if same else 'ok, differs' if outs['spmdc']['ok'] else 'FAILS'}",
               flush=True)
@@ -393,7 +393,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter both environments are made from")
     parser.add_argument("--libs", default="",
-                        help="comma-separated libraries (default: all with a suite)")
+                        help=f"comma-separated, of: {', '.join(LIBRARIES)} (default: all; "
+                             "the suites run for those with tests)")
     parser.add_argument("--smoke", action="store_true", help="only the import smoke test")
     parser.add_argument("--suites", action="store_true", help="only the test suites")
     parser.add_argument("--examples", nargs="?", const="", default=None,
@@ -413,6 +414,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(chosen) - set(LIBRARIES))
     if unknown:
         parser.error(f"--libs: unknown {unknown}; known: {', '.join(LIBRARIES)}")
+    malformed = [item for item in args.source if "=" not in item]
+    if malformed:
+        parser.error(f"--source takes NAME=PATH, got {malformed}")
     sources = dict(item.split("=", 1) for item in args.source)
     results = args.cache / "results"
     results.mkdir(parents=True, exist_ok=True)
