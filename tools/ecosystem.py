@@ -288,10 +288,11 @@ def source_tree(cache: Path, name: str, sources: dict[str, str]) -> Path:
             import urllib.request
             urllib.request.urlretrieve(lib.tag_archive, archive)
     else:
-        run([python_of(cache, "jax"), "-m", "pip", "download", "--quiet", "--no-deps",
-             "--no-binary", ":all:", f"{lib.dist}=={lib.version}", "-d", downloads])
-        archive = next(downloads.glob(f"{lib.dist.replace('-', '_')}-{lib.version}.tar.gz"),
-                       None) or next(downloads.glob(f"{lib.dist}-{lib.version}.tar.gz"))
+        names = {f"{stem}-{lib.version}.tar.gz" for stem in (lib.dist, lib.dist.replace("-", "_"))}
+        if not any((downloads / n).exists() for n in names):
+            run([python_of(cache, "jax"), "-m", "pip", "download", "--quiet", "--no-deps",
+                 "--no-binary", ":all:", f"{lib.dist}=={lib.version}", "-d", downloads])
+        archive = next(downloads / n for n in sorted(names) if (downloads / n).exists())
     unpack = cache / "src" / f".{name}-unpack"
     shutil.rmtree(unpack, ignore_errors=True)
     with tarfile.open(archive) as tar:
