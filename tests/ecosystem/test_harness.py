@@ -198,3 +198,21 @@ def test_source_tree_from_a_local_archive(tmp_path):
     assert (tree / "chex" / "a_test.py").read_text().startswith("def test_a")
     assert (tree / "pytest.ini").read_text() == "[pytest]\n"     # its own pytest root
     assert tool._dist_name("Flax_Lib==1.0") == "flax-lib"
+
+
+def test_archive_from_a_git_tag_holds_the_tests_and_configuration(tmp_path):
+    tool = _tool()
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "docs").mkdir()
+    (repo / "tests" / "a_test.py").write_text("def test_a():\n    pass\n")
+    (repo / "pyproject.toml").write_text("[project]\nname = 'lib'\n")
+    (repo / "docs" / "large.bin").write_text("not wanted")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for step in (["init", "-q"], ["add", "."], ["commit", "-qm", "lib"], ["tag", "v1.0"]):
+        subprocess.run(git + step, check=True, capture_output=True)
+    archive = tmp_path / "lib.tar"
+    tool._archive_from_git(repo / ".git", "v1.0", "lib", ("tests",), archive)
+    with tarfile.open(archive) as tar:
+        assert sorted(tar.getnames()) == ["lib/pyproject.toml", "lib/tests/a_test.py"]
+        assert tar.extractfile("lib/tests/a_test.py").read() == b"def test_a():\n    pass\n"
