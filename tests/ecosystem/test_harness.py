@@ -216,3 +216,15 @@ def test_archive_from_a_git_tag_holds_the_tests_and_configuration(tmp_path):
     with tarfile.open(archive) as tar:
         assert sorted(tar.getnames()) == ["lib/pyproject.toml", "lib/tests/a_test.py"]
         assert tar.extractfile("lib/tests/a_test.py").read() == b"def test_a():\n    pass\n"
+
+
+def test_failure_lines_lose_what_differs_between_machines():
+    assert tables.tidy("ImportError: cannot import name 'x' from 'spmdc.extend' "
+                       "(/work/a b/spmdc/extend/__init__.py)") == \
+        "ImportError: cannot import name 'x' from 'spmdc.extend' (/work/a b/spmdc/extend/" \
+        "__init__.py)"
+    assert tables.tidy("ImportError: cannot import name 'x' from 'spmdc.extend' "
+                       "(/work/wt/spmdc/extend/__init__.py)") == \
+        "ImportError: cannot import name 'x' from 'spmdc.extend'"
+    assert tables.tidy("TypeError: <object at 0x7f3a> is not a pytree") == \
+        "TypeError: <object at 0x...> is not a pytree"

@@ -13,6 +13,13 @@ from pathlib import Path
 START, END = "<!-- ecosystem results -->", "<!-- /ecosystem results -->"
 ENVIRONMENTS = {"jax": "JAX 0.10.2", "spmdc": "spmdc"}
 _ADDRESS = re.compile(r"0x[0-9a-f]+")
+_FILE_IN_PARENTHESES = re.compile(r" \((?:/[^()\s]+)+\.py\)")     # ImportError's (/path/x.py)
+
+
+def tidy(message: str) -> str:
+    """A failure line without what differs from machine to machine: addresses, and the
+    absolute file an ImportError names."""
+    return _FILE_IN_PARENTHESES.sub("", _ADDRESS.sub("0x...", message))
 CLASSES_SHOWN = 25
 
 
@@ -42,7 +49,7 @@ def counts(log: Path) -> dict:
             kind = outcome
         tally[kind] += 1
         if kind in ("failed", "error"):
-            entry = classes[_ADDRESS.sub("0x...", record["failure"])]
+            entry = classes[tidy(record["failure"])]
             entry[0] += 1
             if record["where"] and record["where"] not in entry[1] and len(entry[1]) < 3:
                 entry[1].append(record["where"])
@@ -68,7 +75,7 @@ def _imports(smoke: list) -> list[str]:
             else:
                 first = failed[0]
                 where = f" at {_cell(first['where'])}" if first["where"] else ""
-                cells.append(f"{_cell(first['module'])}: {_cell(first['failure'])}{where}")
+                cells.append(f"{_cell(first['module'])}: {_cell(tidy(first['failure']))}{where}")
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     return out
 
@@ -125,7 +132,8 @@ def _examples(examples: list) -> list[str]:
         cells = []
         for env in ENVIRONMENTS:
             run = record[env]
-            cells.append(f"runs ({run['seconds']} s)" if run["ok"] else _cell(run["failure"]))
+            cells.append(f"runs ({run['seconds']} s)" if run["ok"]
+                         else _cell(tidy(run["failure"])))
         numbers = ("the same" if record["same"] else _cell(record["difference"])
                    if record["difference"] else "")
         out.append(f"| `examples/ecosystem/{record['example']}.py` | "
@@ -163,7 +171,7 @@ def _names(names: list) -> list[str]:
         wheres = list(dict.fromkeys(w for r in by[row] for w in r["where"]))[:3]
         under = len(rows[row]) - 1
         label = f"`{row}`" + (f" and {under} names under it" if under else "")
-        out.append(f"| {label} | {users} | {_cell(by[row][0]['failure'])} | "
+        out.append(f"| {label} | {users} | {_cell(tidy(by[row][0]['failure']))} | "
                    f"{', '.join(_cell(w) for w in wheres)} |")
     return out
 
