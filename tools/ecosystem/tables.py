@@ -95,7 +95,8 @@ def _suites(results: Path, summaries: list, tests_of: dict) -> list[str]:
                 times.append("-")
                 continue
             if summary.get("no_results"):
-                cells.append(f"pytest did not start: {_cell(summary['no_results'])}")
+                reason = tidy(summary["no_results"].removeprefix("E ").strip())
+                cells.append(f"pytest did not start: {_cell(reason)}")
                 times.append(f"{summary['seconds']} s")
                 continue
             t = counts(results / f"{name}.{env}.jsonl")["tally"]
