@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help install demo demo-multiprocess demo-sharded test test-slow lint bench sz fuzz clean
+.PHONY: help install demo demo-multiprocess demo-sharded test test-slow lint bench sz fuzz ecosystem clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 19
@@ -42,6 +42,9 @@ bench: $(STAMP)  ## spmdc vs JAX benchmarks (installs the optional jax extra)
 N ?= 200
 fuzz: $(STAMP)  ## differential testing: N random programs vs the reference (and JAX if importable)
 	$(PY) tools/fuzz -n $(N) $(FUZZ_ARGS)   # e.g. make fuzz N=5000 FUZZ_ARGS='--jax-python /path/to/python'
+
+ecosystem:  ## JAX's libraries' imports, test suites and docs examples: JAX vs spmdc (docs/TESTING.md)
+	$(PYTHON) tools/ecosystem.py $(ECOSYSTEM_ARGS)   # e.g. make ecosystem ECOSYSTEM_ARGS='--libs optax,chex --cap 600'
 
 sz: $(STAMP)  ## lines of code per package and the number of primitives
 	$(PY) tools/sz.py
