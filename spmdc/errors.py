@@ -77,6 +77,7 @@ __all__ = [
     # spmdc's own
     "EnvironmentVariableError", "IRError", "ShapeError", "BatchingError", "UnboundAxisError",
     "ReplicationError", "DivergentCollectiveError", "WhileLoopVJPError", "WindowVJPError",
+    "CheckifyRuntimeError",
     "ClosedOverDifferentiationError", "CustomVJPForwardModeError", "CallbackError",
     "LoweringError", "DistributedError", "PeerLost", "StoreException",
     "UnfilteredStackTrace",
@@ -220,6 +221,12 @@ class DivergentCollectiveError(ValueError):
 
     Compute the predicate from a collective (``psum``/``pmax``) so every device takes the
     same path. JAX has no such check (the program deadlocks)."""
+
+
+class CheckifyRuntimeError(ValueError):
+    """A ``checkify.check`` failed: raised by ``Error.throw()``, ``check_error`` and by
+    a check evaluated outside ``checkify``. JAX's ``checkify.JaxRuntimeError`` (a
+    ValueError); fix the input the message names, or the predicate."""
 
 
 class WhileLoopVJPError(ValueError):

@@ -1,0 +1,32 @@
+"""``spmdc.experimental.checkify`` (JAX's ``jax.experimental.checkify``): run-time checks
+functionalized into an error value. The transformation is spmdc/transforms/checkify.py
+(Note [checks as error values] in compiler/passes/checks.py).
+
+Available categories: ``user_checks``, ``nan_checks``, ``div_checks`` and their unions
+``float_checks``, ``automatic_checks`` and ``all_checks``. JAX's ``index_checks``
+(out-of-bounds gathers and slices) is not provided."""
+from ..errors import CheckifyRuntimeError as JaxRuntimeError
+from ..transforms.checkify import (
+    DivisionByZeroError,
+    Error,
+    FailedCheckError,
+    JaxException,
+    NaNError,
+    all_checks,
+    automatic_checks,
+    check,
+    check_error,
+    checkify,
+    debug_check,
+    div_checks,
+    float_checks,
+    nan_checks,
+    user_checks,
+)
+
+ErrorCategory = type
+
+__all__ = ["JaxRuntimeError", "Error", "ErrorCategory", "JaxException", "FailedCheckError",
+           "NaNError", "DivisionByZeroError", "check", "debug_check", "check_error",
+           "checkify", "user_checks", "nan_checks", "div_checks", "float_checks",
+           "automatic_checks", "all_checks"]
