@@ -2,9 +2,8 @@
 functionalized into an error value. The transformation is spmdc/transforms/checkify.py
 (Note [checks as error values] in compiler/passes/checks.py).
 
-Available categories: ``user_checks``, ``nan_checks``, ``div_checks`` and their unions
-``float_checks``, ``automatic_checks`` and ``all_checks``. JAX's ``index_checks``
-(out-of-bounds gathers and slices) is not provided."""
+Categories: ``user_checks``, ``nan_checks``, ``div_checks``, ``index_checks`` and their
+unions ``float_checks``, ``automatic_checks`` and ``all_checks``."""
 from ..errors import CheckifyRuntimeError as JaxRuntimeError
 from ..transforms.checkify import (
     DivisionByZeroError,
@@ -12,6 +11,7 @@ from ..transforms.checkify import (
     FailedCheckError,
     JaxException,
     NaNError,
+    OOBError,
     all_checks,
     automatic_checks,
     check,
@@ -20,6 +20,7 @@ from ..transforms.checkify import (
     debug_check,
     div_checks,
     float_checks,
+    index_checks,
     nan_checks,
     user_checks,
 )
@@ -27,6 +28,6 @@ from ..transforms.checkify import (
 ErrorCategory = type
 
 __all__ = ["JaxRuntimeError", "Error", "ErrorCategory", "JaxException", "FailedCheckError",
-           "NaNError", "DivisionByZeroError", "check", "debug_check", "check_error",
-           "checkify", "user_checks", "nan_checks", "div_checks", "float_checks",
+           "NaNError", "DivisionByZeroError", "OOBError", "check", "debug_check", "check_error",
+           "checkify", "user_checks", "nan_checks", "div_checks", "index_checks", "float_checks",
            "automatic_checks", "all_checks"]

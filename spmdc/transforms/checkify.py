@@ -20,8 +20,9 @@ from ..runtime.array import Array
 from .jit import eager_jit
 
 __all__ = ["JaxException", "FailedCheckError", "NaNError", "DivisionByZeroError",
-           "Error", "check", "debug_check", "check_error", "checkify", "user_checks",
-           "nan_checks", "div_checks", "float_checks", "automatic_checks", "all_checks"]
+           "OOBError", "Error", "check", "debug_check", "check_error", "checkify",
+           "user_checks", "nan_checks", "div_checks", "index_checks", "float_checks",
+           "automatic_checks", "all_checks"]
 
 
 class JaxException(Exception):
@@ -44,11 +45,17 @@ class DivisionByZeroError(JaxException):
     kind = "div"
 
 
+class OOBError(JaxException):
+    """An index out of bounds (dynamic_slice, dynamic_update_slice, gather, scatter)."""
+    kind = "oob"
+
+
 user_checks = frozenset({FailedCheckError})
 nan_checks = frozenset({NaNError})
 div_checks = frozenset({DivisionByZeroError})
+index_checks = frozenset({OOBError})
 float_checks = nan_checks | div_checks
-automatic_checks = float_checks
+automatic_checks = float_checks | index_checks
 all_checks = automatic_checks | user_checks
 
 
@@ -104,7 +111,9 @@ class Error:
 
 
 def _payload_count(site: CheckSite) -> int:
-    return site.fmt_tree.num_leaves if site.kind == "check" else 0
+    if site.kind == "check":
+        return site.fmt_tree.num_leaves
+    return 1 if site.kind == "oob" else 0
 
 
 # --- check ---------------------------------------------------------------------------------

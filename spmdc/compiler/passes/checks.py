@@ -12,6 +12,7 @@ from ..ir import Atom, Eqn, Func, TensorType, Var
 from ..primitives.checks import CheckSite, check_p
 from ..primitives.core import registry
 from .autodiff import zeros
+from .checks_index import INDEXING_PRIMITIVES, checkable, index_check
 
 __all__ = ["discharge_checks", "NAN_PRIMITIVES"]
 
@@ -20,8 +21,9 @@ __all__ = ["discharge_checks", "NAN_PRIMITIVES"]
 # ``checkify.check`` binds ``check(failed, *payload, site)``, an effect that no program
 # may run (its lowering is JAX's "not functionalized" error). ``checkify(f)`` traces
 # ``f`` and runs ``discharge_checks`` over the program: every check site (a ``check``
-# equation, or an automatic check the pass adds after a division or a primitive that
-# may make a NaN) gets an index, and the program threads one error state through its
+# equation, or an automatic check the pass adds after a division, a primitive that may
+# make a NaN, or an indexing primitive: passes/checks_index.py) gets an index, and the
+# program threads one error state through its
 # equations: ``code`` (int32, -1 while nothing failed, else the index of the site that
 # failed first) and one payload slot per site (the values the site's message is
 # formatted with). A site that fails while ``code`` is -1 sets ``code`` and its payload;
@@ -92,6 +94,10 @@ class _Discharge:
             else:
                 if "div" in self.enabled and eqn.prim is _div_p:
                     self._add(eqn, CheckSite("div"))
+                if "oob" in self.enabled and eqn.prim in INDEXING_PRIMITIVES and checkable(eqn):
+                    self._add(eqn, CheckSite("oob", prim_name=eqn.prim.name,
+                                             operand_shape=eqn.inputs[0].type.shape),
+                              (TensorType((3,), _I32),))
                 if ("nan" in self.enabled and eqn.prim in NAN_PRIMITIVES
                         and any(_is_float(v.type) for v in eqn.outputs)):
                     self._add(eqn, CheckSite("nan", prim_name=eqn.prim.name))
@@ -139,8 +145,11 @@ class _Discharge:
                 res = b.bind(eqn.prim, *ins, **eqn.params)
                 outs = list(res) if eqn.prim.multiple_results else [res]
                 for k in self.at.get(id(eqn), ()):
-                    failed = self._automatic(b, self.sites[k], ins, outs)
-                    state = self._update(b, state, k, failed, [])
+                    if self.sites[k].kind == "oob":
+                        failed, payload = index_check(b, eqn, ins)
+                    else:
+                        failed, payload = self._automatic(b, self.sites[k], ins, outs), []
+                    state = self._update(b, state, k, failed, payload)
             env.update(zip(eqn.outputs, outs, strict=True))
         return [read(a) for a in func.outputs], state
 
@@ -225,7 +234,7 @@ def _state_after_carry(body: Func, nc: int, ncarry: int, n: int) -> Func:
 
 def discharge_checks(func: Func, enabled: frozenset[str]) -> tuple[Func, list[CheckSite]]:
     """``func`` returning, after its outputs, the error code and the payloads of its check
-    sites; the sites. ``enabled`` holds ``'check'``, ``'div'``, ``'nan'``. See Note
+    sites; the sites. ``enabled`` holds ``'check'``, ``'div'``, ``'nan'``, ``'oob'``. See Note
     [checks as error values]."""
     d = _Discharge(enabled)
     d.collect(func)
