@@ -80,9 +80,10 @@ class Error:
         return cls(leaves[0], leaves[1:], sites)
 
     def _site_payload(self, k: int, idx: tuple[int, ...]) -> list[Any]:
+        # The message formats arrays, as JAX's (``Array(nan, dtype=float32)`` in a repr).
         start = sum(_payload_count(s) for s in self._sites[:k])
-        return [np.asarray(x)[idx] for x in self._payload[start:start + _payload_count(
-            self._sites[k])]]
+        leaves = self._payload[start:start + _payload_count(self._sites[k])]
+        return [x[idx] if idx else x for x in leaves]
 
     def get(self) -> str | None:
         """The message of the first failed check (with ``at mapped index i:`` per failing

@@ -220,3 +220,16 @@ def test_python_scalar_arguments_stay_python_values():
     # cannot format a message.
     with pytest.raises(TypeError, match="but got -3.0 of type <class 'float'>"):
         checkify.checkify(positive)(-3.)
+
+
+def test_payload_formats_as_arrays():
+    # chex formats a dict of payload arrays: JAX's message shows them as Arrays.
+    def r(x):
+        checkify.check(x > 0, "{!r} and {d}", x, d={"b": x})
+        return x
+    err, _ = checkify.checkify(r)(f32(-1.))
+    assert err.get() == ("Array(-1., dtype=float32) and {'b': Array(-1., dtype=float32)} "
+                         "(`check` failed)")
+    err, _ = spmdc.vmap(checkify.checkify(r))(jnp.array([1., -2.]))
+    assert err.get() == ("at mapped index 1: Array(-2., dtype=float32) and "
+                         "{'b': Array(-2., dtype=float32)} (`check` failed)")
