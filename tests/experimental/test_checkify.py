@@ -233,3 +233,33 @@ def test_payload_formats_as_arrays():
     err, _ = spmdc.vmap(checkify.checkify(r))(jnp.array([1., -2.]))
     assert err.get() == ("at mapped index 1: Array(-2., dtype=float32) and "
                          "{'b': Array(-2., dtype=float32)} (`check` failed)")
+
+
+def test_checks_inside_checkpoint_and_custom_derivatives():
+    err, _ = checkify.checkify(spmdc.checkpoint(positive))(f32(-1.))
+    assert err.get() == "-1.0 needs to be positive! (`check` failed)"
+
+    @spmdc.custom_jvp
+    def cj(x):
+        checkify.check(x > 0, "cj {}", x)
+        return x
+    cj.defjvp(lambda p, t: (cj(p[0]), t[0]))
+    assert checkify.checkify(cj)(f32(-1.))[0].get() == "cj -1.0 (`check` failed)"
+    err, g = checkify.checkify(spmdc.grad(cj))(f32(-1.))
+    assert err.get() == "cj -1.0 (`check` failed)"
+    assert float(g) == 1.0
+
+
+def test_transformations_of_checkify():
+    def sin2(x):
+        checkify.check(x > 0, "{x} needs to be positive!", x=x)
+        return jnp.sin(x) * 2
+    g = spmdc.grad(lambda x: checkify.checkify(sin2)(x)[1])(f32(1.))
+    np.testing.assert_allclose(float(g), 2 * np.cos(1.0), rtol=1e-6)
+    (err, _), _ = spmdc.jvp(checkify.checkify(sin2), (f32(-1.),), (f32(1.),))
+    assert err.get() == "-1.0 needs to be positive! (`check` failed)"
+    err, _ = spmdc.vmap(spmdc.jit(checkify.checkify(sin2)))(jnp.array([1., -1.]))
+    assert err.get() == "at mapped index 1: -1.0 needs to be positive! (`check` failed)"
+    # an inner checkify consumes its checks: the outer one sees none (as JAX)
+    err, _ = checkify.checkify(lambda x: checkify.checkify(sin2)(x)[1])(f32(-1.))
+    assert err.get() is None

@@ -34,14 +34,16 @@ __all__ = ["discharge_checks", "NAN_PRIMITIVES"]
 # outputs are its own, then ``code``, then the payloads; the frontend
 # (transforms/checkify.py) wraps them as the ``Error`` value, whose static part lists
 # the sites. The other transformations see ``check`` as an effect with no results:
-# ``vmap`` makes a batch of checks one check (the first failing element's payload),
+# ``vmap`` makes a batch of checks one check (the last failing element's payload),
 # differentiation keeps it where the primal runs, and ``jit`` inlines it into the
 # enclosing trace, so that checkify of jit, jit of checkify, vmap and grad compose.
-# Differences from JAX: checks are discharged in cond branches, while bodies and scan
-# bodies; sub-programs of other primitives (custom derivatives, checkpoint, shard_map)
-# are left as they are, so an automatic check does not look inside them and a user
-# check there stays undischarged; among failures of different sites in one loop, the
-# first executed wins (JAX keeps the earliest traced site).
+# A custom_jvp / custom_vjp function or a checkpoint holding a site is discharged by
+# inlining the function it applies (its ``call``), so the checks inside it run.
+# Differences from JAX: a derivative taken *outside* checkify of such a function then
+# differentiates its primal code instead of its custom rule (inside checkify, the rule
+# was already applied), and loses the rematerialisation; sub-programs of shard_map and
+# pmap are left as they are (a check there stays undischarged); among failures of
+# different sites in one loop, the first executed wins (JAX keeps the earliest traced).
 
 NAN_PRIMITIVES = frozenset(registry[n] for n in (
     "acos", "acosh", "add", "asin", "asinh", "atan2", "atan", "atanh", "bessel_i0e",
@@ -54,6 +56,8 @@ NAN_PRIMITIVES = frozenset(registry[n] for n in (
 
 _and_p, _or_p, _div_p = registry["and"], registry["or"], registry["div"]
 _cond_p, _while_p, _scan_p = registry["cond"], registry["while"], registry["scan"]
+_CALLS = frozenset({registry["custom_jvp_call"], registry["custom_vjp_call"],
+                    registry["checkpoint"]})          # primitives that apply ``call``
 _I32 = np.dtype(np.int32)
 
 
@@ -91,6 +95,8 @@ class _Discharge:
                 found = self.collect(eqn.params["body_func"]) or found
             elif eqn.prim is _scan_p:
                 found = self.collect(eqn.params["body"]) or found
+            elif eqn.prim in _CALLS:
+                found = self.collect(eqn.params["call"]) or found
             else:
                 if "div" in self.enabled and eqn.prim is _div_p:
                     self._add(eqn, CheckSite("div"))
@@ -139,7 +145,9 @@ class _Discharge:
                 for k in self.at[id(eqn)]:
                     state = self._update(b, state, k, ins[0], ins[1:])
                 continue
-            if eqn.prim in (_cond_p, _while_p, _scan_p) and self._holds_inside(eqn):
+            if eqn.prim in _CALLS and self.holds[id(eqn.params["call"])]:
+                outs, state = self.emit(b, eqn.params["call"], ins, state)
+            elif eqn.prim in (_cond_p, _while_p, _scan_p) and self._holds_inside(eqn):
                 outs, state = self._control_flow(b, eqn, ins, state)
             else:
                 res = b.bind(eqn.prim, *ins, **eqn.params)
