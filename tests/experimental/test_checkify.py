@@ -263,3 +263,24 @@ def test_transformations_of_checkify():
     # an inner checkify consumes its checks: the outer one sees none (as JAX)
     err, _ = checkify.checkify(lambda x: checkify.checkify(sin2)(x)[1])(f32(-1.))
     assert err.get() is None
+
+
+@pytest.mark.parametrize("x0, lim, message, result", [
+    (0, 5, "cond 5 5 (`check` failed)", 10),
+    (0, 100, "body 7 (`check` failed)", 10),
+    (20, 3, "cond 20 3 (`check` failed)", 20),        # the condition's first evaluation
+    (6, 100, "body 7 (`check` failed)", 10),
+])
+def test_checks_in_while_cond_fun(x0, lim, message, result):
+    def w(x, lim):
+        def cond(c):
+            checkify.check(c < lim, "cond {} {}", c, lim)
+            return c < 10
+
+        def body(c):
+            checkify.check(c != 7, "body {}", c)
+            return c + 1
+        return lax.while_loop(cond, body, x)
+    err, out = checkify.checkify(w)(jnp.array(x0), jnp.array(lim))
+    assert err.get() == message
+    assert int(out) == result

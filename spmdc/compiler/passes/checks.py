@@ -39,6 +39,7 @@ __all__ = ["discharge_checks", "NAN_PRIMITIVES"]
 # enclosing trace, so that checkify of jit, jit of checkify, vmap and grad compose.
 # A custom_jvp / custom_vjp function or a checkpoint holding a site is discharged by
 # inlining the function it applies (its ``call``), so the checks inside it run.
+# The checks of a while loop's cond_fun run where it runs (``_while``).
 # Differences from JAX: a derivative taken *outside* checkify of such a function then
 # differentiates its primal code instead of its custom rule (inside checkify, the rule
 # was already applied), and loses the rematerialisation; sub-programs of shard_map and
@@ -89,10 +90,8 @@ class _Discharge:
                 inner = [self.collect(br) for br in eqn.params["branches"]]
                 found = found or any(inner)
             elif eqn.prim is _while_p:
-                if self.collect(eqn.params["cond_func"]):
-                    raise ValueError("checkify: a check inside a while_loop's cond_fun is "
-                                     "not supported; check in body_fun instead")
-                found = self.collect(eqn.params["body_func"]) or found
+                in_cond = self.collect(eqn.params["cond_func"])
+                found = self.collect(eqn.params["body_func"]) or in_cond or found
             elif eqn.prim is _scan_p:
                 found = self.collect(eqn.params["body"]) or found
             elif eqn.prim in _CALLS:
@@ -164,7 +163,7 @@ class _Discharge:
     def _holds_inside(self, eqn: Eqn) -> bool:
         p = eqn.params
         subs = (p["branches"] if eqn.prim is _cond_p else
-                [p["body_func"]] if eqn.prim is _while_p else [p["body"]])
+                [p["body_func"], p["cond_func"]] if eqn.prim is _while_p else [p["body"]])
         return any(self.holds[id(f)] for f in subs)
 
     def _automatic(self, b: Builder, site: CheckSite, ins: list[Atom],
@@ -177,6 +176,33 @@ class _Discharge:
         for f in flags[1:]:
             failed = b.bind(_or_p, failed, f)
         return failed
+
+    def _while(self, b: Builder, eqn: Eqn, ins: list[Atom], state: list[Atom]
+               ) -> tuple[list[Atom], list[Atom]]:
+        """A while loop with the state as extra carry. The checks of ``cond_fun`` run
+        where it runs: once on the initial carry, and after every step of the body (the
+        body gets the condition's constants as constants of its own)."""
+        p, n = eqn.params, len(state)
+        nc, nb_ = p["cond_nconsts"], p["body_nconsts"]
+        cond_consts, body_consts, carry = ins[:nc], ins[nc:nc + nb_], ins[nc + nb_:]
+        cond_checked = self.thread(p["cond_func"])
+        state = b.inline(cond_checked, [*cond_consts, *carry, *state])[1:]
+        step = Builder(p["body_func"].name)
+        b_consts = [step.input(a.type) for a in body_consts]
+        c_consts = [step.input(a.type) for a in cond_consts]
+        c_carry = [step.input(a.type) for a in carry]
+        c_state = [step.input(t) for t in self.state_types()]
+        new = step.inline(self.thread(p["body_func"]), [*b_consts, *c_carry, *c_state])
+        new_carry, new_state = new[:len(carry)], new[len(carry):]
+        new_state = step.inline(cond_checked, [*c_consts, *new_carry, *new_state])[1:]
+        body = step.build([*new_carry, *new_state])
+        test = Builder(p["cond_func"].name)         # the condition alone: checks ran above
+        args = [test.input(t) for t in (*p["cond_func"].in_types, *self.state_types())]
+        cond = test.build(test.inline(cond_checked, args)[:1])
+        res = list(b.bind(_while_p, *cond_consts, *body_consts, *cond_consts, *carry, *state,
+                          cond_func=cond, body_func=body, cond_nconsts=nc,
+                          body_nconsts=nb_ + nc))
+        return res[:-n], res[-n:]
 
     def thread(self, func: Func) -> Func:
         """``func`` taking and returning the error state after its own operands/results."""
@@ -194,13 +220,7 @@ class _Discharge:
             res = list(b.bind(_cond_p, *ins, *state, branches=branches))
             return res[:-n], res[-n:]
         if eqn.prim is _while_p:
-            nc, nb_ = p["cond_nconsts"], p["body_nconsts"]
-            consts, carry = ins[:nc + nb_], ins[nc + nb_:]
-            body = self.thread(p["body_func"])
-            cond = _ignoring_extra(p["cond_func"], self.state_types())
-            res = list(b.bind(_while_p, *consts, *carry, *state, cond_func=cond,
-                              body_func=body, cond_nconsts=nc, body_nconsts=nb_))
-            return res[:-n], res[-n:]
+            return self._while(b, eqn, ins, state)
         nc, ncarry = p["num_consts"], p["num_carry"]
         body = self.thread(p["body"])
         consts, carry, xs = ins[:nc], ins[nc:nc + ncarry], ins[nc + ncarry:]
@@ -218,15 +238,6 @@ def _is_float(t: TensorType) -> bool:
 
 def _any(b: Builder, x: Atom) -> Atom:
     return x if x.type.ndim == 0 else b.reduce_or(x, axes=tuple(range(x.type.ndim)))
-
-
-def _ignoring_extra(func: Func, extra: list[TensorType]) -> Func:
-    """``func`` with unused inputs of types ``extra`` appended."""
-    nb = Builder(func.name)
-    args = [nb.input(t) for t in func.in_types]
-    for t in extra:
-        nb.input(t)
-    return nb.build(nb.inline(func, args))
 
 
 def _state_after_carry(body: Func, nc: int, ncarry: int, n: int) -> Func:
