@@ -284,3 +284,12 @@ def test_checks_in_while_cond_fun(x0, lim, message, result):
     err, out = checkify.checkify(w)(jnp.array(x0), jnp.array(lim))
     assert err.get() == message
     assert int(out) == result
+
+
+def test_python_control_flow_on_arguments_is_an_error_as_in_jax():
+    def branchy(x):
+        if x > 0:
+            return x * 2
+        return x
+    with pytest.raises(spmdc.errors.TracerBoolConversionError):
+        checkify.checkify(branchy)(f32(5.))
