@@ -293,3 +293,14 @@ def test_python_control_flow_on_arguments_is_an_error_as_in_jax():
         return x
     with pytest.raises(spmdc.errors.TracerBoolConversionError):
         checkify.checkify(branchy)(f32(5.))
+
+
+def test_jax_src_checkify_names_the_same_objects():
+    # Flax's nnx.checkify imports jax._src.checkify (checkify, Error, JaxException,
+    # user_checks, Out).
+    from spmdc._src import checkify as src
+    assert src.checkify is checkify.checkify and src.Error is checkify.Error
+    assert src.user_checks is checkify.user_checks
+    assert issubclass(src.FailedCheckError, src.JaxException)
+    err, _ = src.checkify(positive, errors=src.user_checks)(f32(-5.))
+    assert err.get() == "-5.0 needs to be positive! (`check` failed)"
