@@ -425,3 +425,10 @@ def gammaincc(a: Any, x: Any) -> Any:
 def betainc(a: Any, b: Any, x: Any) -> Any:
     """The regularized incomplete beta function I_x(a, b); differentiable in x only."""
     return lax.betainc(*jnp.broadcast_arrays(*inexact(a, b, x)))
+
+
+# --- exponential integrals (Note [exponential integrals]) -------------------------------------
+
+from spmdc.scipy.special_exponential_integrals import exp1 as exp1  # noqa: E402
+from spmdc.scipy.special_exponential_integrals import expi as expi  # noqa: E402
+from spmdc.scipy.special_exponential_integrals import expn as expn  # noqa: E402

@@ -1,0 +1,79 @@
+"""spmdc.scipy.special's functions beyond the classic ones (exponential integrals, ...):
+values, values under jit and derivatives against JAX 0.10.2's (recorded by
+`tools/record.py special_functions`, x32 and x64) and against SciPy's."""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import oracle
+import pytest
+import scipy.special as ss
+from special_function_cases import EXPI_X, EXPN_N, EXPN_X, cases
+
+import spmdc
+import spmdc.scipy.special as sp
+from spmdc.core import dtypes
+
+LIB = types.SimpleNamespace(special=sp, jit=spmdc.jit, vmap=spmdc.vmap, grad=spmdc.grad)
+# JAX's own float32 and float64 runs differ by this much from run to run of XLA's fusion
+# choices; the series and continued fractions accumulate a few ulps per term.
+RTOL = {"x32": 4e-6, "x64": 1e-14}
+
+
+@pytest.fixture(params=["x32", "x64"])
+def mode(request):
+    previous = dtypes.enable_x64(request.param == "x64")
+    yield request.param
+    dtypes.enable_x64(previous)
+
+
+@pytest.mark.parametrize("name", sorted(cases(False)))
+def test_values_and_derivatives_match_jax(mode, name):
+    want = oracle.recorded(f"special_functions_{mode}.npz")[name]
+    if name == "expi":
+        assert np.isnan(want[EXPI_X.index(0.0)])     # JAX's Ei(0), where SciPy has -inf
+    got = np.asarray(cases(mode == "x64")[name](LIB))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=RTOL[mode], atol=0.0)
+
+
+def test_exponential_integrals_match_scipy(mode):
+    f = np.float64 if mode == "x64" else np.float32
+    rtol = 4e-6 if mode == "x32" else 1e-13
+    # Ei(0) is -inf in SciPy; JAX's (and so spmdc's) Cephes port gives NaN there.
+    x, xp = np.array([v for v in EXPI_X if v != 0], f), np.array(EXPN_X, f)
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(np.asarray(sp.expi(x), np.float64),
+                                   ss.expi(x.astype(np.float64)).astype(f), rtol=rtol)
+        np.testing.assert_allclose(np.asarray(sp.exp1(xp), np.float64),
+                                   ss.exp1(xp.astype(np.float64)).astype(f), rtol=rtol)
+        # At x = 0 JAX gives E_n(0) = 1/n for n >= 2 where SciPy (rightly) has 1/(n - 1):
+        # compared to JAX's recorded values only.
+        n, xp = np.array(EXPN_N, f)[:, None], xp[xp != 0]
+        np.testing.assert_allclose(np.asarray(sp.expn(n, xp), np.float64),
+                                   ss.expn(n.astype(int), xp.astype(np.float64)).astype(f),
+                                   rtol=rtol)
+
+
+def test_exponential_integral_derivatives_are_the_closed_forms():
+    x = np.array([-3.0, -0.5, 0.25, 1.5, 4.0, 30.0], np.float32)
+    np.testing.assert_allclose(spmdc.vmap(spmdc.grad(sp.expi))(x), np.exp(x) / x, rtol=1e-6)
+    xp = np.abs(x)
+    np.testing.assert_allclose(spmdc.vmap(spmdc.grad(sp.exp1))(xp), -np.exp(-xp) / xp,
+                               rtol=1e-6)
+    np.testing.assert_allclose(spmdc.vmap(spmdc.grad(lambda v: sp.expn(4, v)))(xp),
+                               -ss.expn(3, xp.astype(np.float64)), rtol=1e-5)
+
+
+def test_integer_arguments_become_the_default_float():
+    assert sp.expi(np.arange(1, 4)).dtype == np.float32
+    np.testing.assert_allclose(sp.expn(np.int32(2), np.int32(3)), ss.expn(2, 3.0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [lambda: sp.expi(np.complex64(1.0)),
+                                  lambda: sp.exp1(np.complex64(1.0)),
+                                  lambda: sp.expn(1, np.complex64(1.0))])
+def test_complex_arguments_are_rejected(call):
+    with pytest.raises(ValueError, match="complex"):
+        call()

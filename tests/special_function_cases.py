@@ -1,0 +1,36 @@
+"""The cases that `tools/record.py special_functions` runs on JAX 0.10.2 (x32 and x64) and
+tests/scipy/test_special_functions.py runs on spmdc: the scipy.special functions beyond
+the classic ones (exponential integrals, ...), their values, under jit, and their
+derivatives. Each case is ``fn(lib)`` where ``lib`` has ``special`` (the library's
+scipy.special), ``jit``, ``vmap`` and ``grad``; ``cases(x64)`` builds them in that mode's
+float dtype."""
+from __future__ import annotations
+
+import numpy as np
+
+# Every branch of Cephes' Ei: both signs, the series near 0, each octave up to 64, beyond.
+EXPI_X = (-50.0, -10.0, -2.5, -1.0, -0.3, -1e-3, 0.0, 1e-3, 0.01, 0.5, 1.5, 2.0, 3.0, 5.0,
+          7.9, 10.0, 20.0, 33.0, 40.0, 60.0, 70.0, 100.0)
+# E_n's power series (x <= 1), continued fraction (x > 1), x = 0 and underflow.
+EXPN_X = (0.0, 1e-3, 0.01, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
+EXPN_N = (0, 1, 2, 3, 5, 8)
+
+
+def cases(x64: bool) -> dict:
+    f = np.float64 if x64 else np.float32
+    expi_x = np.array(EXPI_X, f)
+    expn_x = np.array(EXPN_X, f)
+    nonzero = expi_x[expi_x != 0]
+    return {
+        "expi": lambda lib: lib.special.expi(expi_x),
+        "expi.jit": lambda lib: lib.jit(lib.special.expi)(expi_x),
+        "expi.grad": lambda lib: lib.vmap(lib.grad(lib.special.expi))(nonzero),
+        "exp1": lambda lib: lib.special.exp1(expn_x),
+        "exp1.grad": lambda lib: lib.vmap(lib.grad(lib.special.exp1))(expn_x[1:]),
+        "expn": lambda lib: lib.special.expn(np.array(EXPN_N, f)[:, None], expn_x),
+        "expn.int_n": lambda lib: lib.special.expn(3, expn_x),
+        "expn.large_n": lambda lib: lib.special.expn(6000, expn_x),
+        "expn.negative_n": lambda lib: lib.special.expn(-1, expn_x),
+        "expn.grad": lambda lib: lib.vmap(lib.grad(lambda x: lib.special.expn(3, x)))(
+            expn_x[1:]),
+    }
