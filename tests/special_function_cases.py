@@ -14,6 +14,10 @@ EXPI_X = (-50.0, -10.0, -2.5, -1.0, -0.3, -1e-3, 0.0, 1e-3, 0.01, 0.5, 1.5, 2.0,
 # E_n's power series (x <= 1), continued fraction (x > 1), x = 0 and underflow.
 EXPN_X = (0.0, 1e-3, 0.01, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 40.0, 60.0, 100.0)
 EXPN_N = (0, 1, 2, 3, 5, 8)
+# erfcx's direct product and its asymptotic series (past 9.4 in float32, 26.6 in float64);
+# dawsn's three regions, both signs.
+ERF_X = (-30.0, -6.0, -3.0, -1.0, -0.2, 0.0, 0.3, 1.0, 3.0, 3.25, 5.0, 6.25, 9.0, 10.0, 20.0,
+         27.0, 1e3, 1e10)
 
 
 def cases(x64: bool) -> dict:
@@ -21,6 +25,7 @@ def cases(x64: bool) -> dict:
     expi_x = np.array(EXPI_X, f)
     expn_x = np.array(EXPN_X, f)
     nonzero = expi_x[expi_x != 0]
+    erf_x = np.array(ERF_X, f)
     return {
         "expi": lambda lib: lib.special.expi(expi_x),
         "expi.jit": lambda lib: lib.jit(lib.special.expi)(expi_x),
@@ -33,4 +38,8 @@ def cases(x64: bool) -> dict:
         "expn.negative_n": lambda lib: lib.special.expn(-1, expn_x),
         "expn.grad": lambda lib: lib.vmap(lib.grad(lambda x: lib.special.expn(3, x)))(
             expn_x[1:]),
+        "erfcx": lambda lib: lib.special.erfcx(erf_x),
+        "erfcx.grad": lambda lib: lib.vmap(lib.grad(lib.special.erfcx))(erf_x[1:]),
+        "dawsn": lambda lib: lib.special.dawsn(erf_x),
+        "dawsn.grad": lambda lib: lib.vmap(lib.grad(lib.special.dawsn))(erf_x),
     }

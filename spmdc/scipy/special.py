@@ -429,6 +429,8 @@ def betainc(a: Any, b: Any, x: Any) -> Any:
 
 # --- exponential integrals (Note [exponential integrals]) -------------------------------------
 
+from spmdc.scipy.special_error_functions import dawsn as dawsn  # noqa: E402
+from spmdc.scipy.special_error_functions import erfcx as erfcx  # noqa: E402
 from spmdc.scipy.special_exponential_integrals import exp1 as exp1  # noqa: E402
 from spmdc.scipy.special_exponential_integrals import expi as expi  # noqa: E402
 from spmdc.scipy.special_exponential_integrals import expn as expn  # noqa: E402
