@@ -20,12 +20,28 @@ ERF_X = (-30.0, -6.0, -3.0, -1.0, -0.2, 0.0, 0.3, 1.0, 3.0, 3.25, 5.0, 6.25, 9.0
          27.0, 1e3, 1e10)
 
 
+SPENCE_X = (-1.0, 0.0, 1e-4, 0.3, 0.5, 0.9, 1.0, 1.2, 1.5, 1.8, 2.0, 2.5, 10.0, 1e4)
+ZETA_S = (1.5, 2.0, 3.0, 4.5, 10.0, 30.0)
+ZETA_Q = (0.5, 1.0, 2.5, 7.0, 20.0, 100.0)
+POCH_Z = (0.5, 1.0, 2.5, 3.0, 7.0, 10.0)
+POCH_M = (0.0, 1.0, 0.5, 2.0, -0.5, 3.5)
+
+
 def cases(x64: bool) -> dict:
     f = np.float64 if x64 else np.float32
     expi_x = np.array(EXPI_X, f)
     expn_x = np.array(EXPN_X, f)
     nonzero = expi_x[expi_x != 0]
     erf_x = np.array(ERF_X, f)
+    spence_x = np.array(SPENCE_X, f)
+    zeta_s, zeta_q = np.array(ZETA_S, f), np.array(ZETA_Q, f)
+    poch_z, poch_m = np.array(POCH_Z, f), np.array(POCH_M, f)
+
+    def zeta_grads(lib):
+        return lib.vmap(lib.grad(lib.special.zeta, argnums=(0, 1)))(zeta_s, zeta_q)
+
+    def poch_grads(lib):
+        return lib.vmap(lib.grad(lib.special.poch, argnums=(0, 1)))(poch_z, poch_m)
     return {
         "expi": lambda lib: lib.special.expi(expi_x),
         "expi.jit": lambda lib: lib.jit(lib.special.expi)(expi_x),
@@ -42,4 +58,14 @@ def cases(x64: bool) -> dict:
         "erfcx.grad": lambda lib: lib.vmap(lib.grad(lib.special.erfcx))(erf_x[1:]),
         "dawsn": lambda lib: lib.special.dawsn(erf_x),
         "dawsn.grad": lambda lib: lib.vmap(lib.grad(lib.special.dawsn))(erf_x),
+        "spence": lambda lib: lib.special.spence(spence_x),
+        "spence.jit": lambda lib: lib.jit(lib.special.spence)(spence_x),
+        "zeta": lambda lib: lib.special.zeta(zeta_s[:, None], zeta_q),
+        "zeta.grad_s": lambda lib: zeta_grads(lib)[0],
+        "zeta.grad_q": lambda lib: zeta_grads(lib)[1],
+        "poch": lambda lib: lib.special.poch(poch_z[:, None], poch_m),
+        "poch.grad_z": lambda lib: poch_grads(lib)[0],
+        "poch.grad_m": lambda lib: poch_grads(lib)[1],
+        "bernoulli": lambda lib: lib.special.bernoulli(24),
+        "bernoulli.short": lambda lib: lib.special.bernoulli(2),
     }

@@ -9,7 +9,18 @@ import numpy as np
 import oracle
 import pytest
 import scipy.special as ss
-from special_function_cases import ERF_X, EXPI_X, EXPN_N, EXPN_X, cases
+from special_function_cases import (
+    ERF_X,
+    EXPI_X,
+    EXPN_N,
+    EXPN_X,
+    POCH_M,
+    POCH_Z,
+    SPENCE_X,
+    ZETA_Q,
+    ZETA_S,
+    cases,
+)
 
 import spmdc
 import spmdc.scipy.special as sp
@@ -90,6 +101,59 @@ def test_erfcx_and_dawsn_of_narrow_floats_are_computed_in_float32():
                                rtol=2e-3)
     np.testing.assert_allclose(np.asarray(sp.dawsn(x), np.float64),
                                ss.dawsn(x.astype(np.float64)), rtol=2e-3)
+
+
+def test_spence_zeta_poch_and_bernoulli_match_scipy(mode):
+    f = np.float64 if mode == "x64" else np.float32
+    rtol = 4e-6 if mode == "x32" else 1e-13
+    x = np.array([v for v in SPENCE_X if v >= 0], f)    # SciPy's spence(-1) is complex-only
+    np.testing.assert_allclose(np.asarray(sp.spence(x)), ss.spence(x.astype(np.float64)),
+                               rtol=rtol, atol=1e-15)
+    assert np.isnan(sp.spence(f(-1.0)))
+    s, q = np.array(ZETA_S, f)[:, None], np.array(ZETA_Q, f)
+    # zeta(30, 100) is below float32's normal range (XLA flushes it to 0).
+    np.testing.assert_allclose(np.asarray(sp.zeta(s, q)), ss.zeta(s.astype(np.float64), q),
+                               rtol=rtol, atol=float(np.finfo(f).tiny))
+    z, m = np.array(POCH_Z, f)[:, None], np.array(POCH_M, f)
+    np.testing.assert_allclose(np.asarray(sp.poch(z, m)), ss.poch(z.astype(np.float64), m),
+                               rtol=rtol)
+    # JAX's series stops at k = 49, which leaves 3e-6 of B_4 out (in float64 too).
+    np.testing.assert_allclose(np.asarray(sp.bernoulli(20)), ss.bernoulli(20), rtol=1e-5,
+                               atol=1e-15)
+
+
+def test_zeta_and_poch_derivatives_against_finite_differences(x64):
+    eps = 1e-6
+    s, q = np.array([2.5, 4.0]), np.array([1.5, 3.0])
+    grad_s, grad_q = spmdc.vmap(spmdc.grad(sp.zeta, argnums=(0, 1)))(s, q)
+    np.testing.assert_allclose(grad_s, (ss.zeta(s + eps, q) - ss.zeta(s - eps, q)) / (2 * eps),
+                               rtol=1e-6)
+    np.testing.assert_allclose(grad_q, -s * ss.zeta(s + 1, q), rtol=1e-10)
+    z, m = np.array([1.5, 4.0]), np.array([2.0, 0.5])
+    grad_z, grad_m = spmdc.vmap(spmdc.grad(sp.poch, argnums=(0, 1)))(z, m)
+    np.testing.assert_allclose(grad_z, (ss.poch(z + eps, m) - ss.poch(z - eps, m)) / (2 * eps),
+                               rtol=1e-6)
+    np.testing.assert_allclose(grad_m, (ss.poch(z, m + eps) - ss.poch(z, m - eps)) / (2 * eps),
+                               rtol=1e-6)
+
+
+@pytest.fixture
+def x64():
+    previous = dtypes.enable_x64(True)
+    yield
+    dtypes.enable_x64(previous)
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda: sp.zeta(2.0), NotImplementedError),
+    (lambda: sp.bernoulli(-1), ValueError),
+    (lambda: sp.bernoulli(2.5), TypeError),
+    (lambda: sp.spence(np.arange(3)), TypeError),
+    (lambda: sp.poch(np.complex64(1.0), 2.0), ValueError),
+])
+def test_bad_arguments_raise_what_jax_raises(call, error):
+    with pytest.raises(error):
+        call()
 
 
 def test_integer_arguments_become_the_default_float():
