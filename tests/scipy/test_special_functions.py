@@ -16,6 +16,7 @@ from special_function_cases import (
     EXPN_X,
     POCH_M,
     POCH_Z,
+    SICI_X,
     SPENCE_X,
     ZETA_Q,
     ZETA_S,
@@ -26,7 +27,8 @@ import spmdc
 import spmdc.scipy.special as sp
 from spmdc.core import dtypes
 
-LIB = types.SimpleNamespace(special=sp, jit=spmdc.jit, vmap=spmdc.vmap, grad=spmdc.grad)
+LIB = types.SimpleNamespace(special=sp, jit=spmdc.jit, vmap=spmdc.vmap, grad=spmdc.grad,
+                            jacfwd=spmdc.jacfwd)
 # JAX's own float32 and float64 runs differ by this much from run to run of XLA's fusion
 # choices; the series and continued fractions accumulate a few ulps per term.
 RTOL = {"x32": 4e-6, "x64": 1e-14}
@@ -122,6 +124,20 @@ def test_spence_zeta_poch_and_bernoulli_match_scipy(mode):
                                atol=1e-15)
 
 
+def test_sici_matches_scipy(mode):
+    f = np.float64 if mode == "x64" else np.float32
+    x = np.array([v for v in SICI_X if np.isfinite(v)], f)
+    si, ci = sp.sici(x)
+    want_si, want_ci = ss.sici(x.astype(np.float64))
+    rtol = 4e-6 if mode == "x32" else 1e-13
+    np.testing.assert_allclose(np.asarray(si), want_si, rtol=rtol)
+    # Past 1e9, Ci is sin(x)/x, off by O(1/x**2) (2.5e-19 at 2e9).
+    np.testing.assert_allclose(np.asarray(ci), want_ci, rtol=rtol, atol=1e-18)
+    si, ci = sp.sici(np.array([np.inf, -np.inf], f))
+    np.testing.assert_array_equal(np.asarray(si), np.array([np.pi / 2, -np.pi / 2], f))
+    assert np.asarray(ci)[0] == 0 and np.isnan(np.asarray(ci)[1])
+
+
 def test_zeta_and_poch_derivatives_against_finite_differences(x64):
     eps = 1e-6
     s, q = np.array([2.5, 4.0]), np.array([1.5, 3.0])
@@ -150,6 +166,7 @@ def x64():
     (lambda: sp.bernoulli(2.5), TypeError),
     (lambda: sp.spence(np.arange(3)), TypeError),
     (lambda: sp.poch(np.complex64(1.0), 2.0), ValueError),
+    (lambda: sp.sici(np.complex64(1.0)), ValueError),
 ])
 def test_bad_arguments_raise_what_jax_raises(call, error):
     with pytest.raises(error):

@@ -15,7 +15,8 @@ def record_special_functions(cases: types.ModuleType, paths, mode: str) -> None:
     x64 = mode == "x64"
     assert jax.config.jax_enable_x64 == x64
     import jax.scipy.special as special
-    lib = types.SimpleNamespace(special=special, jit=jax.jit, vmap=jax.vmap, grad=jax.grad)
+    lib = types.SimpleNamespace(special=special, jit=jax.jit, vmap=jax.vmap, grad=jax.grad,
+                                jacfwd=jax.jacfwd)
 
     def part(out: dict) -> None:
         for name, fn in cases.cases(x64).items():
