@@ -74,6 +74,10 @@ CASE_SETS: dict[str, CaseSet] = {
                      "jax_names.json"),
     "dot_algorithms": CaseSet("recorders.programs", "programs.record_dot_algorithms",
                               "programs.dot_algorithm_names", "dot_algorithms.npz"),
+    "special_functions": CaseSet("special_function_cases",
+                                 "special_functions.record_special_functions",
+                                 "special_functions.special_function_names",
+                                 "special_functions_{mode}.npz", X64_MODES),
     "jaxprs": CaseSet("jaxpr_cases", "jaxprs.record_jaxprs", "jaxprs.jaxpr_names",
                       "jaxprs_reference.json"),
 }

@@ -195,6 +195,19 @@ def gamma(x: Any) -> Any:
     return gammasgn(x) * jnp.exp(lax.lgamma(x))
 
 
+@custom_jvp
+def poch(z: Any, m: Any) -> Any:
+    """The Pochhammer symbol (z)_m = gamma(z + m) / gamma(z), for real z and m."""
+    z, m = inexact(z, m)
+    if jnp.issubdtype(z.dtype, np.complexfloating):
+        raise ValueError("poch does not support complex-valued inputs; pass real values")
+    return jnp.where(m == 0., jnp.array(1, dtype=z.dtype), gamma(z + m) / gamma(z))
+
+
+poch.defjvps(lambda z_dot, ans, z, m: (digamma(z + m) - digamma(z)) * poch(z, m) * z_dot,
+             lambda m_dot, ans, z, m: digamma(z + m) * poch(z, m) * m_dot)
+
+
 def loggamma(x: Any) -> Any:
     """``log(gamma(x))`` for ``x > 0``, NaN elsewhere (real arguments)."""
     (x,) = inexact(x)
@@ -425,3 +438,16 @@ def gammaincc(a: Any, x: Any) -> Any:
 def betainc(a: Any, b: Any, x: Any) -> Any:
     """The regularized incomplete beta function I_x(a, b); differentiable in x only."""
     return lax.betainc(*jnp.broadcast_arrays(*inexact(a, b, x)))
+
+
+# --- exponential integrals (Note [exponential integrals]) -------------------------------------
+
+from spmdc.scipy.special_error_functions import dawsn as dawsn  # noqa: E402
+from spmdc.scipy.special_error_functions import erfcx as erfcx  # noqa: E402
+from spmdc.scipy.special_exponential_integrals import exp1 as exp1  # noqa: E402
+from spmdc.scipy.special_exponential_integrals import expi as expi  # noqa: E402
+from spmdc.scipy.special_exponential_integrals import expn as expn  # noqa: E402
+from spmdc.scipy.special_sine_cosine_integrals import sici as sici  # noqa: E402
+from spmdc.scipy.special_spence import spence as spence  # noqa: E402
+from spmdc.scipy.special_zeta import bernoulli as bernoulli  # noqa: E402
+from spmdc.scipy.special_zeta import zeta as zeta  # noqa: E402
