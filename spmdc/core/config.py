@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import tracebacks
 from ..runtime import pjrt
-from . import dtypes, precision
+from . import dtypes, leaks, precision
 from .tree import keystr, tree_leaves_with_path
 
 __all__ = ["config", "Config", "enable_x64", "disable_jit", "runtime_checks",
@@ -148,6 +148,7 @@ _OPTIONS: dict[str, tuple[Callable[[str, Any], None], Callable[[], Any]]] = {
     "jax_num_cpu_devices": (_set_cpu_devices, pjrt.device_count_env),
     "jax_default_matmul_precision": (_set_default_precision, precision.default_precision),
     "jax_numpy_dtype_promotion": (_set_promotion, dtypes.promotion_mode),
+    "jax_check_tracer_leaks": (leaks.set_leak_checking, leaks.leak_checking),
     "jax_traceback_filtering": (lambda name, value: tracebacks.set_traceback_filtering(value),
                                 tracebacks.traceback_filtering),   # Note [library frames]
 }
