@@ -24,7 +24,9 @@ when set with ``config.update``.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -163,6 +165,27 @@ class Config:
 
     def read(self, name: str) -> Any:
         return self._option(name)[1]()
+
+    def parse_flags_with_absl(self) -> None:
+        """Apply the ``--jax_<option>=value`` (``--jax_<flag>``, ``--nojax_<flag>`` for
+        True/False options) arguments of the command line, before any ``--``, as absl
+        flags would (test programs call this first); other arguments are left alone."""
+        for arg in itertools.takewhile(lambda a: a != "--", sys.argv[1:]):
+            name, eq, text = arg[2:].partition("=")
+            negated = name.startswith("nojax_") and not eq
+            name = name[2:] if negated else name
+            if not arg.startswith("--") or name not in _OPTIONS:
+                continue
+            current = _OPTIONS[name][1]()
+            if not eq:
+                value: Any = not negated
+            elif isinstance(current, bool):
+                value = text.lower() in ("1", "true", "t", "yes")
+            elif isinstance(current, int):
+                value = int(text)
+            else:
+                value = text or None
+            self.update(name, value)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("jax_") and name in _OPTIONS:
