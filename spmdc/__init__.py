@@ -34,6 +34,7 @@ from .core.devices import (  # noqa: E402
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
 )
+from .core.leaks import check_tracer_leaks  # noqa: E402
 from .core.names import named_call, named_scope  # noqa: E402
 from .core.tracing import compile_time_eval as ensure_compile_time_eval  # noqa: E402
 from .errors import (  # noqa: E402
@@ -120,14 +121,14 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard", "debug",
            "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call",
            "stages", "typing", "numpy_dtype_promotion", "ensure_compile_time_eval",
-           "custom_batching"]
+           "custom_batching", "check_tracer_leaks"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402
 
 # As JAX's ``import jax``: jax.extend and jax.interpreters are usable at once, and the
 # attribute ``core`` is JAX's public face, spmdc/_src/core.py (see spmdc/aliases.py).
-from . import extend, interpreters  # noqa: E402,F401
+from . import api_util, extend, interpreters  # noqa: E402,F401
 from ._src import core  # noqa: E402,F401
 
 _aliases.install(_sys.modules[__name__])

@@ -35,12 +35,19 @@ _RENAMED = {"core": "_src.core"}
 class _Loader(importlib.abc.Loader):
     def __init__(self, target: str):
         self.target = target
+        self.own_spec: Any = None
 
     def create_module(self, spec: Any) -> ModuleType:
-        return importlib.import_module(self.target)
+        module = importlib.import_module(self.target)
+        self.own_spec = module.__spec__
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
-        pass                                # already imported under its own name
+        # Already imported under its own name. The import system has just set its
+        # ``__spec__`` to the alias's; put its own back, or a relative import inside
+        # one of its functions would see ``__package__ != __spec__.parent`` (an
+        # ImportWarning, an error under ``-W error``).
+        module.__spec__ = self.own_spec
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):

@@ -89,3 +89,21 @@ def test_jax_core_and_the_extension_api_under_the_alias():
         print('ok')
         """)
     assert r.stdout.strip() == "ok", r.stderr
+
+
+def test_a_module_imported_under_the_alias_keeps_its_own_spec():
+    """Importing ``jax.tree_util`` must not give spmdc.tree_util the alias's __spec__:
+    its functions' relative imports (register_dataclass's) would warn
+    ``__package__ != __spec__.parent``, an error under ``-W error`` (Flax's tests)."""
+    r = _run("""
+        import dataclasses, sys, warnings, spmdc
+        sys.modules['jax'] = spmdc
+        import jax.tree_util
+        warnings.simplefilter('error')
+        @dataclasses.dataclass
+        class P:
+            a: float
+        jax.tree_util.register_dataclass(P, ['a'], [])
+        print(spmdc.tree_util.__spec__.name, jax.tree_util.tree_leaves(P(1.0)))
+        """)
+    assert r.stdout.strip() == "spmdc.tree_util [1.0]", r.stderr

@@ -24,7 +24,9 @@ when set with ``config.update``.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -33,7 +35,7 @@ import numpy as np
 
 from .. import tracebacks
 from ..runtime import pjrt
-from . import dtypes, precision
+from . import dtypes, leaks, precision
 from .tree import keystr, tree_leaves_with_path
 
 __all__ = ["config", "Config", "enable_x64", "disable_jit", "runtime_checks",
@@ -148,6 +150,7 @@ _OPTIONS: dict[str, tuple[Callable[[str, Any], None], Callable[[], Any]]] = {
     "jax_num_cpu_devices": (_set_cpu_devices, pjrt.device_count_env),
     "jax_default_matmul_precision": (_set_default_precision, precision.default_precision),
     "jax_numpy_dtype_promotion": (_set_promotion, dtypes.promotion_mode),
+    "jax_check_tracer_leaks": (leaks.set_leak_checking, leaks.leak_checking),
     "jax_traceback_filtering": (lambda name, value: tracebacks.set_traceback_filtering(value),
                                 tracebacks.traceback_filtering),   # Note [library frames]
 }
@@ -162,6 +165,27 @@ class Config:
 
     def read(self, name: str) -> Any:
         return self._option(name)[1]()
+
+    def parse_flags_with_absl(self) -> None:
+        """Apply the ``--jax_<option>=value`` (``--jax_<flag>``, ``--nojax_<flag>`` for
+        True/False options) arguments of the command line, before any ``--``, as absl
+        flags would (test programs call this first); other arguments are left alone."""
+        for arg in itertools.takewhile(lambda a: a != "--", sys.argv[1:]):
+            name, eq, text = arg[2:].partition("=")
+            negated = name.startswith("nojax_") and not eq
+            name = name[2:] if negated else name
+            if not arg.startswith("--") or name not in _OPTIONS:
+                continue
+            current = _OPTIONS[name][1]()
+            if not eq:
+                value: Any = not negated
+            elif isinstance(current, bool):
+                value = text.lower() in ("1", "true", "t", "yes")
+            elif isinstance(current, int):
+                value = int(text)
+            else:
+                value = text or None
+            self.update(name, value)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("jax_") and name in _OPTIONS:

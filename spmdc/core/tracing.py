@@ -41,7 +41,7 @@ from ..errors import (
 )
 from ..runtime import pjrt
 from ..runtime.array import Array, set_traced_type
-from . import dtypes
+from . import dtypes, leaks
 from .names import scoped
 
 __all__ = ["Tracer", "Trace", "tracing", "current_trace", "bind", "to_atom",
@@ -477,6 +477,9 @@ def trace_function(fun: Callable[[list[Tracer]], list[Any]], in_types: Sequence[
         outs = fun(args)
         atoms = [to_atom(trace, o) for o in outs]
         weak = [type_of(o)[1] for o in outs]
+    if leaks.leak_checking():
+        del args, outs
+        leaks.check_no_leaks(trace, Tracer, name)
     return b.build(atoms), weak, trace.capture_values
 
 

@@ -1,14 +1,24 @@
 """``jax.interpreters.partial_eval``: ``PartialVal``, a value that is either known (a
 constant) or unknown (only its abstract value), as function-transformation plumbing
-passes them around (spmdc's own partial evaluation is passes/forward.py
-``partial_eval``, on the IR)."""
+passes them around, and the two tracing entry points libraries call with a
+``linear_util.WrappedFun`` of flat arguments: ``trace_to_jaxpr_dynamic`` (a jaxpr of
+the function at abstract values) and ``trace_to_jaxpr_nounits`` (the known outputs
+computed, the rest left as a jaxpr; Flax's ``lazy_init`` and ``nn.scan`` use it).
+Both trace into spmdc's IR and show it as a jaxpr (transforms/jaxpr_view.py); the split
+into known and unknown parts is spmdc's own partial evaluation (passes/forward.py
+``partial_eval``, on the IR). See Note [partial evaluation for libraries]."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from ..core.abstract import AbstractValue, typeof
+from ..compiler.ir import Func, TensorType, Var
+from ..compiler.passes.forward import partial_eval
+from ..core.abstract import AbstractValue, ShapedArray, typeof
+from ..core.tracing import Tracer, trace_function
+from ..transforms.jaxpr_view import Jaxpr, closed_jaxpr, eval_jaxpr
 
-__all__ = ["PartialVal"]
+__all__ = ["PartialVal", "trace_to_jaxpr_dynamic", "trace_to_jaxpr_nounits"]
 
 
 class PartialVal(tuple):
@@ -41,3 +51,101 @@ class PartialVal(tuple):
     def get_aval(self) -> Any:
         """The abstract value (of the constant, when known)."""
         return typeof(self[1]) if self[0] is None else self[0]
+
+
+# Note [partial evaluation for libraries]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# JAX's ``trace_to_jaxpr_nounits`` runs the function once, computing what depends only
+# on known inputs as it goes (in the enclosing trace) and recording the rest. spmdc
+# traces the function once into a Func with every input abstract (a known input that is
+# a concrete value is its source, so Python may still read it: Note [concrete values
+# while tracing] in core/concrete.py), marks what depends on an unknown input (an
+# equation reading an unknown value gives unknown results), and splits the Func with
+# passes/forward.py's ``partial_eval``: the known Func is run at once on the known
+# values (by binding its equations, so under an enclosing transformation its results
+# are that transformation's traced values, as in JAX), the unknown Func is the returned
+# jaxpr, its constvars the residuals the known side computed for it.
+
+def _in_types(avals: Sequence[Any]) -> tuple[list[TensorType], list[bool]]:
+    for a in avals:
+        if not isinstance(a, AbstractValue):
+            raise TypeError(f"partial_eval: {a!r} is not an abstract value (a ShapedArray)")
+    return ([TensorType(tuple(a.shape), a.dtype) for a in avals],
+            [bool(getattr(a, "weak_type", False)) for a in avals])
+
+
+def _trace(fun: Any, types: Sequence[TensorType], weak: Sequence[bool],
+           sources: Sequence[Any] | None) -> tuple[Func, list[bool], list[Any]]:
+    if not callable(getattr(fun, "call_wrapped", None)):
+        raise TypeError(f"partial_eval: expected a linear_util.WrappedFun (lu.wrap_init(f)), "
+                        f"got {type(fun).__name__}")
+
+    def flat(tracers: list[Tracer]) -> list[Any]:
+        out = fun.call_wrapped(*tracers)
+        if not isinstance(out, (list, tuple)):
+            raise TypeError(f"partial_eval: {fun.__name__} must return a list of arrays "
+                            f"(flatten it with api_util.flatten_fun), got {type(out).__name__}")
+        return list(out)
+    return trace_function(flat, types, weak, fun.__name__, sources=sources)
+
+
+def trace_to_jaxpr_dynamic(fun: Any, in_avals: Sequence[AbstractValue]
+                           ) -> tuple[Jaxpr, list[ShapedArray], list[Any]]:
+    """``fun`` (flat arrays in, a flat list out) traced at ``in_avals``: its jaxpr, the
+    outputs' abstract values and the constants the jaxpr's constvars stand for."""
+    types, weak = _in_types(in_avals)
+    func, out_weak, consts = _trace(fun, types, weak, None)
+    closed = closed_jaxpr(func, consts, len(types), weak, out_weak)
+    return closed.jaxpr, list(closed.out_avals), list(closed.consts)
+
+
+def _unknown_outputs(func: Func, known: Sequence[bool]) -> list[bool]:
+    unknown = {v for v, k in zip(func.inputs, known, strict=True) if not k}
+    for eqn in func.eqns:
+        if not unknown.isdisjoint(eqn.inputs):
+            unknown.update(eqn.outputs)
+    return [isinstance(a, Var) and a in unknown for a in func.outputs]
+
+
+def trace_to_jaxpr_nounits(fun: Any, pvals: Sequence[PartialVal],
+                           instantiate: bool | Sequence[bool] = False
+                           ) -> tuple[Jaxpr, list[PartialVal], list[Any]]:
+    """Partially evaluate ``fun`` (flat arrays in, a flat list out) at ``pvals``: the
+    outputs that depend only on known inputs are computed now (``PartialVal.known``),
+    the others (and those ``instantiate`` names) are ``PartialVal.unknown`` and
+    computed by the returned jaxpr from the unknown inputs, its constvars standing for
+    the returned constants. See Note [partial evaluation for libraries]."""
+    pvals = [pv if isinstance(pv, PartialVal) else PartialVal(pv) for pv in pvals]
+    types, weak = _in_types([pv.get_aval() for pv in pvals])
+    sources = [None if not pv.is_known() or isinstance(pv[1], Tracer) else pv[1]
+               for pv in pvals]
+    func, out_weak, captured = _trace(fun, types, weak,
+                                      sources if any(s is not None for s in sources) else None)
+    known = [pv.is_known() for pv in pvals] + [True] * len(captured)
+    unknown_out = _unknown_outputs(func, known)
+    forced = ([bool(instantiate)] * len(unknown_out) if isinstance(instantiate, bool)
+              else list(instantiate))
+    if len(forced) != len(unknown_out):
+        raise ValueError(f"trace_to_jaxpr_nounits: instantiate has {len(forced)} entries "
+                         f"for {len(unknown_out)} outputs")
+    unknown_out = [u or f for u, f in zip(unknown_out, forced, strict=True)]
+    known_func, unknown_func, n_res = partial_eval(func, known, set(), unknown_out)
+    known_values = [pv[1] for pv in pvals if pv.is_known()] + list(captured)
+    known_closed = closed_jaxpr(known_func, [], len(known_func.inputs))
+    computed = eval_jaxpr(known_closed.jaxpr, known_closed.consts, *known_values)
+    n_known = len(computed) - n_res
+    known_outs, residuals = computed[:n_known], computed[n_known:]
+    # the unknown Func reads (residuals, unknown inputs): put the inputs first, so the
+    # residuals are the jaxpr's constvars
+    res_vars = unknown_func.inputs[:n_res]
+    args = unknown_func.inputs[n_res:]
+    residual_func = Func(unknown_func.name, (*args, *res_vars), unknown_func.eqns,
+                         unknown_func.outputs)
+    unknown_weak = [w for w, u in zip(out_weak, unknown_out, strict=True) if u]
+    in_weak = [w for w, pv in zip(weak, pvals, strict=True) if not pv.is_known()]
+    closed = closed_jaxpr(residual_func, residuals, len(args), in_weak, unknown_weak)
+    known_iter, out_avals = iter(known_outs), iter(closed.out_avals)
+    out_pvals = [PartialVal.unknown(next(out_avals)) if u else
+                 PartialVal.known(next(known_iter))
+                 for u in unknown_out]
+    return closed.jaxpr, out_pvals, list(closed.consts)

@@ -19,7 +19,7 @@ from spmdc import random
 __all__ = ["Initializer", "zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
            "variance_scaling", "glorot_uniform", "glorot_normal", "xavier_uniform",
            "xavier_normal", "lecun_uniform", "lecun_normal", "he_uniform", "he_normal",
-           "kaiming_uniform", "kaiming_normal", "orthogonal"]
+           "kaiming_uniform", "kaiming_normal", "orthogonal", "delta_orthogonal"]
 
 
 @runtime_checkable
@@ -202,4 +202,25 @@ def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> In
         q = jnp.reshape(q, tuple(np.delete(shape, column_axis)) + (shape[column_axis],))
         q = jnp.moveaxis(q, -1, column_axis)
         return jnp.array(scale, dtype) * q
+    return init
+
+
+def delta_orthogonal(scale: Any = 1.0, column_axis: int = -1,
+                     dtype: Any = None) -> Initializer:
+    """For a 3-, 4- or 5-D convolution kernel (spatial dims, in, out): zeros but at the
+    kernel's centre, an ``orthogonal`` matrix of shape ``shape[-2:]`` (needs
+    ``in <= out``)."""
+    def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
+        _no_sharding("delta_orthogonal", out_sharding)
+        shape = tuple(int(d) for d in shape)
+        dtype = _float_dtype("delta_orthogonal", dtype)
+        if len(shape) not in (3, 4, 5):
+            raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape, "
+                             f"got {shape}")
+        if shape[-1] < shape[-2]:
+            raise ValueError(f"delta_orthogonal: `fan_in` ({shape[-2]}) must be less or "
+                             f"equal than `fan_out` ({shape[-1]})")
+        matrix = orthogonal(scale, column_axis, dtype)(key, shape[-2:])
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        return jnp.zeros(shape, dtype=dtype).at[centre].set(matrix)
     return init

@@ -51,6 +51,15 @@ functions of this namespace, so they are installed here, last.
 """
 import sys as _sys
 
+# The float8 scalar types, as names (Flax's fp8 layers name them as class defaults);
+# spmdc's arrays do not take these dtypes: asarray(x, float8_e4m3fn) is a TypeError.
+from ml_dtypes import (  # noqa: F401
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+)
+
 from ..core.tracing import Tracer as _Tracer
 from ..runtime.array import Array as _Array
 from .array_creation import (  # noqa: F401

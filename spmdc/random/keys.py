@@ -27,6 +27,7 @@ from .. import numpy as jnp
 from ..core import tree as _tree
 from ..core.tracing import Tracer
 from ..dtypes import ExtendedDType, prng_key
+from ..runtime.array import register_array_type
 from . import threefry
 
 IMPL_NAME = "threefry2x32"
@@ -192,3 +193,6 @@ def seed_array(seed: Any, name: str) -> Any:
         value = np.int64(seed)
         seed = value if dtypes.x64_enabled() else value.astype(np.int32)
     return jnp.asarray(seed)
+
+
+register_array_type(PRNGKeyArray)     # a key array is a jax.Array, as in JAX

@@ -51,12 +51,24 @@ __all__ = ["Array", "is_concrete", "set_traced_type"]
 # [eager execution] in core/tracing.py). An Array itself passes isinstance by Python's
 # exact-type fast path, before this check. spmdc's own code that needs an array with
 # buffers asks ``is_concrete``.
+# Typed PRNG key arrays (spmdc/random/keys.py's PRNGKeyArray) are Arrays too, as in JAX
+# (Flax tells a key from other values by ``isinstance(rng, jnp.ndarray)``); the random
+# package registers its class with ``register_array_type``.
 class _ArrayType(type):
     traced: type | None = None      # the core's Tracer, once set_traced_type ran
+    others: tuple[type, ...] = ()   # registered array types (typed key arrays)
 
     def __instancecheck__(cls, x: Any) -> bool:
         # An Array never gets here (exact type); the common other case is one test.
-        return x.__class__ is _ArrayType.traced or type.__instancecheck__(cls, x)
+        return (x.__class__ is _ArrayType.traced or type.__instancecheck__(cls, x)
+                or isinstance(x, _ArrayType.others))
+
+
+def register_array_type(t: type) -> None:
+    """Make ``isinstance(x, Array)`` true for instances of ``t`` (an array type that
+    holds its data in Arrays, such as the typed key arrays). See Note [traced values
+    are Arrays]."""
+    _ArrayType.others = (*_ArrayType.others, t)
 
 
 def set_traced_type(t: type) -> None:

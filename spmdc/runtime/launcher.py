@@ -31,7 +31,7 @@ import numpy as np
 from ..compiler.ir import TensorType
 from ..compiler.passes.collectives import mesh_coords
 from . import distributed, pjrt
-from .array import Array
+from .array import Array, is_concrete
 from .executable import Executable
 from .sharding import Mesh, NamedSharding, sharding_from_tiles
 
@@ -41,7 +41,7 @@ __all__ = ["place", "pace", "launched", "OneDeviceLauncher", "ReplicatedLauncher
 
 def place(x: Any, device: Any, t: TensorType) -> Any:
     """A buffer holding ``x`` (of type ``t``) on ``device``, reusing one already there."""
-    if isinstance(x, Array):
+    if is_concrete(x):
         buf = x.buffer_on(device)
         if buf is not None:
             return buf

@@ -110,3 +110,21 @@ def test_device_count_from_xla_flags_and_config():
     r = _run("import spmdc; spmdc.devices()",
              XLA_FLAGS="--xla_force_host_platform_device_count=x")
     assert r.returncode != 0 and "positive integer" in r.stderr
+
+
+def test_parse_flags_with_absl_applies_jax_options_from_argv(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["prog", "--jax_check_tracer_leaks", "-v",
+                                      "--jax_numpy_dtype_promotion=strict", "--other=1",
+                                      "--", "--jax_debug_nans"])
+    try:
+        spmdc.config.parse_flags_with_absl()
+        assert spmdc.config.jax_check_tracer_leaks is True
+        assert spmdc.config.jax_numpy_dtype_promotion == "strict"
+        assert spmdc.config.jax_debug_nans is False          # after "--": not a flag
+        monkeypatch.setattr(sys, "argv", ["prog", "--nojax_check_tracer_leaks",
+                                          "--jax_numpy_dtype_promotion=standard"])
+        spmdc.config.parse_flags_with_absl()
+        assert spmdc.config.jax_check_tracer_leaks is False
+    finally:
+        spmdc.config.update("jax_check_tracer_leaks", False)
+        spmdc.config.update("jax_numpy_dtype_promotion", "standard")

@@ -63,8 +63,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.numpy": {
         **_because(NARROW, """
             float4_e2m1fn float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz
-            float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu int1 int2
-            int4 uint1 uint2 uint4
+            float8_e8m0fnu int1 int2 int4 uint1 uint2 uint4
             """),
         **_because(HOST, """
             fromfile fromiter

@@ -51,3 +51,22 @@ def test_initializer_errors():
         initializers.normal()(random.PRNGKey(0), (3,), out_sharding="x")
     with pytest.raises(TypeError, match="real floating"):
         initializers.normal()(random.PRNGKey(0), (3,), jnp.int32)
+
+
+# JAX 0.10.2: delta_orthogonal(scale=1.5)(PRNGKey(0), (3, 3, 2, 4))[1, 1]
+DELTA_ORTHOGONAL_JAX = [[1.383000373840332, -0.36955857276916504, 0.1500847339630127,
+                         -0.4221500754356384],
+                        [0.4709630012512207, 0.30663537979125977, -1.0632572174072266,
+                         0.8964670896530151]]
+
+
+def test_delta_orthogonal_matches_jax_and_is_zero_off_centre():
+    w = np.asarray(initializers.delta_orthogonal(scale=1.5)(random.PRNGKey(0), (3, 3, 2, 4)))
+    np.testing.assert_allclose(w[1, 1], DELTA_ORTHOGONAL_JAX, rtol=1e-6)
+    assert np.abs(w).sum() == pytest.approx(np.abs(w[1, 1]).sum())
+    v = np.asarray(initializers.delta_orthogonal()(random.PRNGKey(1), (4, 3, 3)))
+    np.testing.assert_allclose(v[1] @ v[1].T, np.eye(3), atol=1e-5)
+    with pytest.raises(ValueError, match="3D, 4D or 5D"):
+        initializers.delta_orthogonal()(random.PRNGKey(0), (3, 3))
+    with pytest.raises(ValueError, match="fan_in"):
+        initializers.delta_orthogonal()(random.PRNGKey(0), (3, 4, 2))

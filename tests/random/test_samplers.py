@@ -238,3 +238,14 @@ def test_small_draws_stay_cheap_enough_to_run_on_the_calling_thread():
     batched = spmdc.jit(spmdc.vmap(lambda k: random.split(k)))
     assert "stablehlo.while" not in batched.lower(keys).as_text()
     np.testing.assert_array_equal(batched(keys), np.stack([split(k) for k in keys]))
+
+
+def test_a_typed_key_array_is_a_jax_array():
+    """As in JAX, ``isinstance(key, jax.Array)`` (and ``jnp.ndarray``) holds for typed
+    keys: Flax's ``_is_valid_rng`` tells a key from other values that way."""
+    key = spmdc.random.key(0)
+    assert isinstance(key, spmdc.Array) and isinstance(key, jnp.ndarray)
+    assert isinstance(spmdc.random.split(key, 3), spmdc.Array)
+    assert not isinstance(np.zeros(2), spmdc.Array)
+    np.testing.assert_array_equal(spmdc.jit(lambda k: spmdc.random.bits(k, (2,)))(key),
+                                  spmdc.random.bits(key, (2,)))

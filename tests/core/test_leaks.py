@@ -1,0 +1,40 @@
+"""jax.check_tracer_leaks / the jax_check_tracer_leaks option: a traced value kept past
+its trace is an UnexpectedTracerError when the trace ends, only while checking is on."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import spmdc
+
+
+def test_a_leaked_tracer_is_reported_when_checking():
+    kept = []
+
+    def leaky(x):
+        kept.append(x * 2)
+        return x + 1
+    np.testing.assert_allclose(spmdc.jit(leaky)(1.0), 2.0)      # off: no check
+    with spmdc.check_tracer_leaks():
+        with pytest.raises(spmdc.errors.UnexpectedTracerError, match="leaked"):
+            spmdc.jit(lambda x: leaky(x) * 3)(2.0)
+        np.testing.assert_allclose(spmdc.jit(lambda x: x * 3)(2.0), 6.0)
+        with spmdc.check_tracer_leaks(False):
+            np.testing.assert_allclose(spmdc.jit(lambda x: leaky(x) * 5)(2.0), 15.0)
+
+
+def test_config_option_and_bad_values():
+    assert spmdc.config.jax_check_tracer_leaks is False
+    spmdc.config.update("jax_check_tracer_leaks", True)
+    try:
+        assert spmdc.config.read("jax_check_tracer_leaks") is True
+        with pytest.raises(spmdc.errors.UnexpectedTracerError):
+            kept = []
+            spmdc.jit(lambda x: kept.append(x) or x)(1.0)
+    finally:
+        spmdc.config.update("jax_check_tracer_leaks", False)
+    with pytest.raises(TypeError, match="True or False"):
+        spmdc.config.update("jax_check_tracer_leaks", "yes")
+    with pytest.raises(TypeError, match="True or False"):
+        with spmdc.check_tracer_leaks("no"):
+            pass

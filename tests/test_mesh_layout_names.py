@@ -1,0 +1,53 @@
+"""Names Flax reads at import and in its sharding helpers: jax.sharding.AbstractMesh and
+get_abstract_mesh (the current mesh without devices; empty when none), and
+jax.experimental.layout's Layout and Format (Flax rebuilds a Format around a renamed
+sharding); jnp's float8 type names (Flax's fp8 layers' class defaults), which spmdc's
+arrays do not take."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import spmdc
+import spmdc.numpy as jnp
+from spmdc.experimental.layout import Format, Layout
+from spmdc.sharding import AbstractMesh, AxisType, PartitionSpec, get_abstract_mesh
+
+
+def test_get_abstract_mesh_is_empty_without_a_mesh_and_follows_set_mesh():
+    mesh = get_abstract_mesh()
+    assert mesh.empty and mesh.size == 1 and mesh.axis_names == ()
+    devices = spmdc.devices()[:1]
+    with spmdc.sharding.set_mesh(spmdc.make_mesh((1,), ("data",), devices=devices)):
+        inside = get_abstract_mesh()
+        assert not inside.empty
+        assert inside.shape == {"data": 1} and inside.axis_types == (AxisType.Explicit,)
+        assert inside == AbstractMesh((1,), ("data",), AxisType.Explicit)
+    assert get_abstract_mesh().empty
+
+
+def test_abstract_mesh_shape_and_errors():
+    m = AbstractMesh((2, 4), ("x", "y"))
+    assert m.size == 8 and m.shape_tuple == (("x", 2), ("y", 4))
+    assert m.axis_types == (AxisType.Auto, AxisType.Auto)
+    assert hash(m) == hash(AbstractMesh((2, 4), ("x", "y")))
+    with pytest.raises(ValueError, match="2 axis sizes"):
+        AbstractMesh((2, 4), ("x",))
+
+
+def test_format_carries_a_layout_and_a_sharding():
+    spec = PartitionSpec("x")
+    f = Format(Layout((1, 0)), spec)
+    rebuilt = Format(f.layout, PartitionSpec("y"))
+    assert rebuilt.layout == Layout((1, 0)) and rebuilt.sharding == PartitionSpec("y")
+    assert Format(None, spec) == Format(sharding=spec) != f
+    with pytest.raises(TypeError, match="layout must be a Layout"):
+        Format((1, 0), spec)
+
+
+def test_float8_names_are_the_ml_dtypes_types_and_arrays_refuse_them():
+    import ml_dtypes
+    assert jnp.float8_e4m3fn is ml_dtypes.float8_e4m3fn
+    assert np.dtype(jnp.float8_e5m2).itemsize == 1
+    with pytest.raises(TypeError, match="does not support dtype float8_e4m3fn"):
+        jnp.asarray([1.0], jnp.float8_e4m3fn)
