@@ -1,6 +1,5 @@
 """``spmdc.experimental``: names JAX keeps under ``jax.experimental`` (``io_callback``,
-``checkify``, ``ode.odeint``, the older ``shard_map``, ``pjit`` and ``mesh_utils`` modules)."""
+``ode.odeint``, the older ``shard_map``, ``pjit`` and ``mesh_utils`` modules)."""
 from ..callbacks import io_callback
-from . import checkify
 
-__all__ = ["io_callback", "checkify"]
+__all__ = ["io_callback"]
