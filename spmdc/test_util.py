@@ -8,10 +8,23 @@ from typing import Any
 
 import numpy as np
 
-from .core import dtypes
-from .core.tree import tree_leaves, tree_map
-from .transforms.forward import jvp
-from .transforms.grad import vjp
+# See Note [test_util under pytest]: absolute imports, so a copy loaded as jax.test_util
+# still finds spmdc's floors.
+from spmdc.core import dtypes
+from spmdc.core.tree import tree_leaves, tree_map
+from spmdc.transforms.forward import jvp
+from spmdc.transforms.grad import vjp
+
+# Note [test_util under pytest]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# pytest rewrites the asserts of every module whose file name matches its test-file
+# patterns (test_*.py), and its import hook, first on sys.meta_path, loads such a module
+# itself from the parent package's path. Under the alias (sys.modules['jax'] = spmdc), a
+# library that imports jax.test_util in its tests (chex's asserts.py does, at import)
+# so gets this file as a second module named jax.test_util, whose package is `jax`:
+# relative imports would then read `jax.core`, which is JAX's names
+# (spmdc/_src/core.py), not spmdc's core. Its imports are absolute, so that copy works
+# as spmdc.test_util does (JAX's own jax/test_util.py is rewritten the same way).
 
 __all__ = ["check_grads", "check_jvp", "check_vjp"]
 

@@ -17,7 +17,8 @@ install (Note [JAX's rule tables] in spmdc/interpreters/tables.py).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ from ..transforms.jaxpr_view import (
 
 __all__ = ["Primitive", "ShapedArray", "AbstractValue", "mapped_aval", "unmapped_aval",
            "valid_jaxtype", "get_opaque_trace_state", "OpaqueTraceState", "find_top_trace",
+           "take_current_trace", "set_current_trace",
            "aval_of_type", "type_of_aval",
            "Jaxpr", "ClosedJaxpr", "JaxprEqn", "Var", "Literal", "DropVar", "DebugInfo",
            "jaxpr_as_fun", "jaxprs_in_params", "new_jaxpr_eqn", "subjaxprs"]
@@ -197,3 +199,36 @@ def get_opaque_trace_state(convention: Any = None) -> OpaqueTraceState:
     """The current trace, opaquely (JAX's signature takes a ``convention`` that JAX
     itself does not read; neither does spmdc)."""
     return OpaqueTraceState(tracing.current_trace())
+
+
+@contextmanager
+def take_current_trace() -> Iterator[tracing.Trace | None]:
+    """Yield the current trace (None outside any transformation) with none current in
+    the ``with`` body, as JAX's ``take_current_trace`` yields it with its evaluation
+    trace current; ``set_current_trace`` makes it current again."""
+    trace = tracing.current_trace()
+    tracing.set_current(None)
+    try:
+        yield trace
+    finally:
+        tracing.set_current(trace)
+
+
+@contextmanager
+def set_current_trace(trace: tracing.Trace | None) -> Iterator[None]:
+    """Make ``trace`` (one that ``take_current_trace`` or ``find_top_trace`` gave; None:
+    none) current for the ``with`` body. spmdc's traces are its own transformations' (a
+    Builder each): a Trace of another class, such as a library's subclass with
+    ``process_primitive``, cannot be made current and is a TypeError."""
+    if trace is not None and type(trace) is not tracing.Trace:
+        raise TypeError(
+            f"set_current_trace: {type(trace).__qualname__} is not a trace spmdc made; "
+            "spmdc runs primitives through its own traces only, so a jax.core.Trace "
+            "subclass (with process_primitive) cannot be made current. Pass a trace "
+            "from take_current_trace() or find_top_trace(), or None.")
+    previous = tracing.current_trace()
+    tracing.set_current(trace)
+    try:
+        yield
+    finally:
+        tracing.set_current(previous)

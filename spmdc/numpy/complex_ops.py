@@ -50,6 +50,10 @@ def angle(z: Any, deg: bool = False) -> Any:
 
 
 def iscomplexobj(x: Any) -> bool:
-    """Whether ``x`` has a complex dtype (its values are not looked at)."""
+    """Whether ``x`` has a complex dtype (its values are not looked at). A scalar type
+    (``jnp.complex64``, spmdc's being NumPy's class) is the dtype it names, as JAX's
+    scalar types are: their class ``dtype`` is a descriptor, not a dtype."""
+    if isinstance(x, type) and issubclass(x, np.generic):
+        return np.dtype(x).kind == "c"
     dtype = getattr(x, "dtype", None)
     return np.dtype(dtype if dtype is not None else np.asarray(x).dtype).kind == "c"

@@ -88,8 +88,16 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
 
 # --- norms and the rest --------------------------------------------------------------------------
 
+def _norm_operand(op: str, x: Any) -> Any:
+    """A norm's operand: norms but the SVD-based ones need no LAPACK kernel, so every
+    float dtype (bfloat16 and float16 too, as JAX) stays as it is; other dtypes go
+    through linalg_solve's ``inexact`` (integers become the default float)."""
+    x = asarray(x)
+    return x if dtypes.is_float(x.dtype) else _inexact(op, x)[0]
+
+
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
-    (x,) = _inexact("vector_norm", x)
+    x = _norm_operand("vector_norm", x)
     if axis is None:
         result = vector_norm(ravel(x), axis=0, ord=ord)
         return result.reshape((1,) * x.ndim) if keepdims else result
@@ -119,7 +127,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     """Vector norms (one axis) and matrix norms (two axes) of every ``ord`` NumPy has:
     None/2, inf, -inf, 0, 1, p for vectors; None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf
     for matrices."""
-    (x,) = _inexact("norm", x)
+    x = _norm_operand("norm", x)
     if axis is None:
         if ord is None:
             return sqrt(sum(x * x, keepdims=keepdims))

@@ -15,6 +15,7 @@ import collections
 import enum
 import hashlib
 import math
+import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -78,6 +79,35 @@ def fingerprint(name: str, module_text: str) -> str:
     return f"{name}#{digest}"
 
 
+# Note [the compile hook]
+# ~~~~~~~~~~~~~~~~~~~~~~~
+# Every program spmdc compiles goes through one call, `backend_compile_and_load(backend,
+# module, devices, ...)`, looked up as an attribute of a module each time, as JAX's
+# compile path looks up `jax._src.compiler.backend_compile_and_load`. The module is
+# this one, until spmdc/_src/compiler.py (JAX's `jax._src.compiler` under the alias)
+# installs itself with `set_compile_hooks`. A library that replaces that attribute
+# (chex's `restrict_backends` wraps it to refuse compiling for a platform) then sees
+# every compilation, as it does under JAX; `backend.platform` names the platform.
+
+
+def backend_compile_and_load(backend: Any, module: Any, devices: Sequence[Any],
+                             host_callbacks: Sequence[Any] = (), *, wait: bool = False,
+                             partitioned: bool = False) -> Any:
+    """Compile ``module`` on ``backend`` (the PJRT client) for ``devices``
+    (runtime/pjrt/compilation.py's ``compile``). See Note [the compile hook]."""
+    return pjrt.compile(module, devices, host_callbacks, wait=wait, partitioned=partitioned)
+
+
+_compile_hooks: Any = sys.modules[__name__]
+
+
+def set_compile_hooks(module: Any) -> None:
+    """Look ``backend_compile_and_load`` up on ``module`` from now on. See Note [the
+    compile hook]."""
+    global _compile_hooks
+    _compile_hooks = module
+
+
 def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                  axis_env: dict[str, int] | None = None,
                  mesh_axes: Sequence[str] = (),
@@ -100,13 +130,12 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                                              axis_env=axis_env, mesh_axes=mesh_axes,
                                              partitioning=partitioning, aliases=aliases,
                                              platform=pjrt.platform_wanted())
+    compile_now = _compile_hooks.backend_compile_and_load
     if callbacks:       # See Note [host callbacks] in compiler/stablehlo.py
-        exe = pjrt.compile(parse_module(text), devices, callbacks, wait=effects,
-                           partitioned=partitioned)
-    elif partitioned:
-        exe = pjrt.compile(text, devices, partitioned=True)
+        exe = compile_now(pjrt.client(), parse_module(text), devices, callbacks,
+                          wait=effects, partitioned=partitioned)
     else:
-        exe = pjrt.compile(text, devices)
+        exe = compile_now(pjrt.client(), text, devices, partitioned=partitioned)
     return Executable(exe, devices, func, text, tuple(sorted(aliases)))
 
 
