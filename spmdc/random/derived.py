@@ -21,7 +21,7 @@ from ..core import dtypes
 from ..errors import TypePromotionError
 from ..transforms.jit import jit
 from .distributions import canonical_shape, float_dtype, normal_body, uniform_body
-from .gamma import _split, gamma_body, upcast_sum
+from .gamma import _split, gamma_body
 from .keys import check_key
 from .samplers import _exponential, _rademacher, _shape_or_params
 
@@ -87,7 +87,11 @@ def _weibull_min(data: Any, scale: Any, concentration: Any, shape: tuple[int, ..
                  dtype: np.dtype) -> Any:
     u = uniform_body(data, 0, 1, shape, dtype)
     # the inverse of Weibull's CDF
-    return jnp.power(-jnp.log1p(-u), 1.0 / jnp.asarray(concentration)) * scale
+    exponent = 1.0 / jnp.asarray(concentration)
+    if dtypes.dtype_and_weak(concentration)[1]:
+        # JAX's 1.0 / c of a weak c is weak, and power casts it to the draw's dtype
+        exponent = exponent.astype(dtype)
+    return jnp.power(-jnp.log1p(-u), exponent) * scale
 
 
 _weibull_min_jit = jit(_weibull_min, static_argnums=(3, 4))
@@ -107,9 +111,15 @@ def weibull_min(key: Any, scale: Any, concentration: Any, shape: Any = (),
 
 def _maxwell(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     x = normal_body(data, (*shape, 3), dtype)
-    # jnp.linalg.norm(x, axis=-1) as JAX computes it: the sum accumulates float16 and
-    # bfloat16 in float32
-    return jnp.sqrt(jnp.squeeze(upcast_sum(jnp.multiply(x, x), -1), -1))
+    # jnp.linalg.norm(x, axis=-1) as JAX's program rounds it on XLA:CPU in float32: the
+    # squares added in order, (x0^2 + x1^2) + x2^2, where a reduction of spmdc's may take
+    # another; float16 and bfloat16 accumulate in float32. In float64 JAX's program rounds
+    # some elements as this order does and some as x0^2 + (x1^2 + x2^2) (XLA's fusion, not
+    # an order we can reproduce): one unit in the last place apart at most.
+    wide = np.dtype(np.float32) if dtype in (np.float16, dtypes.bfloat16) else dtype
+    sq = jnp.multiply(x, x).astype(wide)
+    total = jnp.add(jnp.add(sq[..., 0], sq[..., 1]), sq[..., 2])
+    return jnp.sqrt(total.astype(dtype))
 
 
 _maxwell_jit = jit(_maxwell, static_argnums=(1, 2))
