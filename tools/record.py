@@ -64,6 +64,8 @@ CASE_SETS: dict[str, CaseSet] = {
                       "random_{mode}.npz", X64_MODES),
     "random_sort": CaseSet("random_cases", "draws.record_random_sort",
                            "draws.random_sort_names", "random_sort_{mode}.npz", X64_MODES),
+    "random_derived": CaseSet("random_derived_cases", "draws.record_random",
+                              "draws.random_names", "random_derived_{mode}.npz", X64_MODES),
     "linalg": CaseSet("linalg_cases", "draws.record_linalg", "draws.linalg_names",
                       "linalg_{mode}.npz", X64_MODES),
     "callbacks": CaseSet("callback_programs", "programs.record_callbacks",

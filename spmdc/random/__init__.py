@@ -14,6 +14,20 @@ import numpy as np
 from .. import numpy as jnp
 from ..transforms.jit import jit
 from . import threefry
+from .derived import (
+    chisquare,
+    double_sided_maxwell,
+    f,
+    lognormal,
+    maxwell,
+    pareto,
+    rayleigh,
+    t,
+    triangular,
+    wald,
+    weibull_min,
+)
+from .discrete import binomial, geometric, multinomial
 from .distributions import bits, normal, uniform
 from .gamma import ball, beta, dirichlet, gamma, generalized_normal, loggamma, poisson
 from .keys import KEY_DTYPE, PRNGKeyArray, PRNGKeyDType, as_keys, check_key, seed_array
@@ -36,7 +50,9 @@ __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "
            "clone", "bits", "uniform", "normal", "truncated_normal", "bernoulli", "randint",
            "exponential", "gumbel", "laplace", "logistic", "cauchy", "rademacher",
            "categorical", "choice", "gamma", "loggamma", "beta", "dirichlet", "poisson",
-           "generalized_normal", "ball", "orthogonal", "multivariate_normal"]
+           "generalized_normal", "ball", "orthogonal", "multivariate_normal", "pareto", "t",
+           "chisquare", "f", "maxwell", "double_sided_maxwell", "weibull_min", "rayleigh",
+           "wald", "triangular", "lognormal", "geometric", "binomial", "multinomial"]
 
 # The shuffles need lax.sort (Note [sort shuffle]); they exist once it does.
 from .. import lax as _lax  # noqa: E402
