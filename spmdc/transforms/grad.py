@@ -42,7 +42,9 @@ __all__ = ["grad", "value_and_grad", "vjp"]
 # (spmdc's Arrays and tracers, NumPy arrays and scalars) are inputs of the program too,
 # not differentiated, so that the next call with other values of them runs the same
 # program (Note [eager transformations trace every call] in eager.py); every other leaf,
-# a Python number included, reaches the function as it is.
+# a Python number included, reaches the function as it is. Likewise the leaves of
+# ``has_aux``'s aux that are not traced values (a string, a Python number) come back as
+# they are; only its traced leaves are outputs of the program.
 
 _ARRAY_VALUES = (Tracer, Array, np.ndarray, np.generic)
 
@@ -146,11 +148,13 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     _no_reduce_axes(what, reduce_axes)
 
     def float_grads(nums: tuple[int, ...], rest: list[Any], rest_tree: Any,
-                    arrays_at: list[int], diff: tuple[Any, ...], arrays: list[Any]) -> Any:
-        """(value, aux, gradients of the float leaves of ``diff``): one program. ``diff``
-        are the arguments at ``nums``; the others, and the keyword arguments, are
-        ``rest_tree`` over the leaves ``rest``, of which those at ``arrays_at`` are the
-        program's inputs ``arrays`` (Note [what grad traces])."""
+                    arrays_at: list[int], aux_box: list[Any], diff: tuple[Any, ...],
+                    arrays: list[Any]) -> Any:
+        """(value, traced leaves of aux, gradients of the float leaves of ``diff``): one
+        program. ``diff`` are the arguments at ``nums``; the others, and the keyword
+        arguments, are ``rest_tree`` over the leaves ``rest``, of which those at
+        ``arrays_at`` are the program's inputs ``arrays`` (Note [what grad traces]).
+        ``aux_box`` gets aux's leaves, treedef and where its traced leaves are."""
         def wrapped(d: tuple[Any, ...], r: list[Any]) -> Any:
             leaves = list(rest)
             for k, x in zip(arrays_at, r, strict=True):
@@ -164,7 +168,10 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
                     raise TypeError(f"{what} with has_aux=True expects the function to return "
                                     f"a pair (output, aux), but it returned "
                                     f"{type(out).__name__}{where()}")
-                return out[0], out[1]
+                aux_leaves, aux_tree = tree_flatten(out[1])
+                traced = [k for k, v in enumerate(aux_leaves) if isinstance(v, Tracer)]
+                aux_box[:] = [aux_leaves, aux_tree, traced]
+                return out[0], [aux_leaves[k] for k in traced]
             return out, None
 
         func, out_weak, captured, out_tree, leaves = trace_pytree(wrapped, (diff, arrays), {},
@@ -218,12 +225,20 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             raise
         arrays_at = [k for k, v in enumerate(rest) if isinstance(v, _ARRAY_VALUES)]
 
+        aux_box: list[Any] = []
+
         def run(d: tuple[Any, ...], arrays: list[Any]) -> Any:
-            return float_grads(nums, rest, rest_tree, arrays_at, d, arrays)
+            return float_grads(nums, rest, rest_tree, arrays_at, aux_box, d, arrays)
         run.__name__ = run.__qualname__ = name      # the program's name
         if current_trace() is None:       # at top level: one program, through jit
-            run = eager_jit(run)
+            run = eager_jit(run)          # (traced every call, so aux_box is this call's)
         value, aux, grads_flat = run(diff, [rest[k] for k in arrays_at])
+        if has_aux:                       # its leaves that are not traced pass through
+            aux_leaves, aux_tree, traced = aux_box
+            aux_leaves = list(aux_leaves)
+            for k, v in zip(traced, aux, strict=True):
+                aux_leaves[k] = v
+            aux = tree_unflatten(aux_tree, aux_leaves)
         # float0 zeros cannot enter a program: they are added here, outside it.
         grads, pos = [], 0
         for x in diff:

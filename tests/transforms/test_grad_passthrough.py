@@ -66,3 +66,14 @@ def test_argnums_out_of_order_gives_gradients_in_argnums_order():
 def test_differentiated_argument_must_be_arrays():
     with pytest.raises(TypeError, match="function"):
         spmdc.grad(lambda act, x: act(x))(jnp.tanh, 1.0)
+
+
+def test_aux_leaves_that_are_not_traced_come_back_as_they_are():
+    # recorded from JAX 0.10.2: ('hi', 1.0, 3, None)
+    g, aux = spmdc.grad(lambda x: (x * 2, ("hi", x, 3, None)), has_aux=True)(1.0)
+    assert float(g) == 2.0
+    assert aux[0] == "hi" and float(aux[1]) == 1.0 and aux[2] == 3 and type(aux[2]) is int
+    assert aux[3] is None
+    out = spmdc.jit(lambda y: spmdc.value_and_grad(
+        lambda x: (x * x, {"name": "sq", "x": x}), has_aux=True)(y)[0][1]["x"])(3.0)
+    assert float(out) == 3.0
