@@ -337,7 +337,21 @@ def _eager_vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool,
     and every ``vjp_fn`` call replay the Func that trace gave (compiled once per structure:
     Note [eager transformations trace every call] in eager.py), so ``vjp_fn`` pulls back
     through the very function ``vjp`` ran, whatever changes later."""
-    func, out_weak, captured, out_tree, leaves = trace_pytree(fun, primals, {}, name,
+    aux_box: list[Any] = []
+
+    def traced(*a: Any) -> Any:
+        """``fun``, whose aux's leaves that are not traced values stay out of the program
+        (Note [what grad traces]): they are kept in ``aux_box``."""
+        out = fun(*a)
+        if not has_aux:
+            return out
+        out, aux = _check_aux_pair(out)
+        aux_leaves, aux_tree = tree_flatten(aux)
+        at = [k for k, v in enumerate(aux_leaves) if isinstance(v, Tracer)]
+        aux_box[:] = [aux_leaves, aux_tree, at]
+        return out, [aux_leaves[k] for k in at]
+
+    func, out_weak, captured, out_tree, leaves = trace_pytree(traced, primals, {}, name,
                                                               concrete=True)
 
     def forward(*a: Any) -> Any:
@@ -347,7 +361,12 @@ def _eager_vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool,
     out = _top_level(forward)(*primals)
     aux = None
     if has_aux:
-        out, aux = _check_aux_pair(out)
+        out, aux_values = out
+        aux_leaves, aux_tree, at = aux_box
+        aux_leaves = list(aux_leaves)
+        for k, v in zip(at, aux_values, strict=True):
+            aux_leaves[k] = v
+        aux = tree_unflatten(aux_tree, aux_leaves)
     out_leaves, main_tree = tree_flatten(out)
     n_main = len(out_leaves)
     wrt = [is_float(type_of(v)[0]) for v in leaves]

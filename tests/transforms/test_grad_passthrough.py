@@ -77,3 +77,12 @@ def test_aux_leaves_that_are_not_traced_come_back_as_they_are():
     out = spmdc.jit(lambda y: spmdc.value_and_grad(
         lambda x: (x * x, {"name": "sq", "x": x}), has_aux=True)(y)[0][1]["x"])(3.0)
     assert float(out) == 3.0
+
+
+def test_vjp_aux_leaves_that_are_not_traced_come_back_as_they_are():
+    # recorded from JAX 0.10.2: out 2.0, aux (o, 'hi', 3), cotangent (2.0,)
+    o = object()
+    out, f, aux = spmdc.vjp(lambda x: (x * 2, (o, "hi", 3, x + 1)), 1.0, has_aux=True)
+    assert float(out) == 2.0
+    assert aux[0] is o and aux[1] == "hi" and aux[2] == 3 and float(aux[3]) == 2.0
+    assert float(f(1.0)[0]) == 2.0
