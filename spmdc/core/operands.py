@@ -166,8 +166,10 @@ def _weak_scalar(original: Any, promoted: Any, dtype: np.dtype) -> Any:
 
 
 def result_type(*args: Any) -> np.dtype:
-    return dtypes.result_type(*[(a.dtype, a.weak) if is_array(a) else
-                                dtypes.dtype_and_weak(a) for a in args])[0]
+    """``jnp.result_type``: each argument an array, a value, a dtype specifier (a dtype,
+    ``jnp.float32``, a name) or a Python type, as dtypes.result_type takes them."""
+    return dtypes.result_type(*[(a.dtype, bool(a.weak)) if is_array(a) else a
+                                for a in args])[0]
 
 
 def dtype_of(x: Any) -> np.dtype:

@@ -11,9 +11,10 @@ A ``PyTreeDef`` wraps an immutable nested-tuple description of the structure::
 
     node := LEAF | (kind, aux, (node, ...))
 
-``kind`` is the node's Python type, ``aux`` its hashable auxiliary data (dict keys,
-registered nodes' aux data). Equality and hashing are those of the nested tuple; the
-hash is computed once per treedef. See Note [pytree fast path].
+``kind`` is the node's Python type, ``aux`` its auxiliary data (dict keys, registered
+nodes' aux data). Equality is that of the nested tuple; the hash leaves out registered
+nodes' aux data (Note [treedef hash]) and is computed once per treedef. See Note [pytree
+fast path].
 """
 from __future__ import annotations
 
@@ -212,13 +213,10 @@ class PyTreeDef:
                                  self._node == other._node)
 
     def __hash__(self) -> int:
+        # See Note [treedef hash]
         h = self._hash
         if h is None:
-            try:
-                h = self._hash = hash(self._node)
-            except TypeError as e:
-                raise TypeError(f"cannot hash {self!r}: a registered pytree node's aux data "
-                                f"is not hashable ({e})") from None
+            h = self._hash = hash(_hash_key(self._node))
         return h
 
     @property
@@ -260,6 +258,25 @@ class PyTreeDef:
 
     def __reduce__(self) -> Any:
         raise TypeError("PyTreeDef objects cannot be pickled")
+
+
+# Note [treedef hash]
+# Equal treedefs have equal node types, arities and aux data (compared with ==), but a
+# registered node's aux data need not be hashable: Equinox's filter_grad wrapper keeps
+# the user's keyword arguments (a dict) there, and filter_jit passes that treedef to jit
+# as a static argument. JAX's hash of a treedef is that of its node kinds and arities
+# (and a custom node's registered type), never of its aux data, so such a treedef is
+# hashable and two of them are told apart by ==. spmdc's hashes the same way for
+# registered nodes; a built-in node's aux data (dict keys, a namedtuple's type) is
+# always hashable and is kept in the hash, as it spreads dicts with different keys.
+
+def _hash_key(node: Any) -> Any:
+    """What a treedef's hash is taken of: its nodes without registered nodes' aux data."""
+    if node is _LEAF:
+        return node
+    kind, aux, children = node
+    return (kind, None if kind in _registered else aux,
+            tuple(_hash_key(c) for c in children))
 
 
 def _count_leaves(node: Any) -> int:

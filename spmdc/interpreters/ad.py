@@ -114,15 +114,30 @@ def _uninstall_jvp(prim: Any) -> None:
     _uninstall_vjp(prim)
 
 
+# spmdc's own reverse rules of built-in primitives that a library's rule shadows, with
+# whether they take ``active`` (See Note [linearize and transpose])
+_own_vjp: dict[Any, tuple[Any, bool]] = {}
+
+
 def _install_vjp(prim: Any, rule: Any = None) -> None:
+    own = vjp_rules.get(prim)
+    if own is not None and prim not in _own_vjp and not (
+            isinstance(own, functools.partial) and own.func is _vjp_adapter):
+        _own_vjp[prim] = (own, prim in wants_activity)
     vjp_rules[prim] = functools.partial(_vjp_adapter, prim)
     wants_activity.add(prim)
 
 
 def _uninstall_vjp(prim: Any) -> None:
     if prim not in primitive_jvps and prim not in primitive_transposes:
-        vjp_rules.pop(prim, None)
-        wants_activity.discard(prim)
+        own = _own_vjp.pop(prim, None)
+        if own is None:
+            vjp_rules.pop(prim, None)
+            wants_activity.discard(prim)
+            return
+        vjp_rules[prim] = own[0]
+        if not own[1]:
+            wants_activity.discard(prim)
 
 
 primitive_jvps = RuleTable("primitive_jvps", _install_jvp, _uninstall_jvp)
@@ -285,6 +300,11 @@ def _jvp_adapter(prim: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
 # rule and no JVP rule is linear in the operands it is differentiated in (JAX uses it
 # only where it is, in ``linear_transpose`` and in the linear part of a JVP), and its
 # transpose rule is its VJP everywhere: spmdc's ``linear_transpose`` is its reverse pass.
+# Except for a built-in primitive that spmdc differentiates with its own rule: a transpose
+# that a library gives it (Lineax gives ``stop_gradient_p`` one that passes the cotangent
+# through, for where it is applied to a tangent) is its VJP only while transposing; in
+# reverse mode elsewhere it keeps spmdc's rule (stop_gradient's is zero), as in JAX, where
+# its JVP is what grad uses and the transpose rule is never reached.
 # Every library rule runs with the flag cleared, so a rule that itself differentiates
 # linearizes anew.
 
@@ -311,6 +331,9 @@ def _not_transposing() -> Any:
 def _vjp_adapter(prim: Any, b: Builder, ct: Any, /, *inputs: Atom,
                  active: Sequence[bool], **params: Any) -> list[Atom | None]:
     cts = list(ct) if prim.multiple_results else [ct]
+    own = _own_vjp.get(prim)
+    if own is not None and not _state.transposing and prim not in primitive_jvps:
+        return own[0](b, ct, *inputs, **params, **({"active": active} if own[1] else {}))
     if _state.transposing or prim not in primitive_jvps:
         return _transpose(prim, b, cts, inputs, active, params)
     return _linearize_and_transpose(prim, b, cts, inputs, active, params)

@@ -14,7 +14,6 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from .. import lax
@@ -41,12 +40,25 @@ ndarray = Array
 
 # --- dtypes and constants ----------------------------------------------------------------
 
-bool_ = np.bool_
-int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
-uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
-float16, float32, float64 = np.float16, np.float32, np.float64
-bfloat16 = ml_dtypes.bfloat16
-complex64, complex128 = np.complex64, np.complex128
+# See Note [jnp scalar types] (scalar_types.py)
+from .scalar_types import (  # noqa: E402, F401  (spmdc.numpy exports them)
+    bfloat16,
+    bool_,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+
 dtype = np.dtype
 float_ = float64
 int_ = int64
@@ -119,16 +131,16 @@ def ndim(x: Any) -> int:
     return len(_shape(x))
 
 
-bool = np.bool_          # noqa: A001  (NumPy 2's name)
+bool = bool_            # noqa: A001  (NumPy 2's name)
 
 
-uint = np.dtype(np.uint64).type
+uint = uint64
 
 
-complex_ = np.complex128
+complex_ = complex128
 
 
-double, single, cdouble, csingle = np.float64, np.float32, np.complex128, np.complex64
+double, single, cdouble, csingle = float64, float32, complex128, complex64
 
 
 generic = np.generic

@@ -23,12 +23,24 @@ def _signature(x: Any) -> tuple[Any, bool]:
 @api_boundary  # See Note [library frames] (errors.py)
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fun(*args, **kwargs)``'s outputs as ShapeDtypeStructs. Arguments may be arrays,
-    scalars or anything with ``.shape`` and ``.dtype`` such as ShapeDtypeStruct."""
+    scalars or anything with ``.shape`` and ``.dtype`` such as ShapeDtypeStruct. An output
+    that already is a ShapeDtypeStruct (Lineax's ``eval_shape(lambda: struct)``) is
+    returned as it is, as in JAX, where it is an abstract value."""
     leaves, _ = tree_flatten((args, kwargs))
     sigs = [_signature(x) for x in leaves]
-    func, out_weak, _, out_tree, _ = trace_pytree(
-        fun, args, kwargs, fun_name(fun), in_types=[t for t, _ in sigs],
+    given: list[Any] = []           # [output leaves, where the traced ones are, treedef]
+
+    def traced(*a: Any, **k: Any) -> Any:
+        out_leaves, tree = tree_flatten(fun(*a, **k))
+        at = [i for i, v in enumerate(out_leaves) if not isinstance(v, ShapeDtypeStruct)]
+        given[:] = [out_leaves, at, tree]
+        return [out_leaves[i] for i in at]
+
+    func, out_weak, _, _, _ = trace_pytree(
+        traced, args, kwargs, fun_name(fun), in_types=[t for t, _ in sigs],
         in_weak=[w for _, w in sigs])
-    outs = [ShapeDtypeStruct(v.type.shape, v.type.dtype, weak_type=w)
-            for v, w in zip(func.outputs, out_weak, strict=True)]
-    return tree_unflatten(out_tree, outs)
+    out_leaves, at, out_tree = given
+    out_leaves = list(out_leaves)
+    for i, v, w in zip(at, func.outputs, out_weak, strict=True):
+        out_leaves[i] = ShapeDtypeStruct(v.type.shape, v.type.dtype, weak_type=w)
+    return tree_unflatten(out_tree, out_leaves)

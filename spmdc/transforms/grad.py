@@ -20,9 +20,10 @@ from ..compiler.passes.autodiff import is_float, vjp_func
 from ..compiler.passes.cleanup import cleanup
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
-from ..core.tracing import apply_func, current_trace, type_of, where
+from ..core.tracing import Tracer, apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_structure, tree_unflatten
 from ..core.tree_cycles import raise_if_cycle
+from ..runtime.array import Array
 from ..tracebacks import api_boundary
 from .arguments import check_argnums, check_cotangent
 from .forward import float0
@@ -31,6 +32,21 @@ from .mapping import refuse_in_shard_map_body
 
 __all__ = ["grad", "value_and_grad", "vjp"]
 
+# Note [what grad traces]
+# JAX's grad differentiates args[argnums] and passes every other argument, and every
+# keyword argument, to the function as it is: they may be any Python objects (Equinox's
+# filter_grad passes the non-array half of a model, activation functions included, as a
+# positional argument after the differentiated one), and a Python number among them
+# stays a Python number. So only args[argnums] are traced as the program's inputs (each
+# leaf must be an array: _check_input) and differentiated. Of the rest, the array leaves
+# (spmdc's Arrays and tracers, NumPy arrays and scalars) are inputs of the program too,
+# not differentiated, so that the next call with other values of them runs the same
+# program (Note [eager transformations trace every call] in eager.py); every other leaf,
+# a Python number included, reaches the function as it is. Likewise the leaves of
+# ``has_aux``'s aux that are not traced values (a string, a Python number) come back as
+# they are; only its traced leaves are outputs of the program.
+
+_ARRAY_VALUES = (Tracer, Array, np.ndarray, np.generic)
 
 
 def _argnums(argnums: int | Sequence[int], nargs: int, what: str) -> tuple[int, ...]:
@@ -131,22 +147,35 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     what = "grad" if getattr(fun, "_spmdc_grad_only", False) else "value_and_grad"
     _no_reduce_axes(what, reduce_axes)
 
-    def float_grads(*args: Any, **kwargs: Any) -> Any:
-        """(value, aux, gradients of the float leaves of args[argnums]): one program."""
-        nums = _argnums(argnums, len(args), what)
-
-        def wrapped(*a: Any, **k: Any) -> Any:
-            out = fun(*a, **k)
+    def float_grads(nums: tuple[int, ...], rest: list[Any], rest_tree: Any,
+                    arrays_at: list[int], aux_box: list[Any], diff: tuple[Any, ...],
+                    arrays: list[Any]) -> Any:
+        """(value, traced leaves of aux, gradients of the float leaves of ``diff``): one
+        program. ``diff`` are the arguments at ``nums``; the others, and the keyword
+        arguments, are ``rest_tree`` over the leaves ``rest``, of which those at
+        ``arrays_at`` are the program's inputs ``arrays`` (Note [what grad traces]).
+        ``aux_box`` gets aux's leaves, treedef and where its traced leaves are."""
+        def wrapped(d: tuple[Any, ...], r: list[Any]) -> Any:
+            leaves = list(rest)
+            for k, x in zip(arrays_at, r, strict=True):
+                leaves[k] = x
+            full, kw = tree_unflatten(rest_tree, leaves)
+            for i, x in zip(nums, d, strict=True):
+                full[i] = x
+            out = fun(*full, **kw)
             if has_aux:
                 if not (isinstance(out, (tuple, list)) and len(out) == 2):
                     raise TypeError(f"{what} with has_aux=True expects the function to return "
                                     f"a pair (output, aux), but it returned "
                                     f"{type(out).__name__}{where()}")
-                return out[0], out[1]
+                aux_leaves, aux_tree = tree_flatten(out[1])
+                traced = [k for k, v in enumerate(aux_leaves) if isinstance(v, Tracer)]
+                aux_box[:] = [aux_leaves, aux_tree, traced]
+                return out[0], [aux_leaves[k] for k in traced]
             return out, None
 
-        func, out_weak, captured, out_tree, leaves = trace_pytree(wrapped, args, kwargs, name,
-                                                                  concrete=True)
+        func, out_weak, captured, out_tree, leaves = trace_pytree(wrapped, (diff, arrays), {},
+                                                                  name, concrete=True)
         main = func.out_types[0] if func.outputs else None
         if out_tree.num_leaves == 0 or main is None:
             raise TypeError(f"{what} requires a function returning a scalar array")
@@ -158,13 +187,8 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
                             f"{name} returned {got}. Reduce it (e.g. "
                             f".sum()) or use vjp/jacrev for non-scalar outputs{where()}")
         _check_output(what, holomorphic, main)
-        # Which flat leaves are differentiated: the float ones of args[i], i in argnums.
-        arg_leaf_counts = [len(tree_flatten(a)[0]) for a in args]
-        offsets = np.cumsum([0, *arg_leaf_counts])
-        wrt = [False] * len(leaves)
-        for i in nums:
-            for k in range(offsets[i], offsets[i + 1]):
-                wrt[k] = is_float(type_of(leaves[k])[0])
+        n_diff = len(leaves) - len(arrays)
+        wrt = [k < n_diff and is_float(type_of(v)[0]) for k, v in enumerate(leaves)]
         n_out = len(func.outputs)
         refuse_in_shard_map_body("grad")
         grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))],
@@ -182,8 +206,6 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         value, aux = tree_unflatten(out_tree, outs[:n_out])
         return value, aux, outs[n_out:]
 
-    run = _top_level(float_grads)
-
     def value_and_grad_fn(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), what)
         for i in nums:
@@ -194,12 +216,34 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 raise
             for leaf in leaves:
                 _check_input(what, holomorphic, allow_int, leaf, f"args[{i}]")
-        value, aux, grads_flat = run(*args, **kwargs)
+        diff = tuple(args[i] for i in nums)
+        try:
+            rest, rest_tree = tree_flatten(
+                ([None if i in nums else a for i, a in enumerate(args)], kwargs))
+        except ValueError as e:           # a cycle: named by the argument's path
+            raise_if_cycle(args, kwargs, e)
+            raise
+        arrays_at = [k for k, v in enumerate(rest) if isinstance(v, _ARRAY_VALUES)]
+
+        aux_box: list[Any] = []
+
+        def run(d: tuple[Any, ...], arrays: list[Any]) -> Any:
+            return float_grads(nums, rest, rest_tree, arrays_at, aux_box, d, arrays)
+        run.__name__ = run.__qualname__ = name      # the program's name
+        if current_trace() is None:       # at top level: one program, through jit
+            run = eager_jit(run)          # (traced every call, so aux_box is this call's)
+        value, aux, grads_flat = run(diff, [rest[k] for k in arrays_at])
+        if has_aux:                       # its leaves that are not traced pass through
+            aux_leaves, aux_tree, traced = aux_box
+            aux_leaves = list(aux_leaves)
+            for k, v in zip(traced, aux, strict=True):
+                aux_leaves[k] = v
+            aux = tree_unflatten(aux_tree, aux_leaves)
         # float0 zeros cannot enter a program: they are added here, outside it.
         grads, pos = [], 0
-        for i in nums:
-            n = sum(is_float(type_of(v)[0]) for v in tree_flatten(args[i])[0])
-            grads.append(_with_float0_leaves(args[i], grads_flat[pos:pos + n]))
+        for x in diff:
+            n = sum(is_float(type_of(v)[0]) for v in tree_flatten(x)[0])
+            grads.append(_with_float0_leaves(x, grads_flat[pos:pos + n]))
             pos += n
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         return ((value, aux), g) if has_aux else (value, g)
@@ -293,7 +337,21 @@ def _eager_vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool,
     and every ``vjp_fn`` call replay the Func that trace gave (compiled once per structure:
     Note [eager transformations trace every call] in eager.py), so ``vjp_fn`` pulls back
     through the very function ``vjp`` ran, whatever changes later."""
-    func, out_weak, captured, out_tree, leaves = trace_pytree(fun, primals, {}, name,
+    aux_box: list[Any] = []
+
+    def traced(*a: Any) -> Any:
+        """``fun``, whose aux's leaves that are not traced values stay out of the program
+        (Note [what grad traces]): they are kept in ``aux_box``."""
+        out = fun(*a)
+        if not has_aux:
+            return out
+        out, aux = _check_aux_pair(out)
+        aux_leaves, aux_tree = tree_flatten(aux)
+        at = [k for k, v in enumerate(aux_leaves) if isinstance(v, Tracer)]
+        aux_box[:] = [aux_leaves, aux_tree, at]
+        return out, [aux_leaves[k] for k in at]
+
+    func, out_weak, captured, out_tree, leaves = trace_pytree(traced, primals, {}, name,
                                                               concrete=True)
 
     def forward(*a: Any) -> Any:
@@ -303,7 +361,12 @@ def _eager_vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool,
     out = _top_level(forward)(*primals)
     aux = None
     if has_aux:
-        out, aux = _check_aux_pair(out)
+        out, aux_values = out
+        aux_leaves, aux_tree, at = aux_box
+        aux_leaves = list(aux_leaves)
+        for k, v in zip(at, aux_values, strict=True):
+            aux_leaves[k] = v
+        aux = tree_unflatten(aux_tree, aux_leaves)
     out_leaves, main_tree = tree_flatten(out)
     n_main = len(out_leaves)
     wrt = [is_float(type_of(v)[0]) for v in leaves]

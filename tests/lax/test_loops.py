@@ -103,8 +103,11 @@ def test_fori_loop_with_static_bounds_is_differentiable():
 def test_grad_of_while_loop_is_a_clear_error():
     with pytest.raises(WhileLoopVJPError, match="fori_loop with Python int"):
         spmdc.grad(lambda x: lax.while_loop(lambda c: c < 10.0, lambda c: c * x, 1.0))(2.0)
-    with pytest.raises(WhileLoopVJPError, match="test_loops.py"):
-        spmdc.grad(lambda x, n: lax.fori_loop(0, n, lambda i, c: c * x, 1.0))(2.0, 3)
+    with pytest.raises(WhileLoopVJPError, match="test_loops.py"):       # n traced by jit
+        spmdc.jit(lambda x, n: spmdc.grad(
+            lambda x: lax.fori_loop(0, n, lambda i, c: c * x, 1.0))(x))(2.0, 3)
+    # a Python int that grad does not differentiate stays one (as in JAX: 12.0)
+    close(spmdc.grad(lambda x, n: lax.fori_loop(0, n, lambda i, c: c * x, 1.0))(2.0, 3), 12.0)
     # an integer-only loop carries no gradient: differentiating around it is fine
     f = lambda x: x * lax.fori_loop(0, jnp.asarray(3), lambda i, c: c + i, 0)  # noqa: E731
     close(spmdc.grad(f)(2.0), 3.0)

@@ -22,3 +22,11 @@ def test_eval_shape_runs_nothing_and_takes_structs():
     assert huge.shape == (1 << 20, 1 << 12)      # 16 GiB: never allocated
     with pytest.raises(ValueError, match="negative"):
         spmdc.ShapeDtypeStruct((-1,), np.float32)
+
+
+def test_a_shape_dtype_struct_output_is_returned_as_it_is():
+    # Lineax's structure_equal: eval_shape(lambda: struct); JAX returns the struct
+    s = spmdc.ShapeDtypeStruct((2,), np.float32)
+    out = spmdc.eval_shape(lambda: (s, jnp.zeros((3,), np.int32)))
+    assert out[0] == s
+    assert out[1].shape == (3,) and out[1].dtype == np.int32
