@@ -77,7 +77,8 @@ __all__ = [
     # spmdc's own
     "EnvironmentVariableError", "IRError", "ShapeError", "BatchingError", "UnboundAxisError",
     "ReplicationError", "DivergentCollectiveError", "WhileLoopVJPError", "WindowVJPError",
-    "CheckifyRuntimeError",
+    "CheckifyRuntimeError", "JaxException", "FailedCheckError", "NaNError",
+    "DivisionByZeroError", "OOBError",
     "ClosedOverDifferentiationError", "CustomVJPForwardModeError", "CallbackError",
     "LoweringError", "DistributedError", "PeerLost", "StoreException",
     "UnfilteredStackTrace",
@@ -227,6 +228,31 @@ class CheckifyRuntimeError(ValueError):
     """A ``checkify.check`` failed: raised by ``Error.throw()``, ``check_error`` and by
     a check evaluated outside ``checkify``. JAX's ``checkify.JaxRuntimeError`` (a
     ValueError); fix the input the message names, or the predicate."""
+
+
+class JaxException(Exception):
+    """An error category of ``checkify`` (JAX's classes of the same names)."""
+    kind = ""
+
+
+class FailedCheckError(JaxException):
+    """A ``check`` whose predicate was False."""
+    kind = "check"
+
+
+class NaNError(JaxException):
+    """A primitive made a NaN."""
+    kind = "nan"
+
+
+class DivisionByZeroError(JaxException):
+    """A division by zero."""
+    kind = "div"
+
+
+class OOBError(JaxException):
+    """An index out of bounds (dynamic_slice, dynamic_update_slice, gather, scatter)."""
+    kind = "oob"
 
 
 class WhileLoopVJPError(ValueError):

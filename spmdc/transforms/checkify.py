@@ -15,7 +15,14 @@ from ..compiler.primitives.logic import eq_p, not_p
 from ..core import tracing
 from ..core.tracing import Tracer, type_of
 from ..core.tree import register_pytree_node_class, tree_flatten, tree_unflatten
-from ..errors import CheckifyRuntimeError
+from ..errors import (
+    CheckifyRuntimeError,
+    DivisionByZeroError,
+    FailedCheckError,
+    JaxException,
+    NaNError,
+    OOBError,
+)
 from ..runtime.array import Array
 from .jit import eager_jit
 
@@ -23,31 +30,6 @@ __all__ = ["JaxException", "FailedCheckError", "NaNError", "DivisionByZeroError"
            "OOBError", "Error", "check", "debug_check", "check_error", "checkify",
            "user_checks", "nan_checks", "div_checks", "index_checks", "float_checks",
            "automatic_checks", "all_checks"]
-
-
-class JaxException(Exception):
-    """An error category of ``checkify`` (JAX's classes of the same names)."""
-    kind = ""
-
-
-class FailedCheckError(JaxException):
-    """A ``check`` whose predicate was False."""
-    kind = "check"
-
-
-class NaNError(JaxException):
-    """A primitive made a NaN."""
-    kind = "nan"
-
-
-class DivisionByZeroError(JaxException):
-    """A division by zero."""
-    kind = "div"
-
-
-class OOBError(JaxException):
-    """An index out of bounds (dynamic_slice, dynamic_update_slice, gather, scatter)."""
-    kind = "oob"
 
 
 user_checks = frozenset({FailedCheckError})

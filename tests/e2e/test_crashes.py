@@ -91,9 +91,9 @@ import spmdc, spmdc.numpy as jnp
 from spmdc.runtime import executable, pjrt
 
 compile = pjrt.compile
-def announced(*args):
+def announced(*args, **kwargs):
     print("compiling", flush=True)
-    return compile(*args)
+    return compile(*args, **kwargs)
 executable.pjrt.compile = announced
 
 def long(x):                   # a program that takes XLA a second or two to compile
