@@ -99,9 +99,18 @@ def _params(x64: bool) -> list:
 
 
 CASES = _params(False) + _params(True)
-# the transformed runs: one case per function, not the half-precision ones
-TRANSFORMED = [p for p in _params(False)
-               if "float16" not in p.values[1] and "/(" not in p.values[1]]
+# the transformed runs, not the half-precision ones: the first case of each function runs
+# with `make test`, the others with `make test-slow`
+_SEEN: set[str] = set()
+TRANSFORMED = []
+for _p in _params(False):
+    _name = _p.values[1]
+    if "float16" in _name or "/(" in _name:
+        continue
+    _family = _name.split("/")[0]
+    TRANSFORMED.append(_p if _family not in _SEEN else pytest.param(
+        *_p.values, id=_p.id, marks=pytest.mark.slow))
+    _SEEN.add(_family)
 
 
 @pytest.mark.parametrize("x64_mode,name,fn", CASES, indirect=["x64_mode"])
