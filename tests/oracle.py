@@ -113,3 +113,21 @@ def interpreted(fun, *args) -> list[np.ndarray]:
     interpreter (each primitive's impl) instead of being compiled."""
     lowered = spmdc.jit(fun).lower(*args)
     return evaluate(lowered.func, *args, *(np.asarray(c) for c in lowered.consts))
+
+
+def bit_pattern(x: Any) -> tuple[str, np.ndarray]:
+    """An array's dtype name and its bits: floats (and each half of a complex) as unsigned
+    integers of their width, so recorded random draws compare bit for bit."""
+    x = np.asarray(x)
+    if x.dtype.kind in "fc" or x.dtype.name == "bfloat16":
+        width = x.dtype.itemsize // (2 if x.dtype.kind == "c" else 1)
+        return x.dtype.name, np.ascontiguousarray(x).view(f"u{width}")
+    return x.dtype.name, x
+
+
+def ordered_bits(bits: np.ndarray) -> np.ndarray:
+    """Float bit patterns as integers in the floats' order (so ulps are differences)."""
+    width = bits.dtype.itemsize * 8
+    b = bits.astype(np.int64)
+    sign = np.int64(1) << (width - 1)
+    return np.where(b & sign, -(b & (sign - 1)), b)

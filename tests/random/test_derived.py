@@ -43,26 +43,13 @@ def x64_mode(request):
     dtypes.enable_x64(previous)
 
 
-def _bits(x) -> tuple[str, np.ndarray]:
-    x = np.asarray(x)
-    if x.dtype.kind in "fc" or x.dtype.name == "bfloat16":
-        width = x.dtype.itemsize // (2 if x.dtype.kind == "c" else 1)
-        return x.dtype.name, np.ascontiguousarray(x).view(f"u{width}")
-    return x.dtype.name, x
-
-
-def _ordered(bits: np.ndarray) -> np.ndarray:
-    width = bits.dtype.itemsize * 8
-    b = bits.astype(np.int64)
-    sign = np.int64(1) << (width - 1)
-    return np.where(b & sign, -(b & (sign - 1)), b)
 
 
 def assert_recorded(got, x64: bool, name: str, rtol: float = 0.0) -> None:
     """Bit for bit, or within HOST_ULPS units in the last place for gamma-based draws, or
     within ``rtol`` (transformed runs)."""
     data = recorded(x64)
-    dtype, bits = _bits(got)
+    dtype, bits = oracle.bit_pattern(got)
     assert dtype == str(data[name + "#dtype"]), f"{name}: dtype {dtype}"
     expected = data[name]
     assert bits.shape == expected.shape, f"{name}: shape {bits.shape} != {expected.shape}"
@@ -76,7 +63,8 @@ def assert_recorded(got, x64: bool, name: str, rtol: float = 0.0) -> None:
     case = name.split("|")[0]
     if floating and (name.startswith(GAMMA_BASED) or case in NORM_ULPS):
         ulps = NORM_ULPS.get(case, HOST_ULPS)
-        far = np.abs(_ordered(bits.ravel()) - _ordered(expected.ravel())) > ulps
+        far = np.abs(oracle.ordered_bits(bits.ravel())
+                     - oracle.ordered_bits(expected.ravel())) > ulps
         # a NaN is a NaN whatever its payload
         mismatched = np.flatnonzero(far & ~np.isnan(np.asarray(got, np.float64).ravel()))
     else:

@@ -33,20 +33,6 @@ def x64_mode(request):
     dtypes.enable_x64(previous)
 
 
-def _bits(x) -> tuple[str, np.ndarray]:
-    x = np.asarray(x)
-    if x.dtype.kind in "fc" or x.dtype.name == "bfloat16":
-        width = x.dtype.itemsize // (2 if x.dtype.kind == "c" else 1)
-        return x.dtype.name, np.ascontiguousarray(x).view(f"u{width}")
-    return x.dtype.name, x
-
-
-def _ordered(bits: np.ndarray) -> np.ndarray:
-    """Float bit patterns as integers in the floats' order (so ulps are differences)."""
-    width = bits.dtype.itemsize * 8
-    b = bits.astype(np.int64)
-    sign = np.int64(1) << (width - 1)
-    return np.where(b & sign, -(b & (sign - 1)), b)
 
 
 def assert_same_bits(got, x64: bool, name: str, group: str = "main", ulps: int = 0,
@@ -54,7 +40,7 @@ def assert_same_bits(got, x64: bool, name: str, group: str = "main", ulps: int =
     """Bit for bit (``ulps=0``), or floats within ``ulps`` units in the last place (or
     within ``rtol``)."""
     data = RECORDED[group, x64]
-    dtype, bits = _bits(got)
+    dtype, bits = oracle.bit_pattern(got)
     assert dtype == str(data[name + "#dtype"]), f"{name}: dtype {dtype}"
     expected = data[name]
     assert bits.shape == expected.shape, f"{name}: shape {bits.shape} != {expected.shape}"
@@ -65,7 +51,8 @@ def assert_same_bits(got, x64: bool, name: str, group: str = "main", ulps: int =
         np.testing.assert_allclose(np.asarray(got).astype(wide), want, rtol=rtol, err_msg=name)
         return
     if ulps and floating:
-        far = np.abs(_ordered(bits.ravel()) - _ordered(expected.ravel())) > ulps
+        far = np.abs(oracle.ordered_bits(bits.ravel())
+                     - oracle.ordered_bits(expected.ravel())) > ulps
         mismatched = np.flatnonzero(far)
     else:
         mismatched = np.flatnonzero(bits.ravel() != expected.ravel())
