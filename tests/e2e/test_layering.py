@@ -56,7 +56,7 @@ PRIMITIVE_MODULES = {"core/tracing.py"} | {
 # broadcast) in core/operands.py, which lax uses too.
 PRIMITIVE_MODULES |= {"core/operands.py"}
 # JAX's Primitive class (jax.extend.core.Primitive) is spmdc's, with JAX's definers.
-PRIMITIVE_MODULES |= {"extend/core.py"}
+PRIMITIVE_MODULES |= {"extend/core/__init__.py"}
 JAXLIB_USERS = {"compiler/stablehlo.py", *(  # and every module of the runtime/pjrt package
     f"runtime/pjrt/{p.name}" for p in (ROOT / "runtime" / "pjrt").glob("*.py"))}
 

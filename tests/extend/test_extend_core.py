@@ -1,4 +1,4 @@
-"""jax.extend.core and jax.core (spmdc/extend/core.py, spmdc/_src/core.py): JAX's
+"""jax.extend.core and jax.core (spmdc/extend/core/__init__.py, spmdc/_src/core.py): JAX's
 Primitive on spmdc's, type tests on traced values and abstract values, the aval helpers;
 and the values JAX's rules see (ad.Zero, UndefinedPrimal, PartialVal)."""
 import numpy as np

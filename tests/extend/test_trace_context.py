@@ -1,4 +1,4 @@
-"""jax.extend.core.take_current_trace / set_current_trace (spmdc/extend/core.py), as
+"""jax.extend.core.take_current_trace / set_current_trace (spmdc/extend/core/__init__.py), as
 Haiku's ``_src/dot.py`` reads them: the trace taken is the current one, none is current
 in the body, setting it back lets the traced values be used again, and a Trace of
 another class is refused with a TypeError naming the fix."""

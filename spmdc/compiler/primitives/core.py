@@ -67,7 +67,7 @@ class Primitive:
         out = self.shape_rule(*in_types, **params)
         return tuple(out) if self.multiple_results else (out,)
 
-    abstract_eval = out_types   # JAX's primitives (spmdc/extend/core.py) take JAX's avals
+    abstract_eval = out_types   # JAX's primitives (spmdc/extend/core/__init__.py) take JAX's avals
 
     def __repr__(self) -> str:
         return self.name
@@ -76,7 +76,7 @@ class Primitive:
 registry: dict[str, Primitive] = {}
 
 library_primitives: set[Primitive] = set()
-"""The primitives libraries define (``jax.extend.core.Primitive``, spmdc/extend/core.py):
+"""The primitives libraries define (``jax.extend.core.Primitive``, spmdc/extend/core/__init__.py):
 not in ``registry``, since JAX does not make their names unique, and with whatever rules
 their library registers."""
 

@@ -23,13 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.ir import TensorType
-from ..compiler.passes.cleanup import effectful
-from ..compiler.primitives.core import Primitive as _SpmdcPrimitive
-from ..compiler.primitives.core import library_primitives
-from ..core import tracing
-from ..core.abstract import AbstractValue, ShapedArray, typeof
-from ..transforms.jaxpr_view import (
+from ...compiler.ir import TensorType
+from ...compiler.passes.cleanup import effectful
+from ...compiler.primitives.core import Primitive as _SpmdcPrimitive
+from ...compiler.primitives.core import library_primitives
+from ...core import tracing
+from ...core.abstract import AbstractValue, ShapedArray, typeof
+from ...transforms.jaxpr_view import (
     ClosedJaxpr,
     DebugInfo,
     DropVar,
