@@ -434,9 +434,11 @@ def user_source() -> str | None:
     """``file:line`` of the innermost caller outside spmdc and the registered libraries
     (where the user's op is)."""
     frame = sys._getframe(1)
-    while frame is not None:
+    known = _library_file
+    while frame is not None:       # every bind walks here: the cache is read inline
         filename = frame.f_code.co_filename
-        if not _is_library(filename):
+        library = known.get(filename)
+        if not (_is_library(filename) if library is None else library):
             return f"{filename}:{frame.f_lineno}"
         frame = frame.f_back
     return None

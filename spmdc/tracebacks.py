@@ -74,7 +74,7 @@ def _effective_mode() -> str:
 
 
 def _is_boundary(frame: types.FrameType) -> bool:
-    return frame.f_code is _BOUNDARY_CODE
+    return frame.f_code in _boundary_codes
 
 
 def _under_another_boundary(frame: types.FrameType) -> bool:
@@ -110,8 +110,9 @@ def _with_callers(tb: types.TracebackType) -> types.TracebackType:
     return out
 
 
-def _filter_at_boundary(error: BaseException, boundary: types.FrameType) -> None:
-    """Rewrite ``error``'s traceback as the outermost boundary does (see the Note)."""
+def filter_at_boundary(error: BaseException, boundary: types.FrameType) -> None:
+    """Rewrite ``error``'s traceback as the outermost boundary does (see the Note); an
+    ``inline_boundary`` calls it from its own ``except`` clauses."""
     mode = _effective_mode()
     tb = error.__traceback__
     if mode == "off" or tb is None or _under_another_boundary(boundary):
@@ -145,9 +146,17 @@ def api_boundary(fun: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fun(*args, **kwargs)
         except Exception as e:
-            _filter_at_boundary(e, sys._getframe())
+            filter_at_boundary(e, sys._getframe())
             raise
     return reraise_with_filtered_traceback
 
 
-_BOUNDARY_CODE = api_boundary(lambda: None).__code__
+def inline_boundary(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """``fun`` marked as an API boundary that filters its exceptions itself (it calls
+    ``filter_at_boundary`` before re-raising): ``api_boundary`` without its wrapper's frame,
+    for the jit call, whose every microsecond counts (Note [dispatch fast path])."""
+    _boundary_codes.add(fun.__code__)
+    return fun
+
+
+_boundary_codes = {api_boundary(lambda: None).__code__}

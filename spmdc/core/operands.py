@@ -48,7 +48,7 @@ def error(op: str, message: str) -> TypeError:
 
 def asarray(x: Any, dtype: Any = None) -> Any:
     """``x`` as an spmdc value (a Tracer while tracing, else an Array)."""
-    if is_array(x):
+    if x.__class__ is Tracer or isinstance(x, ARRAY_TYPES):      # the common case first
         return x if dtype is None else x.astype(dtype)
     if isinstance(x, (list, tuple)) and builtins.any(is_array(v) for v in flat_checked(x)):
         out = _stacked(x)
@@ -129,8 +129,8 @@ def literal(x: Any) -> Any:
     """``x`` as a primitive's operand: spmdc arrays, Python scalars (weak) and NumPy values
     (strong) as they are, so that a scalar is a literal of the program and a NumPy array
     a captured constant; anything else (a list) made an array. See Note [weak literals]."""
-    if is_array(x) or type(x) in (bool, int, float, complex) or isinstance(
-            x, (np.ndarray, np.generic)):
+    if x.__class__ is Tracer or type(x) in (bool, int, float, complex) or isinstance(
+            x, (Tracer, Array, np.ndarray, np.generic)):
         return x
     return asarray(x)
 
@@ -138,7 +138,10 @@ def literal(x: Any) -> Any:
 def all_weak(*xs: Any) -> bool:
     """Whether a result computed from ``xs`` is weakly typed: iff every operand is (Python
     scalars are weak, NumPy values strong). See Note [weak literals]."""
-    return builtins.all(type_of(x)[1] for x in xs)
+    for x in xs:                 # a loop, not all(): every traced primitive asks
+        if not (x.weak if x.__class__ is Tracer else type_of(x)[1]):
+            return False
+    return True
 
 
 def promote_operands(op: str, *args: Any) -> tuple[list[Any], np.dtype, bool]:

@@ -7,14 +7,18 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from ..compiler.primitives.reductions import (
-    dot_general_p,
-)
+from ..compiler.primitives.reductions import dot_general_p, with_precision
 from ..core.operands import (
     all_weak,
     asarray,
 )
-from ..core.precision import check_precision, preferred_operands, preferred_result
+from ..core.precision import (
+    Algorithm,
+    check_precision,
+    dot_operands,
+    preferred_operands,
+    preferred_result,
+)
 from ..core.tracing import bind
 
 __all__ = ["dot_general", "dot", "batch_matmul"]
@@ -31,13 +35,15 @@ def dot_general(x: Any, y: Any, dimension_numbers: Any, precision: Any = None,
     precision = check_precision("dot_general", precision)
     (xc, yc), (xb, yb) = dimension_numbers
     x, y = preferred_operands("dot_general", asarray(x), asarray(y), preferred_element_type)
-    out = _dot_general(x, y, ((tuple(xc), tuple(yc)), (tuple(xb), tuple(yb))), precision)
+    out = dot_general_checked(x, y, ((tuple(xc), tuple(yc)), (tuple(xb), tuple(yb))),
+                              precision)
     return preferred_result(out, preferred_element_type)
 
 
-def _dot_general(x: Any, y: Any, dimension_numbers: Any, precision: Any) -> Any:
-    from ..compiler.primitives.reductions import with_precision
-    from ..core.precision import Algorithm, dot_operands
+def dot_general_checked(x: Any, y: Any, dimension_numbers: Any, precision: Any) -> Any:
+    """``dot_general`` of two spmdc arrays whose checks are done: ``precision`` in
+    ``check_precision``'s canonical form, dimension numbers as tuples, operands already of
+    their preferred type. numpy's products call it after their own checks."""
     contract, batch = dimension_numbers
     if isinstance(precision, Algorithm):            # See Note [dot algorithms]
         x, y, out = dot_operands("dot_general", x, y, precision)

@@ -19,6 +19,7 @@ from ..core.precision import (
     preferred_operands,
     preferred_result,
 )
+from ..lax.dot import dot_general_checked
 from .comparisons import where
 from .core import _error, _promote, asarray, broadcast_shapes, broadcast_to, result_type
 from .reductions import sum
@@ -56,7 +57,7 @@ def _dot_general(x: Any, y: Any, contract: Any, batch: Any, op: str,
             raise _error(op, f"contracting dimension mismatch: {x.dtype.name}{list(xs)} "
                          f"and {y.dtype.name}{list(ys)} (axis {i} has size {xs[i]}, "
                          f"axis {j} has size {ys[j]})")
-    return lax.dot_general(x, y, (contract, batch), lax_precision(precision))
+    return dot_general_checked(x, y, (contract, batch), precision)
 
 
 def lax_precision(precision: Any) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -36,7 +37,7 @@ from ..runtime.array import Array
 from ..runtime.executable import ProgramCache, program_key
 from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
 from ..runtime.sharding import NamedSharding
-from ..tracebacks import api_boundary
+from ..tracebacks import filter_at_boundary, inline_boundary
 from .arguments import (
     check_static_argnames,
     check_static_argnums,
@@ -183,18 +184,24 @@ class Jitted:
         observe("traced", out[0])
         return out
 
-    @api_boundary  # See Note [library frames] (errors.py)
+    @inline_boundary  # See Note [library frames] (errors.py)
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # Nothing but the C++ dispatcher on the way in (Note [dispatch fast path]); the
         # handlers below run only when it raised.
+        __tracebackhide__ = True            # noqa: F841  (read by pytest and IPython)
         try:
             return self._dispatch(*args, **kwargs)
         except Exception as e:
             recursion_reserve.value += ROOM   # before any call: see python_path_after
             if not python_path_after(e, lambda error, deleted: explain_failed_call(
                     args, kwargs, error, deleted)):
+                filter_at_boundary(e, sys._getframe())
                 raise
-        return self._python_path(args, kwargs)[0]
+        try:
+            return self._python_path(args, kwargs)[0]
+        except Exception as e:
+            filter_at_boundary(e, sys._getframe())
+            raise
 
     def _cache_miss(self, *args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
         """What the C++ dispatcher calls for a call it cannot launch itself: the Python
