@@ -29,6 +29,13 @@ def _cycle():
     return cycle
 
 
+def _deep(depth):
+    tree = [1.0]
+    for _ in range(depth):
+        tree = [tree]
+    return tree
+
+
 def _read_env(name, value, read):
     from spmdc import env
     old = os.environ.get(name)
@@ -92,6 +99,10 @@ TABLE = [
     ("a pytree that contains itself (issue 12 item 11)",
      lambda: spmdc.jit(lambda a: a)(_cycle()),
      ValueError, ["contains itself", "args[0]", "remove the reference cycle"]),
+    ("a pytree nested 50,000 deep: too deep, at once (issue 30)",
+     lambda: spmdc.jit(lambda a: a)(_deep(50_000)),
+     RecursionError, ["the pytree args nests containers 50001 levels deep",
+                      "test_errors.py", "too deep to flatten", "shallower"]),
     ("a shape whose size overflows int64 (issue 12 item 11)",
      lambda: jnp.zeros((2**40, 2**40)),
      TypeError, ["1099511627776", "more than any array can hold"]),
