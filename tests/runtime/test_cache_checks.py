@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 import warnings
 
 import numpy as np
@@ -60,11 +61,16 @@ def _run_again():
 def _offset_classes(data: bytes) -> dict[str, list[int]]:
     """Offsets of an entry by what they hold: the header (format, name, checksum), the
     program's two f32 constants, the machine code (the ELF object's text sections) and
-    every other byte of the serialized executable."""
+    every other byte of the serialized executable. (On the CPU platform; elsewhere the
+    executable holds no ELF object, and its code counts among the other bytes.)"""
     header = data.index(b"\n", data.index(b"\n", len(b"spmdc-executable-2\n")) + 1) + 1
     constants = [i + k for value in (2.5, 1.25)
                  for i in _find_all(data, np.float32(value).tobytes()) for k in range(4)]
-    elf = data.index(b"\x7fELF")
+    elf = data.find(b"\x7fELF")
+    if elf < 0:
+        taken = set(range(header)) | set(constants)
+        return {"header": list(range(header)), "constants": constants, "code": [],
+                "other": [i for i in range(len(data)) if i not in taken]}
     section_table = elf + int.from_bytes(data[elf + 0x28:elf + 0x30], "little")
     entry_size = int.from_bytes(data[elf + 0x3A:elf + 0x3C], "little")
     count = int.from_bytes(data[elf + 0x3C:elf + 0x3E], "little")
@@ -134,7 +140,10 @@ def _sweep_setup(cache_dir, monkeypatch):
 def test_one_byte_flips_of_every_kind_are_refused_before_loading(cache_dir, monkeypatch):
     store, key, context, path, data = _sweep_setup(cache_dir, monkeypatch)
     classes = _offset_classes(data)
-    assert all(classes.values()), {k: len(v) for k, v in classes.items()}
+    found = {k: len(v) for k, v in classes.items()}
+    if spmdc.default_backend() == "cpu":
+        assert all(found.values()), found
+    classes = {k: v for k, v in classes.items() if v}
     # Every byte of the header, the constants and the code, every 8th of the rest,
     # through the check itself (the sweep over all offsets is the slow test below).
     _refused_at(store, key, context, path, data, [
@@ -264,3 +273,32 @@ def test_a_fifo_in_place_of_an_entry_does_not_block(cache_dir):
     loaded, messages = _run_again()
     assert not loaded and any("not a regular file" in m for m in messages), messages
     assert stat.S_ISREG(os.lstat(path).st_mode)
+
+
+def test_writers_and_readers_at_once_see_whole_entries(tmp_path):
+    # Four writers put their own version of the same six entries while reading others'
+    # (threads here; tests/runtime/test_cache.py runs whole processes): every read is a
+    # whole payload of one writer or nothing, and nothing is reported damaged.
+    store = cache.CompilationCache(str(tmp_path), max_bytes=1 << 30)
+    payloads = {k: [bytes([16 * k + w]) * (5000 + 997 * w) for w in range(4)]
+                for k in range(6)}
+    wrong = []
+
+    def writer(w):
+        for _ in range(25):
+            for k in range(6):
+                store.put(f"k{k}", b"ctx", payloads[k][w])
+                other = (k + w) % 6
+                got = store.get(f"k{other}", b"ctx")
+                if got is not None and got not in payloads[other]:
+                    wrong.append((other, len(got)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not wrong and not [str(w.message) for w in caught]
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".tmp-")]
+    assert all(store.get(f"k{k}", b"ctx") in payloads[k] for k in range(6))
