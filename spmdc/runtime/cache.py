@@ -41,7 +41,10 @@ reaches its entries relative to it (``dir_fd``), so a directory renamed or swapp
 after the check is not the one read. An entry is looked at without following links
 (``lstat``), opened with ``O_NOFOLLOW | O_NONBLOCK`` (a link or a FIFO put there after
 the look is neither followed nor waited on), and checked again on the open file. Root
-is trusted as an owner (it can change any file anyway), as ssh trusts it. A refused
+is trusted as an owner (it can change any file anyway), as ssh trusts it. The
+directories above the cache directory are not checked (ssh checks them): one who may
+rename entries in a parent can put another directory in its place, but not one owned by
+this user that others cannot write, which is all the checks accept. A refused
 cache directory is warned about once per reason; the program is then compiled as if
 there were no cache.
 """
