@@ -109,6 +109,11 @@ def _load(target: str) -> tuple[Any, Any]:
         spec.loader.exec_module(module)
     except Exception as e:
         raise UserCodeError(f"importing {path} failed: {type(e).__name__}: {e}") from e
+    except SystemExit as e:
+        raise UserCodeError(
+            f"importing {path} ended the program: it called sys.exit({e.code!r}) at "
+            f"{_exit_line(e, path)}. spmdc imports the file to find {name!r}; put what "
+            "runs the program under `if __name__ == '__main__':`") from None
     if not hasattr(module, name):
         known = sorted(k for k, v in vars(module).items()
                        if callable(v) and not k.startswith("_") and
@@ -120,6 +125,16 @@ def _load(target: str) -> tuple[Any, Any]:
     if not callable(obj):
         raise UsageError(f"{path}:{name} is a {type(obj).__name__}, not a function")
     return module, obj
+
+
+def _exit_line(e: SystemExit, path: str) -> str:
+    """Where in the user's file ``path`` the program called sys.exit."""
+    return _user_line(e, path) or path
+
+
+def _exit_while_tracing(target: str, e: SystemExit) -> UserCodeError:
+    return UserCodeError(f"tracing {target} ended the program: it called "
+                         f"sys.exit({e.code!r}) at {_exit_line(e, target.rpartition(':')[0])}")
 
 
 def _arguments(opts: argparse.Namespace, module: Any) -> tuple[list[Any], dict[str, Any]]:
@@ -146,6 +161,11 @@ def _arguments(opts: argparse.Namespace, module: Any) -> tuple[list[Any], dict[s
         except Exception as e:
             raise UserCodeError(f"--example {opts.example}() failed: "
                                 f"{type(e).__name__}: {e}") from e
+        except SystemExit as e:
+            raise UserCodeError(
+                f"--example {opts.example}() called sys.exit({e.code!r}) at "
+                f"{_exit_line(e, module.__file__)}; it must return the example "
+                "arguments") from None
         return list(args) if isinstance(args, (tuple, list)) else [args], statics
     args = []
     for text in opts.arg:
@@ -157,7 +177,11 @@ def _arguments(opts: argparse.Namespace, module: Any) -> tuple[list[Any], dict[s
         if any(d < 0 for d in t.shape):
             raise UsageError(f"negative dimension in --arg {text!r}: dimensions are sizes "
                              ">= 0")
-        args.append(np.zeros(t.shape, t.dtype))
+        try:          # no memory: dump and check read the shape and dtype alone
+            args.append(np.broadcast_to(np.zeros((), t.dtype), t.shape))
+        except ValueError:
+            raise UsageError(f"--arg {text!r} is too large: its {math.prod(t.shape)} "
+                             "elements are more than any array can hold") from None
     return args, statics
 
 
@@ -464,6 +488,8 @@ def _check(opts: argparse.Namespace, obj: Any, args: list[Any],
             check(func)
     except Exception as e:                          # what the user must fix, with its line
         return _failed(opts.target, e, "")
+    except SystemExit as e:
+        raise _exit_while_tracing(opts.target, e) from None
     n = sum(1 for _ in _walk(lowered.func))
     print(f"{opts.target}: ok ({n} equations, stages {', '.join(lowered.stage_names(False))}"
           ")")
@@ -549,6 +575,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             lowered = _lower(obj, args, statics)
         except Exception as e:
             return _failed(opts.target, e, "spmdc: ")
+        except SystemExit as e:
+            raise _exit_while_tracing(opts.target, e) from None
         color = opts.color == "always" or (opts.color == "auto" and sys.stdout.isatty()
                                            and not os.environ.get("NO_COLOR"))
         return _dump(opts, lowered, _Style(color))

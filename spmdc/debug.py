@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .callbacks import _describe, stage_callback
+from .errors import where
 from .sharding import visualize_array_sharding, visualize_sharding  # noqa: F401
 
 __all__ = ["print", "callback", "visualize_array_sharding", "visualize_sharding"]
@@ -64,6 +65,38 @@ class _FormatChecker(string.Formatter):
 _checker = _FormatChecker()
 
 
+def _check_format(fmt: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Raise, at trace time, the error ``fmt.format(*args, **kwargs)`` would raise when
+    the program runs, of the type ``str.format`` raises (as JAX's), naming debug.print,
+    the format string and the user's line."""
+    try:
+        fields = [field for _, field, _, _ in string.Formatter().parse(fmt)
+                  if field is not None]
+    except ValueError as e:
+        raise ValueError(f"spmdc.debug.print: the format string {fmt!r} is not a valid "
+                         f"format ({e}){where()}. Write literal braces as '{{{{' and "
+                         "'}}'") from None
+    try:
+        _checker.format(fmt, *args, **kwargs)
+    except IndexError:
+        automatic = sum(1 for field in fields if field == "" or field[0] in ".[")
+        numbered = [int(field.split(".")[0].split("[")[0]) for field in fields
+                    if field[:1].isdigit()]
+        needed = max(automatic, max(numbered, default=-1) + 1)
+        raise IndexError(
+            f"spmdc.debug.print: the format string {fmt!r} needs {needed} positional "
+            f"value{'s' if needed != 1 else ''}, but {len(args)} "
+            f"{'was' if len(args) == 1 else 'were'} given{where()}. Pass one value per "
+            "'{}' placeholder, or name them: debug.print('{x}', x=x)") from None
+    except KeyError as e:
+        name = e.args[0]
+        given = ", ".join(f"{k}=" for k in kwargs) or "none"
+        raise KeyError(
+            f"spmdc.debug.print: the format string {fmt!r} names {{{name}}}, but no "
+            f"keyword argument {name}= was given (given: {given}){where()}. Pass it: "
+            f"debug.print({fmt!r}, {name}=...)") from None
+
+
 def print(fmt: str | None = None, *args: Any, ordered: bool = False, **kwargs: Any) -> Any:  # noqa: A001
     """Print ``fmt.format(*args, **kwargs)`` with the values the program computes (as
     ``jax.debug.print``); a format without placeholders prints the values after it,
@@ -72,7 +105,7 @@ def print(fmt: str | None = None, *args: Any, ordered: bool = False, **kwargs: A
     def stage(fmt: str, *c_args: Any, **c_kwargs: Any) -> None:
         if not isinstance(fmt, str):
             raise TypeError(f"spmdc.debug.print: the format must be a str, got {fmt!r}")
-        _checker.format(fmt, *c_args, **c_kwargs)
+        _check_format(fmt, c_args, c_kwargs)
         has_placeholders = bool(fmt) and next(iter(string.Formatter().parse(fmt)))[1] \
             is not None
         options = np.get_printoptions()

@@ -15,8 +15,8 @@ import numpy as np
 
 from ..compiler.stablehlo import donation_aliases
 from ..core.devices import check_backend, check_device, check_devices
-from ..core.tracing import type_of, where
-from ..core.tree import dict_keys, tree_flatten, tree_unflatten
+from ..core.tracing import Tracer, type_of, where
+from ..core.tree import dict_keys, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from ..core.tree_cycles import raise_if_cycle
 from ..runtime.array import Array
 
@@ -24,7 +24,8 @@ __all__ = ["index_tuple", "name_tuple", "check_static_argnums", "check_static_ar
            "check_argnums", "check_devices", "check_device", "check_mapped_size",
            "check_cotangent", "positional_arity", "check_backend",
            "check_index_in_range", "usable_donations", "donated_leaves", "check_donations",
-           "raise_if_deleted"]
+           "raise_if_deleted", "check_not_generator", "raise_if_not_array_argument",
+           "check_array_results"]
 
 
 def index_tuple(op: str, name: str, value: Any) -> tuple[int, ...]:
@@ -228,3 +229,67 @@ def check_index_in_range(op: str, name: str, nums: Sequence[int], nargs: int,
         raise ValueError(f"{op}: {name}={tuple(nums) if len(nums) > 1 else nums[0]} but the "
                          f"function was called with {nargs} positional argument"
                          f"{'' if nargs == 1 else 's'}; {explain}{where()}")
+
+
+# --- values that are not arrays ------------------------------------------------------------
+
+def check_not_generator(fun: Callable[..., Any]) -> None:
+    """A generator function yields nothing when traced; JAX refuses it up front."""
+    if inspect.isgeneratorfunction(fun):
+        raise TypeError(f"Expected a function, got a generator function: {fun!r}{where()}. "
+                        "A transformed function is traced once for the value it returns; "
+                        "return the values instead of yielding them")
+
+
+def _not_an_array(leaf: Any) -> str | None:
+    """What ``leaf`` is when it cannot be traced as an array (None: it can), a phrase
+    that follows "is" or "returned"."""
+    if type(leaf) is Array or isinstance(leaf, Tracer):
+        return None
+    try:
+        type_of(leaf)
+    except TypeError as e:
+        if getattr(leaf, "dtype", None) is not None:       # an array of a dtype not taken
+            return f"an array of a type spmdc cannot use ({e})"
+        return (f"a value of type {type(leaf).__name__}, which is not an array: "
+                f"{leaf!r:.60}")
+    return None
+
+
+def raise_if_not_array_argument(what: str, fun_name: str, args: tuple[Any, ...],
+                                kwargs: dict[str, Any], static_argnums: Sequence[int],
+                                static_argnames: Sequence[str]) -> None:
+    """For a TypeError in a call of ``what`` (jit) on ``args``/``kwargs`` (static ones
+    included): raise the TypeError that names the first argument, by its path, that is
+    not an array; return when every traced argument is one (the caller re-raises)."""
+    n = len(args)
+    statics = {i % n if -n <= i < n else i for i in static_argnums}
+    for path, leaf in tree_flatten_with_path((args, kwargs))[0]:
+        top = path[1]
+        if (path[0].idx == 0 and top.idx in statics) or \
+                (path[0].idx == 1 and top.key in static_argnames):
+            continue
+        problem = _not_an_array(leaf)
+        if problem is not None:
+            name = ("args" if path[0].idx == 0 else "kwargs") + keystr(path[1:])
+            raise TypeError(
+                f"{what}({fun_name}): argument {name} is {problem}{where()}. "
+                f"{what} traces its arguments as arrays: pass an array (or a pytree of "
+                "arrays), or mark the argument static (static_argnums / static_argnames)")
+
+
+def check_array_results(what: str, fun: Callable[..., Any], name: str,
+                        out: Any) -> None:
+    """A TypeError naming the function, its line and the output's path when ``fun``
+    traced for ``what`` returned a value that is not an array (as JAX's)."""
+    if all(_not_an_array(leaf) is None for leaf in tree_flatten(out)[0]):
+        return
+    path, problem = next((path, problem) for path, leaf in tree_flatten_with_path(out)[0]
+                         if (problem := _not_an_array(leaf)) is not None)
+    code = getattr(inspect.unwrap(fun), "__code__", None)
+    at = f" at {code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+    component = f", at output component {keystr(path)}," if path else ""
+    raise TypeError(
+        f"function {name}{at} traced for {what} returned{component} {problem}. A "
+        f"function transformed by {what} returns arrays, scalars or pytrees of them; "
+        f"return other values from outside {what}")

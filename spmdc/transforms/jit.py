@@ -39,12 +39,15 @@ from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
 from ..runtime.sharding import NamedSharding
 from ..tracebacks import filter_at_boundary, inline_boundary
 from .arguments import (
+    check_array_results,
+    check_not_generator,
     check_static_argnames,
     check_static_argnums,
     donated_leaves,
     explain_failed_call,
     index_tuple,
     name_tuple,
+    raise_if_not_array_argument,
 )
 from .partitioned import (
     PartitionedEntry,
@@ -80,6 +83,7 @@ class Jitted:
                  _concrete: bool = False, donate_argnames: Any = ()):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
+        check_not_generator(fun)
         self.device = device                # run on this device (jit(device=...))
         # Note [jit over sharded arrays] in partitioned.py
         self.in_shardings = check_shardings("in_shardings", in_shardings)
@@ -179,7 +183,15 @@ class Jitted:
     def _trace(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                kwargs: dict[str, Any]) -> tuple[Func, list[bool], list[Any], Any, list[Any]]:
         self.trace_count += 1
-        out = trace_pytree(self._with_statics(statics), args, kwargs, _fun_name(self.fun),
+        fun = self._with_statics(statics)
+        if not self._concrete:             # the user's jit (not an eager transformation's)
+            user_fun = fun
+
+            def fun(*a: Any, **k: Any) -> Any:
+                out = user_fun(*a, **k)
+                check_array_results("jit", self.fun, _display_name(self.fun), out)
+                return out
+        out = trace_pytree(fun, args, kwargs, _fun_name(self.fun),
                            concrete=self._concrete and tracing._state.current is None)
         observe("traced", out[0])
         return out
@@ -219,10 +231,22 @@ class Jitted:
         else compiled (once per signature) and run. The entry that ran, if any, may be
         granted to the C++ dispatcher; none is while tracing or checking, where the
         dispatcher's key differs anyway (Note [dispatch fast path])."""
-        if runtime_checks and tracing._state.current is None:
-            return checked_call("jit", _fun_name(self.fun), self.fun,
-                                lambda a, k: self._call(a, k)[0], args, kwargs), None
-        return self._call(args, kwargs)
+        try:
+            if runtime_checks and tracing._state.current is None:
+                return checked_call("jit", _fun_name(self.fun), self.fun,
+                                    lambda a, k: self._call(a, k)[0], args, kwargs), None
+            return self._call(args, kwargs)
+        except TypeError:
+            self._raise_if_not_array_argument(args, kwargs)
+            raise
+
+    def _raise_if_not_array_argument(self, args: tuple[Any, ...],
+                                     kwargs: dict[str, Any]) -> None:
+        """After a TypeError: the error naming the argument that is not an array, if
+        one is (the user's jit; an eager transformation's names its own)."""
+        if not self._concrete:
+            raise_if_not_array_argument("jit", _display_name(self.fun), args, kwargs,
+                                        self.static_argnums, self.static_argnames)
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]
               ) -> tuple[Any, Entry | None]:
@@ -338,6 +362,13 @@ class Jitted:
         return compile_entry(func, device, consts, out_weak, out_tree, len(leaves), donated)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        try:
+            return self._lower(args, kwargs)
+        except TypeError:
+            self._raise_if_not_array_argument(args, kwargs)
+            raise
+
+    def _lower(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lowered:
         statics, args, kwargs = self._split(args, kwargs)
         leaves, _ = tree_flatten((args, kwargs))
         device = self.device or device_of(leaves)
@@ -475,6 +506,11 @@ def _evaluate_specialised(func: Func, out_weak: list[bool], consts: list[Any], o
         else:                           # an input or a literal, returned as it is
             outs.append(Array.from_host(np.asarray(x, a.type.dtype), pjrt.local_devices()[0], w))
     return tree_unflatten(out_tree, outs)
+
+
+def _display_name(fun: Callable[..., Any]) -> str:
+    """The function's own name for messages (``<lambda>`` too, as JAX prints it)."""
+    return getattr(fun, "__name__", None) or type(fun).__name__
 
 
 def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = None,

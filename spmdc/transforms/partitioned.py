@@ -39,7 +39,13 @@ from ..core import dtypes
 from ..core import precision as _precision
 from ..core.devices import device_put
 from ..core.tracing import bind, current_trace, type_of, where
-from ..core.tree import broadcast_prefix, tree_flatten, tree_unflatten
+from ..core.tree import (
+    broadcast_prefix,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_unflatten,
+)
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
@@ -109,16 +115,15 @@ def layout(in_shardings: Any, out_shardings: Any, args: tuple[Any, ...],
                          is_leaf=_is_spec_leaf, what="jit in_shardings")
         if in_shardings is not None else [None] * len(leaves))]
     meshes = {s.mesh for s in requested if s is not None}
-    meshes |= {x._sharding.mesh for x in leaves if type(x) is Array
-               and isinstance(x._sharding, NamedSharding) and x._sharding.mesh.size > 1}
+    meshes |= {x._sharding.mesh for x in leaves if _on_a_mesh(x)}
+    out_meshes = []
     if out_shardings is not None:
         outs = tree_flatten(out_shardings, is_leaf=_is_spec_leaf)[0]
-        meshes |= {r.mesh for r in (_resolve(s, "out_shardings") for s in outs)
-                   if r is not None}
+        out_meshes = [r.mesh for r in (_resolve(s, "out_shardings") for s in outs)
+                      if r is not None]
+        meshes |= set(out_meshes)
     if len(meshes) > 1:
-        raise ValueError(f"jit: the arguments and shardings are laid out over different "
-                         f"meshes ({', '.join(map(repr, meshes))}); put them on one mesh"
-                         f"{where()}")
+        raise ValueError(_different_meshes(requested, args, kwargs, leaves, out_meshes))
     if not meshes:           # shardings that name no mesh (all None): one device after all
         return None
     mesh = meshes.pop()
@@ -129,6 +134,36 @@ def layout(in_shardings: Any, out_shardings: Any, args: tuple[Any, ...],
             s = x._sharding
         shardings.append(s if s is not None else NamedSharding(mesh))
     return mesh, shardings
+
+
+def _on_a_mesh(x: Any) -> bool:
+    return type(x) is Array and isinstance(x._sharding, NamedSharding) \
+        and x._sharding.mesh.size > 1
+
+
+def _different_meshes(requested: list[NamedSharding | None], args: tuple[Any, ...],
+                      kwargs: dict[str, Any], leaves: list[Any], out_meshes: list[Mesh]
+                      ) -> str:
+    """The message for a jit call whose arguments and shardings name several meshes:
+    the first argument (by its path) or sharding on each mesh, with the mesh's device
+    ids (meshes that differ only in their devices print alike)."""
+    users: dict[Mesh, str] = {}
+    paths = [("args" if path[0].idx == 0 else "kwargs") + keystr(path[1:])
+             for path, _ in tree_flatten_with_path((args, kwargs))[0]]
+    for path, x, s in zip(paths, leaves, requested, strict=True):
+        if s is not None:
+            users.setdefault(s.mesh, f"in_shardings for {path}")
+        if _on_a_mesh(x):
+            users.setdefault(x._sharding.mesh,
+                             f"argument {path} ({x.dtype.name}{list(x.shape)})")
+    for mesh in out_meshes:
+        users.setdefault(mesh, "out_shardings")
+    described = "; ".join(
+        f"{who} is on {mesh!r} with device ids {mesh.device_ids.flatten().tolist()}"
+        for mesh, who in users.items())
+    return (f"jit: the arguments and shardings are laid out over different meshes: "
+            f"{described}{where()}. Put them on one mesh, e.g. "
+            "device_put(x, NamedSharding(mesh, spec)) with the other's mesh")
 
 
 def partitioned_key(in_tree: Any, statics: tuple[Any, ...], mesh: Mesh, leaves: list[Any],

@@ -336,3 +336,42 @@ def test_stats_of_a_partitioned_program_list_the_collectives_xla_inserted(capsys
     status, text, _ = run(capsys, "dump", f"{PROGRAMS}:sharded_matmul", "--arg", "f32[8,4]",
                           "--arg", "f32[4,3]", "--stage", "stablehlo")
     assert "mhlo.num_partitions = 8" in text and "sdy.sharding_constraint" in text
+
+
+# --- issue 30: a huge --arg, and files that call sys.exit ------------------------------------
+
+def test_a_huge_arg_is_dumped_without_its_memory(capsys, tmp_path):
+    # The arguments stand for their types alone: f32[100000000000] (373 GiB) needs no
+    # allocation (it was a NumPy allocation traceback).
+    program = _user_file(tmp_path, "scale.py", "import spmdc\n"
+                         "f = spmdc.jit(lambda x: x * 2 + 1)\n")
+    status, out, err = run(capsys, "dump", f"{program}:f", "--arg", "f32[100000000000]",
+                           "--stage", "stablehlo")
+    assert status == 0, err
+    assert "tensor<100000000000xf32>" in out
+    status, out, err = run(capsys, "dump", f"{program}:f", "--arg",
+                           "f32[1099511627776,1099511627776]")
+    assert status == 2 and err.count("\n") == 1
+    assert ("--arg 'f32[1099511627776,1099511627776]' is too large: its "
+            "1208925819614629174706176 elements are more than any array can hold") in err
+
+
+def test_a_file_that_calls_sys_exit(capsys, tmp_path):
+    exits = _user_file(tmp_path, "exits.py", "import sys\n\nsys.exit(3)\n")
+    status, out, err = run(capsys, "dump", f"{exits}:f", "--arg", "f32[3]")
+    assert status == 1 and err.count("\n") == 1
+    assert (f"spmdc: importing {exits} ended the program: it called sys.exit(3) at "
+            f"{exits}:3. spmdc imports the file to find 'f'; put what runs the program "
+            "under `if __name__ == '__main__':`") in err
+    inside = _user_file(tmp_path, "inside.py", "import sys\n\ndef f(x):\n"
+                        "    sys.exit('stop')\n\ndef example():\n    sys.exit(4)\n")
+    for command in ("dump", "check"):
+        status, out, err = run(capsys, command, f"{inside}:f", "--arg", "f32[3]")
+        assert status == 1, command
+        assert (f"tracing {inside}:f ended the program: it called sys.exit('stop') at "
+                f"{inside}:4") in err, command
+    status, out, err = run(capsys, "dump", f"{inside}:f", "--example", "example")
+    assert status == 1
+    assert f"--example example() called sys.exit(4) at {inside}:7" in err
+    done = spmdc_process("dump", f"{exits}:f", "--arg", "f32[3]")   # the real command
+    assert done.returncode == 1 and "called sys.exit(3)" in done.stderr

@@ -29,6 +29,30 @@ def _cycle():
     return cycle
 
 
+def _deep(depth):
+    tree = [1.0]
+    for _ in range(depth):
+        tree = [tree]
+    return tree
+
+
+def _two_meshes_of_the_same_shape():
+    from spmdc.sharding import Mesh, NamedSharding, PartitionSpec
+    devices = spmdc.devices()
+    a, b = (spmdc.device_put(np.ones(8, np.float32),
+                             NamedSharding(Mesh(np.array(d), ("x",)), PartitionSpec("x")))
+            for d in (devices[:4], devices[4:8]))
+    return spmdc.jit(lambda a, b: a + b)(a, {"w": b})
+
+
+class _Opaque:
+    pass
+
+
+def _generator_function(x):
+    yield x
+
+
 def _read_env(name, value, read):
     from spmdc import env
     old = os.environ.get(name)
@@ -92,6 +116,60 @@ TABLE = [
     ("a pytree that contains itself (issue 12 item 11)",
      lambda: spmdc.jit(lambda a: a)(_cycle()),
      ValueError, ["contains itself", "args[0]", "remove the reference cycle"]),
+    ("a pytree nested 50,000 deep: too deep, at once (issue 30)",
+     lambda: spmdc.jit(lambda a: a)(_deep(50_000)),
+     RecursionError, ["the pytree args nests containers 50001 levels deep",
+                      "test_errors.py", "too deep to flatten", "shallower"]),
+    # issue 30: messages that named neither the function, the line nor what differs
+    ("debug.print with more placeholders than values",
+     lambda: spmdc.debug.print("{} {}", X),
+     IndexError, ["spmdc.debug.print", "'{} {}'", "needs 2 positional values, but 1 was",
+                  "test_errors.py"]),
+    ("debug.print naming a keyword that was not given",
+     lambda: spmdc.debug.print("{y}", x=X),
+     KeyError, ["spmdc.debug.print", "'{y}'", "no keyword argument y= was given",
+                "given: x=", "test_errors.py"]),
+    ("debug.print with a format string that is not one",
+     lambda: spmdc.debug.print("{x", x=X),
+     ValueError, ["spmdc.debug.print", "'{x'", "not a valid format", "test_errors.py"]),
+    ("jit over two meshes that differ only in their devices",
+     _two_meshes_of_the_same_shape,
+     ValueError, ["different meshes", "argument args[0] (float32[8])",
+                  "device ids [0, 1, 2, 3]", "argument args[1]['w'] (float32[8])",
+                  "device ids [4, 5, 6, 7]", "test_errors.py"]),
+    ("jit of a str argument",
+     lambda: spmdc.jit(lambda a: a)("abc"),
+     TypeError, ["jit(<lambda>)", "argument args[0] is a value of type str", "'abc'",
+                 "test_errors.py", "static_argnums"]),
+    ("jit of an object argument",
+     lambda: spmdc.jit(lambda a, b: a)(X, _Opaque()),
+     TypeError, ["argument args[1] is a value of type _Opaque", "test_errors.py"]),
+    ("jit of a set argument",
+     lambda: spmdc.jit(lambda a: a)({1, 2}),
+     TypeError, ["argument args[0] is a value of type set", "{1, 2}"]),
+    ("jit of a generator argument, deep in a pytree",
+     lambda: spmdc.jit(lambda a: a)({"w": [X, (i for i in range(3))]}),
+     TypeError, ["argument args[0]['w'][1] is a value of type generator"]),
+    ("jit of a keyword argument that is not an array",
+     lambda: spmdc.jit(lambda a, *, scale: a * scale)(X, scale="2"),
+     TypeError, ["argument kwargs['scale'] is a value of type str"]),
+    ("jit.lower of a str argument",
+     lambda: spmdc.jit(lambda a: a).lower("abc"),
+     TypeError, ["argument args[0] is a value of type str"]),
+    ("a jitted function that returns a str",
+     lambda: spmdc.jit(lambda a: "abc")(X),
+     TypeError, ["function <lambda> at", "test_errors.py",
+                 "traced for jit returned a value of type str", "'abc'"]),
+    ("a jitted function that returns an object",
+     lambda: spmdc.jit(lambda a: _Opaque())(X),
+     TypeError, ["traced for jit returned a value of type _Opaque"]),
+    ("a jitted function that returns a function",
+     lambda: spmdc.jit(lambda a: (a, lambda: 1))(X),
+     TypeError, ["returned, at output component [1], a value of type function"]),
+    ("jit of a generator function",
+     lambda: spmdc.jit(_generator_function),
+     TypeError, ["Expected a function, got a generator function", "_generator_function",
+                 "test_errors.py"]),
     ("a shape whose size overflows int64 (issue 12 item 11)",
      lambda: jnp.zeros((2**40, 2**40)),
      TypeError, ["1099511627776", "more than any array can hold"]),

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import spmdc
 from spmdc.runtime import cache, pjrt
@@ -70,6 +71,7 @@ def test_concurrent_writers_of_one_program(tmp_path):
              for _ in range(3)]
     results = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), [r[1] for r in results]
+    assert not [r[1] for r in results if "compilation cache" in r[1]]   # no warning
     values = {tuple(r[0].split()[1:]) for r in results}
     assert len(values) == 1
     assert not [n for n in os.listdir(tmp_path) if n.startswith(".tmp-")]
@@ -77,14 +79,16 @@ def test_concurrent_writers_of_one_program(tmp_path):
 
 
 def test_the_store_keeps_its_size_bound_and_checks_its_entries(tmp_path):
-    store = cache.CompilationCache(str(tmp_path), max_bytes=2500)
+    store = cache.CompilationCache(str(tmp_path), max_bytes=2700)
     for k in range(5):
-        store.put(f"key{k}", bytes(1000))
+        store.put(f"key{k}", b"cpu", bytes(1000))
         os.utime(tmp_path / f"key{k}.exe", (k, k))      # an order to evict in
-    assert sum(os.path.getsize(tmp_path / n) for n in _entries(tmp_path)) <= 2500
-    assert store.get("key4") == bytes(1000) and store.get("key0") is None
-    (tmp_path / "key4.exe").write_bytes(b"spmdc-executable-1\nkey3\n" + bytes(10))
-    assert store.get("key4") is None and not (tmp_path / "key4.exe").exists()
+    assert sum(os.path.getsize(tmp_path / n) for n in _entries(tmp_path)) <= 2700
+    assert store.get("key4", b"cpu") == bytes(1000) and store.get("key0", b"cpu") is None
+    (tmp_path / "key4.exe").write_bytes(b"spmdc-executable-2\nkey3\n" + bytes(10))
+    with pytest.warns(UserWarning, match="key4.exe' is damaged: its header"):
+        assert store.get("key4", b"cpu") is None
+    assert not (tmp_path / "key4.exe").exists()
     assert cache.key_of([b"a", b"bc"]) != cache.key_of([b"ab", b"c"])
 
 

@@ -4,6 +4,8 @@ compile run off the main thread (Note [Ctrl-C during a compile]), and what an ex
 can say about itself (its optimized HLO, costs, memory, output layouts)."""
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -83,22 +85,41 @@ def _cached_compile(store: Any, module: str, devs: Sequence[Device], options: An
     key = _cache.key_of([module.encode(), jaxlib.__version__.encode(), c.platform.encode(),
                          c.platform_version.encode(), ids.tobytes(),
                          options.SerializeAsString()])
-    payload = store.get(key)
+    context = _cache_context(jaxlib.__version__, c, devs)
+    payload = store.get(key, context)
     if payload is not None:
         try:
             exe = c.deserialize_executable(payload, _jax.DeviceList(tuple(devs)), options)
-        except Exception:          # noqa: BLE001  (not loadable: compile and replace it)
-            store.invalid(key)
+        except Exception as e:     # noqa: BLE001  (not loadable: compile and replace it)
+            store.invalid(key, f"{type(e).__name__}: {e}")
         else:
             _from_cache.add(id(exe))
             return exe
     exe = _off_the_main_thread(
         lambda: c.compile_and_load(module, _jax.DeviceList(tuple(devs)), options))
     try:
-        store.put(key, c.serialize_executable(exe))
+        store.put(key, context, c.serialize_executable(exe))
     except Exception:              # noqa: BLE001  (an executable jaxlib cannot serialize)
         pass
     return exe
+
+
+def _cache_context(jaxlib_version: str, c: Any, devs: Sequence[Device]) -> bytes:
+    """What a cache entry's checksum covers besides its bytes: the versions of jaxlib
+    and spmdc, the platform and the kinds of the devices (Note [persistent compilation
+    cache] in runtime/cache.py)."""
+    kinds = sorted({d.device_kind for d in devs})
+    return (f"jaxlib {jaxlib_version}; spmdc {_spmdc_release()}; {c.platform} "
+            f"{c.platform_version}; {', '.join(kinds)}").encode()
+
+
+@functools.cache
+def _spmdc_release() -> str:
+    """spmdc's installed release (spmdc/version.py is above this floor)."""
+    try:
+        return importlib.metadata.version("spmdc")
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
 
 
 def from_cache(exe: Executable) -> bool:
