@@ -11,7 +11,8 @@ The port is open to whoever can reach it, so process 0 trusts nothing that arriv
   or of ``coordinator_bind_address`` when given), not on every interface;
 - each connection is served by a thread of its own, which gives it ``HELLO_S`` seconds
   to say hello: a client that connects and says nothing (a port scanner, a health check)
-  holds only its own thread, and what is not a hello is logged (logger
+  holds only its own thread (beyond _MAX_GREETING such connections, the oldest is
+  dropped: a real process says hello at once), and what is not a hello is logged (logger
   ``spmdc.distributed``) and dropped, while the real processes are served beside it;
 - a hello proves that its sender knows the run's token, ``SPMDC_RUN_TOKEN``
   (``spmdc.launch`` makes a fresh one for each run; with mpirun or srun, export one
@@ -48,6 +49,7 @@ __all__ = ["gather", "say_hello", "HELLO_S"]
 
 HELLO_S = 5.0            # how long a connection may take to say hello
 _MAX_LINE = 1 << 16      # the longest line read from a connection
+_MAX_GREETING = 256      # connections served at once that have not said hello yet
 _log = logging.getLogger("spmdc.distributed")
 
 
@@ -148,6 +150,8 @@ def _greet(conn: socket.socket, address: Any, token: str, arrived: queue.Queue,
 def _accept(server: socket.socket, token: str, arrived: queue.Queue,
             closing: threading.Event) -> None:
     server.settimeout(0.1)
+    greeting: dict[socket.socket, Any] = {}     # connections yet to say hello, oldest first
+    lock = threading.Lock()
     while not closing.is_set():
         try:
             conn, address = server.accept()
@@ -155,8 +159,26 @@ def _accept(server: socket.socket, token: str, arrived: queue.Queue,
             continue
         except OSError:
             return
-        threading.Thread(target=_greet, args=(conn, address, token, arrived, closing),
-                         name="spmdc-rendezvous-hello", daemon=True).start()
+        with lock:
+            if len(greeting) >= _MAX_GREETING:  # a real process says hello at once
+                oldest, where = next(iter(greeting.items()))
+                del greeting[oldest]
+                _log.warning("spmdc.distributed: dropped the connection from %s to the "
+                             "rendezvous port, the oldest of %d yet to say hello", where,
+                             _MAX_GREETING)
+                try:
+                    oldest.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            greeting[conn] = address
+
+        def greet(conn: socket.socket = conn, address: Any = address) -> None:
+            try:
+                _greet(conn, address, token, arrived, closing)
+            finally:
+                with lock:
+                    greeting.pop(conn, None)
+        threading.Thread(target=greet, name="spmdc-rendezvous-hello", daemon=True).start()
 
 
 def gather(mine: dict[str, Any], host: str, port: int, deadline: float, token: str,
@@ -269,32 +291,42 @@ def _devices_differ(mine: dict[str, Any], theirs: list[dict[str, Any]]) -> str |
 def say_hello(hello: dict[str, Any], host: str, port: int, deadline: float,
               token: str) -> socket.socket:
     """Process ``hello['process_id']``: say hello to process 0 and wait for its answer,
-    which comes once every process has said hello; the connection stays open."""
+    which comes once every process has said hello; the connection stays open. A
+    connection that process 0 drops before its challenge (it is busy with strangers) is
+    tried again until ``deadline``."""
     me = hello["process_id"]
-    conn = None
-    while conn is None:
+    while True:
         try:
             conn = socket.create_connection((host, port), timeout=1.0)
         except OSError:
-            if time.monotonic() > deadline:
-                raise DistributedError(
-                    f"process {me} could not reach process 0 (the coordinator) at "
-                    f"{host}:{port - 1} within initialization_timeout: is process 0 "
-                    "running, with the same coordinator address?") from None
-            time.sleep(0.05)
-    try:
-        return _hello_on(conn, hello, deadline, token)
-    except BaseException:
-        conn.close()
-        raise
+            conn = None
+        if conn is not None:
+            try:
+                opening = read_line(conn, time.monotonic() + HELLO_S)
+            except (OSError, ValueError):
+                opening = ""
+            if opening:
+                try:
+                    return _hello_on(conn, opening, hello, deadline, token)
+                except BaseException:
+                    conn.close()
+                    raise
+            conn.close()
+        if time.monotonic() > deadline:
+            raise DistributedError(
+                f"process {me} could not reach process 0 (the coordinator) at "
+                f"{host}:{port - 1} within initialization_timeout: is process 0 running, "
+                "with the same coordinator address?")
+        time.sleep(0.05)
 
 
-def _hello_on(conn: socket.socket, hello: dict[str, Any], deadline: float,
+def _hello_on(conn: socket.socket, line: str, hello: dict[str, Any], deadline: float,
               token: str) -> socket.socket:
+    """Say hello on ``conn``, whose first ``line`` came from process 0."""
     me = hello["process_id"]
     try:
-        opening = json.loads(read_line(conn, time.monotonic() + HELLO_S) or "null")
-    except (OSError, ValueError):
+        opening = json.loads(line)
+    except ValueError:
         opening = None
     if not isinstance(opening, dict) or not isinstance(opening.get("challenge"), str):
         raise DistributedError(

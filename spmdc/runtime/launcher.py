@@ -30,6 +30,7 @@ import numpy as np
 
 from ..compiler.ir import TensorType
 from ..compiler.passes.collectives import mesh_coords
+from ..errors import PeerLost
 from . import distributed, pjrt
 from .array import Array, is_concrete
 from .executable import Executable
@@ -153,6 +154,8 @@ def pace() -> None:
         for buf in oldest:
             try:
                 buf.block_until_ready()
+            except PeerLost:       # raised here by the watchdog, not by that launch
+                raise
             except Exception:      # that launch failed: reading its result will say so
                 pass
 

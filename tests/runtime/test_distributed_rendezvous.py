@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import socket
 import threading
 import time
@@ -100,6 +101,20 @@ def test_a_silent_client_does_not_hold_up_the_start(caplog) -> None:
     assert time.monotonic() - start < rendezvous.HELLO_S         # not after its deadline
     assert sorted(run.done()) == [1]
     stranger.close()
+
+
+def test_many_silent_clients_do_not_hold_up_the_start(caplog) -> None:
+    port = _free_port()
+    run = _Run(port)
+    with caplog.at_level(logging.WARNING, logger="spmdc.distributed"):
+        strangers = [socket.create_connection(("127.0.0.1", port))
+                     for _ in range(rendezvous._MAX_GREETING + 20)]
+        conn = _say(1, port)
+        assert isinstance(conn, socket.socket), conn
+        assert sorted(run.done()) == [1]
+    assert "the oldest of 256 yet to say hello" in caplog.text
+    for stranger in strangers:
+        stranger.close()
 
 
 def test_what_is_not_a_hello_is_logged_and_ignored(caplog) -> None:
@@ -198,6 +213,7 @@ def test_a_missing_process_is_named_after_the_timeout() -> None:
     assert str(error).startswith("process 2 of 3 did not start within initialization_timeout")
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="reads Linux's socket table")
 def test_process_0_listens_on_the_coordinators_interface_only() -> None:
     port = _free_port()
     run = _Run(port)
