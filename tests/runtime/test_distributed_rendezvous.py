@@ -36,20 +36,20 @@ class _Run:
     """Process 0's gather on a thread; ``result`` is its peers or its exception."""
 
     def __init__(self, port: int, n: int = 2, timeout: float = 5.0, token: str = TOKEN,
-                 devices: int | None = 4):
+                 devices: int | None = 4, host: str = "127.0.0.1"):
         self.result: object = None
         self.port = port
 
         def gather() -> None:
             try:
                 self.result = rendezvous.gather(
-                    _hello(0, n, devices), "127.0.0.1", port, time.monotonic() + timeout,
-                    token, f"127.0.0.1:{port - 1}")
+                    _hello(0, n, devices), host, port, time.monotonic() + timeout,
+                    token, f"{host}:{port - 1}")
             except Exception as e:       # noqa: BLE001  (checked by the test)
                 self.result = e
         self.thread = threading.Thread(target=gather, daemon=True)
         self.thread.start()
-        _wait_listening(port)
+        _wait_listening(port, host)
 
     def done(self) -> object:
         self.thread.join(10)
@@ -57,18 +57,19 @@ class _Run:
         return self.result
 
 
-def _wait_listening(port: int) -> None:
+def _wait_listening(port: int, host: str = "127.0.0.1") -> None:
     for _ in range(200):
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            socket.create_connection((host, port), timeout=1).close()
             return
         except OSError:
             time.sleep(0.01)
 
 
-def _say(p: int, port: int, token: str = TOKEN, n: int = 2, **changes: object) -> object:
+def _say(p: int, port: int, token: str = TOKEN, n: int = 2, host: str = "127.0.0.1",
+         **changes: object) -> object:
     try:
-        return rendezvous.say_hello(_hello(p, n, **changes), "127.0.0.1", port,
+        return rendezvous.say_hello(_hello(p, n, **changes), host, port,
                                     time.monotonic() + 5, token)
     except DistributedError as e:
         return e
@@ -213,13 +214,29 @@ def test_a_missing_process_is_named_after_the_timeout() -> None:
     assert str(error).startswith("process 2 of 3 did not start within initialization_timeout")
 
 
+def _outward_address() -> str | None:
+    """This machine's address on its network (not loopback), or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))         # sends nothing: picks the route only
+            address = probe.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") else address
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="reads Linux's socket table")
-def test_process_0_listens_on_the_coordinators_interface_only() -> None:
+@pytest.mark.parametrize("where", ["loopback", "network"])
+def test_process_0_listens_on_the_coordinators_interface_only(where: str) -> None:
+    host = "127.0.0.1" if where == "loopback" else _outward_address()
+    if host is None:
+        pytest.skip("this machine has no address besides loopback")
     port = _free_port()
-    run = _Run(port)
+    run = _Run(port, host=host)
     listening = [line.split() for line in open("/proc/net/tcp").read().splitlines()[1:]]
     mine = [fields[1] for fields in listening if fields[3] == "0A"           # LISTEN
             and int(fields[1].split(":")[1], 16) == port]
-    assert mine == ["0100007F:" + f"{port:04X}"], mine                      # 127.0.0.1 only
-    assert _say(1, port) is not None
+    packed = socket.inet_aton(host)[::-1].hex().upper()       # as /proc/net/tcp shows it
+    assert mine == [f"{packed}:{port:04X}"], mine             # not 00000000: every interface
+    assert _say(1, port, host=host) is not None
     run.done()
