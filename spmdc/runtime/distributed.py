@@ -258,6 +258,10 @@ def shutdown() -> None:
     if dog is not None and s.spec.process_id != 0:
         dog.closed = True                       # process 0 may stop the service now
         for conn in dog.peers.values():
+            try:            # at once, though the watchdog's select() still holds it
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             conn.close()
         while _held:
             os.close(_held.pop())
