@@ -7,7 +7,8 @@ started by ``python -m spmdc.launch`` (or by the test, with the SPMDC_* variable
   until a collective fails;
 - ``exit``: as ``die``, but process 1 raises a Python exception (``exit0``: process 0);
 - ``early P``: process P returns after 3 launches, the others launch 6;
-- ``idle``: process 1 dies while process 0 runs Python code, which catches PeerLost;
+- ``idle``: process 1 dies while process 0 runs Python code, which catches PeerLost
+  (and again at its next launch);
 - ``other`` / ``extra``: process 1 launches another program, or one more
   (SPMDC_CHECK_LAUNCHES names the difference).
 """
@@ -92,7 +93,8 @@ def early(leaver: int) -> None:
 
 
 def idle() -> None:
-    """Process 1 dies after one collective; process 0, busy in Python, catches PeerLost."""
+    """Process 1 dies after one collective; process 0, busy in Python, catches PeerLost,
+    and again when it tries one more launch."""
     step = jax.pmap(lambda v: lax.psum(v, "i"), "i")
     np.asarray(step(np.ones(jax.local_device_count(), np.float32)))
     if jax.process_index() == 1:
@@ -103,6 +105,10 @@ def idle() -> None:
             time.sleep(0.05)
     except jax.distributed.PeerLost as e:
         print(f"caught PeerLost: {e}", flush=True)
+    try:
+        step(np.ones(jax.local_device_count(), np.float32))
+    except jax.distributed.PeerLost as e:
+        print(f"and again at the next launch: {e}", flush=True)
         sys.exit(3)
     print("the loss of a peer went unnoticed", flush=True)
 

@@ -198,8 +198,10 @@ def peer_left(me: int, who: int, theirs: Any, their_last: Any, dog: Watchdog) ->
 
 def count_launch(me: int, executable: Any) -> int:
     """Count a launch of ``executable`` over several processes' devices, refused with
-    PeerLost when another process has left before it (Note [launch counts]); its
-    number."""
+    PeerLost when another process has left before it (Note [launch counts]) or was
+    lost; its number."""
+    if broken[0]:       # a collective would wait for a process that is gone
+        raise PeerLost(PeerLost.message)
     with launch_lock:
         n = launches[0] + 1
         for who, (theirs, their_last) in sorted(finished.items()):

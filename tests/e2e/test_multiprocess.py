@@ -206,6 +206,8 @@ def test_a_busy_process_gets_a_catchable_exception_when_a_peer_dies() -> None:
     assert code0 == 3, text0
     assert "caught PeerLost: process 1 of this computation stopped (it exited without " \
         "saying why: killed, or crashed)" in text0
+    # a launch after the loss would wait for process 1 forever: it raises instead
+    assert "and again at the next launch: process 1 of this computation stopped" in text0
     assert after < 10, f"process 0 took {after:.0f} s to notice"
 
 
