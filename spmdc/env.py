@@ -33,6 +33,8 @@ VARIABLES = {
     "SPMDC_PROCESS_ID": "this process's id, 0 to SPMDC_NUM_PROCESSES - 1",
     "SPMDC_COORDINATOR_PORT": "the coordinator's port under SLURM or Open MPI (default: "
                               "derived from the job id)",
+    "SPMDC_RUN_TOKEN": "a secret every process of one multi-process run shares, so that no "
+                       "one else can join it (spmdc.launch sets a fresh one)",
     "SPMDC_CHECK_LAUNCHES": "across processes, check that every process launches the same "
                             "programs in the same order (a debugging aid)",
     "SPMDC_PLATFORM": "cpu (the default) or cuda: which PJRT client runs the programs",

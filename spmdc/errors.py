@@ -315,8 +315,9 @@ class DistributedError(RuntimeError):
 
 class PeerLost(DistributedError):
     """Another process of the computation stopped: raised in the main thread by the
-    watchdog of runtime/distributed.py, which sets ``message`` first
-    (Note [failing fast] there). ``delivered`` is set once one has been raised.
+    watchdog (runtime/distributed_watchdog.py), which sets ``message`` first
+    (Note [failing fast] in runtime/distributed.py). ``delivered`` is set once one has
+    been raised.
 
     Look at the other process's output for its error. JAX's processes wait for the
     coordination service's heartbeat timeout instead."""

@@ -5,8 +5,10 @@
     python -m spmdc.launch -n 2 -m package.module args...
 
 Process p gets SPMDC_COORDINATOR_ADDRESS=127.0.0.1:<port>, SPMDC_NUM_PROCESSES=N,
-SPMDC_PROCESS_ID=p, PYTHONUNBUFFERED=1, and SPMDC_CPU_DEVICES / SPMDC_LOCAL_DEVICE_IDS
-(GPUs p*K .. p*K+K-1) when asked; ``spmdc.runtime.cluster.detect`` reads them. Each line a
+SPMDC_PROCESS_ID=p, SPMDC_RUN_TOKEN (a fresh secret for this run, so that no one else can
+join it: Note [rendezvous] in runtime/distributed_rendezvous.py), PYTHONUNBUFFERED=1, and
+SPMDC_CPU_DEVICES / SPMDC_LOCAL_DEVICE_IDS (GPUs p*K .. p*K+K-1) when asked;
+``spmdc.runtime.cluster.detect`` reads them. Each line a
 process writes comes out prefixed ``[p<id>] ``, on our stdout or stderr as it was written;
 Gloo's per-device connection messages are dropped (``--gloo-logs`` keeps them).
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -167,6 +170,7 @@ def launch(argv: list[str]) -> int:
     else:
         parser.error("give the program to run: script.py args... or -m module args...")
     port = args.port or _free_port()
+    token = secrets.token_hex(16)
 
     processes: list[subprocess.Popen] = []
     threads: list[threading.Thread] = []
@@ -184,7 +188,7 @@ def launch(argv: list[str]) -> int:
             # A session of its own: the terminal's Ctrl-C reaches only us, and we pass it
             # on (once); stopping a process also stops whatever it started.
             processes.append(subprocess.Popen(
-                command, env=_environ(args, port, p), stdin=subprocess.DEVNULL,
+                command, env=_environ(args, port, p, token), stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
                 start_new_session=True))
             for pipe, out in ((processes[p].stdout, sys.stdout),
@@ -206,11 +210,12 @@ def launch(argv: list[str]) -> int:
     return status
 
 
-def _environ(args: argparse.Namespace, port: int, p: int) -> dict[str, str]:
-    """Process ``p``'s environment: ours, plus who it is (see spmdc.runtime.cluster)."""
+def _environ(args: argparse.Namespace, port: int, p: int, token: str) -> dict[str, str]:
+    """Process ``p``'s environment: ours, plus who it is (see spmdc.runtime.cluster) and
+    the run's token."""
     environ = dict(os.environ, SPMDC_COORDINATOR_ADDRESS=f"127.0.0.1:{port}",
                    SPMDC_NUM_PROCESSES=str(args.num_processes), SPMDC_PROCESS_ID=str(p),
-                   PYTHONUNBUFFERED="1")
+                   SPMDC_RUN_TOKEN=token, PYTHONUNBUFFERED="1")
     if args.devices_per_process:
         environ["SPMDC_CPU_DEVICES"] = str(args.devices_per_process)
     if args.gpus_per_process:

@@ -5,8 +5,10 @@ started by ``python -m spmdc.launch`` (or by the test, with the SPMDC_* variable
   piece of every input, and saves the results to OUT.<process index>.npz;
 - ``die``: runs psums; process 1 kills itself (SIGKILL) at step 20, the others go on
   until a collective fails;
-- ``exit``: as ``die``, but process 1 raises a Python exception;
-- ``idle``: process 1 dies while process 0 runs Python code, which catches PeerLost;
+- ``exit``: as ``die``, but process 1 raises a Python exception (``exit0``: process 0);
+- ``early P``: process P returns after 3 launches, the others launch 6;
+- ``idle``: process 1 dies while process 0 runs Python code, which catches PeerLost
+  (and again at its next launch);
 - ``other`` / ``extra``: process 1 launches another program, or one more
   (SPMDC_CHECK_LAUNCHES names the difference).
 """
@@ -71,17 +73,28 @@ def failing(how: str) -> None:
     step = jax.pmap(lambda v: lax.psum(v, "i") / jax.device_count(), "i")
     x = np.ones(jax.local_device_count(), np.float32)
     for k in range(2000):
-        if p == 1 and k == 20:
+        if p == (0 if how == "exit0" else 1) and k == 20:
             if how == "die":
                 os.kill(os.getpid(), signal.SIGKILL)
-            raise RuntimeError("process 1 fails on purpose")
+            raise RuntimeError(f"process {p} fails on purpose")
         x = step(x)
         np.asarray(x)
     print("the loop finished: the failure went unnoticed", flush=True)
 
 
+def early(leaver: int) -> None:
+    """Process ``leaver`` returns normally after 3 launches; the others launch 6."""
+    step = jax.pmap(lambda v: lax.psum(v, "i") + 1, "i")
+    x = np.ones(jax.local_device_count(), np.float32)
+    for _ in range(3 if jax.process_index() == leaver else 6):
+        x = step(x)
+        np.asarray(x)
+    print("all launches done", flush=True)
+
+
 def idle() -> None:
-    """Process 1 dies after one collective; process 0, busy in Python, catches PeerLost."""
+    """Process 1 dies after one collective; process 0, busy in Python, catches PeerLost,
+    and again when it tries one more launch."""
     step = jax.pmap(lambda v: lax.psum(v, "i"), "i")
     np.asarray(step(np.ones(jax.local_device_count(), np.float32)))
     if jax.process_index() == 1:
@@ -92,6 +105,10 @@ def idle() -> None:
             time.sleep(0.05)
     except jax.distributed.PeerLost as e:
         print(f"caught PeerLost: {e}", flush=True)
+    try:
+        step(np.ones(jax.local_device_count(), np.float32))
+    except jax.distributed.PeerLost as e:
+        print(f"and again at the next launch: {e}", flush=True)
         sys.exit(3)
     print("the loss of a peer went unnoticed", flush=True)
 
@@ -118,5 +135,7 @@ if __name__ == "__main__":
         mismatched(mode)
     elif mode == "idle":
         idle()
+    elif mode == "early":
+        early(int(sys.argv[2]))
     else:
         failing(mode)

@@ -8,38 +8,49 @@ Until it is called nothing here is used.
 
 Note [failing fast]
 ~~~~~~~~~~~~~~~~~~~
-jaxlib's failure modes are hard on a multi-process job (the recipe's failure table):
-its ``connect()`` aborts the whole process (SIGABRT) when a peer never registers; a
-client destroyed while its peers are inside a collective holds them there until the
-shutdown barrier times out (then every process aborts); a peer that dies is noticed by
-the coordination service only after the heartbeat timeout (then every process aborts),
-and a collective waiting for it may wait for XLA's 30-minute timeout. So:
+jaxlib's failure modes are hard on a multi-process job (docs/distributed.md): its
+``connect()`` aborts the whole process (SIGABRT) when a peer never registers; a client
+destroyed while its peers are inside a collective holds them there until the shutdown
+barrier times out; a peer that dies is noticed by the coordination service only after
+the heartbeat timeout, and a collective waiting for it may wait for XLA's 30-minute
+timeout; and every client polls the coordination service for errors from a thread of its
+own, which aborts the process (SIGABRT, a C++ check-failure trace) when the service goes
+away under it, as it does when process 0's interpreter exits. So:
 
 - before ``connect()`` the processes meet in a small rendezvous of our own, over TCP on
-  the coordinator's port + 1: process 0 waits for every other process to say hello with
-  its process id, process count and versions, and only when all have come (and agree)
-  does anyone connect. A peer that never starts, two processes with the same id, a
-  different process count or a different spmdc/jaxlib version is a ``DistributedError``
-  naming the process, after ``initialization_timeout`` at the latest, not an abort;
-- the rendezvous connections stay open, and a watchdog thread reads them (``_Watchdog``):
-  a process says "bye" before a clean exit and "failed" with its exception from the
-  except hook; a closed connection without either means it was killed. Process 0 passes
-  the news on, and every other process then raises ``PeerLost`` in its main thread, at
-  once, or, when the main thread is held inside a collective that cannot finish, prints
-  why and exits with status 1;
-- the client is made with ``shutdown_on_destruction=False``, and ``shutdown()`` runs at
-  exit only when no exception is propagating, so a failing process leaves at once;
+  the coordinator's port + 1 (Note [rendezvous] in runtime/distributed_rendezvous.py):
+  a process that never starts, a stranger, two processes with the same id, different
+  process counts, versions, platforms or device counts are a ``DistributedError`` naming
+  the processes, after ``initialization_timeout`` at the latest, not an abort;
+- the rendezvous connections stay open, and a watchdog thread reads them (``watchdog.Watchdog``):
+  a process says "bye" (with how many programs it launched across processes) before its
+  exit's shutdown barrier and "failed" with its exception from the except hook; a closed
+  connection without either means it was killed. Process 0 passes the news on. A failure
+  makes every other process raise ``PeerLost`` in its main thread, at once, or, when the
+  main thread is held inside a collective that cannot finish, print why and exit with
+  status 1. A "bye" from a process that launched fewer programs than this one has (or
+  than this one is about to) is a ``PeerLost`` too: the collective it left would never
+  finish (Note [launch counts] in runtime/distributed_watchdog.py);
+- the client is made with ``shutdown_on_destruction=False``, and the shutdown barrier
+  runs at exit only when no exception is propagating and no peer was lost, so a failing
+  process leaves at once;
+- process 0 hosts the coordination service, so it leaves last: before its exit tears the
+  service down it waits (``watchdog.LEAVE_S`` at most) until every other process has gone (its
+  rendezvous connection, held open until the process ends, closes), and after a failure
+  it keeps the service alive until the process ends, since its own client still polls
+  it. Every failure thus ends every process with status 1 and its Python message;
 - a collective's own error about a vanished peer (Gloo: "Connection closed by peer")
   gets a note saying what it means (``pjrt.explain``).
+
+Killed by a signal, process 0 takes the service with it, and jaxlib aborts the others
+at once: only that case still ends in SIGABRT.
 """
 from __future__ import annotations
 
 import atexit
 import ctypes
 import dataclasses
-import json
 import os
-import select
 import socket
 import sys
 import threading
@@ -50,6 +61,8 @@ from typing import Any
 from .. import env
 from ..errors import DistributedError, PeerLost
 from . import cluster, pjrt
+from . import distributed_rendezvous as rendezvous
+from . import distributed_watchdog as watchdog
 
 __all__ = ["State", "initialize", "shutdown", "state", "is_initialized"]
 
@@ -60,7 +73,7 @@ class State:
     service: Any            # the coordination service (process 0 only), or None
     client: Any             # the distributed client: key-value store and barriers
     timeouts: dict[str, int]
-    watchdog: _Watchdog | None      # None with one process
+    watchdog: watchdog.Watchdog | None      # None with one process
 
 
 _state: list[State] = []        # [the State] once initialize has run
@@ -97,7 +110,12 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
       others are stopped.
     - ``shutdown_timeout_seconds``: how long the exit waits for the other processes.
     - ``coordinator_bind_address``: where process 0's service listens (default: the
-      coordinator address on loopback, every interface otherwise).
+      coordinator address on loopback, every interface otherwise); its host is where
+      the rendezvous listens (default: the coordinator's host only).
+
+    A stranger cannot join: each process proves that it knows the run's token,
+    ``SPMDC_RUN_TOKEN`` (``spmdc.launch`` makes one; with mpirun or srun, export one
+    value to every process), Note [rendezvous] in runtime/distributed_rendezvous.py.
 
     At exit, a process that succeeded waits for the others (``shutdown``); one that
     fails leaves at once, and the others' pending collectives raise."""
@@ -150,28 +168,34 @@ def _connect(spec: cluster.ClusterSpec, timeouts: dict[str, int],
     host, port = cluster.split_address(spec.coordinator_address)
     deadline = time.monotonic() + timeouts["init"]
     service = None
+    bind_host = host if bind_address is None else cluster.split_address(bind_address)[0]
     if spec.process_id == 0:
         bind = bind_address or (f"{host}:{port}" if cluster.is_loopback(host)
                                 else f"[::]:{port}")
         service = pjrt.coordination_service(bind, spec.num_processes, timeouts["heartbeat"],
                                             timeouts["shutdown"])
-    peers = _rendezvous(spec, host, port + 1, deadline)
+    peers = _rendezvous(spec, host, port + 1, deadline, bind_host)
     client = pjrt.distributed_client(spec.coordinator_address, spec.process_id,
                                      max(1, int(deadline - time.monotonic()) + 5),
                                      timeouts["heartbeat"], timeouts["shutdown"])
     client.connect()        # every peer has said hello: all are about to connect
-    watchdog = _Watchdog(spec.process_id, peers) if peers else None
-    if watchdog is not None:
-        watchdog.start()
-    return State(spec, service, client, timeouts, watchdog)
+    dog = watchdog.Watchdog(spec.process_id, peers) if peers else None
+    if dog is not None:
+        dog.start()
+    return State(spec, service, client, timeouts, dog)
 
 
-# --- the rendezvous (Note [failing fast]) ----------------------------------------------------
+# --- the rendezvous (Note [rendezvous] in runtime/distributed_rendezvous.py) --------------
 
 def _hello(spec: cluster.ClusterSpec) -> dict[str, Any]:
+    platform = pjrt.platform_wanted()
+    if platform == "cpu":
+        devices = pjrt.device_count_env()
+    else:       # the GPUs this process was given; None: every GPU of its host
+        devices = None if spec.local_device_ids is None else len(spec.local_device_ids)
     return {"process_id": spec.process_id, "num_processes": spec.num_processes,
             "jaxlib": pjrt.jaxlib_version(), "spmdc": _spmdc_version(), "pid": os.getpid(),
-            "host": socket.gethostname()}
+            "host": socket.gethostname(), "platform": platform, "devices": devices}
 
 
 def _spmdc_version() -> str:
@@ -182,207 +206,24 @@ def _spmdc_version() -> str:
         return "unknown"
 
 
-def _rendezvous(spec: cluster.ClusterSpec, host: str, port: int,
-               deadline: float) -> dict[int, socket.socket]:
+def _rendezvous(spec: cluster.ClusterSpec, host: str, port: int, deadline: float,
+                bind_host: str) -> dict[int, socket.socket]:
     """Meet every other process; the connections stay open for the watchdog: process
     0's to each peer, a peer's to process 0."""
     if spec.num_processes == 1:
         return {}
+    token = rendezvous.run_token()
     if spec.process_id == 0:
-        return _gather_hellos(spec, host, port, deadline)
-    return {0: _say_hello(spec, host, port, deadline)}
+        return rendezvous.gather(_hello(spec), bind_host, port, deadline, token,
+                                 spec.coordinator_address)
+    conn = rendezvous.say_hello(_hello(spec), host, port, deadline, token)
+    # Held open until this process ends, whatever closes the socket object: process 0
+    # waits for that before its exit tears down the coordination service.
+    _held.append(os.dup(conn.fileno()))
+    return {0: conn}
 
 
-def _gather_hellos(spec: cluster.ClusterSpec, host: str, port: int,
-                   deadline: float) -> dict[int, socket.socket]:
-    mine = _hello(spec)
-    try:
-        server = socket.create_server((host if cluster.is_loopback(host) else "", port))
-    except OSError as e:
-        raise DistributedError(
-            f"process 0 could not listen on port {port} (the coordinator's port + 1, which "
-            f"spmdc uses to gather the processes before they connect): {e}. Choose another "
-            "coordinator port") from None
-    peers: dict[int, socket.socket] = {}
-    try:
-        while len(peers) < spec.num_processes - 1:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                missing = sorted(set(range(1, spec.num_processes)) - set(peers))
-                raise DistributedError(
-                    f"process{'es' if len(missing) > 1 else ''} "
-                    f"{', '.join(map(str, missing))} of {spec.num_processes} did not start "
-                    f"within initialization_timeout: process 0 (the coordinator, "
-                    f"{spec.coordinator_address}) waited for them. Start every process with "
-                    "the same coordinator address and process count, each with its own "
-                    "process id (python -m spmdc.launch does this)")
-            server.settimeout(left)
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            conn.settimeout(max(1.0, deadline - time.monotonic()))
-            try:
-                theirs = json.loads(_read_line(conn))
-            except (OSError, ValueError):
-                conn.close()
-                continue
-            problem = _disagreement(mine, theirs, peers)
-            if problem is not None:
-                _send(conn, {"error": problem})
-                conn.close()
-                raise DistributedError(problem)
-            peers[theirs["process_id"]] = conn
-        for conn in peers.values():
-            _send(conn, {"ok": True})
-            conn.settimeout(None)
-    except BaseException:
-        for conn in peers.values():
-            conn.close()
-        raise
-    finally:
-        server.close()
-    return peers
-
-
-def _disagreement(mine: dict[str, Any], theirs: Any, peers: dict[int, Any]) -> str | None:
-    if not isinstance(theirs, dict) or "process_id" not in theirs:
-        return "a program that is not spmdc connected to the coordinator's port + 1"
-    who = f"process {theirs['process_id']} (pid {theirs.get('pid')} on {theirs.get('host')})"
-    if theirs["num_processes"] != mine["num_processes"]:
-        return (f"{who} was started for {theirs['num_processes']} processes, process 0 for "
-                f"{mine['num_processes']}: give every process the same process count")
-    if theirs["process_id"] in peers or theirs["process_id"] == 0:
-        return (f"two processes have process id {theirs['process_id']}: give each process "
-                "its own id in 0..num_processes-1")
-    for what in ("jaxlib", "spmdc"):
-        if theirs[what] != mine[what]:
-            return (f"{who} runs {what} {theirs[what]}, process 0 runs {mine[what]}: every "
-                    "process must run the same versions")
-    return None
-
-
-def _say_hello(spec: cluster.ClusterSpec, host: str, port: int,
-               deadline: float) -> socket.socket:
-    conn = None
-    while conn is None:
-        try:
-            conn = socket.create_connection((host, port), timeout=1.0)
-        except OSError:
-            if time.monotonic() > deadline:
-                raise DistributedError(
-                    f"process {spec.process_id} could not reach process 0 (the coordinator) "
-                    f"at {host}:{port - 1} within initialization_timeout: is process 0 "
-                    "running, with the same coordinator address?") from None
-            time.sleep(0.05)
-    try:
-        _send(conn, _hello(spec))
-        conn.settimeout(max(1.0, deadline - time.monotonic() + 5))
-        try:
-            reply = json.loads(_read_line(conn) or "null")
-        except (OSError, ValueError):
-            reply = None
-    except BaseException:
-        conn.close()
-        raise
-    if not isinstance(reply, dict) or "error" in reply:
-        conn.close()
-        if isinstance(reply, dict):
-            raise DistributedError(f"process {spec.process_id}: {reply['error']}")
-        raise DistributedError(
-            f"process {spec.process_id}: process 0 (the coordinator, "
-            f"{spec.coordinator_address}) gave up before every process had started; its "
-            "output says why (a process that never started, or two with the same id)")
-    conn.settimeout(None)
-    return conn
-
-
-def _read_line(conn: socket.socket) -> str:
-    """One line from ``conn`` (empty at the end of the stream), read a byte at a time so
-    that nothing after it is consumed."""
-    data = bytearray()
-    while not data.endswith(b"\n"):
-        byte = conn.recv(1)
-        if not byte:
-            break
-        data += byte
-    return data.decode()
-
-
-def _send(conn: socket.socket, message: dict[str, Any]) -> None:
-    conn.sendall((json.dumps(message) + "\n").encode())
-
-
-# --- watching the others, leaving (Note [failing fast]) ------------------------------------
-
-class _Watchdog(threading.Thread):
-    """Reads the rendezvous connections (process 0: one per peer; a peer: the one to
-    process 0) until the end. A peer says "bye" before a clean exit and "failed" with
-    its exception; one that closes its connection without either was killed. Process 0
-    passes the news on; the loss of a peer is then an exception in this process's main
-    thread (``PeerLost``), or, if the main thread is held inside a collective that will
-    never finish, a message and exit status 1."""
-
-    def __init__(self, me: int, peers: dict[int, socket.socket]):
-        super().__init__(name="spmdc-distributed-watchdog", daemon=True)
-        self.me, self.peers = me, peers
-        self.leaving = False
-        self._send_lock = threading.Lock()
-
-    def tell(self, message: dict[str, Any], skip: int | None = None) -> None:
-        with self._send_lock:
-            for k, conn in list(self.peers.items()):
-                if k != skip:
-                    try:
-                        _send(conn, message)
-                    except OSError:
-                        pass
-
-    def run(self) -> None:
-        watched = dict(self.peers)
-        while watched:
-            ready, _, _ = select.select(list(watched.values()), [], [])
-            for k, conn in list(watched.items()):
-                if conn not in ready:
-                    continue
-                try:
-                    line = _read_line(conn)
-                    message = json.loads(line) if line.strip() else None
-                except (OSError, ValueError):
-                    message = None
-                del watched[k]
-                if isinstance(message, dict) and message.get("bye"):
-                    continue
-                if isinstance(message, dict) and "died" in message:     # from process 0
-                    who, why = message["died"], message["why"]
-                elif isinstance(message, dict) and "failed" in message:
-                    who, why = k, message["failed"]
-                else:
-                    who, why = k, "it exited without saying why: killed, or crashed"
-                if self.me == 0:
-                    self.tell({"died": who, "why": why}, skip=who)
-                _lost(self.me, who, why, self.leaving)
-                return
-
-
-def _lost(me: int, who: int, why: str, leaving: bool) -> None:
-    PeerLost.message = (f"process {who} of this computation stopped ({why}); process {me} "
-                        "cannot go on, since every collective needs every process")
-    if not leaving:
-        main = threading.main_thread().ident
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main),
-                                                   ctypes.py_object(PeerLost))
-        if PeerLost.delivered.wait(_GRACE_S):
-            return
-    # The main thread is held in a collective (or in the exit's barrier): no exception
-    # can reach it.
-    print(f"spmdc.distributed: {PeerLost.message}; exiting", file=sys.stderr, flush=True)
-    os._exit(1)
-
-
-_GRACE_S = 2.0          # how long an exception may take to reach the main thread
-
-_failed = [False]
+_held: list[int] = []       # a peer's duplicate of its connection to process 0
 
 
 def _watch_for_failure() -> None:
@@ -391,44 +232,95 @@ def _watch_for_failure() -> None:
     previous = sys.excepthook
 
     def hook(kind: Any, value: Any, tb: Any) -> None:
-        _failed[0] = True
+        watchdog.failed[0] = True
         joined = state()
-        if joined is not None and joined.watchdog is not None:
-            joined.watchdog.tell({"failed": f"{kind.__name__}: {str(value)[:300]}"})
+        if joined is not None:
+            watchdog.announce(joined.watchdog, f"{kind.__name__}: {value}")
         previous(kind, value, tb)
     sys.excepthook = hook
 
 
+# --- leaving -----------------------------------------------------------------------------
+
 def shutdown() -> None:
-    """Leave the computation: a barrier with every other process, then process 0 stops
-    the coordination service. Called at exit when the program succeeded."""
+    """Leave the computation: once every process has come to leave after as many
+    launches as this one (a barrier over the watchdog's connections), jaxlib's client
+    leaves, and process 0 waits for the others to close their connections and stops the
+    coordination service. Called at exit when the program succeeded."""
     with _lock:
         if not _state:
             return
         s = _state.pop()
-    if s.watchdog is not None:
-        s.watchdog.leaving = True
-        s.watchdog.tell({"bye": True})
+    dog = s.watchdog
+    if dog is not None:
+        _farewell(s, dog)
     s.client.shutdown()
-    if s.watchdog is not None:
-        # A peer that failed may have said so just before the barrier let us through:
-        # let the watchdog read what is left (it ends once every peer has left).
-        s.watchdog.join(_GRACE_S)
+    if dog is not None and s.spec.process_id != 0:
+        dog.closed = True                       # process 0 may stop the service now
+        for conn in dog.peers.values():
+            try:            # at once, though the watchdog's select() still holds it
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            conn.close()
+        while _held:
+            os.close(_held.pop())
+    if dog is not None and s.spec.process_id == 0:
+        dog.wait_gone(s.timeouts["shutdown"])
     if s.service is not None:
         s.service.shutdown()
 
 
+def _farewell(s: State, dog: watchdog.Watchdog) -> None:
+    """Say bye with this process's launch count and wait until process 0 lets every
+    process go: when all have said bye after as many launches. A process that launched
+    fewer is a loss that the one with more reports (Note [launch counts])."""
+    me, wait = s.spec.process_id, s.timeouts["shutdown"]
+    dog.leaving = True
+    with watchdog.launch_lock:
+        n = watchdog.launches[0]
+        dog.tell({"bye": True, "launches": n, "last": watchdog.last_name()})
+    with dog.changed:
+        if me == 0:
+            done = dog.changed.wait_for(lambda: dog.reported or (
+                len(dog.said_bye) == len(dog.peers)
+                and all(theirs == n for theirs in dog.said_bye.values())), wait)
+        else:
+            done = dog.changed.wait_for(lambda: dog.released or dog.reported, wait)
+    if dog.reported:        # a loss: its thread ends this process (status 1)
+        time.sleep(watchdog.LEAVE_S + 2 * watchdog.GRACE_S)
+    elif me == 0 and done:
+        dog.tell({"release": True})
+    if not done or dog.reported:
+        waiting = sorted(set(dog.peers) - set(dog.said_bye)) if me == 0 else [0]
+        raise DistributedError(
+            f"process {me} waited {wait} s (shutdown_timeout) at exit for process"
+            f"{'es' if len(waiting) > 1 else ''} {', '.join(map(str, waiting))} to finish")
+
+
 def _shutdown_at_exit() -> None:
-    if _failed[0] or not _state:
+    s = state()
+    if s is None:
         return
-    try:
-        shutdown()
-    except Exception as e:     # noqa: BLE001  (a peer failed: it has said why)
-        # This process succeeded, but the computation did not: exit with a failure.
-        print(f"spmdc.distributed: the other processes did not finish with this one "
-              f"({e}); exiting with status 1", file=sys.stderr, flush=True)
-        sys.stdout.flush()
-        os._exit(1)
+    if not (watchdog.failed[0] or watchdog.broken[0]):
+        try:
+            shutdown()
+            return
+        except Exception as e:     # noqa: BLE001  (a peer failed: it has said why)
+            # This process succeeded, but the computation did not: exit with a failure.
+            print(f"spmdc.distributed: the other processes did not finish with this one "
+                  f"({e}); exiting with status 1", file=sys.stderr, flush=True)
+            watchdog.exit_failed(s.watchdog)
+    if s.watchdog is not None:
+        s.watchdog.leaving = True
+        watchdog.announce(s.watchdog, f"PeerLost: {PeerLost.message}")
+        if s.spec.process_id == 0:
+            s.watchdog.wait_gone(watchdog.LEAVE_S)
+    if s.service is not None:
+        # Our own client still polls the service for errors and would abort this
+        # process if the interpreter's exit destroyed it first: it lives until the
+        # process ends (Note [failing fast]).
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(s.service))
 
 
 # Note [launch fingerprints]
@@ -441,20 +333,22 @@ def _shutdown_at_exit() -> None:
 # and reads every other process's: a different program is a DistributedError naming both
 # processes and programs, and a process that does not reach the same launch within
 # initialization_timeout is one naming it.
+def before_launch(executable: Any) -> None:
+    """Called before each launch once ``initialize`` has run: count it, and refuse it
+    when another process has left before it (Note [launch counts] in
+    runtime/distributed_watchdog.py); with SPMDC_CHECK_LAUNCHES, compare it with the
+    others' (Note [launch fingerprints])."""
+    if len(executable.local_devices) == len(executable.devices):
+        return                                  # this process's devices only
+    n = watchdog.count_launch(_state[0].spec.process_id, executable)
+    if env.flag("SPMDC_CHECK_LAUNCHES"):
+        check_launch(executable.fingerprint(), n)
 
-_launches = [0]
 
-
-def checking_launches() -> bool:
-    return bool(_state) and env.flag("SPMDC_CHECK_LAUNCHES")
-
-
-def check_launch(fingerprint: str) -> None:
-    """Compare this launch's program with every other process's (Note [launch
-    fingerprints])."""
+def check_launch(fingerprint: str, n: int) -> None:
+    """Compare launch ``n`` with every other process's (Note [launch fingerprints])."""
     s = _state[0]
-    _launches[0] += 1
-    n, me = _launches[0], s.spec.process_id
+    me = s.spec.process_id
     s.client.key_value_set(f"spmdc/launch/{n}/{me}", fingerprint)
     for p in range(s.spec.num_processes):
         if p == me:

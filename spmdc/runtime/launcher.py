@@ -30,6 +30,7 @@ import numpy as np
 
 from ..compiler.ir import TensorType
 from ..compiler.passes.collectives import mesh_coords
+from ..errors import PeerLost
 from . import distributed, pjrt
 from .array import Array, is_concrete
 from .executable import Executable
@@ -153,6 +154,8 @@ def pace() -> None:
         for buf in oldest:
             try:
                 buf.block_until_ready()
+            except PeerLost:       # raised here by the watchdog, not by that launch
+                raise
             except Exception:      # that launch failed: reading its result will say so
                 pass
 
@@ -166,8 +169,8 @@ def _launch_replicas(executable: Executable, bufs: list[list[Any]]) -> list[list
     """Launch a program with one replica per device, paced, on per-replica buffers."""
     if any(b.is_deleted() for per_replica in bufs for b in per_replica):
         raise _deleted_argument()
-    if distributed.checking_launches():
-        distributed.check_launch(executable.fingerprint())
+    if distributed.is_initialized():
+        distributed.before_launch(executable)
     pace()
     try:
         outs = executable.execute(bufs)
@@ -452,8 +455,8 @@ class PartitionedLauncher:
         packed.extend(self.const_groups)
         if any(g.is_deleted() for g in packed):
             raise _deleted_argument()
-        if distributed.checking_launches():
-            distributed.check_launch(self.executable.fingerprint())
+        if distributed.is_initialized():
+            distributed.before_launch(self.executable)
         try:
             if self.handlers is None:
                 results = self._first_launch(packed)

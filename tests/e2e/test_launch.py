@@ -213,3 +213,16 @@ def test_launch_in_process(tmp_path, capsys):
     script = write(tmp_path, "exit.py", "import os, sys; print('hi'); sys.exit(0)\n")
     assert launch(["-n", "2", script]) == 0
     assert sorted(capsys.readouterr().out.splitlines()) == ["[p0] hi", "[p1] hi"]
+
+
+def test_each_run_has_its_own_token(tmp_path):
+    # Note [rendezvous]: the processes of one run share a secret that no other run has.
+    script = write(tmp_path, "token.py", "import os; print(os.environ['SPMDC_RUN_TOKEN'])\n")
+    tokens = []
+    for _ in range(2):
+        done, _ = run_launcher("-n", "2", script)
+        assert done.returncode == 0, done.stderr
+        mine = {lines(done.stdout, f"[p{p}] ")[0] for p in (0, 1)}
+        assert len(mine) == 1
+        tokens.append(mine.pop())
+    assert tokens[0] != tokens[1] and all(len(t) == 32 for t in tokens)

@@ -109,13 +109,16 @@ def _free_port() -> int:
 
 
 def _start(procs: int, ids: list[int], mode: str, port: int, timeout_s: int = 60,
-           **extra: str) -> list[subprocess.Popen[str]]:
+           devices: tuple[int, ...] = (), **extra: str) -> list[subprocess.Popen[str]]:
+    """Processes ``ids`` of ``procs``, each with 2 CPU devices (or ``devices[i]``)."""
     return [subprocess.Popen(
-        [sys.executable, WORKER, mode],
+        [sys.executable, WORKER, *mode.split()],
         env=_env(SPMDC_COORDINATOR_ADDRESS=f"127.0.0.1:{port}",
                  SPMDC_NUM_PROCESSES=str(procs), SPMDC_PROCESS_ID=str(p),
-                 SPMDC_CPU_DEVICES="2", MP_TIMEOUT=str(timeout_s), **extra),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=TESTS) for p in ids]
+                 SPMDC_CPU_DEVICES=str(devices[i] if devices else 2),
+                 MP_TIMEOUT=str(timeout_s), **extra),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=TESTS)
+        for i, p in enumerate(ids)]
 
 
 def _finish(proc: subprocess.Popen[str], timeout: float) -> tuple[int, str, float]:
@@ -129,20 +132,70 @@ def _finish(proc: subprocess.Popen[str], timeout: float) -> tuple[int, str, floa
     return proc.returncode, out + err, time.monotonic() - start
 
 
-@pytest.mark.parametrize("how", ["die", "exit"])
+# jaxlib's distributed client aborts its process (SIGABRT, status 134) when the
+# coordination service goes away under it: every failure below must end every process
+# with status 1 and its Python message (Note [failing fast]).
+ABORTED = "Terminating process because the JAX distributed service"
+
+
+@pytest.mark.parametrize("how", ["die", "exit", "exit0"])
 def test_a_process_that_dies_stops_the_others_with_a_clear_error(how: str) -> None:
     procs = _start(2, [0, 1], how, _free_port())
-    code1, text1, _ = _finish(procs[1], 120)
-    code0, text0, after = _finish(procs[0], 60)
+    failing, other = (0, 1) if how == "exit0" else (1, 0)
+    code_f, text_f, _ = _finish(procs[failing], 120)
+    code_o, text_o, after = _finish(procs[other], 60)
     if how == "die":
-        assert code1 == -signal.SIGKILL
+        assert code_f == -signal.SIGKILL
     else:
-        assert code1 == 1 and "process 1 fails on purpose" in text1
-    assert code0 != 0, text0
-    assert "the loop finished" not in text0
-    assert ("process 1 of this computation stopped" in text0
-            or "another process of this computation died or left" in text0), text0
-    assert after < 30, f"process 0 took {after:.0f} s to notice"
+        assert code_f == 1, text_f
+        assert f"RuntimeError: process {failing} fails on purpose" in text_f
+    assert code_o == 1, text_o
+    assert ABORTED not in text_f + text_o
+    assert "the loop finished" not in text_o
+    assert (f"process {failing} of this computation stopped" in text_o
+            or "another process of this computation died or left" in text_o), text_o
+    assert after < 30, f"process {other} took {after:.0f} s to notice"
+
+
+@pytest.mark.parametrize("leaver", [0, pytest.param(1, marks=pytest.mark.slow)])
+def test_a_process_that_finishes_early_stops_the_others_at_once(leaver: int) -> None:
+    # The leaver returns after 3 launches; the other's 4th would wait for it forever.
+    procs = _start(2, [0, 1], f"early {leaver}", _free_port())
+    results = [_finish(p, 60) for p in procs]
+    other = 1 - leaver
+    assert [code for code, _, _ in results] == [1, 1], results
+    assert all(ABORTED not in text for _, text, _ in results), results
+    assert "all launches done" in results[leaver][1]
+    assert "all launches done" not in results[other][1]
+    assert re.search(f"process {leaver} of this computation stopped \\(it finished after "
+                     f"its launch 3 \\([^)]+#[0-9a-f]{{16}}\\)", results[other][1]), results
+    assert f"process {other} of this computation stopped (PeerLost: process {leaver} of " \
+        "this computation stopped (it finished after its launch 3" in results[leaver][1]
+    assert max(took for _, _, took in results) < 30
+
+
+def test_processes_with_different_device_counts_are_refused() -> None:
+    procs = _start(2, [0, 1], "programs /nonexistent", _free_port(), devices=(2, 3))
+    for p, proc in enumerate(procs):
+        code, text, _ = _finish(proc, 60)
+        assert code == 1, text
+        assert ("DistributedError: " + ("" if p == 0 else "process 1: ") +
+                "the processes have different local devices (process 0: 2 cpu devices; "
+                "process 1: 3 cpu devices)") in text, text
+
+
+def test_a_launched_program_that_does_not_initialize_is_refused(tmp_path: object) -> None:
+    script = os.path.join(str(tmp_path), "alone.py")
+    with open(script, "w") as f:
+        f.write("import spmdc.numpy as jnp\nprint('sum', jnp.ones(4).sum())\n")
+    run = subprocess.run([sys.executable, "-m", "spmdc.launch", "-n", "2", script],
+                         env=_env(), capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "sum" not in run.stdout
+    assert "DistributedError: this process was started as process " in run.stdout + \
+        run.stderr
+    assert "but it uses the devices without having called spmdc.distributed.initialize()" \
+        in run.stderr, run.stderr
 
 
 def test_a_busy_process_gets_a_catchable_exception_when_a_peer_dies() -> None:
@@ -153,6 +206,8 @@ def test_a_busy_process_gets_a_catchable_exception_when_a_peer_dies() -> None:
     assert code0 == 3, text0
     assert "caught PeerLost: process 1 of this computation stopped (it exited without " \
         "saying why: killed, or crashed)" in text0
+    # a launch after the loss would wait for process 1 forever: it raises instead
+    assert "and again at the next launch: process 1 of this computation stopped" in text0
     assert after < 10, f"process 0 took {after:.0f} s to notice"
 
 
@@ -195,9 +250,13 @@ def test_mismatched_launches_are_named_with_check_launches(how: str) -> None:
         assert all("(SPMDC_CHECK_LAUNCHES)" in text or "of this computation stopped" in text
                    for _, text, _ in results), results
     else:
-        assert "process 1's launch 4 (" in results[1][1], results[1][1]
-        assert "did not launch a program 4-th within 5 s, or has stopped" in results[1][1]
-        assert "process 1 of this computation stopped (DistributedError" in results[0][1]
+        # Process 0 left after 3 launches: its count (Note [launch counts]) or the
+        # check names the 4th, whichever comes first.
+        assert ("process 1's launch 4 (" in results[1][1] and "did not launch a program "
+                "4-th within 5 s, or has stopped" in results[1][1]) or \
+            "process 0 of this computation stopped (it finished after its launch 3 (" in \
+            results[1][1], results[1][1]
+        assert "process 1 of this computation stopped (" in results[0][1]
 
 
 def test_initialize_after_the_first_computation_is_refused() -> None:

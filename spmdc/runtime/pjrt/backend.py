@@ -12,7 +12,7 @@ from jaxlib import xla_client as xc
 from ... import env
 from .. import cluster
 from .custom_calls import register_cuda_targets
-from .distributed import joined, process_index
+from .distributed import joined, process_index, refuse_to_run_alone
 from .once import init_lock, once
 
 Device = _jax.Device   # the class of every device (CpuDevice(id=0) ...): jax.Device
@@ -61,6 +61,8 @@ def set_cpu_device_count(n: int) -> None:
 def client() -> Any:
     n = device_count_env()
     state = joined[0] if joined else None
+    if state is None:
+        refuse_to_run_alone()
     if platform_wanted() == "cuda":
         made = _cuda_client(state)
     elif state is None:

@@ -3,9 +3,12 @@ distributed client that runtime/distributed.py drives, which process this is, an
 collective's failure across processes means."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from jaxlib import _jax
+
+from ...errors import DistributedError
 
 joined: list[Any] = []     # the distributed State once this process has joined
 
@@ -14,6 +17,22 @@ def join(state: Any) -> None:
     """Make the client, when it is made, span the processes of ``state`` (a
     runtime/distributed.py State: ``spec`` and the distributed ``client``)."""
     joined[:] = [state]
+
+
+def refuse_to_run_alone() -> None:
+    """Called as the client is made without ``spmdc.distributed.initialize()``: refuse
+    when ``SPMDC_NUM_PROCESSES`` says this process is one of several (``spmdc.launch``
+    sets it). Each would otherwise run the whole program alone, its collectives over its
+    own devices only, and the run would seem to succeed."""
+    raw = os.environ.get("SPMDC_NUM_PROCESSES", "").strip()
+    if raw.isdigit() and int(raw) > 1:
+        me = os.environ.get("SPMDC_PROCESS_ID", "?").strip()
+        raise DistributedError(
+            f"this process was started as process {me} of {raw} (SPMDC_NUM_PROCESSES={raw}, "
+            "as python -m spmdc.launch sets it), but it uses the devices without having "
+            "called spmdc.distributed.initialize(): each process would run the program "
+            "alone. Call spmdc.distributed.initialize() right after `import spmdc`, or run "
+            "the program without spmdc.launch (unset SPMDC_NUM_PROCESSES)")
 
 
 def coordination_service(bind: str, num_processes: int, heartbeat_s: int,
