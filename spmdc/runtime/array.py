@@ -282,11 +282,25 @@ class Array(metaclass=_ArrayType):
     def item(self, *args: Any) -> Any:
         return self._value().item(*args)
 
+    # Note [Array text]
+    # ~~~~~~~~~~~~~~~~~~
+    # An Array prints as JAX's: NumPy's array2string of the value under NumPy's print
+    # options (line width, threshold), with ``Array(`` as prefix and the ``,`` that
+    # follows as suffix, so the wrapping is NumPy's; then ``dtype=...`` (and
+    # ``weak_type=True``) on the last line if it fits the line width, else on a line of
+    # its own indented under the values. An empty array names its shape instead.
     def __repr__(self) -> str:
-        body = np.array2string(self._value(), separator=", ", prefix="Array(",
-                               threshold=1000)
-        extra = ", weak_type=True" if self.weak else ""
-        return f"Array({body}, dtype={self.dtype.name}{extra})"
+        prefix = "Array("
+        dtype_text = f"dtype={self.dtype.name}{', weak_type=True' if self.weak else ''}"
+        line_width = np.get_printoptions()["linewidth"]
+        if self.size == 0:
+            body = f"[], shape={self.shape}"
+        else:
+            body = np.array2string(self._value(), prefix=prefix, suffix=",",
+                                   separator=", ", max_line_width=line_width)
+        last_line = len(body) - body.rfind("\n") + 1
+        sep = " " * len(prefix) if last_line + len(dtype_text) + 2 > line_width else " "
+        return f"{prefix}{body},{sep}{dtype_text})"
 
     def __str__(self) -> str:
         return str(self._value())
