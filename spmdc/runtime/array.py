@@ -337,6 +337,14 @@ class Array(metaclass=_ArrayType):
             raise TypeError("len() of a 0-d array")
         return self.shape[0]
 
+    def __iter__(self) -> Any:
+        # Explicit, as JAX's: indexing clamps (Note [out-of-bounds ints] in
+        # numpy/index_plan.py), so Python's fallback of indexing until IndexError would
+        # never end.
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
     def __hash__(self) -> int:
         raise TypeError("spmdc.Array is not hashable; use a tuple or a NumPy value as a "
                         "static argument")

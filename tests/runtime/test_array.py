@@ -71,6 +71,15 @@ def test_printing_as_jax(make, text):
     assert repr(make()) == text
 
 
+def test_iteration():
+    # Explicit iteration: x[i] clamps, so indexing until IndexError would never stop.
+    a, b = jnp.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(np.asarray(b), [3, 4, 5])
+    assert [int(v) for v in jnp.arange(3)] == [0, 1, 2]
+    with pytest.raises(TypeError, match="iteration over a 0-d array"):
+        iter(jnp.asarray(1.0))
+
+
 def test_printing_follows_numpy_print_options():
     with np.printoptions(linewidth=40):         # recorded from JAX 0.10.2
         assert repr(jnp.arange(16, dtype=jnp.int32)) == (
