@@ -347,8 +347,9 @@ def test_vmap_of_any_index_pattern_matches_loop(case, batched, update):
         return y
     x_axis = 0 if batched in ("x", "both") else None
     i_axis = 0 if batched in ("indices", "both") else None
+    # an unmapped x reaches f as given (Note [unmapped arguments]), so it is an Array
     got = spmdc.vmap(f, in_axes=(x_axis,) + (i_axis,) * len(arrays))(
-        xs if x_axis == 0 else x, *(arrays_b if i_axis == 0 else arrays))
+        xs if x_axis == 0 else jnp.asarray(x), *(arrays_b if i_axis == 0 else arrays))
     want = np.stack([np_f(xs[b] if x_axis == 0 else x,
                           *([a[b] for a in arrays_b] if i_axis == 0 else arrays))
                      for b in range(3)])
