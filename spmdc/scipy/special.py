@@ -442,6 +442,7 @@ def betainc(a: Any, b: Any, x: Any) -> Any:
 
 # --- exponential integrals (Note [exponential integrals]) -------------------------------------
 
+from spmdc.scipy.special_bessel_jn import bessel_jn as bessel_jn  # noqa: E402
 from spmdc.scipy.special_error_functions import dawsn as dawsn  # noqa: E402
 from spmdc.scipy.special_error_functions import erfcx as erfcx  # noqa: E402
 from spmdc.scipy.special_exponential_integrals import exp1 as exp1  # noqa: E402
