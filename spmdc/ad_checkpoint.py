@@ -27,6 +27,7 @@ from .compiler.passes.residuals import split_vjp, used_inputs
 from .compiler.primitives.remat import checkpoint_p, name_p
 from .core.tracing import bind, current_trace, trace_function, type_of, where
 from .core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
+from .errors import UserSource
 from .tracebacks import api_boundary
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "checkpoint_policies",
@@ -256,9 +257,29 @@ def saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> list[tu
     out = [(v.type, f"from the argument {names[k]}" if k < len(leaves) else "from a constant")
            for k, (v, r) in enumerate(zip(split.forward.inputs, reads, strict=False)) if r]
     n_out = len(func.outputs)
-    for eqn, var in zip(split.residuals, split.forward.outputs[n_out:], strict=True):
+    residuals = list(zip(split.residuals, split.forward.outputs[n_out:], strict=True))
+    # See Note [residuals in JAX's order]
+    first = {}
+    for k, eqn in enumerate(split.forward.eqns):
+        first.setdefault(id(eqn.source), k)
+    order = {id(eqn): k for k, eqn in enumerate(split.forward.eqns)}
+    residuals.sort(key=lambda r: (first.get(id(r[0].source), order.get(id(r[0]), 0)),
+                                  order.get(id(r[0]), 0)))
+    for eqn, var in residuals:
         out.append((var.type, _describe(eqn, eqn.outputs.index(var))))
     return out
+
+
+# Note [residuals in JAX's order]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# ``print_saved_residuals`` lists the arguments the backward pass reads, then the values
+# it keeps, in JAX's order: JAX linearizes equation by equation, so what the derivative
+# of one user operation keeps (``cos`` for a ``sin``) comes right after that operation,
+# before the next one's. spmdc's forward program computes the derivatives' values after
+# the primal ones; every equation a pass emits for a user operation carries that
+# operation's source (one object per traced operation), so the residuals are ordered by
+# the first equation of their operation, then by their own position. Each is named as
+# JAX names it: ``file:line:column (function)`` (``UserSource.located`` in errors.py).
 
 
 def print_saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
@@ -276,6 +297,8 @@ def _describe(eqn: Eqn, index: int) -> str:
                 if inner in e.outputs:
                     return _describe(e, e.outputs.index(inner))
     src = eqn.source or "an unknown location"
+    if isinstance(src, UserSource):
+        src = src.located()
     if eqn.prim is name_p:
         return f"named {eqn.params['name']!r} from {src}"
     return f"output of {eqn.prim.name} from {src}"

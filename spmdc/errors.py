@@ -431,16 +431,40 @@ def _is_library(filename: str) -> bool:
     return excluded
 
 
+class UserSource(str):
+    """The user's ``file:line`` (the string itself, as messages print it), with the code
+    and instruction of the frame it was read from, for JAX's longer form."""
+    __slots__ = ("code", "instruction")
+
+    def __new__(cls, frame: types.FrameType) -> UserSource:
+        self = super().__new__(cls, f"{frame.f_code.co_filename}:{frame.f_lineno}")
+        self.code = frame.f_code
+        self.instruction = frame.f_lasti
+        return self
+
+    def __reduce__(self) -> Any:
+        return str, (str(self),)            # a plain file:line once stored
+
+    def located(self) -> str:
+        """JAX's ``file:line:column (function)`` of a source (``print_saved_residuals``):
+        the column where the expression being evaluated starts."""
+        positions = list(self.code.co_positions())
+        index = self.instruction // 2       # one position per 2-byte code unit
+        column = positions[index][2] if 0 <= index < len(positions) else None
+        where = str(self) if column is None else f"{self}:{column}"
+        return f"{where} ({self.code.co_name})"
+
+
 def user_source() -> str | None:
     """``file:line`` of the innermost caller outside spmdc and the registered libraries
-    (where the user's op is)."""
+    (where the user's op is), as a ``UserSource``."""
     frame = sys._getframe(1)
     known = _library_file
     while frame is not None:       # every bind walks here: the cache is read inline
         filename = frame.f_code.co_filename
         library = known.get(filename)
         if not (_is_library(filename) if library is None else library):
-            return f"{filename}:{frame.f_lineno}"
+            return UserSource(frame)
         frame = frame.f_back
     return None
 

@@ -85,12 +85,32 @@ def test_print_saved_residuals(capsys):
     print_saved_residuals(jax.checkpoint(f, policy=P.dots_saveable), W, X)
     lines = capsys.readouterr().out.splitlines()
     assert lines[:2] == ["f32[4,4] from the argument w", "f32[3,4] from the argument x"]
-    assert re.fullmatch(r"f32\[3,4\] output of dot_general from .*test_ad_checkpoint\.py:\d+",
-                        lines[2]), lines
+    assert re.fullmatch(r"f32\[3,4\] output of dot_general from .*test_ad_checkpoint\.py:\d+:16 "
+                        r"\(f\)", lines[2]), lines
     assert len(lines) == 3
     print_saved_residuals(lambda p: jnp.sum(p["a"] * p["a"]), {"a": X})
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "f32[3,4] from the argument p['a']"
+
+
+def _two_layers(w1, w2, x):
+    x = jnp.sin(jnp.dot(w1, x))
+    x = jnp.sin(jnp.dot(w2, x))
+    return x
+
+
+def test_print_saved_residuals_as_jax(capsys):
+    # JAX 0.10.2 prints these lines for this function (Note [residuals in JAX's order]):
+    # each operation's own residuals before the next operation's, at file:line:column.
+    print_saved_residuals(_two_layers, jnp.ones((5, 4)), jnp.ones((6, 5)), jnp.ones(4))
+    line = _two_layers.__code__.co_firstlineno
+    at = f"{__file__}:{{}}:8 (_two_layers)"
+    assert capsys.readouterr().out.splitlines() == [
+        "f32[5,4] from the argument w1", "f32[6,5] from the argument w2",
+        "f32[4] from the argument x",
+        f"f32[5] output of sin from {at.format(line + 1)}",
+        f"f32[5] output of cos from {at.format(line + 1)}",
+        f"f32[6] output of cos from {at.format(line + 2)}"]
 
 
 def test_recomputation_is_in_the_gradient_program():

@@ -40,7 +40,7 @@ from .tree import keystr, tree_leaves_with_path
 
 __all__ = ["config", "Config", "enable_x64", "disable_jit", "runtime_checks",
            "disable_jit_enabled", "debug_nans_enabled", "default_matmul_precision",
-           "numpy_dtype_promotion"]
+           "numpy_dtype_promotion", "strict_indexing_enabled"]
 
 dtypes.on_x64_change(pjrt.set_x64_state)
 
@@ -48,7 +48,7 @@ runtime_checks: list[str] = []
 """Non-empty while some option needs the Python path of every call (see the Note)."""
 
 _local = threading.local()        # this thread's disable_jit context, if any
-_global = {"jax_disable_jit": False, "jax_debug_nans": False}
+_global = {"jax_disable_jit": False, "jax_debug_nans": False, "spmdc_strict_indexing": False}
 
 
 _contexts = [0]                   # disable_jit blocks open in any thread
@@ -75,6 +75,17 @@ def disable_jit_enabled() -> bool:
 
 def debug_nans_enabled() -> bool:
     return _global["jax_debug_nans"]
+
+
+def strict_indexing_enabled() -> bool:
+    """Whether ``x[i]`` with a Python int out of bounds is an IndexError (spmdc's
+    ``spmdc_strict_indexing`` option; off: clamped, as JAX does). See Note [out-of-bounds
+    ints] in numpy/index_plan.py."""
+    return _global["spmdc_strict_indexing"]
+
+
+def _set_strict_indexing(name: str, value: Any) -> None:
+    _global[name] = _bool(name, value)
 
 
 def _bool(name: str, value: Any) -> bool:
@@ -153,6 +164,8 @@ _OPTIONS: dict[str, tuple[Callable[[str, Any], None], Callable[[], Any]]] = {
     "jax_check_tracer_leaks": (leaks.set_leak_checking, leaks.leak_checking),
     "jax_traceback_filtering": (lambda name, value: tracebacks.set_traceback_filtering(value),
                                 tracebacks.traceback_filtering),   # Note [library frames]
+    "spmdc_strict_indexing": (_set_strict_indexing,
+                              lambda: _global["spmdc_strict_indexing"]),
 }
 
 
@@ -188,7 +201,7 @@ class Config:
             self.update(name, value)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("jax_") and name in _OPTIONS:
+        if name.startswith(("jax_", "spmdc_")) and name in _OPTIONS:
             return _OPTIONS[name][1]()
         raise AttributeError(f"spmdc.config has no option {name!r}")
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..compiler.ir import Func, TensorType
+from .tracer_text import TracerView
 from .tracing import Tracer, trace_function, type_of
 from .tree import tree_flatten, tree_unflatten
 
@@ -19,14 +20,15 @@ def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
                  name: str, in_types: Sequence[TensorType] | None = None,
                  in_weak: Sequence[bool] | None = None,
                  axis_env: dict[str, Any] | None = None, concrete: bool = False,
-                 sources: Sequence[Any] | None = None
+                 sources: Sequence[Any] | None = None, view: TracerView | None = None
                  ) -> tuple[Func, list[bool], list[Any], Any, list[Any]]:
     """Trace ``fun(*args, **kwargs)`` with every array leaf abstract.
 
     Returns (Func, out weak flags, captured values, out treedef, argument leaves).
     ``in_types`` overrides the leaves' own types (vmap traces per-example slices).
     ``concrete``: the trace may read values (Note [concrete values while tracing] in
-    core/concrete.py), each input's being its leaf's, or ``sources``' where given."""
+    core/concrete.py), each input's being its leaf's, or ``sources``' where given.
+    ``view``: how JAX sees the traced values (Note [tracer text] in core/tracer_text.py)."""
     leaves, in_tree = tree_flatten((tuple(args), kwargs))
     if in_types is None:
         sigs = [type_of(v) for v in leaves]
@@ -44,7 +46,7 @@ def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
     if concrete and sources is None:
         sources = leaves
     func, out_weak, captured = trace_function(flat_fun, in_types, in_weak, name, axis_env,
-                                              sources if concrete else None)
+                                              sources if concrete else None, view)
     return func, out_weak, captured, out_tree_box[0], leaves
 
 

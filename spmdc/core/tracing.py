@@ -43,6 +43,7 @@ from ..runtime import pjrt
 from ..runtime.array import Array, set_traced_type
 from . import dtypes, leaks
 from .names import scoped
+from .tracer_text import TracerView, tracer_repr, tracer_str
 
 __all__ = ["Tracer", "Trace", "tracing", "current_trace", "bind", "to_atom",
            "trace_function", "apply_func", "type_of", "emitting_into", "value_of",
@@ -53,7 +54,7 @@ __all__ = ["Tracer", "Trace", "tracing", "current_trace", "bind", "to_atom",
 
 class Trace:
     __slots__ = ("builder", "parent", "captures", "capture_values", "closed", "axis_env",
-                 "sources", "values", "indexed", "producers", "emitting")
+                 "sources", "values", "indexed", "producers", "emitting", "view")
 
     def __init__(self, parent: Trace | None, name: str, axis_env: dict[str, Any] | None = None,
                  concrete: bool = False):
@@ -75,6 +76,8 @@ class Trace:
         # What this trace emits for, when it emits into a pass's Builder (Note [rules
         # on values]); such a trace builds the constants it captures from literals.
         self.emitting: str | None = None
+        # How JAX sees this trace's values, set by vmap and grad (Note [tracer text]).
+        self.view: TracerView | None = None
 
     @property
     def main(self) -> Trace:
@@ -157,7 +160,10 @@ class Tracer:
         return self._var.type.size
 
     def __repr__(self) -> str:
-        return f"Tracer<{self._var.type}{', weak' if self.weak else ''}>"
+        return tracer_repr(self)            # See Note [tracer text] in core/tracer_text.py
+
+    def __str__(self) -> str:
+        return tracer_str(self)
 
     def _concrete(self, what: str, error: type[TypeError] = ConcretizationTypeError) -> Any:
         raise error(
@@ -457,7 +463,7 @@ def _evaluate_now(trace: Trace, prim: Primitive, args: tuple[Any, ...],
 def trace_function(fun: Callable[[list[Tracer]], list[Any]], in_types: Sequence[TensorType],
                    in_weak: Sequence[bool], name: str,
                    axis_env: dict[str, Any] | None = None,
-                   sources: Sequence[Any] | None = None
+                   sources: Sequence[Any] | None = None, view: TracerView | None = None
                    ) -> tuple[Func, list[bool], list[Any]]:
     """Trace ``fun`` (flat Tracers in, flat values out) in a child of the current trace.
 
@@ -465,9 +471,11 @@ def trace_function(fun: Callable[[list[Tracer]], list[Any]], in_types: Sequence[
     outputs' weak flags and the captured values (to pass along when applying the Func).
     ``sources`` (one per input; None where unknown) are the values the inputs stand for,
     and make the trace one whose values may be read (Note [concrete values while
-    tracing] in core/concrete.py).
+    tracing] in core/concrete.py). ``view``: how JAX sees the traced values (Note
+    [tracer text] in core/tracer_text.py).
     """
     with tracing(name, axis_env, concrete=sources is not None) as trace:
+        trace.view = view
         b = trace.builder
         args = [Tracer(b.input(t), trace, w) for t, w in zip(in_types, in_weak, strict=True)]
         if sources is not None:

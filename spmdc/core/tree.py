@@ -314,16 +314,20 @@ def _node_repr(node: Any) -> str:
         return "{" + ", ".join(f"{k!r}: {p}" for k, p in zip(aux, parts, strict=True)) + "}"
     if kind is _NoneType:
         return "None"
-    if kind is collections.OrderedDict:
-        items = ", ".join(f"{k!r}: {p}" for k, p in zip(aux, parts, strict=True))
-        return f"OrderedDict({{{items}}})"
-    if kind is collections.defaultdict:
-        items = ", ".join(f"{k!r}: {p}" for k, p in zip(aux[1], parts, strict=True))
-        return f"defaultdict({aux[0]!r}, {{{items}}})"
-    if kind not in _registered and issubclass(kind, tuple):     # namedtuple
-        fields = ", ".join(f"{f}={p}" for f, p in zip(kind._fields, parts, strict=True))
-        return f"{kind.__name__}({fields})"
-    return f"CustomNode({kind.__name__}[{aux!r}], [{', '.join(parts)}])"
+    if kind not in _registered and issubclass(kind, tuple):        # a namedtuple
+        return f"CustomNode(namedtuple[{kind.__name__}], [{', '.join(parts)}])"
+    # See Note [treedef text]
+    return f"CustomNode({kind.__name__}[{aux}], [{', '.join(parts)}])"
+
+
+# Note [treedef text]
+# ~~~~~~~~~~~~~~~~~~~
+# A treedef prints as JAX's: tuples, lists, dicts and None in Python's syntax, every
+# other node as ``CustomNode(<type name>[<aux data>], [<children>])`` with the aux data
+# written by ``str`` (``Counter[Counter_class_as_pytree_node]``, not its repr). That
+# covers OrderedDict (aux: its keys), defaultdict (aux: factory and sorted keys) and
+# namedtuples, which JAX prints as ``namedtuple[<class name>]``. Programs compare and
+# parse this text, so it follows JAX's character for character.
 
 
 # --- flattening ------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import lax
 from ..core import dtypes
+from ..core.config import strict_indexing_enabled
 from ..core.tracing import Tracer, user_source
 from .indexing import (
     advanced_getitem,
@@ -91,8 +92,13 @@ def getitem(x: Any, index: Any) -> Any:
             except TypeError:
                 raise _index_error(f"only integers, slices, None, Ellipsis and integer "
                                    f"arrays are valid indices, got {type(i).__name__}") from None
-            if not -n <= k < n:
-                raise _index_error(f"index {k} is out of bounds for axis {dim} with size {n}")
+            if not -n <= k < n:             # See Note [out-of-bounds ints] in index_plan.py
+                if n == 0:
+                    raise _index_error(f"index is out of bounds for axis {dim} with size 0")
+                if strict_indexing_enabled():
+                    raise _index_error(f"index {k} is out of bounds for axis {dim} with size "
+                                       f"{n} (spmdc_strict_indexing is on)")
+                k = min(max(k + n if k < 0 else k, 0), n - 1)
             k %= n
             starts.append(k)
             limits.append(k + 1)

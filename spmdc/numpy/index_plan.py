@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import lax
 from ..core import dtypes
+from ..core.config import strict_indexing_enabled
 from ..core.tracing import Tracer, user_source
 from ..errors import NonConcreteBooleanIndexError, at_line
 from ..runtime.array import Array
@@ -156,12 +157,25 @@ def _flat(x: Any) -> list[Any]:
     return [x]
 
 
+# Note [out-of-bounds ints]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# ``x[11]`` on a 10-element array reads ``x[9]``, as in JAX: a Python int index, like a
+# traced one, is wrapped once if negative and then clamped into its axis (``x[-12]``
+# reads ``x[0]``), the rule of gather; an update through ``x.at[i]`` drops an
+# out-of-bounds index unless its ``mode`` says otherwise (Note [index modes] in
+# numpy/indexing.py). Only an axis of size 0, which has nothing to clamp to, is an
+# IndexError. The option ``spmdc_strict_indexing`` (``config.update(
+# "spmdc_strict_indexing", True)``, off by default) makes an out-of-bounds Python int in
+# ``x[...]`` an IndexError instead, NumPy's rule, for programs that want the check; it
+# applies to functions traced while it is on.
+
 def _entries(shape: tuple[int, ...], index: tuple[Any, ...], check_ints: bool = True
              ) -> tuple[list[Any], tuple[int, ...]]:
     """The index (Ellipsis expanded) as None / slice / _Advanced entries, one per operand
     dimension except None, and the operand shape they index (0-d booleans add axes).
-    ``check_ints``: an out-of-bounds Python int is an IndexError (``x[i]``); ``.at[...]``
-    passes False, so that its ``mode`` decides (as in JAX)."""
+    ``check_ints``: an out-of-bounds Python int is an IndexError under strict indexing
+    (Note [out-of-bounds ints]; ``x[i]``); ``.at[...]`` passes False, so that its ``mode``
+    decides (as in JAX)."""
     entries: list[Any] = []
     operand_shape: list[int] = []
     dim = 0
@@ -196,9 +210,9 @@ def _entries(shape: tuple[int, ...], index: tuple[Any, ...], check_ints: bool = 
             raise _index_error(f"indices must be integers or booleans, got dtype {value.dtype}")
         if check_ints and isinstance(value, np.ndarray) and value.ndim == 0:  # a concrete int
             n = shape[dim]
-            if not -n <= int(value) < n:
+            if not -n <= int(value) < n and strict_indexing_enabled():   # the gather clamps
                 raise _index_error(f"index {int(value)} is out of bounds for axis {dim} with "
-                                   f"size {n}")
+                                   f"size {n} (spmdc_strict_indexing is on)")
         entries.append(_Advanced(value))
         operand_shape.append(shape[dim])
         dim += 1

@@ -8,8 +8,9 @@ dynamic_slice); updates with only basic indices come here too and become a scatt
 Semantics follow NumPy and JAX: negative indices wrap, out-of-bounds array indices are
 clamped when reading and dropped when updating (Note [out-of-bounds windows] in
 compiler/primitives/indexing.py) unless a ``mode`` says otherwise (Note [index modes]),
-out-of-bounds Python ints are an IndexError in ``x[...]``, and a boolean mask must be
-concrete (its number of True entries is the result's size).
+out-of-bounds Python ints are clamped in ``x[...]`` as array indices are (an IndexError
+under the ``spmdc_strict_indexing`` option: Note [out-of-bounds ints] in index_plan.py),
+and a boolean mask must be concrete (its number of True entries is the result's size).
 """
 from __future__ import annotations
 

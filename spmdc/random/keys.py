@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import numpy as jnp
 from ..core import tree as _tree
+from ..core.tracer_text import tracer_repr
 from ..core.tracing import Tracer
 from ..dtypes import ExtendedDType, prng_key
 from ..runtime.array import register_array_type
@@ -129,8 +130,8 @@ class PRNGKeyArray:
         return self
 
     def __repr__(self) -> str:
-        if isinstance(self._base, Tracer):
-            return f"Traced<{KEY_DTYPE}{list(self.shape)}>"
+        if isinstance(self._base, Tracer):          # See Note [tracer text]
+            return tracer_repr(self._base, str(KEY_DTYPE))
         return f"Array({self.shape}, dtype={KEY_DTYPE}) overlaying:\n{np.asarray(self._base)}"
 
     __str__ = __repr__

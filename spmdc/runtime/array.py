@@ -36,7 +36,7 @@ from ..compiler.ir import TensorType
 from . import pjrt
 from .sharding import Mesh, NamedSharding, PartitionSpec, Shard, Sharding, SingleDeviceSharding
 
-__all__ = ["Array", "is_concrete", "set_traced_type"]
+__all__ = ["Array", "is_concrete", "set_traced_type", "array_text"]
 
 
 # Note [traced values are Arrays]
@@ -283,10 +283,7 @@ class Array(metaclass=_ArrayType):
         return self._value().item(*args)
 
     def __repr__(self) -> str:
-        body = np.array2string(self._value(), separator=", ", prefix="Array(",
-                               threshold=1000)
-        extra = ", weak_type=True" if self.weak else ""
-        return f"Array({body}, dtype={self.dtype.name}{extra})"
+        return array_text(self._value(), self.weak)
 
     def __str__(self) -> str:
         return str(self._value())
@@ -322,6 +319,14 @@ class Array(metaclass=_ArrayType):
         if self.ndim == 0:
             raise TypeError("len() of a 0-d array")
         return self.shape[0]
+
+    def __iter__(self) -> Any:
+        # Explicit, as JAX's: indexing clamps (Note [out-of-bounds ints] in
+        # numpy/index_plan.py), so Python's fallback of indexing until IndexError would
+        # never end.
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
 
     def __hash__(self) -> int:
         raise TypeError("spmdc.Array is not hashable; use a tuple or a NumPy value as a "
@@ -515,3 +520,27 @@ pjrt.register_fields(Array, "_kids", "_aux", "one")
 pjrt.register_node(_Pending, _flatten_pending, _unflatten_pending, "one")
 pjrt.register_node(Array, Array._flatten, _unflatten, "one results")
 pjrt.register_node(Array, Array._flatten_grouped, Array._unflatten_grouped, "replicated")
+
+
+# Note [Array text]
+# ~~~~~~~~~~~~~~~~~~
+# An Array prints as JAX's: NumPy's array2string of the value under NumPy's print
+# options (line width, threshold), with ``Array(`` as prefix and the ``,`` that
+# follows as suffix, so the wrapping is NumPy's; then ``dtype=...`` (and
+# ``weak_type=True``) on the last line if it fits the line width, else on a line of
+# its own indented under the values. An empty array names its shape instead.
+
+def array_text(value: np.ndarray, weak: bool) -> str:
+    """``repr`` of an Array holding ``value`` (Note [Array text]); also the text of a
+    traced value JAX would hold as an Array (core/tracer_text.py)."""
+    prefix = "Array("
+    dtype_text = f"dtype={value.dtype.name}{', weak_type=True' if weak else ''}"
+    line_width = np.get_printoptions()["linewidth"]
+    if value.size == 0:
+        body = f"[], shape={value.shape}"
+    else:
+        body = np.array2string(value, prefix=prefix, suffix=",", separator=", ",
+                               max_line_width=line_width)
+    last_line = len(body) - body.rfind("\n") + 1
+    sep = " " * len(prefix) if last_line + len(dtype_text) + 2 > line_width else " "
+    return f"{prefix}{body},{sep}{dtype_text})"

@@ -442,11 +442,13 @@ def betainc(a: Any, b: Any, x: Any) -> Any:
 
 # --- exponential integrals (Note [exponential integrals]) -------------------------------------
 
+from spmdc.scipy.special_bessel_jn import bessel_jn as bessel_jn  # noqa: E402
 from spmdc.scipy.special_error_functions import dawsn as dawsn  # noqa: E402
 from spmdc.scipy.special_error_functions import erfcx as erfcx  # noqa: E402
 from spmdc.scipy.special_exponential_integrals import exp1 as exp1  # noqa: E402
 from spmdc.scipy.special_exponential_integrals import expi as expi  # noqa: E402
 from spmdc.scipy.special_exponential_integrals import expn as expn  # noqa: E402
+from spmdc.scipy.special_owens_t import owens_t as owens_t  # noqa: E402
 from spmdc.scipy.special_sine_cosine_integrals import sici as sici  # noqa: E402
 from spmdc.scipy.special_spence import spence as spence  # noqa: E402
 from spmdc.scipy.special_zeta import bernoulli as bernoulli  # noqa: E402

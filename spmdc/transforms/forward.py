@@ -29,8 +29,9 @@ from ..compiler.passes import run_pass
 from ..compiler.passes.autodiff import is_float, vjp_func
 from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.forward import jvp_func, partial_eval
+from ..core.tracer_text import TracerView
 from ..core.tracing import apply_func, current_trace, type_of, where
-from ..core.tree import tree_flatten, tree_unflatten
+from ..core.tree import tree_flatten, tree_leaves, tree_unflatten
 from ..tracebacks import api_boundary
 from .jit import Jitted, _fun_name, eager_jit, trace_pytree
 from .mapping import refuse_in_shard_map_body
@@ -82,13 +83,20 @@ def _check_tangents(primals: list[Any], tangents: list[Any], what: str) -> list[
     return kept
 
 
-def _trace_jvp(fun: Callable[..., Any], name: str, primals: Sequence[Any]
+def _trace_jvp(fun: Callable[..., Any], name: str, primals: Sequence[Any],
+               linearizing: bool = False
                ) -> tuple[Func, list[bool], list[Any], Any, list[Any], list[bool], set[Any]]:
     """Trace ``fun(*primals)`` and run the forward pass over it, a tangent for every
     floating point leaf. Returns (jvp Func, out weak flags, captured values, out treedef,
-    primal leaves, which outputs are floats, the jvp Func's tangent Vars)."""
+    primal leaves, which outputs are floats, the jvp Func's tangent Vars).
+    ``linearizing``: the traced values print as JAX's linearize tracers (Note [tracer
+    text] in core/tracer_text.py)."""
+    view = None
+    if linearizing:
+        view = TracerView("grad", tuple(0 if is_float(type_of(v)[0]) else None
+                                        for v in tree_leaves(tuple(primals))))
     func, out_weak, captured, out_tree, leaves = trace_pytree(fun, tuple(primals), {}, name,
-                                                              concrete=True)
+                                                              concrete=True, view=view)
     tangent_in = [is_float(type_of(v)[0]) for v in leaves] + [False] * len(captured)
     float_out = [is_float(t) for t in func.out_types]
     tangent_vars: set[Any] = set()
@@ -184,7 +192,7 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     name = _fun_name(fun)
     target = _aux_split(fun) if has_aux else fun
     jf, out_weak, captured, out_tree, leaves, float_out, tangent_vars = _trace_jvp(
-        target, name, primals)
+        target, name, primals, linearizing=True)
     n_known = len(leaves) + len(captured)
     n_out = len(out_weak)
     known = [True] * n_known + [False] * (len(jf.inputs) - n_known)

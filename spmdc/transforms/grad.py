@@ -20,8 +20,9 @@ from ..compiler.passes.autodiff import is_float, vjp_func
 from ..compiler.passes.cleanup import cleanup
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
+from ..core.tracer_text import TracerView
 from ..core.tracing import Tracer, apply_func, current_trace, type_of, where
-from ..core.tree import tree_flatten, tree_structure, tree_unflatten
+from ..core.tree import tree_flatten, tree_leaves, tree_structure, tree_unflatten
 from ..core.tree_cycles import raise_if_cycle
 from ..runtime.array import Array
 from ..tracebacks import api_boundary
@@ -119,6 +120,11 @@ def _pruned(func: Func, keep: Sequence[bool]) -> Func:
     return run_pass("cleanup", cleanup, Func(func.name, func.inputs, func.eqns, outputs))
 
 
+def _grad_view(primals: Any) -> TracerView:
+    """Every input of ``vjp`` is differentiated (Note [tracer text])."""
+    return TracerView("grad", (0,) * len(tree_leaves(primals)))
+
+
 def _top_level(fn: Callable[..., Any]) -> Callable[..., Any]:
     """At top level run ``fn`` through jit (one compiled program); inside a trace, inline."""
     jitted: list[Jitted] = []
@@ -174,8 +180,10 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 return out[0], [aux_leaves[k] for k in traced]
             return out, None
 
+        n_diff = len(tree_leaves(diff))
+        view = TracerView("grad", (0,) * n_diff + (None,) * len(arrays))   # Note [tracer text]
         func, out_weak, captured, out_tree, leaves = trace_pytree(wrapped, (diff, arrays), {},
-                                                                  name, concrete=True)
+                                                                  name, concrete=True, view=view)
         main = func.out_types[0] if func.outputs else None
         if out_tree.num_leaves == 0 or main is None:
             raise TypeError(f"{what} requires a function returning a scalar array")
@@ -294,8 +302,8 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
 
     def pullback(primals_: tuple[Any, ...], ct_leaves: list[Any]) -> Any:
         """The cotangents of the float leaves of ``primals_`` (one program)."""
-        func, _, captured, out_tree, leaves = trace_pytree(main_fun, primals_, {}, name,
-                                                           concrete=True)
+        func, _, captured, out_tree, leaves = trace_pytree(
+            main_fun, primals_, {}, name, concrete=True, view=_grad_view(primals_))
         ct_leaves = [check_cotangent("vjp", c, t, f"[{k}]" if len(ct_leaves) > 1 else "")
                      for k, (c, t) in enumerate(zip(ct_leaves, func.out_types, strict=True))]
         wrt = [is_float(type_of(v)[0]) for v in leaves]
@@ -351,8 +359,8 @@ def _eager_vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool,
         aux_box[:] = [aux_leaves, aux_tree, at]
         return out, [aux_leaves[k] for k in at]
 
-    func, out_weak, captured, out_tree, leaves = trace_pytree(traced, primals, {}, name,
-                                                              concrete=True)
+    func, out_weak, captured, out_tree, leaves = trace_pytree(
+        traced, primals, {}, name, concrete=True, view=_grad_view(primals))
 
     def forward(*a: Any) -> Any:
         return tree_unflatten(out_tree, apply_func(func, [*tree_flatten(a)[0], *captured],

@@ -15,8 +15,9 @@ from ..compiler.passes import run_pass
 from ..compiler.passes.vmap import BatchAxis, BatchingError, vmap_func
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
+from ..core.tracer_text import TracerView
 from ..core.tracing import apply_func, current_trace, where
-from ..core.tree import tree_unflatten
+from ..core.tree import tree_leaves, tree_structure, tree_unflatten
 from ..tracebacks import api_boundary
 from .jit import Jitted, eager_jit
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_dims, out_paths, slice_types
@@ -62,35 +63,98 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                         "of a single container argument, wrap it: in_axes=(spec,)")
     name = _fun_name(fun)
     jitted: list[Jitted] = []
+    unmapping = any(d is None for d in tree_leaves(in_axes, is_leaf=lambda d: d is None))
 
     @functools.wraps(fun)
     def batched(*args: Any, **kwargs: Any) -> Any:
         if current_trace() is None:            # top level: compile the whole batched program
+            if unmapping:                      # See Note [unmapped arguments]
+                leaves, dims, _ = mapped_leaves("vmap", args, kwargs, in_axes)
+                if None in dims:
+                    return _top_level_with_unmapped(batched, args, kwargs, leaves, dims)
             if not jitted:
                 jitted.append(eager_jit(batched))
             return jitted[0](*args, **kwargs)
-        return _batched_call(fun, name, args, kwargs, in_axes, out_axes, axis_name, axis_size)
+        return _batched_call(fun, name, args, kwargs, in_axes, out_axes, axis_name, axis_size,
+                             unmapped_as_given=True)
 
     return api_boundary(batched)       # See Note [library frames] (errors.py)
 
 
+# Note [unmapped arguments]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# An argument leaf that ``in_axes`` does not map (None) reaches the function as it was
+# given, as in JAX: a Python int stays an int, so the function may use it as a shape or a
+# loop bound, even when vmap runs inside ``jit(..., static_argnums=...)``; a Tracer of an
+# enclosing trace stays that Tracer. Only the mapped leaves are the traced function's
+# inputs; an unmapped value the function computes with is captured as any closed-over
+# value is (core/tracing.py), which the batching pass treats as not batched. At top level
+# vmap runs as a jit of the call (Note [eager transformations trace every call] in
+# eager.py), whose arguments would be traced: a call with unmapped leaves is a jit of a
+# function of its mapped leaves alone, closing over the others. pmap under a trace,
+# which has vmap's semantics, keeps its arguments traced, as JAX's pmap does.
+
+def _top_level_with_unmapped(batched: Callable[..., Any], args: tuple[Any, ...],
+                             kwargs: dict[str, Any], leaves: list[Any],
+                             dims: list[int | None]) -> Any:
+    """``batched(*args, **kwargs)`` at top level, with only the mapped leaves traced (Note
+    [unmapped arguments])."""
+    treedef = tree_structure((args, kwargs))
+
+    def of_mapped(*mapped: Any) -> Any:
+        a, k = tree_unflatten(treedef, _with_mapped(leaves, dims, mapped))
+        return batched(*a, **k)
+
+    functools.update_wrapper(of_mapped, batched)
+    return eager_jit(of_mapped)(*[leaf for leaf, d in zip(leaves, dims, strict=True)
+                                  if d is not None])
+
+
+def _with_mapped(leaves: list[Any], dims: list[int | None], mapped: Any) -> list[Any]:
+    """``leaves`` with the mapped ones (``dims`` not None) replaced by ``mapped``, in order."""
+    replacements = iter(mapped)
+    full = [next(replacements) if d is not None else leaf
+            for leaf, d in zip(leaves, dims, strict=True)]
+    assert next(replacements, None) is None
+    return full
+
+
 def _batched_call(fun: Callable[..., Any], name: str, args: tuple[Any, ...],
                   kwargs: dict[str, Any], in_axes: Any, out_axes: Any,
-                  axis_name: str | None, axis_size: int | None) -> Any:
+                  axis_name: str | None, axis_size: int | None,
+                  unmapped_as_given: bool = False) -> Any:
+    """``fun`` batched under the current trace; ``unmapped_as_given``: unmapped leaves
+    reach ``fun`` as given (vmap, Note [unmapped arguments]), else as traced inputs."""
     leaves, dims, paths = mapped_leaves("vmap", args, kwargs, in_axes)
     size = mapped_size("vmap", leaves, dims, paths, axis_size)
-    in_types, in_weak = slice_types(leaves, dims)
     axis_env = {axis_name: size} if axis_name is not None else None
+    if unmapped_as_given:
+        treedef = tree_structure((args, kwargs))
+        traced_dims = [d for d in dims if d is not None]
+        traced_leaves = [leaf for leaf, d in zip(leaves, dims, strict=True) if d is not None]
+
+        def traced_fun(*mapped: Any) -> Any:
+            a, k = tree_unflatten(treedef, _with_mapped(leaves, dims, mapped))
+            return fun(*a, **k)
+
+        traced_args: tuple[Any, ...] = tuple(traced_leaves)
+        traced_kwargs: dict[str, Any] = {}
+    else:
+        traced_fun, traced_args, traced_kwargs = fun, args, kwargs
+        traced_leaves, traced_dims = leaves, dims
+    in_types, in_weak = slice_types(traced_leaves, traced_dims)
     # an unmapped input's value is known where the enclosing trace knows it; a mapped
     # one's is not (Note [concrete values while tracing] in core/concrete.py)
-    sources = [leaf if d is None else None for leaf, d in zip(leaves, dims, strict=True)]
+    sources = [leaf if d is None else None
+               for leaf, d in zip(traced_leaves, traced_dims, strict=True)]
     _batching.depth += 1
     try:
         func, out_weak, captured, out_tree, _ = trace_pytree(
-            fun, args, kwargs, name, in_types, in_weak, axis_env, concrete=True,
-            sources=sources)
+            traced_fun, traced_args, traced_kwargs, name, in_types, in_weak, axis_env,
+            concrete=True, sources=sources, view=TracerView("vmap", tuple(traced_dims), size))
     finally:
         _batching.depth -= 1
+    leaves, dims = traced_leaves, traced_dims
     dims_out = out_dims("vmap", out_axes, out_tree, func.out_types)
     try:
         batched = run_pass("vmap", vmap_func, func, [*dims, *([None] * len(captured))],

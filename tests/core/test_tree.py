@@ -1,7 +1,9 @@
 """spmdc.core.tree (spmdc.tree_util): flattening, treedefs, paths, prefixes."""
 import collections
+import dataclasses
 import re
 import timeit
+from typing import Any
 
 import numpy as np
 import pytest
@@ -71,7 +73,7 @@ def test_namedtuple():
     leaves, treedef = tu.tree_flatten(Point(x=[1, 2], y=3))
     assert leaves == [1, 2, 3]
     assert treedef != tu.tree_structure(([1, 2], 3))            # not a plain tuple
-    assert repr(treedef) == "PyTreeDef(Point(x=[*, *], y=*))"
+    assert repr(treedef) == "PyTreeDef(CustomNode(namedtuple[Point], [[*, *], *]))"
     assert tu.tree_unflatten(treedef, [4, 5, 6]) == Point([4, 5], 6)
 
 
@@ -190,7 +192,7 @@ tu.register_pytree_node(Named, lambda n: ((n.w, n.b), None), lambda _, ch: Named
 def test_registered_nodes():
     leaves, treedef = tu.tree_flatten(Box([1, (2, 3)], "lbl"))
     assert leaves == [1, 2, 3]
-    assert repr(treedef) == "PyTreeDef(CustomNode(Box['lbl'], [*, (*, *)]))"
+    assert repr(treedef) == "PyTreeDef(CustomNode(Box[lbl], [*, (*, *)]))"
     rebuilt = tu.tree_unflatten(treedef, [4, 5, 6])
     assert type(rebuilt) is Box and rebuilt.items == [4, (5, 6)] and rebuilt.label == "lbl"
     assert treedef != tu.tree_structure(Box([1, (2, 3)], "other"))   # aux data is structure
@@ -481,3 +483,45 @@ def test_a_deep_tree_is_still_a_recursion_error():
         deep = [deep]
     with pytest.raises(RecursionError):
         tree_util.tree_leaves(deep)
+
+
+class _Counter:
+    def __init__(self, a: Any, aux: Any):
+        self.a, self.aux = a, aux
+
+
+tu.register_pytree_node(_Counter, lambda c: ((c.a,), c.aux), lambda aux, ch: _Counter(ch[0], aux))
+
+
+@dataclasses.dataclass
+class _Pair:
+    x: Any
+    y: Any
+    n: int = dataclasses.field(default=3, metadata=dict(static=True))
+
+
+tree_util.register_dataclass(_Pair)
+
+
+# Recorded from JAX 0.10.2 (str and repr of tree_structure agree). See Note [treedef text].
+@pytest.mark.parametrize("tree, text", [
+    (_Counter(1, "Counter_class_as_pytree_node"),
+     "PyTreeDef(CustomNode(_Counter[Counter_class_as_pytree_node], [*]))"),
+    (_Counter({"q": 1}, 5), "PyTreeDef(CustomNode(_Counter[5], [{'q': *}]))"),
+    (_Counter(2, None), "PyTreeDef(CustomNode(_Counter[None], [*]))"),
+    (_Pair(1, 2), "PyTreeDef(CustomNode(_Pair[(3,)], [*, *]))"),
+    (Point(1, (2, 3)), "PyTreeDef(CustomNode(namedtuple[Point], [*, (*, *)]))"),
+    ([_Counter(1, {"k": 2}), Point(1, 2)],
+     "PyTreeDef([CustomNode(_Counter[{'k': 2}], [*]), CustomNode(namedtuple[Point], [*, *])])"),
+    ([_Pair(Point(1, 2), [3])],
+     "PyTreeDef([CustomNode(_Pair[(3,)], [CustomNode(namedtuple[Point], [*, *]), [*]])])"),
+    (collections.OrderedDict(b=1, a=2), "PyTreeDef(CustomNode(OrderedDict[('b', 'a')], [*, *]))"),
+    (collections.defaultdict(list, {"b": 1, "a": 2}),
+     "PyTreeDef(CustomNode(defaultdict[(<class 'list'>, ('a', 'b'))], [*, *]))"),
+    ({"b": 1, "a": (2, None)}, "PyTreeDef({'a': (*, None), 'b': *})"),
+    ({1: 1, 2: (3,)}, "PyTreeDef({1: *, 2: (*,)})"),
+    ([None, 1], "PyTreeDef([None, *])"),
+])
+def test_treedef_text_as_jax(tree: Any, text: str):
+    treedef = tu.tree_structure(tree)
+    assert repr(treedef) == text and str(treedef) == text

@@ -170,10 +170,44 @@ def test_traced_boolean_mask_is_an_error():
         spmdc.jit(lambda x, m: x.at[m].set(0.0))(np.ones(3, np.float32), np.ones(3, bool))
 
 
+@pytest.fixture
+def strict_indexing():
+    spmdc.config.update("spmdc_strict_indexing", True)
+    yield
+    spmdc.config.update("spmdc_strict_indexing", False)
+
+
+def test_out_of_bounds_ints_clamp_as_jax():
+    # Recorded from JAX 0.10.2 (Note [out-of-bounds ints] in spmdc/numpy/index_plan.py).
+    x = jnp.arange(12.0).reshape(3, 4)
+    _close(x[[0, 1], 4], [3.0, 7.0])
+    _close(x[5], [8.0, 9.0, 10.0, 11.0])
+    _close(x[-4, 2], 2.0)
+    _close(x[1, 100], 7.0)
+    _close(x[None, 7, ..., -9], [8.0])
+    _close(x[np.int32(7), 1], 9.0)
+    _close(spmdc.jit(lambda x: x[3, 4])(x), 11.0)
+    _close(spmdc.grad(lambda x: x[7].sum())(jnp.arange(5.0)), [0, 0, 0, 0, 1])
+    assert not spmdc.config.spmdc_strict_indexing
+    with pytest.raises(IndexError, match="size 0"):     # nothing to clamp to, as in JAX
+        jnp.zeros((0, 3))[1]
+
+
+def test_strict_indexing_keeps_the_error(strict_indexing):
+    x = jnp.zeros((3, 4))
+    assert spmdc.config.read("spmdc_strict_indexing") is True
+    with pytest.raises(IndexError, match=r"index 4 is out of bounds for axis 1 with size 4 "
+                                         r"\(spmdc_strict_indexing is on\)"):
+        x[[0, 1], 4]
+    with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 3"):
+        x[5]
+    with pytest.raises(IndexError, match="index -4 is out of bounds for axis 0"):
+        spmdc.jit(lambda x: x[-4])(x)
+    _close(x.at[5].get(), np.zeros(4))                 # .at[...]'s mode decides, as before
+
+
 def test_index_errors():
     x = jnp.zeros((3, 4))
-    with pytest.raises(IndexError, match="out of bounds"):
-        x[[0, 1], 4]
     with pytest.raises(IndexError, match="broadcast"):
         x[np.zeros(2, np.int32), np.zeros(3, np.int32)]
     with pytest.raises(IndexError, match="boolean index"):
@@ -313,8 +347,9 @@ def test_vmap_of_any_index_pattern_matches_loop(case, batched, update):
         return y
     x_axis = 0 if batched in ("x", "both") else None
     i_axis = 0 if batched in ("indices", "both") else None
+    # an unmapped x reaches f as given (Note [unmapped arguments]), so it is an Array
     got = spmdc.vmap(f, in_axes=(x_axis,) + (i_axis,) * len(arrays))(
-        xs if x_axis == 0 else x, *(arrays_b if i_axis == 0 else arrays))
+        xs if x_axis == 0 else jnp.asarray(x), *(arrays_b if i_axis == 0 else arrays))
     want = np.stack([np_f(xs[b] if x_axis == 0 else x,
                           *([a[b] for a in arrays_b] if i_axis == 0 else arrays))
                      for b in range(3)])

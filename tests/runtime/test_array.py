@@ -41,6 +41,52 @@ def test_printing_like_numpy():
     assert bool(jnp.asarray(True)) is True
 
 
+# Recorded from JAX 0.10.2 (Note [Array text] in spmdc/runtime/array.py): the wrapping of
+# long arrays, the dtype= that does not fit the last line, empty and summarised arrays.
+_JAX_ARRAY_TEXT = [
+    (lambda: jnp.arange(30.0, dtype=jnp.float32),
+     "Array([ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 11., 12.,\n"
+     "       13., 14., 15., 16., 17., 18., 19., 20., 21., 22., 23., 24., 25.,\n"
+     "       26., 27., 28., 29.], dtype=float32)"),
+    (lambda: jnp.arange(12, dtype=jnp.int32).reshape(3, 4) * 1.5,
+     "Array([[ 0. ,  1.5,  3. ,  4.5],\n"
+     "       [ 6. ,  7.5,  9. , 10.5],\n"
+     "       [12. , 13.5, 15. , 16.5]], dtype=float32, weak_type=True)"),
+    (lambda: jnp.zeros((0, 3)), "Array([], shape=(0, 3), dtype=float32)"),
+    (lambda: jnp.arange(1001, dtype=jnp.int32),
+     "Array([   0,    1,    2, ...,  998,  999, 1000], dtype=int32)"),
+    (lambda: jnp.arange(10, dtype=jnp.bfloat16) * 1.37,
+     "Array([0, 1.36719, 2.73438, 4.09375, 5.46875, 6.84375, 8.1875, 9.5625,\n"
+     "       10.9375, 12.3125], dtype=bfloat16)"),
+    (lambda: jnp.arange(24, dtype=jnp.float32) * 100.5,
+     "Array([   0. ,  100.5,  201. ,  301.5,  402. ,  502.5,  603. ,  703.5,\n"
+     "        804. ,  904.5, 1005. , 1105.5, 1206. , 1306.5, 1407. , 1507.5,\n"
+     "       1608. , 1708.5, 1809. , 1909.5, 2010. , 2110.5, 2211. , 2311.5],"
+     "      dtype=float32)"),
+]
+
+
+@pytest.mark.parametrize("make, text", _JAX_ARRAY_TEXT)
+def test_printing_as_jax(make, text):
+    assert repr(make()) == text
+
+
+def test_iteration():
+    # Explicit iteration: x[i] clamps, so indexing until IndexError would never stop.
+    a, b = jnp.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(np.asarray(b), [3, 4, 5])
+    assert [int(v) for v in jnp.arange(3)] == [0, 1, 2]
+    with pytest.raises(TypeError, match="iteration over a 0-d array"):
+        iter(jnp.asarray(1.0))
+
+
+def test_printing_follows_numpy_print_options():
+    with np.printoptions(linewidth=40):         # recorded from JAX 0.10.2
+        assert repr(jnp.arange(16, dtype=jnp.int32)) == (
+            "Array([ 0,  1,  2,  3,  4,  5,  6,  7,\n"
+            "        8,  9, 10, 11, 12, 13, 14, 15],      dtype=int32)")
+
+
 def test_eager_arithmetic_and_indexing_match_numpy():
     a = spmdc.device_put(X)
     cases = [(a + 1, X + 1), (2 * a, 2 * X), (a - a.T.T, X - X), (a / 4, X / 4),

@@ -122,6 +122,29 @@ def test_unmapped_output_is_broadcast():
     close(got, np.broadcast_to((w * 2)[:, None], (3, 4)))
 
 
+def test_unmapped_arguments_reach_the_function_as_given():
+    # Note [unmapped arguments]: JAX 0.10.2 passes an in_axes=None leaf through, so a
+    # static int stays an int inside jit(static_argnums) and at top level alike.
+    def inner(x, n):
+        seen.append(type(n).__name__)
+        return jnp.zeros(n) + x
+
+    seen: list[str] = []
+    f = spmdc.jit(lambda x, n: spmdc.vmap(inner, in_axes=(0, None))(x, n), static_argnums=1)
+    got = f(jnp.arange(3.0), 4)
+    close(got, np.broadcast_to(np.arange(3.0)[:, None], (3, 4)))
+    got = spmdc.vmap(inner, in_axes=(0, None))(jnp.arange(3.0), 2)
+    close(got, np.broadcast_to(np.arange(3.0)[:, None], (3, 2)))
+    assert seen == ["int", "int"]
+    kinds = []
+    spmdc.vmap(lambda x, a, b: kinds.append((type(a).__name__, type(b).__name__)) or x,
+               in_axes=(0, None, None))(jnp.ones(3), 2.5, np.ones(2))
+    assert kinds == [("float", "ndarray")]
+    # an unmapped traced value of an enclosing jit stays that jit's value
+    close(spmdc.jit(lambda x, w: spmdc.vmap(lambda a, b: a * b, in_axes=(0, None))(x, w))(
+        rand(4, 3) * 0 + 1, np.arange(3.0, dtype=np.float32)), np.tile(np.arange(3.0), (4, 1)))
+
+
 def test_kwargs_are_mapped_over_axis_0():
     x, y = rand(4, 3), rand(4, 3)
     got = spmdc.vmap(lambda a, b=None: a - b, in_axes=(None,))(x[0], b=y)
