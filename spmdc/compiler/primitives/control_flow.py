@@ -157,19 +157,32 @@ def _batched_outputs(func: Func, in_batched: Sequence[bool], axis: BatchAxis) ->
 # ~~~~~~~~~~~~~~~~~~~~~~~~
 # Which values of a sub-Func are batched is decided before it is batched (the carries'
 # fixed point), by propagation: a batched operand batches every result. That is exact
-# for the built-in primitives but one kind: those whose batching rule may leave a result
+# for plain built-in primitives and safe for built-in control flow (it may batch a carry
+# the rule would not), but not for primitives whose batching rule leaves a result
 # unbatched though an operand is batched, which are a library's primitives (Equinox's
 # ``unvmap_any`` reduces over the batch, so a loop predicate built with it stays
 # unbatched, as JAX's ``not_mapped``) and control flow holding such a primitive. For
 # those the rule itself is run on a scratch Builder and its output dims are the answer,
-# as JAX batches a loop's cond jaxpr to learn whether the predicate is batched. Counting
+# as JAX batches a loop's cond jaxpr to learn whether the predicate is batched (only
+# there: probing every nested loop would repeat the work at each depth). Counting
 # them batched would batch the predicate, and with it every carry, which an Equinox loop
 # marks ``nonbatchable`` (its step counter) and so refuses.
 
 def _decides_out_dims(eqn) -> bool:
     return eqn.prim in library_primitives or any(
-        isinstance(v, Func) or (isinstance(v, tuple) and v and isinstance(v[0], Func))
-        for v in eqn.params.values())
+        _holds_library_primitive(f) for v in eqn.params.values() for f in _sub_funcs(v))
+
+
+def _sub_funcs(v) -> tuple[Func, ...]:
+    if isinstance(v, Func):
+        return (v,)
+    return tuple(x for x in v if isinstance(x, Func)) if isinstance(v, tuple) else ()
+
+
+def _holds_library_primitive(func: Func) -> bool:
+    return any(eqn.prim in library_primitives or any(
+        _holds_library_primitive(f) for v in eqn.params.values() for f in _sub_funcs(v))
+        for eqn in func.eqns)
 
 
 def _probe_out_dims(eqn, in_batched: Sequence[bool], axis: BatchAxis) -> list[int | None]:
