@@ -28,7 +28,11 @@ import numpy as np
 from ..compiler.builder import Builder, lit
 from ..compiler.ir import Func, TensorType
 from ..compiler.passes.autodiff import is_float
-from ..compiler.primitives.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from ..compiler.primitives.custom_derivatives import (
+    custom_jvp_call_p,
+    custom_vjp_call_p,
+    tangent_part,
+)
 from ..core.concrete import values_readable
 from ..core.operands import asarray, dtype_of, full, shape_of
 from ..core.tracing import (
@@ -161,7 +165,9 @@ class _Rule:
         func = self._cache.get(key)
         if func is None:
             fn, types, weak = self._build(key)
-            func, _, captured = trace_function(fn, types, weak, self.name, sources=sources)
+            with tangent_part(False):   # See Note [custom_jvp applied to tangents]
+                func, _, captured = trace_function(fn, types, weak, self.name,
+                                                   sources=sources)
             if captured:
                 func = _embed_constants(func, captured, self.name)
             self._cache[key] = func

@@ -48,7 +48,9 @@ with respect to a closed-over value"). Pass such values as arguments instead.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from ...errors import ClosedOverDifferentiationError, CustomVJPForwardModeError, at_line
 from ..builder import Builder
@@ -69,7 +71,8 @@ from ..passes.vmap import BatchAxis, always_rewrite, batch_rules, batch_to_front
 from ..stablehlo import lower_body, lower_rules
 from .core import ShapeError, declare
 
-__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p", "BatchedRule", "OutTypes"]
+__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p", "BatchedRule", "OutTypes",
+           "tangent_part"]
 
 
 def _closed_over_error(kind: str, source: str | None) -> ClosedOverDifferentiationError:
@@ -185,15 +188,55 @@ def _custom_jvp_vjp(b, ct, *operands, call, jvp, num_consts, symbolic_zeros, act
     given = [k for k, m in zip(diff, mask, strict=True) if m]
     if not given:
         return [None] * len(operands)
+    if _tangent_part.active:          # See Note [custom_jvp applied to tangents]
+        return _transpose_call(b, cts, operands, call, given)
     rule = jvp.get(mask)
     n_args, n_out = len(args), len(call.outputs)
     wrt = [False] * n_args + [True] * len(given)
     seeded = [False] * n_out + [c is not None for c in seeded_cts]
-    transposed = vjp_func(rule, wrt, seeded)
+    with tangent_part(True):
+        transposed = vjp_func(rule, wrt, seeded)
     tangents = [zeros(b, args[k].type) for k in given]
     outs = b.inline(transposed, [*args, *tangents, *(c for c in seeded_cts if c is not None)])
     by_position = dict(zip(given, outs[len(rule.outputs):], strict=True))
     return [by_position.get(k) for k in range(n_args)] + [None] * num_consts
+
+
+# Note [custom_jvp applied to tangents]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Reverse mode of ``custom_jvp_call`` transposes the tangent part of its JVP rule. A rule
+# may apply the function itself to the tangents (Lineax's ``_asarray``: ``return f(x),
+# f(tx)``), a linear use whose transpose JAX takes from the function, not from the rule
+# (its transpose of ``custom_jvp_call`` is the backward pass of ``call_jaxpr``): asking
+# the rule again would recurse without end. So while a rule's tangent part is being
+# transposed (``tangent_part``), a ``custom_jvp_call`` met in it is transposed as its
+# function. Rules traced meanwhile (on demand) are traced with the flag cleared
+# (transforms/custom_derivatives.py), so a rule that differentiates starts afresh.
+
+class _TangentPart(threading.local):
+    active = False
+
+
+_tangent_part = _TangentPart()
+
+
+@contextmanager
+def tangent_part(on: bool) -> Iterator[None]:
+    """Whether a custom_jvp rule's tangent part is being transposed (Note [custom_jvp
+    applied to tangents]), for the ``with`` body."""
+    outer, _tangent_part.active = _tangent_part.active, on
+    try:
+        yield
+    finally:
+        _tangent_part.active = outer
+
+
+def _transpose_call(b, cts, operands, call, given):
+    wrt = [k in given for k in range(len(operands))]
+    transposed = vjp_func(call, wrt, [c is not None for c in cts])
+    outs = b.inline(transposed, [*operands, *(c for c in cts if c is not None)])
+    grads = iter(outs[len(call.outputs):])
+    return [next(grads) if w else None for w in wrt]
 
 
 def _custom_jvp_batch(b, axis, operands, dims, *, call, jvp, num_consts, symbolic_zeros):
