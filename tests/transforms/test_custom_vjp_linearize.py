@@ -168,3 +168,26 @@ def test_tracer_aval_is_its_shaped_array():
         return x
 
     close(spmdc.jit(probe)(X), X)
+
+
+def test_bwd_gets_a_cotangent_for_every_output_the_result_uses():
+    # as JAX's: an output that does not depend on the differentiated input (y here)
+    # still gets its cotangent when the result uses it (Equinox's symbolic-zero test)
+    given = []
+
+    @spmdc.custom_vjp
+    def pair(x, y):
+        return x * 2.0, y
+
+    def pair_bwd(res, ct):
+        given.append(tuple(not isinstance(c, spmdc.custom_derivatives.SymbolicZero)
+                           for c in ct))
+        return ct[0] * 20.0, ct[1]
+
+    pair.defvjp(lambda x, y: (pair(x.value, y.value), None), pair_bwd, symbolic_zeros=True)
+    def loss(x):
+        a, b = pair(x, np.float32(1.0))
+        return jnp.sum(a) + b
+
+    close(spmdc.grad(loss)(X), np.full(3, 20.0))
+    assert given == [(True, True)]

@@ -350,13 +350,20 @@ def _cotangents_like(bwd: Func, arg_dims: Sequence[int | None]) -> Func:
     return b.build(fixed)
 
 
+def _vjp_call_activity(active, *, call, **params):
+    # The function is opaque to its rules: as in JAX, where the JVP of custom_vjp_call
+    # gives every output a tangent (custom_lin's), each output of a call with an active
+    # input is active, so bwd gets a cotangent for each output the result uses.
+    return [any(active)] * len(call.outputs)
+
+
 custom_vjp_call_p = declare("custom_vjp_call", _call_rule, _call_impl, multiple_results=True)
 batch_rules[custom_vjp_call_p] = _custom_vjp_batch
 jvp_rules[custom_vjp_call_p] = _custom_vjp_jvp
 vjp_rules[custom_vjp_call_p] = _custom_vjp_vjp
 lower_rules[custom_vjp_call_p] = _call_lowering
 control_varying_rules[custom_vjp_call_p] = _call_varying
-activity_rules[custom_vjp_call_p] = _call_activity
+activity_rules[custom_vjp_call_p] = _vjp_call_activity
 always_rewrite.add(custom_vjp_call_p)
 
 
