@@ -159,6 +159,12 @@ class Tracer:
     def size(self) -> int:
         return self._var.type.size
 
+    @property
+    def aval(self) -> Any:
+        """The abstract value, a ShapedArray (JAX's ``Tracer.aval``)."""
+        from .abstract import ShapedArray
+        return ShapedArray(self._var.type.shape, self._var.type.dtype, self.weak)
+
     def __repr__(self) -> str:
         return tracer_repr(self)            # See Note [tracer text] in core/tracer_text.py
 
@@ -253,6 +259,8 @@ def _capture(trace: Trace, key: int, value: Any, t: TensorType) -> Var:
     if var is None:
         if trace.emitting is not None:       # See Note [rules on values]
             var = trace.captures[key] = _emitted_constant(trace, value, t)
+            # ``key`` is the value's id: kept alive, so that no later value reuses it
+            trace.capture_values.append(value)
             return var
         var = trace.captures[key] = trace.builder.input(t)
         trace.capture_values.append(value)

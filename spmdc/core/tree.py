@@ -241,6 +241,11 @@ class PyTreeDef:
             return leaves[0]
         return _build(node, iter(leaves))
 
+    def compose(self, inner: PyTreeDef) -> PyTreeDef:
+        """This structure with every leaf replaced by ``inner`` (JAX's ``compose``)."""
+        return PyTreeDef(_replace_leaves(self._node, inner._node),
+                         self.num_leaves * inner.num_leaves)
+
     def flatten_up_to(self, tree: Any) -> list[Any]:
         """The subtrees of ``tree`` at this treedef's leaf positions (``tree`` must have this
         structure as a prefix)."""
@@ -277,6 +282,13 @@ def _hash_key(node: Any) -> Any:
     kind, aux, children = node
     return (kind, None if kind in _registered else aux,
             tuple(_hash_key(c) for c in children))
+
+
+def _replace_leaves(node: Any, by: Any) -> Any:
+    if node is _LEAF:
+        return by
+    kind, aux, children = node
+    return (kind, aux, tuple(_replace_leaves(c, by) for c in children))
 
 
 def _count_leaves(node: Any) -> int:

@@ -28,7 +28,11 @@ import numpy as np
 from ..compiler.builder import Builder, lit
 from ..compiler.ir import Func, TensorType
 from ..compiler.passes.autodiff import is_float
-from ..compiler.primitives.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from ..compiler.primitives.custom_derivatives import (
+    custom_jvp_call_p,
+    custom_vjp_call_p,
+    tangent_part,
+)
 from ..core.concrete import values_readable
 from ..core.operands import asarray, dtype_of, full, shape_of
 from ..core.tracing import (
@@ -161,7 +165,9 @@ class _Rule:
         func = self._cache.get(key)
         if func is None:
             fn, types, weak = self._build(key)
-            func, _, captured = trace_function(fn, types, weak, self.name, sources=sources)
+            with tangent_part(False):   # See Note [custom_jvp applied to tangents]
+                func, _, captured = trace_function(fn, types, weak, self.name,
+                                                   sources=sources)
             if captured:
                 func = _embed_constants(func, captured, self.name)
             self._cache[key] = func
@@ -471,8 +477,10 @@ class custom_vjp:  # noqa: N801  (JAX's name)
                     raise TypeError(f"the custom_vjp fwd rule of {name} returned a "
                                     "CustomVJPPrimal among its residuals; save its .value "
                                     f"instead{where()}")
-                box["res", perturbed] = (r_tree, [type_of(v) for v in r_leaves])
-                return [*_zeros_for(out, out_types), *r_leaves]
+                static = {k: v for k, v in enumerate(r_leaves) if _is_python_scalar(v)}
+                traced = [v for k, v in enumerate(r_leaves) if k not in static]
+                box["res", perturbed] = (r_tree, [type_of(v) for v in traced], static)
+                return [*_zeros_for(out, out_types), *traced]
             return fwd
 
         fwd_rule = _Rule(_name(self.fwd), lambda key: (make_fwd(key), a.types, a.weak))
@@ -482,10 +490,12 @@ class custom_vjp:  # noqa: N801  (JAX's name)
         def bwd_signature(key: Any) -> Any:
             perturbed, given = key if symbolic else (None, (True,) * len(out_types))
             fwd_rule.get(perturbed)            # the residuals' types come from fwd
-            r_tree, r_sigs = box["res", perturbed]
+            r_tree, r_sigs, static = box["res", perturbed]
 
             def bwd(tracers: list[Tracer]) -> list[Any]:
-                res = tree_unflatten(r_tree, tracers[:len(r_sigs)])
+                traced = iter(tracers[:len(r_sigs)])     # See Note [static residuals]
+                res = tree_unflatten(r_tree, [static[k] if k in static else next(traced)
+                                              for k in range(len(r_sigs) + len(static))])
                 it = iter(tracers[len(r_sigs):])
                 ct = tree_unflatten(out_tree, [next(it) if g else SymbolicZero(t.shape, t.dtype)
                                                for g, t in zip(given, out_types, strict=True)])
@@ -528,23 +538,44 @@ class custom_vjp:  # noqa: N801  (JAX's name)
 # keys are None and every cotangent is materialised, as before.
 
 
+# Note [static residuals]
+# ~~~~~~~~~~~~~~~~~~~~~~~
+# A fwd rule may return Python scalars among its residuals: Equinox's filter_custom_vjp
+# saves which inputs were perturbed, as bools its bwd rule branches on (``if p``). JAX
+# runs fwd in Python at differentiation time, so such a residual reaches bwd as the same
+# Python value. spmdc traces the two rules separately, so it keeps these leaves out of
+# the fwd Func's results and gives them to bwd as the values fwd returned (per fwd key);
+# only arrays and traced values travel as residuals.
+
+def _is_python_scalar(v: Any) -> bool:
+    return type(v) in (bool, int, float, complex)
+
+
 def _cotangent_leaves(got: tuple[Any, ...], tree: Any, types: Sequence[TensorType],
                       name: str) -> list[Any]:
-    """The bwd rule's cotangents flattened like the arguments; None (a whole argument or a
-    leaf) means zero."""
+    """The bwd rule's cotangents flattened like the arguments; None (for a whole argument,
+    a subtree or a leaf) means zero, as JAX reads them: each argument's cotangent is
+    matched against the argument with None as a leaf, so a None that stands where the
+    argument itself has None is no cotangent at all."""
     per_arg = tree_unflatten(tree, list(range(len(types))))  # positions, per argument
     leaves: list[Any] = [None] * len(types)
+
+    def place(ct: Any, positions: Any) -> None:
+        where_ = tree_flatten(positions)[0]
+        if ct is not None and len(where_) == 1:
+            leaves[where_[0]] = ct
+        elif ct is not None and where_:
+            raise ValueError("a leaf stands for a subtree")
+
     for k, (g, positions) in enumerate(zip(got, per_arg, strict=True)):
-        pos_leaves, pos_tree = tree_flatten(positions)
         if g is None:
             continue
-        g_leaves, g_tree = tree_flatten(g, is_leaf=lambda x: x is None)
-        if g_tree != pos_tree and len(g_leaves) != len(pos_leaves):
+        try:
+            tree_map(place, g, positions, is_leaf=lambda x: x is None)
+        except (ValueError, TypeError):
             raise TypeError(f"the custom_vjp bwd rule of {name}: the cotangent of argument "
-                            f"{k} has structure {tree_structure(g)}, expected {pos_tree}"
-                            f"{where()}")
-        for p, v in zip(pos_leaves, g_leaves, strict=True):
-            leaves[p] = v
+                            f"{k} has structure {tree_structure(g)}, expected "
+                            f"{tree_structure(positions)}{where()}") from None
     return _zeros_for(leaves, types)
 
 

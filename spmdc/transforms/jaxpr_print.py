@@ -271,10 +271,18 @@ def _custom_call_rule(rules: dict[str, str]) -> PrintRule:
     return rule
 
 
+def _custom_lin_rule(eqn: Any, ctx: PrintContext) -> Doc:
+    """custom_lin as JAX prints it: without the output types, ``bwd`` by name."""
+    params = {k: v for k, v in eqn.params.items() if k not in ("out_types", "perturbed")}
+    params["bwd"] = _function_name(params["bwd"])
+    return plain_eqn(eqn, ctx, params)
+
+
 print_rules["broadcast_in_dim"] = _broadcast_in_dim_rule
 print_rules["dot_general"] = _dot_general_rule
 print_rules["custom_jvp_call"] = _custom_call_rule({"jvp_jaxpr_fun": "jvp"})
 print_rules["custom_vjp_call"] = _custom_call_rule({"fwd_jaxpr_thunk": "fwd", "bwd": "bwd"})
+print_rules["custom_lin"] = _custom_lin_rule
 
 
 # --- jaxprs -------------------------------------------------------------------------------

@@ -525,3 +525,12 @@ tree_util.register_dataclass(_Pair)
 def test_treedef_text_as_jax(tree: Any, text: str):
     treedef = tu.tree_structure(tree)
     assert repr(treedef) == text and str(treedef) == text
+def test_compose_replaces_each_leaf_by_the_inner_structure():
+    # JAX's PyTreeDef.compose (Optimistix's BFGS builds its identity Hessian with it)
+    tree_structure = tree_util.tree_structure
+    outer = tree_structure((1, {"a": 2}))
+    inner = tree_structure([0, None, (0,)])
+    composed = outer.compose(inner)
+    want = tree_structure(([0, None, (0,)], {"a": [0, None, (0,)]}))
+    assert composed == want and composed.num_leaves == 4
+    assert composed.unflatten(range(4)) == ([0, None, (1,)], {"a": [2, None, (3,)]})

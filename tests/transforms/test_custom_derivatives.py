@@ -320,3 +320,19 @@ def test_custom_vjp_errors():
     with pytest.raises(TypeError, match="must return a pair"):
         spmdc.grad(f)(1.0)
     close(spmdc.grad(clip_gradient, argnums=2)(0.0, 1.0, 3.0), 1.0)
+
+
+def test_jvp_rule_applying_the_function_to_its_tangents():
+    # Lineax's _asarray: the rule returns f(x), f(tx); reverse mode transposes f(tx) as
+    # the function (Note [custom_jvp applied to tangents]) instead of recursing
+    @partial(spmdc.custom_jvp, nondiff_argnums=(0,))
+    def as_dtype(dtype, x):
+        return jnp.asarray(x, dtype=dtype) * 3.0
+
+    @as_dtype.defjvp
+    def as_dtype_jvp(dtype, primals, tangents):
+        return as_dtype(dtype, primals[0]), as_dtype(dtype, tangents[0])
+
+    xs = np.array([1.0, 2.0])
+    close(spmdc.grad(lambda v: jnp.sum(as_dtype(np.float64, v) ** 2))(xs), 18.0 * xs)
+    close(spmdc.jit(spmdc.grad(lambda v: jnp.sum(as_dtype(np.float64, v))))(xs), [3.0, 3.0])

@@ -9,7 +9,8 @@ from typing import Any
 
 from ..ir import Atom, Eqn, Func, Lit, Var
 
-__all__ = ["dce", "cse", "cleanup", "effectful", "has_effects", "without_debug_effects"]
+__all__ = ["dce", "cse", "cleanup", "effectful", "has_effects", "without_debug_effects",
+           "dce_rules"]
 
 # Note [effects]
 # ~~~~~~~~~~~~~~
@@ -87,15 +88,30 @@ def _strip_param(v: Any) -> Any:
     return v
 
 
+dce_rules: dict[Any, Any] = {}
+"""``rule(eqn, live) -> Eqn | None``: for a primitive whose unused outputs can be dropped
+from the equation itself (a scan's carries that no used result depends on), the
+equation computing only the outputs marked in ``live`` (the same Vars), or None to keep
+it as it is. Called only for equations without effects."""
+
+
 def dce(func: Func) -> Func:
-    """Drop equations none of whose outputs reach the function's outputs."""
+    """Drop equations none of whose outputs reach the function's outputs, and the unused
+    outputs of those with a ``dce_rules`` entry."""
     live: set[Var] = {a for a in func.outputs if isinstance(a, Var)}
     kept: list[Eqn] = []
+    changed = False
     for eqn in reversed(func.eqns):
         if not live.isdisjoint(eqn.outputs) or (effectful and has_effects(eqn)):
+            rule = dce_rules.get(eqn.prim)
+            if rule is not None and not live.issuperset(eqn.outputs) and \
+                    not has_effects(eqn):
+                smaller = rule(eqn, [v in live for v in eqn.outputs])
+                if smaller is not None:
+                    eqn, changed = smaller, True
             kept.append(eqn)
             live.update([a for a in eqn.inputs if isinstance(a, Var)])
-    if len(kept) == len(func.eqns):
+    if len(kept) == len(func.eqns) and not changed:
         return func
     return Func(func.name, func.inputs, tuple(reversed(kept)), func.outputs)
 

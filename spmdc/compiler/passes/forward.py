@@ -28,7 +28,7 @@ from .autodiff import is_float, nondifferentiable, vjp_rules, zeros
 
 __all__ = ["jvp_rules", "JVPRule", "jvp_func", "partial_eval", "instantiate", "linear_jvp",
            "diagonal_jvp", "reduction_jvp", "zero_jvp", "partials_jvp", "sum_jvp",
-           "tangent_types"]
+           "tangent_types", "tangent_only"]
 
 JVPRule = Callable[..., tuple[Sequence[Atom], Sequence[Atom | None]]]
 """``rule(b, primals, tangents, **params) -> (primal outputs, tangent outputs)``
@@ -39,6 +39,12 @@ the primal result (usually one ``b.bind`` of the primitive) and its tangent into
 both are lists (one entry per result), a tangent may be ``None``."""
 
 jvp_rules: dict[Any, JVPRule] = {}
+
+tangent_only: set[Any] = set()
+"""Primitives whose results are only ever tangents, and which may not be evaluated
+(``custom_lin``, Note [forward mode of custom_vjp] in primitives/custom_derivatives.py):
+where ``partial_eval`` keeps a primal copy of a control-flow equation, they become zeros
+in it (Note [linearize])."""
 
 
 def instantiate(b: Builder, t: Atom | None, like: Atom) -> Atom:
@@ -186,7 +192,9 @@ def jvp_func(func: Func, tangent_in: Sequence[bool],
 # the linear function does no primal work. One exception, as in JAX's while loop: a
 # control-flow equation that carries tangents (cond, while, scan) runs as a whole in the
 # unknown Func, recomputing its primal part alongside the tangents; its primal outputs
-# also come from a copy in the known Func with zero tangents.
+# also come from a copy in the known Func with zero tangents. That copy's tangents are
+# dead, and a ``tangent_only`` primitive in its sub-Funcs (``custom_lin``, which has no
+# value, only a transpose) becomes zeros there, so the known Func never evaluates it.
 
 def partial_eval(func: Func, known: Sequence[bool], tangent_vars: set[Var],
                  unknown_out: Sequence[bool]) -> tuple[Func, Func, int]:
@@ -243,7 +251,9 @@ def partial_eval(func: Func, known: Sequence[bool], tangent_vars: set[Var],
         # from a copy in the known Func, with zeros for the tangents. See Note [linearize].
         kins = tuple(zeros(kb, a.type) if isinstance(a, Var) and a in unknown else kread(a)
                      for a in eqn.inputs)
-        kenv.update(zip(eqn.outputs, copy(kb, eqn, kins), strict=True))
+        primal_eqn = Eqn(eqn.prim, eqn.inputs, _primal_params(eqn.params), eqn.outputs,
+                         eqn.source)
+        kenv.update(zip(eqn.outputs, copy(kb, primal_eqn, kins), strict=True))
         unknown.update(v for v in eqn.outputs if v in tangent_vars)
     is_unknown = list(unknown_out)
     for a, u in zip(func.outputs, is_unknown, strict=True):
@@ -256,6 +266,48 @@ def partial_eval(func: Func, known: Sequence[bool], tangent_vars: set[Var],
     unknown_inputs += [uenv[v] for v, k in zip(func.inputs, known, strict=True) if not k]
     unknown_func = Func(ub.name, tuple(unknown_inputs), tuple(ub.eqns), tuple(unknown_outs))
     return known_func, unknown_func, len(residuals)
+
+
+def _primal_params(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with the ``tangent_only`` equations of its sub-Funcs made zeros."""
+    return {k: _primal_param(v) for k, v in params.items()}
+
+
+def _primal_param(v: Any) -> Any:
+    if isinstance(v, Func):
+        return _primal_func(v)
+    if isinstance(v, tuple) and any(isinstance(x, Func) for x in v):
+        return tuple(_primal_param(x) for x in v)
+    return v
+
+
+def _holds_tangent_only(func: Func) -> bool:
+    return any(eqn.prim in tangent_only or any(
+        _holds_tangent_only(f) for v in eqn.params.values()
+        for f in (v if isinstance(v, tuple) else (v,)) if isinstance(f, Func))
+        for eqn in func.eqns)
+
+
+def _primal_func(func: Func) -> Func:
+    """``func`` with each ``tangent_only`` equation (at any depth) replaced by zeros: for
+    a copy whose tangents are dead (Note [linearize])."""
+    if not _holds_tangent_only(func):
+        return func
+    b = Builder(func.name)
+    env: dict[Var, Atom] = {v: b.input(v.type) for v in func.inputs}
+
+    def read(a: Atom) -> Atom:
+        return a if isinstance(a, Lit) else env[a]
+
+    for eqn in func.eqns:
+        if eqn.prim in tangent_only:
+            env.update((v, zeros(b, v.type)) for v in eqn.outputs)
+            continue
+        outs = tuple(Var(v.type) for v in eqn.outputs)
+        b.eqns.append(Eqn(eqn.prim, tuple(map(read, eqn.inputs)), _primal_params(eqn.params),
+                          outs, eqn.source))
+        env.update(zip(eqn.outputs, outs, strict=True))
+    return b.build([read(a) for a in func.outputs])
 
 
 def partials_jvp(prim: Any, dx: Callable[..., Atom] | None,

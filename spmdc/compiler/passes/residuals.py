@@ -49,7 +49,9 @@ class Split:
 
 
 def split_vjp(vjp: Func, n_in: int, n_out: int, saveable: Callable[[Eqn], bool]) -> Split:
-    vjp = cse(vjp)           # a rule's recomputed forward value merges with the forward copy
+    # a rule's recomputed forward value merges with the forward copy; a cotangent that no
+    # input gets (one of an inactive operand) is dropped, and with it what it reads
+    vjp = dce(cse(vjp))
     primals, cotangents = vjp.inputs[:n_in], vjp.inputs[n_in:]
     primal = _producers(vjp, vjp.outputs[:n_out])
     backward_vars: set[Var] = set(cotangents)

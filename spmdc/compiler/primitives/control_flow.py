@@ -39,7 +39,7 @@ from ..passes.vmap import (
     vmap_func,
 )
 from ..stablehlo import hlo, ir, lower_body, lower_rules, mlir_type
-from .core import ShapeError, declare
+from .core import ShapeError, declare, library_primitives
 
 __all__ = ["cond_p", "while_p"]
 
@@ -144,10 +144,61 @@ def _cond_lowering(ctx, eqn, index, *operands):
 def _batched_outputs(func: Func, in_batched: Sequence[bool], axis: BatchAxis) -> list[bool]:
     batched: set[Var] = {v for v, x in zip(func.inputs, in_batched, strict=True) if x}
     for eqn in func.eqns:
-        if (axis.name is not None and eqn.prim in always_rewrite) or any(
-                isinstance(a, Var) and a in batched for a in eqn.inputs):
+        ins = [isinstance(a, Var) and a in batched for a in eqn.inputs]
+        if any(ins) and _decides_out_dims(eqn):
+            batched.update(v for v, d in zip(eqn.outputs, _probe_out_dims(eqn, ins, axis),
+                                             strict=True) if d is not None)
+        elif any(ins) or (axis.name is not None and eqn.prim in always_rewrite):
             batched.update(eqn.outputs)
     return [isinstance(a, Var) and a in batched for a in func.outputs]
+
+
+# Note [batching analysis]
+# ~~~~~~~~~~~~~~~~~~~~~~~~
+# Which values of a sub-Func are batched is decided before it is batched (the carries'
+# fixed point), by propagation: a batched operand batches every result. That is exact
+# for plain built-in primitives and safe for built-in control flow (it may batch a carry
+# the rule would not), but not for primitives whose batching rule leaves a result
+# unbatched though an operand is batched, which are a library's primitives (Equinox's
+# ``unvmap_any`` reduces over the batch, so a loop predicate built with it stays
+# unbatched, as JAX's ``not_mapped``) and control flow holding such a primitive. For
+# those the rule itself is run on a scratch Builder and its output dims are the answer,
+# as JAX batches a loop's cond jaxpr to learn whether the predicate is batched (only
+# there: probing every nested loop would repeat the work at each depth). Counting
+# them batched would batch the predicate, and with it every carry, which an Equinox loop
+# marks ``nonbatchable`` (its step counter) and so refuses.
+
+def _decides_out_dims(eqn) -> bool:
+    return eqn.prim in library_primitives or any(
+        _holds_library_primitive(f) for v in eqn.params.values() for f in _sub_funcs(v))
+
+
+def _sub_funcs(v) -> tuple[Func, ...]:
+    if isinstance(v, Func):
+        return (v,)
+    return tuple(x for x in v if isinstance(x, Func)) if isinstance(v, tuple) else ()
+
+
+def _holds_library_primitive(func: Func) -> bool:
+    return any(eqn.prim in library_primitives or any(
+        _holds_library_primitive(f) for v in eqn.params.values() for f in _sub_funcs(v))
+        for eqn in func.eqns)
+
+
+def _probe_out_dims(eqn, in_batched: Sequence[bool], axis: BatchAxis) -> list[int | None]:
+    rule = batch_rules.get(eqn.prim)
+    if rule is None:
+        return [0] * len(eqn.outputs)
+    b = Builder("batching_probe")
+    args, dims = [], []
+    for a, x in zip(eqn.inputs, in_batched, strict=True):
+        if x:
+            args.append(b.input(TensorType((axis.size, *a.type.shape), a.type.dtype)))
+        else:
+            args.append(a if not isinstance(a, Var) else b.input(a.type))
+        dims.append(0 if x else None)
+    _, out_dims = rule(b, axis, args, dims, **eqn.params)
+    return list(out_dims)
 
 
 def _batch_func(func: Func, in_batched: Sequence[bool], axis: BatchAxis,

@@ -1,7 +1,10 @@
-"""Functions with user-defined derivative rules: ``custom_jvp_call`` and ``custom_vjp_call``.
+"""Functions with user-defined derivative rules: ``custom_jvp_call``, ``custom_vjp_call``
+and ``custom_lin``, the forward tangent of a custom_vjp function.
 
     custom_jvp_call(*args, *consts)   {call, jvp, num_consts, symbolic_zeros}
-    custom_vjp_call(*args, *consts)   {call, fwd, bwd, num_consts}
+    custom_vjp_call(*args, *consts)   {call, fwd, bwd, num_consts, symbolic_zeros}
+    custom_lin(*residuals, *tangents) {bwd, num_res, out_types, in_zeros, perturbed,
+    symbolic_zeros}
 
 ``call`` is the function itself, traced to a Func when it is called:
 ``call(*args, *consts) -> outs``, ``consts`` being the values it closes over. The rules are
@@ -15,28 +18,18 @@ Func`` (the frontend's, transforms/custom_derivatives.py) and ``ir_text()`` for 
   output per floating point output. Without ``symbolic_zeros`` the mask is always full
   and absent tangents are zeros (Note [symbolic zeros in custom rules]).
 - ``fwd.get(None)``: ``(*args) -> (*outs, *residuals)``; ``bwd.get(None)``:
-  ``(*residuals, *cotangents of outs) -> (one cotangent per floating point argument)``.
+  ``(*residuals, *cotangents of outs) -> (one cotangent per floating point argument)``
+  (with ``symbolic_zeros``, keyed as Note [custom_vjp symbolic zeros] says).
 
 Evaluating, lowering and the collectives pass see only ``call``: the rules matter to the
 transformations. ``vmap`` batches ``call`` and wraps the rules so that they are batched
-when traced (outputs batched at dimension 0); the forward pass inlines the JVP rule
-(forward mode over ``custom_vjp_call`` is an error, as in JAX); the autodiff pass inlines
-``fwd`` and ``bwd``, and for ``custom_jvp_call`` the transpose of the JVP rule's tangent
-part (the VJP of a linear function is its transpose). Either way the derivative program
-holds the rule's equations, which higher-order derivatives differentiate as ordinary code.
-
-Note [symbolic zeros in custom rules]).
-- ``fwd``: ``(*args, *consts) -> (*outs, *residuals)``;
-  ``bwd``: ``(*residuals, *cotangents of outs, *consts) -> (one cotangent per floating
-  point argument not marked nondiff)``.
-
-Evaluating, lowering and the collectives pass see only ``call``: the rules matter to the
-transformations. ``vmap`` batches every Func (outputs batched at dimension 0); the forward
-pass inlines the JVP rule (forward mode over ``custom_vjp_call`` is an error, as in JAX);
-the autodiff pass inlines ``fwd`` and ``bwd``, and for ``custom_jvp_call`` the transpose of
-the JVP rule's tangent part (the VJP of a linear function is its transpose). Either way
-the derivative program holds the rule's equations, which higher-order derivatives then
-differentiate as ordinary code.
+when traced (outputs batched at dimension 0); the forward pass inlines the JVP rule, and
+for ``custom_vjp_call`` inlines ``fwd`` and emits ``custom_lin`` for the tangents, which
+can be transposed but not evaluated (Note [forward mode of custom_vjp]); the autodiff pass
+inlines ``fwd`` and ``bwd``, and for ``custom_jvp_call`` the transpose of the JVP rule's
+tangent part (the VJP of a linear function is its transpose). Either way the derivative
+program holds the rule's equations, which higher-order derivatives differentiate as
+ordinary code.
 
 Note [symbolic zeros in custom rules]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -54,7 +47,10 @@ with respect to a closed-over value"). Pass such values as arguments instead.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from ...errors import ClosedOverDifferentiationError, CustomVJPForwardModeError, at_line
 from ..builder import Builder
@@ -66,15 +62,17 @@ from ..passes.autodiff import (
     is_float,
     vjp_func,
     vjp_rules,
+    wants_activity,
     zeros,
 )
 from ..passes.collectives import control_varying_rules, varying_axes
-from ..passes.forward import instantiate, jvp_rules
-from ..passes.vmap import BatchAxis, always_rewrite, batch_rules, vmap_func
+from ..passes.forward import instantiate, jvp_rules, tangent_only
+from ..passes.vmap import BatchAxis, always_rewrite, batch_rules, batch_to_front, vmap_func
 from ..stablehlo import lower_body, lower_rules
 from .core import ShapeError, declare
 
-__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "BatchedRule"]
+__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p", "BatchedRule", "OutTypes",
+           "tangent_part"]
 
 
 def _closed_over_error(kind: str, source: str | None) -> ClosedOverDifferentiationError:
@@ -141,6 +139,10 @@ class BatchedRule:
             self._cache[key] = self.finish(func) if self.finish else func
         return self._cache[key]
 
+    @property
+    def name(self) -> str:
+        return getattr(self.inner, "name", "rule")
+
     def ir_text(self) -> str:
         return f"vmap({self.inner.ir_text()}, size={self.axis.size})"
 
@@ -186,15 +188,55 @@ def _custom_jvp_vjp(b, ct, *operands, call, jvp, num_consts, symbolic_zeros, act
     given = [k for k, m in zip(diff, mask, strict=True) if m]
     if not given:
         return [None] * len(operands)
+    if _tangent_part.active:          # See Note [custom_jvp applied to tangents]
+        return _transpose_call(b, cts, operands, call, given)
     rule = jvp.get(mask)
     n_args, n_out = len(args), len(call.outputs)
     wrt = [False] * n_args + [True] * len(given)
     seeded = [False] * n_out + [c is not None for c in seeded_cts]
-    transposed = vjp_func(rule, wrt, seeded)
+    with tangent_part(True):
+        transposed = vjp_func(rule, wrt, seeded)
     tangents = [zeros(b, args[k].type) for k in given]
     outs = b.inline(transposed, [*args, *tangents, *(c for c in seeded_cts if c is not None)])
     by_position = dict(zip(given, outs[len(rule.outputs):], strict=True))
     return [by_position.get(k) for k in range(n_args)] + [None] * num_consts
+
+
+# Note [custom_jvp applied to tangents]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Reverse mode of ``custom_jvp_call`` transposes the tangent part of its JVP rule. A rule
+# may apply the function itself to the tangents (Lineax's ``_asarray``: ``return f(x),
+# f(tx)``), a linear use whose transpose JAX takes from the function, not from the rule
+# (its transpose of ``custom_jvp_call`` is the backward pass of ``call_jaxpr``): asking
+# the rule again would recurse without end. So while a rule's tangent part is being
+# transposed (``tangent_part``), a ``custom_jvp_call`` met in it is transposed as its
+# function. Rules traced meanwhile (on demand) are traced with the flag cleared
+# (transforms/custom_derivatives.py), so a rule that differentiates starts afresh.
+
+class _TangentPart(threading.local):
+    active = False
+
+
+_tangent_part = _TangentPart()
+
+
+@contextmanager
+def tangent_part(on: bool) -> Iterator[None]:
+    """Whether a custom_jvp rule's tangent part is being transposed (Note [custom_jvp
+    applied to tangents]), for the ``with`` body."""
+    outer, _tangent_part.active = _tangent_part.active, on
+    try:
+        yield
+    finally:
+        _tangent_part.active = outer
+
+
+def _transpose_call(b, cts, operands, call, given):
+    wrt = [k in given for k in range(len(operands))]
+    transposed = vjp_func(call, wrt, [c is not None for c in cts])
+    outs = b.inline(transposed, [*operands, *(c for c in cts if c is not None)])
+    grads = iter(outs[len(call.outputs):])
+    return [next(grads) if w else None for w in wrt]
 
 
 def _custom_jvp_batch(b, axis, operands, dims, *, call, jvp, num_consts, symbolic_zeros):
@@ -223,12 +265,29 @@ always_rewrite.add(custom_jvp_call_p)     # the function may use the vmapped axi
 
 # --- custom_vjp_call -------------------------------------------------------------------------
 
-def _custom_vjp_jvp(b, primals, tangents, **params):
-    where = at_line(b.source)
-    raise CustomVJPForwardModeError(
-        f"can't apply forward-mode autodiff (jvp) to a custom_vjp function{where}: its rule "
-        "gives reverse mode only. Use grad/vjp/jacrev, or define the function with "
-        "custom_jvp instead.")
+def _custom_vjp_jvp(b, primals, tangents, *, call, fwd, bwd, num_consts,
+                    symbolic_zeros=False):
+    # See Note [forward mode of custom_vjp].
+    args, _ = _split(primals, num_consts)
+    t_args, t_consts = _split(tangents, num_consts)
+    if any(t is not None for t in t_consts):
+        raise _closed_over_error("custom_vjp", b.source)
+    diff = _float_positions([a.type for a in args])
+    if all(t_args[k] is None for k in diff):
+        outs = b.bind(custom_vjp_call_p, *primals, call=call, fwd=fwd, bwd=bwd,
+                      num_consts=num_consts, symbolic_zeros=symbolic_zeros)
+        return list(outs), [None] * len(outs)
+    perturbed = tuple(k in diff and t_args[k] is not None for k in range(len(args))) \
+        if symbolic_zeros else None
+    forward = b.inline(fwd.get(perturbed), args)
+    n_out = len(call.outputs)
+    outs, residuals = forward[:n_out], forward[n_out:]
+    in_zeros = tuple(t_args[k] is None for k in diff)
+    t_in = [t_args[k] for k in diff if t_args[k] is not None]
+    t_outs = iter(b.bind(custom_lin_p, *residuals, *t_in, bwd=bwd, num_res=len(residuals),
+                         out_types=OutTypes(call.out_types), in_zeros=in_zeros,
+                         perturbed=perturbed, symbolic_zeros=symbolic_zeros))
+    return outs, [next(t_outs) if is_float(t) else None for t in call.out_types]
 
 
 def _custom_vjp_vjp(b, ct, *operands, call, fwd, bwd, num_consts, symbolic_zeros=False,
@@ -291,11 +350,132 @@ def _cotangents_like(bwd: Func, arg_dims: Sequence[int | None]) -> Func:
     return b.build(fixed)
 
 
+def _vjp_call_activity(active, *, call, **params):
+    # The function is opaque to its rules: as in JAX, where the JVP of custom_vjp_call
+    # gives every output a tangent (custom_lin's), each output of a call with an active
+    # input is active, so bwd gets a cotangent for each output the result uses.
+    return [any(active)] * len(call.outputs)
+
+
 custom_vjp_call_p = declare("custom_vjp_call", _call_rule, _call_impl, multiple_results=True)
 batch_rules[custom_vjp_call_p] = _custom_vjp_batch
 jvp_rules[custom_vjp_call_p] = _custom_vjp_jvp
 vjp_rules[custom_vjp_call_p] = _custom_vjp_vjp
 lower_rules[custom_vjp_call_p] = _call_lowering
 control_varying_rules[custom_vjp_call_p] = _call_varying
-activity_rules[custom_vjp_call_p] = _call_activity
+activity_rules[custom_vjp_call_p] = _vjp_call_activity
 always_rewrite.add(custom_vjp_call_p)
+
+
+# --- custom_lin ------------------------------------------------------------------------------
+
+# Note [forward mode of custom_vjp]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A custom_vjp rule gives reverse mode only, yet ``linearize`` of such a function must
+# work, as in JAX, whose ``vjp`` is ``linearize`` followed by transposition: libraries
+# linearize on purpose (Equinox finds which outputs are perturbed that way, where ``jvp``
+# would fail). So the forward pass does what JAX's does: the JVP of ``custom_vjp_call``
+# runs ``fwd`` (keyed by which arguments carry tangents, Note [custom_vjp symbolic
+# zeros]), whose outputs are the primal results, and gives the output tangents as one
+# ``custom_lin(*residuals, *tangents)`` equation that holds ``bwd``: a linear function
+# of the argument tangents that are not symbolic zeros (``in_zeros`` marks the others,
+# as in JAX) whose only known form is its transpose.
+# Transposing it (the reverse pass, in ``linear_transpose`` or ``vjp`` of the linear
+# half) inlines ``bwd`` on the residuals and the output cotangents. Evaluating it is
+# computing the forward tangent, which no rule gives: its implementation and lowering
+# raise CustomVJPForwardModeError, so ``jvp`` of a custom_vjp function still fails, when
+# the program that needs the tangent runs (an unused tangent is removed by DCE and
+# costs nothing). ``linearize``'s partial evaluation puts ``fwd`` in the primal half and
+# ``custom_lin`` in the linear half, which is never run, only transposed. The residuals
+# are constants of the linear function: differentiating through them (reverse mode of a
+# JVP, or forward mode of ``custom_lin``'s residual operands) would need the derivative
+# of ``bwd``, and raises as JAX does. Forward mode in the tangents alone is linear
+# (``custom_lin`` of the tangents' tangents); vmap batches ``bwd`` (BatchedRule) with
+# the tangents moved to dimension 0.
+
+@dataclasses.dataclass(frozen=True)
+class OutTypes:
+    """The types of a custom_vjp function's outputs, as a parameter of ``custom_lin``
+    (JAX's ``out_avals``); its tangent outputs are those of the floating point ones."""
+    types: tuple[TensorType, ...]
+
+    def ir_text(self) -> str:
+        return "(" + ", ".join(str(t) for t in self.types) + ")"
+
+
+def _forward_mode_error(source) -> CustomVJPForwardModeError:
+    return CustomVJPForwardModeError(
+        f"can't apply forward-mode autodiff (jvp) to a custom_vjp function"
+        f"{at_line(source)}: its rule gives reverse mode only. Use grad/vjp/jacrev or "
+        "linearize followed by a transpose, or define the function with custom_jvp instead.")
+
+
+def _lin_rule(*operands: TensorType, bwd, num_res, out_types, in_zeros, perturbed,
+    symbolic_zeros):
+    if not all(is_float(t) for t in operands[num_res:]):
+        raise ShapeError(f"custom_lin: the tangent operands {operands[num_res:]} must be "
+                         "floating point")
+    return tuple(t for t in out_types.types if is_float(t))
+
+
+def _lin_impl(*operands, **params):
+    raise _forward_mode_error(None)
+
+
+def _lin_lowering(ctx, eqn, *operands):
+    raise _forward_mode_error(eqn.source)
+
+
+def _lin_jvp(b, primals, tangents, **params):
+    num_res = params["num_res"]
+    if any(t is not None for t in tangents[:num_res]):
+        raise _forward_mode_error(b.source)
+    outs = b.bind(custom_lin_p, *primals, **params)
+    t_in = [instantiate(b, t, p) for t, p in zip(tangents[num_res:], primals[num_res:],
+                                                 strict=True)]
+    return list(outs), list(b.bind(custom_lin_p, *primals[:num_res], *t_in, **params))
+
+
+def _lin_transpose(b, ct, *operands, bwd, num_res, out_types, in_zeros, perturbed,
+    symbolic_zeros,
+                   active):
+    if any(active[:num_res]):
+        raise _forward_mode_error(b.source)
+    float_cts = iter(ct)
+    cts = [next(float_cts) if is_float(t) else None for t in out_types.types]
+    if all(c is None for c in cts):
+        return [None] * len(operands)
+    if symbolic_zeros:
+        key = (perturbed, tuple(c is not None for c in cts))
+        given = [c for c in cts if c is not None]
+    else:
+        key, given = None, [zeros(b, t) if c is None else c
+                            for c, t in zip(cts, out_types.types, strict=True)]
+    grads = b.inline(bwd.get(key), [*operands[:num_res], *given])
+    return [None] * num_res + [g for g, z in zip(grads, in_zeros, strict=True) if not z]
+
+
+def _lin_batch(b, axis, operands, dims, *, bwd, num_res, out_types, in_zeros,
+               perturbed, symbolic_zeros):
+    res_dims = dims[:num_res]
+    t_in = [batch_to_front(b, x, d, axis.size)
+            for x, d in zip(operands[num_res:], dims[num_res:], strict=True)]
+
+    def in_dims(key):
+        return [*res_dims, *[0] * (len(bwd.get(key).inputs) - num_res)]
+
+    batched = OutTypes(tuple(TensorType((axis.size, *t.shape), t.dtype)
+                             for t in out_types.types))
+    outs = b.bind(custom_lin_p, *operands[:num_res], *t_in, bwd=BatchedRule(bwd, in_dims, axis),
+                  num_res=num_res, out_types=batched, in_zeros=in_zeros, perturbed=perturbed,
+                  symbolic_zeros=symbolic_zeros)
+    return list(outs), [0] * len(outs)
+
+
+custom_lin_p = declare("custom_lin", _lin_rule, _lin_impl, multiple_results=True)
+batch_rules[custom_lin_p] = _lin_batch
+jvp_rules[custom_lin_p] = _lin_jvp
+vjp_rules[custom_lin_p] = _lin_transpose
+wants_activity.add(custom_lin_p)
+tangent_only.add(custom_lin_p)
+lower_rules[custom_lin_p] = _lin_lowering

@@ -29,7 +29,7 @@ from ..passes.autodiff import (
     vjp_rules,
     zeros,
 )
-from ..passes.cleanup import dce
+from ..passes.cleanup import dce, dce_rules
 from ..passes.collectives import control_varying_rules, varying_axes
 from ..passes.forward import instantiate, jvp_func, jvp_rules, tangent_types
 from ..passes.residuals import split_vjp, used_inputs
@@ -363,3 +363,42 @@ def _scan_varying(ins, *, body, length, reverse, num_consts, num_carry):
 
 
 control_varying_rules[scan_p] = _scan_varying
+
+
+# Note [dead scan carries]
+# ~~~~~~~~~~~~~~~~~~~~~~~~
+# A scan's carry that no used result depends on can go: DCE (``dce_rules``) keeps the
+# carries whose final value is used or that a kept body output reads, to a fixed point,
+# and the stacked outputs that are used, and drops the other carries, outputs and the
+# consts and xs that only they read. Reverse mode over a linear scan needs this: the
+# linear half of ``linearize`` holds the scan of the whole JVP body (Note [linearize]),
+# and the transpose's forward copy of it would otherwise still compute the tangent
+# carries, reading the linear inputs (so ``linear_transpose`` would call it nonlinear)
+# and evaluating what has no value (``custom_lin``, Note [forward mode of custom_vjp]).
+
+def _scan_dce(eqn: Eqn, live: list[bool]) -> Eqn | None:
+    p = eqn.params
+    body, nk, nc = p["body"], p["num_consts"], p["num_carry"]
+    carry = list(live[:nc])
+    ys = list(live[nc:])
+    while True:
+        pruned = dce(Func(body.name, body.inputs, body.eqns,
+                          tuple(a for a, k in zip(body.outputs, carry + ys, strict=True)
+                                if k)))
+        reads = used_inputs(pruned)
+        grown = [c or r for c, r in zip(carry, reads[nk:nk + nc], strict=True)]
+        if grown == carry:
+            break
+        carry = grown
+    if all(carry) and all(ys):
+        return None
+    keep_in = [*reads[:nk], *carry, *reads[nk + nc:]]
+    inputs = tuple(v for v, k in zip(pruned.inputs, keep_in, strict=True) if k)
+    new_body = Func(body.name, inputs, pruned.eqns, pruned.outputs)
+    operands = tuple(a for a, k in zip(eqn.inputs, keep_in, strict=True) if k)
+    outputs = tuple(v for v, k in zip(eqn.outputs, carry + ys, strict=True) if k)
+    params = {**p, "body": new_body, "num_consts": sum(reads[:nk]), "num_carry": sum(carry)}
+    return Eqn(eqn.prim, operands, params, outputs, eqn.source)
+
+
+dce_rules[scan_p] = _scan_dce
