@@ -25,15 +25,77 @@ JAX_NAMES = {
     "jax.stages": "ArgInfo Compiled CompilerOptions Lowered Traced Wrapped",
     "jax.flatten_util": "ravel_pytree",
     "jax.custom_batching": "custom_vmap sequential_vmap",
+    "jax.extend.core.primitives": """
+        abs_p acos_p acosh_p add_jaxvals_p add_p after_all_p all_gather_p all_to_all_p
+        and_p approx_top_k_p argmax_p argmin_p asin_p asinh_p atan2_p atan_p atanh_p
+        axis_index_p bessel_i0e_p bessel_i1e_p bitcast_convert_type_p broadcast_in_dim_p
+        call_p cbrt_p ceil_p cholesky_p clamp_p closed_call_p clz_p complex_p
+        concatenate_p cond_p conj_p conv_general_dilated_p convert_element_type_p copy_p
+        cos_p cosh_p create_token_p cumlogsumexp_p cummax_p cummin_p cumprod_p cumsum_p
+        custom_jvp_call_p custom_lin_p custom_vjp_call_p device_put_p digamma_p div_p
+        dot_general_p dynamic_slice_p dynamic_update_slice_p eig_p eigh_p empty2_p eq_p
+        eq_to_p erf_inv_p erf_p erfc_p exp2_p exp_p expm1_p fft_p floor_p gather_p ge_p
+        get_p gt_p hessenberg_p householder_product_p igamma_grad_a_p igamma_p igammac_p
+        imag_p integer_pow_p iota_p is_finite_p jit_p le_p le_to_p lgamma_p
+        linear_solve_p log1p_p log_p logistic_p lt_p lt_to_p lu_p max_p min_p mul_p
+        name_p ne_p neg_p nextafter_p not_p or_p pad_p pmax_p pmin_p polygamma_p
+        population_count_p pow_p ppermute_p psum_p qr_p ragged_all_to_all_p
+        random_bits_p random_fold_in_p random_gamma_p random_seed_p random_split_p
+        real_p reduce_and_p reduce_max_p reduce_min_p reduce_or_p reduce_p
+        reduce_precision_p reduce_prod_p reduce_sum_p reduce_window_max_p
+        reduce_window_min_p reduce_window_p reduce_window_sum_p reduce_xor_p
+        regularized_incomplete_beta_p rem_p remat_p reshape_p rev_p rng_bit_generator_p
+        rng_uniform_p round_p rsqrt_p scan_p scatter_add_p scatter_max_p scatter_min_p
+        scatter_mul_p scatter_p schur_p select_and_gather_add_p select_and_scatter_add_p
+        select_and_scatter_p select_n_p sharding_constraint_p shift_left_p
+        shift_right_arithmetic_p shift_right_logical_p sign_p sin_p sinh_p slice_p
+        sort_p sqrt_p square_p squeeze_p stop_gradient_p sub_p svd_p swap_p tan_p tanh_p
+        threefry2x32_p top_k_p transpose_p triangular_solve_p tridiagonal_p
+        tridiagonal_solve_p while_p xor_p zeta_p""",
 }
 
 REGISTRY = ("jaxlib's C++ pytree registry object; spmdc's pytrees live in "
             "spmdc/core/tree.py (jax._src.tree_util._registry is its table of node types)")
 ARG_INFO = "spmdc's Lowered has no args_info, whose entries ArgInfo describes"
 
+COMPOSED = ("spmdc computes it with other primitives: lax's function for it binds no "
+            "primitive of its own")
+ABSENT_OP = "spmdc has neither the operation nor a primitive for it"
+# JAX's primitives spmdc has none for (docs/ecosystem.md, Note [call primitives]).
+NO_PRIMITIVE = {
+    **dict.fromkeys(["scatter_add_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p"],
+                    "spmdc has one scatter primitive (scatter_p) whose `combine` param says how"),
+    **dict.fromkeys(["random_bits_p", "random_fold_in_p", "random_seed_p", "random_split_p",
+                     "random_gamma_p", "threefry2x32_p"],
+                    "spmdc.random is written with lax (threefry bit for bit JAX's), not with "
+                    "primitives of its own"),
+    **dict.fromkeys(["igamma_p", "igammac_p", "igamma_grad_a_p", "cumlogsumexp_p", "top_k_p",
+                     "approx_top_k_p", "reduce_p", "reduce_xor_p", "linear_solve_p",
+                     "empty2_p"], COMPOSED),
+    **dict.fromkeys(["regularized_incomplete_beta_p", "ragged_all_to_all_p",
+                     "rng_bit_generator_p", "rng_uniform_p", "hessenberg_p",
+                     "householder_product_p", "schur_p", "tridiagonal_p",
+                     "tridiagonal_solve_p"], ABSENT_OP),
+    **dict.fromkeys(["after_all_p", "create_token_p"],
+                    "spmdc orders effects without token values (Note [effects])"),
+    **dict.fromkeys(["add_jaxvals_p", "custom_lin_p"],
+                    "JAX's autodiff internals: spmdc's passes add tangents with add_p and "
+                    "linearize without a custom_lin equation"),
+    **dict.fromkeys(["copy_p", "device_put_p"],
+                    "spmdc's IR has no copy or device_put equation: placing values is the "
+                    "runtime's (device_put)"),
+    **dict.fromkeys(["eq_to_p", "le_to_p", "lt_to_p"],
+                    "JAX's internal comparisons of sorted keys; spmdc compares with eq_p, "
+                    "le_p, lt_p"),
+    **dict.fromkeys(["get_p", "swap_p"],
+                    "spmdc has no mutable Ref values (jax.experimental.state)"),
+    "select_and_scatter_p": "spmdc has select_and_scatter_add_p, the form JAX's gradients use",
+}
+
 MISSING = {
     "jax.tree_util": {"default_registry": REGISTRY},
     "jax.stages": {"ArgInfo": ARG_INFO},
+    "jax.extend.core.primitives": NO_PRIMITIVE,
 }
 
 

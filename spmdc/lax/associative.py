@@ -107,7 +107,7 @@ def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
 
 def _logaddexp(x1: Any, x2: Any) -> Any:
     """``log(exp(x1) + exp(x2))`` of two arrays of one dtype, as jnp.logaddexp computes it
-    (Note [logaddexp gradient] in numpy/float_ufuncs.py)."""
+    for complex operands (Note [logaddexp gradient] in numpy/float_ufuncs.py)."""
     m = stop_gradient(lax_max(x1, x2))
     finite = is_finite(m) if m.dtype.kind != "c" else is_finite(real(m)) & is_finite(imag(m))
     m = _where(finite, m, np.zeros((), m.dtype))

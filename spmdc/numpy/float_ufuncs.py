@@ -4,12 +4,16 @@ fmax/fmin, heaviside, sinc, nan_to_num, modf, float_power, copysign, i0 and ldex
 
 Note [logaddexp gradient]
 ~~~~~~~~~~~~~~~~~~~~~~~~~
-``logaddexp(x, y) = m + log1p(exp(x - m) + exp(y - m) - 1)`` with ``m = max(x, y)`` held
-constant for differentiation (the result does not depend on m). One of the two
-exponentials is exactly 1, so the argument of log1p is exactly the other one: the value
-has log1p's accuracy, and the gradient is the softmax ``(e^x, e^y) / (e^x + e^y)``, also
-where x == y (differentiating ``max + log1p(exp(-|x - y|))`` instead gives 0 there). An
-infinite m is replaced by 0 so that ``inf - inf`` never appears.
+For real floats, ``logaddexp(x, y)`` is computed as JAX computes it, operation for
+operation, so its value has JAX's bits (NumPyro's NUTS adds tree weights with it, and a
+one-ulp difference changes the chain): ``max(x, y) + log1p(exp(-|x - y|))``, and
+``x + y`` where ``x - y`` is NaN (a NaN operand, or infinities of the same sign). Its
+derivative is JAX's custom JVP: the softmax ``tx e^(x - out) + ty e^(y - out)`` (with
+``+inf`` read as 0 in the exponents, so ``inf - inf`` never appears), right also where
+x == y, where differentiating the formula would give 0 for the ``|x - y|`` term. For
+complex operands, ``m + log1p(exp(x - m) + exp(y - m) - 1)`` with ``m = max(x, y)``
+held constant for differentiation (the result does not depend on m), m replaced by 0
+where infinite.
 
 Part of spmdc.numpy, which re-exports every name defined here."""
 from __future__ import annotations
@@ -20,6 +24,7 @@ import numpy as np
 
 from .. import lax
 from ..core import dtypes
+from ..transforms.custom_derivatives import custom_jvp
 from .comparisons import signbit, where
 from .core import _no_out, asarray, check_flag, pi
 from .ufuncs import (
@@ -42,9 +47,29 @@ from .ufuncs import (
 )
 
 
+@custom_jvp
+def _logaddexp_real(x1: Any, x2: Any) -> Any:
+    delta = x1 - x2
+    return where(isnan(delta), x1 + x2, maximum(x1, x2) + log1p(exp(-abs(delta))))
+
+
+def _no_posinf(x: Any) -> Any:
+    return where(isposinf(x), np.zeros((), x.dtype), x)
+
+
+@_logaddexp_real.defjvp
+def _logaddexp_real_jvp(primals: Any, tangents: Any) -> Any:
+    (x1, x2), (t1, t2) = primals, tangents
+    out = _logaddexp_real(x1, x2)
+    return out, (t1 * exp(_no_posinf(x1) - _no_posinf(out))
+                 + t2 * exp(_no_posinf(x2) - _no_posinf(out)))
+
+
 def logaddexp(x1: Any, x2: Any) -> Any:
     """``log(exp(x1) + exp(x2))`` without overflow. See Note [logaddexp gradient]."""
     x1, x2 = _floats(x1, x2)
+    if x1.dtype.kind == "f":
+        return _logaddexp_real(x1, x2)
     m = stop_gradient(maximum(x1, x2))
     m = where(isfinite(m), m, np.zeros((), m.dtype))
     return m + log1p(exp(x1 - m) + exp(x2 - m) - 1)

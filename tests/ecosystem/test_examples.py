@@ -32,6 +32,7 @@ EXAMPLES = {
     "flax_nnx_basics": ("flax", "optax"),
     "haiku_mnist": ("haiku", "optax"),
     "numpyro_eight_schools": ("numpyro",),
+    "numpyro_svi_predictive": ("numpyro",),
     "optax_getting_started": ("optax",),
 }
 RUN_AS_JAX = ("import runpy, sys, spmdc\n"
