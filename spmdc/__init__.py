@@ -47,6 +47,7 @@ from .runtime.array import Array  # noqa: E402
 from .runtime.pjrt import Device  # noqa: E402
 from .transforms import eager as _eager  # noqa: E402,F401
 from .transforms.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: E402
+from .transforms.custom_gradient import custom_gradient  # noqa: E402
 from .transforms.eval_shape import eval_shape  # noqa: E402
 from .transforms.forward import float0, jvp, linear_transpose, linearize  # noqa: E402
 from .transforms.grad import grad, value_and_grad, vjp  # noqa: E402
@@ -111,7 +112,8 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "lax", "tree_util", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "pmap", "vmap", "grad", "value_and_grad", "vjp",
            "jacrev", "jacobian", "hessian", "jvp", "linearize", "jacfwd", "linear_transpose",
-           "float0", "custom_jvp", "custom_vjp", "closure_convert", "checkpoint", "remat",
+           "float0", "custom_jvp", "custom_vjp", "custom_gradient", "closure_convert",
+           "checkpoint", "remat",
            "checkpoint_policies", "ad_checkpoint", "config", "disable_jit", "enable_x64",
            "default_matmul_precision", "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes",
            "test_util", "tree",
