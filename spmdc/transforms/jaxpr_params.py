@@ -113,6 +113,8 @@ class JaxPrimitive:
     """JAX's primitive ``name``, standing for spmdc's ``primitive`` (Note [jaxpr names and
     params]): its equations print under ``name`` and ``bind`` takes JAX's params."""
     __slots__ = ("name", "primitive", "fixed")
+    call_primitive = False      # as spmdc's Primitive (compiler/primitives/core.py)
+    map_primitive = False
 
     def __init__(self, name: str, primitive: Primitive, fixed: Params | None = None):
         self.name, self.primitive, self.fixed = name, primitive, dict(fixed or {})

@@ -50,6 +50,13 @@ def set_binder(bind: Callable[..., Any]) -> None:
 class Primitive:
     __slots__ = ("name", "shape_rule", "impl", "multiple_results")
 
+    # JAX's flags for the primitives whose equations hold a ``call_jaxpr`` to run (a
+    # call) or to map (``xla_pmap``); libraries that walk jaxprs (distrax's Lambda
+    # bijector) test them on every equation. spmdc's jaxprs show none such: jit calls
+    # are ``jit`` equations holding a ``jaxpr``, as in JAX.
+    call_primitive = False
+    map_primitive = False
+
     def __init__(self, name: str, shape_rule: ShapeRule, impl: Impl,
                  multiple_results: bool = False):
         self.name = name
