@@ -25,15 +25,19 @@ JAX_NAMES = {
     "jax.stages": "ArgInfo Compiled CompilerOptions Lowered Traced Wrapped",
     "jax.flatten_util": "ravel_pytree",
     "jax.custom_batching": "custom_vmap sequential_vmap",
+    "jax.interpreters.xla": "Backend apply_primitive canonicalize_dtype_handlers",
 }
 
 REGISTRY = ("jaxlib's C++ pytree registry object; spmdc's pytrees live in "
             "spmdc/core/tree.py (jax._src.tree_util._registry is its table of node types)")
 ARG_INFO = "spmdc's Lowered has no args_info, whose entries ArgInfo describes"
+XLA_UNUSED = ("no library spmdc runs reads it: spmdc's eager primitives run through "
+              "spmdc/transforms/eager.py and its client is not jaxlib's Client class")
 
 MISSING = {
     "jax.tree_util": {"default_registry": REGISTRY},
     "jax.stages": {"ArgInfo": ARG_INFO},
+    "jax.interpreters.xla": {"Backend": XLA_UNUSED, "apply_primitive": XLA_UNUSED},
 }
 
 
