@@ -21,6 +21,7 @@ from .core.config import (  # noqa: E402
     disable_jit,
     enable_x64,
     numpy_dtype_promotion,
+    numpy_rank_promotion,
 )
 from .core.devices import (  # noqa: E402
     block_until_ready,
@@ -47,6 +48,7 @@ from .runtime.array import Array  # noqa: E402
 from .runtime.pjrt import Device  # noqa: E402
 from .transforms import eager as _eager  # noqa: E402,F401
 from .transforms.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: E402
+from .transforms.custom_gradient import custom_gradient  # noqa: E402
 from .transforms.eval_shape import eval_shape  # noqa: E402
 from .transforms.forward import float0, jvp, linear_transpose, linearize  # noqa: E402
 from .transforms.grad import grad, value_and_grad, vjp  # noqa: E402
@@ -111,7 +113,8 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "lax", "tree_util", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "pmap", "vmap", "grad", "value_and_grad", "vjp",
            "jacrev", "jacobian", "hessian", "jvp", "linearize", "jacfwd", "linear_transpose",
-           "float0", "custom_jvp", "custom_vjp", "closure_convert", "checkpoint", "remat",
+           "float0", "custom_jvp", "custom_vjp", "custom_gradient", "closure_convert",
+           "checkpoint", "remat",
            "checkpoint_policies", "ad_checkpoint", "config", "disable_jit", "enable_x64",
            "default_matmul_precision", "typeof", "eval_shape", "ShapeDtypeStruct", "dtypes",
            "test_util", "tree",
@@ -120,7 +123,8 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "make_array_from_single_device_arrays", "sharding", "make_mesh",
            "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard", "debug",
            "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call",
-           "stages", "typing", "numpy_dtype_promotion", "ensure_compile_time_eval",
+           "stages", "typing", "numpy_dtype_promotion", "numpy_rank_promotion",
+           "ensure_compile_time_eval",
            "custom_batching", "check_tracer_leaks"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.

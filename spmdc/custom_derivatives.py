@@ -11,7 +11,9 @@ from .transforms.custom_derivatives import (
     custom_vjp_primal_tree_values,
     zero_from_primal,
 )
+from .transforms.custom_gradient import custom_gradient
 
-__all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_jvp", "custom_vjp",
+__all__ = ["CustomVJPPrimal", "SymbolicZero", "closure_convert", "custom_gradient",
+           "custom_jvp", "custom_vjp",
            "custom_vjp_primal_tree_values", "zero_from_primal", "custom_jvp_call_p",
            "custom_vjp_call_p"]

@@ -52,11 +52,14 @@ JAX_NAMES = {
         sort_p sqrt_p square_p squeeze_p stop_gradient_p sub_p svd_p swap_p tan_p tanh_p
         threefry2x32_p top_k_p transpose_p triangular_solve_p tridiagonal_p
         tridiagonal_solve_p while_p xor_p zeta_p""",
+    "jax.interpreters.xla": "Backend apply_primitive canonicalize_dtype_handlers",
 }
 
 REGISTRY = ("jaxlib's C++ pytree registry object; spmdc's pytrees live in "
             "spmdc/core/tree.py (jax._src.tree_util._registry is its table of node types)")
 ARG_INFO = "spmdc's Lowered has no args_info, whose entries ArgInfo describes"
+XLA_UNUSED = ("no library spmdc runs reads it: spmdc's eager primitives run through "
+              "spmdc/transforms/eager.py and its client is not jaxlib's Client class")
 
 COMPOSED = ("spmdc computes it with other primitives: lax's function for it binds no "
             "primitive of its own")
@@ -96,6 +99,7 @@ MISSING = {
     "jax.tree_util": {"default_registry": REGISTRY},
     "jax.stages": {"ArgInfo": ARG_INFO},
     "jax.extend.core.primitives": NO_PRIMITIVE,
+    "jax.interpreters.xla": {"Backend": XLA_UNUSED, "apply_primitive": XLA_UNUSED},
 }
 
 

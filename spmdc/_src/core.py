@@ -48,15 +48,22 @@ Atom = Var | Literal
 
 
 def get_aval(x: Any) -> ShapedArray:
-    """The abstract value of ``x`` (JAX's older name for ``jax.typeof``)."""
+    """The abstract value of ``x`` (JAX's older name for ``jax.typeof``): by the function
+    ``pytype_aval_mappings`` has for its class or the nearest base class, as in JAX;
+    for a value of no class there, ``typeof``'s (a TypeError for what is not an array)."""
+    for cls in type(x).__mro__:
+        aval_of = pytype_aval_mappings.get(cls)
+        if aval_of is not None:
+            return aval_of(x)
     return typeof(x)
 
 
 pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {
-    t: typeof for t in (bool, int, float, complex, np.ndarray, Array, *(
+    t: typeof for t in (bool, int, float, complex, np.ndarray, Array, Tracer, *(
         np.dtype(c).type for c in "?bBhHiIlLqQefdgFDG"))}
-"""The Python types whose values are arrays, each with the function giving its
-abstract value."""
+"""The Python classes whose values are arrays, each with the function giving its
+abstract value, read by ``get_aval`` (TFP's JAX substrate registers its Variable
+class)."""
 
 
 def trace_state_clean() -> bool:

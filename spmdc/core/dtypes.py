@@ -24,7 +24,8 @@ from ..errors import TypePromotionError
 __all__ = ["x64_enabled", "enable_x64", "canonicalize", "dtype_and_weak", "result_type",
            "promote_types", "is_float", "is_int", "is_unsigned", "is_complex", "is_inexact",
            "default_float", "default_int", "default_complex", "finfo", "iinfo", "issubdtype",
-           "bfloat16", "SUPPORTED_DTYPES", "promotion_mode", "set_promotion_mode"]
+           "bfloat16", "SUPPORTED_DTYPES", "promotion_mode", "set_promotion_mode",
+           "canonicalize_value", "register_value_handler"]
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -137,9 +138,46 @@ def _int_dtype(value: int) -> np.dtype:
     return default_int()
 
 
+# Note [registered array types]
+# A library can make the values of its own class arrays to spmdc, as JAX's
+# ``jax.interpreters.xla.canonicalize_dtype_handlers[cls] = handler`` does (TFP's JAX
+# substrate registers its ``Variable``): ``register_value_handler(cls, handler)``, where
+# ``handler(value)`` gives the array-like value (NumPy array, Python scalar, Array) that
+# a value of exactly that class stands for. spmdc then takes the type and weak flag of
+# such a value from the handler's result (``dtype_and_weak``), and ``canonicalize_value``
+# gives the result itself; the data is read with ``np.asarray``, as for every value
+# spmdc places on a device, so a handler gives the value's own data in another form
+# (JAX's handlers canonicalize: NumPy's float64 becomes float32 without x64). Lookup is by
+# exact class, after the built-in scalar and NumPy types, as in JAX.
+
+_value_handlers: dict[type, Any] = {}
+
+
+def register_value_handler(cls: type, handler: Any) -> None:
+    """Make values of exactly ``cls`` arrays to spmdc, standing for ``handler(value)``
+    (See Note [registered array types])."""
+    if not isinstance(cls, type) or not callable(handler):
+        raise TypeError(f"a value handler is registered for a class with a callable, got "
+                        f"{cls!r} and {handler!r}")
+    _value_handlers[cls] = handler
+
+
+def canonicalize_value(value: Any) -> Any:
+    """The value spmdc computes with for ``value``: a NumPy array or scalar at its
+    canonical dtype, the handler's result for a registered class (See Note [registered
+    array types]), any other value itself."""
+    handler = _value_handlers.get(type(value))
+    if handler is not None:
+        return handler(value)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(value, canonicalize(value.dtype))
+    return value
+
+
 def dtype_and_weak(value: Any) -> tuple[np.dtype, bool]:
     """``(canonical dtype, weak)`` of a value: Python scalars are weak (bool is not);
-    NumPy scalars and arrays are strong; other objects report ``.dtype`` and ``.weak``."""
+    NumPy scalars and arrays are strong; values of a registered class are their handler's
+    result's; other objects report ``.dtype`` and ``.weak``."""
     t = type(value)
     if t is bool:
         return _BOOL, False
@@ -151,6 +189,9 @@ def dtype_and_weak(value: Any) -> tuple[np.dtype, bool]:
         return default_complex(), True
     if isinstance(value, (np.ndarray, np.generic)):
         return canonicalize(value.dtype), False
+    handler = _value_handlers.get(t)
+    if handler is not None:                  # See Note [registered array types]
+        return dtype_and_weak(handler(value))
     dtype = getattr(value, "dtype", None)
     if dtype is not None and not isinstance(value, type):
         return canonicalize(dtype), bool(getattr(value, "weak", False))

@@ -131,7 +131,9 @@ def set_current(trace: Trace | None) -> None:
 
 class Tracer:
     """A value being traced: a Var of one Trace, with JAX's weak-type flag."""
-    __slots__ = ("_var", "_trace", "weak")   # not var/trace: x.var(), x.trace() are methods
+    # not var/trace: x.var(), x.trace() are methods; weakly referable, as JAX's tracers
+    # and Arrays are (TFP's bijectors cache their results by weak references to them)
+    __slots__ = ("_var", "_trace", "weak", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, var: Var, trace: Trace, weak: bool = False):

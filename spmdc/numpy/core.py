@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import lax
 from ..core import dtypes
+from ..core import rank_promotion as _rank_promotion
 from ..core.operands import (
     ARRAY_TYPES,
     asarray,
@@ -106,6 +107,7 @@ def _elementwise(op: str, lax_fn: Callable[..., Any], *args: Any,
     # After promotion every operand is an array (ours, or NumPy) or a weak Python scalar.
     shapes = [_shape(a) for a in args_]
     if shapes.count(shapes[0]) != len(shapes):      # else nothing to broadcast
+        _rank_promotion.check(op, shapes)           # See Note [rank promotion]
         shape = broadcast_shapes(*shapes, op=op)
         args_ = [_broadcast_to(a, shape) for a in args_]
     if not isinstance(args_[0], _ARRAY_TYPES) and not builtins.any(_is_array(a) for a in args_):

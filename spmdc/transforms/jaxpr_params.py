@@ -29,7 +29,7 @@ from ..compiler.primitives.collectives import (
     psum_scatter_p,
 )
 from ..compiler.primitives.control_flow import while_p
-from ..compiler.primitives.core import Primitive
+from ..compiler.primitives.core import Primitive, set_binder
 from ..compiler.primitives.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from ..compiler.primitives.elementwise import (
     bitcast_convert_p,
@@ -113,6 +113,8 @@ class JaxPrimitive:
     """JAX's primitive ``name``, standing for spmdc's ``primitive`` (Note [jaxpr names and
     params]): its equations print under ``name`` and ``bind`` takes JAX's params."""
     __slots__ = ("name", "primitive", "fixed")
+    call_primitive = False      # as spmdc's Primitive (compiler/primitives/core.py)
+    map_primitive = False
 
     def __init__(self, name: str, primitive: Primitive, fixed: Params | None = None):
         self.name, self.primitive, self.fixed = name, primitive, dict(fixed or {})
@@ -395,3 +397,10 @@ def bind_jax(primitive: Any, args: Sequence[Any], params: Params) -> Any:
         if form.order is not None:
             args = [args[i] for i in form.order]
     return bind(prim, *args, weak=weak, **params)
+
+
+def _bind_in_jax_form(prim: Primitive, /, *args: Any, **params: Any) -> Any:
+    return bind_jax(prim, args, params)
+
+
+set_binder(_bind_in_jax_form)   # See Note [Primitive.bind] in compiler/primitives/core.py

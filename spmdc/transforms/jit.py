@@ -25,6 +25,7 @@ from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..core import dtypes, tracing
 from ..core import precision as _precision
+from ..core import rank_promotion as _rank_promotion
 from ..core.concrete import concretisations
 from ..core.config import checked_call, runtime_checks
 from ..core.devices import check_backend, check_device
@@ -269,7 +270,8 @@ class Jitted:
             return self._call_eager(statics, args, kwargs, leaves, device), None
         # See Note [dispatch fast path].
         key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64,
-               dtypes._promotion[0],                      # the promotion mode
+               dtypes._promotion[0],                      # the promotion modes
+               _rank_promotion._mode[0],                  # (Note [rank promotion])
                _precision._default[0],                    # and the default precision
                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
         entry = self._cache.get(key)

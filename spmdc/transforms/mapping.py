@@ -113,11 +113,19 @@ def slice_types(leaves: Sequence[Any], dims: Sequence[int | None]
     return types, weak
 
 
+# What stands for each output leaf in the skeleton of the output pytree, which is
+# flattened again to match out_axes against it: a bare ``object()``, as in JAX. A node
+# class may decide which of its fields are leaves by their type when it flattens (distrax's
+# Jittable keeps Python numbers as metadata and takes ``type(x) is object`` as a leaf),
+# so a number here would lose leaves.
+_LEAF = object()
+
+
 def out_dims(op: str, out_axes: Any, out_tree: Any, out_types: Sequence[TensorType]
              ) -> list[int | None]:
     """Where each output's mapped axis goes (None: not mapped), ``out_axes`` broadcast
     over the outputs' pytree and checked against each output's rank."""
-    skeleton = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+    skeleton = tree_unflatten(out_tree, [_LEAF] * out_tree.num_leaves)
     dims = broadcast_prefix(out_axes, skeleton, is_leaf=lambda x: x is None,
                             what=f"{op} out_axes")
     out: list[int | None] = []
@@ -133,7 +141,7 @@ def out_dims(op: str, out_axes: Any, out_tree: Any, out_types: Sequence[TensorTy
 
 def out_paths(out_tree: Any) -> list[str]:
     """A name for each output in messages: ``output['loss']``, or ``the output``."""
-    skeleton = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+    skeleton = tree_unflatten(out_tree, [_LEAF] * out_tree.num_leaves)
     paths = [keystr(p) for p, _ in tree_flatten_with_path(skeleton)[0]]
     return [f"output{p}" if p else "the output" for p in paths]
 

@@ -27,6 +27,7 @@ JAX_OUTPUTS = Path(__file__).resolve().parent / "jax_outputs"
 EXAMPLES = {
     "chex_assertions": ("chex",),
     "diffrax_neural_ode": ("diffrax", "equinox", "optax"),
+    "distrax_basics": ("distrax",),
     "equinox_readme": ("equinox", "optax"),
     "flax_linen_quickstart": ("flax", "optax"),
     "flax_nnx_basics": ("flax", "optax"),

@@ -451,3 +451,42 @@ def test_error_bad_axis_spec_type():
     with pytest.raises(TypeError, match="callable"):
         spmdc.vmap(3)
     _still_works()
+
+
+@spmdc.tree_util.register_pytree_node_class
+class _FieldsByType:
+    """A pytree node that, as distrax's Jittable, sorts its fields into leaves and
+    metadata by their type when flattened: Python numbers are metadata, a bare
+    ``object()`` (what JAX's vmap puts in an output skeleton) is a leaf."""
+
+    def __init__(self, **fields):
+        self.fields = fields
+
+    def tree_flatten(self):
+        keys = sorted(self.fields)
+        is_leaf = [type(self.fields[k]) is object or not isinstance(
+            self.fields[k], (bool, int, float)) for k in keys]
+        children = [self.fields[k] if s else None for k, s in zip(keys, is_leaf, strict=True)]
+        meta = [None if s else self.fields[k] for k, s in zip(keys, is_leaf, strict=True)]
+        return children, (keys, is_leaf, meta)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        keys, is_leaf, meta = aux
+        return cls(**{k: c if s else m
+                      for k, s, c, m in zip(keys, is_leaf, children, meta, strict=True)})
+
+
+def test_vmap_outputs_a_node_that_sorts_fields_by_type():
+    # distrax's Normal returned from vmap: out_axes are matched on a skeleton whose
+    # placeholders must stay leaves when the node flattens them again
+    def summed(loc, scale):
+        return _FieldsByType(loc=loc.sum(keepdims=True), scale=scale.sum(keepdims=True),
+                             event_ndims=0)
+
+    loc = jnp.arange(60.0).reshape(3, 4, 5)
+    out = spmdc.vmap(summed)(loc, jnp.ones((3, 4, 5)))
+    np.testing.assert_array_equal(out.fields["loc"],
+                                  np.arange(60.0).reshape(3, 20).sum(1).reshape(3, 1, 1))
+    np.testing.assert_array_equal(out.fields["scale"], np.full((3, 1, 1), 20.0))
+    assert out.fields["event_ndims"] == 0

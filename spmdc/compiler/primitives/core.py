@@ -35,8 +35,12 @@ NumPy reference, the oracle for tests and the IR interpreter."""
 # compiler may not import the core (tests/e2e/test_layering.py). So the dependency that
 # points up is turned around and made explicit, as for eager execution: core/tracing.py
 # hands its ``bind`` to ``set_binder`` when it is imported, which happens whenever
-# spmdc is imported, before anything can call ``Primitive.bind``. The compiler itself
-# never calls ``Primitive.bind``; its rules emit through a Builder.
+# spmdc is imported, before anything can call ``Primitive.bind``. The params a library
+# passes are JAX's, as a jaxpr's equations show them (distrax's Lambda bijector binds
+# ``log_p`` with the params of an ``exp`` equation, ``accuracy=None``); so
+# transforms/jaxpr_params.py, imported with spmdc too, then installs the binder that
+# takes JAX's form back to spmdc's (Note [jaxpr names and params]) before binding. The
+# compiler itself never calls ``Primitive.bind``; its rules emit through a Builder.
 _binder: Callable[..., Any] | None = None
 
 
@@ -49,6 +53,13 @@ def set_binder(bind: Callable[..., Any]) -> None:
 
 class Primitive:
     __slots__ = ("name", "shape_rule", "impl", "multiple_results")
+
+    # JAX's flags for the primitives whose equations hold a ``call_jaxpr`` to run (a
+    # call) or to map (``xla_pmap``); libraries that walk jaxprs (distrax's Lambda
+    # bijector) test them on every equation. spmdc's jaxprs show none such: jit calls
+    # are ``jit`` equations holding a ``jaxpr``, as in JAX.
+    call_primitive = False
+    map_primitive = False
 
     def __init__(self, name: str, shape_rule: ShapeRule, impl: Impl,
                  multiple_results: bool = False):

@@ -232,3 +232,8 @@ def set_current_trace(trace: tracing.Trace | None) -> Iterator[None]:
         yield
     finally:
         tracing.set_current(previous)
+
+
+# ``jax.extend.core.primitives`` is an attribute of the package without an import of its
+# own, as in JAX (distrax reads ``jex.core.primitives.jit_p``).
+from . import primitives  # noqa: E402,F401
