@@ -21,6 +21,7 @@ from .core.config import (  # noqa: E402
     disable_jit,
     enable_x64,
     numpy_dtype_promotion,
+    numpy_rank_promotion,
 )
 from .core.devices import (  # noqa: E402
     block_until_ready,
@@ -120,7 +121,8 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "make_array_from_single_device_arrays", "sharding", "make_mesh",
            "set_mesh", "NamedSharding", "P", "shard_map", "smap", "reshard", "debug",
            "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call",
-           "stages", "typing", "numpy_dtype_promotion", "ensure_compile_time_eval",
+           "stages", "typing", "numpy_dtype_promotion", "numpy_rank_promotion",
+           "ensure_compile_time_eval",
            "custom_batching", "check_tracer_leaks", "checking_leaks"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.

@@ -35,12 +35,12 @@ import numpy as np
 
 from .. import tracebacks
 from ..runtime import pjrt
-from . import dtypes, leaks, precision
+from . import dtypes, leaks, operands, precision
 from .tree import keystr, tree_leaves_with_path
 
 __all__ = ["config", "Config", "enable_x64", "disable_jit", "runtime_checks",
            "disable_jit_enabled", "debug_nans_enabled", "default_matmul_precision",
-           "numpy_dtype_promotion"]
+           "numpy_dtype_promotion", "numpy_rank_promotion"]
 
 dtypes.on_x64_change(pjrt.set_x64_state)
 
@@ -61,6 +61,8 @@ def _refresh() -> None:
         on.append("jax_default_matmul_precision")
     if dtypes.promotion_mode() == "strict":           # See Note [strict promotion]
         on.append("jax_numpy_dtype_promotion")
+    if operands.rank_promotion_mode() != "allow":     # See Note [rank promotion]
+        on.append("jax_numpy_rank_promotion")
     if _contexts[0]:
         on.append("disable_jit context")
     # one list object, updated in place, so callers may hold a reference to it
@@ -120,6 +122,12 @@ def _set_platform(name: str, value: Any) -> None:
     pjrt.set_platform(known[0])
 
 
+def _set_rank_promotion(name: str, value: Any) -> None:
+    operands.set_rank_promotion_mode(value)
+    with _lock:
+        _refresh()
+
+
 def _set_cpu_devices(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise TypeError(f"config option {name} takes a positive int, got {value!r}")
@@ -150,6 +158,7 @@ _OPTIONS: dict[str, tuple[Callable[[str, Any], None], Callable[[], Any]]] = {
     "jax_num_cpu_devices": (_set_cpu_devices, pjrt.device_count_env),
     "jax_default_matmul_precision": (_set_default_precision, precision.default_precision),
     "jax_numpy_dtype_promotion": (_set_promotion, dtypes.promotion_mode),
+    "jax_numpy_rank_promotion": (_set_rank_promotion, operands.rank_promotion_mode),
     "jax_check_tracer_leaks": (leaks.set_leak_checking, leaks.leak_checking),
     "jax_traceback_filtering": (lambda name, value: tracebacks.set_traceback_filtering(value),
                                 tracebacks.traceback_filtering),   # Note [library frames]
@@ -247,6 +256,22 @@ def numpy_dtype_promotion(mode: str) -> Iterator[None]:
         yield
     finally:
         dtypes.set_promotion_mode(previous)
+        with _lock:
+            _refresh()
+
+
+@contextlib.contextmanager
+def numpy_rank_promotion(mode: str) -> Iterator[None]:
+    """Inside the block, NumPy broadcasting between operands of different ranks follows
+    ``mode``: 'allow', 'warn' or 'raise' (Note [rank promotion] in core/operands.py).
+    Process-wide, as numpy_dtype_promotion is."""
+    previous = operands.set_rank_promotion_mode(mode)
+    with _lock:
+        _refresh()
+    try:
+        yield
+    finally:
+        operands.set_rank_promotion_mode(previous)
         with _lock:
             _refresh()
 

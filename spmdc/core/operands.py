@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -188,6 +189,51 @@ def inexact(*args: Any) -> list[Any]:
 
 def shape_of(x: Any) -> tuple[int, ...]:
     return x.shape if isinstance(x, ARRAY_TYPES) else np.shape(x)
+
+
+# Note [rank promotion]
+# NumPy broadcasting lets an operand of lower rank take leading axes of size 1
+# ("rank promotion"): ``x[3] + y[2, 3]``. JAX's option ``jax_numpy_rank_promotion``
+# ('allow', the default; 'warn'; 'raise') makes that a warning or a ValueError in the
+# elementwise functions of jax.numpy (operators included), so that code written for one
+# rank does not silently broadcast; Equinox's test suite runs under 'raise'. Scalars
+# (rank 0) combine with anything in every mode, and so do operands of equal rank (their
+# size-1 axes still broadcast). The mode is process-wide, as the dtype promotion mode is,
+# and part of every jit and pmap cache key (a program traced under 'allow' is not reused
+# under 'raise').
+RANK_PROMOTION_MODES = ("allow", "warn", "raise")
+_rank_promotion = ["allow"]
+
+
+def rank_promotion_mode() -> str:
+    """'allow', 'warn' or 'raise' (See Note [rank promotion])."""
+    return _rank_promotion[0]
+
+
+def set_rank_promotion_mode(mode: Any) -> str:
+    """Set the rank promotion mode; returns the previous one."""
+    if mode not in RANK_PROMOTION_MODES:
+        raise ValueError(f"jax_numpy_rank_promotion takes 'allow', 'warn' or 'raise', got "
+                         f"{mode!r}")
+    previous, _rank_promotion[0] = _rank_promotion[0], mode
+    return previous
+
+
+def check_rank_promotion(op: str, shapes: Sequence[tuple[int, ...]]) -> None:
+    """Warn or raise, as the mode says, when ``op`` would broadcast operands of different
+    nonzero ranks (See Note [rank promotion])."""
+    if _rank_promotion[0] == "allow" or len({len(s) for s in shapes if s}) < 2:
+        return
+    listed = " ".join(str(tuple(s)) for s in shapes)
+    if _rank_promotion[0] == "warn":
+        warnings.warn(f"{op}: following NumPy automatic rank promotion on shapes {listed}; "
+                      "set the jax_numpy_rank_promotion config option to 'allow' to "
+                      "disable this warning", stacklevel=3)
+        return
+    raise ValueError(f"{op}: operands could not be broadcast together on shapes {listed} "
+                     "with the config option jax_numpy_rank_promotion='raise'; give them "
+                     "one rank (x[None], jnp.expand_dims), or set the option to 'allow'"
+                     f"{at_line(user_source())}")
 
 
 def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tuple[int, ...]:

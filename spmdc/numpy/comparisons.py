@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import lax
-from ..core.operands import asarray, broadcast_shapes
+from ..core.operands import asarray, broadcast_shapes, check_rank_promotion
 from ..core.operands import broadcast_to as _broadcast_to
 from ..core.operands import error as _error
 from ..core.operands import is_array as _is_array
@@ -99,6 +99,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
     condition = asarray(condition)
     if condition.dtype != np.bool_:
         condition = not_equal(condition, 0)
+    check_rank_promotion("where", [condition.shape, _shape(x), _shape(y)])
     shape = broadcast_shapes(condition.shape, _shape(x), _shape(y), op="where")
     x, y = (asarray(v) if not _is_array(v) and np.ndim(v) else v for v in (x, y))
     args = [_broadcast_to(v, shape) for v in (condition, x, y)]

@@ -26,6 +26,7 @@ from ..core.operands import (
     result_type,  # noqa: F401  (spmdc.numpy's modules use it)
 )
 from ..core.operands import broadcast_to as _broadcast_to
+from ..core.operands import check_rank_promotion as _check_rank_promotion
 from ..core.operands import error as _error
 from ..core.operands import iota as _iota  # noqa: F401  (spmdc.numpy's modules use it)
 from ..core.operands import is_array as _is_array
@@ -106,6 +107,7 @@ def _elementwise(op: str, lax_fn: Callable[..., Any], *args: Any,
     # After promotion every operand is an array (ours, or NumPy) or a weak Python scalar.
     shapes = [_shape(a) for a in args_]
     if shapes.count(shapes[0]) != len(shapes):      # else nothing to broadcast
+        _check_rank_promotion(op, shapes)
         shape = broadcast_shapes(*shapes, op=op)
         args_ = [_broadcast_to(a, shape) for a in args_]
     if not isinstance(args_[0], _ARRAY_TYPES) and not builtins.any(_is_array(a) for a in args_):

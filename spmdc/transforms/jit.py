@@ -27,6 +27,7 @@ from ..core import precision as _precision
 from ..core.concrete import concretisations
 from ..core.config import checked_call, runtime_checks
 from ..core.devices import check_backend, check_device
+from ..core.operands import _rank_promotion
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import apply_func, type_of, where
@@ -183,6 +184,11 @@ class Jitted:
         observe("traced", out[0])
         return out
 
+    def __repr__(self) -> str:
+        # JAX's repr of a jitted function; chex's is_traceable (and so its
+        # assert_max_traces) recognises a jitted function by it.
+        return f"<PjitFunction of {self.fun!r}>"
+
     @api_boundary  # See Note [library frames] (errors.py)
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # Nothing but the C++ dispatcher on the way in (Note [dispatch fast path]); the
@@ -238,7 +244,8 @@ class Jitted:
             return self._call_eager(statics, args, kwargs, leaves, device), None
         # See Note [dispatch fast path].
         key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64,
-               dtypes._promotion[0],                      # the promotion mode
+               dtypes._promotion[0],                      # the promotion modes
+               _rank_promotion[0],
                _precision._default[0],                    # and the default precision
                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
         entry = self._cache.get(key)

@@ -32,6 +32,7 @@ from ..compiler.stablehlo import donation_aliases
 from ..core import dtypes
 from ..core import precision as _precision
 from ..core.config import checked_call, runtime_checks
+from ..core.operands import _rank_promotion
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import current_trace, where
@@ -206,7 +207,8 @@ class Pmapped:
         leaves, in_tree = tree_flatten((args, kwargs))
         key = (in_tree, tuple(map(_leaf_signature, leaves)), statics, dtypes._x64,
                _precision._default[0],                   # Note [default precision]
-               dtypes._promotion[0])                     # Note [strict promotion]
+               dtypes._promotion[0],                     # Note [strict promotion]
+               _rank_promotion[0])                       # Note [rank promotion]
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = self._compile(statics, args, kwargs)
