@@ -85,9 +85,9 @@ def check_backend(op: str, backend: Any) -> None:
                         f"{backend!r}{where()}")
     platforms = sorted({str(d.platform).lower() for d in pjrt.devices()})
     if backend.lower() not in platforms:
-        raise RuntimeError(f"{op}: unknown backend: {backend!r} requested, but no platform "
+        raise RuntimeError(f"{op}: Unknown backend: {backend!r} requested, but no platform "
                            f"of that kind is present; spmdc runs on {', '.join(platforms)} "
-                           f"(or pass backend=None){where()}")
+                           f"(pass one of those, or backend=None){where()}")
 
 
 def devices(backend: str | None = None) -> list[Any]:

@@ -13,7 +13,7 @@ def test_an_absent_backend_is_a_runtime_error_as_in_jax():
     for probe in (lambda: spmdc.devices("gpu"), lambda: spmdc.device_count("tpu"),
                   lambda: spmdc.local_devices(backend="gpu"),
                   lambda: spmdc.local_device_count("gpu")):
-        with pytest.raises(RuntimeError, match="unknown backend: '(gpu|tpu)' requested"):
+        with pytest.raises(RuntimeError, match="Unknown backend: '(gpu|tpu)' requested"):
             probe()
     with pytest.raises(TypeError, match="backend must be a platform name"):
         spmdc.devices(3)
