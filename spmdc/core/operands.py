@@ -249,11 +249,11 @@ def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tu
     for i in range(ndim):
         sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
         if len(sizes) > 1:
-            message = "incompatible shapes for broadcasting: " + ", ".join(
-                str(tuple(s)) for s in shapes)
-            if op in _BROADCASTING_FUNCTIONS:    # ValueError, as in JAX and NumPy
-                raise ValueError(str(error(op, message)))
-            raise error(op, message)             # an operation's operands: TypeError
+            listed = ", ".join(str(tuple(s)) for s in shapes)
+            if op in _BROADCASTING_FUNCTIONS:    # ValueError, worded as JAX's
+                raise ValueError(str(error(op, "Incompatible shapes for broadcasting: "
+                                           + listed)))
+            raise error(op, "incompatible shapes for broadcasting: " + listed)  # TypeError
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
 

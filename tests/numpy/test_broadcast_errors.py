@@ -18,7 +18,7 @@ from spmdc import lax
     lambda: jnp.broadcast_arrays(jnp.ones((2, 4)), jnp.ones((3, 4))),
 ])
 def test_broadcasting_functions_raise_value_error(call):
-    with pytest.raises(ValueError, match="incompatible shapes for broadcasting"):
+    with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
         call()
 
 
