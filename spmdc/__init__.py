@@ -35,7 +35,7 @@ from .core.devices import (  # noqa: E402
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
 )
-from .core.leaks import check_tracer_leaks  # noqa: E402
+from .core.leaks import check_tracer_leaks, checking_leaks  # noqa: E402
 from .core.names import named_call, named_scope  # noqa: E402
 from .core.tracing import compile_time_eval as ensure_compile_time_eval  # noqa: E402
 from .errors import (  # noqa: E402
@@ -125,7 +125,7 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call",
            "stages", "typing", "numpy_dtype_promotion", "numpy_rank_promotion",
            "ensure_compile_time_eval",
-           "custom_batching", "check_tracer_leaks"]
+           "custom_batching", "check_tracer_leaks", "checking_leaks"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402

@@ -16,6 +16,7 @@ import numpy as np
 
 from .core import devices as _devices
 from .runtime import pjrt
+from .runtime.mesh_axes import AbstractMesh
 from .runtime.sharding import (
     AxisType,
     Mesh,
@@ -70,53 +71,6 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
 def get_mesh() -> Mesh | None:
     """The mesh set by ``set_mesh`` / ``with mesh:`` in this thread, if any."""
     return current_mesh()
-
-
-class AbstractMesh:
-    """A mesh's axis names, sizes and types without its devices (what code traced
-    under a mesh may ask of it). ``AbstractMesh((), ())`` is the empty mesh."""
-
-    def __init__(self, axis_sizes: Sequence[int], axis_names: Sequence[str],
-                 axis_types: Sequence[AxisType] | AxisType | None = None):
-        sizes, names = tuple(int(s) for s in axis_sizes), tuple(axis_names)
-        if len(sizes) != len(names):
-            raise ValueError(f"AbstractMesh: {len(sizes)} axis sizes {sizes} but "
-                             f"{len(names)} axis names {names}")
-        if axis_types is None:
-            axis_types = (AxisType.Auto,) * len(names)
-        elif isinstance(axis_types, AxisType):
-            axis_types = (axis_types,) * len(names)
-        self.axis_sizes = sizes
-        self.axis_names = names
-        self.axis_types = tuple(axis_types)
-
-    @property
-    def shape(self) -> dict[str, int]:
-        return dict(zip(self.axis_names, self.axis_sizes, strict=True))
-
-    @property
-    def shape_tuple(self) -> tuple[tuple[str, int], ...]:
-        return tuple(zip(self.axis_names, self.axis_sizes, strict=True))
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.axis_sizes, dtype=np.int64))
-
-    @property
-    def empty(self) -> bool:
-        return not self.axis_names
-
-    def __eq__(self, other: object) -> bool:
-        return (isinstance(other, AbstractMesh) and self.axis_sizes == other.axis_sizes
-                and self.axis_names == other.axis_names
-                and self.axis_types == other.axis_types)
-
-    def __hash__(self) -> int:
-        return hash((self.axis_sizes, self.axis_names, self.axis_types))
-
-    def __repr__(self) -> str:
-        axes = ", ".join(f"{n!r}: {s}" for n, s in self.shape_tuple)
-        return f"AbstractMesh({axes}, axis_types={self.axis_types!r})"
 
 
 def get_abstract_mesh() -> AbstractMesh:

@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ir import TensorType
+from ..runtime.mesh_axes import AbstractMesh
+from ..runtime.sharding import NamedSharding, PartitionSpec
 from . import dtypes
 from .tracing import type_of
 
@@ -77,6 +79,20 @@ class ShapedArray(AbstractValue):
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    # Note [the sharding of an abstract value]
+    # In JAX a type may carry a sharding over a mesh of explicit axes, and
+    # ``jax.typeof(x).sharding`` is a NamedSharding over that mesh's AbstractMesh;
+    # libraries (Optax's tree_vdot, its microbatching) read it and take their explicitly
+    # sharded path when ``sharding.mesh.are_all_axes_explicit``. spmdc's types carry no
+    # sharding (placement is the runtime's and the partitioner's, Note [replication]), so
+    # every abstract value's sharding is what JAX gives an unsharded value: the empty
+    # AbstractMesh, one ``None`` per dimension. The empty mesh answers False to
+    # ``are_all_axes_explicit``, so such code takes its plain path, which is right here.
+    @property
+    def sharding(self) -> NamedSharding:
+        """The sharding in this type: none (See Note [the sharding of an abstract value])."""
+        return NamedSharding(AbstractMesh((), ()), PartitionSpec(*(None,) * self.ndim))
 
     def update(self, shape: Any = None, dtype: Any = None,
                weak_type: bool | None = None) -> ShapedArray:

@@ -75,13 +75,19 @@ def check_device(op: str, device: Any) -> None:
 
 
 def check_backend(op: str, backend: Any) -> None:
-    """``backend=``: None, or the name of the platform spmdc's devices are on."""
+    """``backend=``: None, or the name of the platform spmdc's devices are on. Another
+    platform's name is a RuntimeError, as in JAX (programs probe for an accelerator with
+    ``try: jax.devices('gpu') except RuntimeError``)."""
     if backend is None:
         return
+    if not isinstance(backend, str):
+        raise TypeError(f"{op}: backend must be a platform name (a str) or None, got "
+                        f"{backend!r}{where()}")
     platforms = sorted({str(d.platform).lower() for d in pjrt.devices()})
-    if not isinstance(backend, str) or backend.lower() not in platforms:
-        raise ValueError(f"{op}: backend={backend!r} is not available; spmdc runs on "
-                         f"{', '.join(platforms)} (or pass backend=None){where()}")
+    if backend.lower() not in platforms:
+        raise RuntimeError(f"{op}: Unknown backend: {backend!r} requested, but no platform "
+                           f"of that kind is present; spmdc runs on {', '.join(platforms)} "
+                           f"(pass one of those, or backend=None){where()}")
 
 
 def devices(backend: str | None = None) -> list[Any]:

@@ -14,7 +14,8 @@ from typing import Any
 
 from ..errors import UnexpectedTracerError
 
-__all__ = ["check_tracer_leaks", "leak_checking", "set_leak_checking", "check_no_leaks"]
+__all__ = ["check_tracer_leaks", "checking_leaks", "leak_checking", "set_leak_checking",
+           "check_no_leaks"]
 
 
 class _Setting(threading.local):
@@ -46,6 +47,11 @@ def check_tracer_leaks(value: bool = True) -> Iterator[None]:
         yield
     finally:
         _local.on = previous
+
+
+def checking_leaks() -> contextlib.AbstractContextManager[None]:
+    """``check_tracer_leaks(True)`` (JAX's ``jax.checking_leaks``)."""
+    return check_tracer_leaks(True)
 
 
 def check_no_leaks(trace: Any, tracer_type: type, name: str) -> None:

@@ -193,6 +193,11 @@ def shape_of(x: Any) -> tuple[int, ...]:
     return x.shape if isinstance(x, ARRAY_TYPES) else np.shape(x)
 
 
+# The functions whose job is broadcasting raise ValueError for shapes that do not
+# broadcast; an operation given such operands raises TypeError (JAX's types, both).
+_BROADCASTING_FUNCTIONS = ("broadcast_shapes", "broadcast_to", "broadcast_arrays")
+
+
 def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tuple[int, ...]:
     if shapes and builtins.all(type(s) is tuple and s == shapes[0] for s in shapes):
         return shapes[0]                # the common case: nothing to broadcast
@@ -201,8 +206,11 @@ def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tu
     for i in range(ndim):
         sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
         if len(sizes) > 1:
-            raise error(op, "incompatible shapes for broadcasting: "
-                        + ", ".join(str(tuple(s)) for s in shapes))
+            listed = ", ".join(str(tuple(s)) for s in shapes)
+            if op in _BROADCASTING_FUNCTIONS:    # ValueError, worded as JAX's
+                raise ValueError(str(error(op, "Incompatible shapes for broadcasting: "
+                                           + listed)))
+            raise error(op, "incompatible shapes for broadcasting: " + listed)  # TypeError
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
 

@@ -488,10 +488,9 @@ def trace_function(fun: Callable[[list[Tracer]], list[Any]], in_types: Sequence[
         trace.view = view
         b = trace.builder
         args = [Tracer(b.input(t), trace, w) for t, w in zip(in_types, in_weak, strict=True)]
-        if sources is not None:
-            for a, src in zip(args, sources, strict=True):
-                if src is not None:
-                    trace.sources[a._var] = src
+        if sources is not None:     # (a comprehension: no loop variable outlives it to
+            trace.sources.update({  # hold a Tracer past the trace, which leak checks see)
+                a._var: src for a, src in zip(args, sources, strict=True) if src is not None})
         outs = fun(args)
         atoms = [to_atom(trace, o) for o in outs]
         weak = [type_of(o)[1] for o in outs]

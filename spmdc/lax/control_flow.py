@@ -292,30 +292,27 @@ def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_
 @api_boundary
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
               init_val: Any) -> Any:
-    """``for i in range(lower, upper): val = body_fun(i, val)``. Python int bounds give a
-    scan (differentiable); traced bounds a while loop (not reverse-differentiable)."""
+    """``for i in range(lower, upper): val = body_fun(i, val)``. As in JAX, the bounds
+    may be of any one real dtype. Concrete bounds give a scan (differentiable) over
+    ``range(int(lower), int(upper))`` whose index is a weakly typed int; traced bounds a
+    while loop (not reverse-differentiable) whose index has the bounds' dtype."""
     if current_trace() is None:
         return _staged(lambda lo, hi, v: fori_loop(lo, hi, body_fun, v), lower, upper,
                        init_val) if not _static(lower, upper) else \
             _staged(lambda v: fori_loop(lower, upper, body_fun, v), init_val)
     source = user_source()
+    dtype = _index_dtype(lower, upper, source)      # (checked in both cases, as JAX does)
     if _static(lower, upper):
         lower, upper = int(lower), int(upper)
+        index = lower               # a Python int: the weakly typed default int
 
         def step(carry: Any, _: Any) -> Any:
             i, val = carry
             return (i + 1, body_fun(i, val)), None
-        index = np.asarray(lower, dtypes.default_int())
         (_, val), _ = _scan(step, (index, init_val), None, max(upper - lower, 0), False,
                             "lax.fori_loop body_fun", source, _fori_path(1))
         return val
-    lo, hi = _arr(lower), _arr(upper)
-    for name, v in (("lower", lo), ("upper", hi)):
-        if v.shape != () or v.dtype.kind not in "iu":
-            raise TypeError(f"lax.fori_loop: {name} must be a scalar integer, got "
-                            f"{_type_text(v.type)}{_where(source)}")
-    dtype = dtypes.promote_types((lo.dtype, lo.weak), (hi.dtype, hi.weak))
-    lo, hi = lo.astype(dtype), hi.astype(dtype)
+    lo, hi = _arr(lower).astype(dtype), _arr(upper).astype(dtype)
 
     def body(state: Any) -> Any:
         i, stop, val = state
@@ -325,6 +322,23 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
     return val
 
 
+def _index_dtype(lower: Any, upper: Any, source: Any) -> np.dtype:
+    """The loop index's dtype, as JAX picks it: the bounds' one dtype, or, for two signed
+    integer dtypes where one bound is weakly typed (a Python int), the other's."""
+    (lo, lo_weak), (hi, hi_weak) = (type_of(_arr(v)) for v in (lower, upper))
+    for name, t in (("lower", lo), ("upper", hi)):
+        if t.shape != () or t.dtype.kind not in "iuf" and t.dtype != dtypes.bfloat16:
+            raise TypeError(f"lax.fori_loop: {name} must be a real scalar, got "
+                            f"{_type_text(t)}{_where(source)}")
+    if lo.dtype == hi.dtype:
+        return lo.dtype
+    if lo.dtype.kind == hi.dtype.kind == "i" and lo_weak != hi_weak:
+        return hi.dtype if lo_weak else lo.dtype
+    raise TypeError(f"lax.fori_loop: lower and upper must have equal types, got "
+                    f"{lo.dtype.name} and {hi.dtype.name}; convert one of them"
+                    f"{_where(source)}")
+
+
 def _fori_path(position: int) -> Callable[[str], str]:
     """Names for the leaves of fori_loop's internal carry: init_val sits at ``position``."""
     prefix = f"[{position}]"
@@ -332,14 +346,8 @@ def _fori_path(position: int) -> Callable[[str], str]:
 
 
 def _static(lower: Any, upper: Any) -> bool:
-    """Both bounds are concrete integers (as in JAX, not only Python ints)."""
-    for v in (lower, upper):
-        if isinstance(v, (Tracer, bool)):
-            return False
-        value = np.asarray(v)
-        if value.shape != () or value.dtype.kind not in "iu":
-            return False
-    return True
+    """Both bounds are concrete (not traced; as in JAX, not only Python ints)."""
+    return not any(isinstance(v, Tracer) for v in (lower, upper))
 
 
 # --- scan ------------------------------------------------------------------------------------

@@ -264,6 +264,13 @@ METHODS = ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "all", "any"
            "repeat", "take", "trace", "sort", "argsort")
 
 
+def _operator_round(self: Any, ndigits: int | None = None) -> Any:
+    """Python's ``round(x, ndigits)``: ``jnp.round``; with no ``ndigits`` an integer array
+    of the default int, as ``round`` of a float is an int (JAX's answer too)."""
+    out = _jnp().round(self, ndigits or 0)
+    return out.astype(int) if ndigits is None else out
+
+
 def install_methods(cls: type, namespace: Any) -> None:
     """Give ``cls`` NumPy's operators and methods, each calling ``namespace``'s function of
     that name (spmdc.numpy, which installs them once all its functions are defined)."""
@@ -282,6 +289,7 @@ def install_methods(cls: type, namespace: Any) -> None:
     cls.__neg__ = lambda self: _jnp().negative(self)
     cls.__pos__ = lambda self: self
     cls.__abs__ = lambda self: _jnp().absolute(self)
+    cls.__round__ = _operator_round
     cls.__invert__ = lambda self: _jnp().invert(self)
     cls.__getitem__ = getitem
     cls.__divmod__ = lambda self, o: (_jnp().floor_divide(self, o), _jnp().remainder(self, o))

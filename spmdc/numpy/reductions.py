@@ -323,9 +323,17 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-5, atol: Any = 1e-8, equal_nan: bool 
     return logical_or(out, logical_and(isnan(a), isnan(b))) if equal_nan else out
 
 
-def array_equal(a: Any, b: Any) -> Any:
-    a, b = asarray(a), asarray(b)
-    return a.shape == b.shape and bool(all(equal(a, b)))
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
+    """A boolean scalar array: whether ``a1`` and ``a2`` have one shape and equal
+    elements (NaN equal to NaN when ``equal_nan``). As in JAX it is an array, not a Python
+    bool, so that it can be traced (under jit it is a traced value)."""
+    a1, a2 = asarray(a1), asarray(a2)
+    if a1.shape != a2.shape:
+        return asarray(False)
+    same = equal(a1, a2)
+    if equal_nan:
+        same = lax.bitwise_or(same, lax.bitwise_and(isnan(a1), isnan(a2)))
+    return all(same)
 
 
 def _nan_masked(x: Any, fill: Any) -> Any:

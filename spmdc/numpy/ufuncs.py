@@ -16,14 +16,13 @@ import numpy as np
 
 from .. import lax
 from ..core import dtypes
-from ..core.operands import asarray, broadcast_shapes
+from ..core.operands import asarray, broadcast_shapes, promote_operands
 from ..core.operands import broadcast_to as _broadcast_to
 from ..core.operands import dtype_of as _dtype_of
 from ..core.operands import error as _error
 from ..core.operands import is_array as _is_array
 from ..core.operands import operand as _operand
 from ..core.operands import promote as _promote
-from ..core.tracing import type_of
 from .comparisons import (
     bitwise_and,
     equal,
@@ -38,10 +37,12 @@ from .core import _elementwise, operator_index, result_type
 
 
 def _float_operand(x: Any) -> Any:
-    """Integers and bools become the default float (true division, sin of an int ...)."""
-    t, weak = type_of(x) if _is_array(x) else type_of(np.asarray(x))
-    if t.dtype.kind in "biu":
-        return _operand(asarray(x) if not _is_array(x) else x, dtypes.default_float())
+    """Integers and bools become the default float (true division, sin of an int ...),
+    weakly typed if they were (as in JAX: ``jnp.sqrt(2)`` and ``x / 2`` of a weak int are
+    weak floats)."""
+    x = x if _is_array(x) else asarray(x)
+    if x.dtype.kind in "biu":
+        return _operand(x, dtypes.default_float(), weak=bool(x.weak))
     return x
 
 
@@ -205,9 +206,11 @@ def multiply(x: Any, y: Any) -> Any:
 
 
 def true_divide(x: Any, y: Any) -> Any:
-    (x, y), dtype, _ = _promote("divide", x, y)
+    (ints_x, ints_y), dtype, _ = promote_operands("divide", x, y)
     if np.dtype(dtype).kind in "biu":
-        x, y = _float_operand(x), _float_operand(y)
+        x, y = _float_operand(ints_x), _float_operand(ints_y)
+    # else the operands as given: _elementwise keeps a Python scalar weak, so a weak
+    # float divided by 2.0 stays weak (Note [weak literals] in core/operands.py)
     return _elementwise("divide", lax.div, x, y)
 
 

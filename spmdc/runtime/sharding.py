@@ -23,7 +23,6 @@ processes] in runtime/array.py).
 """
 from __future__ import annotations
 
-import enum
 import itertools
 import math
 import threading
@@ -34,24 +33,13 @@ from typing import Any
 import numpy as np
 
 from . import pjrt
+from .mesh_axes import AbstractMesh, AxisType, AxisTypeQueries
 
 __all__ = ["AxisType", "Mesh", "PartitionSpec", "Sharding", "NamedSharding",
            "SingleDeviceSharding", "Shard", "current_mesh", "set_current_mesh"]
 
 
-class AxisType(enum.Enum):
-    """How a mesh axis is used (JAX's ``AxisType``). spmdc records it and shows it; it does
-    not change any value a program computes (spmdc has no sharding in types: results of
-    operations on sharded arrays may be laid out differently than JAX lays them out)."""
-    Auto = enum.auto()
-    Explicit = enum.auto()
-    Manual = enum.auto()
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-class Mesh:
+class Mesh(AxisTypeQueries):
     """An n-d array of distinct devices whose axes have names."""
 
     def __init__(self, devices: Any, axis_names: str | Sequence[str],
@@ -292,8 +280,9 @@ class NamedSharding(Sharding):
 
     def __init__(self, mesh: Mesh, spec: PartitionSpec | None = None, *,
                  memory_kind: str | None = None):
-        if not isinstance(mesh, Mesh):
-            raise TypeError(f"NamedSharding: mesh must be a spmdc.sharding.Mesh, got "
+        if not isinstance(mesh, (Mesh, AbstractMesh)):
+            raise TypeError(f"NamedSharding: mesh must be a spmdc.sharding.Mesh or "
+                            f"AbstractMesh, got "
                             f"{type(mesh).__name__}")
         spec = PartitionSpec() if spec is None else spec
         if isinstance(spec, tuple):
@@ -359,6 +348,14 @@ class NamedSharding(Sharding):
                 raise ValueError(f"{what}: dimension {d} of shape {shape} has size {n}, "
                                  f"which is not divisible by {parts}, the number of pieces "
                                  f"{self.spec!r} splits it into (mesh axes {axes})")
+
+    def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The shape of each device's block (from the mesh's axis sizes only, so that a
+        sharding over an AbstractMesh answers it too)."""
+        shape = tuple(global_shape)
+        self.check_shape(shape, "NamedSharding.shard_shape")
+        return tuple(n // math.prod(self.mesh.shape[a] for a in self.spec.axes_of(d))
+                     for d, n in enumerate(shape))
 
     def devices_indices_map(self, global_shape: tuple[int, ...]
                             ) -> dict[Any, tuple[slice, ...]]:

@@ -197,6 +197,18 @@ class Jitted:
         observe("traced", out[0])
         return out
 
+    def __repr__(self) -> str:
+        # JAX's repr of a jitted function; chex's is_traceable (and so its
+        # assert_max_traces) recognises a jitted function by it.
+        return f"<PjitFunction of {self.fun!r}>"
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        """``fun``'s signature, which inspect.signature gives even with
+        ``follow_wrapped=False`` (as for JAX's jitted functions; chex's fake_pmap asks so):
+        without it, inspect takes this object, which has ``__get__``, for a builtin."""
+        return inspect.signature(self.fun)
+
     @inline_boundary  # See Note [library frames] (errors.py)
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # Nothing but the C++ dispatcher on the way in (Note [dispatch fast path]); the
@@ -234,7 +246,10 @@ class Jitted:
         dispatcher's key differs anyway (Note [dispatch fast path])."""
         try:
             if runtime_checks and tracing._state.current is None:
-                return checked_call("jit", _fun_name(self.fun), self.fun,
+                # disable_jit turns off jit, not the eager transformations' own jit (vmap,
+                # grad ... at top level), which would otherwise call their function again
+                kind = "eager transformation" if self._concrete else "jit"
+                return checked_call(kind, _fun_name(self.fun), self.fun,
                                     lambda a, k: self._call(a, k)[0], args, kwargs), None
             return self._call(args, kwargs)
         except TypeError:

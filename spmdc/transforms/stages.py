@@ -16,7 +16,7 @@ from ..compiler.ir import Func, print_func
 from ..compiler.passes import observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.collectives import value_axes
-from ..compiler.stablehlo import PLATFORMS, donation_aliases, lower_text
+from ..compiler.stablehlo import PLATFORMS, donation_aliases, lower_text, parse_module
 from ..core.abstract import ShapedArray, ShapeDtypeStruct
 from ..core.tracing import type_of
 from ..core.tree import tree_flatten, tree_unflatten
@@ -233,6 +233,16 @@ class Lowered:
                                     aliases=self._aliases(), platform=self.platform)
             observe("stablehlo", self._text)
         return self._text
+
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The lowered program as an object: ``'stablehlo'`` (the default) an MLIR module,
+        ``'hlo'`` XLA's HLO (an XlaComputation; ``.as_hlo_text()``), as JAX gives them."""
+        if dialect in (None, "stablehlo"):
+            return parse_module(self.as_text())
+        if dialect == "hlo":
+            return pjrt.hlo_computation(self.as_text())
+        raise ValueError(f"Lowered.compiler_ir: dialect must be None, 'stablehlo' or "
+                         f"'hlo', got {dialect!r}")
 
     def _aliases(self) -> dict[int, int]:
         return donation_aliases(self.func.in_types, self.func.out_types, self.donated)

@@ -38,3 +38,28 @@ def test_config_option_and_bad_values():
     with pytest.raises(TypeError, match="True or False"):
         with spmdc.check_tracer_leaks("no"):
             pass
+
+
+def test_checking_leaks_is_check_tracer_leaks_on():
+    # chex's tests wrap transformed calls in `with jax.checking_leaks():`.
+    kept = []
+
+    def leaky(x):
+        kept.append(x + 1)
+        return x * 2
+    with spmdc.checking_leaks():
+        with pytest.raises(spmdc.errors.UnexpectedTracerError, match="leaked"):
+            spmdc.jit(leaky)(3.0)
+        np.testing.assert_allclose(spmdc.jit(lambda x: x - 1)(3.0), 2.0)
+    np.testing.assert_allclose(spmdc.jit(lambda x: leaky(x) + 1)(3.0), 7.0)   # off again
+
+
+def test_a_trace_of_concrete_values_leaks_nothing_of_its_own():
+    # checkify's eager path traces with the argument values known (Note [concrete
+    # values while tracing]); the tracer of its last argument was held by the tracer's own
+    # loop variable, a false leak under chex's `with jax.checking_leaks():`
+    from spmdc.experimental import checkify
+    with spmdc.checking_leaks():
+        err, out = checkify.checkify(lambda x, y: x * y + 1)(np.ones(3), np.full(3, 2.0))
+    assert err.get() is None
+    np.testing.assert_allclose(out, 3.0)

@@ -128,3 +128,20 @@ def test_carry_type_change_names_the_leaf_both_types_and_the_line():
                  lambda x, hi: lax.fori_loop(0, hi, body, {"a": x})):   # a while loop
         with pytest.raises(TypeError, match=r"init_val\['a'\] has type float32\[\].*int32"):
             spmdc.jit(loop)(1.0, 3)
+
+
+def test_fori_loop_bounds_of_any_one_real_dtype_as_in_jax():
+    # recorded with JAX 0.10.2: concrete bounds count range(int(lo), int(hi)) with a weak
+    # int index; traced bounds count in their own dtype; unequal dtypes are refused
+    body = lambda i, c: c + i  # noqa: E731
+    out = lax.fori_loop(0.0, 3.0, body, 0.0)
+    assert float(out) == 3.0 and out.dtype == np.float32
+    assert float(lax.fori_loop(jnp.float32(0.5), jnp.float32(3), body, 0.0)) == 3.0
+    out = lax.fori_loop(np.int16(0), 4, body, np.int16(0))      # the weak index: int16 sum
+    assert int(out) == 6 and out.dtype == np.int16
+    traced = spmdc.jit(lambda a, b: lax.fori_loop(a, b, body, 0.0))(0.5, 3.0)
+    assert float(traced) == 4.5                                   # 0.5 + 1.5 + 2.5
+    with pytest.raises(TypeError, match="must have equal types, got int32 and float32"):
+        lax.fori_loop(0, 3.0, body, 0.0)
+    with pytest.raises(TypeError, match="lower must be a real scalar, got float32"):
+        lax.fori_loop(jnp.zeros(2), 3.0, body, 0.0)

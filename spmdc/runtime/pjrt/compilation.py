@@ -180,6 +180,13 @@ def output_tiles(exe: Executable) -> list[tuple[list[int], list[int], bool] | No
     return out
 
 
+def hlo_computation(stablehlo_text: str) -> Any:
+    """The StableHLO module ``stablehlo_text`` converted to XLA's HLO (an XlaComputation:
+    ``as_hlo_text()``, ``as_serialized_hlo_module_proto()``), before XLA optimises it."""
+    return _jax.mlir.mlir_module_to_xla_computation(stablehlo_text, use_tuple_args=False,
+                                                    return_tuple=False)
+
+
 def optimized_hlo(exe: Executable) -> str:
     return "\n\n".join(m.to_string() for m in exe.hlo_modules())
 
