@@ -481,3 +481,13 @@ def test_a_deep_tree_is_still_a_recursion_error():
         deep = [deep]
     with pytest.raises(RecursionError):
         tree_util.tree_leaves(deep)
+
+
+def test_a_treedef_copies_as_itself():
+    # Flax's nnx deep-copies modules holding treedefs (JAX's treedefs copy); it used to
+    # raise "PyTreeDef objects cannot be pickled".
+    import copy
+    treedef = spmdc.tree_util.tree_structure({"a": [1, 2], "b": (3,)})
+    holder = copy.deepcopy({"def": treedef, "n": [1]})
+    assert holder["def"] is treedef and copy.copy(treedef) is treedef
+    assert holder["def"].unflatten([4, 5, 6]) == {"a": [4, 5], "b": (6,)}
