@@ -21,6 +21,7 @@ import ml_dtypes
 import numpy as np
 
 from .core import dtypes as _dtypes
+from .core.abstract import extended_dtype_classes
 from .errors import TypePromotionError
 from .transforms.forward import float0
 
@@ -50,6 +51,10 @@ class ExtendedDType(abc.ABC):
     @property
     @abc.abstractmethod
     def type(self) -> type: ...
+
+
+
+extended_dtype_classes.append(ExtendedDType)   # a ShapedArray may have one
 
 
 def issubdtype(a: Any, b: Any) -> bool:

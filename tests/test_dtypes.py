@@ -28,6 +28,14 @@ def test_key_dtypes_are_extended_prng_keys():
     assert dtypes.issubdtype(dtypes.bfloat16, np.floating)       # plain dtypes as before
 
 
+def test_jnp_issubdtype_is_jax_dtypes_one():
+    # Flax's nnx.Rngs checks jnp.issubdtype(key.dtype, jax.dtypes.prng_key) (JAX: True).
+    key_dtype = random.key(0).dtype
+    assert jnp.issubdtype(key_dtype, dtypes.prng_key)
+    assert [jnp.issubdtype(key_dtype, jnp.floating), jnp.issubdtype(jnp.float32, jnp.floating),
+            jnp.issubdtype(dtypes.bfloat16, jnp.inexact)] == [False, True, True]
+
+
 def test_canonicalize_dtype_takes_an_extended_dtype_only_when_allowed():
     key_dtype = random.key(0).dtype
     with pytest.raises(ValueError, match="allow_extended_dtype=True"):

@@ -10,7 +10,9 @@ from flax import nnx
 
 class MLP(nnx.Module):
     def __init__(self, din, dmid, dout, *, rngs: nnx.Rngs):
-        self.linear1 = nnx.Linear(din, dmid, rngs=rngs)
+        # No bias before BatchNorm, which cancels it: its gradient would be rounding
+        # noise, which Adam magnifies into updates (and the batch statistics with them).
+        self.linear1 = nnx.Linear(din, dmid, use_bias=False, rngs=rngs)
         self.bn = nnx.BatchNorm(dmid, rngs=rngs)
         self.dropout = nnx.Dropout(0.1, rngs=rngs)
         self.linear2 = nnx.Linear(dmid, dout, rngs=rngs)

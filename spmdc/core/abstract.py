@@ -4,6 +4,7 @@ array, as ``eval_shape`` and AOT lowering take and return) and ``ShapedArray`` (
 prints its abstract values)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,20 @@ from ..runtime.sharding import NamedSharding, PartitionSpec
 from . import dtypes
 from .tracing import type_of
 
-__all__ = ["ShapeDtypeStruct", "AbstractValue", "ShapedArray", "typeof"]
+__all__ = ["ShapeDtypeStruct", "AbstractValue", "ShapedArray", "typeof",
+           "extended_dtype_classes", "aval_rules"]
+
+extended_dtype_classes: list[type] = []
+"""The classes of dtypes that are not NumPy's, which a ShapedArray keeps as they are
+(spmdc/dtypes.py registers ``ExtendedDType``: the typed keys' ``key<fry>``)."""
+
+aval_rules: dict[type, Callable[[Any], Any]] = {}
+"""``typeof`` of the array types the floors above define, which the tracer does not
+know (spmdc/random/keys.py registers its typed key arrays)."""
+
+
+def _abstract_dtype(dtype: Any) -> Any:
+    return dtype if isinstance(dtype, tuple(extended_dtype_classes)) else np.dtype(dtype)
 
 
 class ShapeDtypeStruct:
@@ -75,7 +89,7 @@ class ShapedArray(AbstractValue):
     __slots__ = ("shape", "dtype", "weak_type")
 
     def __init__(self, shape: tuple[int, ...], dtype: Any, weak_type: bool = False):
-        self.shape, self.dtype, self.weak_type = tuple(shape), np.dtype(dtype), weak_type
+        self.shape, self.dtype, self.weak_type = tuple(shape), _abstract_dtype(dtype), weak_type
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
@@ -103,8 +117,9 @@ class ShapedArray(AbstractValue):
 
     def to_tangent_aval(self) -> ShapedArray:
         """The abstract value of this one's tangents: itself for inexact dtypes, JAX's
-        ``float0`` for integers and bools (their tangents carry no information)."""
-        if self.dtype.kind in "fc" or self.dtype.name == "bfloat16":
+        ``float0`` for integers, bools and keys (their tangents carry no information)."""
+        if isinstance(self.dtype, np.dtype) and (
+                self.dtype.kind in "fc" or self.dtype.name == "bfloat16"):
             return ShapedArray(self.shape, self.dtype, self.weak_type)
         return ShapedArray(self.shape, _FLOAT0)
 
@@ -137,6 +152,9 @@ def typeof(x: Any) -> ShapedArray:
     scalar, which is weakly typed)."""
     if isinstance(x, (ShapeDtypeStruct, ShapedArray)):
         return ShapedArray(x.shape, x.dtype, x.weak_type)
+    rule = aval_rules.get(type(x))
+    if rule is not None:
+        return rule(x)
     try:
         t, weak = type_of(x)
     except TypeError as e:

@@ -34,6 +34,27 @@ def is_array(x: Any) -> bool:
     return isinstance(x, ARRAY_TYPES)
 
 
+# Note [__jax_array__]
+# ~~~~~~~~~~~~~~~~~~~~
+# JAX's protocol for objects that stand for an array (Flax's nnx.Variable and Equinox
+# modules define it): a function or an Array operator given one computes with what its
+# ``__jax_array__()`` returns, which may be a traced value. The entry points of this
+# module (asarray, literal, promote, all_weak) and the Array operators
+# (numpy/array_methods.py) unwrap such an object first; arrays and Python and NumPy
+# scalars are never such objects, so they are tested before the attribute lookup.
+
+def unwrap(x: Any) -> Any:
+    """``x.__jax_array__()`` for an object that defines it, else ``x``. See Note
+    [__jax_array__]."""
+    if isinstance(x, ARRAY_TYPES) or type(x) in _SCALARS:
+        return x
+    method = getattr(x, "__jax_array__", None)
+    return x if method is None else method()
+
+
+_SCALARS = frozenset({bool, int, float, complex})
+
+
 def strong(x: Any) -> Any:
     """The spmdc array ``x`` with a strong type: the same value, no equation."""
     if isinstance(x, Tracer):
@@ -48,7 +69,9 @@ def error(op: str, message: str) -> TypeError:
 
 def asarray(x: Any, dtype: Any = None) -> Any:
     """``x`` as an spmdc value (a Tracer while tracing, else an Array)."""
-    if x.__class__ is Tracer or isinstance(x, ARRAY_TYPES):      # the common case first
+    if x.__class__ is not Tracer and not isinstance(x, ARRAY_TYPES):   # the common case
+        x = unwrap(x)                                                # See Note [__jax_array__]
+    if x.__class__ is Tracer or isinstance(x, ARRAY_TYPES):
         return x if dtype is None else x.astype(dtype)
     if isinstance(x, (list, tuple)) and builtins.any(is_array(v) for v in flat_checked(x)):
         out = _stacked(x)
@@ -109,6 +132,7 @@ def operand(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
 def promote(op: str, *args: Any) -> tuple[list[Any], np.dtype, bool]:
     """``args`` converted to their common dtype (JAX's lattice, Python scalars weak), that
     dtype, and whether the result is weak."""
+    args = tuple(unwrap(a) for a in args)
     pairs = tuple([(a.dtype, bool(a.weak)) if isinstance(a, ARRAY_TYPES)
                    else dtypes.dtype_and_weak(a) for a in args])
     dtype, weak = dtypes.result_type_of_pairs(pairs)
@@ -128,7 +152,8 @@ def promote(op: str, *args: Any) -> tuple[list[Any], np.dtype, bool]:
 def literal(x: Any) -> Any:
     """``x`` as a primitive's operand: spmdc arrays, Python scalars (weak) and NumPy values
     (strong) as they are, so that a scalar is a literal of the program and a NumPy array
-    a captured constant; anything else (a list) made an array. See Note [weak literals]."""
+    a captured constant; anything else (a list, or an object with ``__jax_array__``)
+    made an array. See Note [weak literals]."""
     if x.__class__ is Tracer or type(x) in (bool, int, float, complex) or isinstance(
             x, (Tracer, Array, np.ndarray, np.generic)):
         return x
@@ -139,7 +164,7 @@ def all_weak(*xs: Any) -> bool:
     """Whether a result computed from ``xs`` is weakly typed: iff every operand is (Python
     scalars are weak, NumPy values strong). See Note [weak literals]."""
     for x in xs:                 # a loop, not all(): every traced primitive asks
-        if not (x.weak if x.__class__ is Tracer else type_of(x)[1]):
+        if not (x.weak if x.__class__ is Tracer else type_of(unwrap(x))[1]):
             return False
     return True
 
@@ -176,6 +201,7 @@ def result_type(*args: Any) -> np.dtype:
 
 
 def dtype_of(x: Any) -> np.dtype:
+    x = unwrap(x)
     return x.dtype if is_array(x) else dtypes.dtype_and_weak(x)[0]
 
 
@@ -190,6 +216,7 @@ def inexact(*args: Any) -> list[Any]:
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
+    x = unwrap(x)
     return x.shape if isinstance(x, ARRAY_TYPES) else np.shape(x)
 
 

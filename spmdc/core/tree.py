@@ -264,6 +264,14 @@ class PyTreeDef:
     def __reduce__(self) -> Any:
         raise TypeError("PyTreeDef objects cannot be pickled")
 
+    # A treedef is immutable: a copy is itself (Flax's nnx deep-copies modules that
+    # hold one; JAX's treedefs copy).
+    def __copy__(self) -> PyTreeDef:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> PyTreeDef:
+        return self
+
 
 # Note [treedef hash]
 # Equal treedefs have equal node types, arities and aux data (compared with ==), but a

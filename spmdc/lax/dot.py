@@ -25,13 +25,19 @@ __all__ = ["dot_general", "dot", "batch_matmul"]
 
 
 def dot_general(x: Any, y: Any, dimension_numbers: Any, precision: Any = None,
-                preferred_element_type: Any = None) -> Any:
+                preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
     """Contract ``x`` and ``y`` over the dimensions ``((x_contract, y_contract), (x_batch,
     y_batch))``; ``preferred_element_type`` is the dtype both are converted to first (and
     so the result's), e.g. int8 operands accumulating in int32; floating operands with an
     integer type are contracted as they are and the result converted, as in JAX.
     ``precision`` (a lax.Precision, its string alias, a pair, or a dot algorithm) becomes
-    the lowered dot's precision_config (Note [dot precision], Note [dot algorithms])."""
+    the lowered dot's precision_config (Note [dot precision], Note [dot algorithms]).
+    ``out_sharding`` (JAX's explicit-sharding result placement) may only be None: spmdc
+    places results itself (constrain one with ``lax.with_sharding_constraint``)."""
+    if out_sharding is not None:
+        raise ValueError(f"lax.dot_general: out_sharding={out_sharding!r} is not supported; "
+                         "spmdc places the result itself (constrain it with "
+                         "jax.lax.with_sharding_constraint)")
     precision = check_precision("dot_general", precision)
     (xc, yc), (xb, yb) = dimension_numbers
     x, y = preferred_operands("dot_general", asarray(x), asarray(y), preferred_element_type)

@@ -16,6 +16,7 @@ import numpy as np
 from .. import lax
 from ..core import dtypes
 from ..core.config import strict_indexing_enabled
+from ..core.operands import unwrap
 from ..core.tracing import Tracer, user_source
 from .indexing import (
     advanced_getitem,
@@ -223,6 +224,7 @@ class _IndexUpdateRef:
 
 def _binary(name: str, reflected: bool = False) -> Any:
     def op(self: Any, other: Any) -> Any:
+        other = unwrap(other)                    # See Note [__jax_array__]
         if not _operand_ok(other):
             return NotImplemented
         fn = getattr(_jnp(), name)

@@ -35,6 +35,7 @@ from ..core.operands import promote as _promote  # noqa: F401  (spmdc.numpy's mo
 from ..core.operands import promote_operands as _promote_operands
 from ..core.operands import shape_arg as _shape_arg
 from ..core.operands import shape_of as _shape
+from ..dtypes import issubdtype as _issubdtype
 from ..runtime.array import Array
 
 ndarray = Array
@@ -66,7 +67,7 @@ int_ = int64
 pi, e, inf, nan, euler_gamma = np.pi, np.e, np.inf, np.nan, np.euler_gamma
 newaxis = None
 finfo, iinfo = dtypes.finfo, dtypes.iinfo
-issubdtype = dtypes.issubdtype
+issubdtype = _issubdtype     # jax.dtypes': it knows extended dtypes (PRNG keys)
 floating, integer, inexact, number, signedinteger, unsignedinteger, complexfloating = (
     np.floating, np.integer, np.inexact, np.number, np.signedinteger, np.unsignedinteger,
     np.complexfloating)

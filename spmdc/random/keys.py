@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import numpy as jnp
 from ..core import tree as _tree
+from ..core.abstract import ShapedArray, aval_rules
 from ..core.tracer_text import tracer_repr
 from ..core.tracing import Tracer
 from ..dtypes import ExtendedDType, prng_key
@@ -197,3 +198,4 @@ def seed_array(seed: Any, name: str) -> Any:
 
 
 register_array_type(PRNGKeyArray)     # a key array is a jax.Array, as in JAX
+aval_rules[PRNGKeyArray] = lambda k: ShapedArray(k.shape, k.dtype)   # key<fry>[...]

@@ -89,8 +89,21 @@ def _bernoulli(data: Any, p: Any, shape: tuple[int, ...], mode: str) -> Any:
 _bernoulli_jit = jit(_bernoulli, static_argnums=(2, 3))
 
 
-def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> Any:
-    """Booleans that are True with probability ``p``."""
+def _unsharded(name: str, out_sharding: Any) -> None:
+    """Refuse an ``out_sharding`` that would shard the result: JAX's explicit sharding in
+    types, which spmdc does not have."""
+    if out_sharding is not None and getattr(getattr(out_sharding, "mesh", None),
+                                            "axis_names", None) != ():
+        raise ValueError(f"random.{name}: out_sharding={out_sharding!r} is not supported; "
+                         "spmdc places the result itself (place it with jax.device_put)")
+
+
+def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low", *,
+              out_sharding: Any = None) -> Any:
+    """Booleans that are True with probability ``p``. ``out_sharding`` may be None or
+    a sharding over a mesh without axes (what ``jax.typeof(x).sharding`` is in spmdc,
+    whose types carry no sharding): the result is placed as any other."""
+    _unsharded("bernoulli", out_sharding)
     if mode not in ("high", "low"):
         raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
     data, _ = check_key("bernoulli", key)

@@ -14,3 +14,16 @@ def test_typeof():
     seen = []
     spmdc.jit(lambda x: seen.append(spmdc.typeof(x)) or x)(jnp.ones(4))
     assert seen[0].shape == (4,) and seen[0].dtype == np.float32
+
+
+def test_typeof_a_typed_key_array_is_its_key_dtype():
+    # JAX 0.10.2: typeof(split(key(0))) is ShapedArray(key<fry>[2]), also under jit, and
+    # its tangent type is float0 (Flax's nnx asks typeof of every Variable's value).
+    keys = spmdc.random.split(spmdc.random.key(0))
+    aval = spmdc.typeof(keys)
+    assert repr(aval) == "ShapedArray(key<fry>[2])" and aval.shape == (2,)
+    assert spmdc.dtypes.issubdtype(aval.dtype, spmdc.dtypes.prng_key)
+    assert aval.to_tangent_aval().dtype == spmdc.dtypes.float0
+    seen = []
+    spmdc.jit(lambda k: seen.append(spmdc.typeof(k)) or k)(keys)
+    assert seen == [aval]

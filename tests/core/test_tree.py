@@ -534,3 +534,11 @@ def test_compose_replaces_each_leaf_by_the_inner_structure():
     want = tree_structure(([0, None, (0,)], {"a": [0, None, (0,)]}))
     assert composed == want and composed.num_leaves == 4
     assert composed.unflatten(range(4)) == ([0, None, (1,)], {"a": [2, None, (3,)]})
+def test_a_treedef_copies_as_itself():
+    # Flax's nnx deep-copies modules holding treedefs (JAX's treedefs copy); it used to
+    # raise "PyTreeDef objects cannot be pickled".
+    import copy
+    treedef = spmdc.tree_util.tree_structure({"a": [1, 2], "b": (3,)})
+    holder = copy.deepcopy({"def": treedef, "n": [1]})
+    assert holder["def"] is treedef and copy.copy(treedef) is treedef
+    assert holder["def"].unflatten([4, 5, 6]) == {"a": [4, 5], "b": (6,)}

@@ -43,9 +43,12 @@ FACES = {
     "env": "env", "errors": "errors", "aliases": "aliases",
 }
 LEAVES = {"env", "errors", "aliases"}
-# The one module of a floor allowed a floor above it: the Jacobians build their basis
+# The modules of a floor allowed a floor above it: the Jacobians build their basis
 # and blocks with spmdc.numpy, as JAX's api.py does.
-EXCEPTIONS = {"transforms/jacobians.py": {"numpy"}}
+# jax.experimental.hijax's HiPrimitive is jax.extend.core's Primitive with its methods put
+# in JAX's rule tables (jax.interpreters), as JAX's is.
+EXCEPTIONS = {"transforms/jacobians.py": {"numpy"},
+              "experimental/hijax.py": {"extend", "interpreters"}}
 # Who may bind primitives (import compiler.primitives, or core.tracing's bind): lax,
 # transforms and the compiler, the tracer (core/tracing.py holds bind) and the public
 # faces of transforms; numpy and every floor above it bind through lax.

@@ -33,3 +33,12 @@ def test_batch_matmul():
                                a @ np.swapaxes(b, -1, -2), rtol=1e-5)
     with pytest.raises(ValueError, match="same rank|one rank"):
         lax.batch_matmul(np.ones((2, 3, 4)), np.ones((4, 5)))
+
+
+def test_dot_general_takes_jaxs_out_sharding_keyword():
+    # Flax's nnx.Linear calls lax.dot_general(..., out_sharding=None).
+    x, y = np.arange(6.0, dtype=np.float32).reshape(2, 3), np.ones((3, 2), np.float32)
+    out = lax.dot_general(x, y, (((1,), (0,)), ((), ())), out_sharding=None)
+    np.testing.assert_array_equal(out, x @ y)
+    with pytest.raises(ValueError, match="out_sharding"):
+        lax.dot_general(x, y, (((1,), (0,)), ((), ())), out_sharding="x")

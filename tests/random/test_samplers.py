@@ -236,3 +236,17 @@ def test_a_typed_key_array_is_a_jax_array():
     assert not isinstance(np.zeros(2), spmdc.Array)
     np.testing.assert_array_equal(spmdc.jit(lambda k: spmdc.random.bits(k, (2,)))(key),
                                   spmdc.random.bits(key, (2,)))
+
+
+def test_bernoulli_takes_an_unsharded_out_sharding():
+    # Flax's nnx.Dropout passes out_sharding=jax.typeof(inputs).sharding; a sharding over
+    # a mesh without axes places nothing, as in JAX, and one that shards is refused.
+    from spmdc.sharding import Mesh, NamedSharding, PartitionSpec
+    key = random.key(3)
+    want = np.asarray(random.bernoulli(key, 0.3, (6,)))
+    empty = NamedSharding(Mesh(np.array(spmdc.devices()[0]).reshape(()), ()), PartitionSpec())
+    for s in (None, empty):
+        np.testing.assert_array_equal(random.bernoulli(key, 0.3, (6,), out_sharding=s), want)
+    sharded = NamedSharding(spmdc.make_mesh((1,), ("x",)), PartitionSpec("x"))
+    with pytest.raises(ValueError, match="out_sharding"):
+        random.bernoulli(key, 0.3, (6,), out_sharding=sharded)

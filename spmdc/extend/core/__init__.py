@@ -1,6 +1,6 @@
 """``jax.extend.core``: JAX's ``Primitive`` for library authors, and the abstract-value
 helpers that rules use (``mapped_aval``, ``unmapped_aval``, ``valid_jaxtype``,
-``get_opaque_trace_state``).
+``get_opaque_trace_state``), and ``Effect``, the base class of a library's effects.
 
 A library defines a primitive as it does with JAX::
 
@@ -43,7 +43,7 @@ from ...transforms.jaxpr_view import (
     subjaxprs,
 )
 
-__all__ = ["Primitive", "ShapedArray", "AbstractValue", "mapped_aval", "unmapped_aval",
+__all__ = ["Primitive", "Effect", "ShapedArray", "AbstractValue", "mapped_aval", "unmapped_aval",
            "valid_jaxtype", "get_opaque_trace_state", "OpaqueTraceState", "find_top_trace",
            "take_current_trace", "set_current_trace",
            "aval_of_type", "type_of_aval",
@@ -64,6 +64,15 @@ def type_of_aval(aval: Any, what: str) -> TensorType:
     except (AttributeError, TypeError) as e:
         raise TypeError(f"{what} returned {aval!r} where an abstract value (a "
                         f"jax.core.ShapedArray) was expected ({e})") from None
+
+
+class Effect:
+    """JAX's base class of side effects: a library subclasses it and returns instances
+    from an effectful abstract evaluation (``def_effectful_abstract_eval``, or a
+    ``HiPrimitive``'s ``abstract_eval``). spmdc's IR knows one kind of effect, the
+    equation's own (``effectful`` in compiler/passes/cleanup.py): a primitive whose
+    abstract evaluation gives any effect is effectful there, so dead-code elimination
+    keeps its equations although their results are unused, as JAX keeps them."""
 
 
 class Primitive(_SpmdcPrimitive):
