@@ -47,6 +47,7 @@ def test_set_operations_match_numpy(a, b):
             np.testing.assert_array_equal(g, w)
 
 
+@settings(max_examples=25)     # each example compiles: keep the suite fast
 @given(st.integers(1, 9), st.data())
 def test_partition_puts_the_kth_in_place(n, data):
     x = np.asarray(data.draw(st.lists(st.integers(-20, 20), min_size=n, max_size=n)),

@@ -142,7 +142,8 @@ def _implicit_dx_da(a, x):
     return -dp_da / st.gamma.pdf(x, a)
 
 
-@pytest.mark.parametrize("a", [0.4, 2.0, 7.5])
+@pytest.mark.parametrize("a", [pytest.param(0.4, marks=pytest.mark.slow), 2.0,
+                               pytest.param(7.5, marks=pytest.mark.slow)])
 def test_grad_through_gamma_draws_is_the_implicit_reparameterisation(a):
     # As JAX: the draw's place in the distribution is held fixed (it raised before)
     with spmdc.enable_x64():
