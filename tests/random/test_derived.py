@@ -86,9 +86,26 @@ def _params(x64: bool) -> list:
             for name, fn in rc.cases(x64)]
 
 
-CASES = _params(False) + _params(True)
+def _first_shape_fast(params: list) -> list:
+    """``params`` with only each function's first case left for ``make test``; the other
+    shapes and dtypes run with ``make test-slow``."""
+    seen: set[str] = set()
+    out = []
+    for p in params:
+        family = p.values[1].split("/")[0]
+        out.append(p if family not in seen else pytest.param(*p.values, id=p.id,
+                                                             marks=pytest.mark.slow))
+        seen.add(family)
+    return out
+
+
+CASES = _first_shape_fast(_params(False)) + _first_shape_fast(_params(True))
 # the transformed runs, not the half-precision ones: the first case of each function runs
 # with `make test`, the others with `make test-slow`
+# The draws built on gamma's rejection loop (GAMMA_BASED) compile slowly: transformed
+# and differentiated they run with `make test-slow`; test_samplers.py runs gamma itself
+# under jit and vmap.
+SLOW_TO_COMPILE = {prefix.rstrip("/") for prefix in GAMMA_BASED}
 _SEEN: set[str] = set()
 TRANSFORMED = []
 for _p in _params(False):
@@ -96,7 +113,7 @@ for _p in _params(False):
     if "float16" in _name or "/(" in _name:
         continue
     _family = _name.split("/")[0]
-    TRANSFORMED.append(_p if _family not in _SEEN else pytest.param(
+    TRANSFORMED.append(_p if _family not in _SEEN | SLOW_TO_COMPILE else pytest.param(
         *_p.values, id=_p.id, marks=pytest.mark.slow))
     _SEEN.add(_family)
 
@@ -139,7 +156,9 @@ GRADS = [
 ]
 
 
-@pytest.mark.parametrize("name,fn,args,expected", GRADS, ids=[g[0] for g in GRADS])
+@pytest.mark.parametrize("name,fn,args,expected", [
+    pytest.param(*g, marks=pytest.mark.slow) if g[0] in SLOW_TO_COMPILE else g for g in GRADS],
+    ids=[g[0] for g in GRADS])
 def test_grad_matches_jax(name, fn, args, expected):
     got = spmdc.grad(fn, argnums=tuple(range(len(args))))(*args)
     np.testing.assert_allclose(np.asarray(got, np.float64), expected, rtol=2e-5,

@@ -26,8 +26,9 @@ LIB = types.SimpleNamespace(random=random, jnp=jnp, jsl=jsl, stats=stats,
                             initializers=initializers, grad=jax.grad)
 
 
-@pytest.fixture(params=[False, True], ids=["x32", "x64"])
-def x64(request):
+@pytest.fixture(params=[False, pytest.param(True, marks=pytest.mark.slow)],
+                ids=["x32", "x64"])
+def x64(request):        # make test runs x32 (the default); make test-slow x64 too
     previous = dtypes.enable_x64(request.param)
     yield request.param
     dtypes.enable_x64(previous)

@@ -129,7 +129,27 @@ def _uses_64(name: str) -> bool:
     return "64" in name or "default" in name or "fold_in" in name or "split" in name
 
 
-EAGER = _params(False, lambda n: True) + _params(True, _uses_64)
+def _first_64_bit_case() -> Callable[[str], bool]:
+    """A filter passing the first representative 64-bit case of each function."""
+    seen: set[str] = set()
+
+    def first(name: str) -> bool:
+        function = name.split("/")[0]
+        if function in seen or not (_uses_64(name) and _representative(name)):
+            return False
+        seen.add(function)
+        return True
+    return first
+
+
+# make test: one shape of each dtype eagerly, and in x64 one 64-bit case per function
+# (every shape with make test-slow)
+EAGER = _params(False, _representative) + _params(True, _first_64_bit_case())
+# Draws built on gamma's rejection loop compile slowly: under jit and vmap make test runs
+# gamma itself, make test-slow these too.
+GAMMA_BASED = {"beta", "dirichlet", "ball", "loggamma", "generalized_normal"}
+
+
 def _first_of_each_function() -> Callable[[str], bool]:
     """A filter passing the first representative case of each function (``beta/...``):
     under jit and vmap, ``make test`` runs one case per function, in x32 (every case,
@@ -138,7 +158,7 @@ def _first_of_each_function() -> Callable[[str], bool]:
 
     def first(name: str) -> bool:
         function = name.split("/")[0]
-        if function in seen or not _representative(name):
+        if function in seen | GAMMA_BASED or not _representative(name):
             return False
         seen.add(function)
         return True

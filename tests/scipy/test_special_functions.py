@@ -38,8 +38,8 @@ RTOL = {"x32": 4e-6, "x64": 1e-14}
 CANCELLING = {"erfcx.grad", "dawsn.grad"}
 
 
-@pytest.fixture(params=["x32", "x64"])
-def mode(request):
+@pytest.fixture(params=[pytest.param("x32", marks=pytest.mark.slow), "x64"])
+def mode(request):       # make test checks the float64 values; make test-slow float32 too
     previous = dtypes.enable_x64(request.param == "x64")
     yield request.param
     dtypes.enable_x64(previous)
