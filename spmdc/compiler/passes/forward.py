@@ -319,10 +319,16 @@ def partials_jvp(prim: Any, dx: Callable[..., Atom] | None,
         out = b.bind(prim, x, y, **params)
         terms = [b.mul(t, d(b, x, y)) for t, d in zip(tangents, (dx, dy), strict=True)
                  if t is not None and d is not None]
-        if not terms:
-            return [out], [None]
-        tout = terms[0] if len(terms) == 1 else b.add(*terms)
-        if tout.type.shape != out.type.shape:
-            tout = b.broadcast_in_dim(tout, shape=out.type.shape, broadcast_dimensions=())
-        return [out], [tout]
+        return [out], [summed_tangent(b, terms, out)]
     return rule
+
+
+def summed_tangent(b: Any, terms: list[Atom], out: Atom) -> Atom | None:
+    """The tangent of ``out`` as the sum of its ``terms`` (None if there are none), each
+    of an operand's shape: a scalar operand's is broadcast to ``out``'s shape."""
+    if not terms:
+        return None
+    tout = terms[0] if len(terms) == 1 else b.add(*terms)
+    if tout.type.shape != out.type.shape:
+        tout = b.broadcast_in_dim(tout, shape=out.type.shape, broadcast_dimensions=())
+    return tout

@@ -43,7 +43,14 @@ import numpy as np
 from ..builder import lit
 from ..ir import TensorType
 from ..passes.autodiff import is_float, nondifferentiable, unbroadcast, vjp_rules
-from ..passes.forward import diagonal_jvp, jvp_rules, partials_jvp, sum_jvp, zero_jvp
+from ..passes.forward import (
+    diagonal_jvp,
+    jvp_rules,
+    partials_jvp,
+    sum_jvp,
+    summed_tangent,
+    zero_jvp,
+)
 from ..passes.vmap import batch_rules
 from ..stablehlo import chlo, elementwise_lowering, hlo, lower_rules
 from .core import (
@@ -427,12 +434,7 @@ def _div_jvp(b, primals, tangents):
     out = b.div(x, y)
     terms = ([] if tx is None else [b.div(tx, y)]) + \
         ([] if ty is None else [b.mul(b.mul(b.neg(ty), x), b.integer_pow(y, y=-2))])
-    if not terms:
-        return [out], [None]
-    tout = terms[0] if len(terms) == 1 else b.add(*terms)
-    if tout.type.shape != out.type.shape:
-        tout = b.broadcast_in_dim(tout, shape=out.type.shape, broadcast_dimensions=())
-    return [out], [tout]
+    return [out], [summed_tangent(b, terms, out)]
 
 
 div_p = elementwise_binary("div", _div_impl)
