@@ -15,13 +15,17 @@ deleting the least recently used entries (a hit refreshes an entry's time).
 An entry is native machine code that this process will run, so nothing is handed to
 jaxlib's deserializer before it passes two checks (Note [trusted cache entries]):
 
-- **Whole.** The entry is ``spmdc-executable-2\\n<name>\\n<checksum>\\n<payload>``, the
-  checksum being the SHA-256 of the format, the name, the context (jaxlib's and spmdc's
+- **Whole.** The entry is ``spmdc-executable-3\\n<name>\\n<checksum>\\n<stored>``,
+  ``<stored>`` being the serialized executable compressed with zlib (as JAX compresses
+  its entries: a half to a quarter of the size, Note [compressed cache entries]) and
+  the checksum the SHA-256 of the format, the name, the context (jaxlib's and spmdc's
   versions, the platform and the device kind, which the compile path gives) and the
-  payload. One flipped or missing byte anywhere (header, constants, machine code) fails
-  it: the entry is reported (a warning naming the file), removed, and the program is
-  compiled again. The name alone would not do: it is the digest of the *inputs*, and
-  says nothing about the bytes behind it.
+  stored bytes. It is checked before anything is decompressed or deserialized. One
+  flipped or missing byte anywhere (header, constants, machine code) fails it: the entry
+  is reported (a warning naming the file), removed, and the program is compiled again.
+  The name alone would not do: it is the digest of the *inputs*, and says nothing about
+  the bytes behind it. An entry of an earlier format (``spmdc-executable-2``: the same
+  layout, uncompressed) fails the header check and is compiled again, never misread.
 - **Ours.** The directory and the entry must be owned by this user (or root) and be
   writable by no one else, and the entry must be a regular file, not a symbolic link;
   otherwise the cache (or the entry) is refused with a warning saying why and how to
@@ -47,6 +51,17 @@ rename entries in a parent can put another directory in its place, but not one o
 this user that others cannot write, which is all the checks accept. A refused
 cache directory is warned about once per reason; the program is then compiled as if
 there were no cache.
+
+Note [compressed cache entries]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A serialized CPU executable is mostly an ELF object with symbol tables and padding, which
+zlib (the standard library's, level 6) shrinks to between a half and a quarter: measured
+on three programs, 5,843 -> 2,608 bytes (``x * 2 + 1``), 13,497 -> 4,859 (a
+value_and_grad), 34,052 -> 8,406 (a three-layer MLP's training step). A cache under its
+size bound keeps two to four times as many programs, and a shared or network directory
+moves that much less. Compressing costs 0.4-1.3 ms at a compile of 100-1,000 ms;
+decompressing 0.05-0.15 ms at a load of tens of ms. The checksum covers the compressed
+bytes, as stored, so damage is found before zlib reads anything.
 """
 from __future__ import annotations
 
@@ -57,13 +72,14 @@ import stat
 import threading
 import time
 import warnings
+import zlib
 from typing import Any
 
 from .. import env
 
 __all__ = ["CompilationCache", "cache", "set_directory"]
 
-_MAGIC = b"spmdc-executable-2\n"
+_MAGIC = b"spmdc-executable-3\n"   # 2: uncompressed (Note [compressed cache entries])
 _CHECKSUM_LEN = 64                   # hex digits of a SHA-256
 _STALE_TEMPORARY_SECONDS = 3600      # a .tmp-* file this old was left by a dead writer
 
@@ -220,29 +236,37 @@ class CompilationCache:
                 total -= size
 
 
-def _checksum(key: str, context: bytes, payload: bytes) -> bytes:
-    return key_of([_MAGIC, key.encode(), context, payload]).encode()
+def _checksum(key: str, context: bytes, stored: bytes) -> bytes:
+    return key_of([_MAGIC, key.encode(), context, stored]).encode()
 
 
 def _pack(key: str, context: bytes, payload: bytes) -> bytes:
-    return b"".join([_MAGIC, key.encode(), b"\n", _checksum(key, context, payload), b"\n",
-                     payload])
+    stored = zlib.compress(payload)
+    return b"".join([_MAGIC, key.encode(), b"\n", _checksum(key, context, stored), b"\n",
+                     stored])
 
 
 def _unpack(data: bytes, key: str, context: bytes) -> tuple[bytes | None, str]:
     """``(payload, "")`` for an entry that is whole, else ``(None, what is wrong)``."""
     header = _MAGIC + key.encode() + b"\n"
+    if data.startswith(b"spmdc-executable-") and not data.startswith(_MAGIC):
+        written = data.split(b"\n", 1)[0][:40].decode(errors="replace")
+        return None, (f"it is in another entry format ({written!r}, this spmdc writes "
+                      f"{_MAGIC.decode().strip()!r})")
     if not data.startswith(header):
         return None, ("its header is not spmdc's for this program (written by another "
                       "version, or damaged)")
     start = len(header) + _CHECKSUM_LEN + 1
     if len(data) <= start or data[start - 1:start] != b"\n":
         return None, f"it is truncated ({len(data)} bytes)"
-    payload = data[start:]
-    if data[len(header):start - 1] != _checksum(key, context, payload):
+    stored = data[start:]
+    if data[len(header):start - 1] != _checksum(key, context, stored):
         return None, ("its checksum does not match its content (or it was written by "
                       "another version of jaxlib or spmdc, or for another device kind)")
-    return payload, ""
+    try:
+        return zlib.decompress(stored), ""
+    except zlib.error as e:       # whole, yet not what _pack writes
+        return None, f"its content does not decompress ({e})"
 
 
 def _distrust(st: os.stat_result, mode: str) -> tuple[str, str] | None:

@@ -80,12 +80,18 @@ def test_concurrent_writers_of_one_program(tmp_path):
 
 def test_the_store_keeps_its_size_bound_and_checks_its_entries(tmp_path):
     store = cache.CompilationCache(str(tmp_path), max_bytes=2700)
+    # random bytes, which zlib cannot shrink (Note [compressed cache entries])
+    payload = np.random.default_rng(0).bytes(1000)
     for k in range(5):
-        store.put(f"key{k}", b"cpu", bytes(1000))
+        store.put(f"key{k}", b"cpu", payload)
         os.utime(tmp_path / f"key{k}.exe", (k, k))      # an order to evict in
-    assert sum(os.path.getsize(tmp_path / n) for n in _entries(tmp_path)) <= 2700
-    assert store.get("key4", b"cpu") == bytes(1000) and store.get("key0", b"cpu") is None
-    (tmp_path / "key4.exe").write_bytes(b"spmdc-executable-2\nkey3\n" + bytes(10))
+    sizes = [os.path.getsize(tmp_path / n) for n in _entries(tmp_path)]
+    assert len(sizes) == 2 and sum(sizes) <= 2700
+    assert store.get("key4", b"cpu") == payload and store.get("key0", b"cpu") is None
+    store.put("zeros", b"cpu", bytes(100_000))          # and what zlib can shrink, it does
+    assert os.path.getsize(tmp_path / "zeros.exe") < 1000
+    assert store.get("zeros", b"cpu") == bytes(100_000)
+    (tmp_path / "key4.exe").write_bytes(cache._MAGIC + b"key3\n" + bytes(10))
     with pytest.warns(UserWarning, match="key4.exe' is damaged: its header"):
         assert store.get("key4", b"cpu") is None
     assert not (tmp_path / "key4.exe").exists()

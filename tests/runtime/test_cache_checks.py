@@ -1,15 +1,17 @@
 """What the persistent compilation cache refuses to load (Note [persistent compilation
 cache], Note [trusted cache entries] in spmdc/runtime/cache.py): an entry with one byte
-flipped anywhere (header, the program's constants, its machine code), an entry written
-for another context, and a directory or entry that another user owns or may write, or
-that is a symbolic link. Each is reported with a warning, the program is compiled again
-and gives the right values, and the refused bytes never reach jaxlib's deserializer."""
+flipped anywhere (header, compressed bytes, the program's constants, its machine code),
+an entry written for another context or in the earlier, uncompressed format, and a
+directory or entry that another user owns or may write, or that is a symbolic link. Each
+is reported with a warning, the program is compiled again and gives the right values,
+and the refused bytes never reach jaxlib's deserializer."""
 from __future__ import annotations
 
 import os
 import stat
 import threading
 import warnings
+import zlib
 
 import numpy as np
 import pytest
@@ -58,39 +60,66 @@ def _run_again():
     return pjrt.from_cache(compiled.executable.exe), [str(w.message) for w in caught]
 
 
+def _split(data: bytes) -> tuple[bytes, bytes]:
+    """An entry's header (format, name, checksum) and the executable it stores."""
+    header = data.index(b"\n", data.index(b"\n", len(cache._MAGIC)) + 1) + 1
+    return data[:header], zlib.decompress(data[header:])
+
+
 def _offset_classes(data: bytes) -> dict[str, list[int]]:
-    """Offsets of an entry by what they hold: the header (format, name, checksum), the
-    program's two f32 constants, the machine code (the ELF object's text sections) and
-    every other byte of the serialized executable. (On the CPU platform; elsewhere the
-    executable holds no ELF object, and its code counts among the other bytes.)"""
-    header = data.index(b"\n", data.index(b"\n", len(b"spmdc-executable-2\n")) + 1) + 1
+    """Offsets by what they hold: of the entry, its header (format, name, checksum) and
+    its compressed bytes; of the executable it stores, the program's two f32 constants,
+    the machine code (the ELF object's text sections) and every other byte. (On the CPU
+    platform; elsewhere the executable holds no ELF object, and its code counts among
+    the other bytes.)"""
+    header, exe = _split(data)
+    classes = {"header": list(range(len(header))),
+               "compressed": list(range(len(header), len(data)))}
     constants = [i + k for value in (2.5, 1.25)
-                 for i in _find_all(data, np.float32(value).tobytes()) for k in range(4)]
-    elf = data.find(b"\x7fELF")
+                 for i in _find_all(exe, np.float32(value).tobytes()) for k in range(4)]
+    elf = exe.find(b"\x7fELF")
     if elf < 0:
-        taken = set(range(header)) | set(constants)
-        return {"header": list(range(header)), "constants": constants, "code": [],
-                "other": [i for i in range(len(data)) if i not in taken]}
-    section_table = elf + int.from_bytes(data[elf + 0x28:elf + 0x30], "little")
-    entry_size = int.from_bytes(data[elf + 0x3A:elf + 0x3C], "little")
-    count = int.from_bytes(data[elf + 0x3C:elf + 0x3E], "little")
-    names_index = int.from_bytes(data[elf + 0x3E:elf + 0x40], "little")
+        taken = set(constants)
+        return {**classes, "constants": constants, "code": [],
+                "other": [i for i in range(len(exe)) if i not in taken]}
+    section_table = elf + int.from_bytes(exe[elf + 0x28:elf + 0x30], "little")
+    entry_size = int.from_bytes(exe[elf + 0x3A:elf + 0x3C], "little")
+    count = int.from_bytes(exe[elf + 0x3C:elf + 0x3E], "little")
+    names_index = int.from_bytes(exe[elf + 0x3E:elf + 0x40], "little")
 
     def section(k):
         at = section_table + k * entry_size
-        return (int.from_bytes(data[at:at + 4], "little"),
-                elf + int.from_bytes(data[at + 0x18:at + 0x20], "little"),
-                int.from_bytes(data[at + 0x20:at + 0x28], "little"))
+        return (int.from_bytes(exe[at:at + 4], "little"),
+                elf + int.from_bytes(exe[at + 0x18:at + 0x20], "little"),
+                int.from_bytes(exe[at + 0x20:at + 0x28], "little"))
     names_offset = section(names_index)[1]
     code = []
     for k in range(count):
         name_at, offset, size = section(k)
-        name = data[names_offset + name_at:data.index(b"\0", names_offset + name_at)]
+        name = exe[names_offset + name_at:exe.index(b"\0", names_offset + name_at)]
         if name in (b".text", b".ltext"):       # .ltext: code of the large code model
             code += range(offset, offset + size)
-    taken = set(range(header)) | set(constants) | set(code)
-    return {"header": list(range(header)), "constants": constants, "code": code,
-            "other": [i for i in range(len(data)) if i not in taken]}
+    taken = set(constants) | set(code)
+    return {**classes, "constants": constants, "code": code,
+            "other": [i for i in range(len(exe)) if i not in taken]}
+
+
+# Classes whose offsets are in the entry as stored; the others are in the executable.
+STORED = ("header", "compressed")
+
+
+def _flipped(data: bytes, kind: str, offset: int, bits: int = 0xFF) -> bytes:
+    """``data`` with one byte inverted: a byte of the entry as stored, or (an entry that
+    a writer damaged before compressing) a byte of the executable, compressed again
+    behind the original header."""
+    if kind in STORED:
+        flipped = bytearray(data)
+        flipped[offset] ^= bits
+        return bytes(flipped)
+    header, exe = _split(data)
+    flipped = bytearray(exe)
+    flipped[offset] ^= bits
+    return header + zlib.compress(bytes(flipped))
 
 
 def _find_all(data, pattern):
@@ -115,16 +144,15 @@ def _context_of_the_program(monkeypatch):
     return store, context
 
 
-def _refused_at(store, key, context, path, data, offsets):
-    """Assert that the entry with each of ``offsets`` flipped is refused and removed."""
+def _refused_at(store, key, context, path, data, kind, offsets):
+    """Assert that the entry with each of ``offsets`` of ``kind`` flipped is refused
+    and removed."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for offset in offsets:
-            flipped = bytearray(data)
-            flipped[offset] ^= 0xFF
-            path.write_bytes(flipped)
-            assert store.get(key, context) is None, offset
-            assert not path.exists(), offset      # and the damaged entry is removed
+            path.write_bytes(_flipped(data, kind, offset))
+            assert store.get(key, context) is None, (kind, offset)
+            assert not path.exists(), (kind, offset)      # the damaged entry is removed
 
 
 def _sweep_setup(cache_dir, monkeypatch):
@@ -133,7 +161,8 @@ def _sweep_setup(cache_dir, monkeypatch):
     store, context = _context_of_the_program(monkeypatch)
     key = path.name.removesuffix(".exe")
     payload = store.get(key, context)
-    assert payload is not None and data.endswith(payload)
+    assert payload is not None and _split(data)[1] == payload
+    assert len(data) < len(payload)          # compressed (Note [compressed cache entries])
     return store, key, context, path, data
 
 
@@ -146,37 +175,50 @@ def test_one_byte_flips_of_every_kind_are_refused_before_loading(cache_dir, monk
     classes = {k: v for k, v in classes.items() if v}
     # Every byte of the header, the constants and the code, every 8th of the rest,
     # through the check itself (the sweep over all offsets is the slow test below).
-    _refused_at(store, key, context, path, data, [
-        *classes["header"], *classes["constants"], *classes["code"],
-        *classes["other"][::8]])
+    for kind, offsets in classes.items():
+        every = 1 if kind in ("header", "constants", "code") else 8
+        _refused_at(store, key, context, path, data, kind, offsets[::every])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for cut in (0, 10, len(data) // 2, len(data) - 1):
             path.write_bytes(data[:cut])
             assert store.get(key, context) is None, cut
     # One offset of each class through the whole path: warned, compiled again, right.
-    for name, offsets in classes.items():
-        flipped = bytearray(data)
-        flipped[offsets[len(offsets) // 2]] ^= 0x01
-        path.write_bytes(flipped)
+    for kind, offsets in classes.items():
+        path.write_bytes(_flipped(data, kind, offsets[len(offsets) // 2], 0x01))
         loaded, messages = _run_again()
-        assert not loaded, name
+        assert not loaded, kind
         assert any(f"{path}' is damaged" in m and "compiled again" in m
-                   for m in messages), (name, messages)
-        assert _run_again() == (True, []), name      # the replacement loads, silently
+                   for m in messages), (kind, messages)
+        assert _run_again() == (True, []), kind      # the replacement loads, silently
 
 
 @pytest.mark.slow
 def test_every_one_byte_flip_is_refused(cache_dir, monkeypatch):
     store, key, context, path, data = _sweep_setup(cache_dir, monkeypatch)
-    _refused_at(store, key, context, path, data, range(len(data)))
+    for kind, offsets in _offset_classes(data).items():
+        _refused_at(store, key, context, path, data, kind, offsets)
     for offset in range(0, len(data), 16):       # and through jit, every 16th
-        flipped = bytearray(data)
-        flipped[offset] ^= 0xFF
-        path.write_bytes(flipped)
+        path.write_bytes(_flipped(data, "compressed" if offset else "header", offset))
         loaded, messages = _run_again()
         assert not loaded and any("is damaged" in m for m in messages), offset
         path.write_bytes(data)
+
+
+def test_an_entry_of_the_uncompressed_format_is_compiled_again(cache_dir, monkeypatch):
+    # spmdc-executable-2, as the previous release wrote it: the executable uncompressed
+    # behind a checksum that is right for that format.
+    store, key, context, path, data = _sweep_setup(cache_dir, monkeypatch)
+    exe, old = _split(data)[1], b"spmdc-executable-2\n"
+    checksum = cache.key_of([old, key.encode(), context, exe]).encode()
+    path.write_bytes(old + key.encode() + b"\n" + checksum + b"\n" + exe)
+    loaded, messages = _run_again()
+    assert not loaded
+    assert any(f"{path}' is damaged: it is in another entry format "
+               "('spmdc-executable-2', this spmdc writes 'spmdc-executable-3')" in m
+               for m in messages), messages
+    assert path.read_bytes().startswith(cache._MAGIC)       # replaced
+    assert _run_again() == (True, [])
 
 
 def test_an_entry_for_another_context_is_refused(tmp_path):
