@@ -5,6 +5,7 @@ silently ignored.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 import warnings
@@ -25,7 +26,7 @@ __all__ = ["index_tuple", "name_tuple", "check_static_argnums", "check_static_ar
            "check_cotangent", "positional_arity", "check_backend",
            "check_index_in_range", "usable_donations", "donated_leaves", "check_donations",
            "raise_if_deleted", "check_not_generator", "raise_if_not_array_argument",
-           "check_array_results"]
+           "check_array_results", "check_array_arguments", "checking_results"]
 
 
 def index_tuple(op: str, name: str, value: Any) -> tuple[int, ...]:
@@ -293,3 +294,46 @@ def check_array_results(what: str, fun: Callable[..., Any], name: str,
         f"function {name}{at} traced for {what} returned{component} {problem}. A "
         f"function transformed by {what} returns arrays, scalars or pytrees of them; "
         f"return other values from outside {what}")
+
+
+def check_array_arguments(what: str, fun_name: str, named: Sequence[tuple[str, Any]]) -> None:
+    """A TypeError naming ``what`` (vmap, grad, jvp, vjp, pmap), the function, the path of
+    the first leaf of ``named`` (``(name, tree)`` pairs: ``("primals", primals)``) that is
+    not an array, and the user's line, as jit's (Note [arguments that are not arrays])."""
+    for name, tree in named:
+        for path, leaf in tree_flatten_with_path(tree)[0]:
+            problem = _not_an_array(leaf)
+            if problem is not None:
+                raise TypeError(
+                    f"{what}({fun_name}): argument {name}{keystr(path)} is {problem}"
+                    f"{where()}. {what} traces its arguments as arrays: pass an array, a "
+                    "scalar or a pytree of them")
+
+
+def checking_results(what: str, fun: Callable[..., Any], name: str,
+                     has_aux: bool = False) -> Callable[..., Any]:
+    """``fun``, whose result (with ``has_aux``, the first of the pair it returns) must be
+    arrays: else check_array_results' TypeError."""
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        out = fun(*args, **kwargs)
+        if not has_aux:
+            check_array_results(what, fun, name, out)
+        elif isinstance(out, (tuple, list)) and len(out) == 2:   # else has_aux's own error
+            check_array_results(what, fun, name, out[0])
+        return out
+    functools.update_wrapper(checked, fun)
+    return checked
+
+
+# Note [arguments that are not arrays]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A str, a set, a generator, a function or an object of the user's class passed where a
+# transformation traces an array used to reach type_of and say only "cannot use a value
+# of type str as an array". JAX names the transformation and the argument ("Argument
+# 'abc' of type <class 'str'> is not a valid JAX type", TypeError; InvalidInputException,
+# a TypeError too, for vjp), or the result ("Output from batched function ..."). spmdc's
+# message names the transformation, the function, the argument's path (``args[0]['w']``,
+# ``primals[1]``, ``tangents[0]``) or the result's component, and the user's line. The
+# arguments are checked only once a TypeError has been raised (jit, vmap, pmap) or where
+# each leaf's type is read anyway (grad, jvp, vjp), so a correct call pays nothing; a
+# result is checked where the function returns, a flatten of what it returned.

@@ -33,7 +33,8 @@ from ..core.tracer_text import TracerView
 from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_leaves, tree_unflatten
 from ..tracebacks import api_boundary
-from .jit import Jitted, _fun_name, eager_jit, trace_pytree
+from .arguments import check_array_arguments, checking_results
+from .jit import Jitted, _display_name, _fun_name, eager_jit, trace_pytree
 from .mapping import refuse_in_shard_map_body
 
 __all__ = ["jvp", "linearize", "linear_transpose", "float0"]
@@ -159,8 +160,15 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     if p_tree != t_tree:
         raise TypeError(f"jvp: primal and tangent arguments must have the same tree "
                         f"structure; got {p_tree} and {t_tree}")
-    float_tangents = _check_tangents(p_leaves, t_leaves, "jvp")
-    out, tangents_out = _run_jvp(fun, has_aux, tuple(primals), float_tangents)
+    shown = _display_name(fun)     # See Note [arguments that are not arrays]
+    try:
+        float_tangents = _check_tangents(p_leaves, t_leaves, "jvp")
+    except TypeError:
+        check_array_arguments("jvp", shown, [("primals", tuple(primals)),
+                                             ("tangents", tuple(tangents))])
+        raise
+    out, tangents_out = _run_jvp(checking_results("jvp", fun, shown, has_aux), has_aux,
+                                 tuple(primals), float_tangents)
     if has_aux:
         main, aux = out
         return main, _with_float0(main, tangents_out[:_n_float(main)]), aux

@@ -26,9 +26,15 @@ from ..core.tree import tree_flatten, tree_leaves, tree_structure, tree_unflatte
 from ..core.tree_cycles import raise_if_cycle
 from ..runtime.array import Array
 from ..tracebacks import api_boundary
-from .arguments import check_argnums, check_cotangent
+from .arguments import (
+    check_argnums,
+    check_array_arguments,
+    check_array_results,
+    check_cotangent,
+    checking_results,
+)
 from .forward import float0
-from .jit import Jitted, eager_jit
+from .jit import Jitted, _display_name, eager_jit
 from .mapping import refuse_in_shard_map_body
 
 __all__ = ["grad", "value_and_grad", "vjp"]
@@ -151,6 +157,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         raise TypeError(f"value_and_grad expects a callable, got {type(fun).__name__}")
     name = _fun_name(fun)
     what = "grad" if getattr(fun, "_spmdc_grad_only", False) else "value_and_grad"
+    shown = _display_name(fun)     # See Note [arguments that are not arrays]
     _no_reduce_axes(what, reduce_axes)
 
     def float_grads(nums: tuple[int, ...], rest: list[Any], rest_tree: Any,
@@ -174,10 +181,12 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
                     raise TypeError(f"{what} with has_aux=True expects the function to return "
                                     f"a pair (output, aux), but it returned "
                                     f"{type(out).__name__}{where()}")
+                check_array_results(what, fun, shown, out[0])
                 aux_leaves, aux_tree = tree_flatten(out[1])
                 traced = [k for k, v in enumerate(aux_leaves) if isinstance(v, Tracer)]
                 aux_box[:] = [aux_leaves, aux_tree, traced]
                 return out[0], [aux_leaves[k] for k in traced]
+            check_array_results(what, fun, shown, out)
             return out, None
 
         n_diff = len(tree_leaves(diff))
@@ -222,8 +231,12 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
             except ValueError as e:       # a cycle: named by the argument's path
                 raise_if_cycle(args, kwargs, e)
                 raise
-            for leaf in leaves:
-                _check_input(what, holomorphic, allow_int, leaf, f"args[{i}]")
+            try:
+                for leaf in leaves:
+                    _check_input(what, holomorphic, allow_int, leaf, f"args[{i}]")
+            except TypeError:
+                check_array_arguments(what, shown, [(f"args[{i}]", args[i])])
+                raise
         diff = tuple(args[i] for i in nums)
         try:
             rest, rest_tree = tree_flatten(
@@ -285,9 +298,14 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(fun(*primals), vjp_fn)`` where ``vjp_fn(ct)`` pulls a cotangent back to primals."""
-    name = _fun_name(fun)
+    name, shown = _fun_name(fun), _display_name(fun)
+    fun = checking_results("vjp", fun, shown, has_aux)   # Note [arguments that are not arrays]
     if current_trace() is None:
-        return _eager_vjp(fun, primals, has_aux, name)
+        try:
+            return _eager_vjp(fun, primals, has_aux, name)
+        except TypeError:
+            check_array_arguments("vjp", shown, [("primals", primals)])
+            raise
 
     def forward(*a: Any) -> Any:
         return fun(*a)

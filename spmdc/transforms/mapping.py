@@ -21,6 +21,7 @@ from ..core.tree import (
     tree_flatten_with_path,
     tree_unflatten,
 )
+from .arguments import check_array_arguments
 
 __all__ = ["axis_spec", "mapped_leaves", "mapped_size", "slice_types", "out_dims",
            "out_paths", "shard_map_body", "refuse_in_shard_map_body"]
@@ -48,10 +49,12 @@ def _arg_path(path: Any) -> str:
     return text
 
 
-def mapped_leaves(op: str, args: tuple[Any, ...], kwargs: dict[str, Any], in_axes: Any
-                  ) -> tuple[list[Any], list[int | None], list[str]]:
+def mapped_leaves(op: str, args: tuple[Any, ...], kwargs: dict[str, Any], in_axes: Any,
+                  fun_name: str = "f") -> tuple[list[Any], list[int | None], list[str]]:
     """The argument leaves, the axis each is mapped over (None: not mapped), and their
-    paths. Keyword arguments are mapped over axis 0, as in JAX."""
+    paths. Keyword arguments are mapped over axis 0, as in JAX. A mapped leaf (for pmap,
+    any leaf) that is not an array is a TypeError naming ``op``, ``fun_name`` and its path
+    (Note [arguments that are not arrays] in transforms/arguments.py)."""
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
         raise ValueError(f"{op} in_axes is a tuple of {len(in_axes)} entries but the function "
                          f"was called with {len(args)} positional arguments; in_axes must be "
@@ -65,9 +68,15 @@ def mapped_leaves(op: str, args: tuple[Any, ...], kwargs: dict[str, Any], in_axe
     out: list[int | None] = []
     for leaf, d, path in zip(leaves, dims, paths, strict=True):
         if d is None:
+            if op != "vmap":              # vmap passes it as given (Note [unmapped arguments])
+                check_array_arguments(op, fun_name, [(path, leaf)])
             out.append(None)
             continue
-        t = type_of(leaf)[0]
+        try:
+            t = type_of(leaf)[0]
+        except TypeError:
+            check_array_arguments(op, fun_name, [(path, leaf)])
+            raise
         if not -t.ndim <= d < t.ndim:
             raise ValueError(
                 f"{op} in_axes={d} is out of range for argument {path} of rank {t.ndim} "

@@ -50,13 +50,14 @@ from .arguments import (
     check_index_in_range,
     check_mapped_size,
     check_static_argnums,
+    checking_results,
     donated_leaves,
     explain_failed_call,
     index_tuple,
     run_launcher,
     usable_donations,
 )
-from .jit import _leaf_signature
+from .jit import _display_name, _leaf_signature
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_paths, slice_types
 from .pmap_nested import DeviceAxis, nested_pmap_call, peel_gathers, recording_mesh
 from .stages import Lowered
@@ -152,14 +153,16 @@ class Pmapped:
 
     def with_statics(self, statics: tuple[Any, ...]) -> Callable[..., Any]:
         """``fun`` taking only the non-static arguments, ``statics`` put back in place."""
+        # See Note [arguments that are not arrays]
+        checked = checking_results("pmap", self.fun, _display_name(self.fun))
         if not statics:
-            return self.fun
+            return checked
 
         def fun(*args: Any, **kwargs: Any) -> Any:
             full = list(args)
             for i, v in statics:
                 full.insert(i, v)
-            return self.fun(*full, **kwargs)
+            return checked(*full, **kwargs)
         return fun
 
     def in_axes_for(self, statics: tuple[Any, ...]) -> Any:
@@ -205,7 +208,13 @@ class Pmapped:
                                  self.in_axes_for(statics), self.out_axes,
                                  self.user_axis_name, self.axis_size), None
         leaves, in_tree = tree_flatten((args, kwargs))
-        key = (in_tree, tuple(map(_leaf_signature, leaves)), statics, dtypes._x64,
+        try:
+            signature = tuple(map(_leaf_signature, leaves))
+        except TypeError:       # See Note [arguments that are not arrays]
+            mapped_leaves("pmap", args, kwargs, self.in_axes_for(statics),
+                          _display_name(self.fun))
+            raise
+        key = (in_tree, signature, statics, dtypes._x64,
                _precision._default[0],                   # Note [default precision]
                dtypes._promotion[0],                     # Note [strict promotion]
                _rank_promotion._mode[0])                 # Note [rank promotion]
@@ -222,7 +231,8 @@ class Pmapped:
     def _build(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                kwargs: dict[str, Any]) -> _Built:
         """Trace, check and clean up the per-device program for these arguments."""
-        leaves, dims, paths = mapped_leaves("pmap", args, kwargs, self.in_axes_for(statics))
+        leaves, dims, paths = mapped_leaves("pmap", args, kwargs, self.in_axes_for(statics),
+                                            _display_name(self.fun))
         size = mapped_size("pmap", leaves, dims, paths, self.axis_size)
         check_mapped_size(f"pmap({self.name})", size)
         self._check_devices(size, f"the mapped axis has size {size}")

@@ -129,7 +129,8 @@ def nested_pmap_call(pmapped: Pmapped, trace: Any, statics: tuple[Any, ...],
     if name in trace.axis_env:
         raise ValueError(f"pmap({pmapped.name}): axis name {name!r} is already bound by an "
                          f"enclosing pmap or vmap; use a different axis_name{where()}")
-    leaves, dims, paths = mapped_leaves("pmap", args, kwargs, pmapped.in_axes_for(statics))
+    leaves, dims, paths = mapped_leaves("pmap", args, kwargs, pmapped.in_axes_for(statics),
+                                        pmapped.name)
     size = mapped_size("pmap", leaves, dims, paths, pmapped.axis_size)
     check_mapped_size(f"pmap({pmapped.name})", size)
     if not _recording.stack:

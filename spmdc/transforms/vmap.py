@@ -19,7 +19,8 @@ from ..core.tracer_text import TracerView
 from ..core.tracing import apply_func, current_trace, where
 from ..core.tree import tree_leaves, tree_structure, tree_unflatten
 from ..tracebacks import api_boundary
-from .jit import Jitted, eager_jit
+from .arguments import checking_results
+from .jit import Jitted, _display_name, eager_jit
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_dims, out_paths, slice_types
 
 __all__ = ["vmap", "batching"]
@@ -64,19 +65,25 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
     name = _fun_name(fun)
     jitted: list[Jitted] = []
     unmapping = any(d is None for d in tree_leaves(in_axes, is_leaf=lambda d: d is None))
+    shown = _display_name(fun)       # See Note [arguments that are not arrays]
+    checked = checking_results("vmap", fun, shown)
 
     @functools.wraps(fun)
     def batched(*args: Any, **kwargs: Any) -> Any:
         if current_trace() is None:            # top level: compile the whole batched program
             if unmapping:                      # See Note [unmapped arguments]
-                leaves, dims, _ = mapped_leaves("vmap", args, kwargs, in_axes)
+                leaves, dims, _ = mapped_leaves("vmap", args, kwargs, in_axes, shown)
                 if None in dims:
                     return _top_level_with_unmapped(batched, args, kwargs, leaves, dims)
             if not jitted:
                 jitted.append(eager_jit(batched))
-            return jitted[0](*args, **kwargs)
-        return _batched_call(fun, name, args, kwargs, in_axes, out_axes, axis_name, axis_size,
-                             unmapped_as_given=True)
+            try:
+                return jitted[0](*args, **kwargs)
+            except TypeError:                  # an argument that is not an array?
+                mapped_leaves("vmap", args, kwargs, in_axes, shown)
+                raise
+        return _batched_call(checked, name, args, kwargs, in_axes, out_axes, axis_name,
+                             axis_size, unmapped_as_given=True)
 
     return api_boundary(batched)       # See Note [library frames] (errors.py)
 
@@ -125,7 +132,7 @@ def _batched_call(fun: Callable[..., Any], name: str, args: tuple[Any, ...],
                   unmapped_as_given: bool = False) -> Any:
     """``fun`` batched under the current trace; ``unmapped_as_given``: unmapped leaves
     reach ``fun`` as given (vmap, Note [unmapped arguments]), else as traced inputs."""
-    leaves, dims, paths = mapped_leaves("vmap", args, kwargs, in_axes)
+    leaves, dims, paths = mapped_leaves("vmap", args, kwargs, in_axes, _display_name(fun))
     size = mapped_size("vmap", leaves, dims, paths, axis_size)
     axis_env = {axis_name: size} if axis_name is not None else None
     if unmapped_as_given:
