@@ -10,7 +10,9 @@ started by ``python -m spmdc.launch`` (or by the test, with the SPMDC_* variable
 - ``idle``: process 1 dies while process 0 runs Python code, which catches PeerLost
   (and again at its next launch);
 - ``other`` / ``extra``: process 1 launches another program, or one more
-  (SPMDC_CHECK_LAUNCHES names the difference).
+  (SPMDC_CHECK_LAUNCHES names the difference);
+- ``run``: every process runs psums until stopped (60 s at most), saying "running" once
+  it has run a few (the test then kills or terminates one).
 """
 from __future__ import annotations
 
@@ -126,6 +128,21 @@ def mismatched(how: str) -> None:
     print("no difference noticed", flush=True)
 
 
+def run() -> None:
+    """psums until stopped from outside."""
+    step = jax.pmap(lambda v: lax.psum(v, "i") / jax.device_count(), "i")
+    x = np.ones(jax.local_device_count(), np.float32)
+    deadline = time.monotonic() + 60
+    for k in range(10**9):
+        if k == 5:
+            print("running", flush=True)
+        if time.monotonic() > deadline:
+            break
+        x = step(x)
+        np.asarray(x)
+    print("the loop finished: nothing stopped it", flush=True)
+
+
 if __name__ == "__main__":
     jax.distributed.initialize(initialization_timeout=int(os.environ.get("MP_TIMEOUT", "60")))
     mode = sys.argv[1]
@@ -137,5 +154,7 @@ if __name__ == "__main__":
         idle()
     elif mode == "early":
         early(int(sys.argv[2]))
+    elif mode == "run":
+        run()
     else:
         failing(mode)

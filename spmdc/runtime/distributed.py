@@ -34,23 +34,59 @@ away under it, as it does when process 0's interpreter exits. So:
 - the client is made with ``shutdown_on_destruction=False``, and the shutdown barrier
   runs at exit only when no exception is propagating and no peer was lost, so a failing
   process leaves at once;
-- process 0 hosts the coordination service, so it leaves last: before its exit tears the
-  service down it waits (``watchdog.LEAVE_S`` at most) until every other process has gone (its
-  rendezvous connection, held open until the process ends, closes), and after a failure
-  it keeps the service alive until the process ends, since its own client still polls
-  it. Every failure thus ends every process with status 1 and its Python message;
+- process 0 leaves last: before its exit stops the coordination service it waits
+  (``watchdog.LEAVE_S`` at most) until every other process has gone (its rendezvous
+  connection, held open until the process ends, closes). The service runs in a process
+  of its own, which outlives process 0 (Note [the service outlives process 0]). Every
+  failure thus ends every process with status 1 and its Python message;
+- a SIGTERM is a failure like an exception (Note [SIGTERM]);
 - a collective's own error about a vanished peer (Gloo: "Connection closed by peer")
   gets a note saying what it means (``pjrt.explain``).
 
-Killed by a signal, process 0 takes the service with it, and jaxlib aborts the others
-at once: only that case still ends in SIGABRT.
+Note [the service outlives process 0]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Every distributed client polls the coordination service for errors from a thread of its
+own, and when the service goes away jaxlib ends the process from that thread: a C++
+check failure, SIGABRT, within milliseconds. Nothing in Python can come first: the
+client's ``missed_heartbeat_callback`` is called with an ``absl::Status`` that jaxlib's
+bindings cannot convert (``std::bad_cast``, then ``std::terminate``: SIGABRT again), and
+the rendezvous connection to process 0 closes at the same instant as the service's. Had
+process 0 hosted the service, a process 0 killed by a signal (SIGKILL, the OOM killer, a
+segfault) would abort every other process.
+
+So process 0 runs the service in a small child process (runtime/pjrt/service_process.py:
+jaxlib alone, started before the rendezvous, ready in a fraction of a second). Process
+0's ``shutdown`` stops it once every process has left. If process 0 ends any other way,
+the child sees its stdin close and serves ``watchdog.LEAVE_S`` seconds more: the other
+processes learn of process 0's death through its rendezvous connection, raise
+``PeerLost`` naming it (or, held in a collective, print why and exit with status 1) and
+are gone before the service is. The child ignores SIGINT and SIGTERM, which process 0
+handles. What remains: a process still running ``LEAVE_S`` seconds after process 0 died
+(one that catches ``PeerLost`` and goes on) is aborted by jaxlib when the service stops;
+and a ``fork()`` without ``exec`` that keeps a copy of process 0's end of the pipe keeps
+the service up until that copy ends.
+
+Note [SIGTERM]
+~~~~~~~~~~~~~~
+A process of several gets a SIGTERM handler (unless the program set its own): a batch
+system's or ``spmdc.launch``'s request to stop. The handler runs in the main thread, as
+Python's handlers do, and raises ``DistributedError`` ("terminated by SIGTERM") there,
+after marking the process as failing and telling the others why, so they raise
+``PeerLost`` naming it; it then exits with status 1 and its message, as for any failure.
+A main thread held in a collective runs the handler once the collective returns; one
+whose collective can never return is ended by the watchdog when a peer leaves. A process
+that fails so (or by any uncaught exception) ends with ``os._exit(1)`` at the end of
+spmdc's exit handler (after the traceback, the others told, stdout, stderr and logging
+flushed): a collective it launched asynchronously before raising would otherwise hold
+the interpreter's exit until the others left (10 s when measured), and the exit handlers
+registered before ``initialize`` are skipped.
 """
 from __future__ import annotations
 
 import atexit
-import ctypes
 import dataclasses
 import os
+import signal
 import socket
 import sys
 import threading
@@ -63,6 +99,7 @@ from ..errors import DistributedError, PeerLost
 from . import cluster, pjrt
 from . import distributed_rendezvous as rendezvous
 from . import distributed_watchdog as watchdog
+from .pjrt.service_process import ServiceProcess
 
 __all__ = ["State", "initialize", "shutdown", "state", "is_initialized"]
 
@@ -156,6 +193,7 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         pjrt.join(_state[0])
     atexit.register(_shutdown_at_exit)
     _watch_for_failure()
+    _stop_on_sigterm()
 
 
 def is_initialized() -> bool:
@@ -169,12 +207,23 @@ def _connect(spec: cluster.ClusterSpec, timeouts: dict[str, int],
     deadline = time.monotonic() + timeouts["init"]
     service = None
     bind_host = host if bind_address is None else cluster.split_address(bind_address)[0]
-    if spec.process_id == 0:
+    if spec.process_id == 0:        # See Note [the service outlives process 0]
         bind = bind_address or (f"{host}:{port}" if cluster.is_loopback(host)
                                 else f"[::]:{port}")
-        service = pjrt.coordination_service(bind, spec.num_processes, timeouts["heartbeat"],
-                                            timeouts["shutdown"])
-    peers = _rendezvous(spec, host, port + 1, deadline, bind_host)
+        service = ServiceProcess(bind, spec.num_processes, timeouts["heartbeat"],
+                                 timeouts["shutdown"], watchdog.LEAVE_S)
+        problem = service.wait_ready(deadline - time.monotonic())
+        if problem is not None:
+            raise DistributedError(
+                f"process 0 could not start jaxlib's coordination service on {bind}: "
+                f"{problem}. Choose another coordinator port, or pass "
+                "coordinator_bind_address='host:port' with this machine's address")
+    try:
+        peers = _rendezvous(spec, host, port + 1, deadline, bind_host)
+    except BaseException:
+        if service is not None:
+            service.stop(5)
+        raise
     client = pjrt.distributed_client(spec.coordinator_address, spec.process_id,
                                      max(1, int(deadline - time.monotonic()) + 5),
                                      timeouts["heartbeat"], timeouts["shutdown"])
@@ -240,6 +289,26 @@ def _watch_for_failure() -> None:
     sys.excepthook = hook
 
 
+def _stop_on_sigterm() -> None:
+    """Make a SIGTERM a failure of this process that the others hear of (Note [SIGTERM]),
+    unless the program handles SIGTERM itself."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def terminated(signum: int, frame: Any) -> None:
+        joined = state()
+        me = joined.spec.process_id if joined is not None else pjrt.process_index()
+        message = (f"process {me} was terminated by {signal.Signals(signum).name} (a request "
+                   "to stop: from a batch system, spmdc.launch or kill); every process of "
+                   "the computation stops with it")
+        watchdog.failed[0] = True
+        if joined is not None:
+            watchdog.announce(joined.watchdog, f"DistributedError: {message}")
+        raise DistributedError(message)
+    signal.signal(signal.SIGTERM, terminated)
+
+
 # --- leaving -----------------------------------------------------------------------------
 
 def shutdown() -> None:
@@ -268,7 +337,7 @@ def shutdown() -> None:
     if dog is not None and s.spec.process_id == 0:
         dog.wait_gone(s.timeouts["shutdown"])
     if s.service is not None:
-        s.service.shutdown()
+        s.service.stop(s.timeouts["shutdown"])
 
 
 def _farewell(s: State, dog: watchdog.Watchdog) -> None:
@@ -316,11 +385,12 @@ def _shutdown_at_exit() -> None:
         watchdog.announce(s.watchdog, f"PeerLost: {PeerLost.message}")
         if s.spec.process_id == 0:
             s.watchdog.wait_gone(watchdog.LEAVE_S)
-    if s.service is not None:
-        # Our own client still polls the service for errors and would abort this
-        # process if the interpreter's exit destroyed it first: it lives until the
-        # process ends (Note [failing fast]).
-        ctypes.pythonapi.Py_IncRef(ctypes.py_object(s.service))
+    # The service's process outlives this one (Note [the service outlives process 0]).
+    if watchdog.failed[0]:
+        # An uncaught exception (status 1), its traceback printed: a collective this
+        # process launched before it raised may still be in flight, waiting for the
+        # others, and the interpreter's exit would wait for it (Note [SIGTERM]).
+        watchdog.exit_failed(None)
 
 
 # Note [launch fingerprints]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import logging
 import os
 import select
 import socket
@@ -145,6 +146,7 @@ def exit_failed(dog: Watchdog | None) -> None:
     """Leave at once with status 1, process 0 after the others (Note [failing fast])."""
     if dog is not None and dog.me == 0:
         dog.wait_gone(LEAVE_S)
+    logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(1)

@@ -174,6 +174,37 @@ def test_a_process_that_finishes_early_stops_the_others_at_once(leaver: int) -> 
     assert max(took for _, _, took in results) < 30
 
 
+# --- process 0 killed or terminated (Note [the service outlives process 0], Note [SIGTERM])
+
+@pytest.mark.parametrize("how", ["SIGKILL", pytest.param("SIGTERM", marks=pytest.mark.slow)])
+def test_process_0_stopped_by_a_signal_stops_the_others_with_status_1(how: str) -> None:
+    # The coordination service outlives process 0: jaxlib does not abort the others.
+    procs = _start(2, [0, 1], "run", _free_port())
+    assert procs[0].stdout is not None
+    for line in procs[0].stdout:             # process 0 runs collectives with process 1
+        if line.strip() == "running":
+            break
+    start = time.monotonic()
+    procs[0].send_signal(getattr(signal, how))
+    code0, text0, _ = _finish(procs[0], 60)
+    code1, text1, _ = _finish(procs[1], 60)
+    took = time.monotonic() - start
+    assert ABORTED not in text0 + text1 and "Check failure" not in text0 + text1
+    assert "the loop finished" not in text0 + text1
+    assert code1 == 1, text1
+    if how == "SIGKILL":
+        assert code0 == -signal.SIGKILL
+        assert ("process 0 of this computation stopped (it exited without saying why: "
+                "killed, or crashed)" in text1
+                or "another process of this computation died or left" in text1), text1
+    else:
+        assert code0 == 1, text0
+        assert "DistributedError: process 0 was terminated by SIGTERM" in text0, text0
+        assert "process 0 of this computation stopped (DistributedError: process 0 was " \
+            "terminated by SIGTERM" in text1, text1
+    assert took < 20, f"the processes took {took:.0f} s to end"
+
+
 def test_processes_with_different_device_counts_are_refused() -> None:
     procs = _start(2, [0, 1], "programs /nonexistent", _free_port(), devices=(2, 3))
     for p, proc in enumerate(procs):
