@@ -12,7 +12,8 @@ started by ``python -m spmdc.launch`` (or by the test, with the SPMDC_* variable
 - ``other`` / ``extra``: process 1 launches another program, or one more
   (SPMDC_CHECK_LAUNCHES names the difference);
 - ``run``: every process runs psums until stopped (60 s at most), saying "running" once
-  it has run a few (the test then kills or terminates one).
+  it has run a few (the test then kills or terminates one); ``run catch``: after a few
+  psums each process runs Python code, catches PeerLost, says so and goes on (30 s).
 """
 from __future__ import annotations
 
@@ -128,18 +129,28 @@ def mismatched(how: str) -> None:
     print("no difference noticed", flush=True)
 
 
-def run() -> None:
-    """psums until stopped from outside."""
+def run(catch: bool) -> None:
+    """psums until stopped from outside; ``catch``: PeerLost is caught, and the process
+    goes on."""
     step = jax.pmap(lambda v: lax.psum(v, "i") / jax.device_count(), "i")
     x = np.ones(jax.local_device_count(), np.float32)
     deadline = time.monotonic() + 60
-    for k in range(10**9):
-        if k == 5:
-            print("running", flush=True)
-        if time.monotonic() > deadline:
-            break
-        x = step(x)
-        np.asarray(x)
+    try:
+        for k in range(10**9):
+            if k == 5:
+                print("running", flush=True)
+            if time.monotonic() > deadline:
+                break
+            if catch and k >= 5:
+                time.sleep(0.05)        # Python work, where PeerLost can reach it
+                continue
+            x = step(x)
+            np.asarray(x)
+    except jax.distributed.PeerLost:
+        if not catch:
+            raise
+        print("caught PeerLost; going on", flush=True)
+        time.sleep(30)
     print("the loop finished: nothing stopped it", flush=True)
 
 
@@ -155,6 +166,6 @@ if __name__ == "__main__":
     elif mode == "early":
         early(int(sys.argv[2]))
     elif mode == "run":
-        run()
+        run(sys.argv[2:] == ["catch"])
     else:
         failing(mode)

@@ -61,10 +61,11 @@ the child sees its stdin close and serves ``watchdog.LEAVE_S`` seconds more: the
 processes learn of process 0's death through its rendezvous connection, raise
 ``PeerLost`` naming it (or, held in a collective, print why and exit with status 1) and
 are gone before the service is. The child ignores SIGINT and SIGTERM, which process 0
-handles. What remains: a process still running ``LEAVE_S`` seconds after process 0 died
-(one that catches ``PeerLost`` and goes on) is aborted by jaxlib when the service stops;
-and a ``fork()`` without ``exec`` that keeps a copy of process 0's end of the pipe keeps
-the service up until that copy ends.
+handles. A process still running ``LEAVE_S - GRACE_S`` seconds after process 0 died (one
+that caught ``PeerLost`` and went on) is ended by its watchdog with status 1 and a
+message, since jaxlib would abort it when the service stops. A ``fork()`` without
+``exec`` that keeps a copy of process 0's end of the pipe keeps the service up until
+that copy ends.
 
 Note [SIGTERM]
 ~~~~~~~~~~~~~~

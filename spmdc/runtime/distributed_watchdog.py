@@ -78,6 +78,8 @@ class Watchdog(threading.Thread):
                     self.changed.notify_all()
                 if k not in self.said_bye and not self.closed:
                     self.report(k, "it exited without saying why: killed, or crashed")
+                    if k == 0 and self.me != 0:
+                        _end_before_the_service(self)
 
     def _read(self, k: int, message: dict[str, Any]) -> None:
         if message.get("bye"):                      # k is about to leave
@@ -150,6 +152,21 @@ def exit_failed(dog: Watchdog | None) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(1)
+
+
+def _end_before_the_service(dog: Watchdog) -> None:
+    """Process 0 died: its coordination service stops ``LEAVE_S`` seconds later, and
+    jaxlib then aborts every process still running (Note [the service outlives process 0]
+    in runtime/distributed.py). A process that caught PeerLost and went on is ended here
+    first, with status 1 and a message, rather than by jaxlib's SIGABRT."""
+    def end() -> None:
+        print("spmdc.distributed: process 0 of this computation died, and its coordination "
+              "service stops now, which would make jaxlib abort this process: exiting",
+              file=sys.stderr, flush=True)
+        exit_failed(dog)
+    timer = threading.Timer(LEAVE_S - GRACE_S, end)
+    timer.daemon = True
+    timer.start()
 
 
 GRACE_S = 2.0          # how long an exception may take to reach the main thread

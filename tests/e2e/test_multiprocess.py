@@ -205,6 +205,23 @@ def test_process_0_stopped_by_a_signal_stops_the_others_with_status_1(how: str) 
     assert took < 20, f"the processes took {took:.0f} s to end"
 
 
+@pytest.mark.slow
+def test_a_process_that_goes_on_after_process_0_died_ends_before_the_service() -> None:
+    procs = _start(2, [0, 1], "run catch", _free_port())
+    assert procs[1].stdout is not None
+    for line in procs[1].stdout:
+        if line.strip() == "running":
+            break
+    procs[0].kill()
+    code1, text1, took = _finish(procs[1], 60)
+    assert code1 == 1 and ABORTED not in text1, text1
+    assert "caught PeerLost; going on" in text1
+    assert "process 0 of this computation died, and its coordination service stops now, " \
+        "which would make jaxlib abort this process: exiting" in text1
+    assert took < 20
+    procs[0].wait()
+
+
 def test_processes_with_different_device_counts_are_refused() -> None:
     procs = _start(2, [0, 1], "programs /nonexistent", _free_port(), devices=(2, 3))
     for p, proc in enumerate(procs):
