@@ -65,7 +65,9 @@ handles. A process still running ``LEAVE_S - GRACE_S`` seconds after process 0 d
 that caught ``PeerLost`` and went on) is ended by its watchdog with status 1 and a
 message, since jaxlib would abort it when the service stops. A ``fork()`` without
 ``exec`` that keeps a copy of process 0's end of the pipe keeps the service up until
-that copy ends.
+that copy ends, and a run started again at once on the same coordinator port after
+process 0 died finds the port taken for those ``LEAVE_S`` seconds (a DistributedError
+that says so).
 
 Note [SIGTERM]
 ~~~~~~~~~~~~~~
