@@ -72,7 +72,7 @@ CASE_SETS: dict[str, CaseSet] = {
                          "programs.callback_names", "callbacks_reference.json"),
     "cuda_lowerings": CaseSet("cuda_lowering_cases", "programs.record_cuda_lowerings",
                               "programs.cuda_lowering_names", "cuda_lowerings.json"),
-    "names": CaseSet("recorders.programs", "programs.record_names", "programs.namespace_names",
+    "names": CaseSet("recorders.names", "names.record_names", "names.namespace_names",
                      "jax_names.json"),
     "dot_algorithms": CaseSet("recorders.programs", "programs.record_dot_algorithms",
                               "programs.dot_algorithm_names", "dot_algorithms.npz"),
