@@ -242,7 +242,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.scipy": {
-        **_because(TODO, "cluster integrate interpolate ndimage signal"),
+        **_because(TODO, "cluster integrate interpolate ndimage"),
     },
     "jax.scipy.cluster": {
         **_because(TODO, "vq"),
@@ -260,10 +260,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, "map_coordinates"),
     },
     "jax.scipy.signal": {
-        **_because(TODO, """
-            convolve convolve2d correlate correlate2d csd detrend fftconvolve istft
-            stft welch
-            """),
+        **_because(TODO, "csd istft stft welch"),
     },
     "jax.scipy.spatial.transform": {
         **_because(TODO, "Rotation Slerp"),
