@@ -242,7 +242,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.scipy": {
-        **_because(TODO, "cluster integrate interpolate ndimage"),
+        **_because(TODO, "cluster integrate interpolate"),
     },
     "jax.scipy.cluster": {
         **_because(TODO, "vq"),
@@ -255,9 +255,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.scipy.interpolate": {
         **_because(TODO, "RegularGridInterpolator"),
-    },
-    "jax.scipy.ndimage": {
-        **_because(TODO, "map_coordinates"),
     },
     "jax.scipy.signal": {
         **_because(TODO, "csd istft stft welch"),

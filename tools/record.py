@@ -78,6 +78,8 @@ CASE_SETS: dict[str, CaseSet] = {
                            "values.thunk_names", "linalg_more_reference.json"),
     "signal": CaseSet("signal_cases", "values.record_tuple_leaves", "values.thunk_names",
                       "signal_reference.json"),
+    "ndimage": CaseSet("ndimage_cases", "values.record_tuple_leaves", "values.thunk_names",
+                       "ndimage_reference.json"),
     "names": CaseSet("recorders.names", "names.record_names", "names.namespace_names",
                      "jax_names.json"),
     "dot_algorithms": CaseSet("recorders.programs", "programs.record_dot_algorithms",
