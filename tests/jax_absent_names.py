@@ -256,9 +256,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.scipy.interpolate": {
         **_because(TODO, "RegularGridInterpolator"),
     },
-    "jax.scipy.signal": {
-        **_because(TODO, "csd istft stft welch"),
-    },
     "jax.scipy.spatial.transform": {
         **_because(TODO, "Rotation Slerp"),
     },

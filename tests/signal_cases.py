@@ -14,6 +14,8 @@ X3 = rng.normal(size=(4, 5, 3)).astype(np.float32)
 K3 = rng.normal(size=(2, 3, 2)).astype(np.float32)
 BATCHED = rng.normal(size=(3, 8)).astype(np.float32)
 BATCHED_K = rng.normal(size=(3, 3)).astype(np.float32)
+WAVE = (np.sin(np.arange(64) * 0.3) + 0.5 * rng.normal(size=(2, 64))).astype(np.float32)
+OTHER = rng.normal(size=64).astype(np.float32)
 TREND = (np.arange(24, dtype=np.float32).reshape(2, 12) * 0.5
          + rng.normal(size=(2, 12)).astype(np.float32))
 
@@ -38,4 +40,25 @@ def cases(lib):
     out["detrend.linear"] = lambda: signal.detrend(TREND)
     out["detrend.constant"] = lambda: signal.detrend(TREND, axis=0, type="constant")
     out["detrend.breakpoints"] = lambda: signal.detrend(TREND, bp=[4, 9])
+    out["stft"] = lambda: signal.stft(WAVE, nperseg=16)
+    out["stft.options"] = lambda: signal.stft(WAVE[0], fs=8.0, window="hamming", nperseg=10,
+                                              noverlap=3, nfft=12, detrend="linear",
+                                              boundary="even", padded=False)
+    out["stft.twosided_odd"] = lambda: signal.stft(WAVE, nperseg=9, return_onesided=False,
+                                                   boundary="odd", axis=1)
+    out["welch"] = lambda: signal.welch(WAVE, nperseg=16)
+    out["welch.median_spectrum"] = lambda: signal.welch(WAVE, fs=2.0, nperseg=12,
+                                                        scaling="spectrum", average="median")
+    out["welch.window_array"] = lambda: signal.welch(WAVE.T, window=np.hanning(20),
+                                                     axis=0, detrend=False)
+    out["csd"] = lambda: signal.csd(WAVE, OTHER[None], nperseg=16)
+    out["csd.median"] = lambda: signal.csd(WAVE[0], OTHER[:50], nperseg=8, noverlap=2,
+                                           average="median")
+    stft = signal.stft(WAVE, nperseg=16)[2]
+    out["istft"] = lambda: signal.istft(stft)
+    out["istft.options"] = lambda: signal.istft(
+        signal.stft(WAVE[0], window="hamming", nperseg=10, noverlap=4)[2],
+        window="hamming", nperseg=10, noverlap=4, fs=4.0)
+    out["istft.axes"] = lambda: signal.istft(np.swapaxes(stft, 1, 2), time_axis=1,
+                                             freq_axis=2)
     return out

@@ -4,8 +4,8 @@ correlation, directly (``lax.conv_general_dilated``) or by FFT, and ``detrend``.
 As in JAX, ``convolve2d``/``correlate2d`` take only ``boundary='fill'`` with
 ``fillvalue=0`` (NotImplementedError otherwise), ``method='auto'`` is the direct
 convolution, and ``mode='valid'`` needs one input at least as large as the other in every
-dimension. The spectral functions (``stft``, ``istft``, ``csd``, ``welch``) are not provided
-yet.
+dimension. The spectral functions (``stft``, ``istft``, ``csd``, ``welch``) are in
+signal_spectral.py.
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from spmdc import lax
 from spmdc.core.operands import inexact
 from spmdc.transforms.vmap import vmap
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend", "fftconvolve"]
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend",
+           "fftconvolve", "istft", "stft", "welch"]
 
 MODES = ("full", "same", "valid")
 
@@ -204,3 +205,6 @@ def detrend(data: Any, axis: int = -1, type: str = "linear",  # noqa: A002 (SciP
         x = x.at[start:stop].add(-jnp.matmul(design, coefficients,
                                              precision=lax.Precision.HIGHEST))
     return jnp.moveaxis(x.reshape(shape), 0, axis)
+
+
+from spmdc.scipy.signal_spectral import csd, istft, stft, welch  # noqa: E402

@@ -26,7 +26,7 @@ def test_matches_jax(name):
 
 
 @pytest.mark.parametrize("name", ["correlate2d.full.swapped", "fftconvolve.axes.same",
-                                  "detrend.breakpoints"])
+                                  "detrend.breakpoints", "welch", "istft"])
 def test_matches_jax_under_jit(name):
     oracle.assert_matches_recorded(spmdc.jit(CASES[name])(), RECORDED[name], name,
                                    rtol=1e-4, atol=2e-5)
@@ -44,6 +44,39 @@ def test_matches_scipy(mode):
                                ssig.fftconvolve(x, k, mode=mode), **close)
     np.testing.assert_allclose(signal.detrend(signal_cases.TREND, bp=[5]),
                                ssig.detrend(signal_cases.TREND, bp=[5]), **close)
+
+
+def test_spectra_match_scipy():
+    wave = signal_cases.WAVE.astype(np.float64)
+    for got, want in zip(signal.welch(wave, nperseg=16), ssig.welch(wave, nperseg=16),
+                         strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    for got, want in zip(signal.stft(wave, nperseg=16), ssig.stft(wave, nperseg=16),
+                         strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    _, _, z = signal.stft(wave, nperseg=16)
+    _, back = signal.istft(z)
+    np.testing.assert_allclose(np.asarray(back)[:, :64], wave, atol=1e-5)
+
+
+def test_bad_spectral_arguments_raise_jax_exceptions():
+    wave = signal_cases.WAVE
+    with pytest.raises(ValueError, match="Unknown boundary option 'periodic'"):
+        signal.stft(wave, nperseg=8, boundary="periodic")
+    with pytest.raises(ValueError, match="noverlap \\(8\\) must be less than nperseg"):
+        signal.welch(wave, nperseg=8, noverlap=8)
+    with pytest.raises(ValueError, match="nfft \\(4\\) must be greater than or equal"):
+        signal.welch(wave, nperseg=8, nfft=4)
+    with pytest.raises(ValueError, match="Unknown scaling"):
+        signal.welch(wave, scaling="power")
+    with pytest.raises(ValueError, match='average must be "median" or "mean"'):
+        signal.welch(wave, nperseg=8, average="max")
+    with pytest.raises(ValueError, match="same rank"):
+        signal.csd(wave, signal_cases.OTHER)
+    with pytest.raises(ValueError, match="window must be 1-D"):
+        signal.welch(wave, window=np.ones((2, 4)))
+    with pytest.raises(ValueError, match="differing time and frequency axes"):
+        signal.istft(np.ones((3, 9, 5), np.complex64), time_axis=1, freq_axis=1)
 
 
 def test_bad_arguments_raise_jax_exceptions():
