@@ -242,16 +242,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.scipy": {
-        **_because(TODO, "cluster integrate interpolate"),
-    },
-    "jax.scipy.cluster": {
-        **_because(TODO, "vq"),
-    },
-    "jax.scipy.cluster.vq": {
-        **_because(TODO, "vq"),
-    },
-    "jax.scipy.integrate": {
-        **_because(TODO, "trapezoid"),
+        **_because(TODO, "interpolate"),
     },
     "jax.scipy.interpolate": {
         **_because(TODO, "RegularGridInterpolator"),

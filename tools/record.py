@@ -80,6 +80,8 @@ CASE_SETS: dict[str, CaseSet] = {
                       "signal_reference.json"),
     "ndimage": CaseSet("ndimage_cases", "values.record_tuple_leaves", "values.thunk_names",
                        "ndimage_reference.json"),
+    "scipy_small": CaseSet("scipy_small_cases", "values.record_tuple_leaves",
+                           "values.thunk_names", "scipy_small_reference.json"),
     "names": CaseSet("recorders.names", "names.record_names", "names.namespace_names",
                      "jax_names.json"),
     "dot_algorithms": CaseSet("recorders.programs", "programs.record_dot_algorithms",
