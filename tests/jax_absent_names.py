@@ -241,12 +241,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             ParamDict ensure_compile_time_eval eval_context max_dim min_dim
             """),
     },
-    "jax.scipy": {
-        **_because(TODO, "interpolate"),
-    },
-    "jax.scipy.interpolate": {
-        **_because(TODO, "RegularGridInterpolator"),
-    },
     "jax.scipy.spatial.transform": {
         **_because(TODO, "Rotation Slerp"),
     },

@@ -1,10 +1,11 @@
 """``spmdc.scipy``: SciPy's names on spmdc arrays (JAX's ``jax.scipy``): ``special``,
 ``stats``, ``linalg``, ``fft``, ``sparse.linalg``, ``optimize``, ``signal``, ``ndimage``,
-``integrate``, ``cluster.vq``."""
+``integrate``, ``interpolate``, ``cluster.vq``."""
 from spmdc.scipy import (  # noqa: F401
     cluster,
     fft,
     integrate,
+    interpolate,
     linalg,
     ndimage,
     optimize,
