@@ -46,7 +46,7 @@ fuzz: $(STAMP)  ## differential testing: N random programs vs the reference (and
 ecosystem:  ## JAX's libraries' imports, test suites and docs examples: JAX vs spmdc (docs/TESTING.md)
 	$(PYTHON) tools/ecosystem.py $(ECOSYSTEM_ARGS)   # e.g. make ecosystem ECOSYSTEM_ARGS='--libs optax,chex --cap 600'
 
-sz: $(STAMP)  ## lines of code per package and the number of primitives
+sz: $(STAMP)  ## lines of code per package, the number of primitives, coverage of JAX's modules
 	$(PY) tools/sz.py
 
 clean:  ## remove the virtual environment and caches

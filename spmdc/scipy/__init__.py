@@ -1,3 +1,16 @@
 """``spmdc.scipy``: SciPy's names on spmdc arrays (JAX's ``jax.scipy``): ``special``,
-``stats``, ``linalg``, ``fft``, ``sparse.linalg``, ``optimize``."""
-from spmdc.scipy import fft, linalg, optimize, sparse, special, stats  # noqa: F401
+``stats``, ``linalg``, ``fft``, ``sparse.linalg``, ``optimize``, ``signal``, ``ndimage``,
+``integrate``, ``interpolate``, ``cluster.vq``."""
+from spmdc.scipy import (  # noqa: F401
+    cluster,
+    fft,
+    integrate,
+    interpolate,
+    linalg,
+    ndimage,
+    optimize,
+    signal,
+    sparse,
+    special,
+    stats,
+)

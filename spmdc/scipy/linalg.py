@@ -5,10 +5,10 @@ As in JAX, ``overwrite_a``/``overwrite_b`` (arrays are immutable, nothing is ove
 ``check_finite``, ``lwork``, ``debug`` and ``lapack_driver`` are accepted for SciPy
 compatibility and have no effect on the result. Real float32/float64 matrices only (see
 spmdc.numpy.linalg). Absent: the complex-valued ``schur``/``eig`` family, ``qr`` with
-``pivoting=True`` and ``qr_multiply`` (spmdc has no geqp3/ormqr primitive yet),
-``eigh_tridiagonal``, ``polar``, ``sqrtm``, ``funm``, ``hessenberg``, ``rsf2csf``,
-``solve_sylvester``. The special-matrix constructors (``toeplitz``, ``hankel`` ...) are in
-linalg_special.py.
+``pivoting=True`` (spmdc has no geqp3 primitive yet), ``eigh_tridiagonal``, ``sqrtm``,
+``funm``, ``rsf2csf``, ``solve_sylvester``. The special-matrix constructors (``toeplitz``,
+``hankel`` ...) are in linalg_special.py; ``qr_multiply``, ``hessenberg`` and ``polar`` in
+linalg_decompositions.py.
 """
 from __future__ import annotations
 
@@ -34,6 +34,10 @@ from . import linalg_special as _special  # noqa: E402
 from .linalg_special import *  # noqa: E402,F401,F403
 
 __all__ += _special.__all__
+from . import linalg_decompositions as _decompositions  # noqa: E402
+from .linalg_decompositions import hessenberg, polar, qr_multiply  # noqa: E402,F401
+
+__all__ += _decompositions.__all__
 
 
 def _vector_rhs(op: str, a: Any, b: Any) -> bool:

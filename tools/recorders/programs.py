@@ -1,11 +1,10 @@
 """Case sets that record something other than values: what JAX prints (callbacks), the
-StableHLO JAX lowers for CUDA (cuda_lowerings), the public names of JAX's namespaces
-(names) and the results of each dot-algorithm preset (dot_algorithms).
+StableHLO JAX lowers for CUDA (cuda_lowerings) and the results of each dot-algorithm
+preset (dot_algorithms).
 """
 from __future__ import annotations
 
 import contextlib
-import importlib
 import io
 import json
 import os
@@ -67,27 +66,6 @@ def record_cuda_lowerings(cases: types.ModuleType, paths, mode) -> None:
 
 def cuda_lowering_names(cases: types.ModuleType, mode) -> list[str]:
     return list(cases.CASES)
-
-
-# The namespaces whose public names tests/e2e/test_coverage.py compares with spmdc's. A public
-# name is one of ``dir(module)`` that does not start with an underscore; submodules
-# (``jax.numpy.fft`` ...) count as names of their parent.
-NAMESPACES = ["jax.numpy", "jax.lax", "jax.numpy.linalg", "jax.scipy.linalg", "jax.numpy.fft"]
-
-
-def record_names(cases: types.ModuleType, paths, mode) -> None:
-    import jax
-    names = {ns: sorted(n for n in dir(importlib.import_module(ns)) if not n.startswith("_"))
-             for ns in NAMESPACES}
-    with open(paths[0], "w", encoding="utf-8") as fh:
-        json.dump({"jax_version": jax.__version__, "names": names}, fh, indent=0)
-        fh.write("\n")
-    for ns, ns_names in names.items():
-        print(f"{ns:20} {len(ns_names)} names")
-
-
-def namespace_names(cases: types.ModuleType, mode) -> list[str]:
-    return list(NAMESPACES)
 
 
 # The dot-algorithm presets JAX 0.10.2's CPU backend accepts, each on three operand dtypes.

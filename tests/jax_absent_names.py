@@ -1,0 +1,465 @@
+"""The public names of JAX 0.10.2 that spmdc does not provide, per module, each with the
+reason: the table tests/e2e/test_coverage.py checks against tests/data/jax_names.json and
+``make sz`` counts. "not yet implemented" is work to do; every other reason is a
+deliberate absence (README.md's "Deliberately absent" section summarises them).
+"""
+from __future__ import annotations
+
+# Reasons.
+TODO = "not yet implemented"
+NARROW = "narrow ml_dtypes types (4/6/8-bit floats, sub-byte ints): spmdc does not carry them"
+HOST = ("reads a file or an iterator (impure): JAX leaves it unimplemented too; use "
+        "jnp.asarray(np.fromfile(...))")
+ACCURACY = ("accuracy= of transcendental functions (StableHLO's result_accuracy) is not "
+            "honoured by spmdc's lowering, so the option types are left out, not ignored")
+TOKENS = ("tokens order side effects in JAX (and are deprecated there); spmdc orders its "
+          "effects without them")
+RAGGED = ("the general ragged dot (ragged contracting and batch modes) and all_to_all over "
+          "ragged groups: not implemented yet (lax.ragged_dot, the grouped matmul, is)")
+RNG_BITS = ("XLA's own stateless/stateful generators (rng_bit_generator, rng_uniform): spmdc "
+            "has no NumPy reference for their bits; spmdc.random gives JAX's threefry bits")
+VMA_CAST = ("casts between the varying/reduced/unreduced states of JAX's typed replication "
+            "(vma); spmdc's replication is a whole-program analysis (Note [replication]), not "
+            "part of its types, so there is nothing to cast")
+P2P = "point-to-point send/receive between shard_map members; spmdc has ppermute only"
+SCALED = "block-scaled dot of narrow (microscaling) float types, which spmdc does not carry"
+COMPOSITE = ("stablehlo.composite with a decomposition region: spmdc's lowering emits no "
+             "composites yet")
+JAXPR_ONLY = ("acts on JAX's jaxpr machinery (dead-code elimination, lifting into a trace); "
+              "no counterpart in spmdc's IR")
+SYMBOLIC = "converts symbolic (polymorphic) shapes to values; spmdc's shapes are static"
+COMPOSED = ("no primitive of its own: spmdc computes the operation by composing other "
+            "primitives (its lax function exists and traces to those)")
+ONE_SCATTER = ("one scatter primitive: spmdc's combine param (None, 'add', 'mul', 'min', "
+               "'max') selects the update, and lax.scatter_p is it")
+NO_COPY = ("no copy equation: spmdc's IR values are immutable SSA values (a copy is the value "
+           "itself; device_put is the runtime's)")
+INTERNAL_ORDER = ("JAX-internal total-order comparisons: its sort lowering's (spmdc's sort "
+                  "orders floats in its lowering)")
+
+
+INTERNAL = ("a JAX-internal helper the module's namespace shows because the module imports or "
+            "defines it there; not part of JAX's documented API")
+PALLAS = "Pallas, JAX's kernel language lowered to Mosaic/Triton: outside spmdc's scope"
+LEGACY_PRNG = ("JAX's key implementations other than threefry (rbg, unsafe_rbg) and custom "
+               "PRNG implementations: spmdc's keys are threefry keys only")
+NO_RANDOM_PRIMITIVE = ("spmdc.random is written with lax (threefry bit for bit JAX's), not "
+                       "with primitives of its own")
+JAX_AD = ("JAX's autodiff internals: spmdc's passes add tangents with add_p and linearize "
+          "without a custom_lin equation")
+ONE_SCATTER_SELECT = ("spmdc has select_and_scatter_add_p, the form JAX's gradients use, and no "
+                      "general select_and_scatter")
+NO_PRIMITIVE_LINALG = ("spmdc computes the decomposition without a primitive of its own, or "
+                       "does not have it (then its function is listed as not yet implemented)")
+CPP_REGISTRY = ("jaxlib's C++ pytree registry object; spmdc's pytrees live in "
+                "spmdc/core/tree.py")
+
+
+# A short label per reason, for ``make sz``'s table.
+LABELS = {
+    TODO: "todo", NARROW: "narrow dtypes", HOST: "host I/O", ACCURACY: "accuracy=",
+    TOKENS: "tokens", RAGGED: "ragged", RNG_BITS: "XLA rng", VMA_CAST: "vma casts",
+    P2P: "send/recv", SCALED: "scaled dot", COMPOSITE: "composite", JAXPR_ONLY: "jaxpr-only",
+    SYMBOLIC: "symbolic shapes", COMPOSED: "composed", ONE_SCATTER: "one scatter",
+    NO_COPY: "no copy", INTERNAL_ORDER: "internal order", INTERNAL: "JAX-internal",
+    PALLAS: "Pallas", LEGACY_PRNG: "non-threefry keys", NO_RANDOM_PRIMITIVE: "random via lax",
+    JAX_AD: "JAX AD internals", ONE_SCATTER_SELECT: "select_and_scatter",
+    NO_PRIMITIVE_LINALG: "linalg primitives", CPP_REGISTRY: "C++ registry",
+}
+
+
+def _because(reason: str, names: str) -> dict[str, str]:
+    return dict.fromkeys(names.split(), reason)
+
+
+EXCLUDED: dict[str, dict[str, str]] = {
+    "jax.numpy": {
+        **_because(NARROW, """
+            float4_e2m1fn float6_e2m3fn float6_e3m2fn float8_e3m4 float8_e4m3 float8_e4m3b11fnuz
+            float8_e8m0fnu int1 int2 int4 uint1 uint2 uint4
+            """),
+        **_because(HOST, """
+            fromfile fromiter
+            """),
+    },
+    "jax.lax": {
+        **_because(TODO, """
+            scatter_apply
+            """),
+        **_because(ACCURACY, "AccuracyMode Tolerance"),
+        **_because(TOKENS, "after_all create_token"),
+        **_because(RAGGED, """
+            RaggedDotDimensionNumbers ragged_all_to_all ragged_dot_general
+            """),
+        **_because(RNG_BITS, "RandomAlgorithm rng_bit_generator rng_uniform"),
+        **_because(VMA_CAST, "pcast"),
+        **_because(P2P, "psend precv"),
+        **_because(SCALED, "scaled_dot"),
+        **_because(COMPOSITE, "composite"),
+        **_because(JAXPR_ONLY, "dce_sink stage"),
+        **_because(SYMBOLIC, "shape_as_value"),
+        **_because(TOKENS, "after_all_p create_token_p"),
+        **_because(RAGGED, "ragged_all_to_all_p"),
+        **_because(RNG_BITS, "rng_bit_generator_p rng_uniform_p"),
+        **_because(JAXPR_ONLY, "dce_sink_p stage_p"),
+        **_because(COMPOSED, """
+            approx_top_k_p top_k_p cumlogsumexp_p igamma_p igammac_p igamma_grad_a_p
+            regularized_incomplete_beta_p linear_solve_p mulhi_p reduce_p reduce_xor_p
+            select_and_scatter_p split_p stack_p unstack_p tile_p
+            """),
+        **_because(ONE_SCATTER, "scatter_add_p scatter_max_p scatter_min_p scatter_mul_p "
+                                "scatter_sub_p"),
+        **_because(NO_COPY, "copy_p device_put_p"),
+        **_because(INTERNAL_ORDER, "eq_to_p le_to_p lt_to_p"),
+    },
+    "jax.numpy.linalg": {},
+    "jax.scipy.linalg": {
+        **_because(TODO, """
+            eigh_tridiagonal funm rsf2csf schur solve_sylvester sqrtm
+            """),
+    },
+    "jax.numpy.fft": {},
+    "jax": {
+        **_because(TODO, """
+            Shard ad allow_f16_reductions array_garbage_collection_guard auto_pcast
+            copy_to_host_async debug_infs debug_key_reuse debug_nans default_device
+            dlpack ds enable_checks explain_cache_misses export ffi fwd_and_bwd
+            host_count host_id host_ids image jax2tf_associative_scan_reductions lib
+            live_arrays log_compiles make_user_context memory monitoring
+            no_execution no_tracing ops print_environment_info profiler
+            remove_size_one_mesh_axis_from_type softmax_custom_jvp thread_guard
+            threefry_partitionable transfer_guard transfer_guard_device_to_device
+            transfer_guard_device_to_host transfer_guard_host_to_device
+            Ref empty_ref free_ref freeze new_ref ref
+            """),
+        **_because(LEGACY_PRNG, "default_prng_impl enable_custom_prng legacy_prng_key"),
+    },
+    "jax.lax.linalg": {
+        **_because(TODO, """
+            EigImplementation EighImplementation SvdAlgorithm cholesky_update
+            hessenberg householder_product ormqr qdwh schur symmetric_product
+            tridiagonal tridiagonal_solve
+            """),
+        **_because(NO_PRIMITIVE_LINALG, """
+            cholesky_update_p hessenberg_p householder_product_p
+            lu_pivots_to_permutation_p ormqr_p schur_p symmetric_product_p
+            tridiagonal_p tridiagonal_solve_p
+            """),
+    },
+    "jax.random": {
+        **_because(NO_RANDOM_PRIMITIVE, "random_gamma_p"),
+    },
+    "jax.sharding": {
+        **_because(TODO, """
+            AbstractDevice ManualAxisType auto_axes explicit_axes use_abstract_mesh
+            """),
+    },
+    "jax.ad_checkpoint": {
+        **_because(TODO, "Offloadable Recompute Saveable"),
+    },
+    "jax.debug": {
+        **_because(TODO, """
+            DebugEffect OrderedDebugEffect breakpoint inspect_array_sharding log
+            """),
+    },
+    "jax.dlpack": {
+        **_because(TODO, "from_dlpack is_supported_dtype"),
+    },
+    "jax.ffi": {
+        **_because(TODO, """
+            build_ffi_lowering_function ffi_call ffi_lowering include_dir pycapsule
+            register_ffi_target register_ffi_target_as_batch_partitionable
+            register_ffi_type register_ffi_type_id
+            """),
+    },
+    "jax.image": {
+        **_because(TODO, "ResizeMethod resize scale_and_translate"),
+    },
+    "jax.nn": {
+        **_because(TODO, """
+            dot_product_attention get_scaled_dot_general_config scaled_dot_general
+            scaled_matmul
+            """),
+    },
+    "jax.ops": {
+        **_because(TODO, "segment_max segment_min segment_prod segment_sum"),
+    },
+    "jax.profiler": {
+        **_because(TODO, """
+            ProfileData ProfileEvent ProfileOptions ProfilePlane StepTraceAnnotation
+            TraceAnnotation annotate_function device_memory_profile
+            register_subprocess save_device_memory_profile start_server start_trace
+            stop_server stop_trace trace
+            """),
+    },
+    "jax.ref": {
+        **_because(TODO, """
+            AbstractRef Ref addupdate empty_ref free_ref freeze get new_ref set swap
+            """),
+    },
+    "jax.stages": {
+        **_because(TODO, "ArgInfo"),
+    },
+    "jax.tree_util": {
+        **_because(CPP_REGISTRY, "default_registry"),
+    },
+    "jax.export": {
+        **_because(TODO, """
+            DisabledSafetyCheck Exported SymbolicScope default_export_platform
+            deserialize export is_symbolic_dim
+            maximum_supported_calling_convention_version
+            minimum_supported_calling_convention_version
+            register_namedtuple_serialization register_pytree_node_serialization
+            symbolic_args_specs symbolic_shape
+            """),
+    },
+    "jax.errors": {
+        **_because(TODO, """
+            InconclusiveDimensionOperation JaxRuntimeError JaxprTypeError
+            """),
+    },
+    "jax.monitoring": {
+        **_because(TODO, """
+            clear_event_listeners record_event record_event_duration_secs
+            record_event_time_span record_scalar
+            register_event_duration_secs_listener register_event_listener
+            register_event_time_span_listener register_scalar_listener
+            unregister_event_duration_listener unregister_event_listener
+            unregister_event_time_span_listener unregister_scalar_listener
+            """),
+    },
+    "jax.custom_derivatives": {
+        **_because(TODO, "linear_call remat_opt_p"),
+    },
+    "jax.api_util": {
+        **_because(TODO, """
+            argnums_partial donation_vector flatten_axes rebase_donate_argnums
+            """),
+    },
+    "jax.core": {
+        **_because(TODO, """
+            ParamDict ensure_compile_time_eval eval_context max_dim min_dim
+            """),
+    },
+    "jax.scipy.spatial.transform": {
+        **_because(TODO, "Rotation Slerp"),
+    },
+    "jax.scipy.special": {
+        **_because(TODO, "fresnel hyp1f1 hyp2f1 sph_harm_y wofz"),
+    },
+    "jax.extend": {
+        **_because(TODO, "backend lowering mlir random sharding xla"),
+        **_because(PALLAS, "pallas"),
+    },
+    "jax.extend.backend": {
+        **_because(TODO, """
+            backend_xla_version backends clear_backends
+            clear_in_memory_compilation_cache get_backend get_compile_options
+            get_default_device register_backend_cache register_backend_factory
+            """),
+    },
+    "jax.extend.core": {
+        **_because(TODO, """
+            AbstractToken CallPrimitive Effects InconclusiveDimensionOperation
+            JaxprTypeError Token TraceTag array_types call_impl check_jaxpr
+            concrete_or_error gensym no_effects nonempty_axis_env_DO_NOT_USE
+            primal_dtype_to_tangent_dtype unsafe_am_i_under_a_jit_DO_NOT_USE
+            unsafe_am_i_under_a_vmap_DO_NOT_USE unsafe_get_axis_names_DO_NOT_USE
+            """),
+    },
+    "jax.extend.core.primitives": {
+        **_because(TODO, """
+            get_p hessenberg_p householder_product_p regularized_incomplete_beta_p schur_p
+            swap_p tridiagonal_p tridiagonal_solve_p
+            """),
+        **_because(ONE_SCATTER, "scatter_add_p scatter_max_p scatter_min_p scatter_mul_p"),
+        **_because(NO_RANDOM_PRIMITIVE, """
+            random_bits_p random_fold_in_p random_gamma_p random_seed_p
+            random_split_p threefry2x32_p
+            """),
+        **_because(COMPOSED, """
+            approx_top_k_p cumlogsumexp_p empty2_p igamma_grad_a_p igamma_p
+            igammac_p linear_solve_p reduce_p reduce_xor_p top_k_p
+            """),
+        **_because(TOKENS, "after_all_p create_token_p"),
+        **_because(RAGGED, "ragged_all_to_all_p"),
+        **_because(RNG_BITS, "rng_bit_generator_p rng_uniform_p"),
+        **_because(JAX_AD, "add_jaxvals_p custom_lin_p"),
+        **_because(NO_COPY, "copy_p device_put_p"),
+        **_because(INTERNAL_ORDER, "eq_to_p le_to_p lt_to_p"),
+        **_because(ONE_SCATTER_SELECT, "select_and_scatter_p"),
+    },
+    "jax.extend.mlir": {
+        **_because(TODO, """
+            deserialize_portable_artifact hlo_to_stablehlo
+            lower_with_sharding_in_types refine_polymorphic_shapes
+            serialize_portable_artifact
+            """),
+    },
+    "jax.extend.random": {
+        **_because(TODO, "random_seed threefry_2x32"),
+        **_because(LEGACY_PRNG, """
+            define_prng_impl rbg_prng_impl seed_with_impl threefry_prng_impl
+            unsafe_rbg_prng_impl
+            """),
+        **_because(NO_RANDOM_PRIMITIVE, "threefry2x32_p"),
+    },
+    "jax.extend.source_info_util": {
+        **_because(TODO, """
+            NameStack SourceInfo current current_name_stack extend_name_stack
+            new_name_stack new_source_info reset_name_stack set_name_stack summarize
+            transform_name_stack user_context
+            """),
+    },
+    "jax.extend.lowering": {
+        **_because(TODO, "JaxIrContext LoweringRuleContext upstream_dialects"),
+    },
+    "jax.extend.xla": {
+        **_because(TODO, """
+            PipelineStage clear_hlo_module_transformation
+            register_hlo_module_transformation
+            """),
+    },
+    "jax.extend.sharding": {
+        **_because(TODO, """
+            GSPMDSharding get_hlo_sharding_from_serialized_proto
+            get_op_sharding_from_serialized_proto
+            get_serialized_proto_from_hlo_sharding
+            """),
+    },
+    "jax.example_libraries.optimizers": {
+        **_because(INTERNAL, "InitFn ParamsFn UpdateFn map safe_map safe_zip unzip2 zip"),
+    },
+    "jax.experimental": {
+        **_because(TODO, "EArray compilation_cache cur_qdd primal_tangent_dtype"),
+    },
+    "jax.experimental.checkify": {
+        **_because(TODO, "init_error"),
+    },
+    "jax.experimental.compilation_cache": {
+        **_because(TODO, "compilation_cache"),
+    },
+    "jax.experimental.compilation_cache.compilation_cache": {
+        **_because(TODO, "reset_cache set_cache_dir"),
+    },
+    "jax.experimental.custom_partitioning": {
+        **_because(TODO, """
+            ArrayMapping BATCHING CompoundFactor SdyShardingRule custom_partitioning
+            custom_partitioning_p
+            """),
+    },
+    "jax.experimental.jet": {
+        **_because(TODO, "jet"),
+        **_because(INTERNAL, """
+            JetTrace JetTracer ZeroSeries ZeroTerm call_param_updaters def_comp
+            def_deriv deflinear defzero deriv_prop fact jet2 jet_fun jet_rules
+            jet_subtrace linear_prop register_pytree_node safe_zip traceable
+            tree_flatten tree_structure tree_unflatten treedef_is_leaf unzip2
+            weakref_lru_cache zero_prop zero_series zero_term
+            """),
+    },
+    "jax.experimental.mesh_utils": {
+        **_because(INTERNAL, "device_kind_handler_dict"),
+    },
+    "jax.experimental.multihost_utils": {
+        **_because(TODO, """
+            ProcessFailureError global_array_to_host_local_array
+            host_local_array_to_global_array live_devices
+            reached_preemption_sync_point
+            """),
+        **_because(INTERNAL, """
+            P global_array_to_host_local_array_impl
+            global_array_to_host_local_array_p gtl_abstract_eval
+            host_local_array_to_global_array_impl host_local_array_to_global_array_p
+            ltg_abstract_eval ltg_batcher safe_zip tree_unflatten
+            """),
+    },
+    "jax.experimental.random": {
+        **_because(TODO, "StatefulPRNG stateful_rng"),
+    },
+    "jax.experimental.serialize_executable": {
+        **_because(TODO, "deserialize_and_load serialize"),
+    },
+    "jax.experimental.sparse": {
+        **_because(TODO, """
+            BCSR COO CSC CSR CuSparseEfficiencyWarning JAXSparse
+            SparseEfficiencyError SparseEfficiencyWarning SparseTracer ad api
+            bcoo_broadcast_in_dim bcoo_concatenate bcoo_conv_general_dilated
+            bcoo_dot_general bcoo_dot_general_p bcoo_dot_general_sampled
+            bcoo_dot_general_sampled_p bcoo_dynamic_slice bcoo_extract
+            bcoo_extract_p bcoo_fromdense_p bcoo_gather bcoo_multiply_dense
+            bcoo_multiply_sparse bcoo_reduce_sum bcoo_reshape bcoo_rev bcoo_slice
+            bcoo_sort_indices bcoo_sort_indices_p bcoo_spdot_general_p bcoo_squeeze
+            bcoo_sum_duplicates bcoo_sum_duplicates_p bcoo_todense_p bcoo_transpose
+            bcoo_transpose_p bcoo_update_layout bcsr bcsr_broadcast_in_dim
+            bcsr_concatenate bcsr_dot_general bcsr_dot_general_p bcsr_extract
+            bcsr_extract_p bcsr_fromdense bcsr_fromdense_p bcsr_sum_duplicates
+            bcsr_todense bcsr_todense_p coo coo_fromdense coo_fromdense_p coo_matmat
+            coo_matmat_p coo_matvec coo_matvec_p coo_todense coo_todense_p csr
+            csr_fromdense csr_fromdense_p csr_matmat csr_matmat_p csr_matvec
+            csr_matvec_p csr_todense csr_todense_p empty eye grad jacfwd jacobian
+            jacrev linalg random random_bcoo sparsify todense todense_p transform
+            util value_and_grad
+            """),
+    },
+    "jax.experimental.sparse.linalg": {
+        **_because(TODO, "lobpcg_standard spsolve spsolve_p"),
+    },
+    "jax.experimental.layout": {
+        **_because(TODO, "with_layout_constraint"),
+    },
+    "jax.experimental.ode": {
+        **_because(INTERNAL, """
+            abs2 fit_4th_order_polynomial initial_step_size interp_fit_dopri map
+            mean_error_ratio optimal_step_size promote_dtypes_inexact
+            ravel_first_arg ravel_first_arg_ ravel_pytree runge_kutta_step safe_map
+            safe_zip tree_leaves zip
+            """),
+    },
+    "jax.experimental.xla_metadata": {
+        **_because(TODO, "set_xla_metadata"),
+    },
+    "jax.experimental.compute_on": {
+        **_because(TODO, "compute_on compute_on2"),
+    },
+    "jax.interpreters": {
+        **_because(TODO, "pxla"),
+    },
+    "jax.interpreters.ad": {
+        **_because(TODO, "defbilinear jvp linearize"),
+        **_because(JAX_AD, "add_jaxvals add_jaxvals_p"),
+    },
+    "jax.interpreters.batching": {
+        **_because(TODO, """
+            bdim_at_front broadcast defbroadcasting defreducer defvectorized
+            register_vmappable unregister_vmappable
+            """),
+    },
+    "jax.interpreters.mlir": {
+        **_because(TODO, """
+            AxisContext ConstantHandler DEVICE_TO_DEVICE_TYPE LoweringParameters
+            LoweringResult Mesh RECV_FROM_HOST_TYPE SEND_TO_HOST_TYPE
+            SPMDAxisContext ShapePolyLoweringState ShardingContext Token TokenSet
+            Value core_call_lowering dense_int_elements emit_python_callback
+            flatten_ir_types flatten_ir_values ir_attribute ir_constants
+            ir_tree_registry ir_type_handlers jaxpr_subcomp lower_jaxpr_to_fun
+            lower_jaxpr_to_module lowerable_effects make_ir_context
+            merge_mlir_modules module_to_bytecode module_to_string
+            register_constant_handler shape_tensor token_type
+            unflatten_ir_values_like_types
+            """),
+    },
+    "jax.interpreters.partial_eval": {
+        **_because(TODO, """
+            DynamicJaxprTracer JaxprTracer custom_partial_eval_rules dce_jaxpr
+            dce_jaxpr_call_rule dce_jaxpr_closed_call_rule dce_jaxpr_consts
+            dce_rules partial_eval_jaxpr_custom_rules
+            """),
+    },
+    "jax.interpreters.pxla": {
+        **_because(TODO, "create_compile_options"),
+    },
+    "jax.interpreters.xla": {
+        **_because(TODO, "Backend apply_primitive"),
+    },
+}
