@@ -146,19 +146,20 @@ def _first_64_bit_case() -> Callable[[str], bool]:
 # gamma itself, make test-slow these too.
 GAMMA_BASED = {"beta", "dirichlet", "ball", "loggamma", "generalized_normal"}
 # ... and eagerly make test runs one of their cases, in x32 (x64's is gamma's own);
-# these run with make test-slow.
-GAMMA_BASED_EAGER_SLOW = {"beta/arrays", "ball/p1", "dirichlet/batch"}
+# these run with make test-slow. So do the scalar-parameter forms of gamma and poisson,
+# whose broadcast and array-parameter cases (gamma/broadcast, poisson/lams) run in make test.
+EAGER_SLOW = {"beta/arrays", "ball/p1", "dirichlet/batch", "gamma/shape", "poisson/shape"}
 
 
 def _eager_filter(x64: bool) -> Callable[[str], bool]:
     """make test's eager cases: one shape of each dtype, and in x64 one 64-bit case per
-    function; of the draws built on gamma, one case in x32 only (see above)."""
+    function; of the draws built on gamma, one case in x32 only (see EAGER_SLOW)."""
     first_64_bit = _first_64_bit_case()
 
     def fast(name: str) -> bool:
         if x64:
             return first_64_bit(name) and name.split("/")[0] not in GAMMA_BASED
-        return _representative(name) and name not in GAMMA_BASED_EAGER_SLOW
+        return _representative(name) and name not in EAGER_SLOW
     return fast
 
 
