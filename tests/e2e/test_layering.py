@@ -16,6 +16,7 @@ compiler/stablehlo.py; and spmdc never imports jax.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -68,8 +69,9 @@ def _modules() -> list[Path]:
     return sorted(ROOT.rglob("*.py"))
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    return _parse_imports(path.read_text(), path.relative_to(ROOT.parent))
+@functools.cache     # every check reads every module: parse each file once per process
+def _imports(path: Path) -> tuple[tuple[int, str], ...]:
+    return tuple(_parse_imports(path.read_text(), path.relative_to(ROOT.parent)))
 
 
 def _parse_imports(source: str, rel: PurePosixPath | Path) -> list[tuple[int, str]]:
@@ -126,7 +128,7 @@ def test_imports_resolve_to_real_modules() -> None:
                        for c in candidates), f"{_where(path)}:{line}: {module}"
 
 
-def _upward(where: str, floor: str, imports: list[tuple[int, str]]) -> list[str]:
+def _upward(where: str, floor: str, imports: tuple[tuple[int, str], ...]) -> list[str]:
     """The imports of the module ``where`` (on ``floor``) that reach above its floor."""
     allowed = EXCEPTIONS.get(where, set())
     bad = []

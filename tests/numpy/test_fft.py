@@ -65,7 +65,7 @@ def test_numpy_fft_matches_numpy(name):
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
 
 
-@settings(max_examples=25)     # each example compiles two programs: keep the suite fast
+@settings(max_examples=15)     # each example compiles two programs: keep the suite fast
 @given(st.lists(st.integers(1, 6), min_size=1, max_size=4), st.data())
 def test_fftn_and_its_inverse_over_random_shapes_and_axes(shape, data):
     x = np.random.default_rng(len(shape)).normal(size=shape).astype(np.float32)

@@ -99,7 +99,15 @@ def _first_shape_fast(params: list) -> list:
     return out
 
 
-CASES = _first_shape_fast(_params(False)) + _first_shape_fast(_params(True))
+def _x32_only_fast(params: list) -> list:
+    """x64 ``params`` with the draws built on gamma's or binomial's rejection loops (slow to
+    compile even eagerly) left to ``make test-slow``: ``make test`` runs them in x32, and
+    gamma and binomial themselves in x64 (test_samplers.py, binomial below)."""
+    return [pytest.param(*p.values, id=p.id, marks=pytest.mark.slow)
+            if p.values[1].startswith((*GAMMA_BASED, "multinomial/")) else p for p in params]
+
+
+CASES = _first_shape_fast(_params(False)) + _x32_only_fast(_first_shape_fast(_params(True)))
 # the transformed runs, not the half-precision ones: the first case of each function runs
 # with `make test`, the others with `make test-slow`
 # The draws built on gamma's rejection loop (GAMMA_BASED) compile slowly: transformed

@@ -22,6 +22,11 @@ SOLVERS = {"cg": (jsl.cg, SPD), "bicgstab": (jsl.bicgstab, GENERAL),
            "gmres": (jsl.gmres, GENERAL),
            "gmres-incremental": (lambda *a, **k: jsl.gmres(*a, solve_method="incremental",
                                                            **k), GENERAL)}
+# gmres's incremental solve differs from the batched one only in how it solves the small
+# least-squares problem: make test runs it under jit and vmap and on complex systems; its
+# pytree, preconditioner and gradient variants run with make test-slow.
+SOLVER_PARAMS = [pytest.param(name, marks=pytest.mark.slow) if name == "gmres-incremental"
+                 else name for name in sorted(SOLVERS)]
 
 
 @pytest.fixture
@@ -65,7 +70,7 @@ def test_second_values_are_jax_s():
     assert int(jsl.gmres(GENERAL, B, x0=B * np.nan)[1]) == -1
 
 
-@pytest.mark.parametrize("name", sorted(SOLVERS))
+@pytest.mark.parametrize("name", SOLVER_PARAMS)
 def test_pytrees_are_one_long_vector(name):
     solver, a = SOLVERS[name]
     top, bottom = a[:3], a[3:]
@@ -81,7 +86,7 @@ def test_pytrees_are_one_long_vector(name):
     close(x["w"], want[3:].reshape(5, 1))
 
 
-@pytest.mark.parametrize("name", sorted(SOLVERS))
+@pytest.mark.parametrize("name", SOLVER_PARAMS)
 def test_preconditioner_and_start(name):
     solver, a = SOLVERS[name]
     jacobi = np.diag(1 / np.diag(a)).astype(np.float32)
@@ -124,7 +129,7 @@ def test_jit_and_vmap(name):
     close(got, np.linalg.solve(a.astype(np.float64), rhs.T).T)
 
 
-@pytest.mark.parametrize("name", sorted(SOLVERS))
+@pytest.mark.parametrize("name", SOLVER_PARAMS)
 def test_gradients_are_implicit(name, x64):
     solver, a = SOLVERS[name]
     a, b = a.astype(np.float64), B.astype(np.float64)
