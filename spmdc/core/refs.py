@@ -1,0 +1,427 @@
+"""Mutable array references (``jax.new_ref``, ``jax.Ref``, ``jax.freeze``, ``jax.empty_ref``,
+``jax.ref.{get, set, swap, addupdate}``) and their abstract type ``AbstractRef``
+(``jax._src.state.types.AbstractRef``, printed ``Ref{float32[3]}``).
+
+A Ref is a box holding an immutable value; reading and writing it replace that value, and
+the transformations that trace functions thread the values of the refs they touch as
+ordinary inputs and outputs. See Note [refs as threaded state].
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ..errors import at_line, user_source
+from ..runtime.array import Array
+from .abstract import AbstractValue, ShapedArray, aval_rules
+from .operands import asarray, strong
+from .tracing import Trace, Tracer, current_trace
+
+__all__ = ["AbstractRef", "Ref", "new_ref", "empty_ref", "freeze", "get", "set_", "swap",
+           "addupdate", "RefScope", "ref_scope", "bound_refs", "is_ref", "RefsFound",
+           "ref_values", "write_values"]
+
+
+# Note [refs as threaded state]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# JAX gives a Ref an abstract type of its own and state primitives (get, swap, addupdate)
+# that a "discharge" pass later turns into values threaded through the program. spmdc
+# discharges while tracing instead: a Ref is a Python box whose ``_value`` is an ordinary
+# value (an Array eagerly, a Tracer while tracing); ``ref[idx]`` reads ``_value[idx]`` and
+# ``ref[idx] = v`` replaces ``_value`` by ``_value.at[idx].set(v)``. Eagerly the box holds
+# a device buffer and nothing else is needed. Inside one trace the box carries the current
+# value from one statement to the next, so the traced program is already the discharged
+# one: no primitive, no pass and no runtime of its own.
+#
+# What needs care is a Ref that a traced function touches but did not create: written in
+# a loop body, the box would end up holding a Tracer of the body, which escapes. So every
+# transformation that can thread state traces its function inside a ``RefScope``:
+#   - a scope *owns* the refs created inside it and those it binds (the refs it threads);
+#   - touching (reading or writing) any other ref logs it, with its value at that moment,
+#     in every open scope from the innermost out to the one that owns it;
+#   - closing a scope puts the logged refs' values back as they were.
+# The transformation then looks at what the scope logged. If it touched refs from
+# outside, it traces again with those refs *bound*: their values become explicit inputs
+# and their final values explicit outputs (a loop carry for scan, while_loop and
+# fori_loop; branch outputs for cond and switch; program inputs and outputs for jit, whose
+# caller's refs are then updated with the results). The enclosing trace reads and writes
+# the refs around the call as any statement would, so nesting composes: a loop body that
+# writes a ref created outside ``jit`` makes the loop thread it, and the loop's read and
+# write of it make ``jit`` thread it too. A jitted function remembers the refs it closes
+# over, so every later call passes their current values (a cache hit traces nothing).
+# Loops and branches that only read an outer ref keep closing over its value, which does
+# not change inside them.
+#
+# Transformations that do not thread state (grad, vjp, vmap, jvp) trace functions that
+# may create and use refs freely. Writing a value of such a transformation into a ref
+# created outside it would leak a Tracer; that write is refused with JAX's error (move
+# the ref to be an argument, or create it inside). Differentiating with respect to a ref
+# or returning one from jit are refused as JAX refuses them.
+
+class AbstractRef(AbstractValue):
+    """The abstract type of a mutable array reference: the type of the value it holds
+    (``inner_aval``), a memory space and a kind; printed ``Ref{float32[3]}`` as in JAX."""
+    __slots__ = ("inner_aval", "memory_space", "kind")
+
+    def __init__(self, inner_aval: Any, memory_space: Any = None, kind: Any = None):
+        self.inner_aval = inner_aval
+        self.memory_space = memory_space
+        self.kind = kind
+
+    shape = property(lambda self: self.inner_aval.shape)
+    dtype = property(lambda self: self.inner_aval.dtype)
+    weak_type = property(lambda self: self.inner_aval.weak_type)
+    sharding = property(lambda self: self.inner_aval.sharding)
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    is_high = False
+
+    def update(self, inner_aval: Any = None, memory_space: Any = None,
+               kind: Any = None) -> AbstractRef:
+        """This type with the given fields replaced."""
+        return AbstractRef(self.inner_aval if inner_aval is None else inner_aval,
+                           self.memory_space if memory_space is None else memory_space,
+                           self.kind if kind is None else kind)
+
+    def update_weak_type(self, weak_type: bool) -> AbstractRef:
+        return self.update(inner_aval=self.inner_aval.update(weak_type=weak_type))
+
+    def to_tangent_aval(self) -> AbstractRef:
+        return AbstractRef(self.inner_aval.to_tangent_aval(), self.memory_space, self.kind)
+
+    to_ct_aval = to_tangent_aval
+
+    def str_short(self, short_dtypes: bool = False, mesh_axis_types: bool = False) -> str:
+        inner = self.inner_aval.str_short().lstrip("~")     # JAX shows no weak type here
+        if self.memory_space is not None:
+            return f"Ref<{self.memory_space}>{{{inner}}}"
+        return f"Ref{{{inner}}}"
+
+    __str__ = __repr__ = str_short
+
+    def __eq__(self, other: object) -> bool:
+        return (type(self) is type(other) and self.inner_aval == other.inner_aval
+                and self.memory_space == other.memory_space)
+
+    def __hash__(self) -> int:
+        return hash((AbstractRef, self.inner_aval, self.memory_space))
+
+
+class Ref:
+    """A mutable array reference (``jax.Ref``): made by ``new_ref``, read with ``ref[idx]``,
+    written with ``ref[idx] = v``. See Note [refs as threaded state]."""
+    __slots__ = ("_aval", "_value", "_scope", "_trace", "__weakref__")
+
+    def __init__(self, aval: AbstractRef, value: Any):
+        self._aval = aval
+        self._value = value
+        self._scope = _innermost()          # the scope that owns it (None: none)
+        self._trace = current_trace()       # the trace it was made in (None: eagerly)
+
+    aval = property(lambda self: self._aval)
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+    ndim = property(lambda self: len(self._aval.shape))
+    size = property(lambda self: self._aval.size)
+    weak_type = property(lambda self: self._aval.weak_type)
+
+    @property
+    def sharding(self) -> Any:
+        return _read(self).sharding
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __getitem__(self, idx: Any) -> Any:
+        return get(self, idx)
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        set_(self, idx, value)
+
+    def get(self, idx: Any = ()) -> Any:
+        return get(self, idx)
+
+    def set(self, value: Any, idx: Any = ()) -> None:
+        set_(self, idx, value)
+
+    def swap(self, value: Any, idx: Any = ()) -> Any:
+        return swap(self, idx, value)
+
+    def addupdate(self, value: Any, idx: Any = ()) -> None:
+        addupdate(self, idx, value)
+
+    def __repr__(self) -> str:
+        value = self._value
+        if isinstance(value, Tracer):
+            return f"Traced<{self._aval.str_short()}>"
+        return "Ref" + repr(value)[len("Array"):]
+
+    __str__ = __repr__
+
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        return np.asarray(_read(self), *args, **kwargs)
+
+
+def is_ref(x: Any) -> bool:
+    return isinstance(x, Ref)
+
+
+aval_rules[Ref] = lambda r: r.aval           # jax.typeof(ref) is its AbstractRef
+
+
+# --- scopes --------------------------------------------------------------------------------
+
+class RefScope:
+    """What one traced function touched of the refs it does not own (Note [refs as threaded
+    state]): each such ref with its value when first touched, and whether it was written."""
+
+    def __init__(self, trace: Trace | None):
+        self.trace = trace
+        self.bound: set[int] = set()            # ids of the refs this scope threads
+        self.touched: dict[int, tuple[Ref, Any]] = {}
+        self.wrote: set[int] = set()
+
+    def owns(self, ref: Ref) -> bool:
+        return ref._scope is self or id(ref) in self.bound
+
+    def refs(self, only_written: bool = False) -> list[Ref]:
+        """The refs touched from outside, in the order first touched."""
+        return [r for i, (r, _) in self.touched.items() if not only_written or i in self.wrote]
+
+
+class _Scopes(threading.local):
+    stack: list[RefScope] | None = None
+
+
+_scopes = _Scopes()
+
+
+def _stack() -> list[RefScope]:
+    if _scopes.stack is None:
+        _scopes.stack = []
+    return _scopes.stack
+
+
+def _innermost() -> RefScope | None:
+    stack = _scopes.stack
+    return stack[-1] if stack else None
+
+
+@contextmanager
+def ref_scope(refs: Sequence[Ref] = (), values: Sequence[Any] = ()) -> Iterator[RefScope]:
+    """Open a scope (in the current trace) binding ``refs`` to ``values``; on exit, every
+    ref it bound or touched has its value from before put back."""
+    scope = RefScope(current_trace())
+    saved = [(r, r._value) for r in refs]
+    for r, v in zip(refs, values, strict=True):
+        scope.bound.add(id(r))
+        r._value = v
+    stack = _stack()
+    stack.append(scope)
+    try:
+        yield scope
+    finally:
+        stack.pop()
+        for r, v in saved:
+            r._value = v
+        for r, v in scope.touched.values():
+            r._value = v
+
+
+def _touch(ref: Ref, writing: bool) -> None:
+    for scope in reversed(_scopes.stack or ()):
+        if scope.owns(ref):
+            return
+        key = id(ref)
+        if key not in scope.touched:
+            scope.touched[key] = (ref, ref._value)
+        if writing:
+            scope.wrote.add(key)
+
+
+def _home(ref: Ref) -> Trace | None:
+    """The trace whose values ``ref`` may hold: its innermost scope's, or where it was made."""
+    scope = _innermost()
+    if scope is None or ref._scope is scope:
+        return ref._trace
+    return scope.trace
+
+
+class RefsFound(Exception):
+    """Raised by a transformation's tracing when its function touched refs it did not
+    bind; the transformation catches it and traces again threading them (Note [refs as
+    threaded state])."""
+
+    def __init__(self, refs: list[Ref]):
+        super().__init__(f"the traced function uses {len(refs)} mutable array "
+                         "reference(s) it does not take as arguments")
+        self.refs = refs
+
+
+@contextmanager
+def bound_refs(refs: Sequence[Ref], values: Sequence[Any]) -> Iterator[list[Any]]:
+    """A scope binding ``refs`` to ``values``; the list it yields is filled, on leaving
+    the ``with`` body normally, with the refs' final values."""
+    finals: list[Any] = []
+    with ref_scope(refs, values) as scope:
+        yield finals
+        finals.extend(r._value for r in refs)
+    if scope.touched:
+        raise RefsFound(scope.refs())
+
+
+def ref_values(refs: Sequence[Ref]) -> list[Any]:
+    """The refs' current values, read as the enclosing function reads them."""
+    return [_read(r) for r in refs]
+
+
+def write_values(refs: Sequence[Ref], values: Sequence[Any]) -> None:
+    """Give the refs new whole values, written as the enclosing function writes them."""
+    for r, v in zip(refs, values, strict=True):
+        _touch(r, True)
+        r._value = v
+
+
+# --- reading and writing ---------------------------------------------------------------------
+
+def _check_ref(op: str, ref: Any) -> Ref:
+    if not isinstance(ref, Ref):
+        raise TypeError(f"{op}: expected a mutable array reference (jax.Ref, made by "
+                        f"jax.new_ref), got {type(ref).__name__}{at_line(user_source())}")
+    return ref
+
+
+def _read(ref: Ref) -> Any:
+    _touch(ref, False)
+    return ref._value
+
+
+def _whole(idx: Any) -> bool:
+    return idx is Ellipsis or (isinstance(idx, tuple) and
+                               (idx == () or idx == (Ellipsis,)))
+
+
+def get(ref: Ref, idx: Any = ()) -> Any:
+    """``ref[idx]``: the value the ref holds, indexed as an array is."""
+    value = _read(_check_ref("ref get", ref))
+    return value if _whole(idx) else value[idx]
+
+
+def _leaks(value: Any, home: Trace | None) -> bool:
+    """Whether ``value`` is a Tracer of a trace nested inside ``home`` (None: eager)."""
+    if not isinstance(value, Tracer):
+        return False
+    trace = value._trace
+    if home is None:
+        return True
+    while trace is not None and trace is not home:
+        trace = trace.parent
+    return trace is home and value._trace is not home
+
+
+def _checked_value(op: str, ref: Ref, idx: Any, value: Any) -> Any:
+    value = asarray(value)
+    current = ref._value
+    expected = ref.shape if _whole(idx) else current[idx].shape
+    if value.shape != tuple(expected):
+        raise ValueError(f"Invalid shape for `{op}`. Ref shape: {ref.shape}. Expected shape: "
+                         f"{tuple(expected)}. Value shape: {value.shape}. Index: {idx!r}"
+                         f"{at_line(user_source())}")
+    if value.dtype != ref.dtype:
+        if not getattr(value, "weak", False):
+            raise ValueError(f"Invalid dtype for `{op}`. Ref dtype: {ref.dtype}. Value dtype: "
+                             f"{value.dtype}{at_line(user_source())}")
+        value = value.astype(ref.dtype)
+    if _leaks(value, _home(ref)):
+        raise Exception(
+            f"performing a set/swap operation with a transformed value (traced by "
+            f"{value._trace.builder.name}) on an array reference of type {ref.aval} created "
+            "outside that transformation. Move the array reference to be an argument of the "
+            f"transformed function, or create it inside{at_line(user_source())}")
+    return value
+
+
+def _store(ref: Ref, idx: Any, value: Any) -> None:
+    new = value if _whole(idx) else ref._value.at[idx].set(value)
+    if not ref.weak_type and getattr(new, "weak", False):
+        new = strong(new)
+    ref._value = new
+
+
+def swap(ref: Ref, idx: Any, value: Any) -> Any:
+    """Write ``value`` at ``ref[idx]`` and return what was there (``jax.ref.swap``)."""
+    _check_ref("ref swap", ref)
+    _touch(ref, True)
+    value = _checked_value("swap", ref, idx, value)
+    old = ref._value if _whole(idx) else ref._value[idx]
+    _store(ref, idx, value)
+    return old
+
+
+def set_(ref: Ref, idx: Any, value: Any) -> None:
+    """``ref[idx] = value`` (``jax.ref.set``): the shape and dtype must be ``ref[idx]``'s."""
+    swap(ref, idx, value)
+
+
+def addupdate(ref: Ref, idx: Any, value: Any) -> None:
+    """``ref[idx] += value`` (``jax.ref.addupdate``), ``value`` of ``ref[idx]``'s shape."""
+    _check_ref("ref addupdate", ref)
+    _touch(ref, True)
+    value = _checked_value("addupdate", ref, idx, value)
+    old = ref._value if _whole(idx) else ref._value[idx]
+    _store(ref, idx, old + value)
+
+
+# --- making and freezing ---------------------------------------------------------------------
+
+def new_ref(init_val: Any, *, memory_space: Any = None, kind: str | None = None) -> Ref:
+    """A mutable array reference holding ``init_val`` (``jax.new_ref``)."""
+    if memory_space is not None:
+        raise ValueError(f"new_ref: memory_space={memory_space!r}: spmdc places every ref in "
+                         f"device memory; leave memory_space=None{at_line(user_source())}")
+    if isinstance(init_val, Ref):
+        raise TypeError("new_ref: the initial value is itself a Ref; pass jax.freeze(ref) "
+                        f"or ref[...] for a new reference to a copy{at_line(user_source())}")
+    if isinstance(init_val, (list, tuple, dict)) or not _array_like(init_val):
+        raise TypeError(
+            "Error interpreting argument to new_ref as a JAX value. The problematic value is "
+            f"of type {type(init_val)} and was passed to new_ref at position 0"
+            f"{at_line(user_source())}")
+    value = asarray(init_val)
+    inner = ShapedArray(value.shape, value.dtype, bool(getattr(value, "weak", False)))
+    return Ref(AbstractRef(inner, None, kind), value)
+
+
+def _array_like(x: Any) -> bool:
+    return isinstance(x, (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)
+                      ) or hasattr(x, "__jax_array__")
+
+
+def empty_ref(ty: Any, memory_space: Any = None) -> Ref:
+    """A ref of type ``ty`` (a ShapeDtypeStruct or ShapedArray) whose contents are not
+    yet written (``jax.empty_ref``); spmdc fills it with zeros."""
+    if memory_space is not None:
+        raise ValueError(f"empty_ref: memory_space={memory_space!r}: spmdc places every ref "
+                         f"in device memory; leave memory_space=None{at_line(user_source())}")
+    try:
+        shape, dtype = tuple(ty.shape), ty.dtype
+    except AttributeError:
+        raise TypeError(f"empty_ref: expected a type with a shape and a dtype (a "
+                        f"jax.ShapeDtypeStruct), got {type(ty).__name__}"
+                        f"{at_line(user_source())}") from None
+    value = asarray(np.zeros(shape, dtype))
+    return Ref(AbstractRef(ShapedArray(shape, dtype), None, None), value)
+
+
+def freeze(ref: Ref) -> Any:
+    """The final value of ``ref`` (``jax.freeze``)."""
+    if not isinstance(ref, Ref):
+        raise TypeError(f"freeze: expected a mutable array reference (jax.Ref), got "
+                        f"{type(ref).__name__}{at_line(user_source())}")
+    return _read(ref)
