@@ -23,7 +23,7 @@ from .tracing import Trace, Tracer, current_trace
 
 __all__ = ["AbstractRef", "Ref", "new_ref", "empty_ref", "freeze", "get", "set_", "swap",
            "addupdate", "RefScope", "ref_scope", "bound_refs", "is_ref", "RefsFound",
-           "ref_values", "write_values"]
+           "ref_values", "write_values", "Recorder", "run_bound"]
 
 
 # Note [refs as threaded state]
@@ -425,3 +425,36 @@ def freeze(ref: Ref) -> Any:
         raise TypeError(f"freeze: expected a mutable array reference (jax.Ref), got "
                         f"{type(ref).__name__}{at_line(user_source())}")
     return _read(ref)
+
+
+# --- loops and branches ----------------------------------------------------------------------
+
+class Recorder:
+    """Runs functions each in a scope of its own and says which outer refs they wrote: a
+    loop or a branch traces its functions through ``wrap`` once, then threads those refs
+    (Note [refs as threaded state])."""
+
+    def __init__(self) -> None:
+        self.scopes: list[RefScope] = []
+
+    def wrap(self, fun: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with ref_scope() as scope:
+                self.scopes.append(scope)
+                return fun(*args, **kwargs)
+        return run
+
+    def written(self) -> list[Ref]:
+        out: dict[int, Ref] = {}
+        for scope in self.scopes:
+            for r in scope.refs(only_written=True):
+                out.setdefault(id(r), r)
+        return list(out.values())
+
+
+def run_bound(fun: Any, refs: Sequence[Ref], values: Sequence[Any], *args: Any
+              ) -> tuple[Any, list[Any]]:
+    """``fun(*args)`` with ``refs`` bound to ``values``, and the refs' final values."""
+    with ref_scope(refs, values):
+        out = fun(*args)
+        return out, [r._value for r in refs]

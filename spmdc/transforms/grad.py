@@ -22,7 +22,7 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracer_text import TracerView
 from ..core.tracing import Tracer, apply_func, current_trace, type_of, where
-from ..core.tree import tree_flatten, tree_leaves, tree_structure, tree_unflatten
+from ..core.tree import keystr, tree_flatten, tree_leaves, tree_structure, tree_unflatten
 from ..core.tree_cycles import raise_if_cycle
 from ..runtime.array import Array
 from ..tracebacks import api_boundary
@@ -30,6 +30,7 @@ from .arguments import check_argnums, check_cotangent
 from .forward import float0
 from .jit import Jitted, eager_jit
 from .mapping import refuse_in_shard_map_body
+from .refs import check_no_ref_arguments
 
 __all__ = ["grad", "value_and_grad", "vjp"]
 
@@ -216,7 +217,8 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
     def value_and_grad_fn(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), what)
-        for i in nums:
+        for i in nums:                      # See Note [refs as threaded state] (core/refs.py)
+            check_no_ref_arguments(what, args[i], lambda path, i=i: f"args[{i}]{keystr(path)}")
             try:
                 leaves = tree_flatten(args[i])[0]
             except ValueError as e:       # a cycle: named by the argument's path
@@ -286,6 +288,7 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(fun(*primals), vjp_fn)`` where ``vjp_fn(ct)`` pulls a cotangent back to primals."""
     name = _fun_name(fun)
+    check_no_ref_arguments("vjp", primals, lambda path: f"primals{keystr(path)}")
     if current_trace() is None:
         return _eager_vjp(fun, primals, has_aux, name)
 

@@ -8,6 +8,7 @@ import pytest
 
 import spmdc
 import spmdc.numpy as jnp
+from spmdc import lax
 
 
 def test_eager_read_write_and_repr():
@@ -68,3 +69,154 @@ def test_empty_ref_has_the_type_asked_for():
     assert str(spmdc.typeof(e)) == "Ref{int32[2]}"
     e[...] = jnp.ones(2, jnp.int32)
     np.testing.assert_array_equal(spmdc.freeze(e), [1, 1])
+
+
+# --- jit ---------------------------------------------------------------------------------------
+
+def test_ref_argument_of_jit_is_updated_and_not_retraced():
+    @spmdc.jit
+    def f(x_ref, y):
+        x_ref[...] += y
+        return x_ref[...] * 2
+
+    x = spmdc.new_ref(jnp.zeros(3))
+    np.testing.assert_array_equal(f(x, 1.0), [2, 2, 2])
+    np.testing.assert_array_equal(f(x, 1.0), [4, 4, 4])
+    np.testing.assert_array_equal(x[...], [2, 2, 2])
+
+
+def test_closed_over_ref_in_jit_sees_eager_writes():
+    c = spmdc.new_ref(0.0)
+
+    @spmdc.jit
+    def g(v):
+        c[...] += v
+        return v
+
+    g(1.0)
+    g(2.0)
+    assert float(c[...]) == 3.0
+    c[...] = 10.0                    # a later call reads the ref's value now, not a constant
+    g(1.0)
+    assert float(c[...]) == 11.0
+
+
+def test_refs_made_inside_jit_and_nested_jits():
+    np.testing.assert_array_equal(
+        spmdc.jit(lambda x: spmdc.new_ref(x)[...] * 2)(3.0), 6.0)
+    e = spmdc.jit(lambda: _filled(spmdc.empty_ref(spmdc.ShapeDtypeStruct((2,), jnp.int32))))()
+    np.testing.assert_array_equal(e, [1, 1])
+    x, c = spmdc.new_ref(jnp.zeros(3)), spmdc.new_ref(0.0)
+
+    @spmdc.jit
+    def inner(r, y):
+        r[...] += y
+        c[...] += y
+        return r[...]
+
+    @spmdc.jit
+    def outer(y):
+        inner(x, y)
+        return inner(x, y)
+
+    np.testing.assert_array_equal(outer(5.0), [10, 10, 10])
+    np.testing.assert_array_equal(x[...], [10, 10, 10])
+    assert float(c[...]) == 10.0
+
+
+def _filled(e):
+    e[...] = jnp.ones(2, jnp.int32)
+    return spmdc.freeze(e)
+
+
+def test_jit_refuses_returned_and_aliased_refs_as_jax():
+    with pytest.raises(ValueError, match="mutable array references cannot be returned"):
+        spmdc.jit(lambda: spmdc.new_ref(1.0))()
+    r = spmdc.new_ref(jnp.arange(5.0))
+    with pytest.raises(ValueError, match="appeared at both args\\[0\\] and args\\[1\\]"):
+        spmdc.jit(lambda a, b: a[...])(r, r)
+
+
+# --- loops and branches (values recorded with JAX 0.10.2) ------------------------------------
+
+def _fori_sum(x):
+    r = spmdc.new_ref(0.0)
+
+    def body(i, _):
+        r[...] += x * i
+    lax.fori_loop(0, 4, body, None)
+    return r[...]
+
+
+def test_fori_loop_writes_a_ref_and_differentiates():
+    assert float(_fori_sum(2.0)) == 12.0
+    assert float(spmdc.jit(_fori_sum)(2.0)) == 12.0
+    assert float(spmdc.grad(_fori_sum)(2.0)) == 6.0
+    np.testing.assert_array_equal(spmdc.vmap(_fori_sum)(jnp.arange(3.0)), [0, 6, 12])
+
+
+def test_scan_while_and_cond_bodies_write_refs():
+    def s(xs):
+        r = spmdc.new_ref(0.0)
+
+        def body(c, x):
+            r[...] += x
+            return c, r[...]
+        return lax.scan(body, None, xs)[1], r[...]
+    for fn in (s, spmdc.jit(s)):
+        ys, total = fn(jnp.arange(4.0))
+        np.testing.assert_array_equal(ys, [0, 1, 3, 6])
+        assert float(total) == 6.0
+
+    def w(n):
+        r = spmdc.new_ref(0)
+
+        def body(i):
+            r[...] += i
+            return i + 1
+        lax.while_loop(lambda i: i < n, body, 0)
+        return r[...]
+    assert int(w(5)) == 10 and int(spmdc.jit(w)(5)) == 10
+
+    def k(p, x):
+        r = spmdc.new_ref(jnp.zeros(()))
+        lax.cond(p, lambda: r.__setitem__(..., x), lambda: None)
+        return r[...]
+    assert float(spmdc.jit(k)(True, 3.0)) == 3.0 and float(spmdc.jit(k)(False, 3.0)) == 0.0
+
+
+def test_eager_loops_over_an_eager_ref():
+    e = spmdc.new_ref(jnp.zeros(3))
+    lax.fori_loop(0, 3, lambda i, c: (e.__setitem__(i, i * 2.0), c)[1], 0)
+    np.testing.assert_array_equal(e[...], [0, 2, 4])
+    n = spmdc.new_ref(0)
+    lax.fori_loop(0, jnp.int32(3), lambda i, c: (n.__setitem__(..., n[...] + i), c)[1], 0)
+    assert int(n[...]) == 3
+
+
+# --- grad, vmap --------------------------------------------------------------------------------
+
+def test_grad_through_a_ref_made_inside():
+    def g(x):
+        r = spmdc.new_ref(x)
+        r[...] = jnp.sin(r[...])
+        return spmdc.freeze(r)
+    np.testing.assert_allclose(spmdc.jacrev(g)(jnp.ones(2)), np.diag(np.cos([1.0, 1.0])),
+                               rtol=1e-6)
+
+
+def test_transformed_writes_to_outer_refs_are_refused_as_jax():
+    cc = spmdc.new_ref(jnp.zeros(3))
+
+    def vv(v):
+        cc[...] += v
+        return v
+    with pytest.raises(Exception, match="set/swap operation with a transformed value"):
+        spmdc.vmap(vv)(jnp.ones(3))
+    np.testing.assert_array_equal(cc[...], [0, 0, 0])
+
+    def hh(x, r):
+        r[...] += x
+        return (x * r[...]).sum()
+    with pytest.raises(ValueError, match="argument args\\[1\\] is a mutable array reference"):
+        spmdc.grad(hh, argnums=1)(jnp.ones(3), cc)
