@@ -8,6 +8,7 @@ ordinary inputs and outputs. See Note [refs as threaded state].
 """
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -20,10 +21,12 @@ from ..runtime.array import Array
 from .abstract import AbstractValue, ShapedArray, aval_rules
 from .operands import asarray, strong
 from .tracing import Trace, Tracer, current_trace
+from .tree import keystr, tree_flatten_with_path
 
 __all__ = ["AbstractRef", "Ref", "new_ref", "empty_ref", "freeze", "get", "set_", "swap",
            "addupdate", "RefScope", "ref_scope", "bound_refs", "is_ref", "RefsFound",
-           "ref_values", "write_values", "Recorder", "run_bound"]
+           "ref_values", "write_values", "Recorder", "run_bound", "returned_ref",
+           "free_ref", "ref_argument"]
 
 
 # Note [refs as threaded state]
@@ -56,11 +59,15 @@ __all__ = ["AbstractRef", "Ref", "new_ref", "empty_ref", "freeze", "get", "set_"
 # Loops and branches that only read an outer ref keep closing over its value, which does
 # not change inside them.
 #
-# Transformations that do not thread state (grad, vjp, vmap, jvp) trace functions that
-# may create and use refs freely. Writing a value of such a transformation into a ref
-# created outside it would leak a Tracer; that write is refused with JAX's error (move
-# the ref to be an argument, or create it inside). Differentiating with respect to a ref
-# or returning one from jit are refused as JAX refuses them.
+# grad, value_and_grad, vjp and jvp thread the refs their function writes the same way,
+# their final values being an auxiliary output (not differentiated); vmap batches a ref
+# argument along its in axis (its value is one example's inside) and keeps a closed-over
+# ref unbatched, so writing a batched value to it is JAX's error. Transformations that
+# thread no state (checkpoint, custom_jvp and custom_vjp rules, pmap, shard_map) may
+# create and use refs inside; writing one of their values into a ref made outside would
+# leak a Tracer, and is refused (move the ref in, or pass it as an argument). Returning a
+# ref from a traced function, passing one ref twice and differentiating with respect to
+# a ref are refused as JAX refuses them (spmdc/transforms/refs.py).
 
 class AbstractRef(AbstractValue):
     """The abstract type of a mutable array reference: the type of the value it holds
@@ -122,12 +129,19 @@ class Ref:
         self._scope = _innermost()          # the scope that owns it (None: none)
         self._trace = current_trace()       # the trace it was made in (None: eagerly)
 
-    aval = property(lambda self: self._aval)
-    shape = property(lambda self: self._aval.shape)
+    # The shape is the value's: under vmap, a batched ref argument holds one example's.
+    shape = property(lambda self: tuple(self._value.shape))
     dtype = property(lambda self: self._aval.dtype)
-    ndim = property(lambda self: len(self._aval.shape))
-    size = property(lambda self: self._aval.size)
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
     weak_type = property(lambda self: self._aval.weak_type)
+
+    @property
+    def aval(self) -> AbstractRef:
+        if self.shape == self._aval.shape:
+            return self._aval
+        inner = self._aval.inner_aval
+        return self._aval.update(inner_aval=inner.update(shape=self.shape))
 
     @property
     def sharding(self) -> Any:
@@ -166,6 +180,32 @@ class Ref:
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         return np.asarray(_read(self), *args, **kwargs)
+
+
+def returned_ref(name: str, out: Any) -> None:
+    """JAX's ValueError for a traced function ``name`` (a loop body, a branch ...) that
+    returned a ref in ``out``."""
+    path, ref = next((p, leaf) for p, leaf in tree_flatten_with_path(out)[0]
+                     if isinstance(leaf, Ref))
+    raise ValueError(
+        f"function {name} traced for a transformation returned a mutable array reference of "
+        f"type {ref.aval}{f' at output {keystr(path)}' if path else ''}, but mutable array "
+        f"references cannot be returned; return ref[...] (or jax.freeze(ref)) instead"
+        f"{at_line(user_source())}")
+
+
+def ref_argument(name: str, args: Any) -> None:
+    """The TypeError for a ref among the arguments of a traced function ``name`` that does
+    not take refs (spmdc threads refs through jit, vmap and closures, not through the
+    carries and operands of loops and branches, nor into lower, trace or make_jaxpr)."""
+    path, ref = next((p, leaf) for p, leaf in tree_flatten_with_path(args)[0]
+                     if isinstance(leaf, Ref))
+    raise TypeError(
+        f"{name}: argument {('args' if path[0].idx == 0 else 'kwargs') + keystr(path[1:])} "
+        f"is a mutable array reference of type {ref.aval}; "
+        "spmdc passes refs as arguments to jit and vmap calls only (not to loop carries, "
+        "branch operands, lower, trace, eval_shape or make_jaxpr): close over the ref "
+        f"instead, or pass ref[...]{at_line(user_source())}")
 
 
 def is_ref(x: Any) -> bool:
@@ -297,14 +337,34 @@ def _check_ref(op: str, ref: Any) -> Ref:
     return ref
 
 
+class _Freed:
+    """What a ref freed by ``free_ref`` holds."""
+    __slots__ = ()
+    shape = ()
+
+    def __repr__(self) -> str:
+        return "<freed>"
+
+
+_FREED = _Freed()
+
+
+def _live(op: str, ref: Ref) -> Ref:
+    if ref._value is _FREED:
+        raise ValueError(f"{op}: the mutable array reference of type {ref._aval} was freed by "
+                         "jax.free_ref and cannot be used any more"
+                         f"{at_line(user_source())}")
+    return ref
+
+
 def _read(ref: Ref) -> Any:
     _touch(ref, False)
-    return ref._value
+    return _live("ref read", ref)._value
 
 
 def _whole(idx: Any) -> bool:
-    return idx is Ellipsis or (isinstance(idx, tuple) and
-                               (idx == () or idx == (Ellipsis,)))
+    return idx is Ellipsis or (isinstance(idx, tuple) and (
+        len(idx) == 0 or (len(idx) == 1 and idx[0] is Ellipsis)))
 
 
 def get(ref: Ref, idx: Any = ()) -> Any:
@@ -358,6 +418,7 @@ def swap(ref: Ref, idx: Any, value: Any) -> Any:
     """Write ``value`` at ``ref[idx]`` and return what was there (``jax.ref.swap``)."""
     _check_ref("ref swap", ref)
     _touch(ref, True)
+    _live("ref write", ref)
     value = _checked_value("swap", ref, idx, value)
     old = ref._value if _whole(idx) else ref._value[idx]
     _store(ref, idx, value)
@@ -373,6 +434,7 @@ def addupdate(ref: Ref, idx: Any, value: Any) -> None:
     """``ref[idx] += value`` (``jax.ref.addupdate``), ``value`` of ``ref[idx]``'s shape."""
     _check_ref("ref addupdate", ref)
     _touch(ref, True)
+    _live("ref addupdate", ref)
     value = _checked_value("addupdate", ref, idx, value)
     old = ref._value if _whole(idx) else ref._value[idx]
     _store(ref, idx, old + value)
@@ -438,6 +500,7 @@ class Recorder:
         self.scopes: list[RefScope] = []
 
     def wrap(self, fun: Any) -> Any:
+        @functools.wraps(fun)
         def run(*args: Any, **kwargs: Any) -> Any:
             with ref_scope() as scope:
                 self.scopes.append(scope)
@@ -458,3 +521,16 @@ def run_bound(fun: Any, refs: Sequence[Ref], values: Sequence[Any], *args: Any
     with ref_scope(refs, values):
         out = fun(*args)
         return out, [r._value for r in refs]
+
+
+def free_ref(ref: Ref) -> tuple[()]:
+    """Invalidate ``ref`` (``jax.free_ref``): reading, writing or freeing it again raises.
+    Only a ref made in the function being traced (or eagerly, outside any) can be freed."""
+    _check_ref("free_ref", ref)
+    scope = _innermost()
+    if scope is not None and not scope.owns(ref):
+        raise ValueError("free_ref: the mutable array reference was made outside the function "
+                         "being transformed; free it where it was made"
+                         f"{at_line(user_source())}")
+    _live("free_ref", ref)._value = _FREED
+    return ()

@@ -5,14 +5,19 @@ spmdc/core/refs.py). Also the checks JAX makes on refs at transformation boundar
 no ref returned, no ref passed twice, no ref differentiated."""
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
+from ..compiler.passes.vmap import BatchingError
 from ..core.refs import Ref, RefsFound, bound_refs, ref_values, write_values
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from ..errors import at_line, user_source
+from .mapping import mapped_leaves
 
 __all__ = ["has_refs", "call_with_refs", "check_no_ref_results", "check_no_ref_arguments",
+           "refs_as_aux", "refs_scoped", "vmap_with_refs",
            "RefsFound"]
 
 
@@ -54,9 +59,20 @@ def _arg_refs(what: str, fun: Callable[..., Any], name: str, args: tuple[Any, ..
     leaves = [leaf for _, leaf in path_leaves]
     seen: dict[int, str] = {}
     positions = []
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                         p.POSITIONAL_OR_KEYWORD)]
     for i, (path, leaf) in enumerate(path_leaves):
         if isinstance(leaf, Ref):
-            where = ("args" if path[0].idx == 0 else "kwargs") + keystr(path[1:])
+            if path[0].idx == 1:                               # a keyword argument
+                where = keystr(path[1:2])[2:-2] + keystr(path[2:])
+            elif path[1].idx < len(positional):                # JAX names the parameter
+                where = positional[path[1].idx] + keystr(path[2:])
+            else:
+                where = "args" + keystr(path[1:])
             if id(leaf) in seen:
                 raise ValueError(
                     "only one reference to a mutable array may be passed as an argument to "
@@ -121,4 +137,95 @@ def call_with_refs(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
         finally:
             pure.refs = []
         write_values(pure_refs := arg_refs + closing, finals[:len(pure_refs)])
+        return out
+
+
+def refs_scoped(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """``fun`` in a scope of its own: a RefsFound after it names the refs it touched."""
+    @functools.wraps(fun)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with bound_refs((), ()):
+            return fun(*args, **kwargs)
+    return run
+
+
+def _with_finals(fun: Callable[..., Any], has_aux: bool, refs: list[Ref],
+                 values: list[Any]) -> Callable[..., Any]:
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with bound_refs(refs, values) as finals:
+            out = fun(*args, **kwargs)
+        aux = None
+        if has_aux:
+            out, aux = out
+        return out, (aux, finals)
+    return run
+
+
+def refs_as_aux(fun: Callable[..., Any], has_aux: bool,
+                run: Callable[[Callable[..., Any], bool], Any],
+                unpack: Callable[[Any], tuple[Any, list[Any]]]) -> Any:
+    """``run(fun, has_aux)``, a transformation (grad, vjp, jvp) of ``fun``; where ``fun``
+    touches refs it did not make, it runs again as ``run(g, True)``, ``g`` returning its
+    output with the auxiliary value ``(aux, the refs' final values)``, and ``unpack``
+    splits that result into the one ``run(fun, has_aux)`` gives and the final values,
+    which are written to the refs. See Note [refs as threaded state] in core/refs.py."""
+    refs: list[Ref] = []
+    while True:
+        values = ref_values(refs)
+        try:
+            if not refs:
+                return run(refs_scoped(fun), has_aux)
+            result = run(_with_finals(fun, has_aux, refs, values), True)
+        except RefsFound as found:
+            refs.extend(r for r in found.refs if all(r is not q for q in refs))
+            continue
+        result, finals = unpack(result)
+        write_values(refs, finals)
+        return result
+
+
+def vmap_with_refs(fun: Callable[..., Any], name: str, args: tuple[Any, ...],
+                   kwargs: dict[str, Any], in_axes: Any,
+                   remap: Callable[[Callable[..., Any], list[Any]], Callable[..., Any]]) -> Any:
+    """``vmap(fun)(*args, **kwargs)`` where refs are passed or written: a vmap (``remap``,
+    given the out axes of the refs' final values) of a pure function of the refs'
+    values. A ref argument is batched along its in axis, and its final value too; a
+    closed-over ref is not batched, so writing a batched value to it is refused."""
+    leaves, tree, positions = _arg_refs("vmap", fun, name, args, kwargs)
+    arg_refs = [leaves[p] for p in positions]
+    values = list(leaves)
+    for p, v in zip(positions, ref_values(arg_refs), strict=True):
+        values[p] = v
+    a, k = tree_unflatten(tree, values)
+    dims = mapped_leaves("vmap", a, k, in_axes)[1]
+    closing: list[Ref] = []
+    while True:
+        closed_values = ref_values(closing)
+
+        def pure(*args: Any, **kwargs: Any) -> Any:
+            inner, _ = tree_flatten((args, kwargs))
+            bound = [inner[p] for p in positions] + closed_values
+            for p, r in zip(positions, arg_refs, strict=True):
+                inner[p] = r
+            args, kwargs = tree_unflatten(tree, inner)
+            with bound_refs(arg_refs + closing, bound) as finals:
+                out = fun(*args, **kwargs)
+            return out, finals
+        try:
+            out, finals = remap(pure, [dims[p] for p in positions] + [None] * len(closing))(
+                *a, **k)
+        except RefsFound as found:
+            closing.extend(r for r in found.refs if all(r is not q for q in closing))
+            continue
+        except BatchingError as e:       # a batched value written to an unbatched ref
+            k_ = next((k_ for k_ in range(len(positions), len(positions) + len(closing))
+                       if f"out_axes is None for output[1][{k_}]" in str(e)), None)
+            if k_ is None:
+                raise
+            ref = closing[k_ - len(positions)]
+            raise Exception(
+                "performing a set/swap operation with vmapped value on an unbatched array "
+                f"reference of type {ref.aval}. Move the array reference to be an argument "
+                f"to the vmapped function?{at_line(user_source())}") from None
+        write_values(arg_refs + closing, finals)
         return out
