@@ -8,25 +8,23 @@ ordinary inputs and outputs. See Note [refs as threaded state].
 """
 from __future__ import annotations
 
-import functools
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..errors import at_line, user_source
 from ..runtime.array import Array
+from . import dtypes
 from .abstract import AbstractValue, ShapedArray, aval_rules
 from .operands import asarray, strong
+from .ref_scopes import home, innermost, touch
 from .tracing import Trace, Tracer, current_trace
 from .tree import keystr, tree_flatten_with_path
 
-__all__ = ["AbstractRef", "Ref", "new_ref", "empty_ref", "freeze", "get", "set_", "swap",
-           "addupdate", "RefScope", "ref_scope", "bound_refs", "is_ref", "RefsFound",
-           "ref_values", "write_values", "Recorder", "run_bound", "returned_ref",
-           "free_ref", "ref_argument"]
+__all__ = ["AbstractRef", "Ref", "new_ref", "empty_ref", "freeze", "free_ref", "get", "set_",
+           "swap", "addupdate", "is_ref", "ref_values", "write_values", "returned_ref",
+           "ref_argument"]
 
 
 # Note [refs as threaded state]
@@ -126,7 +124,7 @@ class Ref:
     def __init__(self, aval: AbstractRef, value: Any):
         self._aval = aval
         self._value = value
-        self._scope = _innermost()          # the scope that owns it (None: none)
+        self._scope = innermost()          # the scope that owns it (None: none)
         self._trace = current_trace()       # the trace it was made in (None: eagerly)
 
     # The shape is the value's: under vmap, a batched ref argument holds one example's.
@@ -215,107 +213,6 @@ def is_ref(x: Any) -> bool:
 aval_rules[Ref] = lambda r: r.aval           # jax.typeof(ref) is its AbstractRef
 
 
-# --- scopes --------------------------------------------------------------------------------
-
-class RefScope:
-    """What one traced function touched of the refs it does not own (Note [refs as threaded
-    state]): each such ref with its value when first touched, and whether it was written."""
-
-    def __init__(self, trace: Trace | None):
-        self.trace = trace
-        self.bound: set[int] = set()            # ids of the refs this scope threads
-        self.touched: dict[int, tuple[Ref, Any]] = {}
-        self.wrote: set[int] = set()
-
-    def owns(self, ref: Ref) -> bool:
-        return ref._scope is self or id(ref) in self.bound
-
-    def refs(self, only_written: bool = False) -> list[Ref]:
-        """The refs touched from outside, in the order first touched."""
-        return [r for i, (r, _) in self.touched.items() if not only_written or i in self.wrote]
-
-
-class _Scopes(threading.local):
-    stack: list[RefScope] | None = None
-
-
-_scopes = _Scopes()
-
-
-def _stack() -> list[RefScope]:
-    if _scopes.stack is None:
-        _scopes.stack = []
-    return _scopes.stack
-
-
-def _innermost() -> RefScope | None:
-    stack = _scopes.stack
-    return stack[-1] if stack else None
-
-
-@contextmanager
-def ref_scope(refs: Sequence[Ref] = (), values: Sequence[Any] = ()) -> Iterator[RefScope]:
-    """Open a scope (in the current trace) binding ``refs`` to ``values``; on exit, every
-    ref it bound or touched has its value from before put back."""
-    scope = RefScope(current_trace())
-    saved = [(r, r._value) for r in refs]
-    for r, v in zip(refs, values, strict=True):
-        scope.bound.add(id(r))
-        r._value = v
-    stack = _stack()
-    stack.append(scope)
-    try:
-        yield scope
-    finally:
-        stack.pop()
-        for r, v in saved:
-            r._value = v
-        for r, v in scope.touched.values():
-            r._value = v
-
-
-def _touch(ref: Ref, writing: bool) -> None:
-    for scope in reversed(_scopes.stack or ()):
-        if scope.owns(ref):
-            return
-        key = id(ref)
-        if key not in scope.touched:
-            scope.touched[key] = (ref, ref._value)
-        if writing:
-            scope.wrote.add(key)
-
-
-def _home(ref: Ref) -> Trace | None:
-    """The trace whose values ``ref`` may hold: its innermost scope's, or where it was made."""
-    scope = _innermost()
-    if scope is None or ref._scope is scope:
-        return ref._trace
-    return scope.trace
-
-
-class RefsFound(Exception):
-    """Raised by a transformation's tracing when its function touched refs it did not
-    bind; the transformation catches it and traces again threading them (Note [refs as
-    threaded state])."""
-
-    def __init__(self, refs: list[Ref]):
-        super().__init__(f"the traced function uses {len(refs)} mutable array "
-                         "reference(s) it does not take as arguments")
-        self.refs = refs
-
-
-@contextmanager
-def bound_refs(refs: Sequence[Ref], values: Sequence[Any]) -> Iterator[list[Any]]:
-    """A scope binding ``refs`` to ``values``; the list it yields is filled, on leaving
-    the ``with`` body normally, with the refs' final values."""
-    finals: list[Any] = []
-    with ref_scope(refs, values) as scope:
-        yield finals
-        finals.extend(r._value for r in refs)
-    if scope.touched:
-        raise RefsFound(scope.refs())
-
-
 def ref_values(refs: Sequence[Ref]) -> list[Any]:
     """The refs' current values, read as the enclosing function reads them."""
     return [_read(r) for r in refs]
@@ -324,7 +221,7 @@ def ref_values(refs: Sequence[Ref]) -> list[Any]:
 def write_values(refs: Sequence[Ref], values: Sequence[Any]) -> None:
     """Give the refs new whole values, written as the enclosing function writes them."""
     for r, v in zip(refs, values, strict=True):
-        _touch(r, True)
+        touch(r, True)
         r._value = v
 
 
@@ -358,7 +255,7 @@ def _live(op: str, ref: Ref) -> Ref:
 
 
 def _read(ref: Ref) -> Any:
-    _touch(ref, False)
+    touch(ref, False)
     return _live("ref read", ref)._value
 
 
@@ -394,11 +291,15 @@ def _checked_value(op: str, ref: Ref, idx: Any, value: Any) -> Any:
                          f"{tuple(expected)}. Value shape: {value.shape}. Index: {idx!r}"
                          f"{at_line(user_source())}")
     if value.dtype != ref.dtype:
-        if not getattr(value, "weak", False):
+        # JAX's implicit cast: a weakly typed float into a float ref, any integer into an
+        # integer ref; every other dtype difference is an error
+        floats = all(dtypes.issubdtype(d, np.floating) for d in (value.dtype, ref.dtype))
+        ints = all(dtypes.issubdtype(d, np.integer) for d in (value.dtype, ref.dtype))
+        if not ((getattr(value, "weak", False) and floats) or ints):
             raise ValueError(f"Invalid dtype for `{op}`. Ref dtype: {ref.dtype}. Value dtype: "
                              f"{value.dtype}{at_line(user_source())}")
         value = value.astype(ref.dtype)
-    if _leaks(value, _home(ref)):
+    if _leaks(value, home(ref)):
         raise Exception(
             f"performing a set/swap operation with a transformed value (traced by "
             f"{value._trace.builder.name}) on an array reference of type {ref.aval} created "
@@ -417,7 +318,7 @@ def _store(ref: Ref, idx: Any, value: Any) -> None:
 def swap(ref: Ref, idx: Any, value: Any) -> Any:
     """Write ``value`` at ``ref[idx]`` and return what was there (``jax.ref.swap``)."""
     _check_ref("ref swap", ref)
-    _touch(ref, True)
+    touch(ref, True)
     _live("ref write", ref)
     value = _checked_value("swap", ref, idx, value)
     old = ref._value if _whole(idx) else ref._value[idx]
@@ -433,7 +334,7 @@ def set_(ref: Ref, idx: Any, value: Any) -> None:
 def addupdate(ref: Ref, idx: Any, value: Any) -> None:
     """``ref[idx] += value`` (``jax.ref.addupdate``), ``value`` of ``ref[idx]``'s shape."""
     _check_ref("ref addupdate", ref)
-    _touch(ref, True)
+    touch(ref, True)
     _live("ref addupdate", ref)
     value = _checked_value("addupdate", ref, idx, value)
     old = ref._value if _whole(idx) else ref._value[idx]
@@ -489,45 +390,11 @@ def freeze(ref: Ref) -> Any:
     return _read(ref)
 
 
-# --- loops and branches ----------------------------------------------------------------------
-
-class Recorder:
-    """Runs functions each in a scope of its own and says which outer refs they wrote: a
-    loop or a branch traces its functions through ``wrap`` once, then threads those refs
-    (Note [refs as threaded state])."""
-
-    def __init__(self) -> None:
-        self.scopes: list[RefScope] = []
-
-    def wrap(self, fun: Any) -> Any:
-        @functools.wraps(fun)
-        def run(*args: Any, **kwargs: Any) -> Any:
-            with ref_scope() as scope:
-                self.scopes.append(scope)
-                return fun(*args, **kwargs)
-        return run
-
-    def written(self) -> list[Ref]:
-        out: dict[int, Ref] = {}
-        for scope in self.scopes:
-            for r in scope.refs(only_written=True):
-                out.setdefault(id(r), r)
-        return list(out.values())
-
-
-def run_bound(fun: Any, refs: Sequence[Ref], values: Sequence[Any], *args: Any
-              ) -> tuple[Any, list[Any]]:
-    """``fun(*args)`` with ``refs`` bound to ``values``, and the refs' final values."""
-    with ref_scope(refs, values):
-        out = fun(*args)
-        return out, [r._value for r in refs]
-
-
 def free_ref(ref: Ref) -> tuple[()]:
     """Invalidate ``ref`` (``jax.free_ref``): reading, writing or freeing it again raises.
     Only a ref made in the function being traced (or eagerly, outside any) can be freed."""
     _check_ref("free_ref", ref)
-    scope = _innermost()
+    scope = innermost()
     if scope is not None and not scope.owns(ref):
         raise ValueError("free_ref: the mutable array reference was made outside the function "
                          "being transformed; free it where it was made"

@@ -28,7 +28,8 @@ from ..compiler.primitives.scan import scan_p
 from ..core import dtypes
 from ..core.operands import asarray
 from ..core.pytree_tracing import trace_pytree
-from ..core.refs import Recorder, ref_values, run_bound, write_values
+from ..core.ref_scopes import Recorder, run_bound
+from ..core.refs import ref_values, write_values
 from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
 from ..errors import at_line as _where

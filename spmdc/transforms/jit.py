@@ -31,7 +31,7 @@ from ..core.config import checked_call, runtime_checks
 from ..core.devices import check_backend, check_device
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
-from ..core.refs import bound_refs
+from ..core.ref_scopes import bound_refs
 from ..core.tracing import apply_func, type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt

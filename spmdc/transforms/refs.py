@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..compiler.passes.vmap import BatchingError
-from ..core.refs import Ref, RefsFound, bound_refs, ref_values, write_values
+from ..core.ref_scopes import RefsFound, bound_refs
+from ..core.refs import Ref, ref_values, write_values
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from ..errors import at_line, user_source
 from .mapping import mapped_leaves

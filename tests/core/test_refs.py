@@ -357,3 +357,21 @@ def test_refs_as_loop_carries_or_to_make_jaxpr_are_a_clear_type_error():
     with pytest.raises(TypeError, match="is a mutable array reference"):
         lax.scan(lambda c, _: (c, None), x, None, length=1)
     np.testing.assert_array_equal(x[...], [0, 0, 0])
+
+
+def test_implicit_casts_on_write_follow_jax():
+    v = spmdc.new_ref(jnp.array(0, dtype="bfloat16"))
+    v[...] += 1.0                              # a weak float into a bfloat16 ref
+    assert float(v[...]) == 1.0 and v.dtype == jnp.bfloat16
+    with pytest.raises(ValueError, match="Invalid dtype for `swap`"):
+        spmdc.new_ref(jnp.array([0, 0, 0]))[...] += 1.0
+    with pytest.raises(ValueError, match="Invalid dtype for `swap`"):
+        spmdc.new_ref(jnp.zeros(2))[0] = 1     # a Python int into a float ref
+    i = spmdc.new_ref(jnp.zeros(2, jnp.int8))
+    i[0] = jnp.int32(3)                         # any integer into an integer ref
+    np.testing.assert_array_equal(i[...], [3, 0])
+    k = spmdc.new_ref(spmdc.random.key(0))
+    k[...] = spmdc.random.fold_in(k[...], 1)
+    np.testing.assert_array_equal(spmdc.random.key_data(k[...]),
+                                  spmdc.random.key_data(spmdc.random.fold_in(
+                                      spmdc.random.key(0), 1)))
