@@ -29,7 +29,7 @@ from ..core import dtypes
 from ..core.operands import asarray
 from ..core.pytree_tracing import trace_pytree
 from ..core.ref_scopes import Recorder, run_bound
-from ..core.refs import ref_values, write_values
+from ..core.refs import Ref, freeze, new_ref, ref_values, write_values
 from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
 from ..errors import at_line as _where
@@ -405,7 +405,37 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
                          f"for a scan without xs{_where(source)}")
     else:
         length = lengths.pop()
+    x_leaves, x_tree = tree_flatten(xs)
+    if any(isinstance(leaf, Ref) for leaf in x_leaves):
+        return _scan_over_refs(f, init, x_leaves, x_tree, length, bool(reverse), source)
     return _scan(f, init, xs, length, bool(reverse), "lax.scan body function", source)
+
+
+def _scan_over_refs(f: Callable[[Any, Any], Any], init: Any, x_leaves: list[Any],
+                    x_tree: Any, length: int, reverse: bool, source: str | None) -> Any:
+    """A scan over ``xs`` holding refs: the body gets, for each, a ref of the slice of this
+    step, whose final value is written back into the whole one, threaded as a carry (as
+    JAX's scan over refs does; Note [refs as threaded state] in core/refs.py)."""
+    at_refs = [k for k, leaf in enumerate(x_leaves) if isinstance(leaf, Ref)]
+    refs = [x_leaves[k] for k in at_refs]
+    plain = [leaf for k, leaf in enumerate(x_leaves) if k not in at_refs]
+
+    def step(carry: Any, xs: list[Any]) -> Any:
+        i, wholes, c = carry
+        at = length - 1 - i if reverse else i
+        views = [new_ref(w[at]) for w in wholes]
+        given, leaves = iter(xs), iter(views)
+        x = tree_unflatten(x_tree, [next(leaves) if k in at_refs else next(given)
+                                    for k in range(len(x_leaves))])
+        c, y = f(c, x)
+        return (i + 1, [w.at[at].set(freeze(v)) for w, v in zip(wholes, views, strict=True)],
+                c), y
+    (_, finals, c), ys = _scan(step, (0, ref_values(refs), init), plain, length, reverse,
+                               "lax.scan body function", source,
+                               lambda p: "init" + p[3:] if p.startswith("[2]") else
+                               "a scanned ref's value")
+    write_values(refs, finals)
+    return c, ys
 
 
 def map_(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:

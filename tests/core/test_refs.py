@@ -375,3 +375,31 @@ def test_implicit_casts_on_write_follow_jax():
     np.testing.assert_array_equal(spmdc.random.key_data(k[...]),
                                   spmdc.random.key_data(spmdc.random.fold_in(
                                       spmdc.random.key(0), 1)))
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_scan_over_a_ref_gives_the_body_refs_of_its_slices(jit):
+    def body_fun(_, index_x):
+        index, x = index_x
+        x[...] += index
+        return (), x[...]
+    x_mut = spmdc.new_ref(np.arange(5))
+    doit = lambda: lax.scan(body_fun, (), (np.arange(5), x_mut))  # noqa: E731
+    _, xs = (spmdc.jit(doit) if jit else doit)()
+    np.testing.assert_array_equal(xs, np.arange(5) * 2)
+    np.testing.assert_array_equal(x_mut[...], np.arange(5) * 2)
+
+
+def test_scan_over_a_ref_reversed_and_differentiated():
+    r = spmdc.new_ref(jnp.zeros(4))
+
+    def h(c, x):
+        x[...] = c
+        return c + 1.0, None
+    lax.scan(h, 0.0, r, reverse=True)
+    np.testing.assert_array_equal(r[...], [3, 2, 1, 0])
+
+    def f(xs):
+        xs_ref = spmdc.new_ref(xs)
+        return lax.scan(lambda c, x_ref: (c + x_ref[...], None), 0.0, xs_ref)[0]
+    np.testing.assert_array_equal(spmdc.grad(f)(jnp.arange(3.0)), [1, 1, 1])
