@@ -142,7 +142,9 @@ class Jitted:
         # mutable array references (Note [refs as threaded state] in core/refs.py): the
         # refs fun closes over, and the pure jitted functions calls with refs run
         self._closed_refs: list[Any] = []
-        self._ref_jits: dict[Any, Any] = {}
+        self._ref_jits: dict[Any, Any] = {} if self._partitioned or _concrete else \
+            _shared_cache(fun, ("refs", self.static_argnums, self.static_argnames, donated,
+                                device))
         self._threads_refs = not _concrete     # False for a pure function of refs itself
         self.trace_count = 0          # how many times fun was traced (tests read it)
         # jaxlib's C++ dispatcher in front of the Python path (Note [dispatch fast path]).

@@ -22,8 +22,17 @@ __all__ = ["has_refs", "call_with_refs", "check_no_ref_results", "check_no_ref_a
            "RefsFound"]
 
 
+def _path_leaves(tree: Any) -> list[tuple[Any, Any]]:
+    """``tree``'s leaves with their paths; none for a tree that cannot be flattened (one
+    that contains itself), which the transformation then reports with its own paths."""
+    try:
+        return tree_flatten_with_path(tree)[0]
+    except (ValueError, RecursionError):
+        return []
+
+
 def has_refs(tree: Any) -> bool:
-    return any(isinstance(leaf, Ref) for leaf in tree_flatten(tree)[0])
+    return any(isinstance(leaf, Ref) for _, leaf in _path_leaves(tree))
 
 
 def _fun_text(fun: Callable[..., Any], name: str) -> str:
@@ -44,7 +53,7 @@ def check_no_ref_results(what: str, fun: Callable[..., Any], name: str, out: Any
 
 def check_no_ref_arguments(what: str, tree: Any, names: Callable[[Any], str]) -> None:
     """JAX's ValueError when ``what`` is asked to differentiate with respect to a ref."""
-    for path, leaf in tree_flatten_with_path(tree)[0]:
+    for path, leaf in _path_leaves(tree):
         if isinstance(leaf, Ref):
             raise ValueError(
                 f"{what}: argument {names(path)} is a mutable array reference of type "
@@ -86,16 +95,20 @@ def _arg_refs(what: str, fun: Callable[..., Any], name: str, args: tuple[Any, ..
 
 
 class _Pure:
-    """``fun`` as a pure function of its refs' values (one per call layout): explicit ref
-    arguments are replaced by their values, closed-over refs' values come first, and it
-    returns its outputs with every ref's final value."""
+    """A jitted function as a pure function of its refs' values (one per call layout):
+    explicit ref arguments are replaced by their values, closed-over refs' values come
+    first, and it returns its outputs with every ref's final value. What it calls and the
+    refs it binds are set for each call only, so that the jit caches shared by every
+    wrapper of the function (Note [shared jit cache] in jit.py) do not keep the function."""
 
-    def __init__(self, fun: Callable[..., Any], tree: Any, positions: list[int],
-                 check: Callable[[Any], None]):
-        self.fun, self.tree, self.positions, self.check = fun, tree, positions, check
-        self.refs: list[Ref] = []            # this call's refs: arguments', then closed-over
+    def __init__(self, tree: Any, positions: list[int]):
+        self.tree, self.positions = tree, positions
+        self.fun: Callable[..., Any] | None = None          # this call's function,
+        self.check: Callable[[Any], None] | None = None     # its check of the outputs,
+        self.refs: list[Ref] = []            # and its refs: arguments', then closed-over
 
     def __call__(self, closed_values: list[Any], leaves: list[Any]) -> Any:
+        assert self.fun is not None and self.check is not None
         leaves = list(leaves)
         values = [leaves[p] for p in self.positions] + list(closed_values)
         for p, r in zip(self.positions, self.refs, strict=False):
@@ -113,20 +126,21 @@ def call_with_refs(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
     """``jitted``'s call on arguments holding refs, or of a function closing over
     ``closed`` refs: a jitted pure function of the refs' values, then the refs updated.
     Refs found only now are added to ``closed`` and the call made again."""
-    fun = jitted._with_statics(statics)
     leaves, tree, positions = _arg_refs("jit", jitted.fun, name, args, kwargs)
+
+    def check(out: Any) -> None:
+        check_no_ref_results("jit", jitted.fun, name, out)
     while True:
         arg_refs = [leaves[p] for p in positions]
         closing = [r for r in closed if all(r is not a for a in arg_refs)]
         key = (statics, tree, tuple(positions), tuple(map(id, closing)))
         entry = jitted._ref_jits.get(key)
         if entry is None:
-            def check(out: Any) -> None:
-                check_no_ref_results("jit", jitted.fun, name, out)
-            pure = _Pure(fun, tree, positions, check)
+            pure = _Pure(tree, positions)
             entry = jitted._ref_jits[key] = (pure, make_jit(pure))
         pure, inner = entry
-        pure.refs = arg_refs + closing
+        pure.fun, pure.check, pure.refs = jitted._with_statics(statics), check, [
+            *arg_refs, *closing]
         try:
             values = [leaves[i] if i not in positions else None for i in range(len(leaves))]
             for p, v in zip(positions, ref_values(arg_refs), strict=True):
@@ -136,8 +150,8 @@ def call_with_refs(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
             closed.extend(r for r in found.refs if all(r is not c for c in closed))
             continue
         finally:
-            pure.refs = []
-        write_values(pure_refs := arg_refs + closing, finals[:len(pure_refs)])
+            pure.fun, pure.check, pure.refs = None, None, []
+        write_values([*arg_refs, *closing], finals)
         return out
 
 

@@ -403,3 +403,19 @@ def test_scan_over_a_ref_reversed_and_differentiated():
         xs_ref = spmdc.new_ref(xs)
         return lax.scan(lambda c, x_ref: (c + x_ref[...], None), 0.0, xs_ref)[0]
     np.testing.assert_array_equal(spmdc.grad(f)(jnp.arange(3.0)), [1, 1, 1])
+
+
+def test_new_jit_wrappers_of_a_function_closing_over_a_ref_share_its_program():
+    c = spmdc.new_ref(0.0)
+    traces = []
+
+    def step(v):
+        traces.append(1)
+        c[...] += v
+        return v
+    for _ in range(3):
+        spmdc.jit(step)(1.0)
+    assert float(c[...]) == 3.0
+    # the first wrapper traces to find the ref, then the pure function; later wrappers
+    # find the ref again, and the pure function's program is reused
+    assert len(traces) == 4
