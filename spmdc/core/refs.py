@@ -153,6 +153,16 @@ class Ref:
     def __getitem__(self, idx: Any) -> Any:
         return get(self, idx)
 
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"a mutable array reference ({self.aval}) is not an array; read its "
+                        f"value with ref[...]{at_line(user_source())}")
+
+    def __iter__(self) -> Any:
+        # Without this, Python and NumPy would iterate a ref through __getitem__ until an
+        # IndexError, which an out-of-range index (clamped, as JAX's) never raises.
+        raise TypeError(f"a mutable array reference ({self.aval}) is not iterable; iterate "
+                        f"over ref[...] instead{at_line(user_source())}")
+
     def __setitem__(self, idx: Any, value: Any) -> None:
         set_(self, idx, value)
 
@@ -175,9 +185,6 @@ class Ref:
         return "Ref" + repr(value)[len("Array"):]
 
     __str__ = __repr__
-
-    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
-        return np.asarray(_read(self), *args, **kwargs)
 
 
 def returned_ref(name: str, out: Any) -> None:

@@ -419,3 +419,15 @@ def test_new_jit_wrappers_of_a_function_closing_over_a_ref_share_its_program():
     # the first wrapper traces to find the ref, then the pure function; later wrappers
     # find the ref again, and the pure function's program is reused
     assert len(traces) == 4
+
+
+def test_a_ref_used_as_an_array_is_a_type_error_not_a_hang():
+    r = spmdc.new_ref(jnp.ones(3))
+    with pytest.raises(TypeError, match="is not an array; read its value with ref"):
+        jnp.sin(r)
+    with pytest.raises(TypeError, match="is not an array"):
+        spmdc.jit(lambda: jnp.sin(r))()
+    with pytest.raises(TypeError, match="not iterable"):
+        list(r)
+    with pytest.raises(TypeError):
+        r + 1
