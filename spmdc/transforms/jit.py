@@ -279,7 +279,13 @@ class Jitted:
 
     def _call_with_refs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A call whose function takes or closes over mutable array references (Note
-        [refs as threaded state] in core/refs.py)."""
+        [refs as threaded state] in core/refs.py). Its arguments are not donated (JAX
+        ignores donations it cannot use too)."""
+        if self._partitioned:
+            raise ValueError(
+                f"jit({_display_name(self.fun)}): a function taking or closing over mutable "
+                "array references runs without in_shardings/out_shardings in spmdc; drop "
+                f"them, or pass ref[...] and write the result back{where()}")
         statics, args, kwargs = self._split(args, kwargs)
 
         def make_jit(pure: Callable[..., Any]) -> Jitted:

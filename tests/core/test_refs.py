@@ -431,3 +431,10 @@ def test_a_ref_used_as_an_array_is_a_type_error_not_a_hang():
         list(r)
     with pytest.raises(TypeError):
         r + 1
+
+
+def test_jit_with_shardings_refuses_refs_clearly():
+    r = spmdc.new_ref(jnp.zeros(2))
+    sharding = spmdc.sharding.NamedSharding(spmdc.make_mesh((1,), ("x",)), spmdc.P())
+    with pytest.raises(ValueError, match="without in_shardings/out_shardings"):
+        spmdc.jit(lambda r: r[...], in_shardings=sharding)(r)
