@@ -36,6 +36,7 @@ from ..tracebacks import api_boundary
 from .arguments import check_array_arguments, checking_results
 from .jit import Jitted, _display_name, _fun_name, eager_jit, trace_pytree
 from .mapping import refuse_in_shard_map_body
+from .refs import refs_as_aux
 
 __all__ = ["jvp", "linearize", "linear_transpose", "float0"]
 
@@ -167,12 +168,20 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         check_array_arguments("jvp", shown, [("primals", tuple(primals)),
                                              ("tangents", tuple(tangents))])
         raise
-    out, tangents_out = _run_jvp(checking_results("jvp", fun, shown, has_aux), has_aux,
-                                 tuple(primals), float_tangents)
-    if has_aux:
-        main, aux = out
-        return main, _with_float0(main, tangents_out[:_n_float(main)]), aux
-    return out, _with_float0(out, tangents_out)
+
+    def run(f: Callable[..., Any], with_aux: bool) -> Any:
+        out, tangents_out = _run_jvp(checking_results("jvp", f, shown, with_aux), with_aux,
+                                     tuple(primals), float_tangents)
+        if with_aux:
+            main, aux = out
+            return main, _with_float0(main, tangents_out[:_n_float(main)]), aux
+        return out, _with_float0(out, tangents_out)
+
+    def unpack(r: Any) -> tuple[Any, list[Any]]:
+        main, t, (aux, finals) = r
+        return ((main, t, aux) if has_aux else (main, t)), finals
+    # refs fun closes over and writes are updated: Note [refs as threaded state]
+    return refs_as_aux(fun, has_aux, run, unpack)
 
 
 def _n_float(tree: Any) -> int:
