@@ -12,7 +12,7 @@ from typing import Any
 
 from .tracing import Trace, current_trace
 
-__all__ = ["RefScope", "ref_scope", "innermost", "touch", "home", "RefsFound", "bound_refs",
+__all__ = ["RefScope", "ref_scope", "innermost", "touch", "home", "_RefsFound", "bound_refs",
            "Recorder", "run_bound"]
 
 
@@ -94,7 +94,7 @@ def home(ref: Any) -> Trace | None:
     return scope.trace
 
 
-class RefsFound(Exception):
+class _RefsFound(Exception):
     """Raised by a transformation's tracing when its function touched refs it did not
     bind; the transformation catches it and traces again threading them (Note [refs as
     threaded state])."""
@@ -114,7 +114,7 @@ def bound_refs(refs: Sequence[Any], values: Sequence[Any]) -> Iterator[list[Any]
         yield finals
         finals.extend(r._value for r in refs)
     if scope.touched:
-        raise RefsFound(scope.refs())
+        raise _RefsFound(scope.refs())
 
 
 # --- loops and branches ----------------------------------------------------------------------

@@ -60,7 +60,7 @@ from .partitioned import (
     out_requests,
     partitioned_key,
 )
-from .refs import RefsFound, call_with_refs, check_no_ref_results, has_refs
+from .refs import _RefsFound, call_with_refs, check_no_ref_results, has_refs
 from .stages import Entry, Lowered, PartitionedLowered, Traced, compile_entry, device_of
 
 __all__ = ["jit", "make_ir", "clear_caches"]
@@ -271,7 +271,7 @@ class Jitted:
         except TypeError:
             self._raise_if_not_array_argument(args, kwargs)
             raise
-        except RefsFound as found:          # fun closes over refs: thread them
+        except _RefsFound as found:          # fun closes over refs: thread them
             if not self._threads_refs:
                 raise
             self._closed_refs.extend(found.refs)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..compiler.passes.vmap import BatchingError
-from ..core.ref_scopes import RefsFound, bound_refs
+from ..core.ref_scopes import _RefsFound, bound_refs
 from ..core.refs import Ref, ref_values, write_values
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from ..errors import at_line, user_source
@@ -19,7 +19,7 @@ from .mapping import mapped_leaves
 
 __all__ = ["has_refs", "call_with_refs", "check_no_ref_results", "check_no_ref_arguments",
            "refs_as_aux", "refs_scoped", "vmap_with_refs",
-           "RefsFound"]
+           "_RefsFound"]
 
 
 def _path_leaves(tree: Any) -> list[tuple[Any, Any]]:
@@ -146,7 +146,7 @@ def call_with_refs(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
             for p, v in zip(positions, ref_values(arg_refs), strict=True):
                 values[p] = v
             out, finals = inner(ref_values(closing), values)
-        except RefsFound as found:
+        except _RefsFound as found:
             closed.extend(r for r in found.refs if all(r is not c for c in closed))
             continue
         finally:
@@ -156,7 +156,7 @@ def call_with_refs(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
 
 
 def refs_scoped(fun: Callable[..., Any]) -> Callable[..., Any]:
-    """``fun`` in a scope of its own: a RefsFound after it names the refs it touched."""
+    """``fun`` in a scope of its own: a _RefsFound after it names the refs it touched."""
     @functools.wraps(fun)
     def run(*args: Any, **kwargs: Any) -> Any:
         with bound_refs((), ()):
@@ -192,7 +192,7 @@ def refs_as_aux(fun: Callable[..., Any], has_aux: bool,
             if not refs:
                 return run(refs_scoped(fun), has_aux)
             result = run(_with_finals(fun, has_aux, refs, values), True)
-        except RefsFound as found:
+        except _RefsFound as found:
             refs.extend(r for r in found.refs if all(r is not q for q in refs))
             continue
         result, finals = unpack(result)
@@ -230,7 +230,7 @@ def vmap_with_refs(fun: Callable[..., Any], name: str, args: tuple[Any, ...],
         try:
             out, finals = remap(pure, [dims[p] for p in positions] + [None] * len(closing))(
                 *a, **k)
-        except RefsFound as found:
+        except _RefsFound as found:
             closing.extend(r for r in found.refs if all(r is not q for q in closing))
             continue
         except BatchingError as e:       # a batched value written to an unbatched ref

@@ -22,7 +22,7 @@ from ..tracebacks import api_boundary
 from .arguments import checking_results
 from .jit import Jitted, _display_name, eager_jit
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_dims, out_paths, slice_types
-from .refs import RefsFound, has_refs, refs_scoped, vmap_with_refs
+from .refs import _RefsFound, has_refs, refs_scoped, vmap_with_refs
 
 __all__ = ["vmap", "batching"]
 
@@ -76,7 +76,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
             return vmap_with_refs(fun, name, args, kwargs, in_axes, remap)
         try:
             return plain(*args, **kwargs)
-        except RefsFound:
+        except _RefsFound:
             return vmap_with_refs(fun, name, args, kwargs, in_axes, remap)
 
     return api_boundary(batched)       # See Note [library frames] (errors.py)
