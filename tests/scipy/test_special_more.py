@@ -1,0 +1,65 @@
+"""spmdc.scipy.special's Fresnel integrals and Faddeeva function: values, values under
+jit and derivatives against JAX 0.10.2's (recorded by `tools/record.py special_more`, x32
+and x64) and against SciPy's."""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import oracle
+import pytest
+import scipy.special as ss
+from special_more_cases import FRESNEL_X, WOFZ_Z, cases
+
+import spmdc
+import spmdc.scipy.special as sp
+from spmdc.core import dtypes
+
+LIB = types.SimpleNamespace(special=sp, jit=spmdc.jit, vmap=spmdc.vmap, grad=spmdc.grad,
+                            jacfwd=spmdc.jacfwd)
+RTOL = {"x32": 4e-6, "x64": 1e-14}
+# w'(x) = -2 x w(x) + 2i/sqrt(pi) cancels for large real x: there the two agree to a few
+# ulps of the terms (XLA's fusion choices differ), not of the result.
+CANCELLING = {"wofz.grad_real"}
+
+
+@pytest.fixture(params=[pytest.param("x32", marks=pytest.mark.slow), "x64"])
+def mode(request):
+    previous = dtypes.enable_x64(request.param == "x64")
+    yield request.param
+    dtypes.enable_x64(previous)
+
+
+@pytest.mark.parametrize("name", sorted(cases(False)))
+def test_values_and_derivatives_match_jax(mode, name):
+    want = oracle.recorded(f"special_more_{mode}.npz")[name]
+    got = np.asarray(cases(mode == "x64")[name](LIB))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    eps = float(np.finfo(want.dtype).eps)
+    atol = 4e3 * eps if name in CANCELLING else 0.0
+    np.testing.assert_allclose(got, want, rtol=RTOL[mode], atol=atol)
+
+
+def test_fresnel_and_wofz_match_scipy(mode):
+    f, c = (np.float64, np.complex128) if mode == "x64" else (np.float32, np.complex64)
+    x, z = np.array(FRESNEL_X, f), np.array(WOFZ_Z, c)
+    rtol = 1e-12 if mode == "x64" else 3e-5      # Cephes fresnlf: float32 accuracy
+    s, cc = sp.fresnel(x)
+    want_s, want_c = ss.fresnel(x.astype(np.float64))
+    np.testing.assert_allclose(np.asarray(s), want_s, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(np.asarray(cc), want_c, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(np.asarray(sp.wofz(z)), ss.wofz(z.astype(np.complex128)),
+                               rtol=rtol)
+    np.testing.assert_allclose(np.asarray(sp.erfcx(z)), ss.erfcx(z.astype(np.complex128)),
+                               rtol=rtol)
+
+
+def test_dtypes_follow_jax():
+    assert sp.wofz(np.float32(1.0)).dtype == np.complex64
+    assert sp.wofz(1).dtype == np.complex64                      # an int: the default float
+    assert sp.erfcx(np.complex64(1j)).dtype == np.complex64
+    s, c = sp.fresnel(np.float16([0.5, 3.0]))                    # computed in float32
+    assert s.dtype == c.dtype == np.float16
+    np.testing.assert_allclose(np.asarray(s, np.float64), ss.fresnel([0.5, 3.0])[0], rtol=1e-3)
+    with pytest.raises(NotImplementedError, match="complex"):    # JAX's class
+        sp.fresnel(np.complex64(1.0))
