@@ -1,6 +1,6 @@
-"""spmdc.scipy.special's Fresnel integrals and Faddeeva function: values, values under
-jit and derivatives against JAX 0.10.2's (recorded by `tools/record.py special_more`, x32
-and x64) and against SciPy's."""
+"""spmdc.scipy.special's Fresnel integrals, Faddeeva function and hypergeometric
+functions: values, values under jit and derivatives against JAX 0.10.2's (recorded by
+`tools/record.py special_more`, x32 and x64) and against SciPy's."""
 from __future__ import annotations
 
 import types
@@ -9,7 +9,18 @@ import numpy as np
 import oracle
 import pytest
 import scipy.special as ss
-from special_more_cases import FRESNEL_X, WOFZ_Z, cases
+from special_more_cases import (
+    FRESNEL_X,
+    HYP1F1_A,
+    HYP1F1_B,
+    HYP1F1_X,
+    HYP2F1_A,
+    HYP2F1_B,
+    HYP2F1_C,
+    HYP2F1_X,
+    WOFZ_Z,
+    cases,
+)
 
 import spmdc
 import spmdc.scipy.special as sp
@@ -30,7 +41,12 @@ def mode(request):
     dtypes.enable_x64(previous)
 
 
-@pytest.mark.parametrize("name", sorted(cases(False)))
+# the cases that take seconds (hyp2f1's loops traced per branch): make test-slow
+SLOW = {"hyp2f1", "hyp2f1.jit", "hyp2f1.grad_x"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
+                                  for n in sorted(cases(False))])
 def test_values_and_derivatives_match_jax(mode, name):
     want = oracle.recorded(f"special_more_{mode}.npz")[name]
     got = np.asarray(cases(mode == "x64")[name](LIB))
@@ -54,12 +70,41 @@ def test_fresnel_and_wofz_match_scipy(mode):
                                rtol=rtol)
 
 
-def test_dtypes_follow_jax():
+@pytest.fixture
+def x64():
+    previous = dtypes.enable_x64(True)
+    yield
+    dtypes.enable_x64(previous)
+
+
+def test_hypergeometric_functions_match_scipy(x64):
+    # Where JAX and SciPy agree: not at a = b = 0 (JAX: 1, SciPy: NaN), nor at x = -30,
+    # where 1F1's Taylor series cancels (JAX's relative error there is 1e-4 too).
+    a, b, x = (np.array(v) for v in (HYP1F1_A, HYP1F1_B, HYP1F1_X))
+    keep = np.isfinite(ss.hyp1f1(a, b, x)) & (x > -30) & ~((a == 0) & (b == 0))
+    np.testing.assert_allclose(np.asarray(sp.hyp1f1(a[keep], b[keep], x[keep])),
+                               ss.hyp1f1(a[keep], b[keep], x[keep]), rtol=1e-13)
+    a, b, c, x = (np.array(v) for v in (HYP2F1_A, HYP2F1_B, HYP2F1_C, HYP2F1_X))
+    want = ss.hyp2f1(a, b, c, x)
+    got = np.asarray(sp.hyp2f1(a, b, c, x))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-9)
+    assert np.all(np.isinf(got[~finite]))
+
+
+@pytest.mark.slow
+def test_fresnel_of_float16_is_computed_in_float32():
+    s, c = sp.fresnel(np.float16([0.5, 3.0]))
+    assert s.dtype == c.dtype == np.float16
+    np.testing.assert_allclose(np.asarray(s, np.float64), ss.fresnel([0.5, 3.0])[0], rtol=1e-3)
+
+
+def test_dtypes_and_errors_follow_jax():
     assert sp.wofz(np.float32(1.0)).dtype == np.complex64
     assert sp.wofz(1).dtype == np.complex64                      # an int: the default float
     assert sp.erfcx(np.complex64(1j)).dtype == np.complex64
-    s, c = sp.fresnel(np.float16([0.5, 3.0]))                    # computed in float32
-    assert s.dtype == c.dtype == np.float16
-    np.testing.assert_allclose(np.asarray(s, np.float64), ss.fresnel([0.5, 3.0])[0], rtol=1e-3)
     with pytest.raises(NotImplementedError, match="complex"):    # JAX's class
         sp.fresnel(np.complex64(1.0))
+    with pytest.raises(ValueError, match="complex"):
+        sp.hyp1f1(1.0, 2.0, np.complex64(1.0))
+    assert sp.hyp1f1(1, 2, 3).dtype == np.float32
