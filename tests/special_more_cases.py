@@ -1,7 +1,8 @@
 """The cases that `tools/record.py special_more` runs on JAX 0.10.2 (x32 and x64) and
 tests/scipy/test_special_more.py runs on spmdc: the Fresnel integrals, the Faddeeva
-function (wofz, and erfcx of complex arguments) and the hypergeometric functions hyp1f1
-and hyp2f1, their values, under jit, and their derivatives. Each case is ``fn(lib)``, as
+function (wofz, and erfcx of complex arguments), the hypergeometric functions hyp1f1
+and hyp2f1 and the spherical harmonics sph_harm_y, their values, under jit, and their
+derivatives. Each case is ``fn(lib)``, as
 in special_function_cases.py."""
 from __future__ import annotations
 
@@ -34,6 +35,13 @@ HYP2F1_X = (0.0, 0.5, 0.5, 0.5, 0.3, 1.0, 0.4, -0.6, 1.5, 1.0, 0.3, 0.7, -0.4, 0
             0.93, 0.95, 0.5)
 HYP2F1_DIFFERENTIABLE = (10, 12, 13, 14, 16)
 
+# sph_harm_y: m = 0, positive and negative m (odd and even), m = n, near the pole, the
+# equator.
+SPH_N = (0, 1, 1, 2, 2, 3, 4, 5, 5, 2, 6)
+SPH_M = (0, 0, 1, -1, 2, -3, 2, -4, 5, 0, -6)
+SPH_THETA = (0.3, 1.0, 2.0, 0.5, 3.0, 1.2, 0.01, 2.5, 1.5, np.pi / 2, 0.7)
+SPH_PHI = (0.0, 0.5, 1.0, 2.0, -1.0, 3.0, 0.2, 4.0, 1.1, 0.3, 5.0)
+
 
 def cases(x64: bool) -> dict:
     f = np.float64 if x64 else np.float32
@@ -45,6 +53,7 @@ def cases(x64: bool) -> dict:
     h1_smooth = [v[smooth] for v in h1]
     h2 = [np.array(v, f) for v in (HYP2F1_A, HYP2F1_B, HYP2F1_C, HYP2F1_X)]
     h2_smooth = [v[list(HYP2F1_DIFFERENTIABLE)] for v in h2]
+    sph = (np.array(SPH_N), np.array(SPH_M), np.array(SPH_THETA, f), np.array(SPH_PHI, f))
 
     def fresnel_grads(lib):
         return (lib.vmap(lib.grad(lambda v: lib.special.fresnel(v)[0]))(finite),
@@ -71,4 +80,10 @@ def cases(x64: bool) -> dict:
         "hyp2f1.jit": lambda lib: lib.jit(lib.special.hyp2f1)(*h2),
         **{f"hyp2f1.grad_{n}": (lambda k: lambda lib: lib.vmap(lib.grad(
             lib.special.hyp2f1, argnums=k))(*h2_smooth))(k) for k, n in enumerate("abcx")},
+        "sph_harm_y": lambda lib: lib.special.sph_harm_y(*sph),
+        "sph_harm_y.n_max": lambda lib: lib.special.sph_harm_y(*sph, n_max=8),
+        "sph_harm_y.jit": lambda lib: lib.jit(
+            lambda *a: lib.special.sph_harm_y(*a, n_max=6))(*sph),
+        "sph_harm_y.scalar_theta": lambda lib: lib.special.sph_harm_y(
+            np.array([3]), np.array([1]), f(0.4), np.array([0.9], f)),
     }

@@ -455,5 +455,6 @@ from spmdc.scipy.special_hypergeometric import hyp2f1 as hyp2f1  # noqa: E402
 from spmdc.scipy.special_owens_t import owens_t as owens_t  # noqa: E402
 from spmdc.scipy.special_sine_cosine_integrals import sici as sici  # noqa: E402
 from spmdc.scipy.special_spence import spence as spence  # noqa: E402
+from spmdc.scipy.special_spherical_harmonics import sph_harm_y as sph_harm_y  # noqa: E402
 from spmdc.scipy.special_zeta import bernoulli as bernoulli  # noqa: E402
 from spmdc.scipy.special_zeta import zeta as zeta  # noqa: E402

@@ -18,6 +18,10 @@ from special_more_cases import (
     HYP2F1_B,
     HYP2F1_C,
     HYP2F1_X,
+    SPH_M,
+    SPH_N,
+    SPH_PHI,
+    SPH_THETA,
     WOFZ_Z,
     cases,
 )
@@ -99,6 +103,12 @@ def test_fresnel_of_float16_is_computed_in_float32():
     np.testing.assert_allclose(np.asarray(s, np.float64), ss.fresnel([0.5, 3.0])[0], rtol=1e-3)
 
 
+def test_spherical_harmonics_match_scipy(x64):
+    args = (np.array(SPH_N), np.array(SPH_M), np.array(SPH_THETA), np.array(SPH_PHI))
+    np.testing.assert_allclose(np.asarray(sp.sph_harm_y(*args)), ss.sph_harm_y(*args),
+                               rtol=1e-12, atol=1e-15)
+
+
 def test_dtypes_and_errors_follow_jax():
     assert sp.wofz(np.float32(1.0)).dtype == np.complex64
     assert sp.wofz(1).dtype == np.complex64                      # an int: the default float
@@ -108,3 +118,8 @@ def test_dtypes_and_errors_follow_jax():
     with pytest.raises(ValueError, match="complex"):
         sp.hyp1f1(1.0, 2.0, np.complex64(1.0))
     assert sp.hyp1f1(1, 2, 3).dtype == np.float32
+    with pytest.raises(NotImplementedError, match="diff_n"):     # JAX's class
+        sp.sph_harm_y(np.array([1]), np.array([0]), np.array([0.5]), np.array([0.1]), diff_n=1)
+    with pytest.raises(spmdc.errors.ConcretizationTypeError):    # n_max must be static
+        spmdc.jit(sp.sph_harm_y)(np.array([1]), np.array([0]), np.array([0.5]),
+                                 np.array([0.1]))
