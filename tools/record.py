@@ -90,6 +90,9 @@ CASE_SETS: dict[str, CaseSet] = {
                                  "special_functions.record_special_functions",
                                  "special_functions.special_function_names",
                                  "special_functions_{mode}.npz", X64_MODES),
+    "special_more": CaseSet("special_more_cases", "special_functions.record_special_functions",
+                            "special_functions.special_function_names",
+                            "special_more_{mode}.npz", X64_MODES),
     "jaxprs": CaseSet("jaxpr_cases", "jaxprs.record_jaxprs", "jaxprs.jaxpr_names",
                       "jaxprs_reference.json"),
 }

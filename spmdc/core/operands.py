@@ -62,9 +62,10 @@ def strong(x: Any) -> Any:
     return Array(x._buffers, x.type, False, x._devices, x.split, x._sharding)
 
 
-def error(op: str, message: str) -> TypeError:
-    """A TypeError naming ``op``, with the user's line appended."""
-    return TypeError(f"{op}: {message}{at_line(user_source())}")
+def error(op: str, message: str, kind: type[Exception] = TypeError) -> Exception:
+    """An exception of class ``kind`` (TypeError unless JAX raises another there) naming
+    ``op``, with the user's line appended."""
+    return kind(f"{op}: {message}{at_line(user_source())}")
 
 
 def asarray(x: Any, dtype: Any = None) -> Any:
@@ -89,7 +90,8 @@ def _stacked(values: Sequence[Any]) -> Any:
     arrays = [asarray(v) for v in values]
     shapes = {a.shape for a in arrays}
     if len(shapes) != 1:
-        raise error("stack", f"all input arrays must have the same shape, got {sorted(shapes)}")
+        raise error("stack", f"all input arrays must have the same shape, got {sorted(shapes)}",
+                    ValueError)
     arrays = [bind(reshape_p, a, new_sizes=(1, *a.shape), weak=a.weak) for a in arrays]
     arrays, _, weak = promote("concatenate", *arrays)
     if len(arrays) == 1:
@@ -220,9 +222,23 @@ def shape_of(x: Any) -> tuple[int, ...]:
     return x.shape if isinstance(x, ARRAY_TYPES) else np.shape(x)
 
 
-# The functions whose job is broadcasting raise ValueError for shapes that do not
-# broadcast; an operation given such operands raises TypeError (JAX's types, both).
-_BROADCASTING_FUNCTIONS = ("broadcast_shapes", "broadcast_to", "broadcast_arrays")
+# Note [broadcast error classes]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Shapes that do not broadcast raise the class JAX 0.10.2 raises there, which depends on
+# how it got there: the functions whose job is broadcasting (and jnp.where and matmul's
+# batch dimensions, which broadcast their operands first) raise ValueError; an
+# elementwise operation raises ValueError when its operands' non-scalar ranks differ
+# (JAX's promote_shapes calls lax.broadcast_shapes to find the rank to promote to) and
+# TypeError when they are of one rank (the lax operation itself rejects the shapes).
+_BROADCASTING_FUNCTIONS = ("broadcast_shapes", "broadcast_to", "broadcast_arrays", "where",
+                           "matmul")
+
+
+def _broadcast_error_class(op: str, shapes: Sequence[Sequence[int]]) -> type[Exception]:
+    """The class JAX raises for ``shapes`` that do not broadcast in ``op``.
+    See Note [broadcast error classes]."""
+    ranks = {len(s) for s in shapes if len(s)}
+    return ValueError if op in _BROADCASTING_FUNCTIONS or len(ranks) > 1 else TypeError
 
 
 def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tuple[int, ...]:
@@ -234,10 +250,10 @@ def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tu
         sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
         if len(sizes) > 1:
             listed = ", ".join(str(tuple(s)) for s in shapes)
-            if op in _BROADCASTING_FUNCTIONS:    # ValueError, worded as JAX's
-                raise ValueError(str(error(op, "Incompatible shapes for broadcasting: "
-                                           + listed)))
-            raise error(op, "incompatible shapes for broadcasting: " + listed)  # TypeError
+            if op in _BROADCASTING_FUNCTIONS:    # worded as JAX's
+                raise error(op, "Incompatible shapes for broadcasting: " + listed, ValueError)
+            raise error(op, "incompatible shapes for broadcasting: " + listed,
+                        _broadcast_error_class(op, shapes))
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
 

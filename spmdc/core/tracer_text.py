@@ -23,37 +23,49 @@ __all__ = ["TracerView", "tracer_repr", "tracer_str"]
 
 # Note [tracer text]
 # ~~~~~~~~~~~~~~~~~~
-# A traced value prints as the value JAX would hold at that point:
+# A traced value prints as the tracer JAX would hold at that point: the innermost
+# transformation that touches the value decides its class, and where that tracer shows a
+# primal (or a tangent), the primal is written as the next transformation out holds it.
 #
 # - in a trace of ``vmap``, a value computed from a mapped input is JAX's VmapTracer:
 #   ``VmapTracer(aval=<one example's type>, batched=<the batched type>)``, the batch
 #   axis where ``in_axes`` put it for an input and for what an elementwise operation
 #   computes from it (a result of the operand's shape), first for anything else (JAX's
 #   batching rules move it there);
-# - in a trace of ``grad``, ``value_and_grad`` or ``vjp``, a value computed from a
-#   differentiated input is JAX's GradTracer: ``GradTracer(primal=<the primal>,
-#   typeof(tangent)=<its short type, f32[3]>)``, the primal written by ``str`` when its
-#   value is known (eager autodiff, Note [concrete values while tracing] in
-#   core/concrete.py), else as the enclosing trace's tracer;
+# - in a trace of ``grad``, ``value_and_grad``, ``vjp`` or ``linearize``, a value computed
+#   from a differentiated input is JAX's GradTracer: ``GradTracer(primal=<the primal>,
+#   typeof(tangent)=<its short type, f32[3]>)``;
+# - in a trace of ``jvp``, a value computed from an input with a tangent is JAX's
+#   JVPTracer: ``JVPTracer(primal=<the primal>, tangent=<the tangent>)``;
+# - a primal (or tangent) whose value is known (eager autodiff, Note [concrete values
+#   while tracing] in core/concrete.py) is written by ``str``; else as the enclosing
+#   trace holds it: ``vmap(grad(f))`` shows ``GradTracer(primal=VmapTracer(...), ...)``.
+#   The enclosing trace transforms the values computed from the inputs whose outer value
+#   (the Tracer the input stands for, an argument or a captured value) it transforms;
 # - any other value of those traces does not depend on the transformation, and JAX holds
 #   it as the enclosing trace does: an Array when its value is known (``repr`` gives
 #   ``Array(...)`` and ``str`` its values, as an Array's), else the enclosing trace's
 #   tracer;
 # - every other trace (jit, make_jaxpr, the bodies of scan, cond and while, shard_map,
-#   eval_shape ...) is abstract, and its values are JitTracers: ``JitTracer(float32[3])``.
+#   eval_shape ...) is abstract, and its values are JitTracers: ``JitTracer(float32[3])``,
+#   whatever encloses it.
 #
-# ``str`` of a tracer is its ``repr``, as in JAX. What this does not reproduce: inside
-# ``jvp`` JAX's JVPTracer shows the tangent's value, which spmdc's forward pass computes
-# only after tracing, so a value there prints as the enclosing trace's tracer; and a
-# shard_map body's JitTracer does not carry JAX's ``{V:i}`` varying-axes suffix.
+# A known tangent is computed when printed: the forward pass (compiler/passes/forward.py)
+# over the trace's equations so far, evaluated on the inputs' values and tangents by the
+# NumPy interpreter. An unknown one is written as the enclosing trace holds a value
+# computed from both the primal inputs and the tangents. ``str`` of a tracer is its
+# ``repr``, as in JAX. Not reproduced: a shard_map body's JitTracer does not carry JAX's
+# ``{V:i}`` varying-axes suffix.
 
 @dataclass(frozen=True)
 class TracerView:
-    """How JAX sees a trace's tracers: ``kind`` 'vmap' or 'grad', and per explicit input
-    its batch axis (vmap) or 0 for a differentiated input (grad); None: neither."""
+    """How JAX sees a trace's tracers: ``kind`` 'vmap', 'grad' or 'jvp', and per explicit
+    input its batch axis (vmap) or 0 for a differentiated input (grad, jvp); None:
+    neither. ``tangents``: for jvp, the tangent of each explicit input (None: none)."""
     kind: str
     dims: tuple[int | None, ...]
     size: int = 0                   # the vmap's batch size
+    tangents: tuple[Any, ...] = ()
 
 
 def _aval(t: Any, weak: bool, key: str | None = None) -> str:
@@ -63,19 +75,53 @@ def _aval(t: Any, weak: bool, key: str | None = None) -> str:
     return f"{'~' if weak else ''}{name}[{','.join(map(str, shape))}]"
 
 
-def _transformed(trace: Any) -> dict[Var, int]:
-    """The Vars of ``trace`` computed from its mapped or differentiated inputs, with the
-    batch axis each is given (Note [tracer text])."""
-    view = trace.view
-    inputs = trace.builder.inputs
-    # the explicit inputs come first; the captured values after them are not transformed
-    found = {v: d for v, d in zip(inputs, view.dims, strict=False) if d is not None}
+def _propagate(trace: Any, seeds: dict[Var, int]) -> dict[Var, int]:
+    """``seeds`` (inputs of ``trace`` with a batch axis) and the Vars computed from them,
+    with the batch axis each is given (Note [tracer text])."""
+    found = dict(seeds)
     for eqn in trace.builder.eqns:
         hit = [(a, found[a]) for a in eqn.inputs if isinstance(a, Var) and a in found]
         for out in eqn.outputs if hit else ():
             same_shape = [d for a, d in hit if a.type.shape == out.type.shape]
             found[out] = same_shape[0] if same_shape else 0
     return found
+
+
+def _outer_values(trace: Any) -> dict[Var, Any]:
+    """The value of the enclosing trace each input of ``trace`` stands for, where known:
+    the captured values, and the explicit inputs of a trace that may read values."""
+    inputs = trace.builder.inputs
+    n = len(inputs) - len(trace.capture_values)
+    outer = dict(zip(inputs[n:], trace.capture_values, strict=True))
+    if trace.sources is not None:
+        outer.update(trace.sources)
+    return outer
+
+
+def _seeds_from(trace: Any, values: dict[Var, Any], level_dims: dict[Var, int]) -> dict[Var, int]:
+    """The inputs of ``trace`` whose outer value (a Tracer of ``trace.parent``) is one of
+    ``level_dims``, with its batch axis."""
+    from .tracing import Tracer
+    return {v: level_dims[o._var] for v, o in values.items()
+            if isinstance(o, Tracer) and o._trace is trace.parent and o._var in level_dims}
+
+
+def _dims_at(trace: Any, level: Any, tangents: bool = False) -> dict[Var, int]:
+    """The Vars of ``trace`` that the transformation of ``level`` (``trace`` or a trace
+    enclosing it) transforms, with their batch axes; ``tangents``: also those computed
+    from the tangents of ``trace`` (a jvp's)."""
+    if level is trace:
+        view = trace.view
+        inputs = trace.builder.inputs     # the explicit inputs first; captures are not
+        return _propagate(trace, {v: d for v, d in zip(inputs, view.dims, strict=False)
+                                  if d is not None})
+    parent_dims = _dims_at(trace.parent, level)
+    seeds = _seeds_from(trace, _outer_values(trace), parent_dims)
+    if tangents and trace.view is not None and trace.view.tangents:
+        inputs = trace.builder.inputs     # a jvp's tangents, one per explicit input
+        given = {v: t for v, t in zip(inputs, trace.view.tangents, strict=False)}
+        seeds = {**_seeds_from(trace, given, parent_dims), **seeds}
+    return _propagate(trace, seeds)
 
 
 def _known(x: Any) -> np.ndarray | None:
@@ -92,15 +138,52 @@ def _known(x: Any) -> np.ndarray | None:
     return value
 
 
-def _outer_text(x: Any, as_str: bool, key: str | None) -> str:
-    """``x`` as JAX holds a value its trace's transformation does not touch."""
-    value = _known(x)
-    if value is None:
-        return _abstract_text(x.type, x.weak, key)
-    value = np.asarray(value, x.dtype)
-    if key:                                # JAX's text of a key array
-        return f"Array({value.shape[:-1]}, dtype={key}) overlaying:\n{value}"
-    return str(value) if as_str else array_text(value, x.weak)
+def _known_tangent(x: Any) -> np.ndarray | None:
+    """The tangent of ``x`` (a value of a jvp's trace) where its inputs' values and
+    tangents are known (Note [tracer text])."""
+    from ..compiler.passes.forward import jvp_func
+    from .concrete import concrete_value, concretisations
+    from .tracing import Tracer as _Tracer
+    from .tracing import _state
+    trace = x._trace
+    inputs = trace.builder.inputs
+    tangents = list(trace.view.tangents) + [None] * (len(inputs) - len(trace.view.tangents))
+    reads = concretisations()
+    try:
+        values = [concrete_value(_Tracer(v, trace, False)) for v in inputs]
+        tangent_values = [None if t is None else
+                          (concrete_value(t) if isinstance(t, _Tracer) else np.asarray(t))
+                          for t in tangents]
+    finally:
+        _state.concretised = reads
+    if any(v is None for v in values) or any(
+            t is None for t, u in zip(tangent_values, tangents, strict=True) if u is not None):
+        return None
+    func = trace.builder.build([x._var])
+    jf = jvp_func(func, [t is not None for t in tangents], [True])
+    args = values + [t for t in tangent_values if t is not None]
+    return np.asarray(_run(jf, args)[1], x.dtype)
+
+
+def _run(func: Any, args: list[Any]) -> list[Any]:
+    """``func`` applied to ``args`` equation by equation, each run as an eager operation
+    would run it (XLA's numbers, as JAX's tangent would have)."""
+    from . import tracing
+    env = dict(zip(func.inputs, args, strict=True))
+
+    def read(a: Any) -> Any:
+        return env[a] if isinstance(a, Var) else np.asarray(a.value, a.type.dtype)
+    saved = tracing._state.current
+    tracing.set_current(None)
+    try:
+        for eqn in func.eqns:
+            out = tracing.run_eagerly(eqn.prim, [read(a) for a in eqn.inputs], eqn.params,
+                                      False)
+            env.update(zip(eqn.outputs, out if eqn.prim.multiple_results else [out],
+                           strict=True))
+    finally:
+        tracing.set_current(saved)
+    return [np.asarray(read(a)) for a in func.outputs]
 
 
 def _abstract_text(t: Any, weak: bool, key: str | None) -> str:
@@ -108,26 +191,56 @@ def _abstract_text(t: Any, weak: bool, key: str | None) -> str:
     return f"JitTracer({_aval(t, weak, key)})"
 
 
-def _text(x: Any, as_str: bool, key: str | None) -> str:
-    trace = x._trace
-    view = trace.view
-    if view is None:
-        if trace.sources is not None and _known(x) is not None:   # an eager program's value
-            return _outer_text(x, as_str, key)
-        return _abstract_text(x.type, x.weak, key)
-    dims = _transformed(trace)
-    if x._var not in dims:
-        return _outer_text(x, as_str, key)
+def _value_text(x: Any, as_str: bool, key: str | None) -> str | None:
+    """``x`` as JAX holds a value no transformation touches: an Array, if known."""
+    value = _known(x)
+    if value is None:
+        return None
+    value = np.asarray(value, x.dtype)
+    if key:                                # JAX's text of a key array
+        return f"Array({value.shape[:-1]}, dtype={key}) overlaying:\n{value}"
+    return str(value) if as_str else array_text(value, x.weak)
+
+
+def _held(x: Any, level: Any, as_str: bool, key: str | None, tangents: bool = False) -> str:
+    """``x`` (a value of ``x._trace``) as the transformation of ``level`` (``x._trace``
+    or a trace enclosing it), or the first one out that touches it, holds it."""
+    while level is not None:
+        view = level.view
+        if view is None:
+            if level.sources is not None:      # eager: the value, if known
+                text = _value_text(x, as_str, key)
+                if text is not None:
+                    return text
+            return _abstract_text(x.type, x.weak, key)
+        dims = _dims_at(x._trace, level, tangents)
+        if x._var in dims:
+            return _tracer_text(x, level, view, dims[x._var], key)
+        level = level.parent
+    return _value_text(x, as_str, key) or _abstract_text(x.type, x.weak, key)
+
+
+def _tracer_text(x: Any, level: Any, view: TracerView, dim: int, key: str | None) -> str:
+    """``x`` as the tracer of the transformation ``view`` (of trace ``level``)."""
     if view.kind == "vmap":
         shape = list(x.shape)
-        shape.insert(dims[x._var], view.size)
+        shape.insert(dim, view.size)
         batched = _aval(type(x.type)(tuple(shape), x.dtype), x.weak, key)
         return f"VmapTracer(aval={_aval(x.type, x.weak, key)}, batched={batched})"
     value = _known(x)
     primal = (str(np.asarray(value, x.dtype)) if value is not None
-              else _abstract_text(x.type, x.weak, key))
-    tangent = f"{dtype_name(x.dtype)}[{','.join(map(str, x.shape))}]"
-    return f"GradTracer(primal={primal}, typeof(tangent)={tangent})"
+              else _held(x, level.parent, False, key))
+    if view.kind == "jvp":
+        tangent_value = _known_tangent(x) if level is x._trace and value is not None else None
+        tangent = (str(tangent_value) if tangent_value is not None
+                   else _held(x, level.parent, False, key, tangents=True))
+        return f"JVPTracer(primal={primal}, tangent={tangent})"
+    tangent_type = f"{dtype_name(x.dtype)}[{','.join(map(str, x.shape))}]"
+    return f"GradTracer(primal={primal}, typeof(tangent)={tangent_type})"
+
+
+def _text(x: Any, as_str: bool, key: str | None) -> str:
+    return _held(x, x._trace, as_str, key)
 
 
 def tracer_repr(x: Any, key: str | None = None) -> str:

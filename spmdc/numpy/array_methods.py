@@ -44,9 +44,9 @@ def _is_array(x: Any) -> bool:
     return isinstance(x, types)
 
 
-def _index_error(message: str) -> IndexError:
+def _index_error(message: str, kind: type[Exception] = IndexError) -> Exception:
     source = user_source()
-    return IndexError(message + (f" (at {source})" if source else ""))
+    return kind(message + (f" (at {source})" if source else ""))
 
 
 # --- indexing ---------------------------------------------------------------------------------
@@ -82,7 +82,8 @@ def getitem(x: Any, index: Any) -> Any:
             out_shape.append(count)
         elif _is_array(i):                      # a traced (or device) scalar index
             if i.dtype.kind not in "iu":
-                raise _index_error(f"indices must be integers, got {i.dtype}")
+                raise _index_error(f"Indexer must have integer or boolean type, got indexer "
+                                   f"with type {i.dtype}", TypeError)
             dynamic.append((dim, i))
             starts.append(0)
             limits.append(n)
@@ -92,7 +93,8 @@ def getitem(x: Any, index: Any) -> Any:
                 k = operator.index(i)
             except TypeError:
                 raise _index_error(f"only integers, slices, None, Ellipsis and integer "
-                                   f"arrays are valid indices, got {type(i).__name__}") from None
+                                   f"arrays are valid indices, got {type(i).__name__} "
+                                   f"{i!r}", TypeError) from None
             if not -n <= k < n:             # See Note [out-of-bounds ints] in index_plan.py
                 if n == 0:
                     raise _index_error(f"index is out of bounds for axis {dim} with size 0")

@@ -56,9 +56,9 @@ def _jnp() -> Any:
     return sys.modules[__package__]
 
 
-def _index_error(message: str) -> IndexError:
+def _index_error(message: str, kind: type[Exception] = IndexError) -> Exception:
     source = user_source()
-    return IndexError(message + (f" (at {source})" if source else ""))
+    return kind(message + (f" (at {source})" if source else ""))
 
 
 def _is_array(x: Any) -> bool:
@@ -81,7 +81,12 @@ def _consumed(i: Any) -> int:
 
 
 def normalize_index(ndim: int, index: Any) -> tuple[Any, ...]:
-    """``index`` as a tuple with the Ellipsis expanded into full slices."""
+    """``index`` as a tuple with the Ellipsis expanded into full slices. A list is not a
+    tuple: JAX 0.10.2 rejects ``x[[1, 2]]`` (NumPy once read it as a tuple), and so does
+    spmdc, with JAX's TypeError; ``x[np.array([1, 2])]`` and ``x[[1, 2], :]`` index."""
+    if isinstance(index, list):
+        raise _index_error("Using a non-tuple sequence for multidimensional indexing is not "
+                           "allowed; use `arr[array(seq)]` instead of `arr[seq]`", TypeError)
     index = index if isinstance(index, tuple) else (index,)
     ellipses = [k for k, i in enumerate(index) if i is Ellipsis]
     if len(ellipses) > 1:
@@ -142,7 +147,8 @@ def _as_index_value(i: Any) -> Any:
         return np.asarray(operator.index(i))
     except TypeError:
         raise _index_error(f"only integers, slices (`:`), ellipsis (`...`), None and integer "
-                           f"or boolean arrays are valid indices, got {type(i).__name__}") from None
+                           f"or boolean arrays are valid indices, got {type(i).__name__} "
+                           f"{i!r}", TypeError) from None
 
 
 def _stacked(values: Any) -> Any:
@@ -207,7 +213,8 @@ def _entries(shape: tuple[int, ...], index: tuple[Any, ...], check_ints: bool = 
                 dim += 1
             continue
         if value.dtype.kind not in "iu":
-            raise _index_error(f"indices must be integers or booleans, got dtype {value.dtype}")
+            raise _index_error(f"Indexer must have integer or boolean type, got indexer with "
+                               f"type {value.dtype}", TypeError)
         if check_ints and isinstance(value, np.ndarray) and value.ndim == 0:  # a concrete int
             n = shape[dim]
             if not -n <= int(value) < n and strict_indexing_enabled():   # the gather clamps

@@ -49,7 +49,8 @@ def ravel(x: Any) -> Any:
 
 def _axis(axis: int, ndim: int, op: str) -> int:
     if not -ndim <= axis < builtins.max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
-        raise _error(op, f"axis {axis} is out of bounds for an array of rank {ndim}")
+        raise _error(op, f"axis {axis} is out of bounds for an array of rank {ndim}",
+                     ValueError)
     return axis % ndim if ndim else 0
 
 
@@ -59,7 +60,7 @@ def _axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     out = tuple(_axis(int(a), ndim, op) for a in axes)
     if len(set(out)) != len(out):
-        raise _error(op, f"repeated axis in {axis}")
+        raise _error(op, f"repeated axis in {axis}", ValueError)
     return out
 
 
@@ -110,7 +111,7 @@ def squeeze(x: Any, axis: Any = None) -> Any:
         for a in axes:
             if x.shape[a] != 1:
                 raise _error("squeeze", f"cannot select an axis to squeeze out which has "
-                             f"size not equal to one (axis {a} of shape {x.shape})")
+                             f"size not equal to one (axis {a} of shape {x.shape})", ValueError)
     return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
 
 
@@ -151,7 +152,8 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
     arrays = [asarray(a) for a in arrays]
     shapes = {a.shape for a in arrays}
     if len(shapes) != 1:
-        raise _error("stack", f"all input arrays must have the same shape, got {sorted(shapes)}")
+        raise _error("stack", f"all input arrays must have the same shape, got {sorted(shapes)}",
+                     ValueError)
     axis = _axis(axis, arrays[0].ndim + 1, "stack")
     return concatenate([expand_dims(a, axis) for a in arrays], axis)
 
@@ -172,7 +174,7 @@ def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     if isinstance(indices_or_sections, int):
         if n % indices_or_sections:
             raise _error("split", f"array split does not result in an equal division "
-                         f"({n} into {indices_or_sections})")
+                         f"({n} into {indices_or_sections})", ValueError)
         step = n // indices_or_sections
         bounds = list(range(0, n + 1, step)) if step else [0] * (indices_or_sections + 1)
     else:

@@ -448,8 +448,13 @@ from spmdc.scipy.special_error_functions import erfcx as erfcx  # noqa: E402
 from spmdc.scipy.special_exponential_integrals import exp1 as exp1  # noqa: E402
 from spmdc.scipy.special_exponential_integrals import expi as expi  # noqa: E402
 from spmdc.scipy.special_exponential_integrals import expn as expn  # noqa: E402
+from spmdc.scipy.special_faddeeva import wofz as wofz  # noqa: E402
+from spmdc.scipy.special_fresnel import fresnel as fresnel  # noqa: E402
+from spmdc.scipy.special_hypergeometric import hyp1f1 as hyp1f1  # noqa: E402
+from spmdc.scipy.special_hypergeometric import hyp2f1 as hyp2f1  # noqa: E402
 from spmdc.scipy.special_owens_t import owens_t as owens_t  # noqa: E402
 from spmdc.scipy.special_sine_cosine_integrals import sici as sici  # noqa: E402
 from spmdc.scipy.special_spence import spence as spence  # noqa: E402
+from spmdc.scipy.special_spherical_harmonics import sph_harm_y as sph_harm_y  # noqa: E402
 from spmdc.scipy.special_zeta import bernoulli as bernoulli  # noqa: E402
 from spmdc.scipy.special_zeta import zeta as zeta  # noqa: E402

@@ -25,8 +25,9 @@ from spmdc.transforms.custom_derivatives import custom_jvp
 # a harmless stand-in argument outside its region so that no NaN of an unused branch
 # reaches the select (or its gradient). float16 and bfloat16 are computed in float32.
 # Derivatives are JAX's: erfcx' = 2 x erfcx(x) - 2/sqrt(pi) and dawsn' = 1 - 2 x dawsn(x).
-# Complex arguments (JAX's erfcx goes through the Faddeeva function wofz, which spmdc does
-# not provide) are rejected with a ValueError.
+# erfcx of a complex argument is the Faddeeva function's w(iz), as in JAX (Note [Faddeeva
+# function] in special_faddeeva.py); dawsn of one is rejected with a ValueError, as JAX
+# supports real arguments only there too.
 
 # Asymptotic coefficients c_8, ..., c_0 (highest power of 1/x^2 first).
 _ERFCX_ASYMPTOTIC = (7918.06640625, -1055.7421875, 162.421875, -29.53125, 6.5625, -1.875,
@@ -83,8 +84,14 @@ def _in_float32_if_narrow(impl: Any, x: Any) -> Any:
 
 
 def erfcx(x: Any) -> Any:
-    """The scaled complementary error function exp(x**2) * erfc(x), finite for large x."""
-    return _erfcx(_real("erfcx", x))
+    """The scaled complementary error function exp(x**2) * erfc(x), finite for large x;
+    of a complex x through the Faddeeva function (Note [Faddeeva function] in
+    special_faddeeva.py)."""
+    (x,) = inexact(x)
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        from .special_faddeeva import complex_erfcx
+        return complex_erfcx(x)
+    return _erfcx(x)
 
 
 @custom_jvp

@@ -86,17 +86,21 @@ def _check_tangents(primals: list[Any], tangents: list[Any], what: str) -> list[
 
 
 def _trace_jvp(fun: Callable[..., Any], name: str, primals: Sequence[Any],
-               linearizing: bool = False
+               linearizing: bool = False, float_tangents: Sequence[Any] = ()
                ) -> tuple[Func, list[bool], list[Any], Any, list[Any], list[bool], set[Any]]:
     """Trace ``fun(*primals)`` and run the forward pass over it, a tangent for every
     floating point leaf. Returns (jvp Func, out weak flags, captured values, out treedef,
     primal leaves, which outputs are floats, the jvp Func's tangent Vars).
-    ``linearizing``: the traced values print as JAX's linearize tracers (Note [tracer
-    text] in core/tracer_text.py)."""
-    view = None
+    The traced values print as JAX's linearize tracers when ``linearizing``, else as its
+    JVPTracers of the ``float_tangents`` (Note [tracer text] in core/tracer_text.py)."""
+    floats = [is_float(type_of(v)[0]) for v in tree_leaves(tuple(primals))]
+    dims = tuple(0 if f else None for f in floats)
     if linearizing:
-        view = TracerView("grad", tuple(0 if is_float(type_of(v)[0]) else None
-                                        for v in tree_leaves(tuple(primals))))
+        view = TracerView("grad", dims)
+    else:
+        given = iter(float_tangents)
+        view = TracerView("jvp", dims, tangents=tuple(next(given, None) if f else None
+                                                      for f in floats))
     func, out_weak, captured, out_tree, leaves = trace_pytree(fun, tuple(primals), {}, name,
                                                               concrete=True, view=view)
     tangent_in = [is_float(type_of(v)[0]) for v in leaves] + [False] * len(captured)
@@ -109,7 +113,8 @@ def _trace_jvp(fun: Callable[..., Any], name: str, primals: Sequence[Any],
 def _jvp_core(fun: Callable[..., Any], name: str, primals: tuple[Any, ...],
               float_tangents: list[Any]) -> tuple[Any, list[Any]]:
     """(primal outputs as a pytree, tangents of the floating point output leaves)."""
-    jf, out_weak, captured, out_tree, leaves, float_out, _ = _trace_jvp(fun, name, primals)
+    jf, out_weak, captured, out_tree, leaves, float_out, _ = _trace_jvp(
+        fun, name, primals, float_tangents=float_tangents)
     jf = run_pass("cleanup", cleanup, jf)
     tangent_weak = [w for w, f in zip(out_weak, float_out, strict=True) if f]
     outs = apply_func(jf, [*leaves, *captured, *float_tangents], [*out_weak, *tangent_weak])

@@ -97,3 +97,53 @@ def test_grad_tracers():
 def test_dtype_names(dtype, text):
     assert _seen(lambda show: spmdc.jit(lambda x: show(x) or x)(jnp.ones(2, dtype))) == [
         _both(f"JitTracer({text})")]
+
+
+def test_jvp_tracers():
+    # JAX 0.10.2's JVPTracer: the primal and the tangent, as values when known (eager), as
+    # the enclosing trace's tracers otherwise.
+    x = jnp.arange(3.0)
+
+    def run(show):
+        spmdc.jvp(lambda x: show(x) or x, (x,), (jnp.ones(3),))
+        spmdc.jvp(lambda x: show(jnp.sin(x)) or x, (x,), (jnp.ones(3),))
+        spmdc.jvp(lambda x: show(x) or x, (1.0,), (1.0,))
+        spmdc.jit(lambda x: spmdc.jvp(lambda y: show(y) or y, (jnp.sin(x),), (x,)))(x)
+        spmdc.jvp(spmdc.jit(lambda x: show(x) or x), (x,), (x,))
+    assert _seen(run) == [_both(t) for t in [
+        "JVPTracer(primal=[0. 1. 2.], tangent=[1. 1. 1.])",
+        "JVPTracer(primal=[0.         0.84147096 0.9092974 ], "
+        "tangent=[ 1.          0.5403023  -0.41614684])",
+        "JVPTracer(primal=1.0, tangent=1.0)",
+        "JVPTracer(primal=JitTracer(float32[3]), tangent=JitTracer(float32[3]))",
+        "JitTracer(float32[3])"]]
+
+
+def test_nested_transformations_show_the_enclosing_tracer():
+    # Recorded from JAX 0.10.2: the innermost transformation's tracer, its primal (and
+    # tangent) as the next one out holds it; an abstract trace (jit) starts afresh.
+    batch = jnp.ones((2, 3))
+
+    def run(show):
+        def seen(x):
+            show(x)
+            return x
+        spmdc.vmap(spmdc.grad(lambda x: seen(x).sum()))(batch)
+        spmdc.vmap(lambda x: spmdc.jvp(seen, (x,), (x,)))(batch)
+        spmdc.vmap(spmdc.grad(spmdc.jit(lambda x: seen(x).sum())))(batch)
+        spmdc.grad(lambda x: spmdc.vmap(seen)(x).sum())(batch)
+        spmdc.vmap(spmdc.vmap(seen))(batch)
+        spmdc.jit(spmdc.grad(lambda x: seen(x).sum()))(jnp.ones(3))
+    vmapped = "VmapTracer(aval=float32[3], batched=float32[2,3])"
+    assert _seen(run) == [_both(t) for t in [
+        f"GradTracer(primal={vmapped}, typeof(tangent)=f32[3])",
+        f"JVPTracer(primal={vmapped}, tangent={vmapped})",
+        "JitTracer(float32[3])", vmapped,
+        "VmapTracer(aval=float32[], batched=float32[3])",
+        "GradTracer(primal=JitTracer(float32[3]), typeof(tangent)=f32[3])"]]
+
+
+def test_pmap_tracers_are_jit_tracers():
+    # JAX 0.10.2's pmap traces its body abstractly: JitTracer of one device's value
+    texts = _seen(lambda show: spmdc.pmap(lambda x: show(x) or x)(jnp.ones((2, 3))))
+    assert texts == [_both("JitTracer(float32[3])")]

@@ -85,7 +85,7 @@ TABLE = [
      ValueError, ["in_axes", "2 entries", "1 positional"]),
     ("a shape mismatch names the op and the user's line",
      lambda: spmdc.jit(lambda a, b: a + b)(X, np.ones((4,), np.float32)),
-     TypeError, ["add", "(8, 3), (4,)", "test_errors.py"]),
+     ValueError, ["add", "(8, 3), (4,)", "test_errors.py"]),     # JAX's class: ranks differ
     ("a matmul mismatch",
      lambda: spmdc.jit(lambda a, b: a @ b)(X, np.ones((4,), np.float32)),
      TypeError, ["matmul", "3 != 4", "test_errors.py"]),
@@ -280,6 +280,46 @@ def test_error_message(name, bad, exc, fragments):
     np.testing.assert_allclose(spmdc.pmap(lambda a: lax.psum(a, "i"), "i")(X),
                                np.broadcast_to(X.sum(0), X.shape))
     np.testing.assert_allclose(spmdc.grad(lambda a: (a * a).sum())(X), 2 * X)
+
+
+# --- the builtin class JAX 0.10.2 raises, recorded from JAX ----------------------------------
+
+# (name, bad call, JAX's class, fragments of spmdc's message)
+JAX_BUILTIN_CLASSES = [
+    ("an axis out of bounds", lambda: jnp.sum(jnp.ones((2, 3)), axis=2),
+     ValueError, ["sum", "axis 2", "rank 2", "test_errors.py"]),
+    ("an axis out of bounds in a shape function", lambda: jnp.expand_dims(jnp.ones(3), 4),
+     ValueError, ["expand_dims", "axis 4"]),
+    ("a repeated axis", lambda: jnp.mean(jnp.ones((2, 3)), axis=(0, 0)),
+     ValueError, ["mean", "repeated axis"]),
+    ("squeezing an axis of size 2", lambda: jnp.squeeze(jnp.ones((2, 3)), 0),
+     ValueError, ["squeeze", "size not equal to one"]),
+    ("stacking arrays of different shapes", lambda: jnp.stack([jnp.ones(2), jnp.ones(3)]),
+     ValueError, ["stack", "same shape"]),
+    ("an unequal split", lambda: jnp.split(jnp.ones(5), 2),
+     ValueError, ["split", "equal division"]),
+    ("operands of one rank that do not broadcast", lambda: jnp.ones(2) + jnp.ones(3),
+     TypeError, ["add", "(2,), (3,)"]),
+    ("jnp.where's operands that do not broadcast",
+     lambda: jnp.where(jnp.ones(2) > 0, jnp.ones(3), 0.0),
+     ValueError, ["where", "(2,), (3,)"]),
+    ("a list as the whole index", lambda: jnp.arange(10.0)[[1]],
+     TypeError, ["non-tuple sequence", "arr[array(seq)]", "test_errors.py"]),
+    ("a float index", lambda: jnp.arange(10.0)[1.5],
+     TypeError, ["valid indices", "float 1.5", "test_errors.py"]),
+    ("a float index array", lambda: jnp.arange(10.0)[np.array([1.5])],
+     TypeError, ["integer or boolean type", "float64"]),
+]
+
+
+@pytest.mark.parametrize("name, bad, cls, fragments", JAX_BUILTIN_CLASSES,
+                         ids=[t[0] for t in JAX_BUILTIN_CLASSES])
+def test_jax_builtin_exception_classes(name, bad, cls, fragments):
+    with pytest.raises(cls) as info:
+        bad()
+    assert type(info.value) is cls
+    for fragment in fragments:
+        assert fragment in str(info.value), f"{fragment!r} not in {str(info.value)!r}"
 
 
 # --- JAX's classes (jax.errors), raised where JAX raises them ----------------------------

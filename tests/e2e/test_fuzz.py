@@ -120,6 +120,24 @@ def test_raising_is_compared():
     assert compare(p, ok, Result("ok", [np.zeros(2, np.int32)], ["int32"]), "jax")[0] == "dtype"
 
 
+def test_exception_classes_are_compared_with_jax():
+    # A program JAX rejects must raise JAX's class or a subclass of it: the JAX oracle
+    # reports another class as a finding; the reference's own exceptions are not compared.
+    from fuzz.run import compare, decode, encode, execute
+    p = _program("jnp.sin({0})")
+    jax_value_error = Result("error", error="ValueError: Incompatible shapes for broadcasting")
+    type_error = execute("import spmdc.numpy as jnp\nout = jnp.ones(2) + jnp.ones(3)")
+    assert type_error.classes[:2] == ["TypeError", "Exception"]
+    assert decode(encode(type_error)).classes == type_error.classes     # through a worker
+    assert compare(p, type_error, jax_value_error, "jax")[0] == "raises-type"
+    assert compare(p, type_error, jax_value_error, "reference") is None
+    value_error = execute("import spmdc.numpy as jnp\nout = jnp.ones((2, 3)) + jnp.ones(4)")
+    assert compare(p, value_error, jax_value_error, "jax") is None
+    subclass = Result("error", error="WhileLoopVJPError: no",
+                      classes=["WhileLoopVJPError", "ValueError", "Exception"])
+    assert compare(p, subclass, jax_value_error, "jax") is None
+
+
 def test_interpreter_real_mode_ignores_float_rounding():
     # real=True holds floats in float64 and lets a float->float convert through, so finite
     # differences through a bfloat16 cast see the real function, not bfloat16's steps.

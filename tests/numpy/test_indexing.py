@@ -137,12 +137,12 @@ def test_out_of_bounds_indices_clamp():
 def test_lists_scalars_and_arrays_as_indices():
     x = _x((4, 3))
     xa = jnp.asarray(x)
-    _close(xa[[0, 2, -1]], x[[0, 2, -1]])
+    _close(xa[np.array([0, 2, -1])], x[[0, 2, -1]])
     _close(xa[[[0], [2]], [1, 2]], x[[[0], [2]], [1, 2]])
     _close(xa[jnp.asarray(np.array([3, 1]))], x[[3, 1]])
     _close(xa[np.array(2), [0, 1]], x[2, [0, 1]])
-    _close(xa[[]], x[np.array([], np.int64)])
-    _close(spmdc.jit(lambda x, k: x[[k, 0, k]])(x, 3), x[[3, 0, 3]])
+    _close(xa[np.array([], np.int32)], x[np.array([], np.int64)])
+    _close(spmdc.jit(lambda x, k: x[jnp.array([k, 0, k])])(x, 3), x[[3, 0, 3]])
 
 
 # --- boolean masks --------------------------------------------------------------------------------
@@ -153,7 +153,7 @@ def test_boolean_masks():
     m1 = np.array([True, False, True, True])
     m2 = x[..., 0] > 0
     for index in [m1, (slice(None), np.array([False, True, True])), m2, (m2, 1),
-                  (Ellipsis, np.array([True, False])), [True, False, False, True],
+                  (Ellipsis, np.array([True, False])), np.array([True, False, False, True]),
                   (m1, slice(None), [1, 0, 1])]:
         _close(xa[index], x[index])
     _close(xa[jnp.asarray(m2)], x[m2])                          # a concrete spmdc.Array
@@ -212,12 +212,27 @@ def test_index_errors():
         x[np.zeros(2, np.int32), np.zeros(3, np.int32)]
     with pytest.raises(IndexError, match="boolean index"):
         x[np.ones(4, bool)]
-    with pytest.raises(IndexError, match="integers"):
+    with pytest.raises(TypeError, match="integer or boolean type"):   # JAX's class
         x[np.array([0.5])]
     with pytest.raises(IndexError, match="too many"):
         x[np.ones((3, 4), bool), 0]
     # The library keeps working afterwards.
-    _close(x[[0]], np.zeros((1, 4)))
+    _close(x[np.array([0])], np.zeros((1, 4)))
+
+
+def test_index_types_jax_rejects_raise_its_type_error():
+    # Recorded from JAX 0.10.2: a list as the whole index (not inside a tuple), a float or
+    # a str, and a float index array are TypeErrors, not IndexErrors as in NumPy.
+    x = jnp.arange(10.0)
+    for bad, fragment in [(lambda: x[[11]], "non-tuple sequence"),
+                          (lambda: x.at[[5]].get(), "non-tuple sequence"),
+                          (lambda: x[1.5], "got float 1.5"), (lambda: x["a"], "got str 'a'"),
+                          (lambda: x[np.array([1.5])], "integer or boolean type"),
+                          (lambda: spmdc.jit(lambda x, i: x[i])(x, 1.5), "integer or boolean")]:
+        with pytest.raises(TypeError, match=fragment):
+            bad()
+    _close(x[np.array([11])], [9.0])                  # an index array clamps, as in JAX
+    _close(x[[1, 2], ...], [1.0, 2.0])                # a list inside a tuple indexes
 
 
 def test_empty_results():
@@ -226,7 +241,7 @@ def test_empty_results():
     _close(jnp.asarray(x)[[0, 1], 2:2], x[[0, 1], 2:2])
     _close(jnp.asarray(x)[np.zeros(3, bool)], x[np.zeros(3, bool)])
     with pytest.raises(IndexError, match="size 0"):
-        jnp.zeros((0, 3))[[0]]
+        jnp.zeros((0, 3))[np.array([0])]
 
 
 # --- x.at[idx] ---------------------------------------------------------------------------------
@@ -305,13 +320,13 @@ def test_at_out_of_bounds_updates_are_dropped():
 
 def test_at_values_broadcast_and_convert():
     x = np.zeros((3, 4), np.int32)
-    y = jnp.asarray(x).at[[0, 2]].set(np.array([[2.7, -1.2, 3.0, 4.0]]))
+    y = jnp.asarray(x).at[np.array([0, 2])].set(np.array([[2.7, -1.2, 3.0, 4.0]]))
     assert y.dtype == np.int32
     np.testing.assert_array_equal(np.asarray(y), [[2, -1, 3, 4], [0, 0, 0, 0], [2, -1, 3, 4]])
     z = jnp.asarray(x).at[1:].add(np.ones((1, 1, 4)))        # extra leading 1s are dropped
     np.testing.assert_array_equal(np.asarray(z), [[0] * 4, [1] * 4, [1] * 4])
     with pytest.raises(ValueError, match="cannot broadcast"):
-        jnp.asarray(x).at[[0, 1]].set(np.ones(3))
+        jnp.asarray(x).at[np.array([0, 1])].set(np.ones(3))
 
 
 def test_at_get_equals_getitem():

@@ -34,12 +34,18 @@ class Result:
     outs: list[np.ndarray] = field(default_factory=list)
     dtypes: list[str] = field(default_factory=list)
     error: str = ""
+    classes: list[str] = field(default_factory=list)  # the exception's class and its bases
 
     def describe(self) -> str:
         if self.status == "ok":
             return ", ".join(f"{d}{list(o.shape)}"
                              for o, d in zip(self.outs, self.dtypes, strict=True))
         return f"{self.status}: {self.error}"
+
+
+def _classes(e: BaseException) -> list[str]:
+    """The names of ``e``'s class and its bases, nearest first."""
+    return [c.__name__ for c in type(e).__mro__ if c not in (BaseException, object)]
 
 
 def _first_line(e: BaseException) -> str:
@@ -63,7 +69,7 @@ def execute(source: str) -> Result:
         exec(compile(source, "<fuzz program>", "exec"), namespace)
         return result_of(namespace["out"])
     except Exception as e:  # noqa: BLE001  (any exception is the program's outcome)
-        return Result("error", error=_first_line(e))
+        return Result("error", error=_first_line(e), classes=_classes(e))
 
 
 # --- workers --------------------------------------------------------------------------------
@@ -74,7 +80,8 @@ def encode(r: Result) -> str:
         buf = io.BytesIO()
         np.save(buf, o.astype(np.float32) if d == "bfloat16" else o, allow_pickle=False)
         outs.append([d, base64.b64encode(buf.getvalue()).decode()])
-    return json.dumps({"status": r.status, "outs": outs, "error": r.error})
+    return json.dumps({"status": r.status, "outs": outs, "error": r.error,
+                       "classes": r.classes})
 
 
 def decode(line: str) -> Result:
@@ -83,7 +90,7 @@ def decode(line: str) -> Result:
     for dtype, data in d["outs"]:
         outs.append(np.load(io.BytesIO(base64.b64decode(data)), allow_pickle=False))
         dtypes.append(dtype)
-    return Result(d["status"], outs, dtypes, d["error"])
+    return Result(d["status"], outs, dtypes, d["error"], d.get("classes", []))
 
 
 def worker_main() -> None:
@@ -214,6 +221,8 @@ def compare(p: Program, got: Result, want: Result, oracle: str) -> tuple[str, st
     if (got.status == "error") != (want.status == "error"):
         return "raises", f"spmdc: {got.describe()}\n{oracle}: {want.describe()}"
     if got.status == "error":
+        if oracle == "jax" and not same_class(got, want):
+            return "raises-type", f"spmdc: {got.describe()}\n{oracle}: {want.describe()}"
         return None
     if len(got.outs) != len(want.outs):
         return "count", f"spmdc: {got.describe()}\n{oracle}: {want.describe()}"
@@ -235,6 +244,15 @@ def compare(p: Program, got: Result, want: Result, oracle: str) -> tuple[str, st
         if why:
             return "value", f"output {k} ({da}{list(a.shape)}): {why}"
     return None
+
+
+def same_class(got: Result, want: Result) -> bool:
+    """Whether spmdc raised JAX's exception class: a program JAX rejects must raise what a
+    user's ``except`` names there, JAX's class or a subclass of it (spmdc's
+    WhileLoopVJPError is a ValueError), so the JAX oracle compares classes by name; the
+    reference's own exceptions are not JAX's."""
+    jax_class = want.error.split(":", 1)[0].strip()
+    return jax_class in (got.classes or [got.error.split(":", 1)[0].strip()])
 
 
 def values_differ(a: np.ndarray, b: np.ndarray, dtype: str, rtol: float, atol: float) -> str | None:
