@@ -419,11 +419,15 @@ def _location(eqn: Any) -> ir.Location:
 def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
           mesh_axes: Sequence[str] = (), ctx: LoweringContext | None = None,
           partitioning: Partitioning | None = None,
-          aliases: dict[int, int] | None = None) -> ir.Module:
+          aliases: dict[int, int] | None = None,
+          constants: Sequence[Any] = ()) -> ir.Module:
     """Lower ``func`` to a verified StableHLO module whose entry point is ``@main``
     (``ctx``, if given, is the LoweringContext to use: it collects the host callbacks);
     with ``partitioning``, in the partition form (Note [partition form]); ``aliases``
-    (input -> output position) are donated inputs' buffers to reuse (Note [donation])."""
+    (input -> output position) are donated inputs' buffers to reuse (Note [donation]).
+    ``constants``: the values of ``func``'s last inputs, written into the module as
+    ``stablehlo.constant`` ops; ``@main`` takes the inputs before them (Note [captured
+    arrays are constants] in transforms/stages.py)."""
     ctx = ctx or LoweringContext(num_replicas, axis_env, mesh_axes)
     replicas, partitions = ctx.num_replicas, 1
     if partitioning is not None:
@@ -434,18 +438,21 @@ def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None 
         i32 = ir.IntegerType.get_signless(32)
         module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, replicas)
         module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, partitions)
-        ftype = ir.FunctionType.get([mlir_type(t) for t in func.in_types],
+        n_params = len(func.inputs) - len(constants)
+        ftype = ir.FunctionType.get([mlir_type(t) for t in func.in_types[:n_params]],
                                     [mlir_type(t) for t in func.out_types])
         with ir.InsertionPoint(module.body):
             if partitioning is not None:
                 axes = ", ".join(f'"{n}"={s}' for n, s in partitioning.mesh)
                 sdy.MeshOp("mesh", ir.Attribute.parse(f"#sdy.mesh<[{axes}]>"))
             main = func_dialect.FuncOp("main", ftype)
-            _annotate(main, len(func.in_types), partitioning, aliases or {})
+            _annotate(main, n_params, partitioning, aliases or {})
             main.attributes["sym_visibility"] = ir.StringAttr.get("public")
             block = main.add_entry_block()
         with ir.InsertionPoint(block):
-            func_dialect.ReturnOp(lower_body(ctx, func, block.arguments))
+            embedded = [dense_constant(c, t) for c, t in
+                        zip(constants, func.in_types[n_params:], strict=True)]
+            func_dialect.ReturnOp(lower_body(ctx, func, [*block.arguments, *embedded]))
         if not module.operation.verify():
             raise LoweringError("the StableHLO module spmdc built does not verify")
     return module
@@ -454,18 +461,21 @@ def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None 
 def lower_text(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None = None,
                mesh_axes: Sequence[str] = (), debug_info: bool = False,
                partitioning: Partitioning | None = None,
-               aliases: dict[int, int] | None = None, platform: str = "cpu") -> str:
+               aliases: dict[int, int] | None = None, platform: str = "cpu",
+               constants: Sequence[Any] = ()) -> str:
     """``lower`` and print the module, under the lock (Note [one lowering at a time]);
     with ``debug_info``, with every op's location."""
     return lower_program(func, num_replicas=num_replicas, axis_env=axis_env,
                          mesh_axes=mesh_axes, debug_info=debug_info,
-                         partitioning=partitioning, aliases=aliases, platform=platform)[0]
+                         partitioning=partitioning, aliases=aliases, platform=platform,
+                         constants=constants)[0]
 
 
 def lower_program(func: Func, *, num_replicas: int = 1,
                   axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = (),
                   debug_info: bool = False, partitioning: Partitioning | None = None,
-                  aliases: dict[int, int] | None = None, platform: str = "cpu"
+                  aliases: dict[int, int] | None = None, platform: str = "cpu",
+                  constants: Sequence[Any] = ()
                   ) -> tuple[str, list[Callable[..., Any]], bool]:
     """The module's text for ``platform`` (Note [lowering per platform]), the host
     callbacks it calls, in index order (Note [host callbacks]; the executable must be
@@ -473,7 +483,8 @@ def lower_program(func: Func, *, num_replicas: int = 1,
     then wait for them)."""
     ctx = LoweringContext(num_replicas, axis_env, mesh_axes, debug_info, platform=platform)
     with lowering_lock:
-        module = lower(func, ctx=ctx, partitioning=partitioning, aliases=aliases)
+        module = lower(func, ctx=ctx, partitioning=partitioning, aliases=aliases,
+                       constants=constants)
         text = (module.operation.get_asm(enable_debug_info=True) if debug_info
                 else str(module))
         del module

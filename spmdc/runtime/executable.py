@@ -35,7 +35,7 @@ class Executable:
                  "donated")
 
     def __init__(self, exe: Any, devices: tuple[Any, ...], func: Func, module_text: str,
-                 donated: tuple[int, ...] = ()):
+                 donated: tuple[int, ...] = (), n_embedded: int = 0):
         self.exe = exe
         self.devices = devices
         # The devices whose replicas this process runs, in replica order: all of them
@@ -43,7 +43,10 @@ class Executable:
         self.local_devices = pjrt.addressable(exe, devices)
         self.func = func
         self.module_text = module_text
-        self.in_types = [(t.shape, t.dtype) for t in func.in_types]
+        # what a launch passes: ``func``'s inputs but the ``n_embedded`` last, which the
+        # module holds as constants (Note [captured arrays are constants] in stages.py)
+        self.in_types = [(t.shape, t.dtype)
+                         for t in func.in_types[:len(func.inputs) - n_embedded]]
         # the inputs whose buffers a launch consumes (Note [donation] in stablehlo.py)
         self.donated = donated
 
@@ -112,9 +115,12 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                  axis_env: dict[str, int] | None = None,
                  mesh_axes: Sequence[str] = (),
                  aliases: dict[int, int] | None = None,
-                 partitioning: Partitioning | None = None) -> Executable:
+                 partitioning: Partitioning | None = None,
+                 constants: Sequence[Any] = ()) -> Executable:
     """Lower and compile ``func`` for one replica per device; ``aliases``: donated inputs
-    and the outputs that reuse their buffers (Note [donation] in compiler/stablehlo.py).
+    and the outputs that reuse their buffers (Note [donation] in compiler/stablehlo.py);
+    ``constants``: the values of ``func``'s last inputs, compiled into the program (Note
+    [captured arrays are constants] in transforms/stages.py): a launch passes the others.
     With ``partitioning`` (the mesh and each input's and output's layout), the one program
     in the partition form instead, partition k on ``devices[k]`` (Note [partition form]
     in compiler/stablehlo.py)."""
@@ -129,14 +135,15 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
     text, callbacks, effects = lower_program(func, num_replicas=1 if partitioned else len(devices),
                                              axis_env=axis_env, mesh_axes=mesh_axes,
                                              partitioning=partitioning, aliases=aliases,
-                                             platform=pjrt.platform_wanted())
+                                             platform=pjrt.platform_wanted(),
+                                             constants=constants)
     compile_now = _compile_hooks.backend_compile_and_load
     if callbacks:       # See Note [host callbacks] in compiler/stablehlo.py
         exe = compile_now(pjrt.client(), parse_module(text), devices, callbacks,
                           wait=effects, partitioned=partitioned)
     else:
         exe = compile_now(pjrt.client(), text, devices, partitioned=partitioned)
-    return Executable(exe, devices, func, text, tuple(sorted(aliases)))
+    return Executable(exe, devices, func, text, tuple(sorted(aliases)), len(constants))
 
 
 def run_func(func: Func, *args: Any) -> list[np.ndarray]:

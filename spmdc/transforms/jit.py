@@ -415,7 +415,10 @@ class Jitted:
             return PartitionedEntry(func, mesh, [NamedSharding(mesh)] * len(leaves),
                                     [None] * len(func.outputs), consts, out_weak, out_tree,
                                     donated)
-        return compile_entry(func, device, consts, out_weak, out_tree, len(leaves), donated)
+        # jit's programs hold their captured arrays as constants, an eager
+        # transformation's take them as arguments (Note [captured arrays are constants])
+        return compile_entry(func, device, consts, out_weak, out_tree, len(leaves), donated,
+                             embed=not self._concrete)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         try:
@@ -444,7 +447,8 @@ class Jitted:
                                       out_tree, len(leaves), stages,
                                       self._donated_leaves(statics, args, kwargs))
         return Lowered(func, [device], consts, out_weak, out_tree, len(leaves),
-                       recorded=stages, donated=self._donated_leaves(statics, args, kwargs))
+                       recorded=stages, donated=self._donated_leaves(statics, args, kwargs),
+                       embedded=not self._concrete)
 
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         """The traced program at ``args`` (``.jaxpr``, ``.lower()``): see stages.py."""

@@ -44,11 +44,13 @@ class Entry:
                  out_weak: list[bool], out_tree: Any, n_args: int,
                  donated: tuple[int, ...] = ()):
         self.executable = executable
-        self.in_types = func.in_types
+        # the arguments', then the constants' passed at launch (none when the program
+        # holds them: Note [captured arrays are constants])
+        self.in_types = func.in_types[:n_args + len(consts)]
         self.n_args = n_args
         self.out_tree = out_tree
         self.donated = donated      # the arguments a launch consumes (Note [donation])
-        self.launcher = OneDeviceLauncher(executable, func.in_types, func.out_types,
+        self.launcher = OneDeviceLauncher(executable, self.in_types, func.out_types,
                                           out_weak, consts, donated)
 
     def __call__(self, leaves: Sequence[Any]) -> Any:
@@ -61,11 +63,18 @@ class Entry:
 
 
 def compile_entry(func: Func, device: Any, consts: list[Any], out_weak: list[bool],
-                   out_tree: Any, n_args: int, donated: Sequence[int] = ()) -> Entry:
-    """Compile ``func`` (arguments, then captured constants) for ``device``. The
-    executable takes the constants *before* the arguments, the order in which jaxlib's
-    C++ dispatcher passes them (Note [C++ dispatch]); Entry launches it that way.
-    ``donated``: the arguments (leaf positions) whose buffers it may reuse."""
+                   out_tree: Any, n_args: int, donated: Sequence[int] = (), *,
+                   embed: bool = False) -> Entry:
+    """Compile ``func`` (arguments, then captured constants) for ``device``; ``donated``:
+    the arguments (leaf positions) whose buffers it may reuse. With ``embed`` (jit's
+    programs) the constants' values are compiled into the program and a launch passes
+    the arguments alone (Note [captured arrays are constants]). Otherwise the executable
+    takes the constants *before* the arguments, the order in which jaxlib's C++
+    dispatcher passes them (Note [C++ dispatch]); Entry launches it that way."""
+    if embed:
+        aliases = usable_donations(func.in_types[:n_args], func.out_types, list(donated))
+        exe = compile_func(func, [device], aliases=aliases, constants=consts)
+        return Entry(exe, func, [], out_weak, out_tree, n_args, exe.donated)
     launched = Func(func.name, func.inputs[n_args:] + func.inputs[:n_args], func.eqns,
                     func.outputs)
     n_consts = len(func.inputs) - n_args
@@ -74,6 +83,39 @@ def compile_entry(func: Func, device: Any, consts: list[Any], out_weak: list[boo
     exe = compile_func(launched, [device], aliases=aliases)
     return Entry(exe, func, consts, out_weak, out_tree, n_args,
                   tuple(i - n_consts for i in exe.donated))
+
+
+# Note [captured arrays are constants]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# JAX 0.10.2 writes every array a jitted function closes over (a NumPy array or a jax
+# Array, of any size: checked up to 10^7 elements, with jax_use_simplified_jaxpr_constants
+# on or off) into the module as a ``stablehlo.constant``; ``@main`` takes the arguments
+# alone. XLA then folds what it can: ``x / c`` becomes ``x * (1 / c)`` with the reciprocal
+# computed at compile time, which rounds differently in the last bit from a division by
+# an argument. A sampler such as NumPyro's NUTS amplifies such bits until the trajectory
+# differs, so a program must hold its constants where JAX's does to give JAX's numbers.
+#
+# spmdc's Func keeps the captured values as its last inputs (the IR has scalar literals
+# only, and every pass sees the same Func); only the lowering differs: ``constants`` in
+# compiler/stablehlo.py's ``lower`` turns those inputs into constant ops, and the launch
+# passes the arguments alone (no ``const_args`` for the C++ dispatcher either). Which
+# programs do it:
+# - jit's, single-device: a call's compile (``compile_entry(embed=True)``), and
+#   ``jit(f).lower(...)`` / ``jit(f).trace(...).lower()`` (``Lowered.embedded``), so the
+#   text shown is the program that runs.
+# - Not an eager transformation's program (grad, vmap ... called outside jit). JAX runs
+#   those op by op, each op receiving the closed-over array as an argument, so it folds
+#   nothing there either. And those executables are shared by program structure
+#   (Note [eager transformations trace every call] in eager.py), a key without the
+#   constants' values: an executable holding one value would run for another.
+# - Not pmap, shard_map or a program over a mesh, which place each constant on every
+#   device (a possible later step).
+# Caching stays sound: jit's entry is keyed by the function object and argument types
+# (Note [shared jit cache] in jit.py) and was already specialised to the values captured
+# when it was traced, so holding them in the executable instead of in the launcher
+# changes no hit. The persistent compilation cache keys the module's text, which spells the values
+# out, so two programs that differ only in a constant never share an executable. As in
+# JAX, a large constant lengthens the module and its compile.
 
 
 def device_of(leaves: Sequence[Any]) -> Any:
@@ -134,7 +176,8 @@ class Traced:
         with recording() as stages:
             func = run_pass("cleanup", cleanup, self._func)
         return Lowered(func, [self._device], self._consts, self._out_weak, self.out_tree,
-                       self._n_args, recorded=[*self._recorded, *stages], platform=platform)
+                       self._n_args, recorded=[*self._recorded, *stages], platform=platform,
+                       embedded=True)
 
     def __repr__(self) -> str:
         return f"Traced({self.fun_name})"
@@ -148,8 +191,11 @@ class Lowered:
                  out_weak: list[bool], out_tree: Any, n_args: int,
                  axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = (),
                  recorded: Sequence[tuple[str, Any]] = (), donated: tuple[int, ...] = (),
-                 platform: str | None = None):
+                 platform: str | None = None, embedded: bool = False):
         self.func = func
+        # whether the module holds the captured constants (jit's programs; Note [captured
+        # arrays are constants]) rather than taking them as arguments
+        self.embedded = embedded
         # the platform as_text lowers for: the client's, unless ``trace(...).lower(
         # lowering_platforms=...)`` named one (Note [lowering per platform])
         self.platform = platform or pjrt.platform_wanted()
@@ -222,15 +268,17 @@ class Lowered:
         if dialect not in (None, "stablehlo"):
             raise ValueError(f"Lowered.as_text: spmdc lowers to StableHLO only; dialect "
                              f"must be None or 'stablehlo', got {dialect!r}")
+        constants = self.consts if self.embedded else ()
         if debug_info:
             return lower_text(self.func, num_replicas=len(self.devices),
                               axis_env=self.axis_env, mesh_axes=self.mesh_axes,
                               debug_info=True, aliases=self._aliases(),
-                              platform=self.platform)
+                              platform=self.platform, constants=constants)
         if self._text is None:
             self._text = lower_text(self.func, num_replicas=len(self.devices),
                                     axis_env=self.axis_env, mesh_axes=self.mesh_axes,
-                                    aliases=self._aliases(), platform=self.platform)
+                                    aliases=self._aliases(), platform=self.platform,
+                                    constants=constants)
             observe("stablehlo", self._text)
         return self._text
 
@@ -252,7 +300,8 @@ class Lowered:
             raise ValueError(f"this program was lowered for {self.platform}, but spmdc runs "
                              f"on {pjrt.platform_wanted()}: only as_text() is available")
         entry = compile_entry(self.func, self.devices[0], self.consts, self.out_weak,
-                               self.out_tree, self.n_args, self.donated)
+                               self.out_tree, self.n_args, self.donated,
+                               embed=self.embedded)
         observe("optimized_hlo", entry.executable.optimized_hlo)
         return Compiled(entry)
 

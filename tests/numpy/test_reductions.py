@@ -58,3 +58,19 @@ def test_average_ptp_count_cumulative():
         jnp.cumulative_sum(a)
     assert jnp.atleast_3d(np.ones(3)).shape == (1, 3, 1)
     assert jnp.atleast_3d(np.ones((2, 3))).shape == (2, 3, 1)
+
+
+def test_eager_mean_divides_as_jaxs_jitted_mean():
+    # JAX's jnp.mean is one XLA program even outside jit, where the division by the count
+    # is folded into a multiplication (Note [eager mean is one program]); recorded from
+    # JAX 0.10.2 on CPU. Divided op by op, the first two would be 0x40400000.
+    def bits(x):
+        return [hex(v) for v in np.asarray(x).ravel().view(np.uint32)]
+    assert bits(jnp.mean(np.arange(7))) == ["0x40400001"]
+    assert bits(jnp.mean(np.arange(7, dtype=np.float32))) == ["0x40400001"]
+    x = np.linspace(0.5, 9.0, 300, dtype=np.float32)
+    assert bits(jnp.mean(x)) == ["0x4097ffff"]
+    assert bits(jnp.mean(x.reshape(3, 100), axis=1, keepdims=True)) == [
+        "0x3ff41ed2", "0x4097fffe", "0x40f2f84a"]
+    assert jnp.mean(x.reshape(3, 100), axis=1, keepdims=True).shape == (3, 1)
+    assert jnp.mean(x.astype(np.float16)).dtype == np.float16
