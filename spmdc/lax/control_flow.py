@@ -153,15 +153,22 @@ def _branches(index: Any, funs: Sequence[Callable[..., Any]], names: Sequence[st
               operands: tuple[Any, ...], what: str, source: str | None,
               reference: int = 0) -> Any:
     leaves, _, in_types, in_weak, _ = _leaves_and_types(operands)
-    traced = [trace_pytree(f, operands, {}, _name(f, "branch"), in_types, in_weak)
-              for f in funs]
+    # A function given for several branches is traced once, as in JAX (which caches the
+    # traced branch by function): its side effects (a library counting traces, creating
+    # parameters) happen once per cond, and the branches share its program.
+    traced = []
+    for k, f in enumerate(funs):
+        same = next((t for g, t in zip(funs[:k], traced, strict=False) if g is f), None)
+        traced.append(same if same is not None else
+                      trace_pytree(f, operands, {}, _name(f, "branch"), in_types, in_weak))
     first_func, _, _, first_tree, _ = traced[reference]
     first = names[reference]
     for name, (func, _, _, out_tree, _) in zip(names, traced, strict=True):
         if out_tree != first_tree:
-            raise TypeError(f"{what}: {first} and {name} must return the same pytree "
-                            f"structure, but {first} returned {first_tree} and {name} "
-                            f"returned {out_tree}{_where(source)}")
+            # JAX's opening words, which programs match ("cond branch outputs ...").
+            raise TypeError(f"{what}: {what.split('.')[-1]} branch outputs must have the "
+                            f"same pytree structure, but {first} returned {first_tree} "
+                            f"and {name} returned {out_tree}{_where(source)}")
         paths = _paths(out_tree)
         for path, a, c in zip(paths, first_func.out_types, func.out_types, strict=True):
             if a != c:
