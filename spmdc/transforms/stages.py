@@ -61,17 +61,20 @@ class Entry:
 
 
 def compile_entry(func: Func, device: Any, consts: list[Any], out_weak: list[bool],
-                   out_tree: Any, n_args: int, donated: Sequence[int] = ()) -> Entry:
+                   out_tree: Any, n_args: int, donated: Sequence[int] = (),
+                   compiler_options: dict[str, Any] | None = None) -> Entry:
     """Compile ``func`` (arguments, then captured constants) for ``device``. The
     executable takes the constants *before* the arguments, the order in which jaxlib's
     C++ dispatcher passes them (Note [C++ dispatch]); Entry launches it that way.
-    ``donated``: the arguments (leaf positions) whose buffers it may reuse."""
+    ``donated``: the arguments (leaf positions) whose buffers it may reuse;
+    ``compiler_options``: XLA's options by name."""
     launched = Func(func.name, func.inputs[n_args:] + func.inputs[:n_args], func.eqns,
                     func.outputs)
     n_consts = len(func.inputs) - n_args
     aliases = usable_donations(launched.in_types, launched.out_types,
                                [n_consts + i for i in donated])
-    exe = compile_func(launched, [device], aliases=aliases)
+    exe = compile_func(launched, [device], aliases=aliases,
+                       compiler_options=compiler_options)
     return Entry(exe, func, consts, out_weak, out_tree, n_args,
                   tuple(i - n_consts for i in exe.donated))
 
@@ -247,12 +250,15 @@ class Lowered:
     def _aliases(self) -> dict[int, int]:
         return donation_aliases(self.func.in_types, self.func.out_types, self.donated)
 
-    def compile(self) -> Compiled:
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> Compiled:
+        """The compiled program; ``compiler_options`` are XLA's options by name
+        (``{"xla_cpu_enable_fast_math": True}``), as JAX passes them: an unknown name or
+        a value of the wrong kind fails as jaxlib's ``JaxRuntimeError``."""
         if self.platform != pjrt.platform_wanted():
             raise ValueError(f"this program was lowered for {self.platform}, but spmdc runs "
                              f"on {pjrt.platform_wanted()}: only as_text() is available")
         entry = compile_entry(self.func, self.devices[0], self.consts, self.out_weak,
-                               self.out_tree, self.n_args, self.donated)
+                               self.out_tree, self.n_args, self.donated, compiler_options)
         observe("optimized_hlo", entry.executable.optimized_hlo)
         return Compiled(entry)
 
@@ -309,7 +315,12 @@ class PartitionedLowered(Lowered):
         self._layout = (mesh, shardings, out_requests)
         self._entry: PartitionedEntry | None = None
 
-    def _compiled(self) -> PartitionedEntry:
+    def _compiled(self, compiler_options: dict[str, Any] | None = None) -> PartitionedEntry:
+        if compiler_options:      # compiled for this call alone, not the cached one
+            mesh, shardings, out_requests = self._layout
+            return PartitionedEntry(self.func, mesh, shardings, out_requests, self.consts,
+                                    self.out_weak, self.out_tree, self.donated,
+                                    compiler_options)
         if self._entry is None:
             mesh, shardings, out_requests = self._layout
             self._entry = PartitionedEntry(self.func, mesh, shardings, out_requests,
@@ -320,8 +331,8 @@ class PartitionedLowered(Lowered):
     def as_text(self, *args: Any, **kwargs: Any) -> str:
         return self._compiled().module_text
 
-    def compile(self) -> Any:
-        entry = self._compiled()
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> Any:
+        entry = self._compiled(compiler_options)
 
         def call(*args: Any, **kwargs: Any) -> Any:
             return entry(tree_flatten((args, kwargs))[0])
