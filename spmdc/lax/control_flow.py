@@ -26,6 +26,7 @@ from ..compiler.primitives.control_flow import cond_p, while_p
 from ..compiler.primitives.remat import optimization_barrier_p
 from ..compiler.primitives.scan import scan_p
 from ..core import dtypes
+from ..core.config import disable_jit, disable_jit_enabled
 from ..core.operands import asarray
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
@@ -45,7 +46,14 @@ def _type_text(t: TensorType) -> str:
 
 
 def _staged(fn: Callable[..., Any], *args: Any) -> Any:
-    """Outside any trace, run ``fn(*args)`` as one jitted program (a fresh trace)."""
+    """Outside any trace, run ``fn(*args)`` as one jitted program (a fresh trace), also
+    under ``disable_jit``: there a plain ``jit`` would call ``fn`` with no trace current,
+    which would call this again without end (chex's ``fake_jit`` runs whole test suites
+    so). The bodies then run once, traced, where JAX's would run as a Python loop: the
+    values are the same, a ``print`` in a body prints once."""
+    if disable_jit_enabled():
+        with disable_jit(False):
+            return Jitted(fn)(*args)
     return Jitted(fn)(*args)
 
 

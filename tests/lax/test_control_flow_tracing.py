@@ -70,3 +70,18 @@ def test_branches_of_different_structures_give_jaxs_words():
     with pytest.raises(TypeError, match="switch branch outputs must have the same pytree "
                                         "structure"):
         lax.switch(0, [lambda x: [x], lambda x: x], 1.0)
+
+
+def test_control_flow_runs_under_disable_jit():
+    # chex's fake_jit runs test suites under disable_jit; a staged loop used to call
+    # itself again and again (RecursionError), random.randint's threefry among them
+    with spmdc.disable_jit():
+        assert int(lax.fori_loop(0, 3, lambda i, c: c + 1, 0)) == 3
+        assert float(lax.cond(True, lambda x: x + 1, lambda x: x - 1, 1.0)) == 2.0
+        assert int(lax.switch(1, [lambda x: x, lambda x: 2 * x], 4)) == 8
+        carry, ys = lax.scan(lambda c, x: (c + x, c), 0.0, jnp.arange(3.0))
+        key = spmdc.random.PRNGKey(27)
+        drawn = spmdc.random.randint(key, (2, 3), 0, 10)
+    assert float(carry) == 3.0
+    np.testing.assert_array_equal(ys, [0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(drawn, spmdc.random.randint(key, (2, 3), 0, 10))
