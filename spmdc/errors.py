@@ -6,9 +6,8 @@ module under the alias, see spmdc/aliases.py), so those are defined here as JAX'
 ``JAXIndexError`` under TypeError and IndexError, ``TracerBoolConversionError`` a
 ``ConcretizationTypeError``, and so on. JAX appends a link to its documentation page to
 every message; spmdc has no such page and keeps the message as raised. JAX's
-``JaxRuntimeError`` is jaxlib's own class (``_jax.JaxRuntimeError``): naming it needs
-jaxlib, which this module may not import, so it is not here (jaxlib's errors reach the
-user as jaxlib raises them).
+``JaxRuntimeError`` is jaxlib's own class (``_jax.JaxRuntimeError``), which this module
+may not import: the runtime hands it over (Note [jaxlib's runtime error]).
 
 spmdc's own classes follow, grouped by the floor that raises them. Each one subclasses
 the single built-in type that JAX raises in the same situation (or, where JAX has no
@@ -299,6 +298,31 @@ class LoweringError(RuntimeError):
 
     A bug in spmdc or an unsupported platform; please report it. JAX raises a
     NotImplementedError for a missing lowering rule."""
+
+
+# Note [jaxlib's runtime error]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# What fails inside jaxlib (a compile with an unknown option, a launch whose host
+# callback raised, a buffer used after deletion) reaches the user as jaxlib raised it: an
+# instance of jaxlib's ``_jax.JaxRuntimeError`` (a RuntimeError). JAX names that very
+# class ``jax.errors.JaxRuntimeError``, and programs catch it by that name (Equinox's
+# ``filter_jit`` turns its runtime checks' failures into readable errors that way). This
+# module may not import jaxlib (jaxlib has two doors, docs/ARCHITECTURE.md), so the door
+# that does, runtime/pjrt/backend.py, hands the class over with
+# ``adopt_runtime_error`` when it imports jaxlib, which importing spmdc always does
+# before a user can reach this module; its ``__module__`` becomes this module's, as JAX
+# makes it ``jax.errors``. A class of our own would be caught by nothing
+# jaxlib raises.
+
+def adopt_runtime_error(cls: type[RuntimeError]) -> None:
+    """Make jaxlib's runtime error class this module's ``JaxRuntimeError`` (JAX's
+    ``jax.errors.JaxRuntimeError``). See Note [jaxlib's runtime error]."""
+    if not (isinstance(cls, type) and issubclass(cls, RuntimeError)):
+        raise TypeError(f"adopt_runtime_error: expected a RuntimeError subclass, got {cls!r}")
+    cls.__module__ = __name__      # as JAX names it jax.errors's
+    globals()["JaxRuntimeError"] = cls
+    if "JaxRuntimeError" not in __all__:
+        __all__.insert(__all__.index("TypePromotionError") + 1, "JaxRuntimeError")
 
 
 # (runtime) several processes

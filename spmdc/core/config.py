@@ -210,6 +210,12 @@ class Config:
                 value = text or None
             self.update(name, value)
 
+    @property
+    def x64_enabled(self) -> bool:
+        """Whether 64-bit types are on (``jax_enable_x64``): JAX's older name for it,
+        which jaxopt's and distrax's test helpers read."""
+        return dtypes.x64_enabled()
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith(("jax_", "spmdc_")) and name in _OPTIONS:
             return _OPTIONS[name][1]()

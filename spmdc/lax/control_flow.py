@@ -26,6 +26,7 @@ from ..compiler.primitives.control_flow import cond_p, while_p
 from ..compiler.primitives.remat import optimization_barrier_p
 from ..compiler.primitives.scan import scan_p
 from ..core import dtypes
+from ..core.config import disable_jit, disable_jit_enabled
 from ..core.operands import asarray
 from ..core.pytree_tracing import trace_pytree
 from ..core.ref_scopes import Recorder, run_bound
@@ -47,7 +48,14 @@ def _type_text(t: TensorType) -> str:
 
 
 def _staged(fn: Callable[..., Any], *args: Any) -> Any:
-    """Outside any trace, run ``fn(*args)`` as one jitted program (a fresh trace)."""
+    """Outside any trace, run ``fn(*args)`` as one jitted program (a fresh trace), also
+    under ``disable_jit``: there a plain ``jit`` would call ``fn`` with no trace current,
+    which would call this again without end (chex's ``fake_jit`` runs whole test suites
+    so). The bodies then run once, traced, where JAX's would run as a Python loop: the
+    values are the same, a ``print`` in a body prints once."""
+    if disable_jit_enabled():
+        with disable_jit(False):
+            return Jitted(fn)(*args)
     return Jitted(fn)(*args)
 
 
@@ -156,22 +164,34 @@ def _branches(index: Any, funs: Sequence[Callable[..., Any]], names: Sequence[st
               reference: int = 0) -> Any:
     leaves, _, in_types, in_weak, _ = _leaves_and_types(operands)
     recorder = Recorder()           # See Note [refs as threaded state] in core/refs.py
-    traced = [trace_pytree(recorder.wrap(f), operands, {}, _name(f, "branch"), in_types,
-                           in_weak) for f in funs]
+    # A function given for several branches is traced once, as in JAX (which caches the
+    # traced branch by function): its side effects (a library counting traces, creating
+    # parameters) happen once per cond, and the branches share its program.
+    traced = []
+    for k, f in enumerate(funs):
+        same = next((t for g, t in zip(funs[:k], traced, strict=False) if g is f), None)
+        traced.append(same if same is not None else
+                      trace_pytree(recorder.wrap(f), operands, {}, _name(f, "branch"),
+                                   in_types, in_weak))
     refs = recorder.written()
     if refs:                        # the refs the branches write become branch outputs
         values = ref_values(refs)
-        out, finals = _branches(index, [_bound_branch(f, refs, values) for f in funs],
-                                names, operands, what, source, reference)
+        bound: dict[int, Callable[..., Any]] = {}     # one per function, as above
+        for f in funs:
+            if id(f) not in bound:
+                bound[id(f)] = _bound_branch(f, refs, values)
+        out, finals = _branches(index, [bound[id(f)] for f in funs], names, operands, what,
+                                source, reference)
         write_values(refs, finals)
         return out
     first_func, _, _, first_tree, _ = traced[reference]
     first = names[reference]
     for name, (func, _, _, out_tree, _) in zip(names, traced, strict=True):
         if out_tree != first_tree:
-            raise TypeError(f"{what}: {first} and {name} must return the same pytree "
-                            f"structure, but {first} returned {first_tree} and {name} "
-                            f"returned {out_tree}{_where(source)}")
+            # JAX's opening words, which programs match ("cond branch outputs ...").
+            raise TypeError(f"{what}: {what.split('.')[-1]} branch outputs must have the "
+                            f"same pytree structure, but {first} returned {first_tree} "
+                            f"and {name} returned {out_tree}{_where(source)}")
         paths = _paths(out_tree)
         for path, a, c in zip(paths, first_func.out_types, func.out_types, strict=True):
             if a != c:

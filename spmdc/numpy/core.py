@@ -37,6 +37,7 @@ from ..core.operands import shape_arg as _shape_arg
 from ..core.operands import shape_of as _shape
 from ..dtypes import issubdtype as _issubdtype
 from ..runtime.array import Array
+from ..transforms.jit import jit
 
 ndarray = Array
 
@@ -79,11 +80,32 @@ _ARRAY_TYPES = ARRAY_TYPES
 # --- conversion --------------------------------------------------------------------------
 
 def array(x: Any, dtype: Any = None, copy: bool = True) -> Any:
-    """``x`` as an spmdc array. spmdc arrays are immutable, so a copy and the original can
-    never be told apart: ``copy`` (True, False or None) changes nothing."""
+    """``x`` as an spmdc array; with ``copy=True`` (the default) an spmdc Array given as
+    it is comes back in a buffer of its own (Note [copies are new buffers])."""
     if copy not in (True, False, None):
         raise _error("array", f"copy must be True, False or None, got {copy!r}")
-    return asarray(x, dtype)
+    out = asarray(x, dtype)
+    return copied(out) if copy and out is x else out
+
+
+# Note [copies are new buffers]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# spmdc's values are immutable, so a copy and its original hold the same numbers for
+# ever; but a buffer can be donated (``jit(..., donate_argnums=...)``) or deleted, and
+# then an alias is seen: Equinox's tests donate ``jax.tree.map(jnp.copy, tree)`` and read
+# the original afterwards. So, as in JAX, ``jnp.copy(x)``, ``x.copy()`` and
+# ``jnp.array(x)`` of an spmdc Array give an Array with a buffer of its own: the
+# compiled identity program, whose result XLA writes to a new buffer (as JAX's copy
+# primitive lowers). Under a trace a copy is the traced value itself: nothing there can
+# be donated apart from the program's own arguments.
+
+_identity = jit(lambda x: x)
+
+
+def copied(x: Any) -> Any:
+    """``x`` in a buffer of its own if it is an spmdc Array, else ``x`` (Note [copies
+    are new buffers])."""
+    return _identity(x) if isinstance(x, Array) else x
 
 
 def broadcast_to(x: Any, shape: Sequence[int]) -> Any:

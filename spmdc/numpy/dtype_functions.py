@@ -12,7 +12,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.tracing import where as _where
 from .complex_ops import iscomplexobj
-from .core import _is_array, asarray, check_flag, result_type
+from .core import _is_array, asarray, check_flag, copied, result_type
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
@@ -23,10 +23,11 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
 
 
 def copy(a: Any, order: Any = None) -> Any:
-    """``a`` as a new array (spmdc arrays are immutable, so this is ``asarray``)."""
+    """``a`` as a new array, in a buffer of its own (Note [copies are new buffers] in
+    numpy/core.py)."""
     if order not in (None, "K", "C"):
         raise ValueError(f"copy: order {order!r} is not supported")
-    return asarray(a)
+    return copied(asarray(a))
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:

@@ -188,6 +188,16 @@ class Array(metaclass=_ArrayType):
     def shard_buffers(self) -> tuple[Any, ...]:
         return self._buffers
 
+    def unsafe_buffer_pointer(self) -> int:
+        """The address of the one device buffer holding this Array (JAX's method, for an
+        Array on one device; tests read it to see that a donated buffer was reused)."""
+        self.check_not_deleted(" (unsafe_buffer_pointer)")
+        if len(self._buffers) != 1:
+            raise ValueError("unsafe_buffer_pointer() is supported only for unsharded "
+                             f"arrays; this one has {len(self._buffers)} buffers, one per "
+                             "device: read addressable_shards[k].data's instead")
+        return self._buffers[0].unsafe_buffer_pointer()
+
     # --- deletion (Note [donation] in compiler/stablehlo.py) ------------------------------
     def is_deleted(self) -> bool:
         """Whether the buffers are gone: deleted, or donated to a program."""

@@ -95,10 +95,12 @@ def fingerprint(name: str, module_text: str) -> str:
 
 def backend_compile_and_load(backend: Any, module: Any, devices: Sequence[Any],
                              host_callbacks: Sequence[Any] = (), *, wait: bool = False,
-                             partitioned: bool = False) -> Any:
+                             partitioned: bool = False,
+                             compiler_options: dict[str, Any] | None = None) -> Any:
     """Compile ``module`` on ``backend`` (the PJRT client) for ``devices``
     (runtime/pjrt/compilation.py's ``compile``). See Note [the compile hook]."""
-    return pjrt.compile(module, devices, host_callbacks, wait=wait, partitioned=partitioned)
+    return pjrt.compile(module, devices, host_callbacks, wait=wait, partitioned=partitioned,
+                        compiler_options=compiler_options)
 
 
 _compile_hooks: Any = sys.modules[__name__]
@@ -116,7 +118,8 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                  mesh_axes: Sequence[str] = (),
                  aliases: dict[int, int] | None = None,
                  partitioning: Partitioning | None = None,
-                 constants: Sequence[Any] = ()) -> Executable:
+                 constants: Sequence[Any] = (),
+                 compiler_options: dict[str, Any] | None = None) -> Executable:
     """Lower and compile ``func`` for one replica per device; ``aliases``: donated inputs
     and the outputs that reuse their buffers (Note [donation] in compiler/stablehlo.py);
     ``constants``: the values of ``func``'s last inputs, compiled into the program (Note
@@ -138,11 +141,14 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                                              platform=pjrt.platform_wanted(),
                                              constants=constants)
     compile_now = _compile_hooks.backend_compile_and_load
+    # XLA's options by name, passed only when given, so that a library's replacement hook
+    # with the older signature keeps working (Note [the compile hook])
+    options = {"compiler_options": dict(compiler_options)} if compiler_options else {}
     if callbacks:       # See Note [host callbacks] in compiler/stablehlo.py
         exe = compile_now(pjrt.client(), parse_module(text), devices, callbacks,
-                          wait=effects, partitioned=partitioned)
+                          wait=effects, partitioned=partitioned, **options)
     else:
-        exe = compile_now(pjrt.client(), text, devices, partitioned=partitioned)
+        exe = compile_now(pjrt.client(), text, devices, partitioned=partitioned, **options)
     return Executable(exe, devices, func, text, tuple(sorted(aliases)), len(constants))
 
 

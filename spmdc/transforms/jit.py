@@ -505,6 +505,13 @@ class Jitted:
 # ``clear_caches()``. Each wrapper still has its own C++ dispatcher, so its first call
 # takes the Python path once: a cache lookup, then the fast path is granted again.
 
+# JAX's jitted functions are jaxlib's ``PjitFunction``s, and libraries tell them by that
+# type name (chex's ``is_traceable``, which ``assert_max_traces`` uses to refuse wrapping
+# a jitted function, looks for it in ``str(type(f))``), so the class answers to it, as
+# its repr does.
+Jitted.__name__ = Jitted.__qualname__ = "PjitFunction"
+
+
 _shared: weakref.WeakKeyDictionary[Any, dict[Any, dict[Any, Entry]]] = \
     weakref.WeakKeyDictionary()
 _dispatchers: weakref.WeakSet[Any] = weakref.WeakSet()

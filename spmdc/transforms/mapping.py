@@ -97,7 +97,8 @@ def mapped_size(op: str, leaves: Sequence[Any], dims: Sequence[int | None],
                                         and set(sizes.values()) != {axis_size}):
         detail = ", ".join(f"{p} has size {s}" for p, s in sizes.items())
         extra = f" and axis_size={axis_size}" if axis_size is not None else ""
-        raise ValueError(f"{op} got inconsistent sizes for the mapped axis: {detail}{extra}; "
+        raise ValueError(f"{op} got inconsistent sizes for array axes to be mapped: "
+                         f"{detail}{extra}; "
                          f"every mapped argument must have the same size along its in_axes"
                          f"{where()}")
     if sizes:

@@ -192,7 +192,8 @@ class PartitionedEntry:
 
     def __init__(self, func: Func, mesh: Mesh, in_shardings: list[NamedSharding],
                  out_requests: list[NamedSharding | None], consts: list[Any],
-                 out_weak: list[bool], out_tree: Any, donated: Sequence[int] = ()):
+                 out_weak: list[bool], out_tree: Any, donated: Sequence[int] = (),
+                 compiler_options: dict[str, Any] | None = None):
         n = len(in_shardings)
         in_types = func.in_types
         for k, (s, t) in enumerate(zip(in_shardings, in_types[:n], strict=True)):
@@ -219,7 +220,8 @@ class PartitionedEntry:
             [(t, s) for t, s in zip(func.out_types, out_requests, strict=True)], donated,
             describe=lambda key: f"{key[0]} laid out as {key[1].spec}")
         self.executable = compile_func(func, mesh._flat_devices, aliases=aliases,
-                                       partitioning=partitioning)
+                                       partitioning=partitioning,
+                                       compiler_options=compiler_options)
         self.donated = self.executable.donated
         self.out_tree = out_tree
         self.launcher = PartitionedLauncher(self.executable, mesh, shardings, in_types,

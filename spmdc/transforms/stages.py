@@ -63,24 +63,28 @@ class Entry:
 
 
 def compile_entry(func: Func, device: Any, consts: list[Any], out_weak: list[bool],
-                   out_tree: Any, n_args: int, donated: Sequence[int] = (), *,
+                   out_tree: Any, n_args: int, donated: Sequence[int] = (),
+                   compiler_options: dict[str, Any] | None = None, *,
                    embed: bool = False) -> Entry:
     """Compile ``func`` (arguments, then captured constants) for ``device``; ``donated``:
-    the arguments (leaf positions) whose buffers it may reuse. With ``embed`` (jit's
-    programs) the constants' values are compiled into the program and a launch passes
-    the arguments alone (Note [captured arrays are constants]). Otherwise the executable
-    takes the constants *before* the arguments, the order in which jaxlib's C++
-    dispatcher passes them (Note [C++ dispatch]); Entry launches it that way."""
+    the arguments (leaf positions) whose buffers it may reuse; ``compiler_options``: XLA's
+    options by name. With ``embed`` (jit's programs) the constants' values are compiled
+    into the program and a launch passes the arguments alone (Note [captured arrays are
+    constants]). Otherwise the executable takes the constants *before* the arguments, the
+    order in which jaxlib's C++ dispatcher passes them (Note [C++ dispatch]); Entry
+    launches it that way."""
     if embed:
         aliases = usable_donations(func.in_types[:n_args], func.out_types, list(donated))
-        exe = compile_func(func, [device], aliases=aliases, constants=consts)
+        exe = compile_func(func, [device], aliases=aliases, constants=consts,
+                           compiler_options=compiler_options)
         return Entry(exe, func, [], out_weak, out_tree, n_args, exe.donated)
     launched = Func(func.name, func.inputs[n_args:] + func.inputs[:n_args], func.eqns,
                     func.outputs)
     n_consts = len(func.inputs) - n_args
     aliases = usable_donations(launched.in_types, launched.out_types,
                                [n_consts + i for i in donated])
-    exe = compile_func(launched, [device], aliases=aliases)
+    exe = compile_func(launched, [device], aliases=aliases,
+                       compiler_options=compiler_options)
     return Entry(exe, func, consts, out_weak, out_tree, n_args,
                   tuple(i - n_consts for i in exe.donated))
 
@@ -295,12 +299,15 @@ class Lowered:
     def _aliases(self) -> dict[int, int]:
         return donation_aliases(self.func.in_types, self.func.out_types, self.donated)
 
-    def compile(self) -> Compiled:
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> Compiled:
+        """The compiled program; ``compiler_options`` are XLA's options by name
+        (``{"xla_cpu_enable_fast_math": True}``), as JAX passes them: an unknown name or
+        a value of the wrong kind fails as jaxlib's ``JaxRuntimeError``."""
         if self.platform != pjrt.platform_wanted():
             raise ValueError(f"this program was lowered for {self.platform}, but spmdc runs "
                              f"on {pjrt.platform_wanted()}: only as_text() is available")
         entry = compile_entry(self.func, self.devices[0], self.consts, self.out_weak,
-                               self.out_tree, self.n_args, self.donated,
+                               self.out_tree, self.n_args, self.donated, compiler_options,
                                embed=self.embedded)
         observe("optimized_hlo", entry.executable.optimized_hlo)
         return Compiled(entry)
@@ -358,7 +365,12 @@ class PartitionedLowered(Lowered):
         self._layout = (mesh, shardings, out_requests)
         self._entry: PartitionedEntry | None = None
 
-    def _compiled(self) -> PartitionedEntry:
+    def _compiled(self, compiler_options: dict[str, Any] | None = None) -> PartitionedEntry:
+        if compiler_options:      # compiled for this call alone, not the cached one
+            mesh, shardings, out_requests = self._layout
+            return PartitionedEntry(self.func, mesh, shardings, out_requests, self.consts,
+                                    self.out_weak, self.out_tree, self.donated,
+                                    compiler_options)
         if self._entry is None:
             mesh, shardings, out_requests = self._layout
             self._entry = PartitionedEntry(self.func, mesh, shardings, out_requests,
@@ -369,8 +381,8 @@ class PartitionedLowered(Lowered):
     def as_text(self, *args: Any, **kwargs: Any) -> str:
         return self._compiled().module_text
 
-    def compile(self) -> Any:
-        entry = self._compiled()
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> Any:
+        entry = self._compiled(compiler_options)
 
         def call(*args: Any, **kwargs: Any) -> Any:
             return entry(tree_flatten((args, kwargs))[0])

@@ -128,3 +128,12 @@ def test_parse_flags_with_absl_applies_jax_options_from_argv(monkeypatch):
     finally:
         spmdc.config.update("jax_check_tracer_leaks", False)
         spmdc.config.update("jax_numpy_dtype_promotion", "standard")
+
+
+def test_x64_enabled_is_jaxs_older_name_for_enable_x64():
+    # jaxopt's and distrax's test helpers read jax.config.x64_enabled
+    assert spmdc.config.x64_enabled is spmdc.config.jax_enable_x64 is False
+    with spmdc.enable_x64():
+        assert spmdc.config.x64_enabled is True
+        assert jnp.asarray(1.0).dtype == np.float64
+    assert spmdc.config.x64_enabled is False

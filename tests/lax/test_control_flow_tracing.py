@@ -1,6 +1,7 @@
 """Loop bodies are traced once, as in JAX, so their Python side effects run once per trace
 (a weakly typed carry whose output is strong but of the same dtype needs no retrace)."""
 import numpy as np
+import pytest
 
 import spmdc
 import spmdc.numpy as jnp
@@ -39,3 +40,48 @@ def test_a_dtype_change_still_promotes_the_carry():
     # an int carry that the body turns into floats: JAX promotes the weak init and retraces
     out = spmdc.jit(lambda: lax.fori_loop(0, 3, lambda i, c: c + 0.5, 0))()
     assert out.dtype == np.float32 and float(out) == 1.5
+
+
+def test_a_function_given_for_several_branches_is_traced_once():
+    # Haiku's stateful cond/switch check that each distinct branch runs once, as in JAX
+    calls = []
+
+    def square(x):
+        calls.append(1)
+        return x ** 2
+
+    assert float(lax.cond(False, square, square, 3.0)) == 9.0
+    assert len(calls) == 1
+    calls.clear()
+    cube = lambda x: x ** 3      # noqa: E731
+    f = spmdc.jit(lambda i, x: lax.switch(i, [square, cube, square, square], x))
+    assert [float(f(i, 2.0)) for i in range(4)] == [4.0, 8.0, 4.0, 4.0]
+    assert len(calls) == 1       # one trace of the jitted function, square traced once
+    y = 3.0
+    grads = spmdc.grad(lambda x, y: lax.switch(2, [square, lambda x: x * y, square], x),
+                       argnums=(0, 1))(2.0, y)
+    assert [float(g) for g in grads] == [4.0, 0.0]
+
+
+def test_branches_of_different_structures_give_jaxs_words():
+    with pytest.raises(TypeError, match="cond branch outputs must have the same pytree "
+                                        "structure"):
+        lax.cond(False, lambda x: (x, x), lambda x: x, 1.0)
+    with pytest.raises(TypeError, match="switch branch outputs must have the same pytree "
+                                        "structure"):
+        lax.switch(0, [lambda x: [x], lambda x: x], 1.0)
+
+
+def test_control_flow_runs_under_disable_jit():
+    # chex's fake_jit runs test suites under disable_jit; a staged loop used to call
+    # itself again and again (RecursionError), random.randint's threefry among them
+    with spmdc.disable_jit():
+        assert int(lax.fori_loop(0, 3, lambda i, c: c + 1, 0)) == 3
+        assert float(lax.cond(True, lambda x: x + 1, lambda x: x - 1, 1.0)) == 2.0
+        assert int(lax.switch(1, [lambda x: x, lambda x: 2 * x], 4)) == 8
+        carry, ys = lax.scan(lambda c, x: (c + x, c), 0.0, jnp.arange(3.0))
+        key = spmdc.random.PRNGKey(27)
+        drawn = spmdc.random.randint(key, (2, 3), 0, 10)
+    assert float(carry) == 3.0
+    np.testing.assert_array_equal(ys, [0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(drawn, spmdc.random.randint(key, (2, 3), 0, 10))

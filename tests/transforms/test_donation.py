@@ -280,3 +280,35 @@ def test_donated_pmap_values_used_again_are_errors_not_crashes():
     with pytest.raises(ValueError, match="passed twice"):
         g(a, a)
     np.testing.assert_allclose(h(a), 3 * 2.0 ** 5)
+
+
+@pytest.mark.parametrize("copy", [jnp.copy, jnp.array, lambda x: x.copy()],
+                         ids=["jnp.copy", "jnp.array", "Array.copy"])
+def test_a_copy_has_its_own_buffer_so_donating_it_keeps_the_original(copy):
+    # Equinox donates jax.tree.map(jnp.copy, tree) and reads the tree afterwards
+    # (Note [copies are new buffers] in spmdc/numpy/core.py)
+    a = jnp.arange(3.0)
+    b = copy(a)
+    assert b is not a and not b.is_deleted()
+    out = spmdc.jit(lambda x: x + 1, donate_argnums=0)(b)
+    assert b.is_deleted() and not a.is_deleted()
+    np.testing.assert_array_equal(a, [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(out, [1.0, 2.0, 3.0])
+    weak = jnp.asarray(2.0)
+    assert copy(weak).weak and float(copy(weak)) == 2.0
+    assert jnp.array(a, copy=False) is a
+    assert float(spmdc.grad(lambda x: copy(x) * 3.0)(1.0)) == 3.0
+
+
+def test_a_donated_buffer_is_reused_at_the_same_address():
+    # Equinox's tests compare unsafe_buffer_pointer() before and after a donating call
+    host = jnp.array(0.0)
+    assert host.unsafe_buffer_pointer() == host.shard_buffers()[0].unsafe_buffer_pointer()
+    x = spmdc.jit(lambda x: x * 0)(host)        # a buffer XLA owns
+    before = x.unsafe_buffer_pointer()
+    assert isinstance(before, int) and before > 0
+    y = spmdc.jit(lambda x: x + 1, donate_argnums=0)(x)
+    assert x.is_deleted() and float(y) == 1.0
+    assert y.unsafe_buffer_pointer() == before
+    with pytest.raises(RuntimeError, match="deleted"):
+        x.unsafe_buffer_pointer()

@@ -486,3 +486,11 @@ def test_signature_of_a_jitted_function_without_following_wrappers():
     def f(x, y=1, *, z):
         return x
     assert str(inspect.signature(spmdc.jit(f), follow_wrapped=False)) == "(x, y=1, *, z)"
+
+
+def test_a_jitted_function_is_a_pjitfunction_by_type_name():
+    # chex's is_traceable looks for "PjitFunction" in str(type(f)), as jaxlib names it
+    f = spmdc.jit(lambda x: x + 1)
+    assert "PjitFunction" in str(type(f)) and type(f).__name__ == "PjitFunction"
+    assert repr(f).startswith("<PjitFunction of ")
+    assert float(f(1.0)) == 2.0

@@ -94,3 +94,13 @@ def test_named_scope_names_in_spmdc_dump(capsys):
     out = capsys.readouterr().out
     assert "sin(%0)  # encoder/proj" in out
     assert "tanh(%1)  # head" in out
+
+
+def test_compile_takes_xlas_options_by_name_and_refuses_an_unknown_one():
+    # Equinox's AOT path calls lowered.compile(compiler_options=...), as JAX's API allows
+    lowered = jax.jit(lambda x, y: 2 * x + y).lower(jnp.array(3), 4)
+    for options in (None, {}, {"xla_cpu_enable_fast_math": True},
+                    {"xla_gpu_autotune_level": "0"}):
+        assert int(lowered.compile(compiler_options=options)(jnp.array(3), 4)) == 10
+    with pytest.raises(jax.errors.JaxRuntimeError, match="No such compile option"):
+        lowered.compile(compiler_options={"an option that does not make sense": "bad"})

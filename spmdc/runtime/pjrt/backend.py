@@ -9,13 +9,14 @@ from typing import Any
 from jaxlib import _jax
 from jaxlib import xla_client as xc
 
-from ... import env
+from ... import env, errors
 from .. import cluster
 from .custom_calls import register_cuda_targets
 from .distributed import joined, process_index, refuse_to_run_alone
 from .once import init_lock, once
 
 Device = _jax.Device   # the class of every device (CpuDevice(id=0) ...): jax.Device
+errors.adopt_runtime_error(_jax.JaxRuntimeError)   # See Note [jaxlib's runtime error]
 
 _cpu_devices_set: list[int] = []     # config.update('jax_num_cpu_devices', n), if called
 _client_made: list[int] = []         # the device count of the CPU client, once made

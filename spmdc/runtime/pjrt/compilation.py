@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,24 +31,30 @@ def forget(exe: Executable) -> None:
 
 
 def compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any] = (),
-            wait: bool = False, partitioned: bool = False) -> Executable:
+            wait: bool = False, partitioned: bool = False,
+            compiler_options: Mapping[str, Any] | None = None) -> Executable:
     """Compile a StableHLO module (its text; with ``host_callbacks``, the parsed module
     object) for ``len(devs)`` replicas, replica k on ``devs[k]``. ``host_callbacks[k]``
     is the Python callable that the module's host-callback custom call with index k runs
     (Note [host callbacks] in compiler/stablehlo.py); the executable keeps them alive.
     With ``wait``, every launch returns only once the program's effects have run.
     ``partitioned``: a module in the partition form (Note [partition form] in
-    compiler/stablehlo.py), partition k on ``devs[k]``, split by XLA's SPMD partitioner."""
-    exe = _compile(module, devs, host_callbacks, partitioned)
+    compiler/stablehlo.py), partition k on ``devs[k]``, split by XLA's SPMD partitioner.
+    ``compiler_options``: XLA's options by name (``Lowered.compile(compiler_options=...)``,
+    JAX's ``env_option_overrides``); an unknown one fails as jaxlib's JaxRuntimeError."""
+    exe = _compile(module, devs, host_callbacks, partitioned, compiler_options)
     if wait:
         waiting.add(id(exe))
     return exe
 
 
 def _compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any],
-             partitioned: bool = False) -> Any:
+             partitioned: bool = False,
+             compiler_options: Mapping[str, Any] | None = None) -> Any:
     n = len(devs)
     options = xc.CompileOptions()
+    if compiler_options:
+        options.env_option_overrides = list(compiler_options.items())
     build = options.executable_build_options
     ids = np.array([d.id for d in devs], dtype=np.int64)
     if partitioned:
