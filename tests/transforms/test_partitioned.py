@@ -238,3 +238,22 @@ def test_the_sharded_training_example_learns_as_the_pmap_demo():
 def test_the_sharded_training_example_over_two_processes():
     out = _run_example("-m", "spmdc.launch", "-n", "2", "--devices-per-process", "4")
     assert "[p0] step  299  loss 0.2421" in out and "final accuracy 0.909" in out, out
+
+
+def test_a_one_device_mesh_among_several_devices():
+    # XLA does not partition a one-device program, so its executable has no output
+    # shardings: each output is whole on that device (JAX gives P() too), also with a
+    # static argument beside the sharded one (Flax nnx's jit tests).
+    mesh = spmdc.sharding.Mesh(np.array(spmdc.devices()[:1]), ("data",))
+    xs = spmdc.sharding.NamedSharding(mesh, spmdc.sharding.PartitionSpec("data"))
+    x = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    out = spmdc.jit(lambda x: x * 2, in_shardings=xs)(x)
+    np.testing.assert_array_equal(np.asarray(out), x * 2)
+    assert out.sharding.spec == spmdc.sharding.PartitionSpec()
+
+    def fn(x, scale, use_relu):
+        y = x * scale
+        return (spmdc.numpy.maximum(y, 0) if use_relu else y).sum()
+
+    f = spmdc.jit(fn, in_shardings=(xs, None), static_argnums=(2,))
+    assert float(f(x - 8, 0.5, True)) == 14.0 and float(f(x - 8, 0.5, False)) == -4.0
