@@ -69,6 +69,7 @@ from . import (  # noqa: E402,F401  (built on the API above)
     dtypes,
     experimental,
     nn,
+    ref,
     scipy,
     sharding,
     stages,
@@ -78,6 +79,7 @@ from . import (  # noqa: E402,F401  (built on the API above)
     version,
 )
 from .callbacks import effects_barrier, pure_callback  # noqa: E402
+from .ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402
 from .sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: E402,F401
 from .transforms.shard_map import shard_map, smap  # noqa: E402,F401
 
@@ -125,7 +127,8 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "pure_callback", "effects_barrier", "experimental", "named_scope", "named_call",
            "stages", "typing", "numpy_dtype_promotion", "numpy_rank_promotion",
            "ensure_compile_time_eval",
-           "custom_batching", "check_tracer_leaks", "checking_leaks"]
+           "custom_batching", "check_tracer_leaks", "checking_leaks", "ref", "Ref", "new_ref",
+           "empty_ref", "freeze", "free_ref"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402

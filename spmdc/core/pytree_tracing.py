@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..compiler.ir import Func, TensorType
+from .refs import Ref, ref_argument, returned_ref
 from .tracer_text import TracerView
 from .tracing import Tracer, trace_function, type_of
 from .tree import tree_flatten, tree_unflatten
@@ -30,6 +31,8 @@ def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
     core/concrete.py), each input's being its leaf's, or ``sources``' where given.
     ``view``: how JAX sees the traced values (Note [tracer text] in core/tracer_text.py)."""
     leaves, in_tree = tree_flatten((tuple(args), kwargs))
+    if any(isinstance(leaf, Ref) for leaf in leaves):
+        ref_argument(name, (tuple(args), kwargs))
     if in_types is None:
         sigs = [type_of(v) for v in leaves]
         in_types = [t for t, _ in sigs]
@@ -40,6 +43,8 @@ def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
         a, k = tree_unflatten(in_tree, tracers)
         out = fun(*a, **k)
         out_leaves, out_tree = tree_flatten(out)
+        if any(isinstance(leaf, Ref) for leaf in out_leaves):
+            returned_ref(name, out)
         out_tree_box.append(out_tree)
         return out_leaves
 

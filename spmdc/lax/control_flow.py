@@ -28,6 +28,8 @@ from ..compiler.primitives.scan import scan_p
 from ..core import dtypes
 from ..core.operands import asarray
 from ..core.pytree_tracing import trace_pytree
+from ..core.ref_scopes import Recorder, run_bound
+from ..core.refs import ref_values, write_values
 from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
 from ..errors import at_line as _where
@@ -153,8 +155,16 @@ def _branches(index: Any, funs: Sequence[Callable[..., Any]], names: Sequence[st
               operands: tuple[Any, ...], what: str, source: str | None,
               reference: int = 0) -> Any:
     leaves, _, in_types, in_weak, _ = _leaves_and_types(operands)
-    traced = [trace_pytree(f, operands, {}, _name(f, "branch"), in_types, in_weak)
-              for f in funs]
+    recorder = Recorder()           # See Note [refs as threaded state] in core/refs.py
+    traced = [trace_pytree(recorder.wrap(f), operands, {}, _name(f, "branch"), in_types,
+                           in_weak) for f in funs]
+    refs = recorder.written()
+    if refs:                        # the refs the branches write become branch outputs
+        values = ref_values(refs)
+        out, finals = _branches(index, [_bound_branch(f, refs, values) for f in funs],
+                                names, operands, what, source, reference)
+        write_values(refs, finals)
+        return out
     first_func, _, _, first_tree, _ = traced[reference]
     first = names[reference]
     for name, (func, _, _, out_tree, _) in zip(names, traced, strict=True):
@@ -184,6 +194,11 @@ def _branches(index: Any, funs: Sequence[Callable[..., Any]], names: Sequence[st
     out_weak = [all(ws) for ws in zip(*(w for _, w, _, _, _ in traced), strict=True)]
     outs = _bind(cond_p, [index, *leaves, *captured], out_weak, branches=tuple(funcs))
     return tree_unflatten(first_tree, outs)
+
+
+def _bound_branch(f: Callable[..., Any], refs: list[Any], values: list[Any]
+                  ) -> Callable[..., Any]:
+    return lambda *ops: run_bound(f, refs, values, *ops)
 
 
 def _paths(treedef: Any) -> list[str]:
@@ -272,12 +287,25 @@ def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_
     init_val = tree_unflatten(treedef, leaves)
     paths = list(map(path_name, paths))
     n = len(leaves)
+    recorder = Recorder()           # See Note [refs as threaded state] in core/refs.py
     body, types, weak = _trace_carry_body(
-        body_fun, (init_val,), list(in_types), list(in_weak), n, lambda out: out[3],
-        what, paths, source)
+        recorder.wrap(body_fun), (init_val,), list(in_types), list(in_weak), n,
+        lambda out: out[3], what, paths, source)
     body_func, _, body_consts, _, _ = body
     cond_func, _, cond_consts, cond_tree, _ = trace_pytree(
-        cond_fun, (init_val,), {}, _name(cond_fun, "cond"), types, weak)
+        recorder.wrap(cond_fun), (init_val,), {}, _name(cond_fun, "cond"), types, weak)
+    refs = recorder.written()
+    if refs:                        # the refs the loop writes join its carry
+        def cond2(state: Any) -> Any:
+            return run_bound(cond_fun, refs, state[0], state[1])[0]
+
+        def body2(state: Any) -> Any:
+            val, finals = run_bound(body_fun, refs, state[0], state[1])
+            return finals, val
+        finals, val = _while(cond2, body2, (ref_values(refs), init_val), what, source,
+                             _ref_carry_path(path_name))
+        write_values(refs, finals)
+        return val
     if cond_tree.num_leaves != 1 or cond_func.out_types[0].shape != () or \
             cond_func.out_types[0].dtype != np.bool_:
         got = ", ".join(_type_text(t) for t in cond_func.out_types) or "no value"
@@ -444,15 +472,30 @@ def _scan(f: Callable[[Any, Any], Any], init: Any, xs: Any, length: int, reverse
         y_tree_box.append(tree_structure(out[1]))
         return out[0], out[1]
 
+    recorder = Recorder()           # See Note [refs as threaded state] in core/refs.py
     traced, types, weak = _trace_carry_body(
-        body, (init, xs), [*c_types, *slices], [*c_weak, *x_weak], n, _carry_structure,
-        what, list(map(path_name, paths)), source)
+        recorder.wrap(body), (init, xs), [*c_types, *slices], [*c_weak, *x_weak], n,
+        _carry_structure, what, list(map(path_name, paths)), source)
+    refs = recorder.written()
+    if refs:                        # the refs the body writes join its carry
+        def step(carry: Any, x: Any) -> Any:
+            (c, y), finals = run_bound(f, refs, carry[0], carry[1], x)
+            return (finals, c), y
+        (finals, c), ys = _scan(step, (ref_values(refs), init), xs, length, reverse, what,
+                                source, _ref_carry_path(path_name))
+        write_values(refs, finals)
+        return c, ys
     func, out_weak, consts, _, _ = traced
     n_explicit = n + len(x_leaves)
     outs = _bind(scan_p, [*consts, *_cast(c_leaves, types), *x_leaves],
                  [*weak, *out_weak[n:]], body=_consts_first(func, n_explicit),
                  length=length, reverse=reverse, num_consts=len(consts), num_carry=n)
     return tree_unflatten(c_tree, outs[:n]), tree_unflatten(y_tree_box[-1], outs[n:])
+
+
+def _ref_carry_path(path_name: Callable[[str], str]) -> Callable[[str], str]:
+    """Names for a carry ``(ref values, carry)``: the carry's own, or a ref's value."""
+    return lambda p: path_name(p[3:]) if p.startswith("[1]") else "a written ref's value"
 
 
 def platform_dependent(*args: Any, default: Callable[..., Any] | None = None,

@@ -35,6 +35,7 @@ from ..core.tree import tree_flatten, tree_leaves, tree_unflatten
 from ..tracebacks import api_boundary
 from .jit import Jitted, _fun_name, eager_jit, trace_pytree
 from .mapping import refuse_in_shard_map_body
+from .refs import refs_as_aux
 
 __all__ = ["jvp", "linearize", "linear_transpose", "float0"]
 
@@ -160,11 +161,19 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         raise TypeError(f"jvp: primal and tangent arguments must have the same tree "
                         f"structure; got {p_tree} and {t_tree}")
     float_tangents = _check_tangents(p_leaves, t_leaves, "jvp")
-    out, tangents_out = _run_jvp(fun, has_aux, tuple(primals), float_tangents)
-    if has_aux:
-        main, aux = out
-        return main, _with_float0(main, tangents_out[:_n_float(main)]), aux
-    return out, _with_float0(out, tangents_out)
+
+    def run(f: Callable[..., Any], with_aux: bool) -> Any:
+        out, tangents_out = _run_jvp(f, with_aux, tuple(primals), float_tangents)
+        if with_aux:
+            main, aux = out
+            return main, _with_float0(main, tangents_out[:_n_float(main)]), aux
+        return out, _with_float0(out, tangents_out)
+
+    def unpack(r: Any) -> tuple[Any, list[Any]]:
+        main, t, (aux, finals) = r
+        return ((main, t, aux) if has_aux else (main, t)), finals
+    # refs fun closes over and writes are updated: Note [refs as threaded state]
+    return refs_as_aux(fun, has_aux, run, unpack)
 
 
 def _n_float(tree: Any) -> int:

@@ -22,7 +22,7 @@ from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracer_text import TracerView
 from ..core.tracing import Tracer, apply_func, current_trace, type_of, where
-from ..core.tree import tree_flatten, tree_leaves, tree_structure, tree_unflatten
+from ..core.tree import keystr, tree_flatten, tree_leaves, tree_structure, tree_unflatten
 from ..core.tree_cycles import raise_if_cycle
 from ..runtime.array import Array
 from ..tracebacks import api_boundary
@@ -30,6 +30,7 @@ from .arguments import check_argnums, check_cotangent
 from .forward import float0
 from .jit import Jitted, eager_jit
 from .mapping import refuse_in_shard_map_body
+from .refs import check_no_ref_arguments, refs_as_aux
 
 __all__ = ["grad", "value_and_grad", "vjp"]
 
@@ -146,9 +147,24 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
     As in JAX: ``holomorphic=True`` differentiates a complex function of complex inputs
     (the cotangent is 1, no conjugation); ``allow_int=True`` accepts integer and bool
-    arguments, whose gradients are float0 zeros."""
+    arguments, whose gradients are float0 zeros. Refs ``fun`` closes over and writes are
+    updated (Note [refs as threaded state] in core/refs.py)."""
     if not callable(fun):
         raise TypeError(f"value_and_grad expects a callable, got {type(fun).__name__}")
+
+    def unpack(r: Any) -> tuple[Any, list[Any]]:
+        (value, (aux, finals)), g = r
+        return (((value, aux), g) if has_aux else (value, g)), finals
+
+    def value_and_grad_fn(*args: Any, **kwargs: Any) -> Any:
+        return refs_as_aux(fun, has_aux, lambda f, aux: _value_and_grad(
+            f, argnums, aux, holomorphic, allow_int, reduce_axes)(*args, **kwargs), unpack)
+    return api_boundary(functools.wraps(fun)(value_and_grad_fn))
+
+
+def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int],
+                    has_aux: bool, holomorphic: bool, allow_int: bool,
+                    reduce_axes: Sequence[Any]) -> Callable[..., Any]:
     name = _fun_name(fun)
     what = "grad" if getattr(fun, "_spmdc_grad_only", False) else "value_and_grad"
     _no_reduce_axes(what, reduce_axes)
@@ -216,7 +232,8 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
     def value_and_grad_fn(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), what)
-        for i in nums:
+        for i in nums:                      # See Note [refs as threaded state] (core/refs.py)
+            check_no_ref_arguments(what, args[i], lambda path, i=i: f"args[{i}]{keystr(path)}")
             try:
                 leaves = tree_flatten(args[i])[0]
             except ValueError as e:       # a cycle: named by the argument's path
@@ -284,7 +301,17 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
 
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
-    """``(fun(*primals), vjp_fn)`` where ``vjp_fn(ct)`` pulls a cotangent back to primals."""
+    """``(fun(*primals), vjp_fn)`` where ``vjp_fn(ct)`` pulls a cotangent back to primals
+    (refs ``fun`` closes over and writes are updated: Note [refs as threaded state])."""
+    check_no_ref_arguments("vjp", primals, lambda path: f"primals{keystr(path)}")
+
+    def unpack(r: Any) -> tuple[Any, list[Any]]:
+        out, vjp_fn, (aux, finals) = r
+        return ((out, vjp_fn, aux) if has_aux else (out, vjp_fn)), finals
+    return refs_as_aux(fun, has_aux, lambda f, aux: _vjp(f, primals, aux), unpack)
+
+
+def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool) -> Any:
     name = _fun_name(fun)
     if current_trace() is None:
         return _eager_vjp(fun, primals, has_aux, name)

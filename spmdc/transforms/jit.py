@@ -31,6 +31,7 @@ from ..core.config import checked_call, runtime_checks
 from ..core.devices import check_backend, check_device
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
+from ..core.ref_scopes import bound_refs
 from ..core.tracing import apply_func, type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt
@@ -59,6 +60,7 @@ from .partitioned import (
     out_requests,
     partitioned_key,
 )
+from .refs import RefsFound, call_with_refs, check_no_ref_results, has_refs
 from .stages import Entry, Lowered, PartitionedLowered, Traced, compile_entry, device_of
 
 __all__ = ["jit", "make_ir", "clear_caches"]
@@ -137,6 +139,11 @@ class Jitted:
         self._cache: dict[Any, Entry] = {} if self._partitioned or _concrete else \
             _shared_cache(fun, (self.static_argnums, self.static_argnames, donated, device))
         self._has_statics = bool(self.static_argnums or self.static_argnames)
+        # mutable array references (Note [refs as threaded state] in core/refs.py): the
+        # refs fun closes over, and the pure jitted functions calls with refs run
+        self._closed_refs: list[Any] = []
+        self._ref_jits: dict[Any, Any] = {}
+        self._threads_refs = not _concrete     # False for a pure function of refs itself
         self.trace_count = 0          # how many times fun was traced (tests read it)
         # jaxlib's C++ dispatcher in front of the Python path (Note [dispatch fast path]).
         # Static arguments counted from the end depend on the call, so with one of those
@@ -189,7 +196,12 @@ class Jitted:
             user_fun = fun
 
             def fun(*a: Any, **k: Any) -> Any:
-                out = user_fun(*a, **k)
+                if self._threads_refs:          # See Note [refs as threaded state]
+                    with bound_refs((), ()):
+                        out = user_fun(*a, **k)
+                        check_no_ref_results("jit", self.fun, _display_name(self.fun), out)
+                else:
+                    out = user_fun(*a, **k)
                 check_array_results("jit", self.fun, _display_name(self.fun), out)
                 return out
         out = trace_pytree(fun, args, kwargs, _fun_name(self.fun),
@@ -244,6 +256,8 @@ class Jitted:
         else compiled (once per signature) and run. The entry that ran, if any, may be
         granted to the C++ dispatcher; none is while tracing or checking, where the
         dispatcher's key differs anyway (Note [dispatch fast path])."""
+        if self._threads_refs and (self._closed_refs or has_refs((args, kwargs))):
+            return self._call_with_refs(args, kwargs), None
         try:
             if runtime_checks and tracing._state.current is None:
                 # disable_jit turns off jit, not the eager transformations' own jit (vmap,
@@ -255,6 +269,23 @@ class Jitted:
         except TypeError:
             self._raise_if_not_array_argument(args, kwargs)
             raise
+        except RefsFound as found:          # fun closes over refs: thread them
+            if not self._threads_refs:
+                raise
+            self._closed_refs.extend(found.refs)
+            return self._call_with_refs(args, kwargs), None
+
+    def _call_with_refs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call whose function takes or closes over mutable array references (Note
+        [refs as threaded state] in core/refs.py)."""
+        statics, args, kwargs = self._split(args, kwargs)
+
+        def make_jit(pure: Callable[..., Any]) -> Jitted:
+            inner = Jitted(pure, device=self.device)
+            inner._threads_refs = False
+            return inner
+        return call_with_refs(self, statics, args, kwargs, self._closed_refs, make_jit,
+                              _display_name(self.fun))
 
     def _raise_if_not_array_argument(self, args: tuple[Any, ...],
                                      kwargs: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ from ..core.tree import tree_leaves, tree_structure, tree_unflatten
 from ..tracebacks import api_boundary
 from .jit import Jitted, eager_jit
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_dims, out_paths, slice_types
+from .refs import RefsFound, has_refs, refs_scoped, vmap_with_refs
 
 __all__ = ["vmap", "batching"]
 
@@ -62,23 +63,43 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                         f"positional argument; got a {type(in_axes).__name__}. For the axes "
                         "of a single container argument, wrap it: in_axes=(spec,)")
     name = _fun_name(fun)
+    plain = _plain_vmap(refs_scoped(fun), name, in_axes, out_axes, axis_name, axis_size)
+
+    @functools.wraps(fun)
+    def batched(*args: Any, **kwargs: Any) -> Any:
+        # Refs passed in or written are threaded: Note [refs as threaded state]
+        def remap(pure: Callable[..., Any], ref_axes: list[Any]) -> Callable[..., Any]:
+            return _plain_vmap(pure, name, in_axes, (out_axes, ref_axes), axis_name,
+                               axis_size)
+        if has_refs((args, kwargs)):
+            return vmap_with_refs(fun, name, args, kwargs, in_axes, remap)
+        try:
+            return plain(*args, **kwargs)
+        except RefsFound:
+            return vmap_with_refs(fun, name, args, kwargs, in_axes, remap)
+
+    return api_boundary(batched)       # See Note [library frames] (errors.py)
+
+
+def _plain_vmap(fun: Callable[..., Any], name: str, in_axes: Any, out_axes: Any,
+                axis_name: str | None, axis_size: int | None) -> Callable[..., Any]:
+    """``fun`` vectorised (its arguments holding no refs)."""
     jitted: list[Jitted] = []
     unmapping = any(d is None for d in tree_leaves(in_axes, is_leaf=lambda d: d is None))
 
     @functools.wraps(fun)
-    def batched(*args: Any, **kwargs: Any) -> Any:
+    def plain(*args: Any, **kwargs: Any) -> Any:
         if current_trace() is None:            # top level: compile the whole batched program
             if unmapping:                      # See Note [unmapped arguments]
                 leaves, dims, _ = mapped_leaves("vmap", args, kwargs, in_axes)
                 if None in dims:
-                    return _top_level_with_unmapped(batched, args, kwargs, leaves, dims)
+                    return _top_level_with_unmapped(plain, args, kwargs, leaves, dims)
             if not jitted:
-                jitted.append(eager_jit(batched))
+                jitted.append(eager_jit(plain))
             return jitted[0](*args, **kwargs)
-        return _batched_call(fun, name, args, kwargs, in_axes, out_axes, axis_name, axis_size,
-                             unmapped_as_given=True)
-
-    return api_boundary(batched)       # See Note [library frames] (errors.py)
+        return _batched_call(fun, name, args, kwargs, in_axes, out_axes, axis_name,
+                             axis_size, unmapped_as_given=True)
+    return plain
 
 
 # Note [unmapped arguments]
