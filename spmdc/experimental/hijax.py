@@ -26,15 +26,16 @@ one adapter (Note [JAX's rule tables] in spmdc/interpreters/tables.py):
 A HiPrimitive is "high" when it computes on hi-types: user-defined abstract values
 (``HiType``, ``MutableHiType`` with quasi-dynamic data, ``register_hitype``) that the
 transformations lower to arrays; ``bind`` of a high one runs its ``to_lojax`` at once
-(Note [hi-types as their lo values] in spmdc/experimental/hitypes.py). The
-mutable-reference family (``AbstractRef``, ``jax.Ref``) and ``VJPHiPrimitive`` are
-absent (docs/ecosystem.md).
+(Note [hi-types as their lo values] in spmdc/experimental/hitypes.py). ``AbstractRef``
+is the abstract value of spmdc's mutable references (spmdc/core/refs.py);
+``VJPHiPrimitive``, ``HiPspec`` and ``TransformedRef`` are absent (docs/ecosystem.md).
 """
 from __future__ import annotations
 
 from typing import Any
 
 from ..core.abstract import AbstractValue, ShapedArray, typeof
+from ..core.refs import AbstractRef
 from ..extend.core import Primitive
 from ..interpreters import ad, batching, mlir
 from ..interpreters.ad import Zero, instantiate_zeros, is_undefined_primal
@@ -56,7 +57,7 @@ from .hitypes import (
 __all__ = ["HiPrimitive", "Zero", "instantiate_zeros", "is_undefined_primal",
            "AbstractValue", "ShapedArray", "HiType", "MutableHiType", "register_hitype",
            "AvalQDD", "AvalMutableQDD", "aval_method", "aval_property",
-           "control_flow_allowed_effects"]
+           "control_flow_allowed_effects", "AbstractRef"]
 
 
 def _operand_aval(x: Any) -> Any:
