@@ -304,4 +304,4 @@ def install_methods(cls: type, namespace: Any) -> None:
     cls.flatten = lambda self: _jnp().ravel(self)
     for name in METHODS:
         setattr(cls, name, _method(name))
-    cls.copy = lambda self: self          # values are immutable
+    cls.copy = lambda self: _jnp().copy(self)

@@ -11,6 +11,8 @@ import numpy as np
 
 from ..core import dtypes
 from ..core.tracing import where as _where
+from ..runtime.array import is_concrete
+from ..transforms.jit import jit
 from .complex_ops import iscomplexobj
 from .core import _is_array, asarray, check_flag, result_type
 
@@ -23,10 +25,17 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
 
 
 def copy(a: Any, order: Any = None) -> Any:
-    """``a`` as a new array (spmdc arrays are immutable, so this is ``asarray``)."""
+    """``a`` as a new array: an Array gets new buffers, laid out as its own, so
+    ``copy(x) is not x`` and donating one leaves the other, as in JAX; a traced value
+    is itself (copies can not be told apart there)."""
     if order not in (None, "K", "C"):
         raise ValueError(f"copy: order {order!r} is not supported")
-    return asarray(a)
+    a = asarray(a)
+    return _new_buffers(a) if is_concrete(a) else a
+
+
+_new_buffers = jit(lambda x: x)
+"""A compiled program's outputs are new buffers, never its arguments' (none donated)."""
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:
