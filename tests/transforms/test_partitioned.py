@@ -257,3 +257,24 @@ def test_a_one_device_mesh_among_several_devices():
 
     f = spmdc.jit(fn, in_shardings=(xs, None), static_argnums=(2,))
     assert float(f(x - 8, 0.5, True)) == 14.0 and float(f(x - 8, 0.5, False)) == -4.0
+
+
+def test_a_callable_object_with_its_own_in_shardings():
+    # Flax nnx's JitFn keeps the user's in_shardings (StateSharding objects) in its own
+    # __dict__; jit's functools.update_wrapper copied them over jit's, which then read
+    # them as its shardings.
+    class Fn:
+        def __init__(self):
+            self.in_shardings = ("not a sharding",)
+            self.out_shardings = "not either"
+            self.fun = None
+
+        def __call__(self, x):
+            return x * 2
+
+    mesh = spmdc.sharding.Mesh(np.array(spmdc.devices()[:1]), ("a",))
+    xs = NamedSharding(mesh, PartitionSpec("a"))
+    f = spmdc.jit(Fn(), in_shardings=(xs,))
+    assert f.in_shardings == (xs,)
+    np.testing.assert_array_equal(np.asarray(f(np.ones(4, np.float32))), 2.0)
+    assert spmdc.jit(Fn())(3.0) == 6.0
