@@ -33,6 +33,14 @@ __all__ = ["ClosedJaxpr", "Traced", "Lowered", "Compiled", "PartitionedLowered",
            "compile_entry", "device_of"]
 
 
+def _check_no_compiler_options(options: Any) -> None:
+    """``Lowered.compile(compiler_options)``: spmdc compiles with XLA's defaults, so it
+    takes none (None or an empty dict, as Flax's ``nnx.jit`` passes)."""
+    if options:
+        raise ValueError(f"Lowered.compile: spmdc compiles with XLA's default options and "
+                         f"takes no compiler_options; got {dict(options)!r}")
+
+
 # --- the compiled stage of a single-device program ---------------------------------------
 
 class Entry:
@@ -247,7 +255,8 @@ class Lowered:
     def _aliases(self) -> dict[int, int]:
         return donation_aliases(self.func.in_types, self.func.out_types, self.donated)
 
-    def compile(self) -> Compiled:
+    def compile(self, compiler_options: Any = None) -> Compiled:
+        _check_no_compiler_options(compiler_options)
         if self.platform != pjrt.platform_wanted():
             raise ValueError(f"this program was lowered for {self.platform}, but spmdc runs "
                              f"on {pjrt.platform_wanted()}: only as_text() is available")
@@ -320,7 +329,8 @@ class PartitionedLowered(Lowered):
     def as_text(self, *args: Any, **kwargs: Any) -> str:
         return self._compiled().module_text
 
-    def compile(self) -> Any:
+    def compile(self, compiler_options: Any = None) -> Any:
+        _check_no_compiler_options(compiler_options)
         entry = self._compiled()
 
         def call(*args: Any, **kwargs: Any) -> Any:

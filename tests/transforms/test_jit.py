@@ -485,3 +485,13 @@ def test_signature_of_a_jitted_function_without_following_wrappers():
     def f(x, y=1, *, z):
         return x
     assert str(inspect.signature(spmdc.jit(f), follow_wrapped=False)) == "(x, y=1, *, z)"
+
+
+def test_compile_takes_compiler_options_none():
+    # Flax nnx's jit calls lowered.compile(compiler_options) with None; spmdc compiles
+    # with XLA's defaults and refuses options it would not apply.
+    lowered = spmdc.jit(lambda x: x * 2).lower(np.float32(3.0))
+    assert float(lowered.compile(None)(np.float32(3.0))) == 6.0
+    assert float(lowered.compile({})(np.float32(3.0))) == 6.0
+    with pytest.raises(ValueError, match="takes no compiler_options"):
+        lowered.compile({"xla_cpu_enable_fast_math": True})
