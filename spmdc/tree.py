@@ -27,8 +27,10 @@ unflatten = _tu.tree_unflatten
 
 
 def map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
-                  is_leaf: Callable[..., bool] | None = None) -> Any:
-    return _tu.tree_map_with_path(f, tree, *rest, is_leaf=is_leaf)
+                  is_leaf: Callable[..., bool] | None = None,
+                  is_leaf_takes_path: bool = False) -> Any:
+    return _tu.tree_map_with_path(f, tree, *rest, is_leaf=is_leaf,
+                                  is_leaf_takes_path=is_leaf_takes_path)
 
 
 def static(**kwargs: Any) -> Any:

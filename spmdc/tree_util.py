@@ -55,9 +55,11 @@ def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool
 
 
 def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
-                       is_leaf: Callable[[Any], bool] | None = None) -> Any:
-    """``f(path, leaf, *others)`` for every leaf; ``rest`` have ``tree``'s structure."""
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+                       is_leaf: Callable[..., bool] | None = None,
+                       is_leaf_takes_path: bool = False) -> Any:
+    """``f(path, leaf, *others)`` for every leaf; ``rest`` have ``tree``'s structure.
+    With ``is_leaf_takes_path``, ``is_leaf`` is called ``is_leaf(path, x)``."""
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
     others = [treedef.flatten_up_to(r) for r in rest]
     return treedef.unflatten([f(path, x, *xs) for (path, x), *xs in
                               zip(pairs, *others, strict=True)])

@@ -124,13 +124,12 @@ EXCLUDED: dict[str, dict[str, str]] = {
             Shard ad allow_f16_reductions array_garbage_collection_guard auto_pcast
             copy_to_host_async debug_infs debug_key_reuse debug_nans default_device
             dlpack ds enable_checks explain_cache_misses export ffi fwd_and_bwd
-            host_count host_id host_ids image jax2tf_associative_scan_reductions lib
+            host_count host_id host_ids image jax2tf_associative_scan_reductions
             live_arrays log_compiles make_user_context memory monitoring
             no_execution no_tracing ops print_environment_info profiler
             remove_size_one_mesh_axis_from_type softmax_custom_jvp thread_guard
             threefry_partitionable transfer_guard transfer_guard_device_to_device
             transfer_guard_device_to_host transfer_guard_host_to_device
-            Ref empty_ref free_ref freeze new_ref ref
             """),
         **_because(LEGACY_PRNG, "default_prng_impl enable_custom_prng legacy_prng_key"),
     },
@@ -192,11 +191,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             stop_server stop_trace trace
             """),
     },
-    "jax.ref": {
-        **_because(TODO, """
-            AbstractRef Ref addupdate empty_ref free_ref freeze get new_ref set swap
-            """),
-    },
     "jax.stages": {
         **_because(TODO, "ArgInfo"),
     },
@@ -215,7 +209,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.errors": {
         **_because(TODO, """
-            InconclusiveDimensionOperation JaxRuntimeError JaxprTypeError
+            InconclusiveDimensionOperation JaxprTypeError
             """),
     },
     "jax.monitoring": {
@@ -243,9 +237,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.scipy.spatial.transform": {
         **_because(TODO, "Rotation Slerp"),
-    },
-    "jax.scipy.special": {
-        **_because(TODO, "fresnel hyp1f1 hyp2f1 sph_harm_y wofz"),
     },
     "jax.extend": {
         **_because(TODO, "backend lowering mlir random sharding xla"),

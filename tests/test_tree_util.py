@@ -118,3 +118,23 @@ def test_is_tree_node_and_flatten_one_level():
     assert tree_util.flatten_one_level({"a": 1, "b": (2,)})[0] == [1, (2,)]
     with pytest.raises(ValueError, match="leaf"):
         tree_util.flatten_one_level(1.0)
+
+
+def test_is_leaf_takes_path():
+    # Flax nnx's graphlib stops at a subtree by its path (JAX 0.10.2's values).
+    tree = {"a": [1, 2], "b": {"c": 3}}
+
+    def stop(path, x):
+        return len(path) == 1 and path[0].key == "a"
+
+    pairs, treedef = tree_util.tree_flatten_with_path(tree, stop, is_leaf_takes_path=True)
+    assert [(tree_util.keystr(p), x) for p, x in pairs] == [("['a']", [1, 2]),
+                                                            ("['b']['c']", 3)]
+    assert treedef.num_leaves == 2
+    assert len(spmdc.tree.leaves_with_path(tree, stop, is_leaf_takes_path=True)) == 2
+    expected = {"a": 1, "b": {"c": 2}}
+    assert spmdc.tree.map_with_path(lambda p, x: len(p), tree, is_leaf=stop,
+                                    is_leaf_takes_path=True) == expected
+    assert tree_util.tree_map_with_path(lambda p, x: len(p), tree, is_leaf=stop,
+                                        is_leaf_takes_path=True) == expected
+    assert len(tree_util.tree_leaves_with_path(tree, lambda x: x == 3)) == 3

@@ -494,25 +494,31 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
     return treedef.unflatten([f(*xs) for xs in zip(leaves, *others, strict=True)])
 
 
-def tree_flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                           is_leaf_takes_path: bool = False
                            ) -> tuple[list[tuple[tuple[Any, ...], Any]], PyTreeDef]:
-    """``([(path, leaf), ...], treedef)``; a path is a tuple of keys (see ``keystr``)."""
+    """``([(path, leaf), ...], treedef)``; a path is a tuple of keys (see ``keystr``).
+    ``is_leaf(x)`` stops at a subtree; with ``is_leaf_takes_path`` it is
+    ``is_leaf(path, x)``, as in JAX."""
     out: list[tuple[tuple[Any, ...], Any]] = []
+    stop = None if is_leaf is None else (
+        is_leaf if is_leaf_takes_path else lambda _, x: is_leaf(x))
     try:
-        node = _with_path(tree, (), out, is_leaf)
+        node = _with_path(tree, (), out, stop)
     except RecursionError as e:
-        raise cycle_error(tree, is_leaf, e) from None
+        raise cycle_error(tree, None if is_leaf_takes_path else is_leaf, e) from None
     return out, PyTreeDef(node, len(out))
 
 
-def tree_leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                          is_leaf_takes_path: bool = False
                           ) -> list[tuple[tuple[Any, ...], Any]]:
-    return tree_flatten_with_path(tree, is_leaf)[0]
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
 def _with_path(x: Any, path: tuple[Any, ...], out: list[Any],
-               is_leaf: Callable[[Any], bool] | None) -> Any:
-    parts = None if is_leaf is not None and is_leaf(x) else _node_parts(x)
+               is_leaf: Callable[[tuple[Any, ...], Any], bool] | None) -> Any:
+    parts = None if is_leaf is not None and is_leaf(path, x) else _node_parts(x)
     if parts is None:
         out.append((path, x))
         return _LEAF

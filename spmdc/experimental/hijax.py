@@ -23,21 +23,50 @@ one adapter (Note [JAX's rule tables] in spmdc/interpreters/tables.py):
   each is installed only when the subclass defines it, so a primitive without one gets
   spmdc's error for a missing rule, naming the primitive, as with any other.
 
-In JAX, a HiPrimitive is "high" when it computes on hi-types: user-defined abstract
-values (``HiType``, ``MutableHiType`` with quasi-dynamic data, ``register_hitype``) that
-jit lowers to arrays. spmdc's traced values are arrays only, so those names, the
-mutable-reference family (``AbstractRef``, ``jax.Ref``) and ``VJPHiPrimitive`` are
-absent, and a HiPrimitive's operands and results are arrays (docs/ecosystem.md).
+A HiPrimitive is "high" when it computes on hi-types: user-defined abstract values
+(``HiType``, ``MutableHiType`` with quasi-dynamic data, ``register_hitype``) that the
+transformations lower to arrays; ``bind`` of a high one runs its ``to_lojax`` at once
+(Note [hi-types as their lo values] in spmdc/experimental/hitypes.py). ``AbstractRef``
+is the abstract value of spmdc's mutable references (spmdc/core/refs.py);
+``VJPHiPrimitive``, ``HiPspec`` and ``TransformedRef`` are absent (docs/ecosystem.md).
 """
 from __future__ import annotations
 
-from ..core.abstract import AbstractValue, ShapedArray
+from typing import Any
+
+from ..core.abstract import AbstractValue, ShapedArray, typeof
+from ..core.refs import AbstractRef
 from ..extend.core import Primitive
 from ..interpreters import ad, batching, mlir
 from ..interpreters.ad import Zero, instantiate_zeros, is_undefined_primal
+from .hitypes import (
+    AvalMutableQDD,
+    AvalQDD,
+    HiType,
+    MutableHiType,
+    MutableQuasiDynamicData,
+    aval_method,
+    aval_property,
+    control_flow_allowed_effects,
+    cur_qdd,
+    is_hi_aval,
+    is_hi_value,
+    register_hitype,
+)
 
 __all__ = ["HiPrimitive", "Zero", "instantiate_zeros", "is_undefined_primal",
-           "AbstractValue", "ShapedArray"]
+           "AbstractValue", "ShapedArray", "HiType", "MutableHiType", "register_hitype",
+           "AvalQDD", "AvalMutableQDD", "aval_method", "aval_property",
+           "control_flow_allowed_effects", "AbstractRef"]
+
+
+def _operand_aval(x: Any) -> Any:
+    """The abstract value a hi primitive's ``abstract_eval`` sees for operand ``x``: a
+    mutable hi value's type with its current state, which the rule may update."""
+    aval = typeof(x)
+    if isinstance(aval, MutableHiType):
+        return AvalMutableQDD(aval, MutableQuasiDynamicData(cur_qdd(x)))
+    return aval
 
 
 class HiPrimitive(Primitive):
@@ -68,3 +97,24 @@ class HiPrimitive(Primitive):
         if hasattr(self, "batch"):
             batching.primitive_batchers[self] = self.batch
 
+    def is_high(self, *avals: Any, **params: Any) -> bool:
+        """Whether the primitive computes on hi-types here: by default, when an operand's
+        or a result's abstract value is one. See Note [hi-types as their lo values]."""
+        if any(is_hi_aval(a) or isinstance(a, AvalMutableQDD) for a in avals):
+            return True
+        out, _ = self.abstract_eval(*avals, **params)
+        outs = out if self.multiple_results else [out]
+        return any(is_hi_aval(o) for o in outs)
+
+    def bind(self, /, *args: Any, **params: Any) -> Any:
+        """A high primitive is checked by its ``abstract_eval`` and runs its
+        ``to_lojax`` at once; one on arrays is emitted or run as any primitive. See
+        Note [hi-types as their lo values]."""
+        if any(is_hi_value(a) for a in args):
+            avals = [_operand_aval(a) for a in args]
+            if self.is_high(*avals, **params):
+                self.abstract_eval(*avals, **params)
+                return self.to_lojax(*args, **params)
+        elif self.is_high(*map(typeof, args), **params):
+            return self.to_lojax(*args, **params)
+        return super().bind(*args, **params)

@@ -402,8 +402,14 @@ def _static(lower: Any, upper: Any) -> bool:
 
 @api_boundary
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
-         length: int | None = None, reverse: bool = False, unroll: int = 1) -> Any:
-    """``carry = init; for x in xs: carry, y = f(carry, x)``; returns ``(carry, stacked ys)``."""
+         length: int | None = None, reverse: bool = False, unroll: int = 1,
+         _split_transpose: bool = False) -> Any:
+    """``carry = init; for x in xs: carry, y = f(carry, x)``; returns ``(carry, stacked ys)``.
+    ``_split_transpose`` is JAX's: False (the transpose is one loop, as spmdc's is);
+    True, JAX's transpose split in two loops, is a ValueError."""
+    if _split_transpose:
+        raise ValueError("scan: spmdc transposes a scan as one loop; _split_transpose=True "
+                         "(JAX's two-loop transpose) is not available: leave it False")
     if current_trace() is None:
         return _staged(lambda c, x: scan(f, c, x, length, reverse, unroll), init, xs)
     source = user_source()

@@ -108,7 +108,25 @@ def copied(x: Any) -> Any:
     return _identity(x) if isinstance(x, Array) else x
 
 
+extended_array_rules: dict[type, dict[str, Callable[..., Any]]] = {}
+"""For an array class whose elements NumPy has no dtype for (spmdc/random/keys.py's
+typed keys), the ``spmdc.numpy`` functions that act on it: ``{class: {name: rule}}``,
+each rule taking the function's arguments."""
+
+
+def extended_rule(name: str, *xs: Any) -> Callable[..., Any] | None:
+    """The rule ``extended_array_rules`` has for ``name`` on one of ``xs``, if any."""
+    for x in xs:
+        rules = extended_array_rules.get(type(x))
+        if rules is not None and name in rules:
+            return rules[name]
+    return None
+
+
 def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
+    rule = extended_rule("broadcast_to", x)
+    if rule is not None:
+        return rule(x, shape)
     x = asarray(x)
     shape = _shape_arg(shape, "broadcast_to")
     broadcast_shapes(x.shape, shape, op="broadcast_to")

@@ -19,7 +19,7 @@ from ..core.tracing import current_trace
 from ..transforms.jit import jit
 from .comparisons import equal, less_equal, where
 from .comparisons import where as _where
-from .core import _error, _no_out, asarray, broadcast_to
+from .core import _error, _no_out, asarray, broadcast_to, extended_rule
 from .shape_ops import _axes, _axis, expand_dims, ravel, reshape, squeeze
 from .ufuncs import (
     abs,
@@ -335,7 +335,10 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-5, atol: Any = 1e-8, equal_nan: bool 
             ) -> Any:
     """``|a - b| <= atol + rtol |b|`` in a float type (integers are not subtracted in their
     own, where the difference could wrap), equal infinities close, NaNs close only with
-    ``equal_nan``: JAX's (and NumPy's) rule."""
+    ``equal_nan``: JAX's (and NumPy's) rule; typed keys are close when equal."""
+    rule = extended_rule("isclose", a, b)
+    if rule is not None:
+        return rule(a, b)
     from .comparisons import logical_and, logical_or
     from .ufuncs import _floats, isnan
     a, b = _floats(a, b)
@@ -351,6 +354,9 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
     """A boolean scalar array: whether ``a1`` and ``a2`` have one shape and equal
     elements (NaN equal to NaN when ``equal_nan``). As in JAX it is an array, not a Python
     bool, so that it can be traced (under jit it is a traced value)."""
+    rule = extended_rule("array_equal", a1, a2)
+    if rule is not None:
+        return rule(a1, a2)
     a1, a2 = asarray(a1), asarray(a2)
     if a1.shape != a2.shape:
         return asarray(False)

@@ -10,10 +10,13 @@ lax control flow) therefore carries keys through as their data and rebuilds the 
 key on the other side, and the key data dimension stays last, so mapping over axis
 ``k >= 0`` of a key array maps over axis ``k`` of its data. ``shape``/``ndim``/``size``
 exclude that dimension, as in JAX; ``dtype`` is ``key<fry>``; it prints as JAX prints
-it; indexing, ``reshape``, ``len``, iteration and ``==`` act on keys. Differences from
-JAX: ``jax.tree.leaves(key)`` gives the uint32 data rather than the key itself, a
-negative ``in_axes`` counts from the data's last axis (give a non-negative one), and
-``jnp`` functions do not accept typed keys (use ``key_data``/``wrap_key_data``).
+it; indexing (``key[...]`` is ``key``), ``reshape``, ``copy``, ``len``, iteration and
+``==`` act on keys, and so do ``jnp.broadcast_to``, ``jnp.array_equal``,
+``jnp.isclose`` and ``jnp.allclose`` (through ``extended_array_rules`` in
+spmdc/numpy/core.py). Differences from JAX: ``jax.tree.leaves(key)`` gives the uint32
+data rather than the key itself, a negative ``in_axes`` counts from the data's last axis
+(give a non-negative one), and the other ``jnp`` functions do not accept typed keys (use
+``key_data``/``wrap_key_data``).
 Every function in spmdc.random accepts a typed key or a raw one and returns keys of the
 kind it was given.
 """
@@ -29,6 +32,7 @@ from ..core.abstract import ShapedArray, aval_rules
 from ..core.tracer_text import tracer_repr
 from ..core.tracing import Tracer
 from ..dtypes import ExtendedDType, prng_key
+from ..numpy.core import extended_array_rules
 from ..runtime.array import register_array_type
 from . import threefry
 
@@ -89,6 +93,8 @@ class PRNGKeyArray:
         return (self[i] for i in range(self.shape[0]))
 
     def __getitem__(self, index: Any) -> PRNGKeyArray:
+        if index is Ellipsis or index == ():
+            return self                                   # as JAX: x[...] is x
         if not isinstance(index, tuple):
             index = (index,)
         if any(i is Ellipsis for i in index):
@@ -104,6 +110,9 @@ class PRNGKeyArray:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return PRNGKeyArray._wrap(jnp.reshape(self._base, (*shape, 2)))
+
+    def copy(self) -> PRNGKeyArray:
+        return PRNGKeyArray._wrap(jnp.array(self._base, copy=True))
 
     def ravel(self) -> PRNGKeyArray:
         return self.reshape(-1)
@@ -197,5 +206,32 @@ def seed_array(seed: Any, name: str) -> Any:
     return jnp.asarray(seed)
 
 
+def _both_keys(name: str, a: Any, b: Any) -> tuple[Any, Any]:
+    if not (isinstance(a, PRNGKeyArray) and isinstance(b, PRNGKeyArray)):
+        other = b if isinstance(a, PRNGKeyArray) else a
+        raise TypeError(f"{name} does not accept dtypes {KEY_DTYPE}, "
+                        f"{getattr(other, 'dtype', type(other).__name__)}: compare typed "
+                        f"keys with typed keys (random.key_data gives a key's uint32 data)")
+    return a._base, b._base
+
+
+def _key_broadcast_to(key: PRNGKeyArray, shape: Any) -> PRNGKeyArray:
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return PRNGKeyArray._wrap(jnp.broadcast_to(key._base, (*shape, 2)))
+
+
+def _key_array_equal(a: Any, b: Any) -> Any:
+    a, b = _both_keys("array_equal", a, b)
+    return jnp.array_equal(a, b)
+
+
+def _key_isclose(a: Any, b: Any) -> Any:
+    a, b = _both_keys("isclose", a, b)
+    return jnp.all(a == b, axis=-1)
+
+
+extended_array_rules[PRNGKeyArray] = {
+    "broadcast_to": _key_broadcast_to, "array_equal": _key_array_equal,
+    "isclose": _key_isclose}
 register_array_type(PRNGKeyArray)     # a key array is a jax.Array, as in JAX
 aval_rules[PRNGKeyArray] = lambda k: ShapedArray(k.shape, k.dtype)   # key<fry>[...]

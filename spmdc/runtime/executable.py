@@ -70,9 +70,11 @@ class Executable:
     def memory_analysis(self) -> Any:
         return pjrt.memory_analysis(self.exe)
 
-    def output_tiles(self) -> list[tuple[list[int], list[int], bool] | None]:
-        """How XLA's SPMD partitioner laid out each output (a partitioned program's)."""
-        return pjrt.output_tiles(self.exe)
+    def output_tiles(self, n_outputs: int) -> list[tuple[list[int], list[int], bool] | None]:
+        """How XLA's SPMD partitioner laid out each of the ``n_outputs`` outputs (a
+        partitioned program's); on a one-device mesh, each is whole (replicated)."""
+        tiles = pjrt.output_tiles(self.exe)
+        return [([], [], False)] * n_outputs if tiles is None else tiles
 
 
 def fingerprint(name: str, module_text: str) -> str:

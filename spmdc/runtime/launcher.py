@@ -398,7 +398,8 @@ class PartitionedLauncher:
         self.out_types, self.out_weak = out_types, out_weak
         self.donated = executable.donated
         self.out_shardings = [sharding_from_tiles(mesh, t.shape, tiles)
-                              for t, tiles in zip(out_types, executable.output_tiles(),
+                              for t, tiles in zip(out_types,
+                                                  executable.output_tiles(len(out_types)),
                                                   strict=True)]
         self.block_types = [(s.shard_shape(t.shape), t.dtype)
                             for s, t in zip(in_shardings, in_types, strict=True)]

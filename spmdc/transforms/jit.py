@@ -87,12 +87,14 @@ class Jitted:
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         check_not_generator(fun)
+        # fun's name, docstring and attributes first, so that the attributes of a callable
+        # object (its own in_shardings, fun, ...) never replace the jitted function's
+        functools.update_wrapper(self, fun)
         self.device = device                # run on this device (jit(device=...))
         # Note [jit over sharded arrays] in partitioned.py
         self.in_shardings = check_shardings("in_shardings", in_shardings)
         self.out_shardings = check_shardings("out_shardings", out_shardings)
         self._partitioned = in_shardings is not None or out_shardings is not None
-        functools.update_wrapper(self, fun)
         self.fun = fun
         self.static_argnums = index_tuple("jit", "static_argnums",
                                           () if static_argnums is None else static_argnums)

@@ -180,3 +180,13 @@ def test_lax_map_errors_name_the_problem():
     with pytest.raises(ValueError, match="batch_size must be a positive integer"):
         lax.map(jnp.sin, np.ones(3), batch_size=0)
     np.testing.assert_allclose(lax.map(jnp.cos, np.zeros(3)), np.ones(3))
+
+
+def test_split_transpose_argument():
+    # Flax nnx's scan passes JAX's _split_transpose=False; True is refused.
+    carry, ys = spmdc.lax.scan(lambda c, x: (c + x, c), 0.0, np.arange(3.0, dtype=np.float32),
+                               _split_transpose=False)
+    assert float(carry) == 3.0
+    np.testing.assert_array_equal(np.asarray(ys), [0.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match="_split_transpose=True"):
+        spmdc.lax.scan(lambda c, x: (c, x), 0.0, np.ones(2, np.float32), _split_transpose=True)

@@ -17,3 +17,17 @@ def test_dtype_helpers():
     assert jnp.iscomplexobj(1j) and jnp.isrealobj(X)
     assert jnp.astype(X, jnp.int32).dtype == np.int32
     np.testing.assert_array_equal(jnp.copy(X), X)
+
+
+def test_copy_has_new_buffers():
+    # As JAX's: a copy is a new array, so donating it leaves the original (Flax nnx's
+    # clone(arrays=True) then jit with donate_argnums).
+    import spmdc
+    x = jnp.arange(3.0)
+    c, m = jnp.copy(x), x.copy()
+    assert c is not x and m is not x
+    spmdc.jit(lambda v: v + 1, donate_argnums=0)(c)
+    assert c.is_deleted() and not x.is_deleted()
+    np.testing.assert_array_equal(np.asarray(x), [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(m), [0.0, 1.0, 2.0])
+    assert str(spmdc.typeof(jnp.copy(jnp.asarray(2.0)))) == "~float32[]"

@@ -494,3 +494,10 @@ def test_a_jitted_function_is_a_pjitfunction_by_type_name():
     assert "PjitFunction" in str(type(f)) and type(f).__name__ == "PjitFunction"
     assert repr(f).startswith("<PjitFunction of ")
     assert float(f(1.0)) == 2.0
+
+
+def test_compile_takes_compiler_options_none():
+    # Flax nnx's jit calls lowered.compile(compiler_options) with None or {}: XLA's defaults
+    lowered = spmdc.jit(lambda x: x * 2).lower(np.float32(3.0))
+    assert float(lowered.compile(None)(np.float32(3.0))) == 6.0
+    assert float(lowered.compile({})(np.float32(3.0))) == 6.0

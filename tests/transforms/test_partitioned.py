@@ -238,3 +238,43 @@ def test_the_sharded_training_example_learns_as_the_pmap_demo():
 def test_the_sharded_training_example_over_two_processes():
     out = _run_example("-m", "spmdc.launch", "-n", "2", "--devices-per-process", "4")
     assert "[p0] step  299  loss 0.2421" in out and "final accuracy 0.909" in out, out
+
+
+def test_a_one_device_mesh_among_several_devices():
+    # XLA does not partition a one-device program, so its executable has no output
+    # shardings: each output is whole on that device (JAX gives P() too), also with a
+    # static argument beside the sharded one (Flax nnx's jit tests).
+    mesh = spmdc.sharding.Mesh(np.array(spmdc.devices()[:1]), ("data",))
+    xs = spmdc.sharding.NamedSharding(mesh, spmdc.sharding.PartitionSpec("data"))
+    x = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    out = spmdc.jit(lambda x: x * 2, in_shardings=xs)(x)
+    np.testing.assert_array_equal(np.asarray(out), x * 2)
+    assert out.sharding.spec == spmdc.sharding.PartitionSpec()
+
+    def fn(x, scale, use_relu):
+        y = x * scale
+        return (spmdc.numpy.maximum(y, 0) if use_relu else y).sum()
+
+    f = spmdc.jit(fn, in_shardings=(xs, None), static_argnums=(2,))
+    assert float(f(x - 8, 0.5, True)) == 14.0 and float(f(x - 8, 0.5, False)) == -4.0
+
+
+def test_a_callable_object_with_its_own_in_shardings():
+    # Flax nnx's JitFn keeps the user's in_shardings (StateSharding objects) in its own
+    # __dict__; jit's functools.update_wrapper copied them over jit's, which then read
+    # them as its shardings.
+    class Fn:
+        def __init__(self):
+            self.in_shardings = ("not a sharding",)
+            self.out_shardings = "not either"
+            self.fun = None
+
+        def __call__(self, x):
+            return x * 2
+
+    mesh = spmdc.sharding.Mesh(np.array(spmdc.devices()[:1]), ("a",))
+    xs = NamedSharding(mesh, PartitionSpec("a"))
+    f = spmdc.jit(Fn(), in_shardings=(xs,))
+    assert f.in_shardings == (xs,)
+    np.testing.assert_array_equal(np.asarray(f(np.ones(4, np.float32))), 2.0)
+    assert spmdc.jit(Fn())(3.0) == 6.0

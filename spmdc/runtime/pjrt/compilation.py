@@ -168,13 +168,17 @@ def _off_the_main_thread(fn: Any) -> Any:
     return value
 
 
-def output_tiles(exe: Executable) -> list[tuple[list[int], list[int], bool] | None]:
+def output_tiles(exe: Executable) -> list[tuple[list[int], list[int], bool] | None] | None:
     """How the SPMD partitioner laid out each output of a partitioned executable: the
     tile counts per dimension (a last, extra count of copies when replicated there), the
     partition id of each tile in row-major order, and whether that extra count is there;
-    None for a layout other than tiles (e.g. manual)."""
+    None for a layout other than tiles (e.g. manual). None in place of the list for a
+    program on one device, which XLA does not partition (every output is whole there)."""
+    protos = exe.get_output_shardings()
+    if protos is None:
+        return None
     out = []
-    for proto in exe.get_output_shardings():
+    for proto in protos:
         s = xc.HloSharding.from_proto(proto)
         if s.is_replicated():
             out.append(([], [], False))
