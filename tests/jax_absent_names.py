@@ -322,7 +322,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(INTERNAL, "InitFn ParamsFn UpdateFn map safe_map safe_zip unzip2 zip"),
     },
     "jax.experimental": {
-        **_because(TODO, "EArray compilation_cache cur_qdd primal_tangent_dtype"),
+        **_because(TODO, "EArray compilation_cache primal_tangent_dtype"),
     },
     "jax.experimental.checkify": {
         **_because(TODO, "init_error"),
