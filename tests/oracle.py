@@ -45,6 +45,21 @@ def recorded_cases(file: str) -> dict[str, Any]:
     return recorded(file)["cases"]
 
 
+def one_per_method(names: Any) -> list[Any]:
+    """``names`` (recorded case names ``function.method.variant...``) as pytest parameters:
+    the first case of each ``function.method`` runs with ``make test``, the other variants
+    only with ``make test-slow`` (marked ``slow``), so every method keeps a case in the
+    quick suite."""
+    import pytest
+    seen: set[str] = set()
+    params = []
+    for name in sorted(names):
+        method = ".".join(name.split(".")[:2])
+        params.append(name if method not in seen else pytest.param(name, marks=pytest.mark.slow))
+        seen.add(method)
+    return params
+
+
 def recorded_value(leaf: dict[str, Any]) -> np.ndarray:
     """A ``{"shape", "dtype", "real", "imag"}`` leaf's values, flat: float64, or complex128
     for a complex dtype."""
