@@ -6,8 +6,8 @@ module under the alias, see spmdc/aliases.py), so those are defined here as JAX'
 ``JAXIndexError`` under TypeError and IndexError, ``TracerBoolConversionError`` a
 ``ConcretizationTypeError``, and so on. JAX appends a link to its documentation page to
 every message; spmdc has no such page and keeps the message as raised. JAX's
-``JaxRuntimeError`` is jaxlib's own class (``_jax.JaxRuntimeError``), which this module
-may not import: the runtime hands it over (Note [jaxlib's runtime error]).
+``JaxRuntimeError`` is jaxlib's own class (``_jax.JaxRuntimeError``); this module stands
+below the runtime, which hands the class over (Note [jaxlib's runtime error]).
 
 spmdc's own classes follow, grouped by the floor that raises them. Each one subclasses
 the single built-in type that JAX raises in the same situation (or, where JAX has no
@@ -307,12 +307,11 @@ class LoweringError(RuntimeError):
 # instance of jaxlib's ``_jax.JaxRuntimeError`` (a RuntimeError). JAX names that very
 # class ``jax.errors.JaxRuntimeError``, and programs catch it by that name (Equinox's
 # ``filter_jit`` turns its runtime checks' failures into readable errors that way). This
-# module may not import jaxlib (jaxlib has two doors, docs/ARCHITECTURE.md), so the door
-# that does, runtime/pjrt/backend.py, hands the class over with
-# ``adopt_runtime_error`` when it imports jaxlib, which importing spmdc always does
-# before a user can reach this module; its ``__module__`` becomes this module's, as JAX
-# makes it ``jax.errors``. A class of our own would be caught by nothing
-# jaxlib raises.
+# module stands below jaxlib's two doors (docs/ARCHITECTURE.md), so the runtime's door,
+# runtime/pjrt/backend.py, hands the class over with ``adopt_runtime_error`` as it loads
+# jaxlib, which loading spmdc always does before a user can reach this module; its
+# ``__module__`` becomes this module's, as JAX makes it ``jax.errors``. A class of our own
+# would be caught by nothing jaxlib raises.
 
 def adopt_runtime_error(cls: type[RuntimeError]) -> None:
     """Make jaxlib's runtime error class this module's ``JaxRuntimeError`` (JAX's
