@@ -125,7 +125,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             copy_to_host_async debug_infs debug_key_reuse debug_nans default_device
             dlpack ds enable_checks explain_cache_misses export ffi fwd_and_bwd
             host_count host_id host_ids image jax2tf_associative_scan_reductions
-            live_arrays log_compiles make_user_context memory monitoring
+            live_arrays log_compiles make_user_context memory
             no_execution no_tracing ops print_environment_info profiler
             remove_size_one_mesh_axis_from_type softmax_custom_jvp thread_guard
             threefry_partitionable transfer_guard transfer_guard_device_to_device
@@ -210,16 +210,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.errors": {
         **_because(TODO, """
             InconclusiveDimensionOperation JaxprTypeError
-            """),
-    },
-    "jax.monitoring": {
-        **_because(TODO, """
-            clear_event_listeners record_event record_event_duration_secs
-            record_event_time_span record_scalar
-            register_event_duration_secs_listener register_event_listener
-            register_event_time_span_listener register_scalar_listener
-            unregister_event_duration_listener unregister_event_listener
-            unregister_event_time_span_listener unregister_scalar_listener
             """),
     },
     "jax.custom_derivatives": {

@@ -25,6 +25,11 @@ JAX_NAMES = {
     "jax.stages": "ArgInfo Compiled CompilerOptions Lowered Traced Wrapped",
     "jax.flatten_util": "ravel_pytree",
     "jax.custom_batching": "custom_vmap sequential_vmap",
+    "jax.monitoring": """clear_event_listeners record_event record_event_duration_secs
+        record_event_time_span record_scalar register_event_duration_secs_listener
+        register_event_listener register_event_time_span_listener register_scalar_listener
+        unregister_event_duration_listener unregister_event_listener
+        unregister_event_time_span_listener unregister_scalar_listener""",
     "jax.extend.core.primitives": """
         abs_p acos_p acosh_p add_jaxvals_p add_p after_all_p all_gather_p all_to_all_p
         and_p approx_top_k_p argmax_p argmin_p asin_p asinh_p atan2_p atan_p atanh_p

@@ -25,6 +25,7 @@ import numpy as np
 from ..compiler.ir import Func, Lit, SourceInfo
 from ..compiler.stablehlo import Partitioning, lower_program, parse_module
 from . import pjrt
+from .monitoring import BACKEND_COMPILE_EVENT, JAXPR_TO_MLIR_MODULE_EVENT, timed
 
 __all__ = ["Executable", "compile_func", "run_func", "fingerprint", "program_key",
            "ProgramCache"]
@@ -137,12 +138,14 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                          f"{len(devices)} were given")
     aliases = aliases or {}
     partitioned = partitioning is not None
-    text, callbacks, effects = lower_program(func, num_replicas=1 if partitioned else len(devices),
+    # See Note [JAX's compile events] (runtime/monitoring.py)
+    lower_tracked = timed(JAXPR_TO_MLIR_MODULE_EVENT, func.name, lower_program)
+    text, callbacks, effects = lower_tracked(func, num_replicas=1 if partitioned else len(devices),
                                              axis_env=axis_env, mesh_axes=mesh_axes,
                                              partitioning=partitioning, aliases=aliases,
                                              platform=pjrt.platform_wanted(),
                                              constants=constants)
-    compile_now = _compile_hooks.backend_compile_and_load
+    compile_now = timed(BACKEND_COMPILE_EVENT, func.name, _compile_hooks.backend_compile_and_load)
     # XLA's options by name, passed only when given, so that a library's replacement hook
     # with the older signature keeps working (Note [the compile hook])
     options = {"compiler_options": dict(compiler_options)} if compiler_options else {}

@@ -37,6 +37,7 @@ from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import ProgramCache, program_key
+from ..runtime.monitoring import JAXPR_TRACE_EVENT, Elapsed
 from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
 from ..runtime.sharding import NamedSharding
 from ..tracebacks import filter_at_boundary, inline_boundary
@@ -208,8 +209,9 @@ class Jitted:
                     out = user_fun(*a, **k)
                 check_array_results("jit", self.fun, _display_name(self.fun), out)
                 return out
-        out = trace_pytree(fun, args, kwargs, _fun_name(self.fun),
-                           concrete=self._concrete and tracing._state.current is None)
+        with Elapsed(JAXPR_TRACE_EVENT, _fun_name(self.fun)):  # Note [JAX's compile events]
+            out = trace_pytree(fun, args, kwargs, _fun_name(self.fun),
+                               concrete=self._concrete and tracing._state.current is None)
         observe("traced", out[0])
         return out
 

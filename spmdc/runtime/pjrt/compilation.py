@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,7 @@ from jaxlib import _jax
 from jaxlib import xla_client as xc
 
 from .. import cache as _cache
+from ..monitoring import record_event, record_event_duration_secs
 from .backend import Device, client, platform_wanted
 from .custom_calls import check_cuda_targets, register_lapack_targets
 
@@ -69,6 +71,7 @@ def _compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any],
         check_cuda_targets(module)
     elif "lapack_" in (module if isinstance(module, str) else str(module)):
         register_lapack_targets()
+    _report_cache_use(_cache.cache() is not None)
     if host_callbacks:
         return _off_the_main_thread(lambda: client().compile_and_load(
             module, _jax.DeviceList(tuple(devs)), options,
@@ -92,6 +95,8 @@ def _cached_compile(store: Any, module: str, devs: Sequence[Device], options: An
                          c.platform_version.encode(), ids.tobytes(),
                          options.SerializeAsString()])
     context = _cache_context(jaxlib.__version__, c, devs)
+    record_event("/jax/compilation_cache/compile_requests_use_cache")
+    asked = time.monotonic()
     payload = store.get(key, context)
     if payload is not None:
         try:
@@ -100,6 +105,9 @@ def _cached_compile(store: Any, module: str, devs: Sequence[Device], options: An
             store.invalid(key, f"{type(e).__name__}: {e}")
         else:
             _from_cache.add(id(exe))
+            record_event("/jax/compilation_cache/cache_hits")
+            record_event_duration_secs("/jax/compilation_cache/cache_retrieval_time_sec",
+                                       time.monotonic() - asked)
             return exe
     exe = _off_the_main_thread(
         lambda: c.compile_and_load(module, _jax.DeviceList(tuple(devs)), options))
@@ -107,7 +115,21 @@ def _cached_compile(store: Any, module: str, devs: Sequence[Device], options: An
         store.put(key, context, c.serialize_executable(exe))
     except Exception:              # noqa: BLE001  (an executable jaxlib cannot serialize)
         pass
+    else:
+        record_event("/jax/compilation_cache/cache_misses")
     return exe
+
+
+_cache_use_reported: list[bool] = []
+
+
+def _report_cache_use(enabled: bool) -> None:
+    """Once per process, whether compiles use the persistent cache (Note [JAX's compile
+    events] in runtime/monitoring.py)."""
+    if not _cache_use_reported:
+        _cache_use_reported.append(enabled)
+        record_event("/jax/compilation_cache/tasks_using_cache" if enabled
+                     else "/jax/compilation_cache/task_disabled_cache")
 
 
 def _cache_context(jaxlib_version: str, c: Any, devs: Sequence[Device]) -> bytes:
