@@ -30,6 +30,10 @@ JAX_NAMES = {
         register_event_listener register_event_time_span_listener register_scalar_listener
         unregister_event_duration_listener unregister_event_listener
         unregister_event_time_span_listener unregister_scalar_listener""",
+    "jax.profiler": """ProfileData ProfileEvent ProfileOptions ProfilePlane
+        StepTraceAnnotation TraceAnnotation annotate_function device_memory_profile
+        register_subprocess save_device_memory_profile start_server start_trace
+        stop_server stop_trace trace""",
     "jax.extend.core.primitives": """
         abs_p acos_p acosh_p add_jaxvals_p add_p after_all_p all_gather_p all_to_all_p
         and_p approx_top_k_p argmax_p argmin_p asin_p asinh_p atan2_p atan_p atanh_p

@@ -11,6 +11,7 @@ upgrade touches these files alone; the rest of spmdc imports them from here. One
 - ``compilation``: compiling modules (the persistent cache, off the main thread);
 - ``execution``: running executables;
 - ``dispatch``: jaxlib's C++ dispatcher in front of jit and pmap;
+- ``profiler``: jaxlib's profiler (spmdc.profiler imports it by name);
 - ``recursion``: the recursion budget a failed C++ flatten leaks, given back;
 - ``once``: singletons made once under a lock (Note [threads]).
 """
