@@ -68,6 +68,7 @@ from . import (  # noqa: E402,F401  (built on the API above)
     distributed,
     dtypes,
     experimental,
+    ffi,
     lib,
     monitoring,
     nn,
@@ -131,7 +132,7 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "stages", "typing", "numpy_dtype_promotion", "numpy_rank_promotion",
            "ensure_compile_time_eval",
            "custom_batching", "check_tracer_leaks", "checking_leaks", "ref", "Ref", "new_ref",
-           "empty_ref", "freeze", "free_ref", "monitoring", "profiler"]
+           "empty_ref", "freeze", "free_ref", "monitoring", "profiler", "ffi"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402

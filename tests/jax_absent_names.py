@@ -53,6 +53,8 @@ NO_PRIMITIVE_LINALG = ("spmdc computes the decomposition without a primitive of 
                        "does not have it (then its function is listed as not yet implemented)")
 CPP_REGISTRY = ("jaxlib's C++ pytree registry object; spmdc's pytrees live in "
                 "spmdc/core/tree.py")
+REMOVED_IN_JAXLIB = ("JAX 0.10.2's raises ValueError on every call (jaxlib dropped type-id "
+                     "registration); register_ffi_type replaces it")
 
 
 # A short label per reason, for ``make sz``'s table.
@@ -65,6 +67,7 @@ LABELS = {
     PALLAS: "Pallas", LEGACY_PRNG: "non-threefry keys", NO_RANDOM_PRIMITIVE: "random via lax",
     JAX_AD: "JAX AD internals", ONE_SCATTER_SELECT: "select_and_scatter",
     NO_PRIMITIVE_LINALG: "linalg primitives", CPP_REGISTRY: "C++ registry",
+    REMOVED_IN_JAXLIB: "removed in jaxlib",
 }
 
 
@@ -123,7 +126,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, """
             Shard ad allow_f16_reductions array_garbage_collection_guard auto_pcast
             copy_to_host_async debug_infs debug_key_reuse debug_nans default_device
-            dlpack ds enable_checks explain_cache_misses export ffi fwd_and_bwd
+            dlpack ds enable_checks explain_cache_misses export fwd_and_bwd
             host_count host_id host_ids image jax2tf_associative_scan_reductions
             live_arrays log_compiles make_user_context memory
             no_execution no_tracing ops print_environment_info
@@ -165,11 +168,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, "from_dlpack is_supported_dtype"),
     },
     "jax.ffi": {
-        **_because(TODO, """
-            build_ffi_lowering_function ffi_call ffi_lowering include_dir pycapsule
-            register_ffi_target register_ffi_target_as_batch_partitionable
-            register_ffi_type register_ffi_type_id
-            """),
+        **_because(REMOVED_IN_JAXLIB, "register_ffi_type_id"),
     },
     "jax.image": {
         **_because(TODO, "ResizeMethod resize scale_and_translate"),

@@ -34,6 +34,9 @@ JAX_NAMES = {
         StepTraceAnnotation TraceAnnotation annotate_function device_memory_profile
         register_subprocess save_device_memory_profile start_server start_trace
         stop_server stop_trace trace""",
+    "jax.ffi": """build_ffi_lowering_function ffi_call ffi_lowering include_dir pycapsule
+        register_ffi_target register_ffi_target_as_batch_partitionable register_ffi_type
+        register_ffi_type_id""",
     "jax.extend.core.primitives": """
         abs_p acos_p acosh_p add_jaxvals_p add_p after_all_p all_gather_p all_to_all_p
         and_p approx_top_k_p argmax_p argmin_p asin_p asinh_p atan2_p atan_p atanh_p
@@ -109,6 +112,8 @@ MISSING = {
     "jax.stages": {"ArgInfo": ARG_INFO},
     "jax.extend.core.primitives": NO_PRIMITIVE,
     "jax.interpreters.xla": {"Backend": XLA_UNUSED, "apply_primitive": XLA_UNUSED},
+    "jax.ffi": {"register_ffi_type_id": "JAX 0.10.2's raises ValueError on every call "
+                "(jaxlib dropped type-id registration); register_ffi_type replaces it"},
 }
 
 

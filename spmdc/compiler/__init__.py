@@ -15,6 +15,7 @@ from .primitives import (  # noqa: F401  (registration)
     custom_derivatives,  # noqa: F401  (registration)
     dynamic_slicing,  # noqa: F401  (registration)
     elementwise,
+    ffi,  # noqa: F401  (registration)
     fft,  # noqa: F401  (registration)
     indexing,  # noqa: F401  (registration)
     linalg,  # noqa: F401  (registration)

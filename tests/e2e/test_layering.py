@@ -39,7 +39,7 @@ FACES = {
     "custom_derivatives": "transforms", "sharding": "transforms", "dtypes": "transforms",
     "debug": "transforms", "test_util": "transforms", "typing": "runtime", "lib": "runtime",
     "stages": "transforms", "flatten_util": "numpy", "version": "top",
-    "monitoring": "runtime", "profiler": "core",
+    "monitoring": "runtime", "profiler": "core", "ffi": "transforms",
     "custom_batching": "lax", "ref": "core", "tracebacks": "errors", "api_util": "extend",
     "__init__": "top", "cli": "top", "launch": "top",
     "env": "env", "errors": "errors", "aliases": "aliases",

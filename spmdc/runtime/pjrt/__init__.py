@@ -6,7 +6,8 @@ upgrade touches these files alone; the rest of spmdc imports them from here. One
 
 - ``backend``: the client and its devices (the platform, CUDA's plugin, the CPU count);
 - ``distributed``: several processes (the coordination service, which process this is);
-- ``custom_calls``: the kernels modules call by name (LAPACK, the CUDA plugin's);
+- ``custom_calls``: the kernels modules call by name (LAPACK, the CUDA plugin's, a
+  program's own foreign functions);
 - ``buffers``: placing values, copying them back, grouping one buffer per device;
 - ``compilation``: compiling modules (the persistent cache, off the main thread);
 - ``execution``: running executables;
@@ -52,6 +53,13 @@ from .compilation import (
     optimized_hlo,
     output_tiles,
 )
+from .custom_calls import (
+    ffi_include_dir,
+    ffi_targets,
+    register_batch_partitionable,
+    register_ffi_target,
+    register_ffi_type,
+)
 from .dispatch import (
     dispatcher,
     fast_path,
@@ -86,4 +94,5 @@ __all__ = ["Device", "Buffer", "Executable", "client", "client_exists", "device_
            "process_index", "dispatcher", "fast_path", "granting", "python_path_after",
            "register_fields", "register_node", "set_runtime_checks", "set_tracing",
            "set_x64_state", "addressable", "execute", "launch", "launch_and_split", "ROOM",
-           "recursion_reserve"]
+           "recursion_reserve", "ffi_include_dir", "ffi_targets",
+           "register_batch_partitionable", "register_ffi_target", "register_ffi_type"]

@@ -1,12 +1,16 @@
 """The kernels that modules call by name: jaxlib's LAPACK handlers on the CPU, the CUDA
 plugin's host-callback handler and cuSOLVER kernels on GPUs, registered with XLA before a
-compile needs them."""
+compile needs them; and the foreign functions a program registers (spmdc.ffi, Note
+[foreign function targets])."""
 from __future__ import annotations
 
+import functools
 import importlib
+import os
 from typing import Any
 
 from jaxlib import _jax
+from jaxlib import xla_client as xc
 
 from .once import once
 
@@ -40,6 +44,11 @@ def register_cuda_targets(c_api: Any, package: str) -> None:
     except ImportError as e:
         _cuda_unregistered[:] = [f"{package} is not installed or does not load ({e})"]
         return
+    # a program's own targets and types (Note [foreign function targets]), before and after
+    xc.register_custom_type_handler(
+        "CUDA", functools.partial(extension.register_custom_type, c_api))
+    xc.register_custom_call_handler(
+        "CUDA", functools.partial(extension.register_custom_call_target, c_api))
     for name, type_id in extension.ffi_types().items():
         extension.register_custom_type(c_api, name, type_id)
     targets = {**extension.ffi_handlers(), **solver.registrations()}
@@ -79,3 +88,46 @@ def register_lapack_targets() -> None:
     _lapack.initialize()
     for name, handler in _lapack.registrations().items():
         _jax.register_custom_call_target(name, handler, "cpu", 1)
+
+
+# Note [foreign function targets]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A program's own handler (a PyCapsule holding an XLA FFI handler's address, from a
+# shared library loaded with ctypes or a Python extension) is registered under a name
+# for a platform with jaxlib's ``register_custom_call_target``, as JAX does: jaxlib
+# keeps registrations for a platform whose client is not made yet and hands them over
+# when it is (the CPU client registers its handler as ``make_cpu_client`` makes it; on
+# CUDA, ``register_cuda_targets`` installs the plugin's, through its C API). Platform
+# names are JAX's: "cpu" (XLA's "Host"), "gpu" or "CUDA". A module that calls a name no
+# handler was registered under fails to compile with XLA's "No FFI handler registered".
+
+
+def register_ffi_target(name: str, fn: Any, platform: str, api_version: int,
+                        traits: int = 0) -> None:
+    """Register the handler ``fn`` (a PyCapsule, or a dict of them by FFI stage) under
+    ``name`` for ``platform`` (Note [foreign function targets])."""
+    xc.register_custom_call_target(name, fn, platform, api_version,
+                                   xc.CustomCallTargetTraits(traits))
+
+
+def register_ffi_type(name: str, registration: Any, platform: str) -> None:
+    """Register an FFI type (``{"type_id": capsule, "type_info": capsule}``) under
+    ``name`` for ``platform``."""
+    xc.register_custom_type(name, registration, platform)
+
+
+def register_batch_partitionable(name: str) -> None:
+    """Tell XLA's partitioner that target ``name`` may run on each shard of its leading
+    (batch) dimensions independently."""
+    _jax.register_custom_call_as_batch_partitionable(name)
+
+
+def ffi_targets(platform: str) -> dict[str, Any]:
+    """The targets registered with XLA for ``platform`` ("cpu", "gpu" ...), by name."""
+    return dict(_jax.custom_call_targets(xc.xla_platform_names.get(platform, platform)))
+
+
+def ffi_include_dir() -> str:
+    """The directory of the C++ headers jaxlib ships (XLA's FFI API among them)."""
+    import jaxlib
+    return os.path.join(os.path.dirname(os.path.abspath(jaxlib.__file__)), "include")
