@@ -139,13 +139,14 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
     aliases = aliases or {}
     partitioned = partitioning is not None
     # See Note [JAX's compile events] (runtime/monitoring.py)
-    lower_tracked = timed(JAXPR_TO_MLIR_MODULE_EVENT, func.name, lower_program)
+    lower_tracked = timed(JAXPR_TO_MLIR_MODULE_EVENT, f"jit({func.name})", lower_program)
     text, callbacks, effects = lower_tracked(func, num_replicas=1 if partitioned else len(devices),
                                              axis_env=axis_env, mesh_axes=mesh_axes,
                                              partitioning=partitioning, aliases=aliases,
                                              platform=pjrt.platform_wanted(),
                                              constants=constants)
-    compile_now = timed(BACKEND_COMPILE_EVENT, func.name, _compile_hooks.backend_compile_and_load)
+    compile_now = timed(BACKEND_COMPILE_EVENT, f"jit({func.name})",
+                        _compile_hooks.backend_compile_and_load)
     # XLA's options by name, passed only when given, so that a library's replacement hook
     # with the older signature keeps working (Note [the compile hook])
     options = {"compiler_options": dict(compiler_options)} if compiler_options else {}

@@ -134,9 +134,13 @@ def clear_event_listeners() -> None:
 # reports the same names at its equivalent moments, with JAX's metadata ``fun_name``:
 #
 # - ``/jax/core/compile/jaxpr_trace_duration``: jit traces the function into a Func
-#   (transforms/jit.py; JAX: pjit's trace to a jaxpr);
+#   (transforms/jit.py; JAX: pjit's trace to a jaxpr), named as the function is
+#   (``my_kernel``; an eager operation by its primitive, ``cos``); as in JAX, only a
+#   trace begun outside any other (a jit inside a traced function reports nothing);
 # - ``/jax/core/compile/jaxpr_to_mlir_module_duration``: a Func is lowered to StableHLO
-#   (runtime/executable.py's ``compile_func``; JAX: lowering the jaxpr to MLIR);
+#   (runtime/executable.py's ``compile_func``; JAX: lowering the jaxpr to MLIR), named
+#   as JAX names the module, ``jit(my_kernel)`` (a pmap's too, which JAX names
+#   ``pmap(...)``; an eager operation's is ``jit(f)``, JAX's ``jit(cos)``);
 # - ``/jax/core/compile/backend_compile_duration``: XLA compiles the module
 #   (``compile_func`` again; JAX: ``compile_or_get_cached``), also when the persistent
 #   cache answers, as in JAX.
@@ -149,7 +153,10 @@ def clear_event_listeners() -> None:
 # compile, ``compile_requests_use_cache`` for each compile that asks the cache,
 # ``cache_hits`` with ``cache_retrieval_time_sec`` for an answer, ``cache_misses`` when
 # a compiled program is written. JAX's ``compile_time_saved_sec`` is not recorded:
-# spmdc's cache entries do not keep how long the compile took.
+# spmdc's cache entries do not keep how long the compile took. Without a cache
+# directory spmdc asks no cache, so it reports ``task_disabled_cache`` and no requests,
+# where JAX 0.10.2 (its cache enabled by default) reports ``tasks_using_cache`` and a
+# ``compile_requests_use_cache`` per compile that finds nothing.
 
 JAXPR_TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 JAXPR_TO_MLIR_MODULE_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
@@ -158,20 +165,22 @@ BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 
 class Elapsed:
     """``with Elapsed(event, fun_name):`` reports the stage ``event`` of compiling
-    ``fun_name`` (Note [JAX's compile events])."""
+    ``fun_name`` (Note [JAX's compile events]); with ``event`` None, nothing."""
 
     __slots__ = ("event", "fun_name", "start")
 
-    def __init__(self, event: str, fun_name: str):
+    def __init__(self, event: str | None, fun_name: str):
         self.event = event
         self.fun_name = fun_name
 
     def __enter__(self) -> None:
         self.start = time.time()
-        if _scalar_listeners:
+        if self.event is not None and _scalar_listeners:
             record_scalar(self.event, self.start, fun_name=self.fun_name)
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self.event is None:
+            return
         end = time.time()
         record_event_duration_secs(self.event, end - self.start, fun_name=self.fun_name)
         record_event_time_span(self.event, self.start, end, fun_name=self.fun_name)

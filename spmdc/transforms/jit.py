@@ -209,7 +209,8 @@ class Jitted:
                     out = user_fun(*a, **k)
                 check_array_results("jit", self.fun, _display_name(self.fun), out)
                 return out
-        with Elapsed(JAXPR_TRACE_EVENT, _fun_name(self.fun)):  # Note [JAX's compile events]
+        top = JAXPR_TRACE_EVENT if tracing._state.current is None else None
+        with Elapsed(top, getattr(self, "__name__", "fun")):  # Note [JAX's compile events]
             out = trace_pytree(fun, args, kwargs, _fun_name(self.fun),
                                concrete=self._concrete and tracing._state.current is None)
         observe("traced", out[0])
