@@ -142,3 +142,16 @@ def test_the_persistent_cache_reports_requests_hits_and_misses(heard, tmp_path):
     assert second == ["/jax/compilation_cache/compile_requests_use_cache",
                       "/jax/compilation_cache/cache_hits"]
     assert len(retrieval) == 1 and 0 <= retrieval[0][2] < 60
+
+
+def test_jax_src_monitoring_gives_copies_of_the_listeners():
+    from spmdc._src import monitoring as src_monitoring
+    listener = lambda e, d, **kw: None           # noqa: E731
+    before = src_monitoring.get_event_duration_listeners()
+    monitoring.register_event_duration_secs_listener(listener)
+    after = src_monitoring.get_event_duration_listeners()
+    after.append(print)                          # a copy: the registry is unchanged
+    assert listener not in before and listener in after
+    assert print not in src_monitoring.get_event_duration_listeners()
+    src_monitoring.unregister_event_duration_listener(listener)
+    assert src_monitoring.get_event_duration_listeners() == before

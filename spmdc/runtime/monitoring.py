@@ -19,7 +19,9 @@ __all__ = ["record_event", "record_event_duration_secs", "record_event_time_span
            "register_event_duration_secs_listener", "register_event_time_span_listener",
            "register_scalar_listener", "unregister_event_listener",
            "unregister_event_duration_listener", "unregister_event_time_span_listener",
-           "unregister_scalar_listener", "clear_event_listeners", "Elapsed", "timed",
+           "unregister_scalar_listener", "clear_event_listeners", "get_event_listeners",
+           "get_event_duration_listeners", "get_event_time_span_listeners",
+           "get_scalar_listeners", "Elapsed", "timed",
            "JAXPR_TRACE_EVENT", "JAXPR_TO_MLIR_MODULE_EVENT", "BACKEND_COMPILE_EVENT"]
 
 Listener = Callable[..., None]
@@ -117,6 +119,26 @@ def unregister_event_time_span_listener(callback: Listener) -> None:
 def unregister_scalar_listener(callback: Listener) -> None:
     """Stop calling ``callback`` on ``record_scalar``."""
     _unregister("unregister_scalar_listener", _scalar_listeners, callback)
+
+
+def get_event_listeners() -> list[Listener]:
+    """A copy of the event listeners."""
+    return list(_event_listeners)
+
+
+def get_event_duration_listeners() -> list[Listener]:
+    """A copy of the duration listeners."""
+    return list(_duration_listeners)
+
+
+def get_event_time_span_listeners() -> list[Listener]:
+    """A copy of the time-span listeners."""
+    return list(_time_span_listeners)
+
+
+def get_scalar_listeners() -> list[Listener]:
+    """A copy of the scalar listeners."""
+    return list(_scalar_listeners)
 
 
 def clear_event_listeners() -> None:
