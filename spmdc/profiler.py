@@ -140,6 +140,21 @@ def stop_trace() -> None:
             _jaxlib.clear_metadata()
 
 
+def stop_and_get_fdo_profile() -> bytes:
+    """Stop the trace ``start_trace`` began and return the profile XLA's profile-guided
+    optimization reads, instead of writing the trace (JAX's
+    ``jax._src.profiler.stop_and_get_fdo_profile``; only GPU programs fill it)."""
+    with _state.lock:
+        if _state.session is None:
+            raise RuntimeError("No profile started: call start_trace(log_dir) first"
+                               + where())
+        session, _state.session = _state.session, None
+        try:
+            return _jaxlib.fdo_profile(session.stop())
+        finally:
+            _jaxlib.clear_metadata()
+
+
 @contextlib.contextmanager
 def trace(log_dir: os.PathLike | str, create_perfetto_link: bool = False,
           create_perfetto_trace: bool = False,

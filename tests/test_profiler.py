@@ -222,3 +222,17 @@ def test_device_memory_profile_names_live_buffers_and_their_code(tmp_path):
     with pytest.raises(RuntimeError, match="Unknown backend"):
         profiler.device_memory_profile("tpu")
     del weights
+
+
+def test_stop_and_get_fdo_profile_ends_the_trace_without_writing_it(tmp_path):
+    from spmdc._src import profiler as src_profiler  # jax._src.profiler
+    profiler.start_trace(tmp_path)
+    spmdc.jit(lambda x: x * 2.0)(np.ones(3, np.float32)).block_until_ready()
+    fdo = src_profiler.stop_and_get_fdo_profile()
+    assert isinstance(fdo, bytes)            # XLA's PGO profile; only GPU programs fill it
+    assert not os.path.exists(tmp_path / "plugins")
+    with pytest.raises(RuntimeError, match="No profile started"):
+        src_profiler.stop_and_get_fdo_profile()
+    profiler.start_trace(tmp_path)           # the session ended: another may start
+    profiler.stop_trace()
+    assert os.path.isdir(tmp_path / "plugins" / "profile")

@@ -17,7 +17,7 @@ from .backend import client
 
 __all__ = ["TraceMe", "ProfileOptions", "ProfilerSession", "ProfileData", "ProfileEvent",
            "ProfilePlane", "start_server", "register_subprocess", "set_metadata",
-           "clear_metadata", "heap_profile", "platform_metadata"]
+           "clear_metadata", "heap_profile", "platform_metadata", "fdo_profile"]
 
 # The classes JAX's profiler subclasses or hands out: ``TraceMe`` (a context manager that
 # records one named event with its keyword arguments as metadata, while a session
@@ -66,3 +66,9 @@ def platform_metadata() -> dict[str, str]:
     import jaxlib
     c = client()
     return {"jaxlib_version": jaxlib.__version__, f"{c.platform}_version": c.platform_version}
+
+
+def fdo_profile(xspace: bytes) -> bytes:
+    """The profile XLA's profile-guided optimization reads, from a session's recorded
+    XSpace (``ProfilerSession.stop()``); empty where the platform records none (CPU)."""
+    return _profiler.get_fdo_profile(xspace)
