@@ -144,6 +144,21 @@ def test_several_results_attributes_and_side_effects(kernels):
     assert int(count) == before + 3
 
 
+def test_gradients_through_custom_vjp_and_of_other_inputs(kernels):
+    # the FFI tutorial's pattern: the call's derivative given by custom_vjp
+    @spmdc.custom_vjp
+    def scaled(x):
+        return rms_norm(x)
+
+    scaled.defvjp(lambda x: (rms_norm(x), x), lambda x, g: (g * 2.0,))
+    grad = spmdc.jit(spmdc.grad(lambda x: scaled(x).sum()))(X)
+    np.testing.assert_allclose(np.asarray(grad), np.full(X.shape, 2.0))
+    # a call on values that are not differentiated is no derivative's business
+    weights = rms_norm_reference(X)
+    grad = spmdc.grad(lambda x: (x * rms_norm(X)).sum())(np.ones_like(X))
+    np.testing.assert_allclose(np.asarray(grad), weights, rtol=1e-6)
+
+
 def test_layouts_give_the_handler_other_memory_orders(kernels):
     x = X[0]
     # column-major input: the handler's rows are runs of x.T's memory
