@@ -70,6 +70,7 @@ from . import (  # noqa: E402,F401  (built on the API above)
     experimental,
     lib,
     nn,
+    ops,
     ref,
     scipy,
     sharding,

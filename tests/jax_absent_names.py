@@ -126,7 +126,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             dlpack ds enable_checks explain_cache_misses export ffi fwd_and_bwd
             host_count host_id host_ids image jax2tf_associative_scan_reductions
             live_arrays log_compiles make_user_context memory monitoring
-            no_execution no_tracing ops print_environment_info profiler
+            no_execution no_tracing print_environment_info profiler
             remove_size_one_mesh_axis_from_type softmax_custom_jvp thread_guard
             threefry_partitionable transfer_guard transfer_guard_device_to_device
             transfer_guard_device_to_host transfer_guard_host_to_device
@@ -180,9 +180,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             scaled_matmul
             """),
     },
-    "jax.ops": {
-        **_because(TODO, "segment_max segment_min segment_prod segment_sum"),
-    },
+    "jax.ops": {},
     "jax.profiler": {
         **_because(TODO, """
             ProfileData ProfileEvent ProfileOptions ProfilePlane StepTraceAnnotation

@@ -38,7 +38,7 @@ FACES = {
     "callbacks": "transforms", "ad_checkpoint": "transforms",
     "custom_derivatives": "transforms", "sharding": "transforms", "dtypes": "transforms",
     "debug": "transforms", "test_util": "transforms", "typing": "runtime", "lib": "runtime",
-    "stages": "transforms", "flatten_util": "numpy", "version": "top",
+    "stages": "transforms", "flatten_util": "numpy", "ops": "numpy", "version": "top",
     "custom_batching": "lax", "ref": "core", "tracebacks": "errors", "api_util": "extend",
     "__init__": "top", "cli": "top", "launch": "top",
     "env": "env", "errors": "errors", "aliases": "aliases",
