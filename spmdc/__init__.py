@@ -68,6 +68,7 @@ from . import (  # noqa: E402,F401  (built on the API above)
     distributed,
     dtypes,
     experimental,
+    image,
     lib,
     nn,
     ops,

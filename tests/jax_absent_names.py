@@ -124,7 +124,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             Shard ad allow_f16_reductions array_garbage_collection_guard auto_pcast
             copy_to_host_async debug_infs debug_key_reuse debug_nans default_device
             dlpack ds enable_checks explain_cache_misses export ffi fwd_and_bwd
-            host_count host_id host_ids image jax2tf_associative_scan_reductions
+            host_count host_id host_ids jax2tf_associative_scan_reductions
             live_arrays log_compiles make_user_context memory monitoring
             no_execution no_tracing print_environment_info profiler
             remove_size_one_mesh_axis_from_type softmax_custom_jvp thread_guard
@@ -171,9 +171,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             register_ffi_type register_ffi_type_id
             """),
     },
-    "jax.image": {
-        **_because(TODO, "ResizeMethod resize scale_and_translate"),
-    },
+    "jax.image": {},
     "jax.nn": {
         **_because(TODO, """
             dot_product_attention get_scaled_dot_general_config scaled_dot_general
