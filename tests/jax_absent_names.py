@@ -231,9 +231,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             ParamDict ensure_compile_time_eval eval_context max_dim min_dim
             """),
     },
-    "jax.scipy.spatial.transform": {
-        **_because(TODO, "Rotation Slerp"),
-    },
+    "jax.scipy.spatial.transform": {},
     "jax.extend": {
         **_because(TODO, "backend lowering mlir random sharding xla"),
         **_because(PALLAS, "pallas"),
