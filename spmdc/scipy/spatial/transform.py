@@ -133,7 +133,7 @@ def _check_seq(seq: Any, lengths: Sequence[int]) -> tuple[list[int], bool]:
     if not (intrinsic or re.fullmatch(r"[xyz]{1,3}", seq)):
         raise ValueError("Expected axes from `seq` to be from ['x', 'y', 'z'] or "
                          f"['X', 'Y', 'Z'], got {seq}")
-    if any(a == b for a, b in zip(seq, seq[1:])):
+    if any(seq[n] == seq[n + 1] for n in range(len(seq) - 1)):
         raise ValueError(f"Expected consecutive axes to be different, got {seq}")
     return ["xyz".index(a) for a in seq.lower()], intrinsic
 
