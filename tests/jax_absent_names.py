@@ -113,11 +113,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(INTERNAL_ORDER, "eq_to_p le_to_p lt_to_p"),
     },
     "jax.numpy.linalg": {},
-    "jax.scipy.linalg": {
-        **_because(TODO, """
-            eigh_tridiagonal funm rsf2csf schur solve_sylvester sqrtm
-            """),
-    },
+    "jax.scipy.linalg": {},
     "jax.numpy.fft": {},
     "jax": {
         **_because(TODO, """
@@ -134,15 +130,9 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(LEGACY_PRNG, "default_prng_impl enable_custom_prng legacy_prng_key"),
     },
     "jax.lax.linalg": {
-        **_because(TODO, """
-            EigImplementation EighImplementation SvdAlgorithm cholesky_update
-            hessenberg householder_product ormqr qdwh schur symmetric_product
-            tridiagonal tridiagonal_solve
-            """),
+        **_because(TODO, "EigImplementation EighImplementation SvdAlgorithm qdwh"),
         **_because(NO_PRIMITIVE_LINALG, """
-            cholesky_update_p hessenberg_p householder_product_p
-            lu_pivots_to_permutation_p ormqr_p schur_p symmetric_product_p
-            tridiagonal_p tridiagonal_solve_p
+            cholesky_update_p lu_pivots_to_permutation_p symmetric_product_p
             """),
     },
     "jax.random": {
@@ -253,10 +243,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.extend.core.primitives": {
-        **_because(TODO, """
-            get_p hessenberg_p householder_product_p regularized_incomplete_beta_p schur_p
-            swap_p tridiagonal_p tridiagonal_solve_p
-            """),
+        **_because(TODO, "get_p regularized_incomplete_beta_p swap_p"),
         **_because(ONE_SCATTER, "scatter_add_p scatter_max_p scatter_min_p scatter_mul_p"),
         **_because(NO_RANDOM_PRIMITIVE, """
             random_bits_p random_fold_in_p random_gamma_p random_seed_p

@@ -3,10 +3,11 @@ batched over leading dimensions, with no dtype promotion (operands must be float
 float64 matrices already), as in JAX. spmdc.numpy.linalg and spmdc.scipy.linalg compose
 these decompositions.
 
-Present: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eig, eigh, svd.
-Absent: the complex-valued or GPU/TPU-only ones (schur, hessenberg, tridiagonal,
-tridiagonal_solve, householder_product, ormqr, qdwh, cholesky_update,
-symmetric_product) and the ``*_p`` primitive objects.
+Present: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eig, eigh, svd,
+and (spmdc/lax/linalg_lapack.py) schur, hessenberg, tridiagonal, tridiagonal_solve,
+householder_product, ormqr, symmetric_product, cholesky_update.
+Absent: qdwh, the implementation enums, and the primitives of the composed
+cholesky_update, symmetric_product and lu_pivots_to_permutation.
 """
 from __future__ import annotations
 
@@ -18,15 +19,34 @@ import numpy as np
 from ..compiler.primitives.linalg import cholesky_p, lu_p, triangular_solve_p
 from ..compiler.primitives.linalg_decomp import eigh_p, qr_p, svd_p
 from ..compiler.primitives.linalg_eig import eig_p
+from ..compiler.primitives.linalg_lapack import (  # noqa: F401  (spmdc.lax.linalg's names)
+    hessenberg_p,
+    householder_product_p,
+    ormqr_p,
+    schur_p,
+    tridiagonal_p,
+    tridiagonal_solve_p,
+)
 from ..core import dtypes
 from ..core.operands import asarray
 from ..core.tracing import bind
 from .elementwise import _where
+from .linalg_lapack import (  # noqa: F401  (spmdc.lax.linalg's names)
+    cholesky_update,
+    hessenberg,
+    householder_product,
+    ormqr,
+    schur,
+    symmetric_product,
+    tridiagonal,
+    tridiagonal_solve,
+)
 from .reductions import reduce_sum
 from .shape import transpose
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eig",
-           "eigh", "svd"]
+           "eigh", "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve",
+           "householder_product", "ormqr", "symmetric_product", "cholesky_update"]
 
 
 def _mT(x: Any) -> Any:
