@@ -104,6 +104,16 @@ def test_composed_products_as_jax():
                                rr.T @ rr + np.outer(wv, wv), rtol=1e-4, atol=1e-4)
 
 
+def test_no_derivatives_where_jax_has_none():
+    a = REF["a"]
+    for f in (lambda x: L.schur(x)[0], lambda x: L.hessenberg(x)[0],
+              lambda x: L.tridiagonal(x + x.T)[0]):
+        with pytest.raises(NotImplementedError, match="Differentiation rule for"):
+            spmdc.jit(spmdc.grad(lambda x, f=f: f(x).sum()))(a)
+        with pytest.raises(NotImplementedError, match="Differentiation rule for"):
+            spmdc.jit(lambda x, f=f: spmdc.jvp(f, (x,), (x,)))(a)
+
+
 def test_bad_input_raises_jaxs_types():
     a, dl, d, du, b = (REF[k] for k in "a dl d du b".split())
     cases = [

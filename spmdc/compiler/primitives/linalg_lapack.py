@@ -407,3 +407,19 @@ def _tridiagonal_solve_vjp(b, ct, dl, d, du, rhs, *, perturb_singular):
 
 jvp_rules[tridiagonal_solve_p] = _tridiagonal_solve_jvp
 vjp_rules[tridiagonal_solve_p] = _tridiagonal_solve_vjp
+
+
+# --- no derivatives (as in JAX) ----------------------------------------------------------------
+
+def _no_derivative(prim: Any) -> Any:
+    def rule(*args: Any, **params: Any) -> Any:
+        raise NotImplementedError(
+            f"Differentiation rule for '{prim.name}' not implemented (JAX defines none "
+            "either); differentiate a decomposition that has one (eigh, qr, svd) or stop "
+            "the gradient with lax.stop_gradient")
+    return rule
+
+
+for _prim in (schur_p, hessenberg_p, tridiagonal_p, householder_product_p, ormqr_p):
+    jvp_rules[_prim] = _no_derivative(_prim)
+    vjp_rules[_prim] = _no_derivative(_prim)
