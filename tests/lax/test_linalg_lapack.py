@@ -48,6 +48,24 @@ def test_decompositions_as_jax():
         np.testing.assert_allclose(value, REF[key], **TOL, err_msg=key)
 
 
+def test_vmap_over_decompositions():
+    ab = REF["ab"]
+
+    def run(ab):
+        return (spmdc.vmap(L.schur)(ab), spmdc.vmap(L.hessenberg, in_axes=1)(
+            jnp.swapaxes(ab, 0, 1)), spmdc.vmap(lambda x: L.tridiagonal(x + x.T))(ab))
+    schur, hessenberg, tridiagonal = spmdc.jit(run)(ab)
+    np.testing.assert_allclose(schur[0], REF["schurb_t"], **TOL)
+    np.testing.assert_allclose(schur[1], REF["schurb_z"], **TOL)
+    from scipy.linalg import lapack
+    for i in range(2):
+        h, tau, _ = lapack.sgehrd(ab[i])
+        np.testing.assert_allclose(hessenberg[0][i], h, **TOL)
+        np.testing.assert_allclose(hessenberg[1][i], tau[:2], **TOL)
+        np.testing.assert_allclose(tridiagonal[1][i], lapack.ssytrd(ab[i] + ab[i].T, lower=1)[1],
+                                   **TOL)
+
+
 def test_tridiagonal_solve_and_its_derivatives_as_jax():
     dl, d, du, b, w = (REF[k] for k in "dl d du b w".split())
 
