@@ -6,11 +6,14 @@ these decompositions.
 Present: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eig, eigh, svd,
 and (spmdc/lax/linalg_lapack.py) schur, hessenberg, tridiagonal, tridiagonal_solve,
 householder_product, ormqr, symmetric_product, cholesky_update.
-Absent: qdwh, the implementation enums, and the primitives of the composed
+EigImplementation and EighImplementation say which kernels eig and eigh run (on the CPU,
+LAPACK's; the others raise as JAX's CPU does).
+Absent: qdwh, SvdAlgorithm, and the primitives of the composed
 cholesky_update, symmetric_product and lu_pivots_to_permutation.
 """
 from __future__ import annotations
 
+import enum
 import operator
 from typing import Any
 
@@ -46,7 +49,8 @@ from .shape import transpose
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eig",
            "eigh", "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve",
-           "householder_product", "ormqr", "symmetric_product", "cholesky_update"]
+           "householder_product", "ormqr", "symmetric_product", "cholesky_update",
+           "EigImplementation", "EighImplementation"]
 
 
 def _mT(x: Any) -> Any:
@@ -125,27 +129,52 @@ def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True,
     return tuple(bind(qr_p, asarray(x), full_matrices=bool(full_matrices)))
 
 
+class EigImplementation(enum.Enum):
+    """Which kernel ``eig`` runs: on the CPU, LAPACK's (the only one there, as in JAX)."""
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
+class EighImplementation(enum.Enum):
+    """Which algorithm ``eigh`` runs: on the CPU, QR (LAPACK's syevd), as in JAX; Jacobi
+    and QDWH are GPU/TPU algorithms there."""
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
+
+
 def eig(x: Any, *, compute_left_eigenvectors: bool = True,
-        compute_right_eigenvectors: bool = True, use_magma: bool | None = None) -> list[Any]:
+        compute_right_eigenvectors: bool = True, use_magma: bool | None = None,
+        implementation: EigImplementation | None = None) -> list[Any]:
     """``[w, vl, vr]``: the (complex) eigenvalues of general square matrices, then the
     left and the right eigenvectors (columns) where asked for (LAPACK's geev). Not
-    differentiable yet."""
+    differentiable yet. ``implementation`` may be LAPACK (or None) only, as on JAX's CPU."""
+    if implementation is not None and implementation != EigImplementation.LAPACK:
+        raise ValueError("Only the lapack implementation is supported on CPU "
+                         f"(eig's implementation={implementation}).")
     return list(bind(eig_p, asarray(x), compute_left=bool(compute_left_eigenvectors),
                      compute_right=bool(compute_right_eigenvectors)))
 
 
 def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,
          sort_eigenvalues: bool = True, subset_by_index: Any = None,
-         implementation: Any = None) -> tuple[Any, Any]:
+         implementation: EighImplementation | None = None) -> tuple[Any, Any]:
     """``(v, w)``: eigenvectors in the columns of ``v``, eigenvalues ``w`` ascending (the
-    LAPACK kernel always sorts)."""
+    LAPACK kernel always sorts). ``implementation``: QR (LAPACK's syevd, the default)."""
     x = asarray(x)
     n = x.shape[-1] if x.ndim else 0
     if subset_by_index is not None and tuple(subset_by_index) != (0, n):
         raise NotImplementedError("eigh: subset_by_index is not supported on CPU (as in JAX)")
-    if implementation is not None:
-        raise NotImplementedError("eigh: only the default (LAPACK) implementation exists on "
-                                  "CPU")
+    if implementation == EighImplementation.QDWH:
+        raise NotImplementedError("QDWH implementation is only supported on TPU (eigh's "
+                                  "implementation=); use EighImplementation.QR or None")
+    if implementation == EighImplementation.JACOBI:
+        raise NotImplementedError("Jacobi implementation is not supported on CPU (eigh's "
+                                  "implementation=); use EighImplementation.QR or None")
+    if implementation not in (None, EighImplementation.QR):
+        raise TypeError(f"eigh: implementation must be an EighImplementation or None, got "
+                        f"{implementation!r}")
     v, w = bind(eigh_p, symmetrize(x) if symmetrize_input else x, lower=bool(lower))
     return v, w
 

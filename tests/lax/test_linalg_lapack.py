@@ -156,3 +156,21 @@ def test_bad_input_raises_jaxs_types():
     for kind, message, call in cases:
         with pytest.raises(kind, match=message):
             spmdc.jit(call)()              # raised while tracing: nothing is compiled
+
+
+def test_implementation_enums_as_on_jaxs_cpu():
+    a = REF["s"]
+    w = np.linalg.eigvalsh(a)
+
+    def run(x):
+        return (L.eigh(x, implementation=L.EighImplementation.QR)[1],
+                L.eig(x, implementation=L.EigImplementation.LAPACK)[0])
+    by_qr, by_lapack = spmdc.jit(run)(a)
+    np.testing.assert_allclose(by_qr, w, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.sort(np.asarray(by_lapack).real), w, rtol=1e-5, atol=1e-5)
+    for implementation, message in ((L.EighImplementation.JACOBI, "Jacobi"),
+                                    (L.EighImplementation.QDWH, "QDWH")):
+        with pytest.raises(NotImplementedError, match=message):
+            L.eigh(a, implementation=implementation)
+    with pytest.raises(ValueError, match="Only the lapack implementation"):
+        L.eig(a, implementation=L.EigImplementation.MAGMA)
