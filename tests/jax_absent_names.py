@@ -130,7 +130,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(LEGACY_PRNG, "default_prng_impl enable_custom_prng legacy_prng_key"),
     },
     "jax.lax.linalg": {
-        **_because(TODO, "SvdAlgorithm qdwh"),
+        **_because(TODO, "SvdAlgorithm"),
         **_because(NO_PRIMITIVE_LINALG, """
             cholesky_update_p lu_pivots_to_permutation_p symmetric_product_p
             """),

@@ -8,7 +8,8 @@ and (spmdc/lax/linalg_lapack.py) schur, hessenberg, tridiagonal, tridiagonal_sol
 householder_product, ormqr, symmetric_product, cholesky_update.
 EigImplementation and EighImplementation say which kernels eig and eigh run (on the CPU,
 LAPACK's; the others raise as JAX's CPU does).
-Absent: qdwh, SvdAlgorithm, and the primitives of the composed
+qdwh (spmdc/lax/linalg_qdwh.py) is written with lax on QR, Cholesky and triangular solve.
+Absent: SvdAlgorithm, and the primitives of the composed
 cholesky_update, symmetric_product and lu_pivots_to_permutation.
 """
 from __future__ import annotations
@@ -44,13 +45,14 @@ from .linalg_lapack import (  # noqa: F401  (spmdc.lax.linalg's names)
     tridiagonal,
     tridiagonal_solve,
 )
+from .linalg_qdwh import qdwh  # noqa: F401  (spmdc.lax.linalg's name)
 from .reductions import reduce_sum
 from .shape import transpose
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eig",
            "eigh", "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve",
            "householder_product", "ormqr", "symmetric_product", "cholesky_update",
-           "EigImplementation", "EighImplementation"]
+           "EigImplementation", "EighImplementation", "qdwh"]
 
 
 def _mT(x: Any) -> Any:

@@ -174,3 +174,31 @@ def test_implementation_enums_as_on_jaxs_cpu():
             L.eigh(a, implementation=implementation)
     with pytest.raises(ValueError, match="Only the lapack implementation"):
         L.eig(a, implementation=L.EigImplementation.MAGMA)
+
+
+def _check_qdwh(result, suffix):
+    u, h, iterations, converged = result
+    np.testing.assert_allclose(u, REF["q_u" + suffix], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(h, REF["q_h" + suffix], rtol=1e-4, atol=1e-5)
+    assert int(iterations) == int(REF["q_it" + suffix])
+
+
+def test_qdwh_as_jax():
+    plain, padded = spmdc.jit(lambda x, xp: (L.qdwh(x), L.qdwh(xp, dynamic_shape=(5, 3))))(
+        REF["q_x"], REF["q_xp"])
+    _check_qdwh(plain, "")
+    assert bool(plain[3]) and bool(REF["q_ok"])
+    _check_qdwh(padded, "p")
+    with pytest.raises(ValueError, match="M >= N"):
+        L.qdwh(np.ones((2, 3), np.float32))
+    with pytest.raises(TypeError, match="is_hermitian"):
+        L.qdwh(REF["q_x"], is_hermitian="yes")
+
+
+@pytest.mark.slow
+def test_qdwh_ill_conditioned_and_cut_short_as_jax():
+    ill, short = spmdc.jit(lambda x, xi: (L.qdwh(xi), L.qdwh(x, max_iterations=2)))(
+        REF["q_x"], REF["q_xi"])
+    _check_qdwh(ill, "i")
+    np.testing.assert_allclose(short[0], REF["q_u2"], rtol=1e-4, atol=1e-5)
+    assert int(short[2]) == 2 and not bool(short[3]) and not bool(REF["q_ok2"])
