@@ -202,3 +202,12 @@ def test_qdwh_ill_conditioned_and_cut_short_as_jax():
     _check_qdwh(ill, "i")
     np.testing.assert_allclose(short[0], REF["q_u2"], rtol=1e-4, atol=1e-5)
     assert int(short[2]) == 2 and not bool(short[3]) and not bool(REF["q_ok2"])
+
+
+def test_lowering_for_cuda_is_a_clear_error():
+    # The LAPACK kernels are the CPU's: lowering for CUDA says so instead of emitting a
+    # custom call no CUDA handler answers.
+    from spmdc.errors import LoweringError
+    traced = spmdc.jit(lambda a: L.hessenberg(a)).trace(REF["a"])
+    with pytest.raises(LoweringError, match="hessenberg has no lowering for the cuda"):
+        traced.lower(lowering_platforms=("cuda",)).as_text()

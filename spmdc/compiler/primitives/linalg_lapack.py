@@ -5,6 +5,8 @@ the CPU, on jaxlib's kernels of the same names: ``schur`` (``gees``), ``hessenbe
 (``gtsv``, or jaxlib's ``tridiagonal_solve_perturbed`` kernel). Each takes float32,
 float64, complex64 and complex128 matrices, batched over leading dimensions; a matrix
 LAPACK fails on comes back as NaNs, as in JAX. The NumPy references call SciPy's LAPACK.
+They lower on the CPU only: on CUDA, a program using one is a LoweringError that says so
+(JAX has cuSOLVER kernels for all but schur and hessenberg; spmdc does not wire them up).
 
 As in JAX, only ``tridiagonal_solve`` has derivatives (it is linear in ``b``, and its
 derivative in the diagonals is a product with the solution); the others have none.
@@ -20,7 +22,7 @@ from ..ir import TensorType, dtype_name
 from ..passes.autodiff import vjp_rules
 from ..passes.forward import jvp_rules
 from ..passes.vmap import batch_rules
-from ..stablehlo import ffi_call, lower_rules
+from ..stablehlo import by_platform, ffi_call, lower_rules
 from .core import ShapeError, declare
 from .linalg import INT32, matrix_batch_rule, not_ok_to_nan
 
@@ -100,7 +102,7 @@ def _schur_lowering(ctx, eqn, a):
 
 schur_p = declare("schur", _schur_rule, _schur_impl, multiple_results=True)
 batch_rules[schur_p] = matrix_batch_rule(schur_p)
-lower_rules[schur_p] = _schur_lowering
+lower_rules[schur_p] = by_platform(cpu=_schur_lowering)
 
 
 # --- hessenberg --------------------------------------------------------------------------------
@@ -137,7 +139,7 @@ def _hessenberg_lowering(ctx, eqn, a):
 hessenberg_p = declare("hessenberg", _hessenberg_rule, _hessenberg_impl,
                        multiple_results=True)
 batch_rules[hessenberg_p] = matrix_batch_rule(hessenberg_p)
-lower_rules[hessenberg_p] = _hessenberg_lowering
+lower_rules[hessenberg_p] = by_platform(cpu=_hessenberg_lowering)
 
 
 # --- tridiagonal -------------------------------------------------------------------------------
@@ -180,7 +182,7 @@ def _tridiagonal_lowering(ctx, eqn, a):
 tridiagonal_p = declare("tridiagonal", _tridiagonal_rule, _tridiagonal_impl,
                         multiple_results=True)
 batch_rules[tridiagonal_p] = matrix_batch_rule(tridiagonal_p)
-lower_rules[tridiagonal_p] = _tridiagonal_lowering
+lower_rules[tridiagonal_p] = by_platform(cpu=_tridiagonal_lowering)
 
 
 # --- householder_product and ormqr -------------------------------------------------------------
@@ -221,7 +223,7 @@ def _householder_product_lowering(ctx, eqn, a, taus):
 householder_product_p = declare("householder_product", _householder_product_rule,
                                 _householder_product_impl)
 batch_rules[householder_product_p] = matrix_batch_rule(householder_product_p)
-lower_rules[householder_product_p] = _householder_product_lowering
+lower_rules[householder_product_p] = by_platform(cpu=_householder_product_lowering)
 
 
 def _ormqr_rule(a: TensorType, taus: TensorType, c: TensorType, *, left: bool,
@@ -267,7 +269,7 @@ def _ormqr_lowering(ctx, eqn, a, taus, c):
 
 ormqr_p = declare("ormqr", _ormqr_rule, _ormqr_impl)
 batch_rules[ormqr_p] = matrix_batch_rule(ormqr_p)
-lower_rules[ormqr_p] = _ormqr_lowering
+lower_rules[ormqr_p] = by_platform(cpu=_ormqr_lowering)
 
 
 # --- tridiagonal_solve -------------------------------------------------------------------------
@@ -315,7 +317,7 @@ def _tridiagonal_solve_lowering(ctx, eqn, dl, d, du, b):
 tridiagonal_solve_p = declare("tridiagonal_solve", _tridiagonal_solve_rule,
                               _tridiagonal_solve_impl)
 batch_rules[tridiagonal_solve_p] = matrix_batch_rule(tridiagonal_solve_p)
-lower_rules[tridiagonal_solve_p] = _tridiagonal_solve_lowering
+lower_rules[tridiagonal_solve_p] = by_platform(cpu=_tridiagonal_solve_lowering)
 
 
 def _shift(b, x: Any, down: bool) -> Any:
