@@ -116,20 +116,16 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(INTERNAL_ORDER, "eq_to_p le_to_p lt_to_p"),
     },
     "jax.numpy.linalg": {},
-    "jax.scipy.linalg": {
-        **_because(TODO, """
-            eigh_tridiagonal funm rsf2csf schur solve_sylvester sqrtm
-            """),
-    },
+    "jax.scipy.linalg": {},
     "jax.numpy.fft": {},
     "jax": {
         **_because(TODO, """
             Shard ad allow_f16_reductions array_garbage_collection_guard auto_pcast
             copy_to_host_async debug_infs debug_key_reuse debug_nans default_device
             dlpack ds enable_checks explain_cache_misses export fwd_and_bwd
-            host_count host_id host_ids image jax2tf_associative_scan_reductions
+            host_count host_id host_ids jax2tf_associative_scan_reductions
             live_arrays log_compiles make_user_context memory
-            no_execution no_tracing ops print_environment_info
+            no_execution no_tracing print_environment_info
             remove_size_one_mesh_axis_from_type softmax_custom_jvp thread_guard
             threefry_partitionable transfer_guard transfer_guard_device_to_device
             transfer_guard_device_to_host transfer_guard_host_to_device
@@ -137,15 +133,9 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(LEGACY_PRNG, "default_prng_impl enable_custom_prng legacy_prng_key"),
     },
     "jax.lax.linalg": {
-        **_because(TODO, """
-            EigImplementation EighImplementation SvdAlgorithm cholesky_update
-            hessenberg householder_product ormqr qdwh schur symmetric_product
-            tridiagonal tridiagonal_solve
-            """),
+        **_because(TODO, "SvdAlgorithm"),
         **_because(NO_PRIMITIVE_LINALG, """
-            cholesky_update_p hessenberg_p householder_product_p
-            lu_pivots_to_permutation_p ormqr_p schur_p symmetric_product_p
-            tridiagonal_p tridiagonal_solve_p
+            cholesky_update_p lu_pivots_to_permutation_p symmetric_product_p
             """),
     },
     "jax.random": {
@@ -170,9 +160,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.ffi": {
         **_because(REMOVED_IN_JAXLIB, "register_ffi_type_id"),
     },
-    "jax.image": {
-        **_because(TODO, "ResizeMethod resize scale_and_translate"),
-    },
+    "jax.image": {},
     "jax.nn": {
         **_because(TODO, """
             dot_product_attention get_scaled_dot_general_config scaled_dot_general
@@ -180,7 +168,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.ops": {
-        **_because(TODO, "segment_max segment_min segment_prod segment_sum"),
     },
     "jax.stages": {
         **_because(TODO, "ArgInfo"),
@@ -216,9 +203,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             ParamDict ensure_compile_time_eval eval_context max_dim min_dim
             """),
     },
-    "jax.scipy.spatial.transform": {
-        **_because(TODO, "Rotation Slerp"),
-    },
+    "jax.scipy.spatial.transform": {},
     "jax.extend": {
         **_because(TODO, "backend lowering mlir random sharding xla"),
         **_because(PALLAS, "pallas"),
@@ -240,10 +225,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.extend.core.primitives": {
-        **_because(TODO, """
-            get_p hessenberg_p householder_product_p regularized_incomplete_beta_p schur_p
-            swap_p tridiagonal_p tridiagonal_solve_p
-            """),
+        **_because(TODO, "get_p regularized_incomplete_beta_p swap_p"),
         **_because(ONE_SCATTER, "scatter_add_p scatter_max_p scatter_min_p scatter_mul_p"),
         **_because(NO_RANDOM_PRIMITIVE, """
             random_bits_p random_fold_in_p random_gamma_p random_seed_p

@@ -22,6 +22,7 @@ from .primitives import (  # noqa: F401  (registration)
     linalg_cuda,  # noqa: F401  (registration; it imports the LAPACK rules it wraps)
     linalg_decomp,  # noqa: F401  (registration)
     linalg_eig,  # noqa: F401  (registration)
+    linalg_lapack,  # noqa: F401  (registration)
     misc,  # noqa: F401  (registration)
     reductions,
     remat,  # noqa: F401  (registration)

@@ -255,13 +255,15 @@ def _annotate(main: Any, n_args: int, partitioning: Partitioning | None,
 
 
 def ffi_call(target: str, operands: Sequence[ir.Value], in_types: Sequence[TensorType],
-             out_types: Sequence[TensorType], attributes: dict[str, int | bool] | None = None,
+             out_types: Sequence[TensorType],
+             attributes: dict[str, int | bool | np.int32] | None = None,
              aliases: dict[int, int] | None = None,
              column_major: Sequence[bool] | None = None) -> list[ir.Value]:
     """A ``stablehlo.custom_call`` to an XLA typed-FFI handler (api_version 4), as jaxlib's
     LAPACK and cuSOLVER kernels expect: ``attributes`` (name -> unsigned 8-bit value,
     such as LAPACK's characters ``ord('L')``, or a bool) go in the backend config,
-    ``aliases`` map an output to the operand whose buffer it reuses. Matrices (the
+    ``aliases`` map an output to the operand whose buffer it reuses. A ``np.int32`` value is a
+    signed 32-bit attribute (``gehrd``'s ``low``/``high``). Matrices (the
     operands and results of the largest rank, or those marked in ``column_major``, inputs
     first) are passed column-major, the batch dimensions outermost; the others row-major."""
     rank = max(t.ndim for t in in_types)
@@ -275,9 +277,10 @@ def ffi_call(target: str, operands: Sequence[ir.Value], in_types: Sequence[Tenso
         return ir.DenseIntElementsAttr.get(np.asarray(dims, np.int64), type=ir.IndexType.get())
 
     layouts = [layout(t, c) for t, c in zip(types, marks, strict=True)]
-    u8 = ir.IntegerType.get_unsigned(8)
+    u8, i32 = ir.IntegerType.get_unsigned(8), ir.IntegerType.get_signless(32)
     config = ir.DictAttr.get({k: ir.BoolAttr.get(v) if isinstance(v, bool) else
-                              ir.IntegerAttr.get(u8, v)
+                              ir.IntegerAttr.get(i32, int(v)) if isinstance(v, np.int32)
+                              else ir.IntegerAttr.get(u8, v)
                               for k, v in (attributes or {}).items()})
     single = len(out_types) == 1
     alias_attrs = [hlo.OutputOperandAlias.get([] if single else [out], operand, [])

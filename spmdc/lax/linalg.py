@@ -3,13 +3,18 @@ batched over leading dimensions, with no dtype promotion (operands must be float
 float64 matrices already), as in JAX. spmdc.numpy.linalg and spmdc.scipy.linalg compose
 these decompositions.
 
-Present: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eig, eigh, svd.
-Absent: the complex-valued or GPU/TPU-only ones (schur, hessenberg, tridiagonal,
-tridiagonal_solve, householder_product, ormqr, qdwh, cholesky_update,
-symmetric_product) and the ``*_p`` primitive objects.
+Present: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eig, eigh, svd,
+and (spmdc/lax/linalg_lapack.py) schur, hessenberg, tridiagonal, tridiagonal_solve,
+householder_product, ormqr, symmetric_product, cholesky_update.
+EigImplementation and EighImplementation say which kernels eig and eigh run (on the CPU,
+LAPACK's; the others raise as JAX's CPU does).
+qdwh (spmdc/lax/linalg_qdwh.py) is written with lax on QR, Cholesky and triangular solve.
+Absent: SvdAlgorithm, and the primitives of the composed
+cholesky_update, symmetric_product and lu_pivots_to_permutation.
 """
 from __future__ import annotations
 
+import enum
 import operator
 from typing import Any
 
@@ -18,15 +23,36 @@ import numpy as np
 from ..compiler.primitives.linalg import cholesky_p, lu_p, triangular_solve_p
 from ..compiler.primitives.linalg_decomp import eigh_p, qr_p, svd_p
 from ..compiler.primitives.linalg_eig import eig_p
+from ..compiler.primitives.linalg_lapack import (  # noqa: F401  (spmdc.lax.linalg's names)
+    hessenberg_p,
+    householder_product_p,
+    ormqr_p,
+    schur_p,
+    tridiagonal_p,
+    tridiagonal_solve_p,
+)
 from ..core import dtypes
 from ..core.operands import asarray
 from ..core.tracing import bind
 from .elementwise import _where
+from .linalg_lapack import (  # noqa: F401  (spmdc.lax.linalg's names)
+    cholesky_update,
+    hessenberg,
+    householder_product,
+    ormqr,
+    schur,
+    symmetric_product,
+    tridiagonal,
+    tridiagonal_solve,
+)
+from .linalg_qdwh import qdwh  # noqa: F401  (spmdc.lax.linalg's name)
 from .reductions import reduce_sum
 from .shape import transpose
 
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eig",
-           "eigh", "svd"]
+           "eigh", "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve",
+           "householder_product", "ormqr", "symmetric_product", "cholesky_update",
+           "EigImplementation", "EighImplementation", "qdwh"]
 
 
 def _mT(x: Any) -> Any:
@@ -105,27 +131,52 @@ def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True,
     return tuple(bind(qr_p, asarray(x), full_matrices=bool(full_matrices)))
 
 
+class EigImplementation(enum.Enum):
+    """Which kernel ``eig`` runs: on the CPU, LAPACK's (the only one there, as in JAX)."""
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
+class EighImplementation(enum.Enum):
+    """Which algorithm ``eigh`` runs: on the CPU, QR (LAPACK's syevd), as in JAX; Jacobi
+    and QDWH are GPU/TPU algorithms there."""
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
+
+
 def eig(x: Any, *, compute_left_eigenvectors: bool = True,
-        compute_right_eigenvectors: bool = True, use_magma: bool | None = None) -> list[Any]:
+        compute_right_eigenvectors: bool = True, use_magma: bool | None = None,
+        implementation: EigImplementation | None = None) -> list[Any]:
     """``[w, vl, vr]``: the (complex) eigenvalues of general square matrices, then the
     left and the right eigenvectors (columns) where asked for (LAPACK's geev). Not
-    differentiable yet."""
+    differentiable yet. ``implementation`` may be LAPACK (or None) only, as on JAX's CPU."""
+    if implementation is not None and implementation != EigImplementation.LAPACK:
+        raise ValueError("Only the lapack implementation is supported on CPU "
+                         f"(eig's implementation={implementation}).")
     return list(bind(eig_p, asarray(x), compute_left=bool(compute_left_eigenvectors),
                      compute_right=bool(compute_right_eigenvectors)))
 
 
 def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,
          sort_eigenvalues: bool = True, subset_by_index: Any = None,
-         implementation: Any = None) -> tuple[Any, Any]:
+         implementation: EighImplementation | None = None) -> tuple[Any, Any]:
     """``(v, w)``: eigenvectors in the columns of ``v``, eigenvalues ``w`` ascending (the
-    LAPACK kernel always sorts)."""
+    LAPACK kernel always sorts). ``implementation``: QR (LAPACK's syevd, the default)."""
     x = asarray(x)
     n = x.shape[-1] if x.ndim else 0
     if subset_by_index is not None and tuple(subset_by_index) != (0, n):
         raise NotImplementedError("eigh: subset_by_index is not supported on CPU (as in JAX)")
-    if implementation is not None:
-        raise NotImplementedError("eigh: only the default (LAPACK) implementation exists on "
-                                  "CPU")
+    if implementation == EighImplementation.QDWH:
+        raise NotImplementedError("QDWH implementation is only supported on TPU (eigh's "
+                                  "implementation=); use EighImplementation.QR or None")
+    if implementation == EighImplementation.JACOBI:
+        raise NotImplementedError("Jacobi implementation is not supported on CPU (eigh's "
+                                  "implementation=); use EighImplementation.QR or None")
+    if implementation not in (None, EighImplementation.QR):
+        raise TypeError(f"eigh: implementation must be an EighImplementation or None, got "
+                        f"{implementation!r}")
     v, w = bind(eigh_p, symmetrize(x) if symmetrize_input else x, lower=bool(lower))
     return v, w
 

@@ -1,6 +1,6 @@
 """``spmdc.scipy``: SciPy's names on spmdc arrays (JAX's ``jax.scipy``): ``special``,
 ``stats``, ``linalg``, ``fft``, ``sparse.linalg``, ``optimize``, ``signal``, ``ndimage``,
-``integrate``, ``interpolate``, ``cluster.vq``."""
+``integrate``, ``interpolate``, ``cluster.vq``, ``spatial.transform``."""
 from spmdc.scipy import (  # noqa: F401
     cluster,
     fft,
@@ -11,6 +11,7 @@ from spmdc.scipy import (  # noqa: F401
     optimize,
     signal,
     sparse,
+    spatial,
     special,
     stats,
 )

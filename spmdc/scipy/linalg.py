@@ -8,7 +8,8 @@ spmdc.numpy.linalg). Absent: the complex-valued ``schur``/``eig`` family, ``qr``
 ``pivoting=True`` (spmdc has no geqp3 primitive yet), ``eigh_tridiagonal``, ``sqrtm``,
 ``funm``, ``rsf2csf``, ``solve_sylvester``. The special-matrix constructors (``toeplitz``,
 ``hankel`` ...) are in linalg_special.py; ``qr_multiply``, ``hessenberg`` and ``polar`` in
-linalg_decompositions.py.
+linalg_decompositions.py; ``schur``, ``rsf2csf``, ``sqrtm``, ``funm`` and ``solve_sylvester``
+in linalg_schur.py; ``eigh_tridiagonal`` in linalg_tridiagonal.py.
 """
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ from .linalg_special import *  # noqa: E402,F401,F403
 __all__ += _special.__all__
 from . import linalg_decompositions as _decompositions  # noqa: E402
 from .linalg_decompositions import hessenberg, polar, qr_multiply  # noqa: E402,F401
+from .linalg_schur import funm, rsf2csf, schur, solve_sylvester, sqrtm  # noqa: E402,F401
+from .linalg_tridiagonal import eigh_tridiagonal  # noqa: E402,F401
 
 __all__ += _decompositions.__all__
 

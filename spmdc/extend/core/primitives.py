@@ -140,7 +140,20 @@ from ...lax import (
     xor_p,
     zeta_p,
 )
-from ...lax.linalg import cholesky_p, eig_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p
+from ...lax.linalg import (
+    cholesky_p,
+    eig_p,
+    eigh_p,
+    hessenberg_p,
+    householder_product_p,
+    lu_p,
+    qr_p,
+    schur_p,
+    svd_p,
+    triangular_solve_p,
+    tridiagonal_p,
+    tridiagonal_solve_p,
+)
 from ...transforms.jaxpr_params import remat_p
 from ...transforms.jaxpr_view import ClosedJaxpr, Jaxpr, closed_jaxpr, eval_jaxpr
 from ...transforms.jit import jit
@@ -168,7 +181,8 @@ __all__ = [
     "select_n_p", "sharding_constraint_p", "shift_left_p", "shift_right_arithmetic_p",
     "shift_right_logical_p", "sign_p", "sin_p", "sinh_p", "slice_p", "sort_p", "sqrt_p",
     "square_p", "squeeze_p", "stop_gradient_p", "sub_p", "svd_p", "tan_p", "tanh_p",
-    "transpose_p", "triangular_solve_p", "while_p", "xor_p", "zeta_p"]
+    "transpose_p", "triangular_solve_p", "while_p", "xor_p", "zeta_p",
+    "hessenberg_p", "householder_product_p", "schur_p", "tridiagonal_p", "tridiagonal_solve_p"]
 
 # Note [call primitives]
 # JAX has three primitives whose equations call a sub-jaxpr: ``call`` (an open

@@ -69,8 +69,9 @@ def _compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any],
         build.device_assignment = xc.DeviceAssignment.create(ids.reshape(n, 1))
     if platform_wanted() == "cuda":
         check_cuda_targets(module)
-    elif "lapack_" in (module if isinstance(module, str) else str(module)):
-        register_lapack_targets()
+    elif any(target in (module if isinstance(module, str) else str(module))
+             for target in ("lapack_", "tridiagonal_solve_perturbed_ffi")):
+        register_lapack_targets()          # jaxlib's CPU kernels, all registered at once
     _report_cache_use(_cache.cache() is not None)
     if host_callbacks:
         return _off_the_main_thread(lambda: client().compile_and_load(
