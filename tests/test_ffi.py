@@ -4,9 +4,9 @@ the CPU and called with ffi_call eagerly, under jit and under vmap (each vmap_me
 JAX's), with attributes, layouts, aliases and side effects; results against NumPy.
 
 The library is built once per machine (g++ -O0: about 3 s of compiler time, 7 to 11 s
-of wall time on the shared 2-core host) into a directory under the system's temporary directory named by a digest of the
-source and the headers, so later runs load it at once; the test that builds from
-scratch is marked slow."""
+of wall time on a 2-core host) into a directory under the system's temporary directory,
+named by a digest of the source and the headers, so later runs load it at once; the test
+that builds from scratch is marked slow."""
 from __future__ import annotations
 
 import ctypes
