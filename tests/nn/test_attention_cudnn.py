@@ -101,6 +101,7 @@ def test_vmap_merges_the_mapped_axis_into_the_batch():
     assert "tensor<4x4x4x6xbf16>, tensor<0xui8>)" in calls[1]    # the bias's gradient
 
 
+@pytest.mark.cpu_platform
 def test_cudnn_on_the_cpu_is_a_clear_error():
     q, k, v = _qkv()
     with pytest.raises(LoweringError, match="CUDA GPUs only.*implementation='xla'"):
@@ -134,3 +135,21 @@ def test_gradient_needs_even_lengths_with_a_bias_and_forward_mode_is_an_error():
         lambda q: attention(q, k, v, implementation="cudnn"), (q,), (q,)))
     with pytest.raises(TypeError, match="forward-mode autodiff .jvp. to a custom_vjp"):
         _cuda_text(forward_mode, (q,))
+
+
+def test_on_a_cuda_gpu_cudnn_matches_xla():
+    """tools/gpu_check.sh runs this on a GPU (SPMDC_PLATFORM=cuda): cuDNN's kernels against
+    the 'xla' implementation, values and gradients, with a bias, a mask, sequence lengths
+    and grouped-query heads."""
+    if spmdc.default_backend() == "cpu":
+        pytest.skip("needs a CUDA GPU (cuDNN)")
+    q, k, v = _qkv(b=2, t=128, s=128, n=8, k=2, h=64)
+    bias = np.random.default_rng(1).normal(size=(1, 8, 128, 128)).astype(bf16)
+    for options in ({"is_causal": True},
+                    {"key_value_seq_lengths": np.array([128, 77], np.int32), "is_causal": True},
+                    {"mask": np.tril(np.ones((128, 128), bool))[None, None]}):
+        got = spmdc.jit(_loss("cudnn", **options))(q, k, v, bias)
+        want = spmdc.jit(_loss("xla", **options))(q, k, v, bias)
+        for g, w in zip(spmdc.tree_util.tree_leaves(got), spmdc.tree_util.tree_leaves(want),
+                        strict=True):
+            _close(g, w)
