@@ -8,9 +8,9 @@ and semantics (jax/_src/nn/functions.py), in its two implementations:
   a float32 softmax, the probabilities cast back to the key's dtype, grouped-query heads
   as a ``vmap`` over the G query heads that share one key/value head.
 - ``'cudnn'``: cuDNN's fused flash attention (Note [cuDNN fused attention] in
-  compiler/primitives/attention_cudnn.py), with a custom VJP whose backward is cuDNN's
-  backward kernel, as JAX's. Reverse mode only, as in JAX. Only CUDA lowers it; on the CPU
-  the lowering is a clear error.
+  compiler/primitives/attention_cudnn.py), whose gradient is cuDNN's backward kernel, as
+  JAX's (Note [one cuDNN forward when differentiated] there). Reverse mode only, as in
+  JAX. Only CUDA lowers it; on the CPU the lowering is a clear error.
 
 Note [where the cuDNN checks run]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -33,10 +33,9 @@ import numpy as np
 import spmdc.numpy as jnp
 from spmdc import lax
 from spmdc.core.devices import local_devices
-from spmdc.lax.cudnn_attention import cudnn_attention_bwd, cudnn_attention_fwd
+from spmdc.lax.cudnn_attention import cudnn_attention_fwd
 from spmdc.nn.functions import softmax
 from spmdc.numpy.reductions import logsumexp
-from spmdc.transforms.custom_derivatives import custom_vjp
 from spmdc.transforms.vmap import vmap
 
 __all__ = ["dot_product_attention"]
@@ -159,7 +158,7 @@ def _cudnn_head_limit() -> int:
     return 256 if tuple(int(x) for x in str(capability).split(".")) >= (9, 0) else 128
 
 
-def _cudnn_checks(query, key, value, bias, training: bool) -> None:
+def _cudnn_checks(query, key, value, bias) -> None:
     for name, t in (("query", query), ("key", key), ("value", value)):
         if t.dtype not in (np.dtype(np.float16), np.dtype("bfloat16")):
             raise NotImplementedError(
@@ -172,15 +171,10 @@ def _cudnn_checks(query, key, value, bias, training: bool) -> None:
         raise NotImplementedError(
             f"dot_product_attention(implementation='cudnn'): the head dim must be <= {limit} "
             f"and a multiple of 8, but got {H}")
-    if bias is not None:
-        if bias.shape[2:] != (T, S):
-            raise ValueError(f"dot_product_attention(implementation='cudnn'): the bias must "
-                             f"have the sequence lengths of QKV ({T}, {S}), got "
-                             f"{bias.shape[2]} and {bias.shape[3]}")
-        if training and (T % 2 or S % 2):
-            raise NotImplementedError(
-                f"dot_product_attention(implementation='cudnn'): with a bias, the gradient "
-                f"needs even sequence lengths, got Q {T}, KV {S}")
+    if bias is not None and bias.shape[2:] != (T, S):
+        raise ValueError(f"dot_product_attention(implementation='cudnn'): the bias must have "
+                         f"the sequence lengths of QKV ({T}, {S}), got {bias.shape[2]} and "
+                         f"{bias.shape[3]}")
 
 
 def _bias_and_mask(bias, mask, dtype):
@@ -214,32 +208,12 @@ def _attention_cudnn(query, key, value, bias, mask, *, is_causal, scale, q_len, 
             raise ValueError(f"dot_product_attention: cuDNN requires a left window >= 0, got "
                              f"{left}")
     bias = _bias_and_mask(bias, mask, query.dtype)
-    lengths = (q_len, kv_len) if padded else None
-    params = dict(scale=scale, mask_type=mask_type, sliding_window=sliding)
-
-    @custom_vjp
-    def attend(q, k, v, b, lens):
-        _cudnn_checks(q, k, v, b, training=False)
-        outs = cudnn_attention_fwd(q, k, v, b, lens, is_training=return_residual, **params)
-        return outs if return_residual else outs[0]
-
-    def attend_fwd(q, k, v, b, lens):
-        _cudnn_checks(q, k, v, b, training=True)
-        out, stats = cudnn_attention_fwd(q, k, v, b, lens, is_training=True, **params)
-        return ((out, stats) if return_residual else out), (q, k, v, b, lens, out, stats)
-
-    def attend_bwd(residuals, d_out):
-        q, k, v, b, lens, out, stats = residuals
-        if return_residual:
-            d_out = d_out[0]
-        grads = cudnn_attention_bwd(q, k, v, b, lens, stats, out, d_out, **params)
-        return (*grads[:3], grads[3] if b is not None else None, None)
-
-    attend.defvjp(attend_fwd, attend_bwd)
-    out = attend(query, key, value, bias, lengths)
+    _cudnn_checks(query, key, value, bias)
+    out, stats = cudnn_attention_fwd(query, key, value, bias,
+                                     (q_len, kv_len) if padded else None, scale=scale,
+                                     mask_type=mask_type, sliding_window=sliding)
     if return_residual:     # cuDNN's statistics are (B, N, T) float32
-        out, stats = out
-        return out, jnp.transpose(stats, (0, 2, 1)).astype(out.dtype)
+        return out, jnp.transpose(lax.stop_gradient(stats), (0, 2, 1)).astype(out.dtype)
     return out
 
 

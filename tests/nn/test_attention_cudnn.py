@@ -92,13 +92,27 @@ def test_vmap_merges_the_mapped_axis_into_the_batch():
     gradients = spmdc.vmap(_loss("cudnn", with_value=False, is_causal=True),
                            in_axes=(0, 0, 0, None))
     text = _cuda_text(spmdc.jit(gradients), (*stacked, bias))
-    # the last two: the training forward and the backward (the loss squares the output,
-    # whose value spmdc's reverse mode takes from the function's primal call, the first)
-    calls = cases.custom_calls(text)[-2:]
+    calls = cases.custom_calls(text)
     assert [c.split("(")[0] for c in calls] == ["@__cudnn$fmhaScaleBiasSoftmax",
                                                 "@__cudnn$fmhaScaleBiasSoftmaxBackward"]
     assert "-> (tensor<4x4x4x8xbf16>, tensor<4x4x4xf32>, tensor<0xui8>)" in calls[0]
     assert "tensor<4x4x4x6xbf16>, tensor<0xui8>)" in calls[1]    # the bias's gradient
+
+
+def test_a_training_step_runs_the_forward_kernel_once():
+    # the loss squares the output, so the step needs its value as well as the gradient;
+    # one training forward serves both, and without a gradient the inference kernel runs
+    # (Note [one cuDNN forward when differentiated])
+    q, k, v = _qkv()
+    bias = np.zeros((1, 4, 4, 6), bf16)
+    calls = cases.custom_calls(_cuda_text(spmdc.jit(_loss("cudnn", is_causal=True)),
+                                          (q, k, v, bias)))
+    assert [c.split("(")[0] for c in calls] == ["@__cudnn$fmhaScaleBiasSoftmax",
+                                                "@__cudnn$fmhaScaleBiasSoftmaxBackward"]
+    assert "tensor<2x4x4xf32>, tensor<0xui8>)" in calls[0]          # the stats
+    forward = spmdc.jit(lambda q: attention(q, k, v, bias, implementation="cudnn"))
+    (call,) = cases.custom_calls(_cuda_text(forward, (q,)))
+    assert call.endswith("-> (tensor<2x4x4x8xbf16>, tensor<0xui8>)")   # no stats
 
 
 @pytest.mark.cpu_platform
@@ -133,7 +147,7 @@ def test_gradient_needs_even_lengths_with_a_bias_and_forward_mode_is_an_error():
     q, k, v = _qkv()
     forward_mode = spmdc.jit(lambda q: spmdc.jvp(
         lambda q: attention(q, k, v, implementation="cudnn"), (q,), (q,)))
-    with pytest.raises(TypeError, match="forward-mode autodiff .jvp. to a custom_vjp"):
+    with pytest.raises(TypeError, match=r"forward-mode autodiff \(jvp\) to cuDNN attention"):
         _cuda_text(forward_mode, (q,))
 
 

@@ -31,18 +31,20 @@ targets of Note [CUDA custom calls] in runtime/pjrt/custom_calls.py):
 The kernel supports float16 and bfloat16 only, grouped-query heads (N a multiple of K)
 natively, and a bias broadcast over batch and heads. spmdc binds no dropout, packed
 segments or paged caches (``jax.nn.dot_product_attention`` passes none of them either).
-Derivatives go through ``custom_vjp`` in ``spmdc/nn/attention.py``, whose backward binds
-the backward primitive, as JAX's does; the primitives themselves have no derivative rules.
+The forward primitive's VJP rule binds the backward one (Note [one cuDNN forward when
+differentiated]).
 """
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 
 from ...errors import LoweringError
 from ..ir import TensorType, dtype_name
-from ..passes.autodiff import vjp_rules
+from ..passes.autodiff import forward_rules, vjp_rules
+from ..passes.cleanup import dce_rules
 from ..passes.forward import jvp_rules
 from ..passes.vmap import batch_rules, batch_to_front
 from ..stablehlo import by_platform, hlo, ir, lower_rules, mlir_type
@@ -260,15 +262,74 @@ batch_rules[cudnn_attention_fwd_p] = _fwd_batch
 batch_rules[cudnn_attention_bwd_p] = _bwd_batch
 
 
-def _no_derivative(*args, **params):
-    raise ShapeError("cuDNN attention's primitives are differentiated by the custom VJP of "
-                     "nn.dot_product_attention(..., implementation='cudnn'), in reverse mode "
-                     "only (as in JAX): use grad or vjp, or implementation='xla' for jvp")
+# --- derivatives: the backward kernel (Note [one cuDNN forward when differentiated]) ------
+
+# Note [one cuDNN forward when differentiated]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# JAX differentiates cuDNN attention with a custom VJP whose forward is the training
+# kernel (out and stats) and whose backward is the backward kernel. Here the same comes
+# from the rule tables, so that a step runs the forward kernel once, also when it needs
+# the output's value besides the gradient (any loss does; a ``custom_vjp`` would keep the
+# function's primal call beside its forward rule, and run the kernel twice). The wrapper
+# binds the forward primitive with ``is_training=True`` (out and stats); when nothing uses
+# the stats, ``dce_rules`` narrows the equation to ``is_training=False`` with the output
+# alone, the inference kernel, as JAX lowers it. Reverse mode's forward sweep replaces
+# the equation by the training kernel (``forward_rules``), whose output serves as the
+# primal value and, with the stats, as the VJP rule's residuals; the rule binds the
+# backward primitive on them. Forward mode has no rule, as JAX's custom VJP has none.
+
+def _fwd_forward(b, active, needed, *operands, is_training, **params):
+    """The forward sweep: the training kernel, whose output and stats the VJP rule uses."""
+    out, stats = b.bind(cudnn_attention_fwd_p, *operands, is_training=True, **params)
+    return ([out, stats] if is_training else [out]), (out, stats)
 
 
-for _prim in (cudnn_attention_fwd_p, cudnn_attention_bwd_p):
-    vjp_rules[_prim] = _no_derivative
-    jvp_rules[_prim] = _no_derivative
+def _fwd_vjp(b, ct, *operands, scale, mask_type, sliding_window, is_training, has_bias,
+             residuals=None):
+    d_out = ct[0]                      # the stats carry no gradient (JAX's stop_gradient)
+    if d_out is None:
+        return [None] * len(operands)
+    q, k, v, bias, lengths = _split_fwd(operands, has_bias, mask_type)
+    T, S = q.type.shape[1], k.type.shape[1]
+    if has_bias and (T % 2 or S % 2):
+        raise NotImplementedError(
+            f"dot_product_attention(implementation='cudnn'): with a bias, the gradient needs "
+            f"even sequence lengths, got Q {T}, KV {S}")
+    params = dict(scale=scale, mask_type=mask_type, sliding_window=sliding_window)
+    out, stats = residuals or b.bind(cudnn_attention_fwd_p, *operands, is_training=True,
+                                     has_bias=has_bias, **params)
+    grads = b.bind(cudnn_attention_bwd_p, q, k, v, stats, d_out,
+                   *([bias] if has_bias else []), out, *lengths, has_bias=has_bias, **params)
+    return [*grads, *([None] * len(lengths))]
+
+
+def _fwd_dce(eqn, live):
+    """The inference kernel when the stats are unused (Note [one cuDNN forward when
+    differentiated])."""
+    if not eqn.params["is_training"] or live[1]:
+        return None
+    return replace(eqn, params={**eqn.params, "is_training": False}, outputs=eqn.outputs[:1])
+
+
+def _no_forward_mode(*args, **params):
+    raise TypeError("can't apply forward-mode autodiff (jvp) to cuDNN attention "
+                    "(nn.dot_product_attention(..., implementation='cudnn')): like JAX's, it "
+                    "is differentiable in reverse mode only; use grad or vjp, or "
+                    "implementation='xla' for jvp")
+
+
+def _bwd_no_derivative(*args, **params):
+    raise TypeError("cuDNN attention's backward kernel has no derivative (a second derivative "
+                    "of nn.dot_product_attention(..., implementation='cudnn')); use "
+                    "implementation='xla'")
+
+
+forward_rules[cudnn_attention_fwd_p] = _fwd_forward
+vjp_rules[cudnn_attention_fwd_p] = _fwd_vjp
+dce_rules[cudnn_attention_fwd_p] = _fwd_dce
+jvp_rules[cudnn_attention_fwd_p] = _no_forward_mode
+vjp_rules[cudnn_attention_bwd_p] = _bwd_no_derivative
+jvp_rules[cudnn_attention_bwd_p] = _bwd_no_derivative
 
 
 # --- the CUDA lowering (Note [cuDNN fused attention]) --------------------------------------
