@@ -175,6 +175,9 @@ def _cudnn_checks(query, key, value, bias) -> None:
         raise ValueError(f"dot_product_attention(implementation='cudnn'): the bias must have "
                          f"the sequence lengths of QKV ({T}, {S}), got {bias.shape[2]} and "
                          f"{bias.shape[3]}")
+    if bias is not None and bias.dtype != query.dtype:
+        raise ValueError(f"dot_product_attention(implementation='cudnn'): cuDNN adds a bias of "
+                         f"the query's dtype {query.dtype}, got {bias.dtype}: cast the bias")
 
 
 def _bias_and_mask(bias, mask, dtype):

@@ -129,6 +129,8 @@ def test_cudnn_on_the_cpu_is_a_clear_error():
     ({}, np.float32, {}, NotImplementedError, "float16 or bfloat16"),
     ({}, bf16, {"local_window_size": (0, 2)}, ValueError, "right window: 2"),
     ({}, bf16, {"local_window_size": (-1, 0), "is_causal": True}, ValueError, "left window"),
+    ({}, bf16, {"bias": np.zeros((1, 1, 4, 6), np.float32)}, ValueError, "cast the bias"),
+    ({}, bf16, {"bias": np.zeros((1, 1, 1, 6), bf16)}, ValueError, "sequence lengths of QKV"),
 ])
 def test_unsupported_cases_are_jax_errors(shapes, dtype, options, error, fragment):
     q, k, v = _qkv(dtype=dtype, **shapes)
