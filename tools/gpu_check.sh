@@ -39,7 +39,7 @@ PYEOF
 want smoke && SPMDC_PLATFORM=cuda step smoke 60 $PY "$OUT/smoke.py"
 want demo && SPMDC_PLATFORM=cuda step demo 60 $PY examples/train_data_parallel.py
 want bench && SPMDC_PLATFORM=cuda JAX_PLATFORMS=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false step bench 120 $PY tools/bench.py --quick --only "${BENCH:-W1,W3,W7,W8,W11}" --json "$OUT/bench.json"
-want tests-gpu && SPMDC_PLATFORM=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false step tests-gpu "${GPU_LIMIT:-80}" $PY -m pytest -p no:cacheprovider --tb=line -rf -n 8 -m "not slow" tests/transforms/test_jit.py tests/transforms/test_grad.py tests/nn/test_functions.py tests/nn/test_attention.py tests/nn/test_attention_cudnn.py tests/random/test_samplers.py tests/lax/test_control_flow.py
+want tests-gpu && SPMDC_PLATFORM=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false step tests-gpu "${GPU_LIMIT:-80}" $PY -m pytest -p no:cacheprovider --tb=line -rf -n 8 -m "not slow" tests/transforms/test_jit.py tests/transforms/test_grad.py tests/nn/test_functions.py tests/nn/test_attention_cudnn.py tests/random/test_samplers.py tests/lax/test_control_flow.py
 want bench-gpu && SPMDC_PLATFORM=cuda JAX_PLATFORMS=cuda XLA_PYTHON_CLIENT_PREALLOCATE=false TAIL=40 step bench-gpu "${BENCH_GPU_LIMIT:-330}" $PY tools/bench_gpu.py --budget "${BENCH_GPU_BUDGET:-280}" --json "$OUT/bench_gpu.json"
 want tests-cpu && TAIL=15 step tests-cpu "${CPU_LIMIT:-190}" $PY -m pytest -p no:cacheprovider --tb=line -rf -n 14 -m "not slow" tests
 if want random; then
