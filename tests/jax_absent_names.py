@@ -163,8 +163,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.image": {},
     "jax.nn": {
         **_because(TODO, """
-            dot_product_attention get_scaled_dot_general_config scaled_dot_general
-            scaled_matmul
+            get_scaled_dot_general_config scaled_dot_general scaled_matmul
             """),
     },
     "jax.ops": {

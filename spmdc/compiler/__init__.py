@@ -3,6 +3,7 @@
 Importing it registers every primitive family (and with them their rules)."""
 from . import builder, ir  # noqa: F401
 from .primitives import (  # noqa: F401  (registration)
+    attention_cudnn,  # noqa: F401  (registration)
     callbacks,  # noqa: F401  (registration)
     checks,  # noqa: F401  (registration)
     collectives,  # noqa: F401  (registration)

@@ -1,6 +1,7 @@
-"""``spmdc.nn``: activation functions, softmax and friends, and ``initializers``
-(JAX's ``jax.nn``)."""
+"""``spmdc.nn``: activation functions, softmax and friends, dot-product attention and
+``initializers`` (JAX's ``jax.nn``)."""
 from spmdc.nn import initializers
+from spmdc.nn.attention import dot_product_attention
 from spmdc.nn.functions import (
     celu,
     elu,
@@ -35,7 +36,7 @@ from spmdc.nn.functions import (
 from spmdc.numpy import tanh
 from spmdc.numpy.reductions import logsumexp
 
-__all__ = ["initializers", "tanh", "logsumexp",
+__all__ = ["initializers", "tanh", "logsumexp", "dot_product_attention",
            "celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish",
            "hard_tanh", "identity", "leaky_relu", "log1mexp", "log_sigmoid", "log_softmax",
            "logmeanexp", "mish", "one_hot", "relu", "relu6", "selu", "sigmoid", "silu",

@@ -31,6 +31,9 @@ from .once import once
 # in the same process), its loader registered them (JAX does). Where the extensions are
 # missing, a module calling one of these targets would fail to compile with XLA's "No FFI
 # handler registered"; ``check_cuda_targets`` says instead which package is missing.
+# cuDNN's fused attention (``__cudnn$fmha...``, Note [cuDNN fused attention] in
+# compiler/primitives/attention_cudnn.py) is different: XLA's GPU compiler itself rewrites
+# those targets into cuDNN fusions, so nothing registers them and nothing is checked here.
 
 _cuda_unregistered: list[str] = []   # why the plugin's targets are not registered, if not
 
