@@ -123,7 +123,8 @@ def extended_rule(name: str, *xs: Any) -> Callable[..., Any] | None:
     return None
 
 
-def broadcast_to(x: Any, shape: Sequence[int]) -> Any:
+def broadcast_to(array: Any, shape: Sequence[int]) -> Any:
+    x = array          # JAX's parameter name: broadcast_to(array=..., shape=...)
     rule = extended_rule("broadcast_to", x)
     if rule is not None:
         return rule(x, shape)

@@ -15,7 +15,7 @@ from .complex_ops import conj
 from .core import asarray
 from .reductions import any as _any
 from .shape_ops import _axes, moveaxis, reshape, transpose
-from .tensor_contractions import _dot_general, check_precision
+from .tensor_contractions import _dot_general, check_precision, lax_precision
 
 
 def _error(message: str) -> ValueError:
@@ -164,20 +164,28 @@ def _reduce_own(x: Any, spec: str, keep: set[str]) -> tuple[Any, str]:
 
 
 def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = "auto",
-           precision: Any = None, preferred_element_type: Any = None) -> Any:
+           precision: Any = None, preferred_element_type: Any = None,
+           _dot_general: Any = None) -> Any:
     """NumPy's einsum (implicit and explicit output, ``...``, repeated letters for
     diagonals, the sublist form). ``optimize`` chooses the order of the pairwise
     contractions, as in JAX: "auto"/True (NumPy's optimal path for up to 4 operands,
     its greedy one beyond, as opt_einsum's "auto" in JAX), "greedy", "optimal", an
     explicit path (a list of position tuples, as ``einsum_path`` returns), or False
-    (left to right); ``precision`` as in lax.dot_general."""
+    (left to right); ``precision`` as in lax.dot_general. ``_dot_general``, as in JAX,
+    replaces lax.dot_general for every pairwise contraction: it is called as
+    ``_dot_general(x, y, dimension_numbers, precision, preferred_element_type=...)``
+    (libraries pass their own, e.g. a quantized or sharded product)."""
     if out is not None:
         raise ValueError("einsum: the out= argument is not supported (arrays are "
                          "immutable); use the returned value")
     if not isinstance(optimize, (bool, str, list)):
         raise TypeError(f"einsum: optimize must be a bool, a string or a contraction "
                         f"path (a list), got {optimize!r}")
+    if _dot_general is not None and not callable(_dot_general):
+        raise TypeError(f"einsum: _dot_general must be a function with lax.dot_general's "
+                        f"signature, got {_dot_general!r}")
     precision = check_precision("einsum", precision)
+    dot = _pairwise_product(_dot_general, precision, preferred_element_type)
     subscripts, operands = interleaved(subscripts, operands)
     operands = [asarray(x) for x in operands]
     if preferred_element_type is not None:
@@ -185,7 +193,7 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = "au
     specs, out_spec = _parse(subscripts, [x.shape for x in operands])
     operands, specs = _broadcast_ellipsis(operands, specs)
     if len(operands) <= 2 or optimize is False:
-        return _einsum(specs, out_spec, operands, precision)
+        return _einsum(specs, out_spec, operands, dot)
     path = contraction_path(specs, out_spec, [x.shape for x in operands], optimize)
     pairs = list(zip(operands, specs, strict=True))
     for step in path:
@@ -196,8 +204,21 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = "au
         kept = "".join(c for c in dict.fromkeys("".join(spec for _, spec in taken))
                        if c in needed)
         pairs.append((_einsum([spec for _, spec in taken], kept,
-                              [x for x, _ in taken], precision), kept))
-    return _einsum([spec for _, spec in pairs], out_spec, [x for x, _ in pairs], precision)
+                              [x for x, _ in taken], dot), kept))
+    return _einsum([spec for _, spec in pairs], out_spec, [x for x, _ in pairs], dot)
+
+
+def _pairwise_product(custom: Any, precision: tuple[str, str] | None,
+                      preferred_element_type: Any) -> Any:
+    """The product of two operands as einsum contracts them: spmdc's checked
+    dot_general, or the caller's ``_dot_general`` with JAX's arguments."""
+    if custom is None:
+        return lambda x, y, contract, batch: _dot_general(x, y, contract, batch, "einsum",
+                                                          precision)
+    lax_precision_ = lax_precision(precision)
+    return lambda x, y, contract, batch: custom(
+        x, y, (contract, batch), lax_precision_,
+        preferred_element_type=preferred_element_type)
 
 
 def contraction_path(specs: list[str], out: str, shapes: list[tuple[int, ...]],
@@ -235,25 +256,22 @@ def contraction_path(specs: list[str], out: str, shapes: list[tuple[int, ...]],
     return [tuple(step) for step in path[1:]]
 
 
-def _einsum(inputs: list[str], out: str, operands: list[Any],
-            precision: tuple[str, str] | None = None) -> Any:
+def _einsum(inputs: list[str], out: str, operands: list[Any], dot: Any) -> Any:
     if len(operands) == 1:
         x, spec = _reduce_own(operands[0], inputs[0], set(out))
         return transpose(x, [spec.index(c) for c in out])
     if len(operands) > 2:          # contract left to right, keeping letters used later
         needed = set("".join(inputs[2:]) + out)
         kept = "".join(sorted(set(inputs[0] + inputs[1]) & needed))
-        left = _einsum([inputs[0], inputs[1]], kept, operands[:2], precision)
-        return _einsum([kept, *inputs[2:]], out, [left, *operands[2:]], precision)
+        left = _einsum([inputs[0], inputs[1]], kept, operands[:2], dot)
+        return _einsum([kept, *inputs[2:]], out, [left, *operands[2:]], dot)
     (x, y), (xs, ys) = operands, inputs
     x, xs = _reduce_own(x, xs, set(ys) | set(out))
     y, ys = _reduce_own(y, ys, set(xs) | set(out))
     batch = [c for c in xs if c in ys and c in out]
     contract = [c for c in xs if c in ys and c not in out]
-    z = _dot_general(x, y, (tuple(xs.index(c) for c in contract),
-                                tuple(ys.index(c) for c in contract)),
-                         (tuple(xs.index(c) for c in batch), tuple(ys.index(c) for c in batch)),
-                         "einsum", precision)
+    z = dot(x, y, (tuple(xs.index(c) for c in contract), tuple(ys.index(c) for c in contract)),
+            (tuple(xs.index(c) for c in batch), tuple(ys.index(c) for c in batch)))
     zs = batch + [c for c in xs if c not in batch and c not in contract] \
         + [c for c in ys if c not in batch and c not in contract]
     return transpose(z, [zs.index(c) for c in out])

@@ -89,3 +89,33 @@ def test_einsum_sublist_form():
         jnp.einsum_path("abc,cd,de", a, b, b.T)[0]
     with pytest.raises(ValueError, match="sublist entry 52"):
         jnp.einsum(a, [0, 1, 52])
+
+
+def test_a_library_dot_general_does_every_pairwise_contraction():
+    # Flax's layers pass their own product as einsum's _dot_general (JAX's keyword); it is
+    # called with lax.dot_general's arguments for each contraction, and its result is used.
+    calls = []
+
+    def doubled_dot(x, y, dimension_numbers, precision=None, preferred_element_type=None):
+        calls.append((x.shape, y.shape, dimension_numbers, precision, preferred_element_type))
+        return 2 * jax.lax.dot_general(x, y, dimension_numbers, precision,
+                                       preferred_element_type=preferred_element_type)
+
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in ((2, 3), (3, 4), (4, 5)))
+    got = jnp.einsum("ij,jk,kl->il", a, b, c, _dot_general=doubled_dot)
+    np.testing.assert_allclose(np.asarray(got), 4 * (a @ b @ c), rtol=1e-5)
+    assert len(calls) == 2 and all(call[3] is None for call in calls)
+    jitted = jax.jit(lambda x, y: jnp.einsum("bij,bjk->bik", x, y, _dot_general=doubled_dot,
+                                             preferred_element_type=jnp.float32))
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    y = rng.standard_normal((2, 4, 5)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(jitted(x, y)), 2 * np.matmul(x, y), rtol=1e-5)
+    assert calls[-1][2] == (((2,), (1,)), ((0,), (0,)))
+    with pytest.raises(TypeError, match="_dot_general must be a function"):
+        jnp.einsum("ij,jk", a, b, _dot_general="dot")
+
+
+def test_broadcast_to_takes_jax_keyword_names():
+    got = jnp.broadcast_to(array=jnp.arange(3), shape=(2, 3))
+    np.testing.assert_array_equal(np.asarray(got), np.broadcast_to(np.arange(3), (2, 3)))
