@@ -28,6 +28,8 @@ COMPOSITE = ("stablehlo.composite with a decomposition region: spmdc's lowering 
 JAXPR_ONLY = ("acts on JAX's jaxpr machinery (dead-code elimination, lifting into a trace); "
               "no counterpart in spmdc's IR")
 SYMBOLIC = "converts symbolic (polymorphic) shapes to values; spmdc's shapes are static"
+POLYMORPHIC = ("symbolic dimensions of shape-polymorphic exports: spmdc's shapes are static "
+               "(its exports and the JAX exports it calls have static shapes)")
 COMPOSED = ("no primitive of its own: spmdc computes the operation by composing other "
             "primitives (its lax function exists and traces to those)")
 ONE_SCATTER = ("one scatter primitive: spmdc's combine param (None, 'add', 'mul', 'min', "
@@ -60,7 +62,8 @@ LABELS = {
     TODO: "todo", NARROW: "narrow dtypes", HOST: "host I/O", ACCURACY: "accuracy=",
     TOKENS: "tokens", RAGGED: "ragged", RNG_BITS: "XLA rng", VMA_CAST: "vma casts",
     P2P: "send/recv", SCALED: "scaled dot", COMPOSITE: "composite", JAXPR_ONLY: "jaxpr-only",
-    SYMBOLIC: "symbolic shapes", COMPOSED: "composed", ONE_SCATTER: "one scatter",
+    SYMBOLIC: "symbolic shapes", POLYMORPHIC: "shape polymorphism", COMPOSED: "composed",
+    ONE_SCATTER: "one scatter",
     NO_COPY: "no copy", INTERNAL_ORDER: "internal order", INTERNAL: "JAX-internal",
     PALLAS: "Pallas", LEGACY_PRNG: "non-threefry keys", NO_RANDOM_PRIMITIVE: "random via lax",
     JAX_AD: "JAX AD internals", ONE_SCATTER_SELECT: "select_and_scatter",
@@ -123,7 +126,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, """
             Shard ad allow_f16_reductions array_garbage_collection_guard auto_pcast
             copy_to_host_async debug_infs debug_key_reuse debug_nans default_device
-            dlpack ds enable_checks explain_cache_misses export ffi fwd_and_bwd
+            dlpack ds enable_checks explain_cache_misses ffi fwd_and_bwd
             host_count host_id host_ids image jax2tf_associative_scan_reductions
             live_arrays log_compiles make_user_context memory monitoring
             no_execution no_tracing ops print_environment_info profiler
@@ -198,14 +201,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(CPP_REGISTRY, "default_registry"),
     },
     "jax.export": {
-        **_because(TODO, """
-            DisabledSafetyCheck Exported SymbolicScope default_export_platform
-            deserialize export is_symbolic_dim
-            maximum_supported_calling_convention_version
-            minimum_supported_calling_convention_version
-            register_namedtuple_serialization register_pytree_node_serialization
-            symbolic_args_specs symbolic_shape
-            """),
+        **_because(POLYMORPHIC, "SymbolicScope symbolic_args_specs symbolic_shape"),
     },
     "jax.errors": {
         **_because(TODO, """

@@ -30,6 +30,7 @@ RANK = {
     "random": 7, "nn": 8, "scipy": 9, "example_libraries": 9, "experimental": 9,
     "extend": 9, "interpreters": 9,                          # JAX's extension API
     "_src": 10,                          # the jax._src names: may map to either of those
+    "export": 10,                  # jax.export: its call primitive is an extension primitive
     "top": 11,                                               # __init__, cli, launch
 }
 # The public modules at the top of spmdc/ stand on the floor of what they wrap.
