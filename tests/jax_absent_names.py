@@ -318,16 +318,10 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(INTERNAL, "InitFn ParamsFn UpdateFn map safe_map safe_zip unzip2 zip"),
     },
     "jax.experimental": {
-        **_because(TODO, "EArray compilation_cache primal_tangent_dtype"),
+        **_because(TODO, "EArray primal_tangent_dtype"),
     },
     "jax.experimental.checkify": {
         **_because(TODO, "init_error"),
-    },
-    "jax.experimental.compilation_cache": {
-        **_because(TODO, "compilation_cache"),
-    },
-    "jax.experimental.compilation_cache.compilation_cache": {
-        **_because(TODO, "reset_cache set_cache_dir"),
     },
     "jax.experimental.custom_partitioning": {
         **_because(TODO, """
@@ -363,9 +357,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.experimental.random": {
         **_because(TODO, "StatefulPRNG stateful_rng"),
-    },
-    "jax.experimental.serialize_executable": {
-        **_because(TODO, "deserialize_and_load serialize"),
     },
     "jax.experimental.sparse": {
         **_because(TODO, """

@@ -44,12 +44,14 @@ from .compilation import (
     Executable,
     compile,
     cost_analysis,
+    deserialize_executable,
     forget,
     from_cache,
     hlo_computation,
     memory_analysis,
     optimized_hlo,
     output_tiles,
+    serialize_executable,
 )
 from .dispatch import (
     dispatcher,
@@ -79,6 +81,7 @@ __all__ = ["Device", "Buffer", "Executable", "client", "client_exists", "device_
            "set_cpu_device_count", "set_platform", "copy_to_host_async", "group_array",
            "group_devices", "is_ready", "one_device_handler", "put", "result_handler",
            "shards", "to_numpy", "compile", "cost_analysis", "forget", "from_cache",
+           "serialize_executable", "deserialize_executable",
            "hlo_computation", "memory_analysis", "optimized_hlo", "output_tiles",
            "coordination_service",
            "distributed_client", "explain", "jaxlib_version", "join", "process_count",

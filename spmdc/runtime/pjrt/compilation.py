@@ -30,6 +30,20 @@ def forget(exe: Executable) -> None:
     _from_cache.discard(id(exe))
 
 
+def serialize_executable(exe: Executable) -> bytes:
+    """The executable's bytes, which ``deserialize_executable`` loads (in this process or
+    another with the same jaxlib and platform)."""
+    return client().serialize_executable(exe)
+
+
+def deserialize_executable(payload: bytes, devs: Sequence[Device]) -> Executable:
+    """Load an executable ``serialize_executable`` gave, for ``devs`` (trusted input:
+    it is machine code this process runs)."""
+    if platform_wanted() == "cpu":
+        register_lapack_targets()       # the LAPACK kernels it may call, as compile does
+    return client().deserialize_executable(payload, _jax.DeviceList(tuple(devs)))
+
+
 def compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any] = (),
             wait: bool = False, partitioned: bool = False,
             compiler_options: Mapping[str, Any] | None = None) -> Executable:
