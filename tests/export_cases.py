@@ -51,8 +51,8 @@ def cholesky_program(jnp: Any, lax: Any) -> Any:
 
 
 def int_program(jnp: Any, lax: Any) -> Any:
-    def count(i, x):
-        return i + 1, x * i.astype(x.dtype)
+    def count(x, i):
+        return x * i.astype(x.dtype), i + 1
     return count
 
 
@@ -64,6 +64,6 @@ CASES: dict[str, tuple[Any, tuple[Any, ...], dict[str, Any], tuple[str, ...], bo
     "kwargs": (kwargs_program, (X,), {"scale": np.float32(1.5)}, ("cpu",), True),
     "pair": (pair_program, (Pair(X, Y),), {}, ("cpu",), False),
     "cholesky": (cholesky_program, (SPD,), {}, ("cpu",), False),
-    "ints": (int_program, (np.int32(3), X), {}, ("cpu",), False),
+    "ints": (int_program, (X, np.int32(3)), {}, ("cpu",), True),
     "two_platforms": (dense_program, (W, X), {}, ("cpu", "cuda"), True),
 }

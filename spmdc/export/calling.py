@@ -36,6 +36,7 @@ from ..extend.core import Primitive
 from ..interpreters import batching, mlir
 from ..lax import control_flow, shape
 from ..transforms.custom_derivatives import custom_vjp
+from ..transforms.forward import float0
 from ..transforms.jit import jit
 from .exported import DisabledSafetyCheck, Exported
 from .modules import enclosing_module, merge_module
@@ -60,7 +61,13 @@ def call(exported: Exported) -> Any:
         return call_exported_p.bind(*args_flat, exported=exported), args_flat
 
     def f_flat_bwd(residual: Any, cts: Any) -> Any:
-        return tuple(call(exported.vjp())(*residual, *cts))
+        # See Note [float0 in exports] in spmdc/export/exported.py
+        exp_vjp = exported.vjp()
+        cts = [np.zeros(a.shape, np.bool_) if _is_float0(a) else ct
+               for a, ct in zip(exp_vjp.in_avals[len(residual):], cts, strict=True)]
+        in_cts = call(exp_vjp)(*residual, *cts)
+        return tuple(np.zeros(a.shape, float0) if _is_float0(a) else ct
+                     for a, ct in zip(exp_vjp.out_avals, in_cts, strict=True))
     f_flat.defvjp(f_flat_fwd, f_flat_bwd)
 
     def f_imported(*args: Any, **kwargs: Any) -> Any:
@@ -91,7 +98,7 @@ def _abstract_eval(*avals: Any, exported: Exported) -> Any:
         if len(want.shape) != len(got.shape):
             raise ValueError(f"Rank mismatch for {_arg_name(exported, k)}: expected "
                              f"{want.shape} and called with {got.shape}")
-        if np.dtype(want.dtype) != np.dtype(got.dtype):
+        if _ir_dtype(want) != np.dtype(got.dtype):
             raise ValueError(f"Dtype mismatch for {_arg_name(exported, k)}: expected "
                              f"{np.dtype(want.dtype).name} and called with "
                              f"{np.dtype(got.dtype).name}")
@@ -100,7 +107,17 @@ def _abstract_eval(*avals: Any, exported: Exported) -> Any:
                 raise ValueError(
                     f"Shape mismatch for {_arg_name(exported, k)}.shape[{d}] (expected "
                     f"same constant): expected {want.shape} and called with {got.shape}")
-    return list(exported.out_avals)
+    return [a.update(dtype=_ir_dtype(a)) for a in exported.out_avals]
+
+
+def _is_float0(aval: Any) -> bool:
+    return np.dtype(aval.dtype) == np.dtype(float0)
+
+
+def _ir_dtype(aval: Any) -> np.dtype:
+    """The dtype of the values the module takes or gives for ``aval``: bool for float0
+    (Note [float0 in exports] in spmdc/export/exported.py)."""
+    return np.dtype(np.bool_) if _is_float0(aval) else np.dtype(aval.dtype)
 
 
 call_exported_p.def_abstract_eval(_abstract_eval)

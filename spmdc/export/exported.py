@@ -32,8 +32,11 @@ import numpy as np
 
 from ..compiler.stablehlo import PLATFORMS, hlo, ir, lowering_lock, mlir_context
 from ..core.abstract import ShapedArray, ShapeDtypeStruct
+from ..numpy import zeros
 from ..runtime import pjrt
 from ..runtime.sharding import NamedSharding, PartitionSpec
+from ..transforms.forward import float0
+from ..transforms.grad import vjp
 from ..transforms.jaxpr_view import jaxpr_as_fun
 from ..transforms.jit import Jitted, jit
 
@@ -44,6 +47,7 @@ __all__ = ["Exported", "DisabledSafetyCheck", "export", "default_export_platform
 minimum_supported_calling_convention_version = 9
 maximum_supported_calling_convention_version = 10
 _CALLING_CONVENTION = 10        # the version spmdc's exports use (JAX 0.10.2's default)
+_FLOAT0 = np.dtype(float0)
 
 
 class DisabledSafetyCheck:
@@ -232,26 +236,42 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
     return do_export
 
 
+def _is_float0(aval: Any) -> bool:
+    return np.dtype(aval.dtype) == _FLOAT0
+
+
 def _export_vjp(primal: Callable[..., Any], exp: Exported) -> Exported:
     """The export of the VJP of ``primal`` (the flat function of ``exp``): it takes the
-    primal inputs then one cotangent per output, and returns one per input."""
-    from ..transforms.grad import vjp
-    for a in (*exp.in_avals, *exp.out_avals):
-        if np.dtype(a.dtype).kind not in "fc" and np.dtype(a.dtype).name != "bfloat16":
-            raise ValueError(
-                f"the VJP of the export of '{exp.fun_name}': spmdc exports VJPs of "
-                f"functions whose inputs and outputs are all floating point, and {a} is "
-                "not (JAX gives such values float0 cotangents, which spmdc's exports do "
-                "not carry)")
+    primal inputs then one cotangent per output, and returns one per input. Integer and
+    boolean values have float0 cotangents (Note [float0 in exports])."""
     n = len(exp.in_avals)
+    ct_avals = [a.to_tangent_aval() for a in exp.out_avals]
+    in_ct_avals = [a.to_tangent_aval() for a in exp.in_avals]
 
     def fun_vjp(*args_and_cts: Any) -> Any:
         _, pullback = vjp(primal, *args_and_cts[:n])
-        return tuple(pullback(list(args_and_cts[n:])))
+        cts = [np.zeros(a.shape, _FLOAT0) if _is_float0(a) else ct
+               for a, ct in zip(ct_avals, args_and_cts[n:], strict=True)]
+        return tuple(zeros(a.shape, np.bool_) if _is_float0(a) else ct
+                     for a, ct in zip(in_ct_avals, pullback(cts), strict=True))
     fun_vjp.__name__ = "fun_vjp_jax"
-    specs = [ShapeDtypeStruct(a.shape, a.dtype) for a in (*exp.in_avals, *exp.out_avals)]
-    return export(jit(fun_vjp), platforms=exp.platforms,
+    vjp_in_avals = (*exp.in_avals, *ct_avals)
+    specs = [ShapeDtypeStruct(a.shape, np.bool_ if _is_float0(a) else a.dtype)
+             for a in vjp_in_avals]
+    made = export(jit(fun_vjp), platforms=exp.platforms,
                   disabled_checks=exp.disabled_safety_checks)(*specs)
+    return dataclasses.replace(made, in_avals=tuple(vjp_in_avals),
+                               out_avals=tuple(in_ct_avals))
+
+
+# Note [float0 in exports]
+# ~~~~~~~~~~~~~~~~~~~~~~~~
+# JAX gives integer and boolean values float0 cotangents, and an exported VJP's abstract
+# values say so, while its module carries each float0 value as a ``tensor<i1>`` of the
+# same shape (all false). spmdc's arrays have no float0 dtype, so spmdc traces an
+# exported VJP with boolean arrays where its abstract values say float0, and a call of
+# an export passes boolean zeros for float0 inputs and gives float0 zeros for float0
+# outputs (spmdc/export/calling.py), which is what JAX's call does with the module.
 
 
 # The custom call targets JAX guarantees compatibility for (jax/_src/export/_export.py):

@@ -111,6 +111,18 @@ def test_pytrees_and_their_registrations() -> None:
     np.testing.assert_allclose(np.asarray(box.v), 2 * X)
 
 
+def test_integer_values_have_float0_cotangents() -> None:
+    exp = _exported(lambda i, x: (x * i, i + 1), np.int32(2), X)
+    vjp = exp.vjp()
+    assert [a.dtype for a in vjp.in_avals] == [np.int32, np.float32, np.float32, spmdc.float0]
+    assert [a.dtype for a in vjp.out_avals] == [spmdc.float0, np.float32]
+    assert "tensor<i1>" in vjp.mlir_module()            # float0 values as i1, as JAX's
+    loaded = export.deserialize(exp.serialize(vjp_order=1))
+    np.testing.assert_allclose(
+        np.asarray(spmdc.grad(lambda x: loaded.call(np.int32(2), x)[0].sum())(X)),
+        np.full(3, 2.0))
+
+
 def test_export_refusals() -> None:
     with pytest.raises(ValueError, match="must be the result of `jit`"):
         export.export(lambda x: x)
@@ -124,9 +136,6 @@ def test_export_refusals() -> None:
         return x * 2.0
     with pytest.raises(ValueError, match="no compatibility guarantees"):
         _exported(printing, X)
-    ints = _exported(lambda i, x: x * i, np.int32(2), X)
-    with pytest.raises(ValueError, match="all floating point"):
-        ints.vjp()
     with pytest.raises(ValueError, match="vjps of high-enough order"):
         export.deserialize(_exported(jnp.sin, X).serialize()).serialize(vjp_order=1)
     with pytest.raises(ValueError, match="export.Exported"):
