@@ -235,7 +235,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, "Rotation Slerp"),
     },
     "jax.extend": {
-        **_because(TODO, "backend lowering mlir random sharding xla"),
+        **_because(TODO, "backend lowering random sharding xla"),
         **_because(PALLAS, "pallas"),
     },
     "jax.extend.backend": {
@@ -277,11 +277,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(ONE_SCATTER_SELECT, "select_and_scatter_p"),
     },
     "jax.extend.mlir": {
-        **_because(TODO, """
-            deserialize_portable_artifact hlo_to_stablehlo
-            lower_with_sharding_in_types refine_polymorphic_shapes
-            serialize_portable_artifact
-            """),
+        **_because(TODO, "lower_with_sharding_in_types"),
     },
     "jax.extend.random": {
         **_because(TODO, "random_seed threefry_2x32"),
@@ -418,13 +414,9 @@ EXCLUDED: dict[str, dict[str, str]] = {
             AxisContext ConstantHandler DEVICE_TO_DEVICE_TYPE LoweringParameters
             LoweringResult Mesh RECV_FROM_HOST_TYPE SEND_TO_HOST_TYPE
             SPMDAxisContext ShapePolyLoweringState ShardingContext Token TokenSet
-            Value core_call_lowering dense_int_elements emit_python_callback
-            flatten_ir_types flatten_ir_values ir_attribute ir_constants
-            ir_tree_registry ir_type_handlers jaxpr_subcomp lower_jaxpr_to_fun
-            lower_jaxpr_to_module lowerable_effects make_ir_context
-            merge_mlir_modules module_to_bytecode module_to_string
-            register_constant_handler shape_tensor token_type
-            unflatten_ir_values_like_types
+            core_call_lowering emit_python_callback ir_tree_registry ir_type_handlers
+            jaxpr_subcomp lower_jaxpr_to_fun lower_jaxpr_to_module lowerable_effects
+            register_constant_handler
             """),
     },
     "jax.interpreters.partial_eval": {

@@ -8,7 +8,7 @@ Note [calling an export]
   input abstract values (JAX's messages) and gives its output abstract values.
 - Lowering deserializes the portable artifact into spmdc's MLIR context, moves its
   functions into the module being built under fresh private names
-  (spmdc/export/modules.py ``merge_module``), and emits a ``func.call`` of its
+  (``jax.interpreters.mlir.merge_mlir_modules``), and emits a ``func.call`` of its
   ``@main``: with the platform index first when the export was lowered for several
   platforms (the index of the platform spmdc lowers for, or 0 under
   ``DisabledSafetyCheck.platform()``), then the kept arguments
@@ -39,7 +39,7 @@ from ..transforms.custom_derivatives import custom_vjp
 from ..transforms.forward import float0
 from ..transforms.jit import jit
 from .exported import DisabledSafetyCheck, Exported
-from .modules import enclosing_module, merge_module
+from .modules import enclosing_module
 
 __all__ = ["call", "call_exported_p"]
 
@@ -159,7 +159,8 @@ def _lower(ctx: Any, *args: Any, exported: Exported) -> Any:
     main = ir.SymbolTable(submodule.operation)["main"]
     callee_type = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
     block = ir.InsertionPoint.current.block
-    name = merge_module(enclosing_module(block), submodule, f"call_exported_{exported.fun_name}")
+    name = mlir.merge_mlir_modules(enclosing_module(block),
+                                   f"call_exported_{exported.fun_name}", submodule)
     operands = []
     if len(exported.platforms) > 1:
         index_type = callee_type.inputs[0]

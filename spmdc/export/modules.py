@@ -1,6 +1,6 @@
-"""Putting StableHLO modules together for exports: one module's functions moved into
-another under fresh names (``merge_module``: how a call of an Exported splices the
-exported program into the program being lowered), and modules lowered for several
+"""Putting StableHLO modules together for exports: the module operation that holds a
+block (where a call of an Exported splices the exported program, with
+``jax.interpreters.mlir.merge_mlir_modules``), and modules lowered for several
 platforms joined behind a platform index (``join_platforms``, Note [spmdc's exports] in
 spmdc/export/exported.py). Every function here runs in spmdc's MLIR context, under the
 lowering lock (compiler/stablehlo.py)."""
@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..compiler.stablehlo import func_dialect, hlo, ir
+from ..interpreters.mlir import merge_mlir_modules
 
-__all__ = ["merge_module", "join_platforms", "enclosing_module"]
+__all__ = ["join_platforms", "enclosing_module"]
 
 
 def enclosing_module(block: Any) -> Any:
@@ -20,40 +21,6 @@ def enclosing_module(block: Any) -> Any:
     while op.name != "builtin.module":
         op = op.parent
     return op
-
-
-def merge_module(dst: Any, src: Any, main_name: str) -> str:
-    """Move the functions of the module ``src`` into the module operation ``dst``,
-    private, renamed where a name is taken (``src``'s ``@main`` becomes ``main_name`` or
-    a fresh variant of it); returns the new name of ``src``'s ``@main``. ``src`` is
-    emptied."""
-    src_table, dst_table = ir.SymbolTable(src.operation), ir.SymbolTable(dst)
-    renamed: dict[str, str] = {}
-    taken: set[str] = set()
-    for op in src.body.operations:
-        name = ir.StringAttr(op.attributes["sym_name"]).value
-        if name == "main" or name in dst_table:
-            base = main_name if name == "main" else name
-            new, k = base, 0
-            while new in src_table or new in dst_table or new in taken:
-                new, k = f"{base}_{k}", k + 1
-            renamed[name] = new
-            taken.add(new)
-    private = ir.StringAttr.get("private")
-    for op in src.body.operations:
-        name = ir.StringAttr(op.attributes["sym_name"]).value
-        if name in renamed:
-            src_table.set_symbol_name(op, renamed[name])
-        if op.name == "func.func":
-            op.attributes["sym_visibility"] = private
-    for old, new in renamed.items():
-        for op in src.body.operations:
-            src_table.replace_all_symbol_uses(old, new, op)
-    body = dst.regions[0].blocks[0]
-    for op in list(src.body.operations):
-        body.append(op)
-        dst_table.insert(op)
-    return renamed["main"]
 
 
 def join_platforms(modules: Sequence[Any]) -> Any:
@@ -67,7 +34,7 @@ def join_platforms(modules: Sequence[Any]) -> Any:
     for name in ("mhlo.num_replicas", "mhlo.num_partitions"):
         if name in first.operation.attributes:
             joined.operation.attributes[name] = first.operation.attributes[name]
-    callees = [merge_module(joined.operation, m, f"_platform_{k}_main")
+    callees = [merge_mlir_modules(joined, f"_platform_{k}_main", m)
                for k, m in enumerate(modules)]
     i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
     with ir.InsertionPoint.at_block_begin(joined.body):

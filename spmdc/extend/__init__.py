@@ -1,4 +1,4 @@
 """spmdc.extend: JAX's extension API (``jax.extend``) for library authors: defining a
-primitive with its rules (``core``), and function-transformation plumbing
-(``linear_util``)."""
-from . import core, linear_util  # noqa: F401  (the submodules)
+primitive with its rules (``core``), function-transformation plumbing (``linear_util``)
+and StableHLO portable artifacts (``mlir``)."""
+from . import core, linear_util, mlir  # noqa: F401  (the submodules)

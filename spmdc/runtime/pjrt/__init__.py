@@ -48,9 +48,11 @@ from .compilation import (
     forget,
     from_cache,
     hlo_computation,
+    hlo_to_stablehlo,
     memory_analysis,
     optimized_hlo,
     output_tiles,
+    refine_polymorphic_shapes,
     serialize_executable,
 )
 from .dispatch import (
@@ -81,7 +83,8 @@ __all__ = ["Device", "Buffer", "Executable", "client", "client_exists", "device_
            "set_cpu_device_count", "set_platform", "copy_to_host_async", "group_array",
            "group_devices", "is_ready", "one_device_handler", "put", "result_handler",
            "shards", "to_numpy", "compile", "cost_analysis", "forget", "from_cache",
-           "serialize_executable", "deserialize_executable",
+           "serialize_executable", "deserialize_executable", "hlo_to_stablehlo",
+           "refine_polymorphic_shapes",
            "hlo_computation", "memory_analysis", "optimized_hlo", "output_tiles",
            "coordination_service",
            "distributed_client", "explain", "jaxlib_version", "join", "process_count",

@@ -36,6 +36,21 @@ def serialize_executable(exe: Executable) -> bytes:
     return client().serialize_executable(exe)
 
 
+def hlo_to_stablehlo(computation: bytes) -> bytes:
+    """The StableHLO bytecode of a serialized HloModuleProto (jaxlib's converter)."""
+    return _jax.mlir.hlo_to_stablehlo(computation)
+
+
+def refine_polymorphic_shapes(module: bytes, enable_shape_assertions: bool = True,
+                              validate_static_shapes: bool = True,
+                              enable_shardy: bool = False) -> bytes:
+    """A module's bytecode with its dynamic shapes refined from the static shapes of its
+    ``@main`` (jaxlib's StableHLO shape refinement)."""
+    return _jax.mlir.refine_polymorphic_shapes(
+        module, enable_shape_assertions=enable_shape_assertions,
+        validate_static_shapes=validate_static_shapes, enable_shardy=enable_shardy)
+
+
 def deserialize_executable(payload: bytes, devs: Sequence[Device]) -> Executable:
     """Load an executable ``serialize_executable`` gave, for ``devs`` (trusted input:
     it is machine code this process runs)."""

@@ -1,0 +1,98 @@
+"""jax.interpreters.mlir's module, value and attribute helpers (spmdc/interpreters/mlir.py)
+used by a lowering rule that emits ops itself, and jax.extend.mlir's portable artifacts
+and converters (spmdc/extend/mlir.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from jaxlib.mlir.dialects import func as func_dialect
+
+import spmdc
+from spmdc.extend import mlir as extend_mlir
+from spmdc.extend.core import Primitive
+from spmdc.interpreters import mlir
+
+X = np.array([1.0, -2.0, 3.5], np.float32)
+
+
+def _module(text: str):
+    with mlir.make_ir_context():
+        return mlir.ir.Module.parse(text)
+
+
+ADD_ONE = """
+func.func public @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = call @helper(%arg0) : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @helper(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+  %cst = stablehlo.constant dense<1.0> : tensor<3xf32>
+  %0 = stablehlo.add %arg0, %cst : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+"""
+
+
+def test_a_rule_splices_a_module_with_merge_mlir_modules() -> None:
+    add_one_p = Primitive("test_spliced_add_one")
+    add_one_p.def_abstract_eval(lambda x: x)
+
+    def lowering(ctx, x):
+        block = mlir.ir.InsertionPoint.current.block
+        module = block.owner
+        while module.name != "builtin.module":
+            module = module.parent
+        name = mlir.merge_mlir_modules(module, "add_one", _module(ADD_ONE))
+        call = func_dialect.CallOp([mlir.aval_to_ir_type(ctx.avals_out[0])],
+                                   mlir.ir.FlatSymbolRefAttr.get(name), [x])
+        return list(call.results)
+    mlir.register_lowering(add_one_p, lowering)
+    f = spmdc.jit(lambda x: add_one_p.bind(add_one_p.bind(x)))   # two merges: fresh names
+    np.testing.assert_allclose(np.asarray(f(X)), X + 2.0)
+    text = f.lower(X).as_text()
+    assert "@add_one(" in text and "@add_one_0(" in text and "@helper_0(" in text
+
+
+def test_text_bytecode_and_values() -> None:
+    module = _module(ADD_ONE)
+    text = mlir.module_to_string(module)
+    assert "stablehlo.add" in text and "loc(" not in text
+    again = _module(ADD_ONE)
+    with mlir.make_ir_context():
+        from_bytes = mlir.ir.Module.parse(mlir.module_to_bytecode(again))
+    assert mlir.module_to_string(from_bytes) == text
+    with mlir.make_ir_context(), mlir.ir.Location.unknown():
+        assert str(mlir.dense_int_elements([1, 2])) == "dense<[1, 2]> : tensor<2xi64>"
+        assert str(mlir.ir_attribute([True, 3, "s"])) == '[true, 3, "s"]'
+        assert str(mlir.token_type()) == "!stablehlo.token"
+        with pytest.raises(TypeError, match="no MLIR attribute"):
+            mlir.ir_attribute(object())
+        f32 = mlir.ir.F32Type.get()
+        i32 = mlir.ir.IntegerType.get_signless(32)
+        assert mlir.flatten_ir_types([f32, (i32, f32)]) == [f32, i32, f32]
+        m = mlir.ir.Module.create()
+        with mlir.ir.InsertionPoint(m.body):
+            fn = func_dialect.FuncOp("f", mlir.ir.FunctionType.get([], []))
+        with mlir.ir.InsertionPoint(fn.add_entry_block()):
+            a, b, c = (mlir.ir_constants(np.int32(k))[0] for k in range(3))
+            assert mlir.flatten_ir_values([a, (b, c)]) == [a, b, c]
+            assert mlir.unflatten_ir_values_like_types([a, b, c], [i32, (i32, i32)]) == \
+                [a, (b, c)]
+            shape = mlir.shape_tensor([2, a])
+            assert str(shape.type) == "tensor<2xi32>"
+            func_dialect.ReturnOp([])
+        assert isinstance(shape, mlir.Value)
+
+
+def test_extend_mlir_portable_artifacts() -> None:
+    exp = spmdc.export.export(spmdc.jit(lambda x: x * 2.0))(X)
+    module = extend_mlir.deserialize_portable_artifact(exp.mlir_module_serialized)
+    assert "stablehlo.multiply" in str(module)
+    blob = extend_mlir.serialize_portable_artifact(str(module), "1.0.0")
+    assert "stablehlo.multiply" in str(extend_mlir.deserialize_portable_artifact(blob))
+    proto = spmdc.jit(lambda x: x * 2.0).lower(X).compiler_ir("hlo")
+    bytecode = extend_mlir.hlo_to_stablehlo(proto.as_serialized_hlo_module_proto())
+    refined = extend_mlir.refine_polymorphic_shapes(bytecode)
+    assert "stablehlo.multiply" in str(_module(refined))
+    with pytest.raises(TypeError, match="StableHLO version"):
+        extend_mlir.serialize_portable_artifact(module, 1)
