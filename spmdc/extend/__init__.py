@@ -1,4 +1,4 @@
 """spmdc.extend: JAX's extension API (``jax.extend``) for library authors: defining a
-primitive with its rules (``core``), function-transformation plumbing (``linear_util``)
-and StableHLO portable artifacts (``mlir``)."""
-from . import core, linear_util, mlir  # noqa: F401  (the submodules)
+primitive with its rules (``core``), function-transformation plumbing (``linear_util``),
+StableHLO portable artifacts (``mlir``) and the PJRT client (``backend``)."""
+from . import backend, core, linear_util, lowering, mlir  # noqa: F401  (the submodules)

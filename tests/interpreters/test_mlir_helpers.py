@@ -53,6 +53,11 @@ def test_a_rule_splices_a_module_with_merge_mlir_modules() -> None:
     assert "@add_one(" in text and "@add_one_0(" in text and "@helper_0(" in text
 
 
+def test_extend_lowering_names_the_rule_context() -> None:
+    from spmdc.extend import lowering
+    assert lowering.LoweringRuleContext is mlir.LoweringRuleContext
+
+
 def test_text_bytecode_and_values() -> None:
     module = _module(ADD_ONE)
     text = mlir.module_to_string(module)
@@ -96,3 +101,19 @@ def test_extend_mlir_portable_artifacts() -> None:
     assert "stablehlo.multiply" in str(_module(refined))
     with pytest.raises(TypeError, match="StableHLO version"):
         extend_mlir.serialize_portable_artifact(module, 1)
+
+
+def test_extend_backend() -> None:
+    from spmdc.extend import backend
+    client = backend.get_backend()
+    assert backend.backends() == {client.platform: client}
+    assert backend.get_backend(client) is client
+    assert backend.get_backend(backend.get_default_device().platform) is client
+    assert backend.get_default_device() == spmdc.devices()[0]
+    assert backend.backend_xla_version() is None
+    with pytest.raises(RuntimeError, match="Unknown backend"):
+        backend.get_backend("tpu")
+    f = spmdc.jit(lambda x: x + 1.0)
+    f(X)
+    backend.clear_in_memory_compilation_cache()
+    np.testing.assert_allclose(np.asarray(f(X)), X + 1.0)
