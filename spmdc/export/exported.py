@@ -130,8 +130,14 @@ class Exported:
         return f"Exported(fun_name={self.fun_name}, ...)"
 
     def __repr__(self) -> str:
-        digest = hashlib.sha256(self.mlir_module_serialized).hexdigest()[:12]
-        return f"Exported(fun_name={self.fun_name}, module={digest}, ...)"
+        return f"Exported(fun_name={self.fun_name}, module={self._digest()}, ...)"
+
+    def ir_text(self) -> str:
+        """How spmdc's IR printer shows this export as a parameter of a call."""
+        return f"@{self.fun_name}#{self._digest()}"
+
+    def _digest(self) -> str:
+        return hashlib.sha256(self.mlir_module_serialized).hexdigest()[:12]
 
     def in_shardings_jax(self, mesh: Any) -> tuple[NamedSharding | None, ...]:
         """The input shardings over ``mesh`` (None where unspecified)."""

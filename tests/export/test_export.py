@@ -153,6 +153,7 @@ def test_small_names() -> None:
     mesh = spmdc.make_mesh((1,), ("a",))
     assert exp.in_shardings_jax(mesh) == (None,) and exp.out_shardings_jax(mesh) == (None,)
     assert str(exp) == "Exported(fun_name=<lambda>, ...)"
+    assert "{exported=@<lambda>#" in str(spmdc.make_ir(exp.call)(X))
     tree = spmdc.tree_util.tree_structure(({"b": 1, "a": 2}, None))
     assert tree.node_data() == (tuple, None)
     assert [c.node_data() for c in tree.children()] == [(dict, ("a", "b")), (type(None), None)]
