@@ -411,9 +411,8 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.interpreters.mlir": {
         **_because(TODO, """
-            AxisContext ConstantHandler DEVICE_TO_DEVICE_TYPE LoweringParameters
-            LoweringResult Mesh RECV_FROM_HOST_TYPE SEND_TO_HOST_TYPE
-            SPMDAxisContext ShapePolyLoweringState ShardingContext Token TokenSet
+            AxisContext ConstantHandler LoweringParameters LoweringResult
+            SPMDAxisContext ShapePolyLoweringState ShardingContext TokenSet
             core_call_lowering emit_python_callback ir_tree_registry ir_type_handlers
             jaxpr_subcomp lower_jaxpr_to_fun lower_jaxpr_to_module lowerable_effects
             register_constant_handler

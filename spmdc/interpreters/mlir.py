@@ -39,6 +39,7 @@ from ..compiler.stablehlo import (
 from ..core import dtypes
 from ..core.tracing import trace_detached, type_of
 from ..errors import LoweringError
+from ..runtime.sharding import Mesh
 from .tables import aval_of_type, run_rule
 
 __all__ = ["register_lowering", "lower_fun", "LoweringRuleContext", "ModuleContext",
@@ -47,7 +48,8 @@ __all__ = ["register_lowering", "lower_fun", "LoweringRuleContext", "ModuleConte
            "make_ir_context", "module_to_string", "module_to_bytecode", "merge_mlir_modules",
            "dense_int_elements", "flatten_ir_values", "flatten_ir_types",
            "unflatten_ir_values_like_types", "ir_constants", "token_type", "shape_tensor",
-           "ir_attribute"]
+           "ir_attribute", "Token", "DEVICE_TO_DEVICE_TYPE", "SEND_TO_HOST_TYPE",
+           "RECV_FROM_HOST_TYPE", "Mesh"]
 
 LoweringRule = Callable[..., Sequence[Any]]
 """``rule(ctx: LoweringRuleContext, *operands: ir.Value, **params) -> [ir.Value, ...]``"""
@@ -209,6 +211,14 @@ def dense_int_array(xs: Sequence[int]) -> Any:
 
 Value = ir.Value
 """An MLIR SSA value (what lowering rules take and return)."""
+
+Token = ir.Value
+"""A value of StableHLO's token type (``token_type()``), as JAX names it."""
+
+# The channel types of a ``stablehlo.channel_handle`` (send, recv), as XLA numbers them.
+DEVICE_TO_DEVICE_TYPE = 1
+SEND_TO_HOST_TYPE = 2
+RECV_FROM_HOST_TYPE = 3
 
 
 def make_ir_context() -> Any:

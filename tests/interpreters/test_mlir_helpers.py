@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from jaxlib.mlir.dialects import func as func_dialect
+from jaxlib.mlir.dialects import stablehlo as hlo
 
 import spmdc
 from spmdc.extend import mlir as extend_mlir
@@ -70,6 +71,10 @@ def test_text_bytecode_and_values() -> None:
         assert str(mlir.dense_int_elements([1, 2])) == "dense<[1, 2]> : tensor<2xi64>"
         assert str(mlir.ir_attribute([True, 3, "s"])) == '[true, 3, "s"]'
         assert str(mlir.token_type()) == "!stablehlo.token"
+        handle = hlo.ChannelHandle.get(5, mlir.SEND_TO_HOST_TYPE)
+        assert str(handle) == "#stablehlo.channel_handle<handle = 5, type = 2>"
+        assert (mlir.DEVICE_TO_DEVICE_TYPE, mlir.RECV_FROM_HOST_TYPE) == (1, 3)
+        assert mlir.Token is mlir.ir.Value and mlir.Mesh is spmdc.sharding.Mesh
         with pytest.raises(TypeError, match="no MLIR attribute"):
             mlir.ir_attribute(object())
         f32 = mlir.ir.F32Type.get()
