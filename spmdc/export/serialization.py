@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import json
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -245,7 +246,11 @@ def deserialize(blob: bytes | bytearray) -> Exported:
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         raise TypeError(f"deserialize: expected the bytes of a serialized Exported, got "
                         f"{type(blob).__name__}")
-    return _exported(Reader(blob))
+    try:
+        return _exported(Reader(blob))
+    except (struct.error, IndexError, UnicodeDecodeError) as e:
+        raise ValueError(f"deserialize: these {len(blob)} bytes are not a serialized "
+                         f"Exported (Exported.serialize() makes them): {e}") from None
 
 
 def _exported(r: Reader) -> Exported:

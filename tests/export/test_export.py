@@ -138,6 +138,10 @@ def test_export_refusals() -> None:
         _exported(printing, X)
     with pytest.raises(ValueError, match="vjps of high-enough order"):
         export.deserialize(_exported(jnp.sin, X).serialize()).serialize(vjp_order=1)
+    with pytest.raises(ValueError, match="not a serialized Exported"):
+        export.deserialize(b"\x08\x00\x00\x00garbage!")
+    with pytest.raises(TypeError, match="bytes of a serialized Exported"):
+        export.deserialize("text")
     with pytest.raises(ValueError, match="export.Exported"):
         spmdc.export.calling.call("not an export")
 
