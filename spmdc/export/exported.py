@@ -19,6 +19,9 @@ with shardings: ``nr_devices`` is 1 and the shardings are unspecified), symbolic
 compatibility guarantees, which JAX refuses to serialize too). Custom calls are checked
 against JAX's list of targets with compatibility guarantees (LAPACK's and cuSOLVER's
 FFI kernels among them); ``DisabledSafetyCheck.custom_call(name)`` allows another.
+As in JAX, the function exported must be the result of ``jit``; JAX's own functions
+often are (JAX's docs export ``jnp.sin``), so spmdc's API functions (``spmdc.numpy``,
+``spmdc.lax`` ...) are jitted for the export.
 """
 from __future__ import annotations
 
@@ -199,14 +202,23 @@ def _platforms(platforms: Sequence[str] | None) -> tuple[str, ...]:
     return names
 
 
+def _jitted(fun: Any) -> Jitted:
+    """``fun`` as a jit function: JAX exports only the results of ``jit``, and many of its
+    own functions are (``jnp.sin``, as JAX's docs export it); spmdc's own API functions
+    are plain functions, so one of those is jitted here. See Note [spmdc's exports]."""
+    if isinstance(fun, Jitted):
+        return fun
+    if callable(fun) and str(getattr(fun, "__module__", "")).startswith("spmdc."):
+        return jit(fun)
+    raise ValueError(f"Function to be exported must be the result of `jit` but is: {fun!r}")
+
+
 def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
            disabled_checks: Sequence[DisabledSafetyCheck] = ()) -> Callable[..., Exported]:
     """``export(jit(f), platforms=...)(*specs, **kwspecs)``: the Exported of ``f`` at the
     given ShapeDtypeStructs (or arrays), lowered for ``platforms`` (default: this
     client's). Note [spmdc's exports]."""
-    if not isinstance(fun_jit, Jitted):
-        raise ValueError(f"Function to be exported must be the result of `jit` but is: "
-                         f"{fun_jit!r}")
+    fun_jit = _jitted(fun_jit)
     if fun_jit._partitioned:
         raise ValueError("export: spmdc exports single-device programs; this jit has "
                          "in_shardings or out_shardings over a mesh (export the function "

@@ -123,6 +123,18 @@ def test_integer_values_have_float0_cotangents() -> None:
         np.full(3, 2.0))
 
 
+def test_the_example_of_jax_docs() -> None:
+    exported = export.export(jnp.sin)(np.arange(4, dtype=np.float32))
+    assert exported.in_avals == (spmdc.ShapedArray((4,), np.float32),)
+    rehydrated = export.deserialize(exported.serialize())
+    assert rehydrated.fun_name == "sin"
+    x = np.array([.1, .2, .3, .4], dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(rehydrated.call(x)),
+                               [0.09983342, 0.19866933, 0.29552022, 0.38941833], rtol=1e-6)
+    out = spmdc.eval_shape(rehydrated.call, spmdc.ShapeDtypeStruct((4,), np.float32))
+    assert (out.shape, out.dtype) == ((4,), np.float32)
+
+
 def test_export_refusals() -> None:
     with pytest.raises(ValueError, match="must be the result of `jit`"):
         export.export(lambda x: x)
