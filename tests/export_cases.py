@@ -56,6 +56,12 @@ def int_program(jnp: Any, lax: Any) -> Any:
     return count
 
 
+def special_program(jnp: Any, lax: Any) -> Any:
+    def special(x):                     # CHLO ops: composites in the portable artifact
+        return lax.erf(x) + lax.lgamma(x + 2.0)
+    return special
+
+
 # name -> (program, args, kwargs, platforms, differentiable: the gradient of the sum of
 # the first output leaf is recorded with respect to the first argument)
 CASES: dict[str, tuple[Any, tuple[Any, ...], dict[str, Any], tuple[str, ...], bool]] = {
@@ -66,4 +72,5 @@ CASES: dict[str, tuple[Any, tuple[Any, ...], dict[str, Any], tuple[str, ...], bo
     "cholesky": (cholesky_program, (SPD,), {}, ("cpu",), False),
     "ints": (int_program, (X, np.int32(3)), {}, ("cpu",), True),
     "two_platforms": (dense_program, (W, X), {}, ("cpu", "cuda"), True),
+    "special": (special_program, (X,), {}, ("cpu",), True),
 }

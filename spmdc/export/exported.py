@@ -343,4 +343,5 @@ def _module_bytes(texts: Sequence[str], checks: Sequence[DisabledSafetyCheck]) -
             len(modules) > 1)
         target = hlo.get_version_from_compatibility_requirement(
             hlo.StablehloCompatibilityRequirement.WEEK_4)
-        return hlo.serialize_portable_artifact(module, target)
+        text = str(module)
+    return pjrt.serialize_portable_artifact(text, target)

@@ -2,12 +2,14 @@
 ``jax.export`` stores: ``serialize_portable_artifact``, ``deserialize_portable_artifact``),
 XLA's HLO to StableHLO (``hlo_to_stablehlo``) and the shape refinement of a module
 (``refine_polymorphic_shapes``), on jaxlib's MLIR bindings (through compiler/stablehlo.py)
-and its converters (through runtime/pjrt/)."""
+and its serializer and converters (through runtime/pjrt/). The serializer writes CHLO
+ops (``chlo.erf`` ...) as composites with their StableHLO decompositions."""
 from __future__ import annotations
 
 from typing import Any
 
 from ..compiler.stablehlo import hlo, ir, lowering_lock, mlir_context
+from ..runtime import pjrt
 from ..runtime.pjrt import hlo_to_stablehlo, refine_polymorphic_shapes
 
 __all__ = ["serialize_portable_artifact", "deserialize_portable_artifact",
@@ -28,7 +30,8 @@ def serialize_portable_artifact(mlir_module: Any, target: str) -> bytes:
         else:
             raise TypeError(f"serialize_portable_artifact: expected an MLIR module, its "
                             f"text or its bytecode, got {type(mlir_module).__name__}")
-        return hlo.serialize_portable_artifact(module, target)
+        text = str(module)
+    return pjrt.serialize_portable_artifact(text, target)
 
 
 def deserialize_portable_artifact(mlir_module: bytes, context: Any = None) -> Any:

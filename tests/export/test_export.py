@@ -59,6 +59,14 @@ def test_export_serialize_deserialize_call_under_transformations() -> None:
         spmdc.grad(lambda x: spmdc.grad(lambda y: once.call(y).sum())(x).sum())(X)
 
 
+def test_chlo_ops_are_serialized_as_composites() -> None:
+    exp = _exported(lambda x: spmdc.lax.erf(x) * 2.0, X)     # was "failed to serialize"
+    assert 'stablehlo.composite "chlo.erf"' in exp.mlir_module()
+    loaded = export.deserialize(exp.serialize())
+    np.testing.assert_allclose(np.asarray(loaded.call(X)),
+                               2 * np.array([0.27632639, -0.84270079, 0.99532227]), rtol=1e-5)
+
+
 def test_an_export_calls_an_export() -> None:
     inner = _exported(lambda x: x * 3.0, X)
     outer = _exported(lambda x: inner.call(x) + inner.call(x + 1.0), X)

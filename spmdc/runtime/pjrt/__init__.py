@@ -54,6 +54,7 @@ from .compilation import (
     output_tiles,
     refine_polymorphic_shapes,
     serialize_executable,
+    serialize_portable_artifact,
 )
 from .dispatch import (
     dispatcher,
@@ -84,7 +85,7 @@ __all__ = ["Device", "Buffer", "Executable", "client", "client_exists", "device_
            "group_devices", "is_ready", "one_device_handler", "put", "result_handler",
            "shards", "to_numpy", "compile", "cost_analysis", "forget", "from_cache",
            "serialize_executable", "deserialize_executable", "hlo_to_stablehlo",
-           "refine_polymorphic_shapes",
+           "refine_polymorphic_shapes", "serialize_portable_artifact",
            "hlo_computation", "memory_analysis", "optimized_hlo", "output_tiles",
            "coordination_service",
            "distributed_client", "explain", "jaxlib_version", "join", "process_count",

@@ -36,6 +36,13 @@ def serialize_executable(exe: Executable) -> bytes:
     return client().serialize_executable(exe)
 
 
+def serialize_portable_artifact(module_text: str, target: str) -> bytes:
+    """The StableHLO portable artifact (VHLO bytecode) of a module for the StableHLO
+    version ``target``, by jaxlib's serializer, which writes CHLO ops as composites with
+    their StableHLO decompositions (as JAX's exports hold them)."""
+    return _jax.mlir.serialize_portable_artifact(module_text, target)
+
+
 def hlo_to_stablehlo(computation: bytes) -> bytes:
     """The StableHLO bytecode of a serialized HloModuleProto (jaxlib's converter)."""
     return _jax.mlir.hlo_to_stablehlo(computation)
