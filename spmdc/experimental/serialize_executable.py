@@ -4,7 +4,9 @@ another with the same jaxlib and platform, without tracing or compiling again.
 
 Note [serialized executables]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-``serialize(compiled)`` returns ``(bytes, in_tree, out_tree)`` as JAX's does: pytrees are
+Single-device programs are serialized (a program over a mesh is not; its
+``compile()`` is not a ``Compiled``). ``serialize(compiled)`` returns
+``(bytes, in_tree, out_tree)`` as JAX's does: pytrees are
 not serialized, the caller keeps them. The bytes are ``spmdc-serialized-executable-1\\n``,
 an 8-byte length, a JSON header, then the executable as jaxlib's client serializes it.
 The header holds what the launch needs besides the machine code: the program in spmdc's
@@ -79,9 +81,13 @@ def deserialize_and_load(serialized: bytes, in_tree: Any, out_tree: Any,
     header = json.loads(data[start + 8:start + 8 + size].decode("utf-8"))
     payload = data[start + 8 + size:]
     platform = pjrt.platform_wanted()
-    if backend is not None and {"gpu": "cuda"}.get(backend, backend) != platform:
-        raise ValueError(f"deserialize_and_load: backend {backend!r} is not this "
-                         f"process's platform, {platform}")
+    if isinstance(backend, str):
+        if {"gpu": "cuda"}.get(backend, backend) != platform:
+            raise ValueError(f"deserialize_and_load: backend {backend!r} is not this "
+                             f"process's platform, {platform}")
+    elif backend is not None and backend is not pjrt.client():
+        raise ValueError(f"deserialize_and_load: backend must be a platform name or this "
+                         f"process's client, got {backend!r}")
     if header["platform"] != platform:
         raise ValueError(f"deserialize_and_load: the executable was compiled for "
                          f"{header['platform']}, and this process runs on {platform}")

@@ -36,7 +36,8 @@ def test_serialize_and_load_in_this_process() -> None:
     blob, in_tree, out_tree = se.serialize(compiled)
     assert in_tree == spmdc.tree_util.tree_structure(((W, X), {"shift": 1.0}))
     assert out_tree == spmdc.tree_util.tree_structure({"l": 0, "y": 0})
-    loaded = se.deserialize_and_load(blob, in_tree, out_tree)
+    loaded = se.deserialize_and_load(blob, in_tree, out_tree,
+                                     backend=spmdc.extend.backend.get_backend())
     assert loaded.in_tree == in_tree and loaded.out_tree == out_tree
     got = loaded(W, X, shift=np.float32(2.0))
     for k, want in _want(2.0).items():
@@ -53,6 +54,9 @@ def test_refusals() -> None:
         se.serialize(spmdc.jit(printing))
     with pytest.raises(ValueError, match="not a serialized spmdc executable"):
         se.deserialize_and_load(b"junk", None, None)
+    blob, in_tree, out_tree = se.serialize(spmdc.jit(lambda x: x * 2).lower(X).compile())
+    with pytest.raises(ValueError, match="not this process's platform"):
+        se.deserialize_and_load(blob, in_tree, out_tree, backend="tpu")
 
 
 @pytest.mark.slow
