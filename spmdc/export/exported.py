@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -158,7 +159,10 @@ class Exported:
         returns a cotangent per input."""
         if self._get_vjp is None:
             raise ValueError("No VJP is available")
-        return self._get_vjp(self)
+        made = _vjps.get(self)
+        if made is None:                # made once per Exported: each call of grad uses it
+            made = _vjps[self] = self._get_vjp(self)
+        return made
 
     def serialize(self, vjp_order: int = 0) -> bytearray:
         """JAX's serialized form, with ``vjp_order`` orders of VJPs (2 for
@@ -170,6 +174,9 @@ class Exported:
         """Call the exported function (under jit, grad, vmap or eagerly)."""
         from .calling import call
         return call(self)(*args, **kwargs)
+
+
+_vjps: weakref.WeakKeyDictionary[Exported, Exported] = weakref.WeakKeyDictionary()
 
 
 def _on_mesh(s: ExportSharding | None, mesh: Any) -> NamedSharding | None:

@@ -44,6 +44,7 @@ def test_export_serialize_deserialize_call_under_transformations() -> None:
     assert exp.in_avals == (spmdc.ShapedArray((3,), np.float32),)
     assert exp.platforms == (export.default_export_platform(),)
     loaded = export.deserialize(exp.serialize(vjp_order=2))
+    assert loaded.vjp() is loaded.vjp() and exp.vjp() is exp.vjp()     # made once each
     want = np.sin(X) * X
     np.testing.assert_allclose(np.asarray(loaded.call(X)), want, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(spmdc.jit(loaded.call)(X)), want, rtol=1e-6)
