@@ -413,7 +413,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, """
             AxisContext ConstantHandler LoweringParameters LoweringResult
             SPMDAxisContext ShapePolyLoweringState ShardingContext TokenSet
-            core_call_lowering emit_python_callback ir_tree_registry ir_type_handlers
+            core_call_lowering ir_tree_registry ir_type_handlers
             jaxpr_subcomp lower_jaxpr_to_fun lower_jaxpr_to_module lowerable_effects
             register_constant_handler
             """),

@@ -30,6 +30,7 @@ from ..compiler.stablehlo import (
     dense_constant,
     element_type,
     hlo,
+    host_callback_op,
     ir,
     lower_body,
     lower_rules,
@@ -49,7 +50,7 @@ __all__ = ["register_lowering", "lower_fun", "LoweringRuleContext", "ModuleConte
            "dense_int_elements", "flatten_ir_values", "flatten_ir_types",
            "unflatten_ir_values_like_types", "ir_constants", "token_type", "shape_tensor",
            "ir_attribute", "Token", "DEVICE_TO_DEVICE_TYPE", "SEND_TO_HOST_TYPE",
-           "RECV_FROM_HOST_TYPE", "Mesh"]
+           "RECV_FROM_HOST_TYPE", "Mesh", "emit_python_callback"]
 
 LoweringRule = Callable[..., Sequence[Any]]
 """``rule(ctx: LoweringRuleContext, *operands: ir.Value, **params) -> [ir.Value, ...]``"""
@@ -71,6 +72,11 @@ class ModuleContext:
     """What a lowering rule may ask of the module being built."""
     context: Any                     # the ir.Context
     platforms: tuple[str, ...]       # the platform being lowered for
+    keepalives: list[Any] = field(default_factory=list)
+
+    def add_keepalive(self, keepalive: Any) -> None:
+        """Hold ``keepalive`` (what ``emit_python_callback`` returns) with the module."""
+        self.keepalives.append(keepalive)
 
     @property
     def platform(self) -> str:
@@ -337,6 +343,53 @@ def shape_tensor(sizes: Sequence[Any]) -> Any:
     if not parts:
         return ir_constant(np.zeros((0,), np.int32))
     return parts[0] if len(parts) == 1 else hlo.concatenate(parts, 0)
+
+
+def emit_python_callback(ctx: LoweringRuleContext, callback: Callable[..., Any], token: Any,
+                         operands: Sequence[Any], operand_avals: Sequence[Any],
+                         result_avals: Sequence[Any], *, has_side_effect: bool,
+                         returns_token: bool = True, partitioned: bool = False,
+                         sharding: Any = None) -> tuple[list[Any], Any, Any]:
+    """Emit a call of the Python function ``callback`` on the host: it receives one NumPy
+    array per operand and returns one array per result abstract value. With ``token``
+    (a ``!stablehlo.token`` value) the call is ordered after it and gives the next
+    token. Returns ``(results, token_out, keepalive)``; hold ``keepalive`` with
+    ``ctx.module_context.add_keepalive``. spmdc places callbacks itself (once, or per
+    device inside shard_map: Note [host callbacks] in compiler/stablehlo.py), so
+    ``partitioned`` and ``sharding`` must keep their defaults."""
+    if partitioned or sharding is not None:
+        raise ValueError("emit_python_callback: spmdc places host callbacks itself; "
+                         "partitioned=True and sharding= are not supported")
+    if len(operands) != len(operand_avals):
+        raise ValueError(f"emit_python_callback: {len(operands)} operands and "
+                         f"{len(operand_avals)} operand abstract values")
+    results = [TensorType(tuple(a.shape), dtypes.canonicalize(np.dtype(a.dtype)))
+               for a in result_avals]
+
+    def on_host(*args: Any) -> tuple[Any, ...]:
+        outs = callback(*args)
+        if len(outs) != len(results):
+            raise RuntimeError(f"Mismatched number of outputs from callback. Expected: "
+                               f"{len(results)}, Actual: {len(outs)}")
+        arrays = tuple(np.asarray(o) for o in outs)
+        for k, (a, t) in enumerate(zip(arrays, results, strict=True)):
+            if a.shape != t.shape or a.dtype != t.dtype:
+                raise RuntimeError(f"Incorrect output {k} from callback: expected "
+                                   f"{t}, got {a.dtype.name}{list(a.shape)}")
+        return arrays
+    lowering = ctx.lowering
+    if token is None:
+        values = host_callback_op(lowering, on_host, operands, results,
+                                  has_side_effect=has_side_effect, ordered=False)
+        return values, None, on_host
+    outer, lowering.token = lowering.token, token
+    try:
+        values = host_callback_op(lowering, on_host, operands, results,
+                                  has_side_effect=has_side_effect, ordered=True)
+        token_out = lowering.token
+    finally:
+        lowering.token = outer
+    return values, token_out if returns_token else None, on_host
 
 
 def ir_attribute(value: Any) -> Any:

@@ -122,3 +122,50 @@ def test_extend_backend() -> None:
     f(X)
     backend.clear_in_memory_compilation_cache()
     np.testing.assert_allclose(np.asarray(f(X)), X + 1.0)
+
+
+def test_emit_python_callback_as_a_library_lowers_with_it() -> None:
+    # Equinox's noinline lowers its primitive to a host call this way.
+    seen = []
+    host_p = Primitive("test_host_square")
+    host_p.multiple_results = True
+    host_p.def_abstract_eval(lambda x: [x])
+
+    def on_host(x):
+        seen.append(np.array(x))
+        return [np.square(x)]
+
+    def lowering(ctx, x):
+        results, token, keepalive = mlir.emit_python_callback(
+            ctx, on_host, None, [x], ctx.avals_in, ctx.avals_out, has_side_effect=False,
+            sharding=None)
+        ctx.module_context.add_keepalive(keepalive)
+        assert token is None
+        return results
+    mlir.register_lowering(host_p, lowering)
+    out = spmdc.jit(lambda x: host_p.bind(x + 1.0)[0] * 2.0)(X)
+    np.testing.assert_allclose(np.asarray(out), np.square(X + 1.0) * 2.0)
+    np.testing.assert_allclose(seen[-1], X + 1.0)
+
+    ordered_p = Primitive("test_host_ordered")
+    ordered_p.multiple_results = True
+    ordered_p.def_effectful_abstract_eval(lambda x: ([x], {spmdc.extend.core.Effect()}))
+
+    def ordered_lowering(ctx, x):
+        token = hlo.CreateTokenOp().result
+        results, token_out, _ = mlir.emit_python_callback(
+            ctx, on_host, token, [x], ctx.avals_in, ctx.avals_out, has_side_effect=True)
+        assert str(token_out.type) == "!stablehlo.token"
+        return results
+    mlir.register_lowering(ordered_p, ordered_lowering)
+    np.testing.assert_allclose(np.asarray(spmdc.jit(lambda x: ordered_p.bind(x)[0])(X)),
+                               np.square(X))
+
+    bad_p = Primitive("test_host_wrong_shape")
+    bad_p.multiple_results = True
+    bad_p.def_abstract_eval(lambda x: [x])
+    mlir.register_lowering(bad_p, lambda ctx, x: mlir.emit_python_callback(
+        ctx, lambda v: [v[:1]], None, [x], ctx.avals_in, ctx.avals_out,
+        has_side_effect=False)[0])
+    with pytest.raises(Exception, match="Incorrect output 0 from callback"):
+        np.asarray(spmdc.jit(lambda x: bad_p.bind(x)[0])(X))
