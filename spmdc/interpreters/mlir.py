@@ -9,7 +9,11 @@ ops are spliced into the module. ``lower_fun(fun, multiple_results)`` makes such
 from a function written with jnp/lax: it traces ``fun`` into spmdc's IR and lowers that
 in place. The rules become the entries of spmdc's lowering table for the primitive
 (compiler/stablehlo.py ``lower_rules``): Note [JAX's rule tables] in
-spmdc/interpreters/tables.py. This module reaches jaxlib's MLIR bindings through
+spmdc/interpreters/tables.py. The helpers such rules use are here under JAX's names:
+types and constants (``aval_to_ir_type``, ``ir_constant``, ``ir_attribute``,
+``shape_tensor`` ...), modules (``merge_mlir_modules`` splices another module's
+functions in, ``module_to_string``, ``module_to_bytecode``) and host calls
+(``emit_python_callback``). This module reaches jaxlib's MLIR bindings through
 compiler/stablehlo.py, their one door.
 """
 from __future__ import annotations
