@@ -238,7 +238,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, "Rotation Slerp"),
     },
     "jax.extend": {
-        **_because(TODO, "random sharding xla"),
+        **_because(TODO, "random sharding"),
         **_because(PALLAS, "pallas"),
     },
     "jax.extend.backend": {
@@ -296,12 +296,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.extend.lowering": {
         **_because(TODO, "JaxIrContext upstream_dialects"),
-    },
-    "jax.extend.xla": {
-        **_because(TODO, """
-            PipelineStage clear_hlo_module_transformation
-            register_hlo_module_transformation
-            """),
     },
     "jax.extend.sharding": {
         **_because(TODO, """

@@ -169,3 +169,29 @@ def test_emit_python_callback_as_a_library_lowers_with_it() -> None:
         has_side_effect=False)[0])
     with pytest.raises(Exception, match="Incorrect output 0 from callback"):
         np.asarray(spmdc.jit(lambda x: bad_p.bind(x)[0])(X))
+
+
+def test_extend_xla_runs_a_pass_over_the_hlo_module() -> None:
+    from spmdc.extend import xla
+    seen: list[int] = []
+
+    def look(module: bytes) -> None:
+        seen.append(len(module))
+    cache_dir = spmdc.config.read("jax_compilation_cache_dir")
+    spmdc.config.update("jax_compilation_cache_dir", None)    # every program compiles
+    xla.register_hlo_module_transformation(look, name="test_look", platforms="cpu")
+    try:
+        spmdc.jit(lambda x: x * 3.125 - 0.5)(X)        # a program not compiled before
+        assert seen and seen[-1] > 0
+        assert xla.clear_hlo_module_transformation("test_look", platforms="cpu")
+        n = len(seen)
+        spmdc.jit(lambda x: x * 5.125 - 0.5)(X)
+        assert len(seen) == n
+    finally:
+        xla.clear_hlo_module_transformation("test_look", platforms="cpu")
+        spmdc.config.update("jax_compilation_cache_dir", cache_dir)
+    assert not xla.clear_hlo_module_transformation("test_look", platforms="cpu")
+    with pytest.raises(TypeError, match="PipelineStage"):
+        xla.register_hlo_module_transformation(look, name="t", stage=0)
+    with pytest.raises(ValueError, match="names 'tpu'"):
+        xla.register_hlo_module_transformation(look, name="t", platforms=("tpu",))

@@ -42,6 +42,7 @@ from .buffers import (
 )
 from .compilation import (
     Executable,
+    clear_hlo_transform,
     compile,
     cost_analysis,
     deserialize_executable,
@@ -53,6 +54,7 @@ from .compilation import (
     optimized_hlo,
     output_tiles,
     refine_polymorphic_shapes,
+    register_hlo_transform,
     serialize_executable,
     serialize_portable_artifact,
 )
@@ -86,6 +88,7 @@ __all__ = ["Device", "Buffer", "Executable", "client", "client_exists", "device_
            "shards", "to_numpy", "compile", "cost_analysis", "forget", "from_cache",
            "serialize_executable", "deserialize_executable", "hlo_to_stablehlo",
            "refine_polymorphic_shapes", "serialize_portable_artifact",
+           "register_hlo_transform", "clear_hlo_transform",
            "hlo_computation", "memory_analysis", "optimized_hlo", "output_tiles",
            "coordination_service",
            "distributed_client", "explain", "jaxlib_version", "join", "process_count",

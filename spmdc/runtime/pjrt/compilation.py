@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from jaxlib import _jax
+from jaxlib import _jax, _xla
 from jaxlib import xla_client as xc
 
 from .. import cache as _cache
@@ -41,6 +41,23 @@ def serialize_portable_artifact(module_text: str, target: str) -> bytes:
     version ``target``, by jaxlib's serializer, which writes CHLO ops as composites with
     their StableHLO decompositions (as JAX's exports hold them)."""
     return _jax.mlir.serialize_portable_artifact(module_text, target)
+
+
+def register_hlo_transform(name: str, stage: int, callback: Any, platform: str) -> None:
+    """Have XLA call ``callback(hlo_module_proto_bytes) -> bytes | None`` at pipeline
+    ``stage`` (0 before scheduling, 1 after) of every compile for ``platform`` (the CPU
+    in this process, or the CUDA plugin's client)."""
+    if platform == "cpu":
+        _xla.register_xla_transform(name, stage, callback)
+    else:
+        _xla.register_xla_transform_c_api(client(), name, stage, callback)
+
+
+def clear_hlo_transform(name: str, stage: int, platform: str) -> bool:
+    """Remove a transformation ``register_hlo_transform`` added; whether there was one."""
+    if platform == "cpu":
+        return _xla.clear_xla_transform(name, stage)
+    return _xla.clear_xla_transform_c_api(client(), name, stage)
 
 
 def hlo_to_stablehlo(computation: bytes) -> bytes:
