@@ -75,6 +75,25 @@ def test_an_export_calls_an_export() -> None:
                                6 * X + 3.0, rtol=1e-6)
 
 
+def test_called_per_device_and_over_a_mesh() -> None:
+    from spmdc.sharding import NamedSharding
+    from spmdc.sharding import PartitionSpec as P
+    exp = export.deserialize(_exported(lambda x: jnp.sin(x) * 2.0, X).serialize())
+    n = min(4, spmdc.device_count())
+    xs = np.stack([X + k for k in range(n)])
+    np.testing.assert_allclose(np.asarray(spmdc.pmap(exp.call)(xs)), np.sin(xs) * 2,
+                               rtol=1e-6)
+    mesh = spmdc.make_mesh((n,), ("i",))
+    per_device = spmdc.shard_map(lambda x: exp.call(x[0])[None], mesh=mesh,
+                                 in_specs=P("i"), out_specs=P("i"))
+    np.testing.assert_allclose(np.asarray(spmdc.jit(per_device)(xs)), np.sin(xs) * 2,
+                               rtol=1e-6)
+    rows = _exported(lambda x: jnp.sin(x) * 2.0, xs)
+    sharded = spmdc.device_put(xs, NamedSharding(mesh, P("i")))
+    np.testing.assert_allclose(np.asarray(spmdc.jit(rows.call)(sharded)), np.sin(xs) * 2,
+                               rtol=1e-6)
+
+
 def test_two_platforms_switch_on_the_platform_index() -> None:
     exp = export.export(spmdc.jit(lambda x: x + 1.0), platforms=("cpu", "gpu"))(X)
     assert exp.platforms == ("cpu", "cuda") and exp.uses_global_constants
