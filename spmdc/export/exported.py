@@ -9,16 +9,19 @@ Note [spmdc's exports]
 An export spmdc makes follows JAX 0.10.2's calling convention (version 10) so that JAX
 loads and calls it: ``@main`` takes the array arguments (all of them:
 ``module_kept_var_idx`` is every index) and returns the array results; the module
-carries ``jax.uses_shape_polymorphism``. Lowered for several platforms (Note [lowering
-per platform] in compiler/stablehlo.py), ``@main`` first takes a ``tensor<i32>`` platform
-index (marked ``jax.global_constant = "_platform_index"``, as JAX marks it) and switches
-with ``stablehlo.case`` to the module lowered for that platform; JAX then marks the
-export ``uses_global_constants``. What spmdc does not export: programs over a mesh (jit
-with shardings: ``nr_devices`` is 1 and the shardings are unspecified), symbolic shapes
-(spmdc's shapes are static), and effects (host callbacks are custom calls without
-compatibility guarantees, which JAX refuses to serialize too). Custom calls are checked
-against JAX's list of targets with compatibility guarantees (LAPACK's and cuSOLVER's
-FFI kernels among them); ``DisabledSafetyCheck.custom_call(name)`` allows another.
+carries ``jax.uses_shape_polymorphism``. Lowered for several platforms
+(Note [lowering per platform] in compiler/stablehlo.py), ``@main`` first takes a
+``tensor<i32>`` platform index (marked ``jax.global_constant = "_platform_index"``,
+as JAX marks it) and switches with ``stablehlo.case`` to the module lowered for that
+platform; JAX then marks the export ``uses_global_constants``.
+
+What spmdc does not export: programs over a mesh (jit with shardings: ``nr_devices`` is
+1 and the shardings are unspecified), symbolic shapes (spmdc's shapes are static), and
+effects (host callbacks are custom calls without compatibility guarantees, which JAX
+refuses to serialize too). Custom calls are checked against JAX's list of targets with
+compatibility guarantees (LAPACK's and cuSOLVER's FFI kernels among them);
+``DisabledSafetyCheck.custom_call(name)`` allows another.
+
 As in JAX, the function exported must be the result of ``jit``; JAX's own functions
 often are (JAX's docs export ``jnp.sin``), so spmdc's API functions (``spmdc.numpy``,
 ``spmdc.lax`` ...) are jitted for the export.
