@@ -139,9 +139,9 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402
 
-# As JAX's ``import jax``: jax.extend and jax.interpreters are usable at once, and the
+# As JAX's ``import jax``: jax.extend, jax.interpreters and jax.export are usable at once, and the
 # attribute ``core`` is JAX's public face, spmdc/_src/core.py (see spmdc/aliases.py).
-from . import api_util, extend, interpreters  # noqa: E402,F401
+from . import api_util, export, extend, interpreters  # noqa: E402,F401
 from ._src import core  # noqa: E402,F401
 
 _aliases.install(_sys.modules[__name__])

@@ -28,6 +28,8 @@ COMPOSITE = ("stablehlo.composite with a decomposition region: spmdc's lowering 
 JAXPR_ONLY = ("acts on JAX's jaxpr machinery (dead-code elimination, lifting into a trace); "
               "no counterpart in spmdc's IR")
 SYMBOLIC = "converts symbolic (polymorphic) shapes to values; spmdc's shapes are static"
+POLYMORPHIC = ("symbolic dimensions of shape-polymorphic exports: spmdc's shapes are static "
+               "(its exports and the JAX exports it calls have static shapes)")
 COMPOSED = ("no primitive of its own: spmdc computes the operation by composing other "
             "primitives (its lax function exists and traces to those)")
 ONE_SCATTER = ("one scatter primitive: spmdc's combine param (None, 'add', 'mul', 'min', "
@@ -51,6 +53,8 @@ ONE_SCATTER_SELECT = ("spmdc has select_and_scatter_add_p, the form JAX's gradie
                       "general select_and_scatter")
 NO_PRIMITIVE_LINALG = ("spmdc computes the decomposition without a primitive of its own, or "
                        "does not have it (then its function is listed as not yet implemented)")
+ONE_CLIENT = ("spmdc's runtime makes one PJRT client (CPU or CUDA) for the process: no "
+              "plugin backend factories, and no re-creating the client")
 CPP_REGISTRY = ("jaxlib's C++ pytree registry object; spmdc's pytrees live in "
                 "spmdc/core/tree.py")
 REMOVED_IN_JAXLIB = ("JAX 0.10.2's raises ValueError on every call (jaxlib dropped type-id "
@@ -62,12 +66,14 @@ LABELS = {
     TODO: "todo", NARROW: "narrow dtypes", HOST: "host I/O", ACCURACY: "accuracy=",
     TOKENS: "tokens", RAGGED: "ragged", RNG_BITS: "XLA rng", VMA_CAST: "vma casts",
     P2P: "send/recv", SCALED: "scaled dot", COMPOSITE: "composite", JAXPR_ONLY: "jaxpr-only",
-    SYMBOLIC: "symbolic shapes", COMPOSED: "composed", ONE_SCATTER: "one scatter",
+    SYMBOLIC: "symbolic shapes", POLYMORPHIC: "shape polymorphism", COMPOSED: "composed",
+    ONE_SCATTER: "one scatter",
     NO_COPY: "no copy", INTERNAL_ORDER: "internal order", INTERNAL: "JAX-internal",
     PALLAS: "Pallas", LEGACY_PRNG: "non-threefry keys", NO_RANDOM_PRIMITIVE: "random via lax",
     JAX_AD: "JAX AD internals", ONE_SCATTER_SELECT: "select_and_scatter",
     NO_PRIMITIVE_LINALG: "linalg primitives", CPP_REGISTRY: "C++ registry",
     REMOVED_IN_JAXLIB: "removed in jaxlib",
+    ONE_CLIENT: "one client",
 }
 
 
@@ -122,7 +128,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, """
             Shard ad allow_f16_reductions array_garbage_collection_guard auto_pcast
             copy_to_host_async debug_infs debug_key_reuse debug_nans default_device
-            dlpack ds enable_checks explain_cache_misses export fwd_and_bwd
+            dlpack ds enable_checks explain_cache_misses fwd_and_bwd
             host_count host_id host_ids jax2tf_associative_scan_reductions
             live_arrays log_compiles make_user_context memory
             no_execution no_tracing print_environment_info
@@ -175,14 +181,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(CPP_REGISTRY, "default_registry"),
     },
     "jax.export": {
-        **_because(TODO, """
-            DisabledSafetyCheck Exported SymbolicScope default_export_platform
-            deserialize export is_symbolic_dim
-            maximum_supported_calling_convention_version
-            minimum_supported_calling_convention_version
-            register_namedtuple_serialization register_pytree_node_serialization
-            symbolic_args_specs symbolic_shape
-            """),
+        **_because(POLYMORPHIC, "SymbolicScope symbolic_args_specs symbolic_shape"),
     },
     "jax.errors": {
         **_because(TODO, """
@@ -204,15 +203,12 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.scipy.spatial.transform": {},
     "jax.extend": {
-        **_because(TODO, "backend lowering mlir random sharding xla"),
+        **_because(TODO, "random sharding"),
         **_because(PALLAS, "pallas"),
     },
     "jax.extend.backend": {
-        **_because(TODO, """
-            backend_xla_version backends clear_backends
-            clear_in_memory_compilation_cache get_backend get_compile_options
-            get_default_device register_backend_cache register_backend_factory
-            """),
+        **_because(TODO, "get_compile_options register_backend_cache"),
+        **_because(ONE_CLIENT, "clear_backends register_backend_factory"),
     },
     "jax.extend.core": {
         **_because(TODO, """
@@ -243,11 +239,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(ONE_SCATTER_SELECT, "select_and_scatter_p"),
     },
     "jax.extend.mlir": {
-        **_because(TODO, """
-            deserialize_portable_artifact hlo_to_stablehlo
-            lower_with_sharding_in_types refine_polymorphic_shapes
-            serialize_portable_artifact
-            """),
+        **_because(TODO, "lower_with_sharding_in_types"),
     },
     "jax.extend.random": {
         **_because(TODO, "random_seed threefry_2x32"),
@@ -265,13 +257,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.extend.lowering": {
-        **_because(TODO, "JaxIrContext LoweringRuleContext upstream_dialects"),
-    },
-    "jax.extend.xla": {
-        **_because(TODO, """
-            PipelineStage clear_hlo_module_transformation
-            register_hlo_module_transformation
-            """),
+        **_because(TODO, "JaxIrContext upstream_dialects"),
     },
     "jax.extend.sharding": {
         **_because(TODO, """
@@ -284,16 +270,10 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(INTERNAL, "InitFn ParamsFn UpdateFn map safe_map safe_zip unzip2 zip"),
     },
     "jax.experimental": {
-        **_because(TODO, "EArray compilation_cache primal_tangent_dtype"),
+        **_because(TODO, "EArray primal_tangent_dtype"),
     },
     "jax.experimental.checkify": {
         **_because(TODO, "init_error"),
-    },
-    "jax.experimental.compilation_cache": {
-        **_because(TODO, "compilation_cache"),
-    },
-    "jax.experimental.compilation_cache.compilation_cache": {
-        **_because(TODO, "reset_cache set_cache_dir"),
     },
     "jax.experimental.custom_partitioning": {
         **_because(TODO, """
@@ -329,9 +309,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.experimental.random": {
         **_because(TODO, "StatefulPRNG stateful_rng"),
-    },
-    "jax.experimental.serialize_executable": {
-        **_because(TODO, "deserialize_and_load serialize"),
     },
     "jax.experimental.sparse": {
         **_because(TODO, """
@@ -390,16 +367,11 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.interpreters.mlir": {
         **_because(TODO, """
-            AxisContext ConstantHandler DEVICE_TO_DEVICE_TYPE LoweringParameters
-            LoweringResult Mesh RECV_FROM_HOST_TYPE SEND_TO_HOST_TYPE
-            SPMDAxisContext ShapePolyLoweringState ShardingContext Token TokenSet
-            Value core_call_lowering dense_int_elements emit_python_callback
-            flatten_ir_types flatten_ir_values ir_attribute ir_constants
-            ir_tree_registry ir_type_handlers jaxpr_subcomp lower_jaxpr_to_fun
-            lower_jaxpr_to_module lowerable_effects make_ir_context
-            merge_mlir_modules module_to_bytecode module_to_string
-            register_constant_handler shape_tensor token_type
-            unflatten_ir_values_like_types
+            AxisContext ConstantHandler LoweringParameters LoweringResult
+            SPMDAxisContext ShapePolyLoweringState ShardingContext TokenSet
+            core_call_lowering ir_tree_registry ir_type_handlers
+            jaxpr_subcomp lower_jaxpr_to_fun lower_jaxpr_to_module lowerable_effects
+            register_constant_handler
             """),
     },
     "jax.interpreters.partial_eval": {

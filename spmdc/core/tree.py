@@ -224,6 +224,13 @@ class PyTreeDef:
         """Nodes in the tree, leaves included (``(*, *)`` has 3)."""
         return _count_nodes(self._node)
 
+    def node_data(self) -> tuple[type, Any] | None:
+        """The root node's type and aux data (``(dict, keys)``, ``(tuple, None)`` ...), or
+        None when the tree is a leaf (JAX's ``PyTreeDef.node_data``)."""
+        if self._node is _LEAF:
+            return None
+        return self._node[0], self._node[1]
+
     def children(self) -> list[PyTreeDef]:
         if self._node is _LEAF:
             return []

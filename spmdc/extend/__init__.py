@@ -1,4 +1,5 @@
 """spmdc.extend: JAX's extension API (``jax.extend``) for library authors: defining a
-primitive with its rules (``core``), and function-transformation plumbing
-(``linear_util``)."""
-from . import core, linear_util  # noqa: F401  (the submodules)
+primitive with its rules (``core``), function-transformation plumbing (``linear_util``),
+StableHLO portable artifacts (``mlir``), the PJRT client (``backend``) and passes over
+XLA's HLO (``xla``)."""
+from . import backend, core, linear_util, lowering, mlir, xla  # noqa: F401  (the submodules)

@@ -9,12 +9,17 @@ ops are spliced into the module. ``lower_fun(fun, multiple_results)`` makes such
 from a function written with jnp/lax: it traces ``fun`` into spmdc's IR and lowers that
 in place. The rules become the entries of spmdc's lowering table for the primitive
 (compiler/stablehlo.py ``lower_rules``): Note [JAX's rule tables] in
-spmdc/interpreters/tables.py. This module reaches jaxlib's MLIR bindings through
+spmdc/interpreters/tables.py. The helpers such rules use are here under JAX's names:
+types and constants (``aval_to_ir_type``, ``ir_constant``, ``ir_attribute``,
+``shape_tensor`` ...), modules (``merge_mlir_modules`` splices another module's
+functions in, ``module_to_string``, ``module_to_bytecode``) and host calls
+(``emit_python_callback``). This module reaches jaxlib's MLIR bindings through
 compiler/stablehlo.py, their one door.
 """
 from __future__ import annotations
 
 import functools
+import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -28,19 +33,28 @@ from ..compiler.stablehlo import (
     LoweringContext,
     dense_constant,
     element_type,
+    hlo,
+    host_callback_op,
     ir,
     lower_body,
     lower_rules,
+    mlir_context,
     mlir_type,
 )
 from ..core import dtypes
 from ..core.tracing import trace_detached, type_of
 from ..errors import LoweringError
+from ..runtime.sharding import Mesh
 from .tables import aval_of_type, run_rule
 
 __all__ = ["register_lowering", "lower_fun", "LoweringRuleContext", "ModuleContext",
            "ir", "ir_constant", "aval_to_ir_type", "aval_to_ir_types", "dtype_to_ir_type",
-           "i32_attr", "i64_attr", "dense_int_array", "LoweringRule"]
+           "i32_attr", "i64_attr", "dense_int_array", "LoweringRule", "Value",
+           "make_ir_context", "module_to_string", "module_to_bytecode", "merge_mlir_modules",
+           "dense_int_elements", "flatten_ir_values", "flatten_ir_types",
+           "unflatten_ir_values_like_types", "ir_constants", "token_type", "shape_tensor",
+           "ir_attribute", "Token", "DEVICE_TO_DEVICE_TYPE", "SEND_TO_HOST_TYPE",
+           "RECV_FROM_HOST_TYPE", "Mesh", "emit_python_callback"]
 
 LoweringRule = Callable[..., Sequence[Any]]
 """``rule(ctx: LoweringRuleContext, *operands: ir.Value, **params) -> [ir.Value, ...]``"""
@@ -62,6 +76,11 @@ class ModuleContext:
     """What a lowering rule may ask of the module being built."""
     context: Any                     # the ir.Context
     platforms: tuple[str, ...]       # the platform being lowered for
+    keepalives: list[Any] = field(default_factory=list)
+
+    def add_keepalive(self, keepalive: Any) -> None:
+        """Hold ``keepalive`` (what ``emit_python_callback`` returns) with the module."""
+        self.keepalives.append(keepalive)
 
     @property
     def platform(self) -> str:
@@ -196,3 +215,203 @@ def i64_attr(i: int) -> Any:
 
 def dense_int_array(xs: Sequence[int]) -> Any:
     return ir.DenseI64ArrayAttr.get([int(x) for x in xs])
+
+
+# --- modules, values and attributes (JAX's helpers of the same names) ----------------------
+
+Value = ir.Value
+"""An MLIR SSA value (what lowering rules take and return)."""
+
+Token = ir.Value
+"""A value of StableHLO's token type (``token_type()``), as JAX names it."""
+
+# The channel types of a ``stablehlo.channel_handle`` (send, recv), as XLA numbers them.
+DEVICE_TO_DEVICE_TYPE = 1
+SEND_TO_HOST_TYPE = 2
+RECV_FROM_HOST_TYPE = 3
+
+
+def make_ir_context() -> Any:
+    """The MLIR context spmdc builds its modules in (StableHLO, CHLO, Shardy and func
+    registered): a rule's module or one a library builds is then one spmdc can splice."""
+    return mlir_context()
+
+
+def module_to_string(module: Any, enable_debug_info: bool | None = None) -> str:
+    """A module's text (with each op's location when ``enable_debug_info``)."""
+    return module.operation.get_asm(enable_debug_info=bool(enable_debug_info))
+
+
+def module_to_bytecode(module: Any) -> bytes:
+    """A module as MLIR bytecode (``ir.Module.parse`` reads it back)."""
+    out = io.BytesIO()
+    module.operation.write_bytecode(out)
+    return out.getvalue()
+
+
+def merge_mlir_modules(dst_module: Any, sym_name: str, src_module: Any,
+                       dst_symtab: Any = None) -> str:
+    """Move ``src_module``'s functions into ``dst_module`` (an ``ir.Module`` or a module
+    operation), made private and renamed where a name is taken; ``src_module``'s
+    ``@main`` is named ``sym_name`` or a fresh variant of it, which is returned.
+    ``src_module`` is left empty. Both must be in one context."""
+    dst = dst_module.operation if isinstance(dst_module, ir.Module) else dst_module
+    dst_table = dst_symtab if dst_symtab is not None else ir.SymbolTable(dst)
+    src_table = ir.SymbolTable(src_module.operation)
+    if "main" not in src_table:
+        raise ValueError("merge_mlir_modules: the module to merge has no @main")
+    renamed: dict[str, str] = {}
+    for op in src_module.body.operations:
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        if name == "main" or name in dst_table:
+            base = sym_name if name == "main" else name
+            new, k = base, 0
+            while new in src_table or new in dst_table or new in renamed.values():
+                new, k = f"{base}_{k}", k + 1
+            renamed[name] = new
+    private = ir.StringAttr.get("private")
+    for op in src_module.body.operations:
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        if name in renamed:
+            src_table.set_symbol_name(op, renamed[name])
+        if op.name == "func.func":
+            op.attributes["sym_visibility"] = private
+    for old, new in renamed.items():
+        for op in src_module.body.operations:
+            src_table.replace_all_symbol_uses(old, new, op)
+    body = dst.regions[0].blocks[0]
+    for op in list(src_module.body.operations):
+        body.append(op)
+        dst_table.insert(op)
+    return renamed["main"]
+
+
+def dense_int_elements(xs: Sequence[int]) -> Any:
+    """A 64-bit integer DenseElementsAttr of ``xs``."""
+    return ir.DenseIntElementsAttr.get(np.asarray(xs, np.int64))
+
+
+def flatten_ir_values(xs: Sequence[Any]) -> list[Any]:
+    """Values and sequences of values, flattened one level into a list of values."""
+    out: list[Any] = []
+    for x in xs:
+        if isinstance(x, ir.Value):
+            out.append(x)
+        else:
+            out.extend(x)
+    return out
+
+
+def flatten_ir_types(xs: Sequence[Any]) -> list[Any]:
+    """Types and sequences of types, flattened one level into a list of types."""
+    out: list[Any] = []
+    for x in xs:
+        if isinstance(x, ir.Type):
+            out.append(x)
+        else:
+            out.extend(x)
+    return out
+
+
+def unflatten_ir_values_like_types(xs: Sequence[Any], ys: Sequence[Any]) -> list[Any]:
+    """The values ``xs`` grouped as the types ``ys`` are: a value per type, a tuple of
+    values per sequence of types."""
+    it = iter(xs)
+    out = [next(it) if isinstance(y, ir.Type) else tuple(next(it) for _ in y) for y in ys]
+    if next(it, None) is not None:
+        raise ValueError("unflatten_ir_values_like_types: more values than the types hold")
+    return out
+
+
+def ir_constants(value: Any) -> list[Any]:
+    """The constants that stand for ``value``: one, ``ir_constant(value)``."""
+    return [ir_constant(value)]
+
+
+def token_type() -> Any:
+    """The type of StableHLO's tokens."""
+    return hlo.TokenType.get()
+
+
+def shape_tensor(sizes: Sequence[Any]) -> Any:
+    """A 1-D ``tensor<Nxi32>`` of ``sizes``: ints, or scalar integer ``ir.Value``s."""
+    i32 = ir.IntegerType.get_signless(32)
+    parts = []
+    for d in sizes:
+        if isinstance(d, ir.Value):
+            scalar = d if ir.RankedTensorType(d.type).element_type == i32 else \
+                hlo.convert(ir.RankedTensorType.get([], i32), d)
+            parts.append(hlo.reshape(ir.RankedTensorType.get([1], i32), scalar))
+        else:
+            parts.append(ir_constant(np.array([int(d)], np.int32)))
+    if not parts:
+        return ir_constant(np.zeros((0,), np.int32))
+    return parts[0] if len(parts) == 1 else hlo.concatenate(parts, 0)
+
+
+def emit_python_callback(ctx: LoweringRuleContext, callback: Callable[..., Any], token: Any,
+                         operands: Sequence[Any], operand_avals: Sequence[Any],
+                         result_avals: Sequence[Any], *, has_side_effect: bool,
+                         returns_token: bool = True, partitioned: bool = False,
+                         sharding: Any = None) -> tuple[list[Any], Any, Any]:
+    """Emit a call of the Python function ``callback`` on the host: it receives one NumPy
+    array per operand and returns one array per result abstract value. With ``token``
+    (a ``!stablehlo.token`` value) the call is ordered after it and gives the next
+    token. Returns ``(results, token_out, keepalive)``; hold ``keepalive`` with
+    ``ctx.module_context.add_keepalive``. spmdc places callbacks itself (once, or per
+    device inside shard_map: Note [host callbacks] in compiler/stablehlo.py), so
+    ``partitioned`` and ``sharding`` must keep their defaults."""
+    if partitioned or sharding is not None:
+        raise ValueError("emit_python_callback: spmdc places host callbacks itself; "
+                         "partitioned=True and sharding= are not supported")
+    if len(operands) != len(operand_avals):
+        raise ValueError(f"emit_python_callback: {len(operands)} operands and "
+                         f"{len(operand_avals)} operand abstract values")
+    results = [TensorType(tuple(a.shape), dtypes.canonicalize(np.dtype(a.dtype)))
+               for a in result_avals]
+
+    def on_host(*args: Any) -> tuple[Any, ...]:
+        outs = callback(*args)
+        if len(outs) != len(results):
+            raise RuntimeError(f"Mismatched number of outputs from callback. Expected: "
+                               f"{len(results)}, Actual: {len(outs)}")
+        arrays = tuple(np.asarray(o) for o in outs)
+        for k, (a, t) in enumerate(zip(arrays, results, strict=True)):
+            if a.shape != t.shape or a.dtype != t.dtype:
+                raise RuntimeError(f"Incorrect output {k} from callback: expected "
+                                   f"{t}, got {a.dtype.name}{list(a.shape)}")
+        return arrays
+    lowering = ctx.lowering
+    if token is None:
+        values = host_callback_op(lowering, on_host, operands, results,
+                                  has_side_effect=has_side_effect, ordered=False)
+        return values, None, on_host
+    outer, lowering.token = lowering.token, token
+    try:
+        values = host_callback_op(lowering, on_host, operands, results,
+                                  has_side_effect=has_side_effect, ordered=True)
+        token_out = lowering.token
+    finally:
+        lowering.token = outer
+    return values, token_out if returns_token else None, on_host
+
+
+def ir_attribute(value: Any) -> Any:
+    """The MLIR attribute of a Python value: a bool, int (i64), float (f64), str, NumPy
+    array (dense elements), or a list or tuple of those (an array attribute)."""
+    if isinstance(value, ir.Attribute):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return ir.BoolAttr.get(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return i64_attr(int(value))
+    if isinstance(value, (float, np.floating)):
+        return ir.FloatAttr.get(ir.F64Type.get(), float(value))
+    if isinstance(value, str):
+        return ir.StringAttr.get(value)
+    if isinstance(value, np.ndarray):
+        return ir.DenseElementsAttr.get(value)
+    if isinstance(value, (list, tuple)):
+        return ir.ArrayAttr.get([ir_attribute(v) for v in value])
+    raise TypeError(f"ir_attribute: no MLIR attribute for a value of type "
+                    f"{type(value).__name__}")

@@ -77,7 +77,7 @@ from typing import Any
 
 from .. import env
 
-__all__ = ["CompilationCache", "cache", "set_directory"]
+__all__ = ["CompilationCache", "cache", "set_directory", "reset"]
 
 _MAGIC = b"spmdc-executable-3\n"   # 2: uncompressed (Note [compressed cache entries])
 _CHECKSUM_LEN = 64                   # hex digits of a SHA-256
@@ -325,6 +325,12 @@ def set_directory(directory: str | None) -> None:
         raise TypeError(f"the compilation cache directory must be a path, got "
                         f"{directory!r}")
     _state["directory"] = None if directory is None else os.fspath(directory)
+    _state["cache"] = None
+
+
+def reset() -> None:
+    """Forget the cache object (its counters and warnings): the next compile opens the
+    configured directory afresh (``jax.experimental.compilation_cache.reset_cache``)."""
     _state["cache"] = None
 
 

@@ -434,7 +434,7 @@ class Jitted:
 
     def _lower(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lowered:
         statics, args, kwargs = self._split(args, kwargs)
-        leaves, _ = tree_flatten((args, kwargs))
+        leaves, in_tree = tree_flatten((args, kwargs))
         device = self.device or device_of(leaves)
         with recording() as stages:
             func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
@@ -453,7 +453,7 @@ class Jitted:
                                       self._donated_leaves(statics, args, kwargs))
         return Lowered(func, [device], consts, out_weak, out_tree, len(leaves),
                        recorded=stages, donated=self._donated_leaves(statics, args, kwargs),
-                       embedded=not self._concrete)
+                       embedded=not self._concrete, in_tree=in_tree)
 
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         """The traced program at ``args`` (``.jaxpr``, ``.lower()``): see stages.py."""

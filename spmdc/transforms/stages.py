@@ -181,7 +181,7 @@ class Traced:
             func = run_pass("cleanup", cleanup, self._func)
         return Lowered(func, [self._device], self._consts, self._out_weak, self.out_tree,
                        self._n_args, recorded=[*self._recorded, *stages], platform=platform,
-                       embedded=True)
+                       embedded=True, in_tree=self.in_tree)
 
     def __repr__(self) -> str:
         return f"Traced({self.fun_name})"
@@ -195,8 +195,9 @@ class Lowered:
                  out_weak: list[bool], out_tree: Any, n_args: int,
                  axis_env: dict[str, int] | None = None, mesh_axes: Sequence[str] = (),
                  recorded: Sequence[tuple[str, Any]] = (), donated: tuple[int, ...] = (),
-                 platform: str | None = None, embedded: bool = False):
+                 platform: str | None = None, embedded: bool = False, in_tree: Any = None):
         self.func = func
+        self.in_tree = in_tree      # the pytree of (args, kwargs), when the caller knows it
         # whether the module holds the captured constants (jit's programs; Note [captured
         # arrays are constants]) rather than taking them as arguments
         self.embedded = embedded
@@ -310,7 +311,7 @@ class Lowered:
                                self.out_tree, self.n_args, self.donated, compiler_options,
                                embed=self.embedded)
         observe("optimized_hlo", entry.executable.optimized_hlo)
-        return Compiled(entry)
+        return Compiled(entry, self.in_tree)
 
 
 def _unique_names(stages: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -325,8 +326,13 @@ def _unique_names(stages: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
 class Compiled:
     """``jit(f).lower(*args).compile()``: callable with arguments of the lowered types."""
 
-    def __init__(self, entry: Entry):
+    def __init__(self, entry: Entry, in_tree: Any = None):
         self._entry = entry
+        self.in_tree = in_tree      # the pytree of (args, kwargs) it was lowered for
+
+    @property
+    def out_tree(self) -> Any:
+        return self._entry.out_tree
 
     def as_text(self) -> str:
         """The optimized HLO XLA produced."""

@@ -30,6 +30,7 @@ RANK = {
     "random": 7, "nn": 8, "scipy": 9, "example_libraries": 9, "experimental": 9,
     "extend": 9, "interpreters": 9,                          # JAX's extension API
     "_src": 10,                          # the jax._src names: may map to either of those
+    "export": 10,                  # jax.export: its call primitive is an extension primitive
     "top": 11,                                               # __init__, cli, launch
 }
 # The public modules at the top of spmdc/ stand on the floor of what they wrap.
@@ -50,8 +51,10 @@ LEAVES = {"env", "errors", "aliases"}
 # and blocks with spmdc.numpy, as JAX's api.py does.
 # jax.experimental.hijax's HiPrimitive is jax.extend.core's Primitive with its methods put
 # in JAX's rule tables (jax.interpreters), as JAX's is.
+# jax.extend.lowering names jax.interpreters.mlir's LoweringRuleContext, as JAX's does.
 EXCEPTIONS = {"transforms/jacobians.py": {"numpy"},
-              "experimental/hijax.py": {"extend", "interpreters"}}
+              "experimental/hijax.py": {"extend", "interpreters"},
+              "extend/lowering.py": {"interpreters"}}
 # Who may bind primitives (import compiler.primitives, or core.tracing's bind): lax,
 # transforms and the compiler, the tracer (core/tracing.py holds bind) and the public
 # faces of transforms; numpy and every floor above it bind through lax.

@@ -44,14 +44,21 @@ from .buffers import (
 )
 from .compilation import (
     Executable,
+    clear_hlo_transform,
     compile,
     cost_analysis,
+    deserialize_executable,
     forget,
     from_cache,
     hlo_computation,
+    hlo_to_stablehlo,
     memory_analysis,
     optimized_hlo,
     output_tiles,
+    refine_polymorphic_shapes,
+    register_hlo_transform,
+    serialize_executable,
+    serialize_portable_artifact,
 )
 from .custom_calls import (
     ffi_include_dir,
@@ -88,6 +95,9 @@ __all__ = ["Device", "Buffer", "Executable", "client", "client_exists", "device_
            "set_cpu_device_count", "set_platform", "copy_to_host_async", "group_array",
            "group_devices", "is_ready", "one_device_handler", "put", "result_handler",
            "shards", "to_numpy", "compile", "cost_analysis", "forget", "from_cache",
+           "serialize_executable", "deserialize_executable", "hlo_to_stablehlo",
+           "refine_polymorphic_shapes", "serialize_portable_artifact",
+           "register_hlo_transform", "clear_hlo_transform",
            "hlo_computation", "memory_analysis", "optimized_hlo", "output_tiles",
            "coordination_service",
            "distributed_client", "explain", "jaxlib_version", "join", "process_count",

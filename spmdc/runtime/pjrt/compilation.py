@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from jaxlib import _jax
+from jaxlib import _jax, _xla
 from jaxlib import xla_client as xc
 
 from .. import cache as _cache
@@ -30,6 +30,59 @@ waiting: set[int] = set()
 def forget(exe: Executable) -> None:
     waiting.discard(id(exe))
     _from_cache.discard(id(exe))
+
+
+def serialize_executable(exe: Executable) -> bytes:
+    """The executable's bytes, which ``deserialize_executable`` loads (in this process or
+    another with the same jaxlib and platform)."""
+    return client().serialize_executable(exe)
+
+
+def serialize_portable_artifact(module_text: str, target: str) -> bytes:
+    """The StableHLO portable artifact (VHLO bytecode) of a module for the StableHLO
+    version ``target``, by jaxlib's serializer, which writes CHLO ops as composites with
+    their StableHLO decompositions (as JAX's exports hold them)."""
+    return _jax.mlir.serialize_portable_artifact(module_text, target)
+
+
+def register_hlo_transform(name: str, stage: int, callback: Any, platform: str) -> None:
+    """Have XLA call ``callback(hlo_module_proto_bytes) -> bytes | None`` at pipeline
+    ``stage`` (0 before scheduling, 1 after) of every compile for ``platform`` (the CPU
+    in this process, or the CUDA plugin's client)."""
+    if platform == "cpu":
+        _xla.register_xla_transform(name, stage, callback)
+    else:
+        _xla.register_xla_transform_c_api(client(), name, stage, callback)
+
+
+def clear_hlo_transform(name: str, stage: int, platform: str) -> bool:
+    """Remove a transformation ``register_hlo_transform`` added; whether there was one."""
+    if platform == "cpu":
+        return _xla.clear_xla_transform(name, stage)
+    return _xla.clear_xla_transform_c_api(client(), name, stage)
+
+
+def hlo_to_stablehlo(computation: bytes) -> bytes:
+    """The StableHLO bytecode of a serialized HloModuleProto (jaxlib's converter)."""
+    return _jax.mlir.hlo_to_stablehlo(computation)
+
+
+def refine_polymorphic_shapes(module: bytes, enable_shape_assertions: bool = True,
+                              validate_static_shapes: bool = True,
+                              enable_shardy: bool = False) -> bytes:
+    """A module's bytecode with its dynamic shapes refined from the static shapes of its
+    ``@main`` (jaxlib's StableHLO shape refinement)."""
+    return _jax.mlir.refine_polymorphic_shapes(
+        module, enable_shape_assertions=enable_shape_assertions,
+        validate_static_shapes=validate_static_shapes, enable_shardy=enable_shardy)
+
+
+def deserialize_executable(payload: bytes, devs: Sequence[Device]) -> Executable:
+    """Load an executable ``serialize_executable`` gave, for ``devs`` (trusted input:
+    it is machine code this process runs)."""
+    if platform_wanted() == "cpu":
+        register_lapack_targets()       # the LAPACK kernels it may call, as compile does
+    return client().deserialize_executable(payload, _jax.DeviceList(tuple(devs)))
 
 
 def compile(module: Any, devs: Sequence[Device], host_callbacks: Sequence[Any] = (),
