@@ -454,6 +454,11 @@ def _is_library(filename: str) -> bool:
     return excluded
 
 
+def is_library_file(filename: str) -> bool:
+    """Whether ``filename`` is spmdc's or a registered library's (not the user's code)."""
+    return _is_library(filename)
+
+
 class UserSource(str):
     """The user's ``file:line`` (the string itself, as messages print it), with the code
     and instruction of the frame it was read from, for JAX's longer form."""

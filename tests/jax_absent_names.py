@@ -121,15 +121,11 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.numpy.fft": {},
     "jax": {
         **_because(TODO, """
-            Shard ad allow_f16_reductions array_garbage_collection_guard auto_pcast
-            copy_to_host_async debug_infs debug_key_reuse debug_nans default_device
-            dlpack ds enable_checks explain_cache_misses export ffi fwd_and_bwd
-            host_count host_id host_ids image jax2tf_associative_scan_reductions
-            live_arrays log_compiles make_user_context memory monitoring
-            no_execution no_tracing ops print_environment_info profiler
-            remove_size_one_mesh_axis_from_type softmax_custom_jvp thread_guard
-            threefry_partitionable transfer_guard transfer_guard_device_to_device
-            transfer_guard_device_to_host transfer_guard_host_to_device
+            ad allow_f16_reductions array_garbage_collection_guard auto_pcast
+            debug_key_reuse dlpack ds export ffi fwd_and_bwd image
+            jax2tf_associative_scan_reductions make_user_context memory monitoring ops
+            profiler remove_size_one_mesh_axis_from_type softmax_custom_jvp thread_guard
+            threefry_partitionable
             """),
         **_because(LEGACY_PRNG, "default_prng_impl enable_custom_prng legacy_prng_key"),
     },

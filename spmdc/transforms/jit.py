@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,13 +30,15 @@ from ..core import rank_promotion as _rank_promotion
 from ..core.concrete import concretisations
 from ..core.config import checked_call, runtime_checks
 from ..core.devices import check_backend, check_device
+from ..core.float_checks import replay
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.ref_scopes import bound_refs
 from ..core.tracing import apply_func, type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
-from ..runtime import pjrt
+from ..runtime import config_states, pjrt
 from ..runtime.array import Array
+from ..runtime.compile_log import fun_source, log_compile
 from ..runtime.executable import ProgramCache, program_key
 from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
 from ..runtime.sharding import NamedSharding
@@ -51,6 +54,7 @@ from .arguments import (
     name_tuple,
     raise_if_not_array_argument,
 )
+from .cache_misses import explain
 from .partitioned import (
     PartitionedEntry,
     check_shardings,
@@ -194,6 +198,9 @@ class Jitted:
 
     def _trace(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                kwargs: dict[str, Any]) -> tuple[Func, list[bool], list[Any], Any, list[Any]]:
+        if not self._concrete and config_states.no_tracing.value:
+            raise RuntimeError(f"re-tracing function {self._log_name()} at "
+                               f"{fun_source(self.fun)} for `jit`, but 'no_tracing' is set")
         self.trace_count += 1
         fun = self._with_statics(statics)
         if not self._concrete:             # the user's jit (not an eager transformation's)
@@ -208,10 +215,18 @@ class Jitted:
                     out = user_fun(*a, **k)
                 check_array_results("jit", self.fun, _display_name(self.fun), out)
                 return out
+        started = time.perf_counter()
         out = trace_pytree(fun, args, kwargs, _fun_name(self.fun),
                            concrete=self._concrete and tracing._state.current is None)
         observe("traced", out[0])
+        log_compile("Finished tracing %s for jit in %.9f sec", self._log_name(),
+                    time.perf_counter() - started)
         return out
+
+    def _log_name(self) -> str:
+        """The name the compile log and no_tracing give (an eager operation's jit is
+        named after its primitive)."""
+        return getattr(self, "__name__", None) or _display_name(self.fun)
 
     def __repr__(self) -> str:
         # JAX's repr of a jitted function; chex's is_traceable (and so its
@@ -268,7 +283,9 @@ class Jitted:
                 # grad ... at top level), which would otherwise call their function again
                 kind = "eager transformation" if self._concrete else "jit"
                 return checked_call(kind, _fun_name(self.fun), self.fun,
-                                    lambda a, k: self._call(a, k)[0], args, kwargs), None
+                                    lambda a, k: self._call(a, k)[0], args, kwargs,
+                                    self._replay(args, kwargs) if self._concrete else None
+                                    ), None
             return self._call(args, kwargs)
         except TypeError:
             self._raise_if_not_array_argument(args, kwargs)
@@ -278,6 +295,14 @@ class Jitted:
                 raise
             self._closed_refs.extend(found.refs)
             return self._call_with_refs(args, kwargs), None
+
+    def _replay(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[], None]:
+        """The call traced again and run op by op, for debug_nans (Note [finding the
+        operation that made a nan] in core/float_checks.py)."""
+        def run() -> None:
+            func, _, consts, _, leaves = self._trace(*self._split(args, kwargs))
+            replay(func, [*leaves, *consts], tracing.run_eagerly)
+        return run
 
     def _call_with_refs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A call whose function takes or closes over mutable array references (Note
@@ -332,6 +357,9 @@ class Jitted:
                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
         entry = self._cache.get(key)
         if entry is None:
+            if config_states.explain_cache_misses.value:    # Note [explaining a retrace]
+                explain(self.fun, _display_name(self.fun), list(self._cache), key, args,
+                        kwargs)
             read = concretisations()
             traced = self._trace(statics, args, kwargs)
             if concretisations() != read:       # specialised to these values: never cache

@@ -18,6 +18,7 @@ from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.collectives import value_axes
 from ..compiler.stablehlo import PLATFORMS, donation_aliases, lower_text, parse_module
 from ..core.abstract import ShapedArray, ShapeDtypeStruct
+from ..core.devices import default_device
 from ..core.tracing import type_of
 from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt
@@ -128,7 +129,7 @@ def device_of(leaves: Sequence[Any]) -> Any:
     for x in leaves:
         if type(x) is Array and not x.split and len(x._devices) == 1:
             return x._devices[0]
-    return pjrt.local_devices()[0]
+    return default_device()             # jax_default_device's, else the first
 
 
 # --- the stages ---------------------------------------------------------------------------
