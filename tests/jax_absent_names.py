@@ -54,6 +54,8 @@ NO_PRIMITIVE_LINALG = ("spmdc computes the decomposition without a primitive of 
 CPP_REGISTRY = ("jaxlib's C++ pytree registry object; spmdc's pytrees live in "
                 "spmdc/core/tree.py")
 
+TRACED_SHARDING = ("the sharding of a traced value, which XLA's partitioner decides when it "
+                   "compiles: spmdc does not read it back from the compiled program")
 
 # A short label per reason, for ``make sz``'s table.
 LABELS = {
@@ -65,6 +67,7 @@ LABELS = {
     PALLAS: "Pallas", LEGACY_PRNG: "non-threefry keys", NO_RANDOM_PRIMITIVE: "random via lax",
     JAX_AD: "JAX AD internals", ONE_SCATTER_SELECT: "select_and_scatter",
     NO_PRIMITIVE_LINALG: "linalg primitives", CPP_REGISTRY: "C++ registry",
+    TRACED_SHARDING: "traced sharding",
 }
 
 
@@ -153,9 +156,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, "Offloadable Recompute Saveable"),
     },
     "jax.debug": {
-        **_because(TODO, """
-            DebugEffect OrderedDebugEffect breakpoint inspect_array_sharding log
-            """),
+        **_because(TRACED_SHARDING, "inspect_array_sharding"),
     },
     "jax.dlpack": {
         **_because(TODO, "from_dlpack is_supported_dtype"),
