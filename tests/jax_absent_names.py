@@ -222,16 +222,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.custom_derivatives": {
         **_because(TODO, "linear_call remat_opt_p"),
     },
-    "jax.api_util": {
-        **_because(TODO, """
-            argnums_partial donation_vector flatten_axes rebase_donate_argnums
-            """),
-    },
-    "jax.core": {
-        **_because(TODO, """
-            ParamDict ensure_compile_time_eval eval_context max_dim min_dim
-            """),
-    },
     "jax.scipy.spatial.transform": {
         **_because(TODO, "Rotation Slerp"),
     },

@@ -1,6 +1,8 @@
 """jax.extend.core and jax.core (spmdc/extend/core/__init__.py, spmdc/_src/core.py): JAX's
 Primitive on spmdc's, type tests on traced values and abstract values, the aval helpers;
 and the values JAX's rules see (ad.Zero, UndefinedPrimal, PartialVal)."""
+import typing
+
 import numpy as np
 import pytest
 from jaxlib.mlir.dialects import stablehlo as hlo
@@ -183,3 +185,25 @@ def test_find_top_trace_and_the_trace_tag():
     _, t = spmdc.jvp(f, (X,), (X,))
     np.testing.assert_allclose(t, 2 * X)
     assert core.find_top_trace(()) is None and jax_core.find_top_trace is core.find_top_trace
+
+
+def test_jax_core_eval_context_and_dims():
+    core = jax_core
+
+    def f(x):
+        with core.eval_context():              # runs at once, on concrete values
+            y = jnp.ones(2) * 3
+            assert not isinstance(y, core.Tracer)
+        return x + y
+    np.testing.assert_array_equal(np.asarray(spmdc.jit(f)(jnp.ones(2))), [4.0, 4.0])
+
+    def g(x):
+        with core.eval_context():
+            return x + 1
+    with pytest.raises(spmdc.errors.UnexpectedTracerError):
+        spmdc.jit(g)(1.0)
+    assert (core.max_dim(2, 3), core.min_dim(2, 3)) == (3, 2)
+    with pytest.raises(TypeError, match="argument `d2` of `core.min_dim`"):
+        core.min_dim(2, 1.5)
+    assert core.ParamDict == dict[str, typing.Any]
+    assert core.ensure_compile_time_eval is spmdc.ensure_compile_time_eval
