@@ -54,6 +54,8 @@ NO_PRIMITIVE_LINALG = ("spmdc computes the decomposition without a primitive of 
 CPP_REGISTRY = ("jaxlib's C++ pytree registry object; spmdc's pytrees live in "
                 "spmdc/core/tree.py")
 
+MEMORY_SPACES = ("memory spaces (offloading residuals to host memory, jax.memory.Space): "
+                 "spmdc's buffers live in their device's default memory only")
 TRACED_SHARDING = ("the sharding of a traced value, which XLA's partitioner decides when it "
                    "compiles: spmdc does not read it back from the compiled program")
 
@@ -67,7 +69,7 @@ LABELS = {
     PALLAS: "Pallas", LEGACY_PRNG: "non-threefry keys", NO_RANDOM_PRIMITIVE: "random via lax",
     JAX_AD: "JAX AD internals", ONE_SCATTER_SELECT: "select_and_scatter",
     NO_PRIMITIVE_LINALG: "linalg primitives", CPP_REGISTRY: "C++ registry",
-    TRACED_SHARDING: "traced sharding",
+    TRACED_SHARDING: "traced sharding", MEMORY_SPACES: "memory spaces",
 }
 
 
@@ -126,11 +128,12 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, """
             ad allow_f16_reductions array_garbage_collection_guard auto_pcast
             debug_key_reuse dlpack ds export ffi fwd_and_bwd image
-            jax2tf_associative_scan_reductions make_user_context memory monitoring ops
+            jax2tf_associative_scan_reductions make_user_context monitoring ops
             profiler remove_size_one_mesh_axis_from_type softmax_custom_jvp thread_guard
             threefry_partitionable
             """),
         **_because(LEGACY_PRNG, "default_prng_impl enable_custom_prng legacy_prng_key"),
+        **_because(MEMORY_SPACES, "memory"),
     },
     "jax.lax.linalg": {
         **_because(TODO, """
@@ -153,7 +156,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.ad_checkpoint": {
-        **_because(TODO, "Offloadable Recompute Saveable"),
+        **_because(MEMORY_SPACES, "Offloadable"),
     },
     "jax.debug": {
         **_because(TRACED_SHARDING, "inspect_array_sharding"),
@@ -188,9 +191,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             stop_server stop_trace trace
             """),
     },
-    "jax.stages": {
-        **_because(TODO, "ArgInfo"),
-    },
     "jax.tree_util": {
         **_because(CPP_REGISTRY, "default_registry"),
     },
@@ -202,11 +202,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             minimum_supported_calling_convention_version
             register_namedtuple_serialization register_pytree_node_serialization
             symbolic_args_specs symbolic_shape
-            """),
-    },
-    "jax.errors": {
-        **_because(TODO, """
-            InconclusiveDimensionOperation JaxprTypeError
             """),
     },
     "jax.monitoring": {
@@ -238,12 +233,10 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.extend.core": {
         **_because(TODO, """
-            AbstractToken CallPrimitive Effects InconclusiveDimensionOperation
-            JaxprTypeError Token TraceTag array_types call_impl check_jaxpr
-            concrete_or_error gensym no_effects nonempty_axis_env_DO_NOT_USE
-            primal_dtype_to_tangent_dtype unsafe_am_i_under_a_jit_DO_NOT_USE
-            unsafe_am_i_under_a_vmap_DO_NOT_USE unsafe_get_axis_names_DO_NOT_USE
+            CallPrimitive TraceTag call_impl unsafe_am_i_under_a_jit_DO_NOT_USE
+            unsafe_am_i_under_a_vmap_DO_NOT_USE
             """),
+        **_because(TOKENS, "AbstractToken Token"),
     },
     "jax.extend.core.primitives": {
         **_because(TODO, """
@@ -284,8 +277,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.extend.source_info_util": {
         **_because(TODO, """
-            NameStack SourceInfo current current_name_stack extend_name_stack
-            new_name_stack new_source_info reset_name_stack set_name_stack summarize
             transform_name_stack user_context
             """),
     },

@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 
 from ..core.abstract import AbstractValue, ShapedArray, typeof
-from ..core.tracing import Trace, Tracer, current_trace, known_value, set_current
+from ..core.tracing import Trace, Tracer, current_trace, set_current
 from ..core.tracing import compile_time_eval as ensure_compile_time_eval
-from ..errors import ConcretizationTypeError
 from ..extend.core import (
     OpaqueTraceState,
     Primitive,
+    concrete_or_error,
     find_top_trace,
     get_opaque_trace_state,
     mapped_aval,
@@ -73,23 +73,6 @@ class)."""
 def trace_state_clean() -> bool:
     """Whether no transformation is tracing on this thread."""
     return current_trace() is None
-
-
-def concrete_or_error(force: Callable[[Any], Any] | None, value: Any,
-                      context: str = "") -> Any:
-    """``force(value)`` for a concrete value (``value`` itself when ``force`` is
-    None); a traced value is forced when its value is known, and is a
-    ConcretizationTypeError otherwise."""
-    force = (lambda v: v) if force is None else force
-    if isinstance(value, Tracer):
-        known = known_value(value)
-        if known is None:
-            where = f"{context}: " if context else ""
-            raise ConcretizationTypeError(
-                f"{where}a concrete value is needed, but got a traced {value.type}; mark "
-                "the argument static or compute the value outside the transformation")
-        return force(known)
-    return force(value)
 
 
 def raise_to_shaped(aval: Any, weak_type: bool | None = None) -> ShapedArray:

@@ -489,7 +489,8 @@ class Jitted:
         if checks_enabled():
             check(func)
         return Traced(getattr(self, "__name__", "fun"), func, out_weak, consts, in_tree,
-                      out_tree, leaves, device_of(in_leaves), stages)
+                      out_tree, leaves, device_of(in_leaves), stages,
+                      self._donated_leaves(statics, args, kwargs))
 
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         """What a call would return, as ShapeDtypeStructs; nothing is compiled or run."""

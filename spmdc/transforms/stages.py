@@ -134,13 +134,41 @@ def device_of(leaves: Sequence[Any]) -> Any:
 
 # --- the stages ---------------------------------------------------------------------------
 
+class ArgInfo:
+    """One argument leaf of a traced call (``jax.stages.ArgInfo``): its abstract value
+    and whether the call donates it."""
+    __slots__ = ("_aval", "donated")
+
+    def __init__(self, aval: Any, donated: bool):
+        self._aval, self.donated = aval, donated
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._aval.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self._aval.dtype
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is ArgInfo and self._aval == other._aval
+                and self.donated == other.donated)
+
+    def __hash__(self) -> int:
+        return hash((self._aval, self.donated))
+
+    def __repr__(self) -> str:
+        return f"ArgInfo(_aval={self._aval!r}, donated={self.donated})"
+
+
 class Traced:
     """``jit(f).trace(*args)``: the traced program, not yet lowered."""
 
     def __init__(self, fun_name: str, func: Func, out_weak: list[bool], consts: list[Any],
                  in_tree: Any, out_tree: Any, leaves: list[Any], device: Any,
-                 recorded: list[tuple[str, Any]]):
+                 recorded: list[tuple[str, Any]], donated: Sequence[int] = ()):
         self.fun_name = fun_name
+        self._donated = frozenset(donated)          # the donated argument leaves
         self.in_tree, self.out_tree = in_tree, out_tree
         n = len(leaves)
         self.in_avals = [ShapedArray(t.shape, t.dtype, type_of(x)[1])
@@ -158,6 +186,12 @@ class Traced:
             self._jaxpr = closed_jaxpr(self._func, self._consts, self._n_args,
                                        [a.weak_type for a in self.in_avals], self._out_weak)
         return self._jaxpr
+
+    @property
+    def args_info(self) -> Any:
+        """The arguments' pytree (``(args, kwargs)``, statics left out) of ArgInfo."""
+        return tree_unflatten(self.in_tree, [ArgInfo(a, i in self._donated)
+                                             for i, a in enumerate(self.in_avals)])
 
     @property
     def out_info(self) -> Any:

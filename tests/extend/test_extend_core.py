@@ -207,3 +207,37 @@ def test_jax_core_eval_context_and_dims():
         core.min_dim(2, 1.5)
     assert core.ParamDict == dict[str, typing.Any]
     assert core.ensure_compile_time_eval is spmdc.ensure_compile_time_eval
+
+
+def test_check_jaxpr_and_the_helpers():
+    closed = spmdc.make_jaxpr(lambda x: jnp.sin(x) * 2)(1.0)
+    core.check_jaxpr(closed)                          # well formed: no error
+    swapped = core.Jaxpr([], closed.jaxpr.invars, closed.jaxpr.outvars,
+                         [closed.jaxpr.eqns[1], closed.jaxpr.eqns[0]])
+    with pytest.raises(spmdc.errors.JaxprTypeError, match=r"not defined \(equation 0, mul\)"):
+        core.check_jaxpr(swapped)
+    twice = core.Primitive("twice_checked")
+    twice.def_impl(lambda x: 2 * x)
+    twice.def_abstract_eval(lambda x: x)
+    eqn = spmdc.make_jaxpr(twice.bind)(jnp.ones(3)).jaxpr.eqns[0]
+    wrong = core.Var(ShapedArray((4,), np.float32))
+    mistyped = core.Jaxpr([], eqn.invars, [wrong], [core.new_jaxpr_eqn(
+        eqn.invars, [wrong], eqn.primitive, eqn.params, eqn.effects)])
+    with pytest.raises(core.JaxprTypeError, match=r"typed \(float32\[4\]\) but the "
+                                                  r"primitive's abstract evaluation gives"):
+        core.check_jaxpr(mistyped)
+    assert core.JaxprTypeError is spmdc.errors.JaxprTypeError
+    assert issubclass(core.InconclusiveDimensionOperation, Exception)
+    assert core.primal_dtype_to_tangent_dtype(np.int32) == spmdc.float0
+    assert core.primal_dtype_to_tangent_dtype(np.float32) == np.float32
+    assert core.no_effects == frozenset() and np.ndarray in core.array_types
+    assert isinstance(core.gensym()(ShapedArray((2,), np.float32)), core.Var)
+    assert core.concrete_or_error(int, np.int32(3)) == 3
+    seen = []
+
+    def probe(x):
+        seen.append((core.unsafe_get_axis_names_DO_NOT_USE(),
+                     core.nonempty_axis_env_DO_NOT_USE()))
+        return x
+    spmdc.vmap(probe, axis_name="i")(jnp.ones(2))
+    assert seen == [(["i"], True)] and core.unsafe_get_axis_names_DO_NOT_USE() == []
