@@ -215,7 +215,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.custom_derivatives": {
-        **_because(TODO, "linear_call remat_opt_p"),
+        **_because(TODO, "remat_opt_p"),
     },
     "jax.scipy.spatial.transform": {
         **_because(TODO, "Rotation Slerp"),
