@@ -62,8 +62,10 @@ from .runtime.config_states import (  # noqa: E402
     enable_checks,
     explain_cache_misses,
     log_compiles,
+    make_user_context,
     no_execution,
     no_tracing,
+    softmax_custom_jvp,
     transfer_guard_device_to_device,
     transfer_guard_device_to_host,
     transfer_guard_host_to_device,
@@ -183,7 +185,7 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "no_tracing", "transfer_guard", "transfer_guard_device_to_device",
            "transfer_guard_device_to_host", "transfer_guard_host_to_device", "Shard",
            "copy_to_host_async", "host_count", "host_id", "host_ids", "live_arrays",
-           "print_environment_info"]
+           "print_environment_info", "make_user_context", "softmax_custom_jvp"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402

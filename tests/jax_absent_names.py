@@ -54,6 +54,8 @@ NO_PRIMITIVE_LINALG = ("spmdc computes the decomposition without a primitive of 
 CPP_REGISTRY = ("jaxlib's C++ pytree registry object; spmdc's pytrees live in "
                 "spmdc/core/tree.py")
 
+THREEFRY_ONLY = ("spmdc's random bits are those of jax_threefry_partitionable=True (JAX's "
+                 "default) only: the option could not give the other bits")
 MEMORY_SPACES = ("memory spaces (offloading residuals to host memory, jax.memory.Space): "
                  "spmdc's buffers live in their device's default memory only")
 TRACED_SHARDING = ("the sharding of a traced value, which XLA's partitioner decides when it "
@@ -70,6 +72,7 @@ LABELS = {
     JAX_AD: "JAX AD internals", ONE_SCATTER_SELECT: "select_and_scatter",
     NO_PRIMITIVE_LINALG: "linalg primitives", CPP_REGISTRY: "C++ registry",
     TRACED_SHARDING: "traced sharding", MEMORY_SPACES: "memory spaces",
+    THREEFRY_ONLY: "partitionable threefry",
 }
 
 
@@ -128,10 +131,10 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, """
             ad allow_f16_reductions array_garbage_collection_guard auto_pcast
             debug_key_reuse dlpack ds export ffi fwd_and_bwd image
-            jax2tf_associative_scan_reductions make_user_context monitoring ops
-            profiler remove_size_one_mesh_axis_from_type softmax_custom_jvp thread_guard
-            threefry_partitionable
+            jax2tf_associative_scan_reductions monitoring ops
+            profiler remove_size_one_mesh_axis_from_type thread_guard
             """),
+        **_because(THREEFRY_ONLY, "threefry_partitionable"),
         **_because(LEGACY_PRNG, "default_prng_impl enable_custom_prng legacy_prng_key"),
         **_because(MEMORY_SPACES, "memory"),
     },

@@ -20,7 +20,8 @@ __all__ = ["State", "states", "hot_states", "on_change", "debug_nans", "debug_in
            "log_compiles", "explain_cache_misses", "default_device", "enable_checks",
            "no_tracing", "no_execution", "transfer_guard_host_to_device",
            "transfer_guard_device_to_device", "transfer_guard_device_to_host",
-           "transfer_guard_all", "TRANSFER_LEVELS", "transfer_level", "parse_bool"]
+           "transfer_guard_all", "TRANSFER_LEVELS", "transfer_level", "parse_bool",
+           "UserConfig", "make_user_context", "jit_key_values", "softmax_custom_jvp"]
 
 _NO_DEFAULT = object()
 _UNSET = object()
@@ -28,6 +29,7 @@ _local = threading.local()
 _lock = threading.Lock()
 _changed: list[Callable[[], None]] = []
 states: dict[str, State] = {}
+keyed: list[State] = []
 
 
 def on_change(hook: Callable[[], None]) -> None:
@@ -42,10 +44,12 @@ class State:
     # (read ``state.value``). Each instance's __doc__ is its option's help.
     __slots__ = ("_name", "__name__", "__doc__", "_parse", "_global", "_context_default",
                  "_hot", "_open", "_default", "_on_set")
+    # A state in ``keyed`` (jax.make_user_context's, softmax_custom_jvp) changes what a
+    # function traces to: its value is part of jit's cache key (``jit_key_values``).
 
     def __init__(self, name: str, default: Any, doc: str, parse: Callable[[str, Any], Any],
                  *, context_default: Any = _NO_DEFAULT, hot: bool = False,
-                 on_set: Callable[[Any], None] | None = None):
+                 on_set: Callable[[Any], None] | None = None, in_jit_key: bool = False):
         self._name = name
         self.__name__ = name[4:] if name.startswith("jax_") else name
         self.__doc__ = f"Context manager for `{name}` config option.\n\n{doc}"
@@ -56,6 +60,9 @@ class State:
         self._open = 0                  # with-blocks open in any thread
         self._on_set = on_set
         states[name] = self
+        if in_jit_key:
+            self._hot = True
+            keyed.append(self)
 
     @property
     def name(self) -> str:
@@ -86,7 +93,8 @@ class State:
 
     def is_on(self) -> bool:
         """Whether the state differs from its default anywhere (hot states' test)."""
-        return self._open > 0 or self._global != self._default
+        return self._open > 0 or not (self._global is self._default
+                                      or self._global == self._default)
 
     def __bool__(self) -> bool:
         raise TypeError(f"bool() not supported for instances of type 'State' (did you "
@@ -146,6 +154,42 @@ def transfer_level(direction: State) -> str:
     if level is None:
         level = transfer_guard_all.value
     return "allow" if level is None else level
+
+
+class UserConfig:
+    """A value of the user's that jit's caches depend on (``jax.make_user_context``):
+    while it differs from its default (globally, or in some thread's ``with ctx(v):``
+    block) every call takes the Python path, whose cache key holds the value, so a new
+    value traces and compiles again."""
+    __slots__ = ("_state",)
+
+    def __init__(self, default_value: Any):
+        self._state = State(f"user_context#{len(keyed)}", default_value,
+                            "A user context.", lambda name, value: value, in_jit_key=True)
+
+    @property
+    def value(self) -> Any:
+        return self._state.value
+
+    def get_global(self) -> Any:
+        return self._state.get_global()
+
+    def set_global(self, new_value: Any) -> None:
+        self._state._set(new_value)
+
+    def __call__(self, new_value: Any) -> _StateContext:
+        return self._state(new_value)
+
+
+def make_user_context(default_value: Any = None) -> UserConfig:
+    """A context whose value is part of every jit cache key: ``ctx = make_user_context()``,
+    then ``with ctx(1): f(x)`` traces and compiles ``f`` for that value."""
+    return UserConfig(default_value)
+
+
+def jit_key_values() -> tuple[Any, ...]:
+    """The values in effect of the states jit's cache key holds."""
+    return tuple(s.value for s in keyed)
 
 
 def hot_states() -> list[str]:
@@ -225,6 +269,13 @@ default_device = State(
     "operations and jit'd function calls (there is no effect on multi-device "
     "computations, e.g. pmapped function calls). Set to None to use the system default "
     "device.", _parse_device, hot=True)
+
+softmax_custom_jvp = State(
+    "jax_softmax_custom_jvp", False,
+    "Use a new custom_jvp rule for jax.nn.softmax. The new rule should improve memory "
+    "usage and stability. Set True to use new behavior. See "
+    "https://github.com/jax-ml/jax/pull/15677", parse_bool, context_default=True,
+    in_jit_key=True)
 
 _TRANSFER_DOC = ("Select the transfer guard level for {} transfers. Default is 'allow'. "
                  "'log': log implicit transfers; 'disallow': disallow implicit transfers; "

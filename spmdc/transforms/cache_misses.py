@@ -32,7 +32,9 @@ __all__ = ["explain"]
 
 _log = logging.getLogger("spmdc.compile")
 _CONTEXT = ("device", "jax_enable_x64", "jax_numpy_dtype_promotion",
-            "jax_numpy_rank_promotion", "jax_default_matmul_precision")
+            "jax_numpy_rank_promotion", "jax_default_matmul_precision",
+            "jax_softmax_custom_jvp and the user contexts")
+_TYPES = 2 + len(_CONTEXT)          # where the leaves' types start in jit's key
 _callsites_missed: set[str] = set()
 
 
@@ -67,7 +69,7 @@ def _differences(new: tuple[Any, ...], old: tuple[Any, ...], names: list[str]
                  ) -> tuple[int, int, str]:
     """(severity, how many, text) of what differs between two keys of jit's cache."""
     (new_tree, new_statics, *new_ctx), (old_tree, old_statics, *old_ctx) = \
-        new[:7], old[:7]
+        new[:_TYPES], old[:_TYPES]
     changed = [(n, a, b) for n, a, b in zip(_CONTEXT, new_ctx, old_ctx, strict=True)
                if a != b]
     if changed:
@@ -86,8 +88,8 @@ def _differences(new: tuple[Any, ...], old: tuple[Any, ...], names: list[str]
                  for at, v in new_statics if old_map.get(at, missing) != v]
         return 2, len(lines), "different static arguments:\n" + "\n".join(lines)
     lines = [f"  * at {name}, now {_type_text(a)} and before {_type_text(b)}"
-             for name, a, b in zip(names, new[7:], old[7:], strict=True) if a != b]
-    weak = any(a[1] != b[1] for a, b in zip(new[7:], old[7:], strict=True))
+             for name, a, b in zip(names, new[_TYPES:], old[_TYPES:], strict=True) if a != b]
+    weak = any(a[1] != b[1] for a, b in zip(new[_TYPES:], old[_TYPES:], strict=True))
     text = "different input types:\n" + "\n".join(lines)
     if weak:
         text += "https://docs.jax.dev/en/latest/type_promotion.html#weak-types"

@@ -354,6 +354,7 @@ class Jitted:
                dtypes._promotion[0],                      # the promotion modes
                _rank_promotion._mode[0],                  # (Note [rank promotion])
                _precision._default[0],                    # and the default precision
+               config_states.jit_key_values(),    # softmax_custom_jvp, user contexts
                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
         entry = self._cache.get(key)
         if entry is None:

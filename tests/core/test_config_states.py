@@ -185,3 +185,44 @@ def test_live_arrays_and_small_names():
         warnings.simplefilter("always")
         assert (spmdc.host_count(), spmdc.host_id(), spmdc.host_ids()) == (1, 0, [0])
     assert "jax.host_count has been renamed to jax.process_count" in str(caught[0].message)
+
+
+def test_make_user_context_is_part_of_the_jit_key():
+    ctx = spmdc.make_user_context(default_value=None)
+    traced = []
+
+    @spmdc.jit
+    def f(x):
+        traced.append(ctx.value)
+        return x * (2 if ctx.value is None else ctx.value)
+    x = jnp.ones(2)
+    np.testing.assert_array_equal(np.asarray(f(x)), [2, 2])
+    with ctx(3):
+        assert ctx.value == 3 and ctx.get_global() is None
+        np.testing.assert_array_equal(np.asarray(f(x)), [3, 3])
+        f(x)
+    np.testing.assert_array_equal(np.asarray(f(x)), [2, 2])       # the first trace again
+    ctx.set_global(5)
+    try:
+        np.testing.assert_array_equal(np.asarray(f(x)), [5, 5])
+    finally:
+        ctx.set_global(None)
+    assert traced == [None, 3, 5]
+
+
+def test_softmax_custom_jvp_as_jax():
+    x = jnp.array([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]])
+    where = jnp.array([[True, False, True], [True, True, True]])
+
+    def loss(x):
+        return jnp.sum(spmdc.nn.softmax(x, where=where) * jnp.arange(3.0))
+    f = spmdc.jit(spmdc.nn.softmax)
+    assert "custom_jvp" not in str(f.trace(x).jaxpr)          # off by default, as JAX
+    with spmdc.softmax_custom_jvp(True):
+        assert "custom_jvp" in str(f.trace(x).jaxpr)           # part of jit's key
+        # JAX 0.10.2's values with jax_softmax_custom_jvp=True, bit for bit
+        np.testing.assert_array_equal(np.asarray(spmdc.grad(loss)(x)), np.float32(
+            [[-0.20998713374137878, 0.0, 0.20998728275299072],
+             [-0.28227126598358154, -0.02387065812945366, 0.3061419725418091]]))
+        tangent = spmdc.jvp(lambda x: spmdc.nn.softmax(x, axis=0), (x,), (jnp.ones_like(x),))[1]
+        np.testing.assert_array_equal(np.asarray(tangent), np.zeros((2, 3), np.float32))
