@@ -236,8 +236,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.extend.core": {
         **_because(TODO, """
-            CallPrimitive TraceTag call_impl unsafe_am_i_under_a_jit_DO_NOT_USE
-            unsafe_am_i_under_a_vmap_DO_NOT_USE
+            CallPrimitive TraceTag call_impl
             """),
         **_because(TOKENS, "AbstractToken Token"),
     },

@@ -30,6 +30,7 @@ _lock = threading.Lock()
 _changed: list[Callable[[], None]] = []
 states: dict[str, State] = {}
 keyed: list[State] = []
+_keyed_on = [False]         # whether some state of ``keyed`` is off its default somewhere
 
 
 def on_change(hook: Callable[[], None]) -> None:
@@ -85,6 +86,7 @@ class State:
         self._notify()
 
     def _notify(self) -> None:
+        _keyed_on[0] = any(s.is_on() for s in keyed)
         if self._on_set is not None:
             self._on_set(self.value)
         if self._hot:
@@ -188,8 +190,9 @@ def make_user_context(default_value: Any = None) -> UserConfig:
 
 
 def jit_key_values() -> tuple[Any, ...]:
-    """The values in effect of the states jit's cache key holds."""
-    return tuple(s.value for s in keyed)
+    """The values in effect of the states jit's cache key holds; () while every one is
+    at its default everywhere (the common case costs one test)."""
+    return tuple(s.value for s in keyed) if _keyed_on[0] else ()
 
 
 def hot_states() -> list[str]:

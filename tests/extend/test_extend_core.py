@@ -241,3 +241,24 @@ def test_check_jaxpr_and_the_helpers():
         return x
     spmdc.vmap(probe, axis_name="i")(jnp.ones(2))
     assert seen == [(["i"], True)] and core.unsafe_get_axis_names_DO_NOT_USE() == []
+
+
+def test_am_i_under_probes_as_jax():
+    seen = []
+
+    def probe(tag):
+        def f(x):
+            seen.append((tag, core.unsafe_am_i_under_a_jit_DO_NOT_USE(),
+                         core.unsafe_am_i_under_a_vmap_DO_NOT_USE()))
+            return x * 2
+        return f
+    x = jnp.ones(2)
+    probe("eager")(x)
+    spmdc.jit(probe("jit"))(x)
+    spmdc.vmap(probe("vmap"))(x)
+    spmdc.grad(lambda y: probe("grad")(y).sum())(x)
+    spmdc.jit(spmdc.vmap(probe("jit-vmap")))(x)
+    lax.scan(lambda c, y: (probe("scan")(c), y), x, jnp.ones(3))
+    # JAX 0.10.2 answers the same for the same program
+    assert seen == [("eager", False, False), ("jit", True, False), ("vmap", False, True),
+                    ("grad", False, False), ("jit-vmap", True, True), ("scan", True, False)]

@@ -52,7 +52,8 @@ __all__ = ["Primitive", "Effect", "ShapedArray", "AbstractValue", "mapped_aval",
            "Effects", "InconclusiveDimensionOperation", "JaxprTypeError", "array_types",
            "check_jaxpr", "concrete_or_error", "gensym", "no_effects",
            "nonempty_axis_env_DO_NOT_USE", "primal_dtype_to_tangent_dtype",
-           "unsafe_get_axis_names_DO_NOT_USE"]
+           "unsafe_get_axis_names_DO_NOT_USE", "unsafe_am_i_under_a_jit_DO_NOT_USE",
+           "unsafe_am_i_under_a_vmap_DO_NOT_USE"]
 
 
 def aval_of_type(t: TensorType) -> ShapedArray:
@@ -261,5 +262,7 @@ from .checks import (  # noqa: E402
     no_effects,
     nonempty_axis_env_DO_NOT_USE,
     primal_dtype_to_tangent_dtype,
+    unsafe_am_i_under_a_jit_DO_NOT_USE,
+    unsafe_am_i_under_a_vmap_DO_NOT_USE,
     unsafe_get_axis_names_DO_NOT_USE,
 )

@@ -32,7 +32,8 @@ from . import library_primitives  # (the package's, imported before this module)
 __all__ = ["check_jaxpr", "gensym", "concrete_or_error", "primal_dtype_to_tangent_dtype",
            "no_effects", "Effects", "array_types", "JaxprTypeError",
            "InconclusiveDimensionOperation", "nonempty_axis_env_DO_NOT_USE",
-           "unsafe_get_axis_names_DO_NOT_USE"]
+           "unsafe_get_axis_names_DO_NOT_USE", "unsafe_am_i_under_a_jit_DO_NOT_USE",
+           "unsafe_am_i_under_a_vmap_DO_NOT_USE"]
 
 Effects = set
 """The type of a jaxpr's or an equation's effects (a set of effect objects)."""
@@ -144,6 +145,26 @@ def nonempty_axis_env_DO_NOT_USE() -> bool:   # noqa: N802  (JAX's name)
     """Whether some named axis (vmap's or pmap's ``axis_name``) is bound here."""
     trace = tracing.current_trace()
     return trace is not None and bool(trace.axis_env)
+
+
+def _traces() -> list[Any]:
+    trace, out = tracing.current_trace(), []
+    while trace is not None:
+        out.append(trace)
+        trace = trace.parent
+    return out
+
+
+def unsafe_am_i_under_a_jit_DO_NOT_USE() -> bool:   # noqa: N802  (JAX's name)
+    """Whether the code runs while a function is staged out as a program (jit, scan and
+    loop bodies, make_jaxpr ...), not under eager transformations alone (an abstract
+    trace, whose values are not known, is in the stack)."""
+    return any(t.sources is None for t in _traces())
+
+
+def unsafe_am_i_under_a_vmap_DO_NOT_USE() -> bool:   # noqa: N802  (JAX's name)
+    """Whether the code runs while ``vmap`` traces a function."""
+    return any(t.view is not None and t.view.kind == "vmap" for t in _traces())
 
 
 def unsafe_get_axis_names_DO_NOT_USE() -> list[Any]:   # noqa: N802  (JAX's name)
