@@ -123,12 +123,12 @@ def print(fmt: str | None = None, *args: Any, ordered: bool = False, **kwargs: A
 
 
 def log(fmt: str | None = None, *args: Any, ordered: bool = False, **kwargs: Any) -> Any:
-    """``debug.print``'s message as a logging record at INFO (``jax.debug.log``), on the
-    logger ``spmdc.debug``, with the user's file and line as the record's."""
+    """``debug.print``'s message as a logging record at INFO (``jax.debug.log``), on JAX's
+    logger ``jax._src.debugging``, with the user's file and line as the record's."""
     return _print_or_log("log", fmt, args, ordered, kwargs)
 
 
-_logger = logging.getLogger("spmdc.debug")
+_logger = logging.getLogger("jax._src.debugging")   # JAX's name, which programs listen on
 
 
 def _print_or_log(what: str, fmt: str | None, args: tuple[Any, ...], ordered: bool,

@@ -68,7 +68,7 @@ def test_debug_log_and_effects(caplog):
     def f(x):
         spmdc.debug.log("value {x}", x=x)
         return x
-    with caplog.at_level(logging.INFO, logger="spmdc.debug"):
+    with caplog.at_level(logging.INFO, logger="jax._src.debugging"):
         spmdc.jit(f)(jnp.ones(2))
     record = caplog.records[-1]
     assert (record.getMessage(), record.levelno) == ("value [1. 1.]", logging.INFO)

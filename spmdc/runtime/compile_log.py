@@ -1,6 +1,11 @@
 """The compile log (``jax_log_compiles``): what spmdc traces, lowers and compiles, as
-JAX's messages say it, logged at WARNING while the option is on and at DEBUG otherwise
-(``logging.getLogger("spmdc")`` and its children receive them)."""
+JAX's messages say it, logged at WARNING while the option is on and at DEBUG otherwise.
+
+The records go to JAX's loggers, ``jax._src.dispatch`` ("Finished tracing ...",
+"Finished ... compilation ...") and ``jax._src.interpreters.pxla`` ("Compiling ..."):
+programs listen on them by name (Optax's test utilities attach a handler to the ``jax``
+logger to assert that a step does not compile again), and the name of a logger is all
+they share with JAX's modules."""
 from __future__ import annotations
 
 import inspect
@@ -9,20 +14,19 @@ from typing import Any
 
 from . import config_states
 
-__all__ = ["compile_log", "log_compile", "fun_source", "in_avals_text"]
+__all__ = ["log_compile", "fun_source", "in_avals_text"]
 
-_log = logging.getLogger("spmdc.compile")
-
-
-def compile_log() -> logging.Logger:
-    return _log
+_dispatch_log = logging.getLogger("jax._src.dispatch")
+_pxla_log = logging.getLogger("jax._src.interpreters.pxla")
 
 
 def log_compile(message: str, *args: Any) -> None:
-    """One line of the compile log, at WARNING while ``log_compiles`` is on."""
+    """One line of the compile log, at WARNING while ``log_compiles`` is on ("Compiling"
+    lines on pxla's logger, the others on dispatch's, as JAX)."""
+    log = _pxla_log if message.startswith("Compiling") else _dispatch_log
     level = logging.WARNING if config_states.log_compiles.value else logging.DEBUG
-    if _log.isEnabledFor(level):
-        _log.log(level, message, *args)
+    if log.isEnabledFor(level):
+        log.log(level, message, *args)
 
 
 def fun_source(fun: Any) -> str:

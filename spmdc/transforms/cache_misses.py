@@ -30,7 +30,7 @@ from ..runtime.compile_log import fun_source
 
 __all__ = ["explain"]
 
-_log = logging.getLogger("spmdc.compile")
+_log = logging.getLogger("jax._src.interpreters.partial_eval")     # JAX's (compile_log.py)
 _CONTEXT = ("device", "jax_enable_x64", "jax_numpy_dtype_promotion",
             "jax_numpy_rank_promotion", "jax_default_matmul_precision",
             "jax_softmax_custom_jvp and the user contexts")

@@ -129,7 +129,7 @@ def test_log_compiles_and_explain_cache_misses(caplog):
         return x * n
     jf = spmdc.jit(scale, static_argnums=1)
     three, four = jnp.ones(3), jnp.ones(4)
-    with caplog.at_level(logging.DEBUG, logger="spmdc"):
+    with caplog.at_level(logging.DEBUG, logger="jax"):      # JAX's loggers, as programs
         with spmdc.log_compiles(True):
             jf(three)
         with spmdc.explain_cache_misses(True):
