@@ -24,7 +24,7 @@ import numpy as np
 from ..compiler.ir import Func, Var, check
 from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
-from ..core import dtypes, tracing
+from ..core import dtypes, float_checks, tracing
 from ..core import precision as _precision
 from ..core import rank_promotion as _rank_promotion
 from ..core.concrete import concretisations
@@ -434,6 +434,8 @@ class Jitted:
 
     def _donated_leaves(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                         kwargs: dict[str, Any]) -> tuple[int, ...]:
+        if float_checks.checking():     # as JAX: the de-optimized call needs the arguments
+            return ()
         return donated_leaves(statics, args, kwargs, self.donate_argnums,
                               self.donate_argnames)
 

@@ -226,3 +226,15 @@ def test_softmax_custom_jvp_as_jax():
              [-0.28227126598358154, -0.02387065812945366, 0.3061419725418091]]))
         tangent = spmdc.jvp(lambda x: spmdc.nn.softmax(x, axis=0), (x,), (jnp.ones_like(x),))[1]
         np.testing.assert_array_equal(np.asarray(tangent), np.zeros((2, 3), np.float32))
+
+
+def test_debug_nans_turns_donation_off_so_the_de_optimized_call_runs():
+    f = spmdc.jit(jnp.log, donate_argnums=0)
+    x = -jnp.ones(2)
+    with spmdc.debug_nans(True):
+        with pytest.raises(FloatingPointError, match=r"nan\) encountered in log"):
+            f(x)                            # not "Array has been deleted", as JAX
+    assert not x.is_deleted()
+    y = jnp.ones(2)
+    f(y)
+    assert y.is_deleted()                   # donated again once the checks are off
