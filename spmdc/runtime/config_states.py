@@ -46,8 +46,7 @@ class State:
     __slots__ = ("_name", "__name__", "__doc__", "_parse", "_global", "_context_default",
                  "_hot", "_open", "_default", "_on_set")
     # A state in ``keyed`` (jax.make_user_context's, softmax_custom_jvp) changes what a
-    # function traces to, or how it is compiled (debug_nans turns donation off, as JAX
-    # does): its value is part of jit's cache key (``jit_key_values``).
+    # function traces to: its value is part of jit's cache key (``jit_key_values``).
 
     def __init__(self, name: str, default: Any, doc: str, parse: Callable[[str, Any], Any],
                  *, context_default: Any = _NO_DEFAULT, hot: bool = False,
@@ -236,13 +235,13 @@ debug_nans = State(
     "Add nan checks to every operation. When a nan is detected on the output of a jit-"
     "compiled computation, call into the un-compiled version in an attempt to more "
     "precisely identify the operation which produced the nan.",
-    parse_bool, context_default=True, in_jit_key=True)
+    parse_bool, context_default=True, hot=True)
 debug_infs = State(
     "jax_debug_infs", False,
     "Add inf checks to every operation. When an inf is detected on the output of a jit-"
     "compiled computation, call into the un-compiled version in an attempt to more "
     "precisely identify the operation which produced the inf.",
-    parse_bool, context_default=True, in_jit_key=True)
+    parse_bool, context_default=True, hot=True)
 log_compiles = State(
     "jax_log_compiles", False,
     "Log a message each time `jit` or `pmap` compiles an XLA computation. Logging is "

@@ -130,6 +130,7 @@ class Jitted:
             positional.index(n) for n in donate_names if n in positional)}))
         self.donate_argnames = tuple(sorted({*donate_names, *(
             positional[i] for i in donate_nums if 0 <= i < npos)}))
+        self._donates = bool(self.donate_argnums or self.donate_argnames)
         both = sorted(set(self.donate_argnames) & set(self.static_argnames)) or sorted(
             set(self.donate_argnums) & {i % npos if npos else i for i in self.static_argnums})
         if both:
@@ -349,12 +350,15 @@ class Jitted:
         device = self.device or device_of(leaves)
         if self._concrete:
             return self._call_eager(statics, args, kwargs, leaves, device), None
+        keyed = config_states.jit_key_values()    # softmax_custom_jvp, user contexts
+        if self._donates and float_checks.checking():
+            keyed = (*keyed, "debug_nans: no donation")   # as JAX's (see _donated_leaves)
         # See Note [dispatch fast path].
         key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64,
                dtypes._promotion[0],                      # the promotion modes
                _rank_promotion._mode[0],                  # (Note [rank promotion])
                _precision._default[0],                    # and the default precision
-               config_states.jit_key_values(),    # softmax_custom_jvp, user contexts
+               keyed,
                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
         entry = self._cache.get(key)
         if entry is None:
