@@ -7,6 +7,8 @@ and the result runs as StableHLO on PJRT through jaxlib.
 import os as _os
 import sys as _sys
 
+import numpy as _np
+
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")   # keep the PJRT client's device log quiet
 
 # first, eager execution of single primitives (Note [eager execution] in core/tracing.py)
@@ -22,6 +24,7 @@ from .core.config import (  # noqa: E402
     enable_x64,
     numpy_dtype_promotion,
     numpy_rank_promotion,
+    transfer_guard,
 )
 from .core.devices import (  # noqa: E402
     block_until_ready,
@@ -35,6 +38,13 @@ from .core.devices import (  # noqa: E402
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
 )
+from .core.environment import (  # noqa: E402
+    copy_to_host_async,
+    host_count,
+    host_id,
+    host_ids,
+    live_arrays,
+)
 from .core.leaks import check_tracer_leaks, checking_leaks  # noqa: E402
 from .core.names import named_call, named_scope  # noqa: E402
 from .core.tracing import compile_time_eval as ensure_compile_time_eval  # noqa: E402
@@ -45,7 +55,23 @@ from .errors import (  # noqa: E402
 )
 from .runtime import pjrt as _pjrt  # noqa: E402
 from .runtime.array import Array  # noqa: E402
+from .runtime.config_states import (  # noqa: E402
+    debug_infs,
+    debug_nans,
+    default_device,
+    enable_checks,
+    explain_cache_misses,
+    log_compiles,
+    make_user_context,
+    no_execution,
+    no_tracing,
+    softmax_custom_jvp,
+    transfer_guard_device_to_device,
+    transfer_guard_device_to_host,
+    transfer_guard_host_to_device,
+)
 from .runtime.pjrt import Device  # noqa: E402
+from .runtime.sharding import Shard  # noqa: E402
 from .transforms import eager as _eager  # noqa: E402,F401
 from .transforms.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: E402
 from .transforms.custom_gradient import custom_gradient  # noqa: E402
@@ -115,6 +141,31 @@ def process_indices() -> list[int]:
     return list(range(_pjrt.process_count()))
 
 
+def print_environment_info(return_string: bool = False) -> str | None:
+    """The versions, devices and platform, for a bug report: printed, or returned with
+    ``return_string=True`` (JAX's text, and spmdc's release on a line of its own)."""
+    import platform
+
+    devs = _pjrt.devices()
+    info = "\n".join([
+        f"jax:    {__version__}",
+        f"spmdc:  {__spmdc_version__}",
+        f"jaxlib: {_pjrt.jaxlib_version()}",
+        f"numpy:  {_np.__version__}",
+        f"python: {_sys.version.replace(chr(10), ' ')}",
+        f"device info: {devs[0].device_kind}-{len(devs)}, {len(_pjrt.local_devices())} "
+        "local devices\"",
+        f"process_count: {_pjrt.process_count()}",
+        f"platform: {platform.uname()}"])
+    for key, value in _os.environ.items():
+        if key.startswith(("JAX_", "XLA_", "SPMDC_")):
+            info += f"\n{key}={value}"
+    if return_string:
+        return info
+    print(info)
+    return None
+
+
 __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "devices",
            "local_devices", "device_count",
            "local_device_count", "device_put", "device_get", "block_until_ready", "numpy",
@@ -134,7 +185,13 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "stages", "typing", "numpy_dtype_promotion", "numpy_rank_promotion",
            "ensure_compile_time_eval",
            "custom_batching", "check_tracer_leaks", "checking_leaks", "ref", "Ref", "new_ref",
-           "empty_ref", "freeze", "free_ref", "monitoring", "profiler", "ffi"]
+           "empty_ref", "freeze", "free_ref", "monitoring", "profiler", "ffi",
+           "debug_nans", "debug_infs", "default_device",
+           "enable_checks", "explain_cache_misses", "log_compiles", "no_execution",
+           "no_tracing", "transfer_guard", "transfer_guard_device_to_device",
+           "transfer_guard_device_to_host", "transfer_guard_host_to_device", "Shard",
+           "copy_to_host_async", "host_count", "host_id", "host_ids", "live_arrays",
+           "print_environment_info", "make_user_context", "softmax_custom_jvp"]
 
 # ``sys.modules['jax'] = spmdc`` makes ``import jax.random`` find spmdc.random itself.
 from . import aliases as _aliases  # noqa: E402

@@ -6,10 +6,11 @@ only the residuals the policy saves and the backward pass recomputes the others.
 ``checkpoint_name(x, name)`` labels values for the name-based policies, and
 ``print_saved_residuals(f, *args)`` lists what the VJP of ``f`` keeps from its forward pass.
 
-A policy is called as ``policy(prim, *in_types, **params) -> bool`` for each equation of
-the forward pass (``True``: save its outputs), with spmdc's primitives (their ``name`` is
-JAX's name: ``dot_general``, ``name``, ...), TensorTypes (``.shape``, ``.dtype``) and
-spmdc's params (``dot_general`` has ``contract`` and ``batch``).
+A policy is called as ``policy(prim, *in_types, **params)`` for each equation of the
+forward pass and answers ``True`` or ``Saveable`` (save its outputs) or ``False`` or
+``Recompute``, with spmdc's primitives (their ``name`` is JAX's name: ``dot_general``,
+``name``, ...), TensorTypes (``.shape``, ``.dtype``) and spmdc's params
+(``dot_general`` has ``contract`` and ``batch``).
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from .errors import UserSource
 from .tracebacks import api_boundary
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "checkpoint_policies",
-           "print_saved_residuals", "saved_residuals"]
+           "print_saved_residuals", "saved_residuals", "Recompute", "Saveable"]
 
 
 # --- policies --------------------------------------------------------------------------------
@@ -116,12 +117,37 @@ checkpoint_policies = SimpleNamespace(
     save_from_both_policies=save_from_both_policies)
 
 
+class RecomputeType:
+    """The type of ``Recompute``: a policy's answer that the backward pass recomputes the
+    equation's outputs (as False)."""
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Recompute"
+
+
+class SaveableType:
+    """The type of ``Saveable``: a policy's answer that the forward pass saves the
+    equation's outputs (as True)."""
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Saveable"
+
+
+Recompute, Saveable = RecomputeType(), SaveableType()
+
+
 def _decision(policy: Any, result: Any) -> bool:
     if isinstance(result, (bool, np.bool_)):
         return bool(result)
-    raise TypeError(f"the checkpoint policy {_fn_name(policy)} returned {result!r}; a policy "
-                    "must return True (save) or False (recompute). Offloading policies are "
-                    "not supported")
+    if result is Saveable or result is Recompute:
+        return result is Saveable
+    raise TypeError(f"Value returned by a remat policy should be a bool or "
+                    f"`ad_checkpoint.Recompute`, `ad_checkpoint.Saveable`: the checkpoint "
+                    f"policy {_fn_name(policy)} returned {result!r} of type "
+                    f"{type(result).__name__}. Offloading to another memory "
+                    "(`Offloadable`) is not supported by spmdc")
 
 
 class _Policy:

@@ -72,7 +72,7 @@ __all__ = [
     "JAXTypeError", "JAXIndexError", "ConcretizationTypeError",
     "NonConcreteBooleanIndexError", "TracerArrayConversionError",
     "TracerIntegerConversionError", "TracerBoolConversionError", "UnexpectedTracerError",
-    "KeyReuseError", "TypePromotionError",
+    "KeyReuseError", "TypePromotionError", "JaxprTypeError", "InconclusiveDimensionOperation",
     # spmdc's own
     "EnvironmentVariableError", "IRError", "ShapeError", "BatchingError", "UnboundAxisError",
     "ReplicationError", "DivergentCollectiveError", "WhileLoopVJPError", "WindowVJPError",
@@ -148,6 +148,19 @@ class KeyReuseError(JAXTypeError):
     Split the key (``random.split``) and use each piece once. JAX's ``KeyReuseError``
     (JAX checks only under ``jax_debug_key_reuse``; spmdc has no such check and defines
     the class so that programs catching it run)."""
+
+
+class JaxprTypeError(TypeError):
+    """A jaxpr that is not well formed: a variable used before it is defined or defined
+    twice, an equation whose output types disagree with its primitive's abstract
+    evaluation. Raised by ``jax.extend.core.check_jaxpr``. JAX's ``JaxprTypeError``."""
+
+
+class InconclusiveDimensionOperation(Exception):
+    """An operation on symbolic dimensions whose result cannot be decided. JAX raises it
+    for shape-polymorphic shapes; spmdc's shapes are static ints, so it never does, and
+    defines the class so that programs catching it run. JAX's
+    ``InconclusiveDimensionOperation``."""
 
 
 class TypePromotionError(ValueError):
@@ -452,6 +465,11 @@ def _is_library(filename: str) -> bool:
         excluded = _library_file[filename] = (_under(filename, _source_exclude_paths)
                                               or _under(filename, _exclude_paths))
     return excluded
+
+
+def is_library_file(filename: str) -> bool:
+    """Whether ``filename`` is spmdc's or a registered library's (not the user's code)."""
+    return _is_library(filename)
 
 
 class UserSource(str):

@@ -60,6 +60,12 @@ CPP_REGISTRY = ("jaxlib's C++ pytree registry object; spmdc's pytrees live in "
 REMOVED_IN_JAXLIB = ("JAX 0.10.2's raises ValueError on every call (jaxlib dropped type-id "
                      "registration); register_ffi_type replaces it")
 
+THREEFRY_ONLY = ("spmdc's random bits are those of jax_threefry_partitionable=True (JAX's "
+                 "default) only: the option could not give the other bits")
+MEMORY_SPACES = ("memory spaces (offloading residuals to host memory, jax.memory.Space): "
+                 "spmdc's buffers live in their device's default memory only")
+TRACED_SHARDING = ("the sharding of a traced value, which XLA's partitioner decides when it "
+                   "compiles: spmdc does not read it back from the compiled program")
 
 # A short label per reason, for ``make sz``'s table.
 LABELS = {
@@ -74,6 +80,8 @@ LABELS = {
     NO_PRIMITIVE_LINALG: "linalg primitives", CPP_REGISTRY: "C++ registry",
     REMOVED_IN_JAXLIB: "removed in jaxlib",
     ONE_CLIENT: "one client",
+    TRACED_SHARDING: "traced sharding", MEMORY_SPACES: "memory spaces",
+    THREEFRY_ONLY: "partitionable threefry",
 }
 
 
@@ -126,17 +134,14 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.numpy.fft": {},
     "jax": {
         **_because(TODO, """
-            Shard ad allow_f16_reductions array_garbage_collection_guard auto_pcast
-            copy_to_host_async debug_infs debug_key_reuse debug_nans default_device
-            dlpack ds enable_checks explain_cache_misses fwd_and_bwd
-            host_count host_id host_ids jax2tf_associative_scan_reductions
-            live_arrays log_compiles make_user_context memory
-            no_execution no_tracing print_environment_info
-            remove_size_one_mesh_axis_from_type softmax_custom_jvp thread_guard
-            threefry_partitionable transfer_guard transfer_guard_device_to_device
-            transfer_guard_device_to_host transfer_guard_host_to_device
+            ad allow_f16_reductions array_garbage_collection_guard auto_pcast
+            debug_key_reuse dlpack ds fwd_and_bwd
+            jax2tf_associative_scan_reductions
+            remove_size_one_mesh_axis_from_type thread_guard
             """),
+        **_because(THREEFRY_ONLY, "threefry_partitionable"),
         **_because(LEGACY_PRNG, "default_prng_impl enable_custom_prng legacy_prng_key"),
+        **_because(MEMORY_SPACES, "memory"),
     },
     "jax.lax.linalg": {
         **_because(TODO, "SvdAlgorithm"),
@@ -153,12 +158,10 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.ad_checkpoint": {
-        **_because(TODO, "Offloadable Recompute Saveable"),
+        **_because(MEMORY_SPACES, "Offloadable"),
     },
     "jax.debug": {
-        **_because(TODO, """
-            DebugEffect OrderedDebugEffect breakpoint inspect_array_sharding log
-            """),
+        **_because(TRACED_SHARDING, "inspect_array_sharding"),
     },
     "jax.dlpack": {
         **_because(TODO, "from_dlpack is_supported_dtype"),
@@ -174,32 +177,14 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.ops": {
     },
-    "jax.stages": {
-        **_because(TODO, "ArgInfo"),
-    },
     "jax.tree_util": {
         **_because(CPP_REGISTRY, "default_registry"),
     },
     "jax.export": {
         **_because(POLYMORPHIC, "SymbolicScope symbolic_args_specs symbolic_shape"),
     },
-    "jax.errors": {
-        **_because(TODO, """
-            InconclusiveDimensionOperation JaxprTypeError
-            """),
-    },
     "jax.custom_derivatives": {
-        **_because(TODO, "linear_call remat_opt_p"),
-    },
-    "jax.api_util": {
-        **_because(TODO, """
-            argnums_partial donation_vector flatten_axes rebase_donate_argnums
-            """),
-    },
-    "jax.core": {
-        **_because(TODO, """
-            ParamDict ensure_compile_time_eval eval_context max_dim min_dim
-            """),
+        **_because(TODO, "remat_opt_p"),
     },
     "jax.scipy.spatial.transform": {},
     "jax.extend": {
@@ -212,12 +197,9 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.extend.core": {
         **_because(TODO, """
-            AbstractToken CallPrimitive Effects InconclusiveDimensionOperation
-            JaxprTypeError Token TraceTag array_types call_impl check_jaxpr
-            concrete_or_error gensym no_effects nonempty_axis_env_DO_NOT_USE
-            primal_dtype_to_tangent_dtype unsafe_am_i_under_a_jit_DO_NOT_USE
-            unsafe_am_i_under_a_vmap_DO_NOT_USE unsafe_get_axis_names_DO_NOT_USE
+            CallPrimitive TraceTag call_impl
             """),
+        **_because(TOKENS, "AbstractToken Token"),
     },
     "jax.extend.core.primitives": {
         **_because(TODO, "get_p regularized_incomplete_beta_p swap_p"),
@@ -251,8 +233,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.extend.source_info_util": {
         **_because(TODO, """
-            NameStack SourceInfo current current_name_stack extend_name_stack
-            new_name_stack new_source_info reset_name_stack set_name_stack summarize
             transform_name_stack user_context
             """),
     },

@@ -222,7 +222,7 @@ def test_nested_checkpoints():
 
 
 def test_policy_errors():
-    with pytest.raises(TypeError, match="must return True"):
+    with pytest.raises(TypeError, match="should be a bool or `ad_checkpoint.Recompute`"):
         jax.grad(jax.checkpoint(f, policy=lambda *a, **k: "offload"))(W, X)
     with pytest.raises(TypeError, match="policy must be a function"):
         jax.checkpoint(f, policy="dots")
@@ -378,3 +378,15 @@ def test_scan_grad_under_vmap_pmap_and_grad_of_grad():
             hvp = jax.jit(jax.grad(lambda w: jnp.sum(
                 jax.grad(lambda v: tanh_rnn(v, x, remat))(w) ** 2)))
             np.testing.assert_allclose(float(hvp(w)[1, 2]), fd, rtol=1e-5)
+
+
+def test_policies_answer_with_saveable_and_recompute():
+    from spmdc.ad_checkpoint import Recompute, Saveable
+
+    def only_sin(prim, *_, **__):       # JAX's enum answers, as save_and_offload_... gives
+        return Saveable if prim.name == "sin" else Recompute
+    res = saved_residuals(jax.checkpoint(f, policy=only_sin), W, X)
+    assert {re.sub(r" from .*", "", src) for _, src in res[2:]} == {"output of sin"}
+    close(jax.grad(jax.checkpoint(f, policy=only_sin))(W, X), jax.grad(f)(W, X))
+    with pytest.raises(TypeError, match="should be a bool or `ad_checkpoint.Recompute`"):
+        saved_residuals(jax.checkpoint(f, policy=lambda *_, **__: "keep"), W, X)

@@ -51,3 +51,32 @@ def test_shaped_abstractify_and_safe_map():
 
 def test_import_jax_gives_api_util():
     assert spmdc.api_util is api_util
+
+
+# Values recorded from JAX 0.10.2's jax.api_util on the same inputs.
+def test_argnums_partial_fixes_the_static_arguments():
+    f = lu.wrap_init(lambda a, b, c: a * 10 + b - c)
+    g, dyn = api_util.argnums_partial(f, (0, -1), (1, 2, 3))
+    assert dyn == (1, 3) and g.call_wrapped(*dyn) == 9
+    with pytest.raises(ValueError, match=r"Non-hashable static arguments .* \(index 1\)"):
+        api_util.argnums_partial(f, (0, 2), (1, [2], 3))
+    g, dyn = api_util.argnums_partial(f, 0, (1, [2], [3]), require_static_args_hashable=False)
+    with pytest.raises(TypeError):        # the fixed lists reach the function unchanged
+        g.call_wrapped(*dyn)
+    with pytest.raises(ValueError, match="got value 3 for len"):
+        api_util.argnums_partial(f, 3, (1, 2, 3))
+
+
+def test_donation_vector_rebase_and_flatten_axes():
+    tree = spmdc.tree_util.tree_structure(((1, (2, 3)), {"k": 4, "a": 5}))
+    assert api_util.donation_vector((1,), ("k",), tree) == (False, True, True, False, True)
+    args_only = spmdc.tree_util.tree_structure((1, (2, 3)))
+    assert api_util.donation_vector((0,), (), args_only, kws=False) == (True, False, False)
+    assert api_util.rebase_donate_argnums((3, 4), (0, 1)) == (1, 2)
+    with pytest.raises(ValueError, match=r"`static_argnums` \[0\] and `donate_argnums` \[0\] "
+                                         "cannot intersect"):
+        api_util.rebase_donate_argnums((0,), (0,))
+    assert api_util.flatten_axes("in_axes", args_only, (0, None)) == [0, None, None]
+    with pytest.raises(ValueError, match="in_axes specification must be a tree prefix of the "
+                                         "corresponding value"):
+        api_util.flatten_axes("in_axes", args_only, (0, None, 1))

@@ -69,7 +69,6 @@ JAX_NAMES = {
 
 REGISTRY = ("jaxlib's C++ pytree registry object; spmdc's pytrees live in "
             "spmdc/core/tree.py (jax._src.tree_util._registry is its table of node types)")
-ARG_INFO = "spmdc's Lowered has no args_info, whose entries ArgInfo describes"
 XLA_UNUSED = ("no library spmdc runs reads it: spmdc's eager primitives run through "
               "spmdc/transforms/eager.py and its client is not jaxlib's Client class")
 
@@ -107,7 +106,6 @@ NO_PRIMITIVE = {
 
 MISSING = {
     "jax.tree_util": {"default_registry": REGISTRY},
-    "jax.stages": {"ArgInfo": ARG_INFO},
     "jax.extend.core.primitives": NO_PRIMITIVE,
     "jax.interpreters.xla": {"Backend": XLA_UNUSED, "apply_primitive": XLA_UNUSED},
     "jax.ffi": {"register_ffi_type_id": "JAX 0.10.2's raises ValueError on every call "

@@ -4,17 +4,20 @@ real spmdc object (spmdc/aliases.py maps ``jax.core`` here; spmdc's own ``spmdc.
 package is its private implementation)."""
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import operator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from ..core.abstract import AbstractValue, ShapedArray, typeof
-from ..core.tracing import Trace, Tracer, current_trace, known_value
-from ..errors import ConcretizationTypeError
+from ..core.tracing import Trace, Tracer, current_trace, set_current
+from ..core.tracing import compile_time_eval as ensure_compile_time_eval
 from ..extend.core import (
     OpaqueTraceState,
     Primitive,
+    concrete_or_error,
     find_top_trace,
     get_opaque_trace_state,
     mapped_aval,
@@ -41,7 +44,8 @@ __all__ = ["Tracer", "Trace", "ShapedArray", "AbstractValue", "Primitive", "get_
            "get_opaque_trace_state", "OpaqueTraceState", "trace_state_clean",
            "concrete_or_error", "raise_to_shaped", "find_top_trace",
            "Jaxpr", "ClosedJaxpr", "JaxprEqn", "Var", "Literal", "DropVar", "Atom",
-           "eval_jaxpr", "jaxpr_as_fun", "jaxprs_in_params", "new_jaxpr_eqn", "subjaxprs"]
+           "eval_jaxpr", "jaxpr_as_fun", "jaxprs_in_params", "new_jaxpr_eqn", "subjaxprs",
+           "ParamDict", "ensure_compile_time_eval", "eval_context", "max_dim", "min_dim"]
 
 Atom = Var | Literal
 """What an equation's operand is: a variable or a literal."""
@@ -71,24 +75,43 @@ def trace_state_clean() -> bool:
     return current_trace() is None
 
 
-def concrete_or_error(force: Callable[[Any], Any] | None, value: Any,
-                      context: str = "") -> Any:
-    """``force(value)`` for a concrete value (``value`` itself when ``force`` is
-    None); a traced value is forced when its value is known, and is a
-    ConcretizationTypeError otherwise."""
-    force = (lambda v: v) if force is None else force
-    if isinstance(value, Tracer):
-        known = known_value(value)
-        if known is None:
-            where = f"{context}: " if context else ""
-            raise ConcretizationTypeError(
-                f"{where}a concrete value is needed, but got a traced {value.type}; mark "
-                "the argument static or compute the value outside the transformation")
-        return force(known)
-    return force(value)
-
-
 def raise_to_shaped(aval: Any, weak_type: bool | None = None) -> ShapedArray:
     """``aval`` as a ShapedArray (with ``weak_type`` when given)."""
     weak = getattr(aval, "weak_type", False) if weak_type is None else weak_type
     return ShapedArray(aval.shape, aval.dtype, weak)
+
+
+ParamDict = dict[str, Any]
+"""The type of an equation's parameters (JAX's alias)."""
+
+
+@contextlib.contextmanager
+def eval_context() -> Iterator[None]:
+    """Inside the block, operations run at once on concrete values, even while a
+    transformation traces (JAX's evaluation trace); a traced value used there is an
+    UnexpectedTracerError, as in JAX."""
+    previous = current_trace()
+    set_current(None)
+    try:
+        yield
+    finally:
+        set_current(previous)
+
+
+def _dim(d: Any, which: str, fn: str) -> int:
+    try:
+        return operator.index(d)
+    except TypeError:
+        raise TypeError(f"argument `{which}` of `core.{fn}` must be a dimension size (an "
+                        f"int; spmdc's shapes are static), got {d!r}") from None
+
+
+def min_dim(d1: Any, d2: Any) -> int:
+    """``min(d1, d2)`` of two dimension sizes (JAX's also takes symbolic ones; spmdc's
+    shapes are static ints)."""
+    return min(_dim(d1, "d1", "min_dim"), _dim(d2, "d2", "min_dim"))
+
+
+def max_dim(d1: Any, d2: Any) -> int:
+    """``max(d1, d2)`` of two dimension sizes (see ``min_dim``)."""
+    return max(_dim(d1, "d1", "max_dim"), _dim(d2, "d2", "max_dim"))

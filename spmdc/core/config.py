@@ -31,16 +31,17 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
-
 from .. import tracebacks
-from ..runtime import pjrt
-from . import dtypes, leaks, precision
+from ..compiler.passes import set_checks_option
+from ..errors import where
+from ..runtime import config_states, pjrt
+from ..runtime.config_states import debug_nans, parse_bool
+from . import dtypes, float_checks, leaks, precision
 from . import rank_promotion as _rank_promotion
-from .tree import keystr, tree_leaves_with_path
 
 __all__ = ["config", "Config", "enable_x64", "disable_jit", "runtime_checks",
            "disable_jit_enabled", "debug_nans_enabled", "default_matmul_precision",
+           "checked_call", "checked_primitive", "transfer_guard",
            "numpy_dtype_promotion", "numpy_rank_promotion", "strict_indexing_enabled"]
 
 dtypes.on_x64_change(pjrt.set_x64_state)
@@ -49,7 +50,7 @@ runtime_checks: list[str] = []
 """Non-empty while some option needs the Python path of every call (see the Note)."""
 
 _local = threading.local()        # this thread's disable_jit context, if any
-_global = {"jax_disable_jit": False, "jax_debug_nans": False, "spmdc_strict_indexing": False}
+_global = {"jax_disable_jit": False, "spmdc_strict_indexing": False}
 
 
 _contexts = [0]                   # disable_jit blocks open in any thread
@@ -57,7 +58,8 @@ _lock = threading.Lock()
 
 
 def _refresh() -> None:
-    on = [name for name in ("jax_disable_jit", "jax_debug_nans") if _global[name]]
+    on = ["jax_disable_jit"] if _global["jax_disable_jit"] else []
+    on += config_states.hot_states()      # debug_nans, the transfer guards ...
     if precision.default_precision() is not None:     # See Note [default precision]
         on.append("jax_default_matmul_precision")
     if dtypes.promotion_mode() == "strict":           # See Note [strict promotion]
@@ -77,7 +79,7 @@ def disable_jit_enabled() -> bool:
 
 
 def debug_nans_enabled() -> bool:
-    return _global["jax_debug_nans"]
+    return debug_nans.value
 
 
 def strict_indexing_enabled() -> bool:
@@ -91,10 +93,7 @@ def _set_strict_indexing(name: str, value: Any) -> None:
     _global[name] = _bool(name, value)
 
 
-def _bool(name: str, value: Any) -> bool:
-    if isinstance(value, (bool, int)) and value in (0, 1):
-        return bool(value)
-    raise TypeError(f"config option {name} takes True or False, got {value!r}")
+_bool = parse_bool
 
 
 def _set_x64(name: str, value: Any) -> None:
@@ -164,7 +163,6 @@ _OPTIONS: dict[str, tuple[Callable[[str, Any], None], Callable[[], Any]]] = {
     "jax_compilation_cache_dir": (_set_cache_dir, _read_cache_dir),
     "jax_enable_x64": (_set_x64, dtypes.x64_enabled),
     "jax_disable_jit": (_set_flag, lambda: _global["jax_disable_jit"]),
-    "jax_debug_nans": (_set_flag, lambda: _global["jax_debug_nans"]),
     "jax_platform_name": (_set_platform, pjrt.platform_wanted),
     "jax_platforms": (_set_platform, pjrt.platform_wanted),
     "jax_num_cpu_devices": (_set_cpu_devices, pjrt.device_count_env),
@@ -176,7 +174,20 @@ _OPTIONS: dict[str, tuple[Callable[[str, Any], None], Callable[[], Any]]] = {
                                 tracebacks.traceback_filtering),   # Note [library frames]
     "spmdc_strict_indexing": (_set_strict_indexing,
                               lambda: _global["spmdc_strict_indexing"]),
+    # JAX's states (runtime/config_states.py): each is also a context manager
+    **{name: ((lambda name, value, state=state: state._set(value)),
+              (lambda state=state: state.value))
+       for name, state in config_states.states.items()},
 }
+
+
+def _refresh_locked() -> None:
+    with _lock:
+        _refresh()
+
+
+config_states.on_change(_refresh_locked)
+set_checks_option(lambda: config_states.enable_checks.value)    # jax_enable_checks
 
 
 class Config:
@@ -319,20 +330,47 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
 
 def checked_call(kind: str, name: str, fun: Callable[..., Any],
                  call: Callable[[tuple[Any, ...], dict[str, Any]], Any],
-                 args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+                 args: tuple[Any, ...], kwargs: dict[str, Any],
+                 locate: Callable[[], Any] | None = None) -> Any:
     """A top-level call of ``jit``/``pmap`` (``kind``) of ``fun`` while ``runtime_checks``
     is non-empty: ``fun`` itself under disable_jit (jit only, as in JAX), else ``call``
-    (the compiled path), whose outputs debug_nans then checks."""
+    (the compiled path), whose outputs debug_nans/debug_infs then check; ``locate`` runs
+    the call op by op to find the operation that made a nan (Note [finding the operation
+    that made a nan] in core/float_checks.py; jit's is ``fun`` itself)."""
     if kind == "jit" and disable_jit_enabled():
         return fun(*args, **kwargs)
+    _check_execution(f"{kind}({name})")
     out = call(args, kwargs)
-    if _global["jax_debug_nans"]:
-        for path, leaf in tree_leaves_with_path(out):
-            value = np.asarray(leaf)
-            if value.dtype.kind in "fc" and np.isnan(value).any():
-                where = keystr(path) or "its output"
-                raise FloatingPointError(
-                    f"invalid value (nan) encountered in {kind}({name}) at {where} "
-                    "(jax_debug_nans is on; turn it off with "
-                    "config.update('jax_debug_nans', False))")
+    if float_checks.checking():
+        float_checks.check_call(kind, name, out, locate or (lambda: fun(*args, **kwargs)))
     return out
+
+
+def _check_execution(name: str) -> None:
+    if config_states.no_execution.value:
+        raise RuntimeError(f"JAX tried to execute function {name}, but the no_execution "
+                           f"config option is set{where()}")
+
+
+def checked_primitive(name: str, run: Callable[[], Any]) -> Any:
+    """One primitive run eagerly (``run()``) while ``runtime_checks`` is non-empty: its
+    outputs checked by debug_nans/debug_infs, naming it and the user's line."""
+    _check_execution(name)
+    out = run()
+    if float_checks.checking():
+        float_checks.check_primitive(name, out)
+    return out
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val: str) -> Iterator[None]:
+    """Set the transfer guard level of every direction inside the block (this thread):
+    'allow', 'log', 'disallow', 'log_explicit' or 'disallow_explicit' (Note [transfer
+    guards] in runtime/transfers.py)."""
+    with contextlib.ExitStack() as stack:
+        for state in (config_states.transfer_guard_host_to_device,
+                      config_states.transfer_guard_device_to_device,
+                      config_states.transfer_guard_device_to_host,
+                      config_states.transfer_guard_all):
+            stack.enter_context(state(new_val))
+        yield

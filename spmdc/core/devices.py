@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ir import TensorType
-from ..runtime import pjrt
+from ..runtime import config_states, pjrt, transfers
 from ..runtime.array import Array, is_concrete
 from ..runtime.launcher import place
 from ..runtime.sharding import (
@@ -25,7 +25,7 @@ from .tracing import type_of, where
 from .tree import tree_flatten, tree_unflatten
 
 __all__ = ["devices", "local_devices", "device_count", "local_device_count", "default_device",
-           "place", "device_put", "device_get", "block_until_ready", "shard_over",
+           "place", "device_put", "put_implicitly", "device_get", "block_until_ready", "shard_over",
            "check_device", "check_devices", "check_backend", "put_sharded",
            "make_array_from_callback", "make_array_from_single_device_arrays",
            "make_array_from_process_local_data"]
@@ -124,7 +124,15 @@ def local_device_count(backend: str | None = None) -> int:
 
 
 def default_device() -> Any:
-    return pjrt.local_devices()[0]
+    """Where values and one-device computations go when nothing says: the device of
+    ``jax_default_device`` (a Device, or the first device of a platform named), else this
+    process's first device."""
+    chosen = config_states.default_device.value
+    if chosen is None:
+        return pjrt.local_devices()[0]
+    if isinstance(chosen, str):
+        return local_devices(backend=chosen)[0]
+    return chosen
 
 
 def device_put(x: Any, device: Any = None) -> Any:
@@ -146,12 +154,27 @@ def device_put(x: Any, device: Any = None) -> Any:
 
     def put_one(v: Any) -> Array:
         t, weak = type_of(v)
-        return Array((place(v, device, t),), t, weak, (device,))
+        with transfers.explicit():   # See Note [transfer guards] in runtime/transfers.py
+            return Array((place(v, device, t),), t, weak, (device,))
     return _tree_map(put_one, x)
 
 
+def put_implicitly(value: Any) -> Array:
+    """A host value (a NumPy array or scalar) on the default device, as an operand of an
+    operation: an implicit transfer, which the transfer guards check (Note [transfer
+    guards] in runtime/transfers.py); ``device_put``'s are explicit."""
+    t, weak = type_of(value)
+    device = default_device()
+    return Array((place(value, device, t),), t, weak, (device,))
+
+
 def device_get(x: Any) -> Any:
-    return _tree_map(lambda v: np.asarray(v) if is_concrete(v) else v, x)
+    def get_one(v: Any) -> Any:
+        if not is_concrete(v):
+            return v
+        with transfers.explicit():          # See Note [transfer guards]
+            return np.asarray(v)
+    return _tree_map(get_one, x)
 
 
 def block_until_ready(x: Any) -> Any:

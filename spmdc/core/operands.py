@@ -24,7 +24,7 @@ from ..compiler.primitives.structural import (
 from ..errors import at_line
 from ..runtime.array import Array
 from . import dtypes
-from .devices import device_put
+from .devices import put_implicitly
 from .tracing import Tracer, bind, current_trace, type_of, user_source
 
 ARRAY_TYPES = (Tracer, Array)
@@ -79,7 +79,7 @@ def asarray(x: Any, dtype: Any = None) -> Any:
         return out if dtype is None else out.astype(dtype)
     t, weak = type_of(x if dtype is None else np.asarray(x, dtypes.canonicalize(dtype)))
     value = np.asarray(x, t.dtype)
-    out = device_put(value)
+    out = put_implicitly(value)      # See Note [transfer guards] in runtime/transfers.py
     out.weak = weak and dtype is None
     return out
 

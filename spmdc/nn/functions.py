@@ -16,6 +16,7 @@ result does not depend on the shift, so the gradient is exact and never overflow
 """
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Any
 
@@ -27,6 +28,8 @@ from spmdc.core.operands import inexact
 from spmdc.lax import logistic
 from spmdc.lax.special import erfc
 from spmdc.numpy.reductions import logsumexp
+from spmdc.runtime.config_states import softmax_custom_jvp
+from spmdc.transforms.custom_derivatives import custom_jvp
 
 
 def _array(x: Any) -> Any:
@@ -202,13 +205,37 @@ def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
     ``where`` masks out entries: they get 0, and the others are normalised among
     themselves. See Note [gradients of piecewise activations] on the gradient."""
     (x,) = inexact(x)
+    if softmax_custom_jvp.value:            # JAX's rule, as jax_softmax_custom_jvp chooses
+        return _softmax_with_rule(x, _axis_key(axis), where)
+    return _softmax(x, axis, where, lax.stop_gradient)
+
+
+def _softmax(x: Any, axis: Any, where: Any, hold: Any) -> Any:
     x_max = _masked_max(x, axis, where)
     x_safe = x if where is None else jnp.where(where, x, -np.inf)
-    unnormalized = jnp.exp(x_safe - lax.stop_gradient(x_max))
+    unnormalized = jnp.exp(x_safe - hold(x_max))
     result = unnormalized / jnp.sum(unnormalized, axis, keepdims=True, where=where)
     if where is not None:
         result = jnp.where(where, result, 0)
     return result
+
+
+def _axis_key(axis: Any) -> Any:
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(1,))
+def _softmax_with_rule(x: Any, axis: Any, where: Any) -> Any:
+    """softmax with its own JVP, ``y * (dx - sum(y * dx))`` (``jax_softmax_custom_jvp``):
+    the tangent needs ``y`` alone, not the exponentials."""
+    return _softmax(x, axis, where, lambda m: m)
+
+
+@_softmax_with_rule.defjvp
+def _softmax_jvp(axis: Any, primals: Any, tangents: Any) -> Any:
+    (x, where), (x_dot, _) = primals, tangents
+    y = _softmax_with_rule(x, axis, where)
+    return y, y * (x_dot - jnp.sum(y * x_dot, axis, where=where, keepdims=True))
 
 
 def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ir import TensorType
-from . import pjrt
+from . import pjrt, transfers
 from .sharding import Mesh, NamedSharding, PartitionSpec, Shard, Sharding, SingleDeviceSharding
 
 __all__ = ["Array", "is_concrete", "set_traced_type", "array_text"]
@@ -223,7 +223,9 @@ class Array(metaclass=_ArrayType):
     # --- host access ----------------------------------------------------------------------
     def _value(self) -> np.ndarray:
         self.check_not_deleted()
-        if self._host is None:
+        if self._host is None:      # See Note [transfer guards] in runtime/transfers.py
+            transfers.guard(transfers.DEVICE_TO_HOST, False, self.shape, self.dtype,
+                            self._weak, self._devices[0])
             if self.split:
                 host = np.stack([pjrt.to_numpy(b) for b in self._buffers]) if self._buffers \
                     else np.zeros(self.shape, self.dtype)

@@ -17,6 +17,7 @@ import hashlib
 import math
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ import numpy as np
 from ..compiler.ir import Func, Lit, SourceInfo
 from ..compiler.stablehlo import Partitioning, lower_program, parse_module
 from . import pjrt
+from .compile_log import in_avals_text, log_compile
 from .monitoring import BACKEND_COMPILE_EVENT, JAXPR_TO_MLIR_MODULE_EVENT, timed
 
 __all__ = ["Executable", "compile_func", "run_func", "fingerprint", "program_key",
@@ -138,6 +140,9 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                          f"{len(devices)} were given")
     aliases = aliases or {}
     partitioned = partitioning is not None
+    started = time.perf_counter()          # See runtime/compile_log.py (jax_log_compiles)
+    log_compile("Compiling jit(%s) with global shapes and types %s.", func.name,
+                in_avals_text(func))
     # See Note [JAX's compile events] (runtime/monitoring.py)
     lower_tracked = timed(JAXPR_TO_MLIR_MODULE_EVENT, f"jit({func.name})", lower_program)
     text, callbacks, effects = lower_tracked(func, num_replicas=1 if partitioned else len(devices),
@@ -145,6 +150,9 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                                              partitioning=partitioning, aliases=aliases,
                                              platform=pjrt.platform_wanted(),
                                              constants=constants)
+    log_compile("Finished jaxpr to MLIR module conversion jit(%s) in %.9f sec", func.name,
+                time.perf_counter() - started)
+    started = time.perf_counter()
     compile_now = timed(BACKEND_COMPILE_EVENT, f"jit({func.name})",
                         _compile_hooks.backend_compile_and_load)
     # XLA's options by name, passed only when given, so that a library's replacement hook
@@ -155,6 +163,8 @@ def compile_func(func: Func, devices: Sequence[Any] | None = None, *,
                           wait=effects, partitioned=partitioned, **options)
     else:
         exe = compile_now(pjrt.client(), text, devices, partitioned=partitioned, **options)
+    log_compile("Finished XLA compilation of jit(%s) in %.9f sec", func.name,
+                time.perf_counter() - started)
     return Executable(exe, devices, func, text, tuple(sorted(aliases)), len(constants))
 
 

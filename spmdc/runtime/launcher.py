@@ -31,7 +31,7 @@ import numpy as np
 from ..compiler.ir import TensorType
 from ..compiler.passes.collectives import mesh_coords
 from ..errors import PeerLost
-from . import distributed, pjrt
+from . import distributed, pjrt, transfers
 from .array import Array, is_concrete
 from .executable import Executable
 from .sharding import Mesh, NamedSharding, sharding_from_tiles
@@ -46,6 +46,10 @@ def place(x: Any, device: Any, t: TensorType) -> Any:
         buf = x.buffer_on(device)
         if buf is not None:
             return buf
+        transfers.guard(transfers.DEVICE_TO_DEVICE, False, x.shape, x.dtype, x.weak, device)
+    else:                           # See Note [transfer guards] in runtime/transfers.py
+        transfers.guard(transfers.HOST_TO_DEVICE, False, t.shape, t.dtype,
+                        type(x) in (int, float, complex), device)
     value = np.asarray(x)
     if value.dtype != t.dtype:
         value = value.astype(t.dtype)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core import tracing
-from ..core.config import disable_jit_enabled, runtime_checks
+from ..core.config import checked_primitive, runtime_checks
 from .jit import Jitted
 
 __all__ = ["apply_primitive"]
@@ -65,10 +65,10 @@ def apply_primitive(prim: Any, args: Sequence[Any], params: dict[str, Any],
         fn.__name__ = prim.name
         if key is not None:
             _eager[key] = fn
-    if runtime_checks and disable_jit_enabled():
+    if runtime_checks:      # See Note [config on the hot path] in core/config.py
         # Under disable_jit a jit runs its Python function, which would bind this
         # primitive eagerly again, forever: one primitive is run compiled regardless.
-        return fn._call(args, {})[0]
+        return checked_primitive(prim.name, lambda: fn._call(args, {})[0])
     return fn(*args)
 
 

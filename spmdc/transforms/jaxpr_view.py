@@ -29,7 +29,7 @@ from .jaxpr_print import PrintContext, format_doc, pp_eqn, pp_toplevel
 __all__ = ["Jaxpr", "ClosedJaxpr", "JaxprEqn", "JaxprEqnContext", "Var", "Literal", "DropVar",
            "DebugInfo",
            "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn", "jaxprs_in_params", "subjaxprs",
-           "closed_jaxpr"]
+           "closed_jaxpr", "DebugEffect", "OrderedDebugEffect"]
 
 # Note [running a jaxpr]
 # eval_jaxpr walks the equations and binds each one's primitive with its params turned
@@ -337,7 +337,7 @@ class _Viewer:
         invars = [atom(a) for a in e.inputs]
         if form is not None and form.order is not None:
             invars = [invars[i] for i in form.order]
-        effects = {_Effect(e.prim.name)} if has_effects(e) else set()
+        effects = {_effect_of(e)} if has_effects(e) else set()
         return JaxprEqn(invars, [var(v) for v in e.outputs], jax_primitive(e.prim), params,
                         effects, e.source)
 
@@ -355,6 +355,27 @@ def _with_weak(a: Any, weak: bool) -> Any:
         return a
     a.aval = ShapedArray(a.aval.shape, a.aval.dtype, weak)
     return a
+
+
+class DebugEffect:
+    """The effect of a ``jax.debug`` callback's equation (print, log, callback,
+    breakpoint) in a jaxpr's ``effects``, as JAX's ``jax.debug.DebugEffect``; ``str`` is
+    JAX's "Debug"."""
+    __str__ = lambda self: "Debug"      # noqa: E731
+
+
+class OrderedDebugEffect:
+    """The effect of an ``ordered=True`` ``jax.debug`` callback (JAX's "OrderedDebug")."""
+    __str__ = lambda self: "OrderedDebug"    # noqa: E731
+
+
+debug_effect, ordered_debug_effect = DebugEffect(), OrderedDebugEffect()
+
+
+def _effect_of(e: Eqn) -> Any:
+    if e.params.get("kind") == "debug":
+        return ordered_debug_effect if e.params.get("ordered") else debug_effect
+    return _Effect(e.prim.name)
 
 
 class _Effect:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,19 +24,21 @@ import numpy as np
 from ..compiler.ir import Func, Var, check
 from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
-from ..core import dtypes, tracing
+from ..core import dtypes, float_checks, tracing
 from ..core import precision as _precision
 from ..core import rank_promotion as _rank_promotion
 from ..core.concrete import concretisations
 from ..core.config import checked_call, runtime_checks
 from ..core.devices import check_backend, check_device
+from ..core.float_checks import replay
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.ref_scopes import bound_refs
 from ..core.tracing import apply_func, type_of, where
 from ..core.tree import tree_flatten, tree_unflatten
-from ..runtime import pjrt
+from ..runtime import config_states, pjrt
 from ..runtime.array import Array
+from ..runtime.compile_log import fun_source, log_compile
 from ..runtime.executable import ProgramCache, program_key
 from ..runtime.monitoring import JAXPR_TRACE_EVENT, Elapsed
 from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
@@ -52,6 +55,7 @@ from .arguments import (
     name_tuple,
     raise_if_not_array_argument,
 )
+from .cache_misses import explain
 from .partitioned import (
     PartitionedEntry,
     check_shardings,
@@ -127,6 +131,7 @@ class Jitted:
             positional.index(n) for n in donate_names if n in positional)}))
         self.donate_argnames = tuple(sorted({*donate_names, *(
             positional[i] for i in donate_nums if 0 <= i < npos)}))
+        self._donates = bool(self.donate_argnums or self.donate_argnames)
         both = sorted(set(self.donate_argnames) & set(self.static_argnames)) or sorted(
             set(self.donate_argnums) & {i % npos if npos else i for i in self.static_argnums})
         if both:
@@ -195,6 +200,9 @@ class Jitted:
 
     def _trace(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                kwargs: dict[str, Any]) -> tuple[Func, list[bool], list[Any], Any, list[Any]]:
+        if not self._concrete and config_states.no_tracing.value:
+            raise RuntimeError(f"re-tracing function {self._log_name()} at "
+                               f"{fun_source(self.fun)} for `jit`, but 'no_tracing' is set")
         self.trace_count += 1
         fun = self._with_statics(statics)
         if not self._concrete:             # the user's jit (not an eager transformation's)
@@ -209,12 +217,20 @@ class Jitted:
                     out = user_fun(*a, **k)
                 check_array_results("jit", self.fun, _display_name(self.fun), out)
                 return out
+        started = time.perf_counter()
         top = JAXPR_TRACE_EVENT if tracing._state.current is None else None
         with Elapsed(top, getattr(self, "__name__", "fun")):  # Note [JAX's compile events]
             out = trace_pytree(fun, args, kwargs, _fun_name(self.fun),
                                concrete=self._concrete and tracing._state.current is None)
         observe("traced", out[0])
+        log_compile("Finished tracing %s for jit in %.9f sec", self._log_name(),
+                    time.perf_counter() - started)
         return out
+
+    def _log_name(self) -> str:
+        """The name the compile log and no_tracing give (an eager operation's jit is
+        named after its primitive)."""
+        return getattr(self, "__name__", None) or _display_name(self.fun)
 
     def __repr__(self) -> str:
         # JAX's repr of a jitted function; chex's is_traceable (and so its
@@ -271,7 +287,9 @@ class Jitted:
                 # grad ... at top level), which would otherwise call their function again
                 kind = "eager transformation" if self._concrete else "jit"
                 return checked_call(kind, _fun_name(self.fun), self.fun,
-                                    lambda a, k: self._call(a, k)[0], args, kwargs), None
+                                    lambda a, k: self._call(a, k)[0], args, kwargs,
+                                    self._replay(args, kwargs) if self._concrete else None
+                                    ), None
             return self._call(args, kwargs)
         except TypeError:
             self._raise_if_not_array_argument(args, kwargs)
@@ -281,6 +299,14 @@ class Jitted:
                 raise
             self._closed_refs.extend(found.refs)
             return self._call_with_refs(args, kwargs), None
+
+    def _replay(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[], None]:
+        """The call traced again and run op by op, for debug_nans (Note [finding the
+        operation that made a nan] in core/float_checks.py)."""
+        def run() -> None:
+            func, _, consts, _, leaves = self._trace(*self._split(args, kwargs))
+            replay(func, [*leaves, *consts], tracing.run_eagerly)
+        return run
 
     def _call_with_refs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A call whose function takes or closes over mutable array references (Note
@@ -327,14 +353,21 @@ class Jitted:
         device = self.device or device_of(leaves)
         if self._concrete:
             return self._call_eager(statics, args, kwargs, leaves, device), None
+        keyed = config_states.jit_key_values()    # softmax_custom_jvp, user contexts
+        if self._donates and float_checks.checking():
+            keyed = (*keyed, "debug_nans: no donation")   # as JAX's (see _donated_leaves)
         # See Note [dispatch fast path].
         key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64,
                dtypes._promotion[0],                      # the promotion modes
                _rank_promotion._mode[0],                  # (Note [rank promotion])
                _precision._default[0],                    # and the default precision
+               keyed,
                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
         entry = self._cache.get(key)
         if entry is None:
+            if config_states.explain_cache_misses.value:    # Note [explaining a retrace]
+                explain(self.fun, _display_name(self.fun), list(self._cache), key, args,
+                        kwargs)
             read = concretisations()
             traced = self._trace(statics, args, kwargs)
             if concretisations() != read:       # specialised to these values: never cache
@@ -408,6 +441,8 @@ class Jitted:
 
     def _donated_leaves(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                         kwargs: dict[str, Any]) -> tuple[int, ...]:
+        if float_checks.checking():     # as JAX: the de-optimized call needs the arguments
+            return ()
         return donated_leaves(statics, args, kwargs, self.donate_argnums,
                               self.donate_argnames)
 
@@ -464,7 +499,8 @@ class Jitted:
         if checks_enabled():
             check(func)
         return Traced(getattr(self, "__name__", "fun"), func, out_weak, consts, in_tree,
-                      out_tree, leaves, device_of(in_leaves), stages)
+                      out_tree, leaves, device_of(in_leaves), stages,
+                      self._donated_leaves(statics, args, kwargs))
 
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         """What a call would return, as ShapeDtypeStructs; nothing is compiled or run."""

@@ -18,6 +18,7 @@ from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.collectives import value_axes
 from ..compiler.stablehlo import PLATFORMS, donation_aliases, lower_text, parse_module
 from ..core.abstract import ShapedArray, ShapeDtypeStruct
+from ..core.devices import default_device
 from ..core.tracing import type_of
 from ..core.tree import tree_flatten, tree_unflatten
 from ..runtime import pjrt
@@ -128,18 +129,46 @@ def device_of(leaves: Sequence[Any]) -> Any:
     for x in leaves:
         if type(x) is Array and not x.split and len(x._devices) == 1:
             return x._devices[0]
-    return pjrt.local_devices()[0]
+    return default_device()             # jax_default_device's, else the first
 
 
 # --- the stages ---------------------------------------------------------------------------
+
+class ArgInfo:
+    """One argument leaf of a traced call (``jax.stages.ArgInfo``): its abstract value
+    and whether the call donates it."""
+    __slots__ = ("_aval", "donated")
+
+    def __init__(self, aval: Any, donated: bool):
+        self._aval, self.donated = aval, donated
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._aval.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self._aval.dtype
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is ArgInfo and self._aval == other._aval
+                and self.donated == other.donated)
+
+    def __hash__(self) -> int:
+        return hash((self._aval, self.donated))
+
+    def __repr__(self) -> str:
+        return f"ArgInfo(_aval={self._aval!r}, donated={self.donated})"
+
 
 class Traced:
     """``jit(f).trace(*args)``: the traced program, not yet lowered."""
 
     def __init__(self, fun_name: str, func: Func, out_weak: list[bool], consts: list[Any],
                  in_tree: Any, out_tree: Any, leaves: list[Any], device: Any,
-                 recorded: list[tuple[str, Any]]):
+                 recorded: list[tuple[str, Any]], donated: Sequence[int] = ()):
         self.fun_name = fun_name
+        self._donated = frozenset(donated)          # the donated argument leaves
         self.in_tree, self.out_tree = in_tree, out_tree
         n = len(leaves)
         self.in_avals = [ShapedArray(t.shape, t.dtype, type_of(x)[1])
@@ -157,6 +186,12 @@ class Traced:
             self._jaxpr = closed_jaxpr(self._func, self._consts, self._n_args,
                                        [a.weak_type for a in self.in_avals], self._out_weak)
         return self._jaxpr
+
+    @property
+    def args_info(self) -> Any:
+        """The arguments' pytree (``(args, kwargs)``, statics left out) of ArgInfo."""
+        return tree_unflatten(self.in_tree, [ArgInfo(a, i in self._donated)
+                                             for i, a in enumerate(self.in_avals)])
 
     @property
     def out_info(self) -> Any:

@@ -1,6 +1,8 @@
 """jax.extend.core and jax.core (spmdc/extend/core/__init__.py, spmdc/_src/core.py): JAX's
 Primitive on spmdc's, type tests on traced values and abstract values, the aval helpers;
 and the values JAX's rules see (ad.Zero, UndefinedPrimal, PartialVal)."""
+import typing
+
 import numpy as np
 import pytest
 from jaxlib.mlir.dialects import stablehlo as hlo
@@ -183,3 +185,80 @@ def test_find_top_trace_and_the_trace_tag():
     _, t = spmdc.jvp(f, (X,), (X,))
     np.testing.assert_allclose(t, 2 * X)
     assert core.find_top_trace(()) is None and jax_core.find_top_trace is core.find_top_trace
+
+
+def test_jax_core_eval_context_and_dims():
+    core = jax_core
+
+    def f(x):
+        with core.eval_context():              # runs at once, on concrete values
+            y = jnp.ones(2) * 3
+            assert not isinstance(y, core.Tracer)
+        return x + y
+    np.testing.assert_array_equal(np.asarray(spmdc.jit(f)(jnp.ones(2))), [4.0, 4.0])
+
+    def g(x):
+        with core.eval_context():
+            return x + 1
+    with pytest.raises(spmdc.errors.UnexpectedTracerError):
+        spmdc.jit(g)(1.0)
+    assert (core.max_dim(2, 3), core.min_dim(2, 3)) == (3, 2)
+    with pytest.raises(TypeError, match="argument `d2` of `core.min_dim`"):
+        core.min_dim(2, 1.5)
+    assert core.ParamDict == dict[str, typing.Any]
+    assert core.ensure_compile_time_eval is spmdc.ensure_compile_time_eval
+
+
+def test_check_jaxpr_and_the_helpers():
+    closed = spmdc.make_jaxpr(lambda x: jnp.sin(x) * 2)(1.0)
+    core.check_jaxpr(closed)                          # well formed: no error
+    swapped = core.Jaxpr([], closed.jaxpr.invars, closed.jaxpr.outvars,
+                         [closed.jaxpr.eqns[1], closed.jaxpr.eqns[0]])
+    with pytest.raises(spmdc.errors.JaxprTypeError, match=r"not defined \(equation 0, mul\)"):
+        core.check_jaxpr(swapped)
+    twice = core.Primitive("twice_checked")
+    twice.def_impl(lambda x: 2 * x)
+    twice.def_abstract_eval(lambda x: x)
+    eqn = spmdc.make_jaxpr(twice.bind)(jnp.ones(3)).jaxpr.eqns[0]
+    wrong = core.Var(ShapedArray((4,), np.float32))
+    mistyped = core.Jaxpr([], eqn.invars, [wrong], [core.new_jaxpr_eqn(
+        eqn.invars, [wrong], eqn.primitive, eqn.params, eqn.effects)])
+    with pytest.raises(core.JaxprTypeError, match=r"typed \(float32\[4\]\) but the "
+                                                  r"primitive's abstract evaluation gives"):
+        core.check_jaxpr(mistyped)
+    assert core.JaxprTypeError is spmdc.errors.JaxprTypeError
+    assert issubclass(core.InconclusiveDimensionOperation, Exception)
+    assert core.primal_dtype_to_tangent_dtype(np.int32) == spmdc.float0
+    assert core.primal_dtype_to_tangent_dtype(np.float32) == np.float32
+    assert core.no_effects == frozenset() and np.ndarray in core.array_types
+    assert isinstance(core.gensym()(ShapedArray((2,), np.float32)), core.Var)
+    assert core.concrete_or_error(int, np.int32(3)) == 3
+    seen = []
+
+    def probe(x):
+        seen.append((core.unsafe_get_axis_names_DO_NOT_USE(),
+                     core.nonempty_axis_env_DO_NOT_USE()))
+        return x
+    spmdc.vmap(probe, axis_name="i")(jnp.ones(2))
+    assert seen == [(["i"], True)] and core.unsafe_get_axis_names_DO_NOT_USE() == []
+
+
+def test_am_i_under_probes_as_jax():
+    seen = []
+
+    def probe(tag):
+        def f(x):
+            seen.append((tag, core.unsafe_am_i_under_a_jit_DO_NOT_USE(),
+                         core.unsafe_am_i_under_a_vmap_DO_NOT_USE()))
+            return x * 2
+        return f
+    x = jnp.ones(2)
+    probe("eager")(x)
+    spmdc.jit(probe("jit"))(x)
+    spmdc.vmap(probe("vmap"))(x)
+    spmdc.grad(lambda y: probe("grad")(y).sum())(x)
+    spmdc.jit(spmdc.vmap(probe("jit-vmap")))(x)
+    lax.scan(lambda c, y: (probe("scan")(c), y), x, jnp.ones(3))
+    # JAX 0.10.2 answers the same for the same program
+    assert seen == [("eager", False, False), ("jit", True, False), ("vmap", False, True),
+                    ("grad", False, False), ("jit-vmap", True, True), ("scan", True, False)]

@@ -104,3 +104,15 @@ def test_compile_takes_xlas_options_by_name_and_refuses_an_unknown_one():
         assert int(lowered.compile(compiler_options=options)(jnp.array(3), 4)) == 10
     with pytest.raises(jax.errors.JaxRuntimeError, match="No such compile option"):
         lowered.compile(compiler_options={"an option that does not make sense": "bad"})
+
+
+def test_traced_args_info_as_jax():
+    traced = jax.jit(lambda a, b, n: a * b["k"][:2], static_argnums=2,
+                     donate_argnums=1).trace(jnp.ones(2), {"k": jnp.ones(3)}, 3)
+    # JAX 0.10.2 prints exactly this for the same call
+    assert repr(traced.args_info) == (
+        "((ArgInfo(_aval=ShapedArray(float32[2]), donated=False), {'k': "
+        "ArgInfo(_aval=ShapedArray(float32[3]), donated=True)}), {})")
+    info = traced.args_info[0][1]["k"]
+    assert isinstance(info, jax.stages.ArgInfo) and info.shape == (3,)
+    assert info.dtype == np.float32

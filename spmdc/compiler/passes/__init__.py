@@ -16,7 +16,7 @@ from typing import Any
 from ...env import flag as env_flag
 from ..ir import Func, Lit, check
 
-__all__ = ["run_pass", "checks_enabled", "observe", "recording"]
+__all__ = ["run_pass", "checks_enabled", "set_checks_option", "observe", "recording"]
 
 
 class _Observers(threading.local):
@@ -30,8 +30,17 @@ class _Observers(threading.local):
 _local = _Observers()
 
 
+_checks_option: list[Callable[[], bool]] = []
+
+
+def set_checks_option(read: Callable[[], bool]) -> None:
+    """Also run the verifier while ``read()`` is true (``jax_enable_checks``, which the
+    core hands over: the compiler imports no floor above it)."""
+    _checks_option[:] = [read]
+
+
 def checks_enabled() -> bool:
-    return env_flag("SPMDC_CHECKS")
+    return env_flag("SPMDC_CHECKS") or any(read() for read in _checks_option)
 
 
 def observe(name: str, value: Any) -> None:

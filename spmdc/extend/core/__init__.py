@@ -48,7 +48,12 @@ __all__ = ["Primitive", "Effect", "ShapedArray", "AbstractValue", "mapped_aval",
            "take_current_trace", "set_current_trace",
            "aval_of_type", "type_of_aval",
            "Jaxpr", "ClosedJaxpr", "JaxprEqn", "Var", "Literal", "DropVar", "DebugInfo",
-           "jaxpr_as_fun", "jaxprs_in_params", "new_jaxpr_eqn", "subjaxprs"]
+           "jaxpr_as_fun", "jaxprs_in_params", "new_jaxpr_eqn", "subjaxprs",
+           "Effects", "InconclusiveDimensionOperation", "JaxprTypeError", "array_types",
+           "check_jaxpr", "concrete_or_error", "gensym", "no_effects",
+           "nonempty_axis_env_DO_NOT_USE", "primal_dtype_to_tangent_dtype",
+           "unsafe_get_axis_names_DO_NOT_USE", "unsafe_am_i_under_a_jit_DO_NOT_USE",
+           "unsafe_am_i_under_a_vmap_DO_NOT_USE"]
 
 
 def aval_of_type(t: TensorType) -> ShapedArray:
@@ -246,3 +251,18 @@ def set_current_trace(trace: tracing.Trace | None) -> Iterator[None]:
 # ``jax.extend.core.primitives`` is an attribute of the package without an import of its
 # own, as in JAX (distrax reads ``jex.core.primitives.jit_p``).
 from . import primitives  # noqa: E402,F401
+from .checks import (  # noqa: E402
+    Effects,
+    InconclusiveDimensionOperation,
+    JaxprTypeError,
+    array_types,
+    check_jaxpr,
+    concrete_or_error,
+    gensym,
+    no_effects,
+    nonempty_axis_env_DO_NOT_USE,
+    primal_dtype_to_tangent_dtype,
+    unsafe_am_i_under_a_jit_DO_NOT_USE,
+    unsafe_am_i_under_a_vmap_DO_NOT_USE,
+    unsafe_get_axis_names_DO_NOT_USE,
+)
