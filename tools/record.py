@@ -95,6 +95,8 @@ CASE_SETS: dict[str, CaseSet] = {
                             "special_more_{mode}.npz", X64_MODES),
     "jaxprs": CaseSet("jaxpr_cases", "jaxprs.record_jaxprs", "jaxprs.jaxpr_names",
                       "jaxprs_reference.json"),
+    "sparse": CaseSet("sparse_cases", "sparse.record_sparse", "sparse.sparse_names",
+                      "sparse_reference.json"),
 }
 
 
