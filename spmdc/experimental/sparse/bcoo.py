@@ -369,8 +369,12 @@ def bcoo_reduce_sum(mat: BCOO, *, axes: Sequence[int]) -> BCOO:
         data = data.transpose(order + tuple(range(n_batch + 1, data.ndim)))
         indices = indices.transpose(order + (n_batch + 1,))
         new_batch = tuple(batch_shape[b] for b in kept_batch)
-        data = data.reshape(new_batch + (-1,) + data.shape[n_batch + 1:])
-        indices = indices.reshape(new_batch + (-1, indices.shape[-1]))
+        nse = mat.nse
+        for b in batch_axes:
+            nse *= batch_shape[b]
+        # explicit sizes: with no sparse dimension left, indices has a 0-sized axis
+        data = data.reshape(new_batch + (nse,) + data.shape[n_batch + 1:])
+        indices = indices.reshape(new_batch + (nse, indices.shape[-1]))
     shape = tuple(s for i, s in enumerate(mat.shape) if i not in axes)
     return BCOO((data, indices), shape=shape)
 
