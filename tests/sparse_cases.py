@@ -70,6 +70,9 @@ def cases(jax):
                                                         jnp.arange(3.0))[0],
         "jacfwd.pattern": lambda: sparse.jacfwd(lambda a: a @ jnp.arange(3.0))(
             sparse.BCOO.fromdense(X[1])),
+        "gather.rows": lambda: bcoo(n_batch=1)[jnp.array([1, 0])],
+        "gather.columns": lambda: bcoo()[:, jnp.array([1, 1, 0])],
+        "gather.nested": lambda: bcoo()[jnp.array([[1], [0]])],
         "dot_general.batched": lambda: sparse.bcoo_dot_general(
             bcoo(n_batch=1), X.transpose(0, 2, 1), dimension_numbers=(((2,), (1,)),
                                                                      ((0,), (0,)))),

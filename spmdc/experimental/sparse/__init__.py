@@ -24,6 +24,7 @@ from spmdc.experimental.sparse.bcoo_dot import (
                                        bcoo_multiply_dense,
                                        bcoo_multiply_sparse,
 )
+from spmdc.experimental.sparse.bcoo_gather import bcoo_gather
 from spmdc.experimental.sparse.bcoo_structure import (
                                        bcoo_broadcast_in_dim,
                                        bcoo_concatenate,
@@ -67,6 +68,7 @@ __all__ = [
     "ad", "api", "bcoo", "bcsr", "coo", "csr", "linalg", "random", "transform", "util",
     "bcoo_broadcast_in_dim", "bcoo_concatenate", "bcoo_dot_general",
     "bcoo_dot_general_sampled", "bcoo_dynamic_slice", "bcoo_extract", "bcoo_fromdense",
+    "bcoo_gather",
     "bcoo_multiply_dense", "bcoo_multiply_sparse", "bcoo_reduce_sum", "bcoo_reshape",
     "bcoo_rev", "bcoo_slice", "bcoo_sort_indices", "bcoo_squeeze", "bcoo_sum_duplicates",
     "bcoo_todense", "bcoo_transpose", "bcoo_update_layout",

@@ -5,8 +5,9 @@
 Note [structural ops keep nse]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 As in JAX, these never look at values to decide a size: a slice keeps ``nse`` stored
-entries and sends those outside the slice to the out-of-range coordinate (the new sparse
-shape) with value 0, a reshape re-indexes sparse coordinates through their row-major
+entries (or merges them into the slice's number of sparse positions when that is fewer)
+and sends those outside the slice to the out-of-range coordinate (the new sparse shape)
+with value 0, a reshape re-indexes sparse coordinates through their row-major
 position, and a concatenation along a sparse axis stacks the stored entries (``nse`` adds
 up) with the later operands' coordinates offset. Batch and dense dimensions are ordinary
 array dimensions of ``data`` (and ``indices``), so those parts are NumPy's own slices,
@@ -26,7 +27,7 @@ import spmdc.numpy as jnp
 from spmdc import lax
 from spmdc.core.abstract import ShapeDtypeStruct
 from spmdc.core.tracing import where
-from spmdc.experimental.sparse.bcoo import BCOO, in_range
+from spmdc.experimental.sparse.bcoo import BCOO, bcoo_sum_duplicates, in_range
 from spmdc.experimental.sparse.util import (
     SparseEfficiencyError,
     SparseEfficiencyWarning,
@@ -55,7 +56,11 @@ def _select(mat: BCOO, data: Any, indices: Any, keep: Any, sparse_shape: Sequenc
     sentinel = np.asarray(sparse_shape, indices.dtype)
     indices = jnp.where(keep[..., None], indices, sentinel)
     data = jnp.where(keep.reshape(keep.shape + (1,) * mat.n_dense), data, 0)
-    return BCOO((data, indices), shape=tuple(shape))
+    out = BCOO((data, indices), shape=tuple(shape))
+    # as JAX: no more entries than the slice's sparse positions
+    if mat.n_sparse and mat.nse > math.prod(sparse_shape):
+        out = bcoo_sum_duplicates(out, nse=math.prod(sparse_shape))
+    return out
 
 
 def bcoo_slice(mat: BCOO, *, start_indices: Sequence[int], limit_indices: Sequence[int],
@@ -105,8 +110,10 @@ def bcoo_dynamic_slice(mat: BCOO, start_indices: Sequence[Any],
                         f"slice_sizes {sizes} for operand shape {mat.shape}{where()}")
     n_batch, n_sparse = mat.n_batch, mat.n_sparse
     data, indices = _full(mat)
-    starts = [jnp.clip(jnp.asarray(s).astype(indices.dtype), 0, n - k)
-              for s, n, k in zip(start_indices, mat.shape, sizes, strict=True)]
+    starts = [jnp.asarray(s).astype(indices.dtype) for s in start_indices]
+    # negative starts count from the end, then clamp so the window fits (lax's rule)
+    starts = [jnp.clip(jnp.where(s < 0, s + n, s), 0, n - k)
+              for s, n, k in zip(starts, mat.shape, sizes, strict=True)]
     zero = jnp.zeros((), indices.dtype)
     data = lax.dynamic_slice(data, [*starts[:n_batch], zero, *starts[n_batch + n_sparse:]],
                              [*sizes[:n_batch], mat.nse, *sizes[n_batch + n_sparse:]])

@@ -51,15 +51,12 @@ def _batch_to_sparse(data: Any, indices: Any, shape: tuple[int, ...], keep: int,
                      n_dense: int) -> tuple[Any, Any]:
     moved = shape[keep:n_batch]
     nse, n_sparse = indices.shape[-2:]
-    sparse_shape = shape[n_batch:len(shape) - n_dense]
     positions = jnp.stack(jnp.meshgrid(*(jnp.arange(b, dtype=indices.dtype) for b in moved),
                                        indexing="ij"), axis=-1) if moved else None
     positions = jnp.broadcast_to(positions.reshape(moved + (1, len(moved))),
                                  indices.shape[:n_batch] + (nse, len(moved)))
-    valid = in_range(indices, sparse_shape)[..., None]
+    # an out-of-range entry keeps its out-of-range column, so it stays out of range
     indices = jnp.concatenate([positions, indices], axis=-1)
-    indices = jnp.where(valid, indices, np.asarray(shape[keep:len(shape) - n_dense],
-                                                   indices.dtype))
     new_nse = math.prod(moved) * nse
     data = data.reshape(shape[:keep] + (new_nse,) + data.shape[n_batch + 1:])
     indices = indices.reshape(shape[:keep] + (new_nse, len(moved) + n_sparse))

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 import spmdc.numpy as jnp
+from spmdc import lax
 from spmdc.core.abstract import ShapeDtypeStruct
 from spmdc.experimental.sparse.base import JAXSparse
 from spmdc.experimental.sparse.bcoo import (
@@ -58,6 +59,7 @@ from spmdc.experimental.sparse.bcoo_dot import (
     bcoo_multiply_dense,
     bcoo_multiply_sparse,
 )
+from spmdc.experimental.sparse.bcoo_gather import bcoo_gather
 from spmdc.experimental.sparse.bcoo_structure import (
     bcoo_broadcast_in_dim,
     bcoo_concatenate,
@@ -224,7 +226,18 @@ def _drop(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return wrap
 
 
+def _gather(prim: Any, operand: Any, start_indices: Any, *, offset_dims: Any,
+            collapsed_slice_dims: Any, start_index_map: Any, slice_sizes: Any,
+            **batching: Any) -> list[Any]:
+    if _is_sparse(start_indices):
+        raise NotImplementedError("bcoo_gather: sparse indices are not supported.")
+    dn = lax.GatherDimensionNumbers(offset_dims, collapsed_slice_dims, start_index_map,
+                                    **batching)
+    return [bcoo_gather(_as_bcoo(operand), start_indices, dn, slice_sizes)]
+
+
 SPARSE_RULES.update({
+    "gather": _gather,
     "dot_general": _bcoo_only(_drop("precision", "out_sharding")(bcoo_dot_general)),
     "broadcast_in_dim": _bcoo_only(_drop("sharding")(bcoo_broadcast_in_dim)),
     "concatenate": _bcoo_only(lambda *ops, dimension: bcoo_concatenate(ops,
