@@ -73,6 +73,23 @@ def cases(jax):
         "gather.rows": lambda: bcoo(n_batch=1)[jnp.array([1, 0])],
         "gather.columns": lambda: bcoo()[:, jnp.array([1, 1, 0])],
         "gather.nested": lambda: bcoo()[jnp.array([[1], [0]])],
+        "bcsr.concatenate": lambda: sparse.bcsr_concatenate(
+            [sparse.BCSR.fromdense(X[1])] * 2, dimension=1),
+        "bcsr.broadcast_in_dim": lambda: sparse.bcsr_broadcast_in_dim(
+            sparse.BCSR.fromdense(X[1]), shape=(2, 2, 3), broadcast_dimensions=(1, 2)),
+        "bcsr.sum_duplicates": lambda: sparse.BCSR(
+            (np.array([1., 2., 3.], np.float32), np.array([0, 0, 2]), np.array([0, 2, 3])),
+            shape=(2, 3)).sum_duplicates(),
+        "eye.csc": lambda: sparse.eye(3, 4, k=1, sparse_format="csc"),
+        "eye.dense_dimension": lambda: sparse.eye(3, 4, k=1, n_dense=1),
+        "empty.bcsr": lambda: sparse.empty((2, 3, 4), sparse_format="bcsr", n_batch=1, nse=2),
+        "spsolve.csr": lambda: sparse.linalg.spsolve(
+            np.array([2., 1., 3.], np.float32), np.array([0, 1, 1], np.int32),
+            np.array([0, 2, 3], np.int32), np.ones(2, np.float32)),
+        "dot_general_sampled.pattern": lambda: sparse.bcoo_dot_general_sampled(
+            np.ones((2, 3), np.float32), np.arange(12., dtype=np.float32).reshape(3, 4),
+            sparse.BCOO.fromdense(np.eye(2, 4)).indices,
+            dimension_numbers=(((1,), (0,)), ((), ()))),
         "dot_general.batched": lambda: sparse.bcoo_dot_general(
             bcoo(n_batch=1), X.transpose(0, 2, 1), dimension_numbers=(((2,), (1,)),
                                                                      ((0,), (0,)))),
