@@ -1,7 +1,7 @@
 """spmdc.experimental.sparse against JAX 0.10.2's recorded results (tests/sparse_cases.py,
 tests/data/sparse_reference.json): printed forms (shape, nse, n_batch, n_dense) and every
 buffer (data, indices, indptr, row, col) as JAX gives them, padding and order included.
-The first case of each function runs with ``make test``, the others with ``make
+The first case of the main functions runs with ``make test``, every case with ``make
 test-slow``."""
 from __future__ import annotations
 
@@ -17,13 +17,19 @@ REFERENCE = oracle.recorded_cases("sparse_reference.json")
 CASES = sparse_cases.cases(spmdc)
 
 
+# the functions whose first case runs with ``make test`` (the rest is covered there by
+# test_sparse_ops.py against NumPy); every case runs with ``make test-slow``
+QUICK = {"fromdense", "operators", "sparsify", "spdot", "gather", "random_bcoo", "bcsr",
+         "update_layout", "sum_duplicates"}
+
+
 def _params() -> list:
     seen: set[str] = set()
     params = []
     for name in sorted(REFERENCE):
         prefix = name.split(".")[0]
-        params.append(name if prefix not in seen else pytest.param(name,
-                                                                   marks=pytest.mark.slow))
+        quick = prefix in QUICK and prefix not in seen
+        params.append(name if quick else pytest.param(name, marks=pytest.mark.slow))
         seen.add(prefix)
     return params
 
