@@ -227,3 +227,22 @@ def test_errors_are_jax_s():
                               np.array([0, 1, 2], np.int32), np.ones(2, np.int32))
     assert issubclass(sparse.SparseEfficiencyError, ValueError)
     assert issubclass(sparse.CuSparseEfficiencyWarning, sparse.SparseEfficiencyWarning)
+
+
+def test_grad_through_sparsify_as_jax_docs_train():
+    # JAX's sparse docs: logistic regression on a BCOO design matrix, differentiated
+    # outside and inside sparsify
+    x = sprinkled((20, 5), 0.3)
+    y = (RNG.uniform(size=20) < 0.5).astype(np.float32)
+
+    def loss(params, x, y):
+        y_hat = 0.5 * (jnp.tanh((jnp.dot(x, params[0]) + params[1]) / 2) + 1)
+        return -jnp.mean(y * jnp.log(y_hat) + (1 - y) * jnp.log(1 - y_hat))
+    params = (jnp.zeros(5), 0.0)
+    want = spmdc.grad(loss)(params, x, y)
+    x_sp = sparse.BCOO.fromdense(x)
+    outside = spmdc.jit(spmdc.grad(sparse.sparsify(loss)))(params, x_sp, y)
+    inside = spmdc.jit(sparse.sparsify(spmdc.grad(loss)))(params, x_sp, y)
+    for got in (outside, inside):
+        close(got[0], want[0])
+        close(got[1], want[1])
