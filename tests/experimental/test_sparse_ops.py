@@ -246,3 +246,14 @@ def test_grad_through_sparsify_as_jax_docs_train():
     for got in (outside, inside):
         close(got[0], want[0])
         close(got[1], want[1])
+
+
+def test_vmap_maps_batch_dimensions():
+    # in_axes=0 takes a BCOO's leading batch dimension off; a BCOO result gains one (JAX's
+    # vmappable BCOO). See Note [BCOO under vmap].
+    s = sparse.BCOO.fromdense(X, n_batch=1)
+    ones = np.ones((2, 4), np.float32)
+    close(spmdc.jit(spmdc.vmap(lambda m, v: m @ v))(s, ones), X @ np.ones(4))
+    built = spmdc.vmap(lambda v: sparse.BCOO.fromdense(v, nse=nse_of(X, 1, 0)))(X)
+    assert repr(built) == f"BCOO(float32[2, 3, 4], nse={nse_of(X, 1, 0)}, n_batch=1)"
+    close(built.todense(), X)

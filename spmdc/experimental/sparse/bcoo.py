@@ -20,6 +20,15 @@ out-of-range entries, so padding never shows. The static part (``shape``, and th
 ``indices`` are its leaves, so ``grad`` differentiates the stored values, and the
 derivative of ``fromdense`` lives on the sparsity pattern (zero elsewhere), as in JAX.
 
+Note [BCOO under vmap]
+~~~~~~~~~~~~~~~~~~~~~~
+``vmap`` maps a BCOO through its leaves: ``in_axes=0`` takes the leading batch dimension
+off ``data`` and ``indices`` (it must be a batch dimension, as in JAX), and a BCOO result
+gets the mapped dimension as a new leading batch dimension. The static ``shape`` does not
+pass through the map, so ``tree_unflatten`` reads it off the buffers: the layout they
+describe (``n_batch`` from ``indices``, ``n_dense`` from ``data``) has ``k`` dimensions
+more or fewer than the recorded shape, and those are the leading batch dimensions.
+
 Everything is written with gathers and scatter-adds of spmdc.numpy on the unbatched layout,
 mapped over batch dimensions by vmap (Note [batch dimensions by vmap] in util.py).
 """
@@ -87,6 +96,7 @@ class BCOO(JAXSparse):
         out = cls.__new__(cls)
         out.data, out.indices = children
         out.shape, out.indices_sorted, out.unique_indices = aux_data
+        out.shape = _mapped_shape(out.shape, out.data, out.indices)
         return out
 
     @property
@@ -167,6 +177,21 @@ class BCOO(JAXSparse):
                      self.indices if indices is None else indices), shape=self.shape,
                     indices_sorted=hints.get("indices_sorted", self.indices_sorted),
                     unique_indices=hints.get("unique_indices", self.unique_indices))
+
+
+def _mapped_shape(shape: tuple[int, ...], data: Any, indices: Any) -> tuple[int, ...]:
+    """``shape`` adjusted to buffers that vmap mapped or stacked. See Note [BCOO under
+    vmap]."""
+    if not (hasattr(data, "ndim") and hasattr(indices, "ndim")) or indices.ndim < 2:
+        return shape
+    n_batch, n_dense = indices.ndim - 2, data.ndim - indices.ndim + 1
+    k = n_batch + indices.shape[-1] + n_dense - len(shape)
+    if k > 0 and k <= n_batch:
+        return tuple(max(d, i) for d, i in zip(data.shape[:k], indices.shape[:k],
+                                                strict=True)) + shape
+    if k < 0:
+        return shape[-k:]
+    return shape
 
 
 def in_range(indices: Any, sparse_shape: Sequence[int]) -> Any:
