@@ -38,6 +38,11 @@ NO_COPY = ("no copy equation: spmdc's IR values are immutable SSA values (a copy
            "itself; device_put is the runtime's)")
 INTERNAL_ORDER = ("JAX-internal total-order comparisons: its sort lowering's (spmdc's sort "
                   "orders floats in its lowering)")
+SPARSE_COMPOSED = ("spmdc.experimental.sparse composes its operations from jnp and lax "
+                   "(gathers, scatter-adds, sorts): the function exists, with no primitive of "
+                   "its own")
+SPARSE_TRACER = ("the tracer of sparsify(use_tracer=True); spmdc's sparsify interprets the "
+                 "traced program (JAX's default mode), so it has no sparse tracer")
 
 
 INTERNAL = ("a JAX-internal helper the module's namespace shows because the module imports or "
@@ -82,6 +87,7 @@ LABELS = {
     ONE_CLIENT: "one client",
     TRACED_SHARDING: "traced sharding", MEMORY_SPACES: "memory spaces",
     THREEFRY_ONLY: "partitionable threefry",
+    SPARSE_COMPOSED: "sparse via jnp", SPARSE_TRACER: "sparse tracer",
 }
 
 
@@ -291,29 +297,19 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, "StatefulPRNG stateful_rng"),
     },
     "jax.experimental.sparse": {
-        **_because(TODO, """
-            BCSR COO CSC CSR CuSparseEfficiencyWarning JAXSparse
-            SparseEfficiencyError SparseEfficiencyWarning SparseTracer ad api
-            bcoo_broadcast_in_dim bcoo_concatenate bcoo_conv_general_dilated
-            bcoo_dot_general bcoo_dot_general_p bcoo_dot_general_sampled
-            bcoo_dot_general_sampled_p bcoo_dynamic_slice bcoo_extract
-            bcoo_extract_p bcoo_fromdense_p bcoo_gather bcoo_multiply_dense
-            bcoo_multiply_sparse bcoo_reduce_sum bcoo_reshape bcoo_rev bcoo_slice
-            bcoo_sort_indices bcoo_sort_indices_p bcoo_spdot_general_p bcoo_squeeze
-            bcoo_sum_duplicates bcoo_sum_duplicates_p bcoo_todense_p bcoo_transpose
-            bcoo_transpose_p bcoo_update_layout bcsr bcsr_broadcast_in_dim
-            bcsr_concatenate bcsr_dot_general bcsr_dot_general_p bcsr_extract
-            bcsr_extract_p bcsr_fromdense bcsr_fromdense_p bcsr_sum_duplicates
-            bcsr_todense bcsr_todense_p coo coo_fromdense coo_fromdense_p coo_matmat
-            coo_matmat_p coo_matvec coo_matvec_p coo_todense coo_todense_p csr
-            csr_fromdense csr_fromdense_p csr_matmat csr_matmat_p csr_matvec
-            csr_matvec_p csr_todense csr_todense_p empty eye grad jacfwd jacobian
-            jacrev linalg random random_bcoo sparsify todense todense_p transform
-            util value_and_grad
+        **_because(TODO, "bcoo_conv_general_dilated"),
+        **_because(SPARSE_COMPOSED, """
+            bcoo_dot_general_p bcoo_dot_general_sampled_p bcoo_extract_p bcoo_fromdense_p
+            bcoo_sort_indices_p bcoo_spdot_general_p bcoo_sum_duplicates_p bcoo_todense_p
+            bcoo_transpose_p bcsr_dot_general_p bcsr_extract_p bcsr_fromdense_p
+            bcsr_todense_p coo_fromdense_p coo_matmat_p coo_matvec_p coo_todense_p
+            csr_fromdense_p csr_matmat_p csr_matvec_p csr_todense_p todense_p
             """),
+        **_because(SPARSE_TRACER, "SparseTracer"),
     },
     "jax.experimental.sparse.linalg": {
-        **_because(TODO, "lobpcg_standard spsolve spsolve_p"),
+        **_because(TODO, "lobpcg_standard"),
+        **_because(SPARSE_COMPOSED, "spsolve_p"),
     },
     "jax.experimental.layout": {
         **_because(TODO, "with_layout_constraint"),

@@ -97,6 +97,8 @@ CASE_SETS: dict[str, CaseSet] = {
                       "jaxprs_reference.json"),
     "exports": CaseSet("export_cases", "exports.record_exports", "exports.export_names",
                        "exports_reference.json"),
+    "sparse": CaseSet("sparse_cases", "sparse.record_sparse", "sparse.sparse_names",
+                      "sparse_reference.json"),
 }
 
 
