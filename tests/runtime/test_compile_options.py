@@ -1,6 +1,7 @@
-"""The XLA options a program is compiled with (Note [programs that only move data] in
-runtime/pjrt/compilation.py): a small program that only moves data compiles without XLA:CPU's
-fusion emitters, and gives the same bits as one compiled with them."""
+"""The XLA options a program is compiled with (Note [programs without floating-point
+arithmetic] in runtime/pjrt/compilation.py): a small program that only moves data and computes
+on integers compiles without XLA:CPU's fusion emitters, and gives the same bits as one compiled
+with them."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -32,9 +33,9 @@ def _values(dtype: object, shape: tuple[int, ...]) -> np.ndarray:
         return v.astype(dtype).reshape(shape)
 
 
-# Every operation of Note [programs that only move data] on a (3, 4) array of one element
-# type E: gather and scatter (an overwrite) with an index out of range, dynamic slices
-# starting out of range (XLA clamps them).
+# Every data movement of Note [programs without floating-point arithmetic] on a (3, 4)
+# array of one element type E: gather and scatter (an overwrite) with an index out of range,
+# dynamic slices starting out of range (XLA clamps them).
 MOVES = """module {
   func.func public @main(%x: tensor<3x4xE>, %m: tensor<3x4xi1>, %i: tensor<4x1xi32>,
                          %u: tensor<4xE>, %s: tensor<i32>) -> (tensor<3x2xE>, tensor<4x3xE>,
@@ -89,7 +90,7 @@ def test_data_movement_gives_the_bits_of_the_fusion_emitters(dtype: object) -> N
     text = MOVES.replace("xE>", f"x{ELEMENT[dtype]}>").replace("<E>", f"<{ELEMENT[dtype]}>")
     with lowering_lock, mlir_context():
         text = str(ir.Module.parse(text))               # one operation a line, as lowered
-    assert compilation.moves_data_only(text)
+    assert compilation.without_float_arithmetic(text)
     x = _values(dtype, (3, 4))
     if np.dtype(dtype).kind == "c":
         with np.errstate(invalid="ignore"):
@@ -103,18 +104,72 @@ def test_data_movement_gives_the_bits_of_the_fusion_emitters(dtype: object) -> N
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
-def test_which_programs_only_move_data(monkeypatch: pytest.MonkeyPatch) -> None:
+# Every integer operation of the Note on (2, 8) arrays of one integer type E: x holds the
+# extreme values, zero and -1, y zeros (division by zero) and shift counts past the width.
+INTEGERS = """module {
+  func.func public @main(%x: tensor<2x8xE>, %y: tensor<2x8xE>) -> (tensor<2x8xE>, tensor<2x8xE>,
+      tensor<2x8xE>, tensor<2x8xE>, tensor<2x8xE>, tensor<2x8xE>, tensor<2x8xi1>,
+      tensor<2x8xi8>, tensor<2x8xE>, tensor<2x8xE>) {
+    %0 = stablehlo.add %x, %y : tensor<2x8xE>
+    %1 = stablehlo.multiply %x, %y : tensor<2x8xE>
+    %2 = stablehlo.divide %x, %y : tensor<2x8xE>
+    %3 = stablehlo.remainder %x, %y : tensor<2x8xE>
+    %4 = stablehlo.shift_left %x, %y : tensor<2x8xE>
+    %5 = stablehlo.shift_right_arithmetic %x, %y : tensor<2x8xE>
+    %6 = stablehlo.compare LT, %x, %y : (tensor<2x8xE>, tensor<2x8xE>) -> tensor<2x8xi1>
+    %7 = stablehlo.convert %x : (tensor<2x8xE>) -> tensor<2x8xi8>
+    %n = stablehlo.negate %x : tensor<2x8xE>
+    %a = stablehlo.abs %n : tensor<2x8xE>
+    %8 = stablehlo.xor %a, %y : tensor<2x8xE>
+    %i = stablehlo.iota dim = 1 : tensor<2x8xE>
+    %9 = stablehlo.clamp %y, %i, %x : tensor<2x8xE>
+    return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<2x8xE>, tensor<2x8xE>,
+      tensor<2x8xE>, tensor<2x8xE>, tensor<2x8xE>, tensor<2x8xE>, tensor<2x8xi1>,
+      tensor<2x8xi8>, tensor<2x8xE>, tensor<2x8xE>
+  }
+}"""
+
+
+INTEGER = {np.int32: "i32", np.int8: "i8", np.int16: "i16", np.int64: "i64"}   # abs: signed
+
+
+@pytest.mark.parametrize("dtype", [
+    np.int32, np.int8, *(pytest.param(d, marks=pytest.mark.slow) for d in (np.int16, np.int64))])
+def test_integer_arithmetic_gives_the_bits_of_the_fusion_emitters(dtype: object) -> None:
+    text = INTEGERS.replace("xE>", f"x{INTEGER[dtype]}>")
+    with lowering_lock, mlir_context():
+        text = str(ir.Module.parse(text))
+    assert compilation.without_float_arithmetic(text)
+    info = np.iinfo(dtype)
+    x = np.resize(np.array([info.min, info.max, 0, 1, info.max // 3, info.min // 5], dtype),
+                  (2, 8))
+    y = np.resize(np.array([0, 1, 7, info.bits - 1, info.bits, 2 * info.bits, 3], dtype), (2, 8))
+    y[1] = y[1][::-1]
+    x[1, :2] = [info.min, info.min]
+    y[1, :2] = [-1 if info.min else 2, 0]                  # the most negative over -1, and 0
+    default = _run(text, [x, y])
+    with_emitters = _run(text, [x, y], compiler_options=FUSION_EMITTERS)
+    for a, b in zip(default, with_emitters, strict=True):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def test_which_programs_compile_without_the_fusion_emitters(monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
     def text(f: object, *args: object) -> str:
         return spmdc.jit(f).lower(*args).as_text()
     x = np.ones((4, 8), np.float32)
-    assert compilation.moves_data_only(text(lambda a: a.T[1:], x))
-    assert compilation.moves_data_only(text(lambda a: a.at[1].set(2.0), x))
-    assert not compilation.moves_data_only(text(lambda a: a.at[1].add(2.0), x))
-    assert not compilation.moves_data_only(text(lambda a: a.T + 1, x))
-    assert not compilation.moves_data_only(text(lambda a: a.astype(np.int32), x))
-    assert not compilation.moves_data_only(text(lambda a: a, x))      # nothing to compile
+    assert compilation.without_float_arithmetic(text(lambda a: a.T[1:], x))
+    assert compilation.without_float_arithmetic(text(lambda a: a.at[1].set(2.0), x))
+    assert not compilation.without_float_arithmetic(text(lambda a: a.at[1].add(2.0), x))
+    assert not compilation.without_float_arithmetic(text(lambda a: a.T + 1, x))
+    assert not compilation.without_float_arithmetic(text(lambda a: a.astype(np.int32), x))
+    assert not compilation.without_float_arithmetic(text(lambda a: a < 3, x))
+    n = np.arange(32, dtype=np.int32).reshape(4, 8)
+    assert compilation.without_float_arithmetic(text(lambda v: (v < 3) & (v % 2 == 0), n))
+    assert compilation.without_float_arithmetic(text(lambda v: (v * 2 + 1).T[::-1], n))
+    assert not compilation.without_float_arithmetic(text(lambda a: a, x))      # nothing to compile
     big = np.ones((compilation.SMALL_ELEMENTS + 1,), np.float32)
-    assert not compilation.moves_data_only(text(lambda a: a[::-1], big))
+    assert not compilation.without_float_arithmetic(text(lambda a: a[::-1], big))
 
     seen = []
 
