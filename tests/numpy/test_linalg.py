@@ -199,28 +199,38 @@ def _check_grad(f, x, tol=1e-5):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
-def test_gradients_against_finite_differences(x64):
-    rng = np.random.default_rng(1)
-    a = rng.normal(size=(4, 4))
-    spd = a @ a.T + 4 * np.eye(4)
-    b = rng.normal(size=(4, 2))
-    w = rng.normal(size=(4, 4))
-    _check_grad(lambda m: jnp.sum(jnp.linalg.cholesky(m) * w), spd)
-    _check_grad(lambda m: jnp.sum(jnp.sin(jnp.linalg.solve(m, b))), a)
-    _check_grad(lambda v: jnp.sum(jnp.linalg.solve(a, v) ** 2), b)
-    _check_grad(lambda m: jnp.sum(jnp.linalg.eigh(m)[0] * jnp.arange(4.0)), spd)
-    _check_grad(lambda m: jnp.sum(jnp.abs(jnp.linalg.eigh(m)[1][:, 0])), spd)
-    _check_grad(lambda m: jnp.sum(jnp.linalg.svd(m, compute_uv=False)), b)
-    _check_grad(lambda m: jnp.sum(jnp.linalg.svd(m, full_matrices=False)[0][:, 0] ** 3), b)
-    _check_grad(lambda m: jnp.linalg.slogdet(m)[1], a)
-    _check_grad(lambda m: jnp.linalg.det(m), a)
-    _check_grad(lambda m: jnp.sum(jnp.linalg.inv(m) * w), a)
+_g = np.random.default_rng(1)
+_GA = _g.normal(size=(4, 4))
+_GSPD = _GA @ _GA.T + 4 * np.eye(4)
+_GB = _g.normal(size=(4, 2))
+_GW = _g.normal(size=(4, 4))
+# (name, scalar function, point): each derivative against central finite differences, one
+# test each so that the two workers of make test share them
+GRADIENTS = [
+    ("cholesky", lambda m: jnp.sum(jnp.linalg.cholesky(m) * _GW), _GSPD),
+    ("solve_matrix", lambda m: jnp.sum(jnp.sin(jnp.linalg.solve(m, _GB))), _GA),
+    ("solve_rhs", lambda v: jnp.sum(jnp.linalg.solve(_GA, v) ** 2), _GB),
+    ("eigh_values", lambda m: jnp.sum(jnp.linalg.eigh(m)[0] * jnp.arange(4.0)), _GSPD),
+    ("eigh_vectors", lambda m: jnp.sum(jnp.abs(jnp.linalg.eigh(m)[1][:, 0])), _GSPD),
+    ("svd_values", lambda m: jnp.sum(jnp.linalg.svd(m, compute_uv=False)), _GB),
+    ("svd_vectors", lambda m: jnp.sum(jnp.linalg.svd(m, full_matrices=False)[0][:, 0] ** 3),
+     _GB),
+    ("slogdet", lambda m: jnp.linalg.slogdet(m)[1], _GA),
+    ("det", lambda m: jnp.linalg.det(m), _GA),
+    ("inv", lambda m: jnp.sum(jnp.linalg.inv(m) * _GW), _GA),
     # scipy's cholesky reads one triangle, but its derivative (JAX's) is that of a function
     # of a symmetric matrix: compare along symmetric perturbations
-    _check_grad(lambda m: jnp.sum(jsl.cho_solve(jsl.cho_factor((m + m.T) / 2), b)), spd)
-    _check_grad(lambda m: jnp.sum(jsl.solve_triangular(m + 4 * jnp.eye(4), b, lower=True)), a)
-    _check_grad(lambda m: jnp.sum(jnp.linalg.qr(m)[1] ** 2) + jnp.sum(jnp.linalg.qr(m)[0] ** 3), b)
-    _check_grad(lambda m: jnp.sum(jsl.expm(m) * w), a * 0.3)
+    ("cho_solve", lambda m: jnp.sum(jsl.cho_solve(jsl.cho_factor((m + m.T) / 2), _GB)), _GSPD),
+    ("solve_triangular",
+     lambda m: jnp.sum(jsl.solve_triangular(m + 4 * jnp.eye(4), _GB, lower=True)), _GA),
+    ("qr", lambda m: jnp.sum(jnp.linalg.qr(m)[1] ** 2) + jnp.sum(jnp.linalg.qr(m)[0] ** 3), _GB),
+    ("expm", lambda m: jnp.sum(jsl.expm(m) * _GW), _GA * 0.3),
+]
+
+
+@pytest.mark.parametrize("name,f,x", GRADIENTS, ids=[g[0] for g in GRADIENTS])
+def test_gradients_against_finite_differences(x64, name, f, x):
+    _check_grad(f, x)
 
 
 def test_forward_mode_matches_reverse(x64):
