@@ -51,6 +51,7 @@ from .arguments import (
     name_tuple,
     raise_if_not_array_argument,
 )
+from .jit_inline import inlined_trace
 from .partitioned import (
     PartitionedEntry,
     check_shardings,
@@ -148,6 +149,9 @@ class Jitted:
             _shared_cache(fun, ("refs", self.static_argnums, self.static_argnames, donated,
                                 device))
         self._threads_refs = not _concrete     # False for a pure function of refs itself
+        # traces inlined under transformations (Note [inlined jit traces once per signature])
+        self._inlined: dict[Any, Any] = {} if _concrete else \
+            _shared_cache(fun, ("inlined", self.static_argnums, self.static_argnames))
         self.trace_count = 0          # how many times fun was traced (tests read it)
         # jaxlib's C++ dispatcher in front of the Python path (Note [dispatch fast path]).
         # Static arguments counted from the end depend on the call, so with one of those
@@ -313,7 +317,8 @@ class Jitted:
         else:
             statics = ()
         if tracing._state.current is not None:        # inside another transformation: inline
-            func, out_weak, captured, out_tree, leaves = self._trace(statics, args, kwargs)
+            func, out_weak, captured, out_tree, leaves = inlined_trace(
+                self._inlined, statics, args, kwargs, self._trace)
             outs = apply_func(func, [*leaves, *captured], out_weak)
             return tree_unflatten(out_tree, outs), None
         leaves, in_tree = tree_flatten((args, kwargs))
