@@ -584,7 +584,8 @@ def _evaluate_specialised(func: Func, out_weak: list[bool], consts: list[Any], o
 
 def _display_name(fun: Callable[..., Any]) -> str:
     """The function's own name for messages (``<lambda>`` too, as JAX prints it)."""
-    return getattr(fun, "__name__", None) or type(fun).__name__
+    name = getattr(fun, "__name__", None)
+    return name if isinstance(name, str) and name else type(fun).__name__
 
 
 def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = None,
