@@ -51,6 +51,7 @@ from .arguments import (
     name_tuple,
     raise_if_not_array_argument,
 )
+from .float0_values import float0_as_structure
 from .jit_inline import inlined_trace
 from .partitioned import (
     PartitionedEntry,
@@ -210,6 +211,7 @@ class Jitted:
                         check_no_ref_results("jit", self.fun, _display_name(self.fun), out)
                 else:
                     out = user_fun(*a, **k)
+                out, _ = float0_as_structure(out)    # See Note [float0 through jit]
                 check_array_results("jit", self.fun, _display_name(self.fun), out)
                 return out
         out = trace_pytree(fun, args, kwargs, _fun_name(self.fun),
@@ -316,6 +318,9 @@ class Jitted:
             statics, args, kwargs = self._split(args, kwargs)
         else:
             statics = ()
+        had_float0 = False
+        if not self._concrete:                        # See Note [float0 through jit]
+            (args, kwargs), had_float0 = float0_as_structure((args, kwargs))
         if tracing._state.current is not None:        # inside another transformation: inline
             func, out_weak, captured, out_tree, leaves = inlined_trace(
                 self._inlined, statics, args, kwargs, self._trace)
@@ -343,7 +348,7 @@ class Jitted:
                 return _evaluate_specialised(*traced), None
             entry = self._cache[key] = self._compile_traced(
                 traced, device, self._donated_leaves(statics, args, kwargs))
-        return entry(leaves), entry
+        return entry(leaves), None if had_float0 else entry
 
     def _call_eager(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                     kwargs: dict[str, Any], leaves: list[Any], device: Any) -> Any:
