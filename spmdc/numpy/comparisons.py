@@ -24,6 +24,9 @@ from .core import _elementwise, extended_rule, result_type
 
 def _compare(name: str, lax_fn: Any) -> Any:
     def fn(x: Any, y: Any) -> Any:
+        rule = extended_rule(name, x, y)
+        if rule is not None:                    # typed keys: spmdc/random/key_ops.py
+            return rule(x, y)
         return _elementwise(name, lax_fn, x, y)
     fn.__name__ = name
     return fn

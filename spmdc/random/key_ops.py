@@ -1,6 +1,7 @@
 """The ``spmdc.numpy`` shape functions on typed key arrays: reshape, ravel, transpose,
-moveaxis, swapaxes, expand_dims, squeeze, flip, concatenate, stack, take and where, as
-JAX allows them on keys (registered in ``extended_array_rules``, spmdc/numpy/core.py).
+moveaxis, swapaxes, expand_dims, squeeze, flip, concatenate, stack, take and where, and
+``equal``/``not_equal``, as JAX allows them on keys (registered in
+``extended_array_rules``, spmdc/numpy/core.py).
 
 Note [shape functions on keys]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -116,7 +117,18 @@ def _where(condition: Any, x: Any, y: Any) -> PRNGKeyArray:
     return _wrap(jnp.where(jnp.expand_dims(jnp.asarray(condition), -1), xd, yd))
 
 
+def _equal(x: Any, y: Any) -> Any:
+    a, b = _keys("equal", (x, y))
+    return jnp.all(a == b, axis=-1)
+
+
+def _not_equal(x: Any, y: Any) -> Any:
+    a, b = _keys("not_equal", (x, y))
+    return jnp.any(a != b, axis=-1)
+
+
 extended_array_rules[PRNGKeyArray].update({
+    "equal": _equal, "not_equal": _not_equal,
     "reshape": _reshape, "ravel": _ravel, "transpose": _transpose, "moveaxis": _moveaxis,
     "swapaxes": _swapaxes, "expand_dims": _expand_dims, "squeeze": _squeeze,
     "flip": _flip, "concatenate": _concatenate, "stack": _stack, "take": _take,

@@ -65,6 +65,9 @@ def test_shape_functions_act_on_keys():
     check(jnp.where(np.array([True, False, True]), ks[0], ks[1]),
           np.where(np.array([True, False, True])[:, None], d[0], d[1]))
     check(spmdc.jit(lambda k: jnp.swapaxes(k, 0, 1))(ks), np.swapaxes(d, 0, 1))
+    np.testing.assert_array_equal(np.asarray(jnp.equal(ks[0], ks[0, 1])), [False, True, False])
+    np.testing.assert_array_equal(np.asarray(jnp.not_equal(ks[0], ks[0, 1])),
+                                  [True, False, True])
     with pytest.raises(TypeError, match="concatenate does not accept dtypes key<fry>"):
         jnp.concatenate([ks, np.zeros((2, 3))])
     with pytest.raises(ValueError, match="axis 2 is out of bounds"):
