@@ -9,18 +9,17 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from .core import tree as _core
 from .core.tree import *  # noqa: F401,F403
 from .core.tree import (
+    _LEAF_TREEDEF,
     PyTreeDef,
-    _node_type,
     broadcast_prefix,
     register_pytree_node,
-    tree_flatten,
-    tree_flatten_with_path,
-    tree_leaves,
-    tree_structure,
+    user_node_type,
 )
 from .core.tree import __all__ as _core_all
+from .core.tree_cycles import cycle_error
 
 __all__ = [*_core_all, "tree_reduce", "tree_all", "tree_transpose", "tree_broadcast",
            "tree_map_with_path", "treedef_children", "treedef_tuple", "is_tree_node",
@@ -36,6 +35,58 @@ KeyPath = tuple[KeyEntry, ...]
 """A path from the root to a leaf, as ``tree_flatten_with_path`` gives it."""
 
 _NO_INITIAL = object()
+
+
+# The functions users call flatten as users see trees: a typed key array is one leaf
+# (Note [array nodes] in spmdc/core/tree.py); spmdc's transformations flatten with
+# spmdc.core.tree's functions of the same names.
+
+def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+                 ) -> tuple[list[Any], PyTreeDef]:
+    """``(leaves, treedef)``; ``is_leaf(x)`` true stops the descent at ``x``. A tree that
+    contains itself is a ValueError naming the cycle."""
+    try:
+        return _core._tree_flatten(tree, is_leaf, user_node_type)
+    except RecursionError as e:
+        raise cycle_error(tree, is_leaf, e) from None
+
+
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def all_leaves(iterable: Any, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every element is a leaf (a pytree of exactly itself)."""
+    return all(tree_structure(x, is_leaf) == _LEAF_TREEDEF for x in iterable)
+
+
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
+             is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Apply ``f`` leafwise; each of ``rest`` must have ``tree``'s structure as a prefix."""
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    if not rest:
+        return treedef.unflatten([f(x) for x in leaves])
+    others = [treedef.flatten_up_to(r) for r in rest]
+    return treedef.unflatten([f(*xs) for xs in zip(leaves, *others, strict=True)])
+
+
+def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                           is_leaf_takes_path: bool = False
+                           ) -> tuple[list[tuple[tuple[Any, ...], Any]], PyTreeDef]:
+    """``([(path, leaf), ...], treedef)``; a path is a tuple of keys (see ``keystr``).
+    ``is_leaf(x)`` stops at a subtree; with ``is_leaf_takes_path`` it is
+    ``is_leaf(path, x)``, as in JAX."""
+    return _core.tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path, user_node_type)
+
+
+def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                          is_leaf_takes_path: bool = False
+                          ) -> list[tuple[tuple[Any, ...], Any]]:
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
 def tree_reduce(function: Callable[[Any, Any], Any], tree: Any, initializer: Any = _NO_INITIAL,
@@ -109,12 +160,12 @@ def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
 
 def is_tree_node(x: Any) -> bool:
     """Whether ``x`` is a pytree node rather than a leaf."""
-    return _node_type(type(x)) is not None
+    return user_node_type(type(x)) is not None
 
 
 def flatten_one_level(tree: Any) -> tuple[list[Any], Any]:
     """The children of a node and its aux data; a leaf is an error."""
-    node = _node_type(type(tree))
+    node = user_node_type(type(tree))
     if node is None:
         raise ValueError(f"can't flatten a leaf of type {type(tree).__name__}")
     children, aux = node.flatten(tree)
@@ -124,7 +175,7 @@ def flatten_one_level(tree: Any) -> tuple[list[Any], Any]:
 def flatten_one_level_with_keys(tree: Any) -> tuple[tuple[tuple[Any, Any], ...], Any]:
     """The children of a node with their keys, ``((key, child), ...)``, and its aux
     data; a leaf is an error."""
-    node = _node_type(type(tree))
+    node = user_node_type(type(tree))
     if node is None:
         raise ValueError(f"can't tree-flatten type: {type(tree)}")
     children, aux = node.flatten(tree)

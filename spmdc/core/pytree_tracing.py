@@ -56,5 +56,7 @@ def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
 
 
 def fun_name(fun: Callable[..., Any]) -> str:
-    name = getattr(fun, "__name__", None) or type(fun).__name__
+    name = getattr(fun, "__name__", None)
+    if not isinstance(name, str) or not name:     # an object whose __name__ is no name
+        name = type(fun).__name__
     return name if name.isidentifier() else "f"

@@ -146,6 +146,7 @@ _node_types: dict[type, _NodeType] = {
 }
 _registered: set[type] = set()       # types registered by users (duplicates are an error)
 _leaf_types: set[type] = set()       # types seen and found to be leaves (a cache)
+_array_nodes: set[type] = set()      # nodes to transformations, leaves to users (below)
 
 
 def _node_type(t: type) -> _NodeType | None:
@@ -187,6 +188,33 @@ def register_pytree_node(nodetype: type, flatten_func: Callable[[Any], tuple[Any
     _leaf_types.discard(nodetype)
     _node_types[nodetype] = _NodeType(flatten_func, unflatten_func, keys)
     pjrt.register_node(nodetype, flatten_func, unflatten_func)   # for jit's C++ dispatch
+
+
+def register_array_node(nodetype: type, flatten_func: Callable[[Any], tuple[Any, Any]],
+                        unflatten_func: Callable[[Any, Any], Any]) -> None:
+    """Make the array class ``nodetype`` a node that spmdc's transformations take apart and
+    its users see as a leaf. See Note [array nodes]."""
+    register_pytree_node(nodetype, flatten_func, unflatten_func)
+    _array_nodes.add(nodetype)
+
+
+def user_node_type(t: type) -> _NodeType | None:
+    """``_node_type`` as users see it: array nodes are leaves. See Note [array nodes]."""
+    return None if t in _array_nodes else _node_type(t)
+
+
+# Note [array nodes]
+# ~~~~~~~~~~~~~~~~~~
+# JAX's typed PRNG keys are arrays of an extended dtype, so jax.tree.leaves(key) is
+# [key] and every transformation moves a key as one array. spmdc's IR has no extended
+# dtypes: a key array is a Python object around its uint32 data (Note [typed keys] in
+# spmdc/random/keys.py). Such a class is registered with ``register_array_node``: it is
+# a pytree node with its data as child for the flattening this module's functions do,
+# which is what jit, vmap, grad, scan, cond and the rest use, so they carry the data and
+# rebuild the key on the other side; and it is a leaf for the functions users call
+# (spmdc.tree_util, spmdc.tree, jax._src.tree_util._registry), which flatten with
+# ``user_node_type``. A treedef made by either view unflattens by its own structure, so
+# the two never need to meet.
 
 
 def register_pytree_node_class(cls: type) -> type:
@@ -396,11 +424,12 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
         raise cycle_error(tree, is_leaf, e) from None
 
 
-def _tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None
+def _tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None,
+                  node_type: Callable[[type], _NodeType | None] = _node_type
                   ) -> tuple[list[Any], PyTreeDef]:
     if is_leaf is not None:
         leaves: list[Any] = []
-        node = _flatten_until(tree, leaves, is_leaf)
+        node = _flatten_until(tree, leaves, is_leaf, node_type)
         return leaves, PyTreeDef(node, len(leaves))
     t = type(tree)              # See Note [pytree fast path]
     if t in _leaf_types:
@@ -419,11 +448,12 @@ def _tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None
         else:
             return list(flat), _cached_treedef(kind, aux, len(flat), in_args)
     leaves = []
-    node = _flatten(tree, leaves)
+    node = _flatten(tree, leaves, node_type)
     return leaves, PyTreeDef(node, len(leaves))
 
 
-def _flatten(x: Any, leaves: list[Any]) -> Any:
+def _flatten(x: Any, leaves: list[Any], node_type_of: Callable[[type], _NodeType | None]
+             ) -> Any:
     t = type(x)
     if t in _leaf_types:
         leaves.append(x)
@@ -437,7 +467,7 @@ def _flatten(x: Any, leaves: list[Any]) -> Any:
         aux = dict_keys(x)
         children = [x[k] for k in aux]
     else:
-        node_type = _node_type(t)
+        node_type = node_type_of(t)
         if node_type is None:
             leaves.append(x)
             return _LEAF
@@ -448,22 +478,25 @@ def _flatten(x: Any, leaves: list[Any]) -> Any:
             leaves.append(c)
             nodes.append(_LEAF)
         else:
-            nodes.append(_flatten(c, leaves))
+            nodes.append(_flatten(c, leaves, node_type_of))
     return (t, aux, tuple(nodes))
 
 
-def _flatten_until(x: Any, leaves: list[Any], is_leaf: Callable[[Any], bool]) -> Any:
-    parts = None if is_leaf(x) else _node_parts(x)
+def _flatten_until(x: Any, leaves: list[Any], is_leaf: Callable[[Any], bool],
+                   node_type: Callable[[type], _NodeType | None]) -> Any:
+    parts = None if is_leaf(x) else _node_parts(x, node_type)
     if parts is None:
         leaves.append(x)
         return _LEAF
     kind, aux, children = parts
-    return (kind, aux, tuple([_flatten_until(c, leaves, is_leaf) for c in children]))
+    return (kind, aux, tuple([_flatten_until(c, leaves, is_leaf, node_type)
+                              for c in children]))
 
 
-def _node_parts(x: Any) -> tuple[type, Any, Any] | None:
+def _node_parts(x: Any, node_type_of: Callable[[type], _NodeType | None] = _node_type
+                ) -> tuple[type, Any, Any] | None:
     """``(kind, aux, children)`` of a node, or None for a leaf."""
-    node_type = _node_type(type(x))
+    node_type = node_type_of(type(x))
     if node_type is None:
         return None
     children, aux = node_type.flatten(x)
@@ -502,7 +535,8 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
 
 
 def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
-                           is_leaf_takes_path: bool = False
+                           is_leaf_takes_path: bool = False,
+                           node_type: Callable[[type], _NodeType | None] = _node_type
                            ) -> tuple[list[tuple[tuple[Any, ...], Any]], PyTreeDef]:
     """``([(path, leaf), ...], treedef)``; a path is a tuple of keys (see ``keystr``).
     ``is_leaf(x)`` stops at a subtree; with ``is_leaf_takes_path`` it is
@@ -511,7 +545,7 @@ def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None
     stop = None if is_leaf is None else (
         is_leaf if is_leaf_takes_path else lambda _, x: is_leaf(x))
     try:
-        node = _with_path(tree, (), out, stop)
+        node = _with_path(tree, (), out, stop, node_type)
     except RecursionError as e:
         raise cycle_error(tree, None if is_leaf_takes_path else is_leaf, e) from None
     return out, PyTreeDef(node, len(out))
@@ -524,14 +558,15 @@ def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
 
 
 def _with_path(x: Any, path: tuple[Any, ...], out: list[Any],
-               is_leaf: Callable[[tuple[Any, ...], Any], bool] | None) -> Any:
-    parts = None if is_leaf is not None and is_leaf(path, x) else _node_parts(x)
+               is_leaf: Callable[[tuple[Any, ...], Any], bool] | None,
+               node_type: Callable[[type], _NodeType | None]) -> Any:
+    parts = None if is_leaf is not None and is_leaf(path, x) else _node_parts(x, node_type)
     if parts is None:
         out.append((path, x))
         return _LEAF
     kind, aux, children = parts
     keys = _node_types[kind].keys(x, aux, len(children))
-    return (kind, aux, tuple([_with_path(child, (*path, key), out, is_leaf)
+    return (kind, aux, tuple([_with_path(child, (*path, key), out, is_leaf, node_type)
                               for key, child in zip(keys, children, strict=True)]))
 
 

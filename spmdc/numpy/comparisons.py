@@ -19,11 +19,14 @@ from ..core.operands import is_array as _is_array
 from ..core.operands import promote as _promote
 from ..core.operands import promote_operands as _promote_operands
 from ..core.operands import shape_of as _shape
-from .core import _elementwise, result_type
+from .core import _elementwise, extended_rule, result_type
 
 
 def _compare(name: str, lax_fn: Any) -> Any:
     def fn(x: Any, y: Any) -> Any:
+        rule = extended_rule(name, x, y)
+        if rule is not None:                    # typed keys: spmdc/random/key_ops.py
+            return rule(x, y)
         return _elementwise(name, lax_fn, x, y)
     fn.__name__ = name
     return fn
@@ -91,6 +94,9 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: Any = None,
         return nonzero(asarray(condition), size=size, fill_value=fill_value)
     if x is None or y is None:
         raise _error("where", "give both x and y, or neither")
+    rule = extended_rule("where", x, y)
+    if rule is not None:                    # See Note [shape functions on keys]
+        return rule(condition, x, y)
     if size is not None or fill_value is not None:
         raise ValueError(str(_error("where", "size and fill_value are for the one-argument "
                                     "form only (where(condition, size=...)), not with x "

@@ -23,7 +23,7 @@ from .. import lax
 from ..core import dtypes
 from ..core.tracing import Tracer, user_source
 from ..runtime.array import Array
-from .core import asarray
+from .core import asarray, extended_rule
 from .index_plan import _flat, _index_error, _jnp, _Plan, _plan, _stacked, normalize_index
 from .shape_ops import _axis, ravel
 
@@ -242,6 +242,10 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None, mode: A
     'clip' (NumPy's: clamp into [0, n - 1], negatives included) or 'wrap' (modulo n).
     ``unique_indices`` and ``indices_are_sorted`` are hints that do not change results.
     See Note [index modes]."""
+    rule = extended_rule("take", a)
+    if rule is not None:                    # See Note [shape functions on keys]
+        return rule(a, indices, axis, mode=mode, unique_indices=unique_indices,
+                    indices_are_sorted=indices_are_sorted, fill_value=fill_value)
     if out is not None:
         raise NotImplementedError("take: the out= argument is not supported; spmdc arrays "
                                   "are immutable, use the returned value")

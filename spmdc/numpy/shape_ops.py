@@ -16,12 +16,23 @@ from .. import lax
 from ..core import dtypes
 from ..core.operands import full as _full
 from ..core.operands import shape_arg as _shape_arg
-from .core import _error, _operand, _promote, asarray, broadcast_shapes, broadcast_to
+from .core import (
+    _error,
+    _operand,
+    _promote,
+    asarray,
+    broadcast_shapes,
+    broadcast_to,
+    extended_rule,
+)
 
 
 def reshape(x: Any, shape: Any, order: str = "C") -> Any:
     """``x`` with a new shape (one -1 is inferred); ``order='F'`` reads and writes the
     elements in Fortran (column-major) order."""
+    rule = extended_rule("reshape", x)
+    if rule is not None:                    # See Note [shape functions on keys]
+        return rule(x, shape, order)
     x = asarray(x)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     if order == "F":
@@ -44,6 +55,9 @@ def reshape(x: Any, shape: Any, order: str = "C") -> Any:
 
 
 def ravel(x: Any) -> Any:
+    rule = extended_rule("ravel", x)
+    if rule is not None:                    # See Note [shape functions on keys]
+        return rule(x)
     return reshape(x, (-1,))
 
 
@@ -65,6 +79,9 @@ def _axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
 
 
 def transpose(x: Any, axes: Any = None) -> Any:
+    rule = extended_rule("transpose", x)
+    if rule is not None:                    # See Note [shape functions on keys]
+        return rule(x, axes)
     x = asarray(x)
     perm = tuple(reversed(range(x.ndim))) if axes is None else \
         tuple(_axis(a, x.ndim, "transpose") for a in axes)
@@ -74,6 +91,9 @@ def transpose(x: Any, axes: Any = None) -> Any:
 
 
 def moveaxis(x: Any, source: Any, destination: Any) -> Any:
+    rule = extended_rule("moveaxis", x)
+    if rule is not None:                    # See Note [shape functions on keys]
+        return rule(x, source, destination)
     x = asarray(x)
     src = _axes(source, x.ndim, "moveaxis")
     dst = _axes(destination, x.ndim, "moveaxis")
@@ -84,6 +104,9 @@ def moveaxis(x: Any, source: Any, destination: Any) -> Any:
 
 
 def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
+    rule = extended_rule("swapaxes", x)
+    if rule is not None:                    # See Note [shape functions on keys]
+        return rule(x, axis1, axis2)
     x = asarray(x)
     perm = list(range(x.ndim))
     a, b = _axis(axis1, x.ndim, "swapaxes"), _axis(axis2, x.ndim, "swapaxes")
@@ -92,6 +115,9 @@ def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
 
 
 def expand_dims(x: Any, axis: Any) -> Any:
+    rule = extended_rule("expand_dims", x)
+    if rule is not None:                    # See Note [shape functions on keys]
+        return rule(x, axis)
     x = asarray(x)
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     ndim = x.ndim + len(axes)
@@ -103,6 +129,9 @@ def expand_dims(x: Any, axis: Any) -> Any:
 
 
 def squeeze(x: Any, axis: Any = None) -> Any:
+    rule = extended_rule("squeeze", x)
+    if rule is not None:                    # See Note [shape functions on keys]
+        return rule(x, axis)
     x = asarray(x)
     if axis is None:
         axes = tuple(i for i, d in enumerate(x.shape) if d == 1)
@@ -126,6 +155,9 @@ def atleast_2d(x: Any) -> Any:
 
 
 def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
+    rule = extended_rule("concatenate", *arrays)
+    if rule is not None:                    # See Note [shape functions on keys]
+        return rule(arrays, axis)
     if not len(arrays):
         raise _error("concatenate", "needs at least one array")
     if axis is None:
@@ -147,6 +179,9 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
 
 
 def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
+    rule = extended_rule("stack", *arrays)
+    if rule is not None:                    # See Note [shape functions on keys]
+        return rule(arrays, axis)
     if not len(arrays):
         raise _error("stack", "needs at least one array")
     arrays = [asarray(a) for a in arrays]
@@ -189,6 +224,9 @@ def _slice_axis(x: Any, axis: int, start: int, stop: int) -> Any:
 
 
 def flip(x: Any, axis: Any = None) -> Any:
+    rule = extended_rule("flip", x)
+    if rule is not None:                    # See Note [shape functions on keys]
+        return rule(x, axis)
     x = asarray(x)
     return lax.rev(x, _axes(axis, x.ndim, "flip"))
 

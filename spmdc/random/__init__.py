@@ -13,7 +13,10 @@ import numpy as np
 
 from .. import numpy as jnp
 from ..transforms.jit import jit
-from . import threefry
+from . import (
+    key_ops,  # noqa: F401  (registers the jnp shape functions on keys)
+    threefry,
+)
 from .derived import (
     chisquare,
     double_sided_maxwell,

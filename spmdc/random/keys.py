@@ -4,19 +4,19 @@ Note [typed keys]
 ~~~~~~~~~~~~~~~~~
 JAX gives typed keys an extended dtype (``key<fry>``) whose elements are whole keys.
 spmdc has no extended dtypes in its IR, so a typed key array is a thin Python object,
-``PRNGKeyArray``, around its raw data ``uint32[*shape, 2]``, registered as a pytree node
-with that data as its one child. Everything that moves pytrees (jit, vmap, pmap, grad,
-lax control flow) therefore carries keys through as their data and rebuilds the typed
-key on the other side, and the key data dimension stays last, so mapping over axis
-``k >= 0`` of a key array maps over axis ``k`` of its data. ``shape``/``ndim``/``size``
-exclude that dimension, as in JAX; ``dtype`` is ``key<fry>``; it prints as JAX prints
-it; indexing (``key[...]`` is ``key``), ``reshape``, ``copy``, ``len``, iteration and
-``==`` act on keys, and so do ``jnp.broadcast_to``, ``jnp.array_equal``,
-``jnp.isclose`` and ``jnp.allclose`` (through ``extended_array_rules`` in
-spmdc/numpy/core.py). Differences from JAX: ``jax.tree.leaves(key)`` gives the uint32
-data rather than the key itself, a negative ``in_axes`` counts from the data's last axis
-(give a non-negative one), and the other ``jnp`` functions do not accept typed keys (use
-``key_data``/``wrap_key_data``).
+``PRNGKeyArray``, around its raw data ``uint32[*shape, 2]``, registered as an array node
+(Note [array nodes] in spmdc/core/tree.py): to users' tree functions it is one leaf, as
+in JAX, while everything that moves pytrees (jit, vmap, pmap, grad, lax control flow)
+carries keys through as their data and rebuilds the typed key on the other side. The
+key data dimension stays last, so mapping over axis ``k >= 0`` of a key array maps over
+axis ``k`` of its data. ``shape``/``ndim``/``size`` exclude that dimension, as in JAX;
+``dtype`` is ``key<fry>``; it prints as JAX prints it; indexing (``key[...]`` is
+``key``), ``reshape``, ``copy``, ``len``, iteration and ``==`` act on keys, and so do
+``jnp.broadcast_to``, ``jnp.array_equal``, ``jnp.isclose``, ``jnp.allclose`` and the
+shape functions of spmdc/random/key_ops.py (through ``extended_array_rules`` in
+spmdc/numpy/core.py). Differences from JAX: a negative ``in_axes`` counts from the
+data's last axis (give a non-negative one), ``key.at[...]`` is absent, and the other
+``jnp`` functions do not accept typed keys (use ``key_data``/``wrap_key_data``).
 Every function in spmdc.random accepts a typed key or a raw one and returns keys of the
 kind it was given.
 """
@@ -147,8 +147,8 @@ class PRNGKeyArray:
     __str__ = __repr__
 
 
-_tree.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None),
-                           lambda _, children: PRNGKeyArray._wrap(children[0]))
+_tree.register_array_node(PRNGKeyArray, lambda k: ((k._base,), None),
+                          lambda _, children: PRNGKeyArray._wrap(children[0]))
 
 
 def _check_data(name: str, data: Any) -> None:

@@ -26,7 +26,8 @@ __all__ = ["index_tuple", "name_tuple", "check_static_argnums", "check_static_ar
            "check_cotangent", "positional_arity", "check_backend",
            "check_index_in_range", "usable_donations", "donated_leaves", "check_donations",
            "raise_if_deleted", "check_not_generator", "raise_if_not_array_argument",
-           "check_array_results", "check_array_arguments", "checking_results"]
+           "check_array_results", "check_array_arguments", "checking_results",
+           "wraps_leniently"]
 
 
 def index_tuple(op: str, name: str, value: Any) -> tuple[int, ...]:
@@ -337,3 +338,19 @@ def checking_results(what: str, fun: Callable[..., Any], name: str,
 # arguments are checked only once a TypeError has been raised (jit, vmap, pmap) or where
 # each leaf's type is read anyway (grad, jvp, vjp), so a correct call pays nothing; a
 # result is checked where the function returns, a flatten of what it returned.
+
+
+def wraps_leniently(fun: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``functools.wraps(fun)`` that, like JAX's ``api_util.wraps``, keeps going when an
+    attribute of ``fun`` cannot be copied: an Equinox module rebuilt inside a trace is
+    callable and its ``__name__`` is Equinox's ``Missing`` marker, not a string."""
+    def wrap(wrapper: Callable[..., Any]) -> Callable[..., Any]:
+        for attr in functools.WRAPPER_ASSIGNMENTS:
+            try:
+                setattr(wrapper, attr, getattr(fun, attr))
+            except (AttributeError, TypeError):
+                pass
+        wrapper.__dict__.update(getattr(fun, "__dict__", {}))
+        wrapper.__wrapped__ = fun  # type: ignore[attr-defined]
+        return wrapper
+    return wrap

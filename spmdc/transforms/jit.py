@@ -56,6 +56,8 @@ from .arguments import (
     raise_if_not_array_argument,
 )
 from .cache_misses import explain
+from .float0_values import float0_as_structure
+from .jit_inline import inlined_trace
 from .partitioned import (
     PartitionedEntry,
     check_shardings,
@@ -154,6 +156,9 @@ class Jitted:
             _shared_cache(fun, ("refs", self.static_argnums, self.static_argnames, donated,
                                 device))
         self._threads_refs = not _concrete     # False for a pure function of refs itself
+        # traces inlined under transformations (Note [inlined jit traces once per signature])
+        self._inlined: dict[Any, Any] = {} if _concrete else \
+            _shared_cache(fun, ("inlined", self.static_argnums, self.static_argnames))
         self.trace_count = 0          # how many times fun was traced (tests read it)
         # jaxlib's C++ dispatcher in front of the Python path (Note [dispatch fast path]).
         # Static arguments counted from the end depend on the call, so with one of those
@@ -215,6 +220,7 @@ class Jitted:
                         check_no_ref_results("jit", self.fun, _display_name(self.fun), out)
                 else:
                     out = user_fun(*a, **k)
+                out, _ = float0_as_structure(out)    # See Note [float0 through jit]
                 check_array_results("jit", self.fun, _display_name(self.fun), out)
                 return out
         started = time.perf_counter()
@@ -341,8 +347,12 @@ class Jitted:
             statics, args, kwargs = self._split(args, kwargs)
         else:
             statics = ()
+        had_float0 = False
+        if not self._concrete:                        # See Note [float0 through jit]
+            (args, kwargs), had_float0 = float0_as_structure((args, kwargs))
         if tracing._state.current is not None:        # inside another transformation: inline
-            func, out_weak, captured, out_tree, leaves = self._trace(statics, args, kwargs)
+            func, out_weak, captured, out_tree, leaves = inlined_trace(
+                self._inlined, statics, args, kwargs, self._trace)
             outs = apply_func(func, [*leaves, *captured], out_weak)
             return tree_unflatten(out_tree, outs), None
         leaves, in_tree = tree_flatten((args, kwargs))
@@ -374,7 +384,7 @@ class Jitted:
                 return _evaluate_specialised(*traced), None
             entry = self._cache[key] = self._compile_traced(
                 traced, device, self._donated_leaves(statics, args, kwargs))
-        return entry(leaves), entry
+        return entry(leaves), None if had_float0 else entry
 
     def _call_eager(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                     kwargs: dict[str, Any], leaves: list[Any], device: Any) -> Any:
@@ -618,7 +628,8 @@ def _evaluate_specialised(func: Func, out_weak: list[bool], consts: list[Any], o
 
 def _display_name(fun: Callable[..., Any]) -> str:
     """The function's own name for messages (``<lambda>`` too, as JAX prints it)."""
-    return getattr(fun, "__name__", None) or type(fun).__name__
+    name = getattr(fun, "__name__", None)
+    return name if isinstance(name, str) and name else type(fun).__name__
 
 
 def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = None,

@@ -5,7 +5,6 @@ spmdc/core/refs.py). Also the checks JAX makes on refs at transformation boundar
 no ref returned, no ref passed twice, no ref differentiated."""
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +14,7 @@ from ..core.ref_scopes import _RefsFound, bound_refs
 from ..core.refs import Ref, ref_values, write_values
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from ..errors import at_line, user_source
+from .arguments import wraps_leniently
 from .mapping import mapped_leaves
 
 __all__ = ["has_refs", "call_with_refs", "check_no_ref_results", "check_no_ref_arguments",
@@ -157,7 +157,7 @@ def call_with_refs(jitted: Any, statics: tuple[Any, ...], args: tuple[Any, ...],
 
 def refs_scoped(fun: Callable[..., Any]) -> Callable[..., Any]:
     """``fun`` in a scope of its own: a _RefsFound after it names the refs it touched."""
-    @functools.wraps(fun)
+    @wraps_leniently(fun)
     def run(*args: Any, **kwargs: Any) -> Any:
         with bound_refs((), ()):
             return fun(*args, **kwargs)
@@ -166,7 +166,7 @@ def refs_scoped(fun: Callable[..., Any]) -> Callable[..., Any]:
 
 def _with_finals(fun: Callable[..., Any], has_aux: bool, refs: list[Ref],
                  values: list[Any]) -> Callable[..., Any]:
-    @functools.wraps(fun)           # the name and attributes messages read
+    @wraps_leniently(fun)           # the name and attributes messages read
     def run(*args: Any, **kwargs: Any) -> Any:
         with bound_refs(refs, values) as finals:
             out = fun(*args, **kwargs)

@@ -19,7 +19,7 @@ from ..core.tracer_text import TracerView
 from ..core.tracing import apply_func, current_trace, where
 from ..core.tree import tree_leaves, tree_structure, tree_unflatten
 from ..tracebacks import api_boundary
-from .arguments import checking_results
+from .arguments import checking_results, wraps_leniently
 from .jit import Jitted, _display_name, eager_jit
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_dims, out_paths, slice_types
 from .refs import _RefsFound, has_refs, refs_scoped, vmap_with_refs
@@ -66,7 +66,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
     name = _fun_name(fun)
     plain = _plain_vmap(refs_scoped(fun), name, in_axes, out_axes, axis_name, axis_size)
 
-    @functools.wraps(fun)
+    @wraps_leniently(fun)
     def batched(*args: Any, **kwargs: Any) -> Any:
         # Refs passed in or written are threaded: Note [refs as threaded state]
         def remap(pure: Callable[..., Any], ref_axes: list[Any]) -> Callable[..., Any]:
@@ -90,7 +90,7 @@ def _plain_vmap(fun: Callable[..., Any], name: str, in_axes: Any, out_axes: Any,
     shown = _display_name(fun)       # See Note [arguments that are not arrays]
     checked = checking_results("vmap", fun, shown)
 
-    @functools.wraps(fun)
+    @wraps_leniently(fun)
     def plain(*args: Any, **kwargs: Any) -> Any:
         if current_trace() is None:            # top level: compile the whole batched program
             if unmapping:                      # See Note [unmapped arguments]

@@ -10,6 +10,7 @@ from typing import Any
 from ..ir import Atom, Eqn, Func, Lit, Var
 
 __all__ = ["dce", "cse", "cleanup", "effectful", "has_effects", "without_debug_effects",
+           "runs_in_backward",
            "dce_rules"]
 
 # Note [effects]
@@ -28,7 +29,11 @@ __all__ = ["dce", "cse", "cleanup", "effectful", "has_effects", "without_debug_e
 # function) must not run them again. So ``vjp_func`` removes the effects without outputs
 # (debug.print, debug.callback) from what the backward sweep emitted, at every depth
 # (``without_debug_effects``), as JAX prints only the primal. An io_callback whose
-# results a recomputation uses stays (io_callback has no derivative of its own).
+# results a recomputation uses stays (io_callback has no derivative of its own). The
+# equations a custom_vjp's own ``bwd`` emits are not a recomputation: they are the
+# user's backward code, which JAX runs, prints included (Equinox's checkpointed
+# while_loop prints its steps there). The rule that inlines ``bwd`` marks them with
+# ``runs_in_backward``, and the stripping keeps each marked equation whole.
 
 effectful: set[Any] = set()
 """Primitives whose equations have an effect beyond their outputs (Note [effects])."""
@@ -52,6 +57,18 @@ def _func_has_effects(func: Func) -> bool:
     return any(has_effects(e) for e in func.eqns)
 
 
+_user_backward: dict[int, Eqn] = {}      # id -> equation, marked by runs_in_backward
+
+
+def runs_in_backward(eqns: Sequence[Eqn]) -> None:
+    """Mark equations a custom rule's backward function emitted: their effects run in
+    the backward sweep (Note [effects])."""
+    if len(_user_backward) > 100_000:   # marks no sweep consumed (a path that strips none)
+        _user_backward.clear()
+    for eqn in eqns:
+        _user_backward[id(eqn)] = eqn
+
+
 def without_debug_effects(eqns: Sequence[Eqn]) -> list[Eqn]:
     """``eqns`` without the effectful equations that have no outputs, in sub-Funcs too
     (sub-Func signatures stay). See Note [effects]."""
@@ -66,6 +83,10 @@ def _strip_eqns(eqns: Sequence[Eqn]) -> list[Eqn] | None:
     kept: list[Eqn] = []
     changed = False
     for eqn in eqns:
+        if _user_backward.get(id(eqn)) is eqn:        # a custom bwd's own equation: keep
+            del _user_backward[id(eqn)]
+            kept.append(eqn)
+            continue
         if eqn.prim in effectful and not eqn.outputs:
             changed = True
             continue

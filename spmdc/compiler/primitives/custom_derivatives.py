@@ -65,6 +65,7 @@ from ..passes.autodiff import (
     wants_activity,
     zeros,
 )
+from ..passes.cleanup import runs_in_backward
 from ..passes.collectives import control_varying_rules, varying_axes
 from ..passes.forward import instantiate, jvp_rules, tangent_only
 from ..passes.vmap import BatchAxis, always_rewrite, batch_rules, batch_to_front, vmap_func
@@ -312,7 +313,9 @@ def _custom_vjp_vjp(b, ct, *operands, call, fwd, bwd, num_consts, symbolic_zeros
         cts = [c for c in cts if c is not None]
     else:
         cts = [instantiate(b, c, o) for c, o in zip(cts, forward[:n_out], strict=True)]
+    start = len(b.eqns)
     grads = b.inline(bwd.get(bwd_key), [*residuals, *cts])
+    runs_in_backward(b.eqns[start:])              # See Note [effects] (cleanup.py)
     by_position = dict(zip(diff, grads, strict=True))
     return [by_position.get(k) for k in range(len(args))] + [None] * num_consts
 
@@ -451,7 +454,9 @@ def _lin_transpose(b, ct, *operands, bwd, num_res, out_types, in_zeros, perturbe
     else:
         key, given = None, [zeros(b, t) if c is None else c
                             for c, t in zip(cts, out_types.types, strict=True)]
+    start = len(b.eqns)
     grads = b.inline(bwd.get(key), [*operands[:num_res], *given])
+    runs_in_backward(b.eqns[start:])              # See Note [effects] (cleanup.py)
     return [None] * num_res + [g for g, z in zip(grads, in_zeros, strict=True) if not z]
 
 
