@@ -81,6 +81,8 @@ __all__ = [
     "ClosedOverDifferentiationError", "CustomVJPForwardModeError", "CallbackError",
     "LoweringError", "DistributedError", "PeerLost", "StoreException",
     "UnfilteredStackTrace",
+    # jax.experimental.sparse's
+    "SparseEfficiencyError", "SparseEfficiencyWarning", "CuSparseEfficiencyWarning",
 ]
 
 
@@ -311,6 +313,25 @@ class LoweringError(RuntimeError):
 
     A bug in spmdc or an unsupported platform; please report it. JAX raises a
     NotImplementedError for a missing lowering rule."""
+
+
+# (jax.experimental.sparse)
+
+class SparseEfficiencyError(ValueError):
+    """A sparse layout change that would store far more elements than its input (JAX's
+    class, raised by ``bcoo_update_layout`` with ``on_inefficient='error'``).
+
+    Pass ``on_inefficient='warn'`` or ``None`` to accept the larger layout, or keep the
+    batch and dense dimensions as they are."""
+
+
+class SparseEfficiencyWarning(UserWarning):
+    """The warning form of ``SparseEfficiencyError`` (``on_inefficient='warn'``)."""
+
+
+class CuSparseEfficiencyWarning(SparseEfficiencyWarning):
+    """JAX's warning for a cuSPARSE fallback; spmdc has no cuSPARSE path, so it never
+    issues it (the class exists for code that filters it)."""
 
 
 # Note [jaxlib's runtime error]

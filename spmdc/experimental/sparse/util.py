@@ -18,22 +18,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import spmdc.numpy as jnp
+from spmdc.errors import (  # noqa: F401  (JAX's module defines them here)
+    CuSparseEfficiencyWarning,
+    SparseEfficiencyError,
+    SparseEfficiencyWarning,
+)
 from spmdc.transforms.vmap import vmap
 
 __all__ = ["SparseEfficiencyError", "SparseEfficiencyWarning", "CuSparseEfficiencyWarning",
            "nfold_vmap", "split_shape", "broadcast_batch"]
-
-
-class SparseEfficiencyError(ValueError):
-    """A layout change that would store far more elements than the input (JAX's class)."""
-
-
-class SparseEfficiencyWarning(UserWarning):
-    """The warning form of ``SparseEfficiencyError`` (``on_inefficient='warn'``)."""
-
-
-class CuSparseEfficiencyWarning(SparseEfficiencyWarning):
-    """JAX's warning for a cuSPARSE fallback; spmdc has no cuSPARSE path, so never warns it."""
 
 
 def nfold_vmap(fun: Callable[..., Any], n: int,
