@@ -10,8 +10,9 @@ Equinox's tests count those traces. spmdc keeps the traced Func of an inlined ca
 a dict shared like the compiled entries (Note [shared jit cache] in jit.py), keyed by
 what the trace depends on: the argument structure and static values, each leaf's type
 and weak flag, the modes that change programs (x64, promotion, rank promotion, default
-precision) and the axis names bound around the call (``psum`` over a vmap's name reads
-them). A trace is not kept when it read a value (it is specialised: Note [concrete
+precision), the axis names bound around the call (``psum`` over a vmap's name reads
+them) and whether vmap is batching the enclosing trace (threefry's hash is traced
+unrolled then: Note [threefry rolled for small draws]). A trace is not kept when it read a value (it is specialised: Note [concrete
 values while tracing] in core/concrete.py), when it captured a value of an enclosing
 trace (that value belongs to one trace only), or while a pass emits (Note [rules on
 values]). As in JAX, a global read at trace time stays baked into the kept trace until
@@ -40,11 +41,13 @@ def _key(statics: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
     trace = tracing._state.current
     if trace is None or trace.emitting is not None:
         return None
+    from .vmap import batching          # vmap.py imports jit.py, which imports this
     leaves, in_tree = tree_flatten((args, kwargs))
     try:
         key = (in_tree, statics, dtypes._x64, dtypes._promotion[0],
                _rank_promotion._mode[0], _precision._default[0],
-               tuple(sorted(trace.axis_env.items())), *[type_of(x) for x in leaves])
+               tuple(sorted(trace.axis_env.items())), batching(),
+               *[type_of(x) for x in leaves])
         hash(key)
     except TypeError:             # an unhashable static or axis value, a non-array leaf
         return None
