@@ -12,8 +12,9 @@ what the trace depends on: the argument structure and static values, each leaf's
 and weak flag, the modes that change programs (x64, promotion, rank promotion, default
 precision), the axis names bound around the call (``psum`` over a vmap's name reads
 them) and whether vmap is batching the enclosing trace (threefry's hash is traced
-unrolled then: Note [threefry rolled for small draws]). A trace is not kept when it read a value (it is specialised: Note [concrete
-values while tracing] in core/concrete.py), when it captured a value of an enclosing
+unrolled then: Note [threefry rolled for small draws]). A trace is not kept when it
+read a value (it is specialised: Note [concrete values while tracing] in
+core/concrete.py), when it captured a value of an enclosing
 trace (that value belongs to one trace only), or while a pass emits (Note [rules on
 values]). As in JAX, a global read at trace time stays baked into the kept trace until
 ``clear_caches()``.
@@ -41,7 +42,8 @@ def _key(statics: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
     trace = tracing._state.current
     if trace is None or trace.emitting is not None:
         return None
-    from .vmap import batching          # vmap.py imports jit.py, which imports this
+    from .vmap import batching  # vmap.py imports jit.py, which imports this module
+
     leaves, in_tree = tree_flatten((args, kwargs))
     try:
         key = (in_tree, statics, dtypes._x64, dtypes._promotion[0],
