@@ -10,7 +10,8 @@ Equinox's tests count those traces. spmdc keeps the traced Func of an inlined ca
 a dict shared like the compiled entries (Note [shared jit cache] in jit.py), keyed by
 what the trace depends on: the argument structure and static values, each leaf's type
 and weak flag, the modes that change programs (x64, promotion, rank promotion, default
-precision), the axis names bound around the call (``psum`` over a vmap's name reads
+precision, and the states jit's own key holds: softmax_custom_jvp, user contexts), the
+axis names bound around the call (``psum`` over a vmap's name reads
 them) and whether vmap is batching the enclosing trace (threefry's hash is traced
 unrolled then: Note [threefry rolled for small draws]). A trace is not kept when it
 read a value (it is specialised: Note [concrete values while tracing] in
@@ -31,6 +32,7 @@ from ..core import rank_promotion as _rank_promotion
 from ..core.concrete import concretisations
 from ..core.tracing import Tracer, type_of
 from ..core.tree import tree_flatten
+from ..runtime import config_states
 
 __all__ = ["inlined_trace"]
 
@@ -48,7 +50,8 @@ def _key(statics: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
     try:
         key = (in_tree, statics, dtypes._x64, dtypes._promotion[0],
                _rank_promotion._mode[0], _precision._default[0],
-               tuple(sorted(trace.axis_env.items())), batching(),
+               config_states.jit_key_values(), tuple(sorted(trace.axis_env.items())),
+               batching(),
                *[type_of(x) for x in leaves])
         hash(key)
     except TypeError:             # an unhashable static or axis value, a non-array leaf

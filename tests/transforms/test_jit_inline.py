@@ -54,3 +54,27 @@ def test_the_trace_depends_on_the_axis_names_and_the_signature():
     np.testing.assert_allclose(float(spmdc.grad(scale)(1.0, 3.0)), 3.0)
     np.testing.assert_allclose(np.asarray(spmdc.vmap(scale, in_axes=(0, None))(
         jnp.ones(2, jnp.int32), 3)), [3, 3])
+
+
+def test_the_trace_depends_on_the_states_jit_keys_on():
+    # a user context's value is part of jit's key (make_user_context), so also of the
+    # trace kept for a jit under grad: a new value traces again and is read again
+    ctx = spmdc.make_user_context(default_value=1.0)
+
+    @spmdc.jit
+    def scaled(x):
+        return x * ctx.value
+
+    np.testing.assert_allclose(float(spmdc.grad(scaled)(1.0)), 1.0)
+    with ctx(3.0):
+        np.testing.assert_allclose(float(spmdc.grad(scaled)(1.0)), 3.0)
+    assert scaled.trace_count == 2
+
+
+def test_the_trace_depends_on_whether_vmap_batches_it():
+    # threefry is traced rolled for small draws, unrolled where vmap batches the trace
+    split = spmdc.jit(lambda k: spmdc.random.split(k))
+    key = spmdc.random.PRNGKey(0)
+    spmdc.grad(lambda x: x * spmdc.random.normal(split(key)[0], ()))(1.0)   # kept unbatched
+    batched = spmdc.jit(spmdc.vmap(lambda k: split(k)))
+    assert "stablehlo.while" not in batched.lower(spmdc.random.split(key, 16)).as_text()
