@@ -99,6 +99,8 @@ CASE_SETS: dict[str, CaseSet] = {
                        "exports_reference.json"),
     "sparse": CaseSet("sparse_cases", "sparse.record_sparse", "sparse.sparse_names",
                       "sparse_reference.json"),
+    "ops": CaseSet("ops_cases", "tables.record_values_or_errors", "values.thunk_names",
+                   "ops_reference.json"),
 }
 
 
