@@ -101,6 +101,8 @@ CASE_SETS: dict[str, CaseSet] = {
                       "sparse_reference.json"),
     "ops": CaseSet("ops_cases", "tables.record_values_or_errors", "values.thunk_names",
                    "ops_reference.json"),
+    "rotation": CaseSet("rotation_cases", "tables.record_values_or_errors",
+                        "values.thunk_names", "rotation_reference.json"),
 }
 
 
