@@ -103,6 +103,8 @@ CASE_SETS: dict[str, CaseSet] = {
                    "ops_reference.json"),
     "rotation": CaseSet("rotation_cases", "tables.record_values_or_errors",
                         "values.thunk_names", "rotation_reference.json"),
+    "image": CaseSet("image_cases", "tables.record_values_or_errors", "values.thunk_names",
+                     "image_reference.json"),
 }
 
 
