@@ -1,25 +1,32 @@
-"""spmdc.image (jax.image) against JAX 0.10.2's results, recorded in
-tests/data/image_reference.json: resize by every method, with and without antialiasing,
-down, up and to the same size; scale_and_translate; gradients with respect to the image,
-the scale and the translation; dtypes; JAX's exception types for bad input."""
+"""spmdc.image (jax.image) against JAX 0.10.2's results, recorded by `tools/record.py
+image` from tests/image_cases.py in tests/data/image_reference.json: resize by every
+method, with and without antialiasing, down, up and to the same size;
+scale_and_translate; gradients with respect to the image, the scale and the translation;
+dtypes; JAX's exception types for bad input."""
 from __future__ import annotations
 
-import json
-import os
-
+import image_cases
 import numpy as np
+import oracle
 import pytest
 
 import spmdc
 import spmdc.numpy as jnp
 from spmdc import image
 
-with open(os.path.join(os.path.dirname(__file__), "data", "image_reference.json")) as _f:
-    REF = json.load(_f)
-IMG = np.asarray(REF["img"], np.float32)
-SCALE = np.array([1.7, 0.6], np.float32)
-TRANS = np.array([-0.4, 1.3], np.float32)
-METHODS = ["nearest", "linear", "lanczos3", "lanczos5", "cubic", "cubic-pytorch", "area"]
+RECORDED = oracle.recorded_cases("image_reference.json")
+IMG, SCALE, TRANS = image_cases.IMG, image_cases.SCALE, image_cases.TRANS
+METHODS = image_cases.METHODS
+
+
+def _recorded(prefix):
+    """The recorded cases named ``prefix.key``, by key."""
+    return {name.split(".", 1)[1]: value for name, value in RECORDED.items()
+            if name.startswith(prefix + ".")}
+
+
+def test_every_case_is_recorded():
+    assert sorted(image_cases.cases(spmdc)) == sorted(RECORDED)
 
 
 def _resize_cases(keys):
@@ -36,7 +43,7 @@ def _check_resizes(keys):
                                    for _, method, antialias, shape in cases])(IMG)
     for (key, _, _, shape), got in zip(cases, results, strict=True):
         assert got.shape == shape and got.dtype == np.float32, key
-        np.testing.assert_allclose(got, REF["resize"][key], rtol=2e-5, atol=2e-6,
+        np.testing.assert_allclose(got, RECORDED[f"resize.{key}"], rtol=2e-5, atol=2e-6,
                                    err_msg=key)
 
 
@@ -49,29 +56,27 @@ def test_resize_as_jax():
 
 @pytest.mark.slow
 def test_every_recorded_resize_as_jax():
-    _check_resizes(REF["resize"])
+    _check_resizes(_recorded("resize"))
 
 
 def _check_scale_and_translate(keys):
     def run(x, s, t):
-        return [image.scale_and_translate(x, (5, 4), (0, 1), s, t,
-                                          image.ResizeMethod.from_string(key.split("|")[0]),
-                                          antialias=key.split("|")[1] == "True")
-                for key in keys]
+        return [image_cases.scale_and_translate(spmdc, key, x, s, t) for key in keys]
     for key, got in zip(keys, spmdc.jit(run)(IMG, SCALE, TRANS), strict=True):
-        np.testing.assert_allclose(got, REF["st"][key], rtol=2e-5, atol=2e-6, err_msg=key)
+        np.testing.assert_allclose(got, RECORDED[f"st.{key}"], rtol=2e-5, atol=2e-6,
+                                   err_msg=key)
 
 
 def test_scale_and_translate_as_jax():
-    img3 = np.asarray(REF["img3"], np.float32)
+    img3 = image_cases.IMG3
 
     def run(x):
         return (image.scale_and_translate(x, (3, 6, 2), (-2,), jnp.array([1.5]),
                                           jnp.array([0.25]), "triangle"),
                 image.resize(x, (5, 2, 2), "bicubic"))
     shifted, resized = spmdc.jit(run)(img3)
-    np.testing.assert_allclose(shifted, REF["st1"], rtol=2e-5, atol=2e-6)
-    np.testing.assert_allclose(resized, REF["chan"], rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(shifted, RECORDED["st1"], rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(resized, RECORDED["chan"], rtol=2e-5, atol=2e-6)
 
 
 def test_some_scale_and_translate_as_jax():
@@ -80,22 +85,15 @@ def test_some_scale_and_translate_as_jax():
 
 @pytest.mark.slow
 def test_every_recorded_scale_and_translate_as_jax():
-    _check_scale_and_translate(list(REF["st"]))
+    _check_scale_and_translate(list(_recorded("st")))
 
 
 def _check_grads(method):
-    w = np.asarray(REF["w"], np.float32)
-
-    def loss(x, s, t):
-        return jnp.sum(image.scale_and_translate(x, (5, 4), (0, 1), s, t, method) * w)
-
-    def both(x, s, t):
-        return (spmdc.grad(loss, argnums=(0, 1, 2))(x, s, t),
-                spmdc.grad(lambda x: jnp.sum(image.resize(x, (5, 4), method) * w))(x))
-    grads, resize_grad = spmdc.jit(both)(IMG, SCALE, TRANS)
-    for got, want in zip(grads, REF["grad|" + method], strict=True):
+    grads, resize_grad = spmdc.jit(lambda x, s, t: image_cases.grads(spmdc, method, x, s, t))(
+        IMG, SCALE, TRANS)
+    for got, want in zip(grads, RECORDED["grad|" + method], strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(resize_grad, REF["rgrad|" + method], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(resize_grad, RECORDED["rgrad|" + method], rtol=1e-4, atol=1e-5)
 
 
 def test_grads_as_jax():
@@ -109,8 +107,8 @@ def test_more_grads_as_jax(method):
 
 
 def test_dtypes_and_vmap():
-    ints = (IMG * 100).astype(np.int32)
-    dtype, want = REF["int_linear"]
+    ints = image_cases.INTS
+    dtype, want = RECORDED["int_linear"]
 
     def run(x, y):
         return (image.resize(x, (3, 9), "nearest"),
@@ -118,15 +116,15 @@ def test_dtypes_and_vmap():
                 spmdc.vmap(lambda y: image.resize(y, (3, 9), "lanczos3"))(jnp.stack([y, y])))
     nearest, linear, batched = spmdc.jit(run)(ints, IMG)
     assert nearest.dtype == np.int32
-    np.testing.assert_array_equal(nearest, REF["int_nearest"])
+    np.testing.assert_array_equal(nearest, RECORDED["int_nearest"])
     assert linear.dtype == np.dtype(dtype)
     np.testing.assert_allclose(linear, want, rtol=2e-5)
-    np.testing.assert_allclose(batched[1], REF["resize"]["lanczos3|True|3x9"], rtol=2e-5,
+    np.testing.assert_allclose(batched[1], RECORDED["resize.lanczos3|True|3x9"], rtol=2e-5,
                                atol=2e-6)
 
 
 def test_bad_input_raises_jaxs_types():
-    errors = REF["errors"]
+    errors = _recorded("errors")
     with pytest.raises(ValueError, match="shape must have length"):
         image.resize(IMG, (3,), "linear")
     with pytest.raises(ValueError, match='Unknown resize method "bogus"'):

@@ -99,6 +99,14 @@ CASE_SETS: dict[str, CaseSet] = {
                        "exports_reference.json"),
     "sparse": CaseSet("sparse_cases", "sparse.record_sparse", "sparse.sparse_names",
                       "sparse_reference.json"),
+    "ops": CaseSet("ops_cases", "tables.record_values_or_errors", "values.thunk_names",
+                   "ops_reference.json"),
+    "rotation": CaseSet("rotation_cases", "tables.record_values_or_errors",
+                        "values.thunk_names", "rotation_reference.json"),
+    "image": CaseSet("image_cases", "tables.record_values_or_errors", "values.thunk_names",
+                     "image_reference.json"),
+    "linalg_lapack": CaseSet("linalg_lapack_cases", "tables.record_arrays",
+                             "values.thunk_names", "linalg_lapack_reference.npz"),
 }
 
 

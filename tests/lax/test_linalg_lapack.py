@@ -1,22 +1,28 @@
 """spmdc.lax.linalg's schur, hessenberg, tridiagonal, householder_product, ormqr,
 tridiagonal_solve (with its derivatives), symmetric_product and cholesky_update against
-JAX 0.10.2's results on the CPU, recorded in tests/data/linalg_lapack_reference.npz (the
-LAPACK kernels are the same, so most agree to the last bit), batched, and JAX's exception
-types for bad input."""
+JAX 0.10.2's results on the CPU, recorded by `tools/record.py linalg_lapack` from
+tests/linalg_lapack_cases.py in tests/data/linalg_lapack_reference.npz (the LAPACK
+kernels are the same, so most agree to the last bit), batched, and JAX's exception types
+for bad input."""
 from __future__ import annotations
 
-import os
-
+import linalg_lapack_cases
 import numpy as np
+import oracle
 import pytest
 
 import spmdc
 import spmdc.numpy as jnp
 from spmdc.lax import linalg as L
 
-REF = dict(np.load(os.path.join(os.path.dirname(__file__), os.pardir, "data",
-                                "linalg_lapack_reference.npz")))
+# The inputs (tests/linalg_lapack_cases.py) and JAX's results for them, by name.
+REF = {**linalg_lapack_cases.INPUTS, **oracle.recorded("linalg_lapack_reference.npz")}
 TOL = {"rtol": 1e-5, "atol": 1e-5}
+
+
+def test_every_case_is_recorded():
+    recorded = oracle.recorded("linalg_lapack_reference.npz").files
+    assert sorted(linalg_lapack_cases.cases(spmdc)) == sorted(recorded)
 
 
 def test_decompositions_as_jax():

@@ -1,20 +1,21 @@
 """spmdc.scipy.linalg's schur, rsf2csf, sqrtm, funm and solve_sylvester against JAX
-0.10.2's results, recorded in tests/data/linalg_lapack_reference.npz, checked against
+0.10.2's results, recorded by `tools/record.py linalg_lapack` from
+tests/linalg_lapack_cases.py in tests/data/linalg_lapack_reference.npz, checked against
 SciPy's definitions too (the factors reproduce the matrix, sqrtm squares back), and
 JAX's exception types for bad input."""
 from __future__ import annotations
 
-import os
-
+import linalg_lapack_cases
 import numpy as np
+import oracle
 import pytest
 
 import spmdc
 import spmdc.numpy as jnp
 from spmdc.scipy import linalg as S
 
-REF = dict(np.load(os.path.join(os.path.dirname(__file__), os.pardir, "data",
-                                "linalg_lapack_reference.npz")))
+# The inputs (tests/linalg_lapack_cases.py) and JAX's results for them, by name.
+REF = {**linalg_lapack_cases.INPUTS, **oracle.recorded("linalg_lapack_reference.npz")}
 TOL = {"rtol": 2e-5, "atol": 2e-5}
 
 
