@@ -138,7 +138,9 @@ def _finish(proc: subprocess.Popen[str], timeout: float) -> tuple[int, str, floa
 ABORTED = "Terminating process because the JAX distributed service"
 
 
-@pytest.mark.parametrize("how", ["die", "exit", "exit0"])
+# make test runs the raise; make test-slow also the two exits (the same detection path)
+@pytest.mark.parametrize("how", ["die", pytest.param("exit", marks=pytest.mark.slow),
+                                 pytest.param("exit0", marks=pytest.mark.slow)])
 def test_a_process_that_dies_stops_the_others_with_a_clear_error(how: str) -> None:
     procs = _start(2, [0, 1], how, _free_port())
     failing, other = (0, 1) if how == "exit0" else (1, 0)
@@ -259,6 +261,7 @@ def test_a_busy_process_gets_a_catchable_exception_when_a_peer_dies() -> None:
     assert after < 10, f"process 0 took {after:.0f} s to notice"
 
 
+@pytest.mark.slow       # waits out the start timeout: make test-slow
 def test_a_process_that_never_starts_is_named_after_the_timeout() -> None:
     port = _free_port()
     [alone] = _start(2, [0], "programs", port, timeout_s=3)
@@ -282,7 +285,7 @@ def test_two_processes_with_the_same_id_are_refused() -> None:
     assert any("two processes have process id 1" in t for t in texts[1:]), texts
 
 
-@pytest.mark.parametrize("how", ["other", "extra"])
+@pytest.mark.parametrize("how", [pytest.param("other", marks=pytest.mark.slow), "extra"])
 def test_mismatched_launches_are_named_with_check_launches(how: str) -> None:
     procs = _start(2, [0, 1], how, _free_port(), timeout_s=5, SPMDC_CHECK_LAUNCHES="1")
     results = [_finish(p, 90) for p in procs]

@@ -63,7 +63,13 @@ LAYERS = {   # the same layers as tools/recorders/conv.py (STAX_LAYERS)
 }
 
 
-@pytest.mark.parametrize("name", sorted(LAYERS))
+# one convolution of each kind with make test; its layout and stride variants with
+# make test-slow (each compiles its own network)
+_SLOW_LAYERS = {"conv_nchw", "conv1d_transpose", "conv_strided"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _SLOW_LAYERS
+                                  else n for n in sorted(LAYERS)])
 def test_layer_same_as_jax(name):
     make, shape = LAYERS[name]
     init, apply = make()
@@ -92,6 +98,7 @@ def _data(n=32):
     return images, labels
 
 
+@pytest.mark.slow       # eight-device pmap training: make test-slow
 @pytest.mark.devices(8)
 def test_cnn_pmap_training_matches_jit():
     init, apply = _cnn()
