@@ -14,8 +14,11 @@ import numpy as np
 
 from .. import lax
 from ..core import dtypes
+from ..core.concrete import concrete_value
 from ..core.operands import full as _full
 from ..core.operands import shape_arg as _shape_arg
+from ..core.tracing import Tracer, where
+from ..errors import ConcretizationTypeError
 from .core import (
     _error,
     _operand,
@@ -242,11 +245,61 @@ def tile(x: Any, reps: Any) -> Any:
     return reshape(big, tuple(r * d for r, d in zip(reps, shape, strict=True)))
 
 
-def repeat(x: Any, repeats: int, axis: int | None = None) -> Any:
-    x = asarray(x)
+def repeat(a: Any, repeats: Any, axis: int | None = None, *,
+           total_repeat_length: int | None = None) -> Any:
+    """NumPy's repeat: each element along ``axis`` (of the flattened array when None)
+    ``repeats`` times, or ``repeats[i]`` times for element i. As in JAX, the result's
+    length must be known when tracing: ``repeats`` concrete, or ``total_repeat_length``
+    given (the result then has that length: cut short, or padded with the last element
+    repeated)."""
+    x = asarray(a)
     if axis is None:
         x, axis = ravel(x), 0
     axis = _axis(axis, x.ndim, "repeat")
+    n = x.shape[axis]
+    counts = _concrete_repeats(repeats, total_repeat_length)
+    if counts is not None and counts.ndim == 0 and (
+            total_repeat_length is None or total_repeat_length == int(counts) * n):
+        if int(counts) < 0:
+            raise _error("repeat", f"repeats must be non-negative, got {int(counts)}")
+        return _repeat_each(x, axis, int(counts))
+    from .indexing import take
+    if counts is not None and total_repeat_length is None:
+        if np.any(counts < 0):
+            raise _error("repeat", f"repeats must be non-negative, got {counts.tolist()}")
+        try:
+            counts = np.broadcast_to(counts, (n,))
+        except ValueError:
+            raise ValueError(f"repeat: repeats of shape {counts.shape} do not fit the "
+                             f"{n} elements along axis {axis}") from None
+        return take(x, np.repeat(np.arange(n), counts), axis=axis)
+    # a traced count with a static total: where each element's run starts, as indices
+    total = int(total_repeat_length)
+    counts = broadcast_to(asarray(repeats).astype(np.int32), (n,))
+    starts = lax.cumsum(counts) - counts
+    marks = _full((total,), 0, np.int32).at[starts].add(1, mode="drop")
+    return take(x, lax.cumsum(marks) - 1, axis=axis)
+
+
+def _concrete_repeats(repeats: Any, total: int | None) -> np.ndarray | None:
+    """``repeats`` as NumPy integers when known; None when traced and ``total`` is given
+    (ConcretizationTypeError without it: the result's length would be unknown)."""
+    if isinstance(repeats, Tracer):
+        value = concrete_value(repeats)
+        if value is None:
+            if total is not None:
+                return None
+            raise ConcretizationTypeError(
+                "repeat: the total number of repeats must be static under jit: pass "
+                "concrete repeats, or a static total_repeat_length" + where())
+        repeats = value
+    counts = np.asarray(repeats)
+    if counts.dtype.kind not in "iub":
+        raise TypeError(f"repeat: repeats must be integers, got {counts.dtype}")
+    return counts.astype(np.int64)
+
+
+def _repeat_each(x: Any, axis: int, repeats: int) -> Any:
     y = expand_dims(x, axis + 1)
     shape = list(y.shape)
     shape[axis + 1] = repeats

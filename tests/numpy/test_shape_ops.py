@@ -61,3 +61,25 @@ def test_array_api_aliases():
     np.testing.assert_array_equal(jnp.matrix_transpose(B), np.swapaxes(B, -1, -2))
     np.testing.assert_array_equal(jnp.permute_dims(B, (2, 0, 1)), B.transpose(2, 0, 1))
     np.testing.assert_array_equal(jnp.concat([A, A], axis=1), np.concatenate([A, A], 1))
+
+
+def test_repeat_counts_per_element_and_a_static_total():
+    # per-element counts (a list or a concrete array: TFP's Bates distribution passes an
+    # Array outside jit) as NumPy; under jit a traced count needs total_repeat_length,
+    # whose result is cut short or padded with the last element (values recorded from
+    # JAX 0.10.2)
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(jnp.repeat(jnp.arange(3.0), jnp.array([1, 2, 0])),
+                                  np.repeat(np.arange(3.0), [1, 2, 0]))
+    np.testing.assert_array_equal(jnp.repeat(x, [2, 1], axis=0), np.repeat(x, [2, 1], axis=0))
+    np.testing.assert_array_equal(jnp.repeat(x, 2, axis=1), np.repeat(x, 2, axis=1))
+    padded = spmdc.jit(lambda r: jnp.repeat(jnp.arange(3.0), r, total_repeat_length=5))
+    np.testing.assert_array_equal(padded(jnp.array([1, 2, 1])), [0, 1, 1, 2, 2])
+    np.testing.assert_array_equal(padded(jnp.array([1, 1, 1])), [0, 1, 2, 2, 2])
+    np.testing.assert_array_equal(padded(jnp.array([3, 3, 3])), [0, 0, 0, 1, 1])
+    cut = spmdc.jit(lambda v: jnp.repeat(v, 2, total_repeat_length=4))
+    np.testing.assert_array_equal(cut(jnp.arange(3.0)), [0, 0, 1, 1])
+    with pytest.raises(spmdc.errors.ConcretizationTypeError, match="total_repeat_length"):
+        spmdc.jit(lambda r: jnp.repeat(jnp.arange(3.0), r))(jnp.array([1, 2, 1]))
+    with pytest.raises(ValueError, match="do not fit"):
+        jnp.repeat(jnp.arange(3.0), [1, 2])
