@@ -268,7 +268,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.experimental.jet": {
-        **_because(TODO, "jet"),
         **_because(INTERNAL, """
             JetTrace JetTracer ZeroSeries ZeroTerm call_param_updaters def_comp
             def_deriv deflinear defzero deriv_prop fact jet2 jet_fun jet_rules
