@@ -49,6 +49,7 @@ import numpy as np
 import spmdc.numpy as jnp
 import spmdc.tree_util as trees
 from spmdc import lax
+from spmdc.core.dtypes import dtype_and_weak
 from spmdc.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from spmdc.transforms.jaxpr_params import bind_jax
 from spmdc.transforms.jaxpr_view import DropVar, Jaxpr, Literal, eval_jaxpr
@@ -123,9 +124,10 @@ def _jet_flat(fun: Callable[..., Any], primals: list[Any], series: list[list[Any
 
 
 def _literal(a: Literal) -> Any:
-    if isinstance(a.val, (np.ndarray, np.generic)):
-        return a.val
-    return np.asarray(a.val, a.aval.dtype)[()]
+    """A literal's value; a weakly typed one (a Python scalar of ``fun``) stays weak."""
+    value = a.val if isinstance(a.val, (np.ndarray, np.generic)) \
+        else np.asarray(a.val, a.aval.dtype)[()]
+    return _weakened(value) if a.aval.weak_type else value
 
 
 def _interpret(jaxpr: Jaxpr, consts: Sequence[Any], primals: Sequence[Any],
@@ -184,12 +186,35 @@ def _bind_plain(eqn: Any, invals: list[Any]) -> list[Any]:
     outvars = [v for v in eqn.outvars if not isinstance(v, DropVar)]
     program = Jaxpr([], [a for a, _ in unique], outvars, [eqn])
     results = iter(eval_jaxpr(program, [], *(x for _, x in unique)))
-    return [None if isinstance(v, DropVar) else next(results) for v in eqn.outvars]
+    return [None if isinstance(v, DropVar)
+            else _weakened(next(results)) if v.aval.weak_type else next(results)
+            for v in eqn.outvars]
+
+
+# Note [weak types of jet's values]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# JAX's jet returns weakly typed values where lax would (``jet(jnp.sin, (0.5,), ...)`` is
+# weak f32): a primitive's result is weak iff its operands all are. Binding in JAX's form
+# (bind_jax) gives strong results, so the interpreter restores the weak type: an equation
+# bound as it is takes its traced result type, and a rule's bind takes the rule of its
+# operands; a Literal of the program that was a Python scalar stays weak. Making a value
+# weak is a convert_element_type to its own dtype with weak_type=True, as in JAX.
+
+def _weakened(x: Any) -> Any:
+    dtype, weak = dtype_and_weak(x)
+    if weak:
+        return x
+    return bind_jax(lax.convert_element_type_p, [x],
+                    {"new_dtype": dtype, "weak_type": True, "sharding": None})
 
 
 def bind_in_jax_form(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    """``prim`` applied to ``args`` with the params of its jaxpr equation."""
-    return bind_jax(prim, list(args), params)
+    """``prim`` applied to ``args`` with the params of its jaxpr equation, its result weak
+    iff its operands all are (See Note [weak types of jet's values])."""
+    out = bind_jax(prim, list(args), params)
+    if prim is lax.convert_element_type_p or not all(dtype_and_weak(a)[1] for a in args):
+        return out
+    return [_weakened(o) for o in out] if prim.multiple_results else _weakened(out)
 
 
 # --- zero and linear rules --------------------------------------------------------------------
