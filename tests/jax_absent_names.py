@@ -21,6 +21,9 @@ RNG_BITS = ("XLA's own stateless/stateful generators (rng_bit_generator, rng_uni
 VMA_CAST = ("casts between the varying/reduced/unreduced states of JAX's typed replication "
             "(vma); spmdc's replication is a whole-program analysis (Note [replication]), not "
             "part of its types, so there is nothing to cast")
+VMA_TYPE = ("the varying/unreduced/reduced axis sets of a value's type under JAX's typed "
+            "replication (vma); spmdc's replication is a whole-program analysis (Note "
+            "[replication]), not part of its types")
 P2P = "point-to-point send/receive between shard_map members; spmdc has ppermute only"
 SCALED = "block-scaled dot of narrow (microscaling) float types, which spmdc does not carry"
 COMPOSITE = ("stablehlo.composite with a decomposition region: spmdc's lowering emits no "
@@ -76,7 +79,8 @@ TRACED_SHARDING = ("the sharding of a traced value, which XLA's partitioner deci
 LABELS = {
     TODO: "todo", NARROW: "narrow dtypes", HOST: "host I/O", ACCURACY: "accuracy=",
     TOKENS: "tokens", RAGGED: "ragged", RNG_BITS: "XLA rng", VMA_CAST: "vma casts",
-    P2P: "send/recv", SCALED: "scaled dot", COMPOSITE: "composite", JAXPR_ONLY: "jaxpr-only",
+    VMA_TYPE: "vma types", P2P: "send/recv", SCALED: "scaled dot", COMPOSITE: "composite",
+    JAXPR_ONLY: "jaxpr-only",
     SYMBOLIC: "symbolic shapes", POLYMORPHIC: "shape polymorphism", COMPOSED: "composed",
     ONE_SCATTER: "one scatter",
     NO_COPY: "no copy", INTERNAL_ORDER: "internal order", INTERNAL: "JAX-internal",
@@ -159,9 +163,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(NO_RANDOM_PRIMITIVE, "random_gamma_p"),
     },
     "jax.sharding": {
-        **_because(TODO, """
-            AbstractDevice ManualAxisType auto_axes explicit_axes use_abstract_mesh
-            """),
+        **_because(VMA_TYPE, "ManualAxisType"),
     },
     "jax.ad_checkpoint": {
         **_because(MEMORY_SPACES, "Offloadable"),
