@@ -154,7 +154,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(MEMORY_SPACES, "memory"),
     },
     "jax.lax.linalg": {
-        **_because(TODO, "SvdAlgorithm"),
         **_because(NO_PRIMITIVE_LINALG, """
             cholesky_update_p lu_pivots_to_permutation_p symmetric_product_p
             """),
