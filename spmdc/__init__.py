@@ -92,6 +92,7 @@ from . import (  # noqa: E402,F401  (built on the API above)
     custom_derivatives,
     debug,
     distributed,
+    dlpack,
     dtypes,
     experimental,
     ffi,

@@ -145,7 +145,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax": {
         **_because(TODO, """
             ad allow_f16_reductions array_garbage_collection_guard auto_pcast
-            debug_key_reuse dlpack ds fwd_and_bwd
+            debug_key_reuse ds fwd_and_bwd
             jax2tf_associative_scan_reductions
             remove_size_one_mesh_axis_from_type thread_guard
             """),
@@ -170,9 +170,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.debug": {
         **_because(TRACED_SHARDING, "inspect_array_sharding"),
     },
-    "jax.dlpack": {
-        **_because(TODO, "from_dlpack is_supported_dtype"),
-    },
+    "jax.dlpack": {},
     "jax.ffi": {
         **_because(REMOVED_IN_JAXLIB, "register_ffi_type_id"),
     },
@@ -260,7 +258,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, "EArray primal_tangent_dtype"),
     },
     "jax.experimental.checkify": {
-        **_because(TODO, "init_error"),
     },
     "jax.experimental.custom_partitioning": {
         **_because(TODO, """
