@@ -24,6 +24,9 @@ VMA_CAST = ("casts between the varying/reduced/unreduced states of JAX's typed r
 VMA_TYPE = ("the varying/unreduced/reduced axis sets of a value's type under JAX's typed "
             "replication (vma); spmdc's replication is a whole-program analysis (Note "
             "[replication]), not part of its types")
+PREEMPTION = ("JAX's preemption service (a SIGTERM notice turned into a step all processes "
+              "agree to checkpoint at): spmdc's distributed runtime does not start it, and "
+              "a signal ends a process there (Note [failing fast] in runtime/distributed.py)")
 P2P = "point-to-point send/receive between shard_map members; spmdc has ppermute only"
 SCALED = "block-scaled dot of narrow (microscaling) float types, which spmdc does not carry"
 COMPOSITE = ("stablehlo.composite with a decomposition region: spmdc's lowering emits no "
@@ -79,8 +82,8 @@ TRACED_SHARDING = ("the sharding of a traced value, which XLA's partitioner deci
 LABELS = {
     TODO: "todo", NARROW: "narrow dtypes", HOST: "host I/O", ACCURACY: "accuracy=",
     TOKENS: "tokens", RAGGED: "ragged", RNG_BITS: "XLA rng", VMA_CAST: "vma casts",
-    VMA_TYPE: "vma types", P2P: "send/recv", SCALED: "scaled dot", COMPOSITE: "composite",
-    JAXPR_ONLY: "jaxpr-only",
+    VMA_TYPE: "vma types", PREEMPTION: "preemption", P2P: "send/recv", SCALED: "scaled dot",
+    COMPOSITE: "composite", JAXPR_ONLY: "jaxpr-only",
     SYMBOLIC: "symbolic shapes", POLYMORPHIC: "shape polymorphism", COMPOSED: "composed",
     ONE_SCATTER: "one scatter",
     NO_COPY: "no copy", INTERNAL_ORDER: "internal order", INTERNAL: "JAX-internal",
@@ -279,11 +282,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(INTERNAL, "device_kind_handler_dict"),
     },
     "jax.experimental.multihost_utils": {
-        **_because(TODO, """
-            ProcessFailureError global_array_to_host_local_array
-            host_local_array_to_global_array live_devices
-            reached_preemption_sync_point
-            """),
+        **_because(PREEMPTION, "reached_preemption_sync_point"),
         **_because(INTERNAL, """
             P global_array_to_host_local_array_impl
             global_array_to_host_local_array_p gtl_abstract_eval
