@@ -290,9 +290,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
             ltg_abstract_eval ltg_batcher safe_zip tree_unflatten
             """),
     },
-    "jax.experimental.random": {
-        **_because(TODO, "StatefulPRNG stateful_rng"),
-    },
+    "jax.experimental.random": {},
     "jax.experimental.sparse": {
         **_because(TODO, "bcoo_conv_general_dilated"),
         **_because(SPARSE_COMPOSED, """
