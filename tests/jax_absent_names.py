@@ -113,9 +113,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.lax": {
-        **_because(TODO, """
-            scatter_apply
-            """),
         **_because(ACCURACY, "AccuracyMode Tolerance"),
         **_because(TOKENS, "after_all create_token"),
         **_because(RAGGED, """
