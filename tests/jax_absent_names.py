@@ -27,6 +27,19 @@ VMA_TYPE = ("the varying/unreduced/reduced axis sets of a value's type under JAX
 PREEMPTION = ("JAX's preemption service (a SIGTERM notice turned into a step all processes "
               "agree to checkpoint at): spmdc's distributed runtime does not start it, and "
               "a signal ends a process there (Note [failing fast] in runtime/distributed.py)")
+REF_GRADS = ("JAX's markers for gradients written into mutable refs (DontWant, DidntWant, "
+             "GradRef, GradValue for a VJP's with_refs): spmdc's vjp has no with_refs")
+GC_GUARD = ("jaxlib's guard on its C++ arrays reclaimed by Python's cycle collector; spmdc's "
+            "Array is a Python object over PJRT buffers, which the guard does not see")
+SHARDING_TYPES = ("an option of JAX's sharding in types; spmdc's types carry no sharding "
+                  "(Note [the sharding of an abstract value] in core/abstract.py)")
+KEY_REUSE = ("JAX's key-reuse checker (each typed key's uses tracked through programs): "
+             "spmdc has none, so the option is left out rather than accepted and ignored")
+JAX2TF = "an option of jax2tf (export to TensorFlow), which spmdc does not have"
+THREAD_GUARD = ("jaxlib's guard that multi-process operations come from one thread: spmdc's "
+                "distributed runtime does not install it")
+REF_SLICES = ("JAX's dynamic slice object for indexing refs (Pallas' pl.ds): spmdc's refs "
+              "index as arrays do (ints, slices, index arrays)")
 P2P = "point-to-point send/receive between shard_map members; spmdc has ppermute only"
 SCALED = "block-scaled dot of narrow (microscaling) float types, which spmdc does not carry"
 COMPOSITE = ("stablehlo.composite with a decomposition region: spmdc's lowering emits no "
@@ -82,7 +95,10 @@ TRACED_SHARDING = ("the sharding of a traced value, which XLA's partitioner deci
 LABELS = {
     TODO: "todo", NARROW: "narrow dtypes", HOST: "host I/O", ACCURACY: "accuracy=",
     TOKENS: "tokens", RAGGED: "ragged", RNG_BITS: "XLA rng", VMA_CAST: "vma casts",
-    VMA_TYPE: "vma types", PREEMPTION: "preemption", P2P: "send/recv", SCALED: "scaled dot",
+    VMA_TYPE: "vma types", PREEMPTION: "preemption", REF_GRADS: "ref gradients",
+    GC_GUARD: "GC guard", SHARDING_TYPES: "sharding in types", KEY_REUSE: "key reuse",
+    JAX2TF: "jax2tf", THREAD_GUARD: "thread guard", REF_SLICES: "ref slices",
+    P2P: "send/recv", SCALED: "scaled dot",
     COMPOSITE: "composite", JAXPR_ONLY: "jaxpr-only",
     SYMBOLIC: "symbolic shapes", POLYMORPHIC: "shape polymorphism", COMPOSED: "composed",
     ONE_SCATTER: "one scatter",
@@ -143,12 +159,14 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.scipy.linalg": {},
     "jax.numpy.fft": {},
     "jax": {
-        **_because(TODO, """
-            ad allow_f16_reductions array_garbage_collection_guard auto_pcast
-            debug_key_reuse ds fwd_and_bwd
-            jax2tf_associative_scan_reductions
-            remove_size_one_mesh_axis_from_type thread_guard
-            """),
+        **_because(REF_GRADS, "ad"),
+        **_because(GC_GUARD, "array_garbage_collection_guard"),
+        **_because(VMA_TYPE, "auto_pcast"),
+        **_because(SHARDING_TYPES, "remove_size_one_mesh_axis_from_type"),
+        **_because(KEY_REUSE, "debug_key_reuse"),
+        **_because(JAX2TF, "jax2tf_associative_scan_reductions"),
+        **_because(THREAD_GUARD, "thread_guard"),
+        **_because(REF_SLICES, "ds"),
         **_because(THREEFRY_ONLY, "threefry_partitionable"),
         **_because(LEGACY_PRNG, "default_prng_impl enable_custom_prng legacy_prng_key"),
         **_because(MEMORY_SPACES, "memory"),
