@@ -40,6 +40,15 @@ THREAD_GUARD = ("jaxlib's guard that multi-process operations come from one thre
                 "distributed runtime does not install it")
 REF_SLICES = ("JAX's dynamic slice object for indexing refs (Pallas' pl.ds): spmdc's refs "
               "index as arrays do (ints, slices, index arrays)")
+EXTENDED_DTYPES = ("arrays of JAX's extended dtypes other than PRNG keys (EArray, and the "
+                   "primal/tangent dtype pairs of custom tangent types): spmdc's one "
+                   "extended dtype is the threefry key's")
+LAYOUT_INSIDE = ("a memory-layout constraint on a value inside a program: spmdc's lowering "
+                 "lays every value out in the default order (its Layout and Format describe, "
+                 "they do not choose)")
+FRONTEND_ATTRIBUTES = ("XLA frontend attributes on the operations of a block (set_xla_metadata;"
+                       " compute_on's host placement, _xla_compute_type): spmdc's lowering "
+                       "emits no frontend attributes, so the block would run unannotated")
 P2P = "point-to-point send/receive between shard_map members; spmdc has ppermute only"
 SCALED = "block-scaled dot of narrow (microscaling) float types, which spmdc does not carry"
 COMPOSITE = ("stablehlo.composite with a decomposition region: spmdc's lowering emits no "
@@ -98,7 +107,8 @@ LABELS = {
     VMA_TYPE: "vma types", PREEMPTION: "preemption", REF_GRADS: "ref gradients",
     GC_GUARD: "GC guard", SHARDING_TYPES: "sharding in types", KEY_REUSE: "key reuse",
     JAX2TF: "jax2tf", THREAD_GUARD: "thread guard", REF_SLICES: "ref slices",
-    P2P: "send/recv", SCALED: "scaled dot",
+    EXTENDED_DTYPES: "extended dtypes", LAYOUT_INSIDE: "layouts inside",
+    FRONTEND_ATTRIBUTES: "frontend attributes", P2P: "send/recv", SCALED: "scaled dot",
     COMPOSITE: "composite", JAXPR_ONLY: "jaxpr-only",
     SYMBOLIC: "symbolic shapes", POLYMORPHIC: "shape polymorphism", COMPOSED: "composed",
     ONE_SCATTER: "one scatter",
@@ -273,7 +283,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(INTERNAL, "InitFn ParamsFn UpdateFn map safe_map safe_zip unzip2 zip"),
     },
     "jax.experimental": {
-        **_because(TODO, "EArray primal_tangent_dtype"),
+        **_because(EXTENDED_DTYPES, "EArray primal_tangent_dtype"),
     },
     "jax.experimental.checkify": {
     },
@@ -322,7 +332,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(SPARSE_COMPOSED, "spsolve_p"),
     },
     "jax.experimental.layout": {
-        **_because(TODO, "with_layout_constraint"),
+        **_because(LAYOUT_INSIDE, "with_layout_constraint"),
     },
     "jax.experimental.ode": {
         **_because(INTERNAL, """
@@ -333,10 +343,10 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.experimental.xla_metadata": {
-        **_because(TODO, "set_xla_metadata"),
+        **_because(FRONTEND_ATTRIBUTES, "set_xla_metadata"),
     },
     "jax.experimental.compute_on": {
-        **_because(TODO, "compute_on compute_on2"),
+        **_because(FRONTEND_ATTRIBUTES, "compute_on compute_on2"),
     },
     "jax.interpreters": {
         **_because(TODO, "pxla"),
