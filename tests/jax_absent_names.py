@@ -317,7 +317,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.experimental.random": {},
     "jax.experimental.sparse": {
-        **_because(TODO, "bcoo_conv_general_dilated"),
         **_because(SPARSE_COMPOSED, """
             bcoo_dot_general_p bcoo_dot_general_sampled_p bcoo_extract_p bcoo_fromdense_p
             bcoo_sort_indices_p bcoo_spdot_general_p bcoo_sum_duplicates_p bcoo_todense_p
