@@ -327,7 +327,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(SPARSE_TRACER, "SparseTracer"),
     },
     "jax.experimental.sparse.linalg": {
-        **_because(TODO, "lobpcg_standard"),
         **_because(SPARSE_COMPOSED, "spsolve_p"),
     },
     "jax.experimental.layout": {
