@@ -56,6 +56,7 @@ from .errors import (  # noqa: E402
 from .runtime import pjrt as _pjrt  # noqa: E402
 from .runtime.array import Array  # noqa: E402
 from .runtime.config_states import (  # noqa: E402
+    allow_f16_reductions,
     debug_infs,
     debug_nans,
     default_device,
@@ -77,6 +78,7 @@ from .transforms.custom_derivatives import closure_convert, custom_jvp, custom_v
 from .transforms.custom_gradient import custom_gradient  # noqa: E402
 from .transforms.eval_shape import eval_shape  # noqa: E402
 from .transforms.forward import float0, jvp, linear_transpose, linearize  # noqa: E402
+from .transforms.fwd_and_bwd import fwd_and_bwd  # noqa: E402
 from .transforms.grad import grad, value_and_grad, vjp  # noqa: E402
 from .transforms.jacobians import hessian, jacfwd, jacobian, jacrev  # noqa: E402
 from .transforms.jit import clear_caches, jit, make_ir  # noqa: E402
@@ -92,6 +94,7 @@ from . import (  # noqa: E402,F401  (built on the API above)
     custom_derivatives,
     debug,
     distributed,
+    dlpack,
     dtypes,
     experimental,
     ffi,
@@ -172,6 +175,7 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "lax", "tree_util", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "pmap", "vmap", "grad", "value_and_grad", "vjp",
            "jacrev", "jacobian", "hessian", "jvp", "linearize", "jacfwd", "linear_transpose",
+           "fwd_and_bwd",
            "float0", "custom_jvp", "custom_vjp", "custom_gradient", "closure_convert",
            "checkpoint", "remat",
            "checkpoint_policies", "ad_checkpoint", "config", "disable_jit", "enable_x64",
@@ -186,7 +190,7 @@ __all__ = ["Array", "Device", "jit", "make_ir", "make_jaxpr", "clear_caches", "d
            "ensure_compile_time_eval",
            "custom_batching", "check_tracer_leaks", "checking_leaks", "ref", "Ref", "new_ref",
            "empty_ref", "freeze", "free_ref", "monitoring", "profiler", "ffi",
-           "debug_nans", "debug_infs", "default_device",
+           "debug_nans", "debug_infs", "default_device", "allow_f16_reductions",
            "enable_checks", "explain_cache_misses", "log_compiles", "no_execution",
            "no_tracing", "transfer_guard", "transfer_guard_device_to_device",
            "transfer_guard_device_to_host", "transfer_guard_host_to_device", "Shard",

@@ -9,14 +9,22 @@ The objects are defined in runtime/sharding.py; see its docstring for the layout
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from .core import devices as _devices
+from .core.tree import tree_leaves
+from .errors import where
 from .runtime import pjrt
-from .runtime.mesh_axes import AbstractMesh
+from .runtime.mesh_axes import (
+    AbstractDevice,
+    AbstractMesh,
+    abstract_mesh_override,
+    swap_abstract_mesh_override,
+)
 from .runtime.sharding import (
     AxisType,
     Mesh,
@@ -30,10 +38,10 @@ from .runtime.sharding import (
 )
 from .transforms.partitioned import reshard
 
-__all__ = ["AxisType", "AbstractMesh", "get_abstract_mesh", "Mesh", "NamedSharding",
-           "PartitionSpec", "Sharding",
+__all__ = ["AxisType", "AbstractDevice", "AbstractMesh", "get_abstract_mesh",
+           "use_abstract_mesh", "Mesh", "NamedSharding", "PartitionSpec", "Sharding",
            "SingleDeviceSharding", "Shard", "make_mesh", "set_mesh", "get_mesh", "use_mesh",
-           "make_single_device_sharding", "reshard"]
+           "make_single_device_sharding", "reshard", "auto_axes", "explicit_axes"]
 
 P = PartitionSpec
 
@@ -74,12 +82,39 @@ def get_mesh() -> Mesh | None:
 
 
 def get_abstract_mesh() -> AbstractMesh:
-    """The current mesh (``set_mesh`` / ``with mesh:``) without its devices; the empty
-    AbstractMesh when there is none."""
+    """The abstract mesh in context: the one ``use_abstract_mesh`` set, else the current
+    mesh (``set_mesh`` / ``with mesh:``) without its devices; the empty AbstractMesh when
+    there is none. See Note [the abstract mesh in context] in runtime/mesh_axes.py."""
+    override = abstract_mesh_override()
+    if override is not None:
+        return override
     mesh = current_mesh()
-    if mesh is None:
-        return AbstractMesh((), ())
-    return AbstractMesh(mesh.axis_sizes, mesh.axis_names, mesh.axis_types)
+    return AbstractMesh((), ()) if mesh is None else mesh.abstract_mesh
+
+
+class use_abstract_mesh(contextlib.AbstractContextManager):
+    """``with use_abstract_mesh(abstract_mesh):`` get_abstract_mesh answers
+    ``abstract_mesh`` inside the block (the concrete mesh stays as it is). It may change
+    the axis names and types of a mesh in context, not its size (ValueError, as JAX)."""
+
+    def __init__(self, mesh: AbstractMesh):
+        if not isinstance(mesh, AbstractMesh):
+            raise ValueError("use_abstract_mesh: expected a jax.sharding.AbstractMesh, got "
+                             f"{type(mesh).__name__}{where()}")
+        self.mesh = mesh
+        self._prior: list[AbstractMesh | None] = []
+
+    def __enter__(self) -> use_abstract_mesh:
+        prior = get_abstract_mesh()
+        if not prior.empty and not self.mesh.empty and prior.size != self.mesh.size:
+            raise ValueError(f"use_abstract_mesh cannot change the size of the mesh: got "
+                             f"{self.mesh} (size {self.mesh.size}) in a context of {prior} "
+                             f"(size {prior.size}){where()}")
+        self._prior.append(swap_abstract_mesh_override(self.mesh))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        swap_abstract_mesh_override(self._prior.pop())
 
 
 class _MeshSetting(contextlib.AbstractContextManager):
@@ -109,6 +144,103 @@ def use_mesh(mesh: Mesh) -> Iterator[Mesh]:
 
 def make_single_device_sharding(device: Any) -> SingleDeviceSharding:
     return SingleDeviceSharding(device)
+
+
+# --- switching axis types for a function (auto_axes, explicit_axes) -------------------------
+
+# Note [auto and explicit axes]
+# JAX's auto_axes(f, out_sharding=...) runs f with the named mesh axes (all, by default)
+# made Auto: inside, the abstract mesh in context says so, and the partitioner, not the
+# types, decides the layout over those axes; its results are then resharded to
+# out_sharding. explicit_axes(f, in_sharding=...) is the converse: its arguments are
+# resharded to in_sharding and f runs with the axes Explicit. spmdc's types carry no
+# sharding (Note [the sharding of an abstract value] in core/abstract.py), so what JAX's
+# types would add, a sharding per value, is the partitioner's here, exactly as over Auto
+# axes; the rest is as JAX: the abstract mesh f sees, the reshards at the boundary (the
+# layout of auto_axes' results is out_sharding's), JAX's pass-through when there is no
+# mesh or the axes already have the type asked for, and its errors. explicit_axes'
+# results are left where the partitioner put them: JAX reshards them to their type's
+# spec with the now-Auto axes dropped, which constrains nothing over those axes.
+
+def _mesh_switch(axes: str | tuple[str, ...] | None, kind: AxisType, name: str,
+                 shardings: Any = None) -> tuple[AbstractMesh, AbstractMesh,
+                                                  tuple[str, ...]] | None:
+    """(mesh in context, that mesh with ``axes`` of type ``kind``, the axes), or None
+    when there is no mesh: the context's, or that of the NamedShardings in ``shardings``."""
+    context = get_abstract_mesh()
+    named = AbstractMesh((), ())
+    for s in tree_leaves(shardings, is_leaf=lambda v: isinstance(v, PartitionSpec)):
+        if isinstance(s, NamedSharding):
+            if not named.empty and named != s.mesh.abstract_mesh:
+                raise ValueError(f"{name}: the shardings passed should have the same mesh; "
+                                 f"got {named} and {s.mesh}{where()}")
+            named = s.mesh.abstract_mesh
+    if named.empty and context.empty:
+        return None
+    if not named.empty and not context.empty and named != context:
+        raise ValueError(f"{name}: the mesh in context {context} must match the mesh of "
+                         f"the shardings {named}; use jax.set_mesh to enter one{where()}")
+    mesh = context if not context.empty else named
+    axes = mesh.axis_names if axes is None else axes
+    axes = axes if isinstance(axes, tuple) else (axes,)
+    unknown = [a for a in axes if a not in mesh.axis_names]
+    if unknown:
+        raise ValueError(f"{name}: axes {unknown} are not axes of {mesh}{where()}")
+    types = dict(zip(mesh.axis_names, mesh.axis_types, strict=True))
+    if any(types[a] == AxisType.Manual for a in axes):
+        raise NotImplementedError(f"{name}: going from a Manual axis to an Auto or Explicit "
+                                  f"one is not allowed (axes {axes} of {mesh}){where()}")
+    return mesh, mesh.update_axis_types(dict.fromkeys(axes, kind)), axes
+
+
+def auto_axes(f: Callable[..., Any] | None = None, /, *,
+              axes: str | tuple[str, ...] | None = None, out_sharding: Any = None) -> Any:
+    """``f`` run with mesh axes ``axes`` (all by default) of type Auto, its results
+    resharded to ``out_sharding`` (given here or as a keyword of each call). See Note
+    [auto and explicit axes]."""
+    if f is None:
+        return functools.partial(auto_axes, axes=axes, out_sharding=out_sharding)
+
+    @functools.wraps(f)
+    def run_with_auto_axes(*args: Any, **kwargs: Any) -> Any:
+        if out_sharding is None:
+            if "out_sharding" not in kwargs:
+                raise TypeError("Missing required keyword argument: 'out_sharding'")
+            target = kwargs.pop("out_sharding")
+        else:
+            target = out_sharding
+        switch = _mesh_switch(axes, AxisType.Auto, "auto_axes", target)
+        if switch is None or set(switch[0].auto_axes) == set(switch[2]):
+            return f(*args, **kwargs)
+        with use_abstract_mesh(switch[1]):
+            out = f(*args, **kwargs)
+        return reshard(out, target)
+    return run_with_auto_axes
+
+
+def explicit_axes(f: Callable[..., Any] | None = None, /, *,
+                  axes: str | tuple[str, ...] | None = None, in_sharding: Any = None) -> Any:
+    """``f`` run with mesh axes ``axes`` (all by default) of type Explicit, on its
+    arguments resharded to ``in_sharding`` (given here or as a keyword of each call). It
+    needs a mesh in context. See Note [auto and explicit axes]."""
+    if f is None:
+        return functools.partial(explicit_axes, axes=axes, in_sharding=in_sharding)
+
+    @functools.wraps(f)
+    def run_with_explicit_axes(*args: Any, **kwargs: Any) -> Any:
+        if in_sharding is None:
+            if "in_sharding" not in kwargs:
+                raise TypeError("Missing required keyword argument: 'in_sharding'")
+            target = kwargs.pop("in_sharding")
+        else:
+            target = in_sharding
+        switch = _mesh_switch(axes, AxisType.Explicit, "explicit_axes")
+        if switch is None:
+            raise ValueError("explicit_axes: the context mesh cannot be empty; enter a mesh "
+                             f"with jax.set_mesh to use explicit_axes{where()}")
+        with use_abstract_mesh(switch[1]):
+            return f(*reshard(args, target), **kwargs)
+    return run_with_explicit_axes
 
 
 # --- a text picture of a layout (spmdc.debug.visualize_array_sharding) ----------------------

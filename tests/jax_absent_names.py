@@ -21,6 +21,34 @@ RNG_BITS = ("XLA's own stateless/stateful generators (rng_bit_generator, rng_uni
 VMA_CAST = ("casts between the varying/reduced/unreduced states of JAX's typed replication "
             "(vma); spmdc's replication is a whole-program analysis (Note [replication]), not "
             "part of its types, so there is nothing to cast")
+VMA_TYPE = ("the varying/unreduced/reduced axis sets of a value's type under JAX's typed "
+            "replication (vma); spmdc's replication is a whole-program analysis (Note "
+            "[replication]), not part of its types")
+PREEMPTION = ("JAX's preemption service (a SIGTERM notice turned into a step all processes "
+              "agree to checkpoint at): spmdc's distributed runtime does not start it, and "
+              "a signal ends a process there (Note [failing fast] in runtime/distributed.py)")
+REF_GRADS = ("JAX's markers for gradients written into mutable refs (DontWant, DidntWant, "
+             "GradRef, GradValue for a VJP's with_refs): spmdc's vjp has no with_refs")
+GC_GUARD = ("jaxlib's guard on its C++ arrays reclaimed by Python's cycle collector; spmdc's "
+            "Array is a Python object over PJRT buffers, which the guard does not see")
+SHARDING_TYPES = ("an option of JAX's sharding in types; spmdc's types carry no sharding "
+                  "(Note [the sharding of an abstract value] in core/abstract.py)")
+KEY_REUSE = ("JAX's key-reuse checker (each typed key's uses tracked through programs): "
+             "spmdc has none, so the option is left out rather than accepted and ignored")
+JAX2TF = "an option of jax2tf (export to TensorFlow), which spmdc does not have"
+THREAD_GUARD = ("jaxlib's guard that multi-process operations come from one thread: spmdc's "
+                "distributed runtime does not install it")
+REF_SLICES = ("JAX's dynamic slice object for indexing refs (Pallas' pl.ds): spmdc's refs "
+              "index as arrays do (ints, slices, index arrays)")
+EXTENDED_DTYPES = ("arrays of JAX's extended dtypes other than PRNG keys (EArray, and the "
+                   "primal/tangent dtype pairs of custom tangent types): spmdc's one "
+                   "extended dtype is the threefry key's")
+LAYOUT_INSIDE = ("a memory-layout constraint on a value inside a program: spmdc's lowering "
+                 "lays every value out in the default order (its Layout and Format describe, "
+                 "they do not choose)")
+FRONTEND_ATTRIBUTES = ("XLA frontend attributes on the operations of a block (set_xla_metadata;"
+                       " compute_on's host placement, _xla_compute_type): spmdc's lowering "
+                       "emits no frontend attributes, so the block would run unannotated")
 P2P = "point-to-point send/receive between shard_map members; spmdc has ppermute only"
 SCALED = "block-scaled dot of narrow (microscaling) float types, which spmdc does not carry"
 COMPOSITE = ("stablehlo.composite with a decomposition region: spmdc's lowering emits no "
@@ -76,7 +104,12 @@ TRACED_SHARDING = ("the sharding of a traced value, which XLA's partitioner deci
 LABELS = {
     TODO: "todo", NARROW: "narrow dtypes", HOST: "host I/O", ACCURACY: "accuracy=",
     TOKENS: "tokens", RAGGED: "ragged", RNG_BITS: "XLA rng", VMA_CAST: "vma casts",
-    P2P: "send/recv", SCALED: "scaled dot", COMPOSITE: "composite", JAXPR_ONLY: "jaxpr-only",
+    VMA_TYPE: "vma types", PREEMPTION: "preemption", REF_GRADS: "ref gradients",
+    GC_GUARD: "GC guard", SHARDING_TYPES: "sharding in types", KEY_REUSE: "key reuse",
+    JAX2TF: "jax2tf", THREAD_GUARD: "thread guard", REF_SLICES: "ref slices",
+    EXTENDED_DTYPES: "extended dtypes", LAYOUT_INSIDE: "layouts inside",
+    FRONTEND_ATTRIBUTES: "frontend attributes", P2P: "send/recv", SCALED: "scaled dot",
+    COMPOSITE: "composite", JAXPR_ONLY: "jaxpr-only",
     SYMBOLIC: "symbolic shapes", POLYMORPHIC: "shape polymorphism", COMPOSED: "composed",
     ONE_SCATTER: "one scatter",
     NO_COPY: "no copy", INTERNAL_ORDER: "internal order", INTERNAL: "JAX-internal",
@@ -106,9 +139,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.lax": {
-        **_because(TODO, """
-            scatter_apply
-            """),
         **_because(ACCURACY, "AccuracyMode Tolerance"),
         **_because(TOKENS, "after_all create_token"),
         **_because(RAGGED, """
@@ -139,18 +169,19 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.scipy.linalg": {},
     "jax.numpy.fft": {},
     "jax": {
-        **_because(TODO, """
-            ad allow_f16_reductions array_garbage_collection_guard auto_pcast
-            debug_key_reuse dlpack ds fwd_and_bwd
-            jax2tf_associative_scan_reductions
-            remove_size_one_mesh_axis_from_type thread_guard
-            """),
+        **_because(REF_GRADS, "ad"),
+        **_because(GC_GUARD, "array_garbage_collection_guard"),
+        **_because(VMA_TYPE, "auto_pcast"),
+        **_because(SHARDING_TYPES, "remove_size_one_mesh_axis_from_type"),
+        **_because(KEY_REUSE, "debug_key_reuse"),
+        **_because(JAX2TF, "jax2tf_associative_scan_reductions"),
+        **_because(THREAD_GUARD, "thread_guard"),
+        **_because(REF_SLICES, "ds"),
         **_because(THREEFRY_ONLY, "threefry_partitionable"),
         **_because(LEGACY_PRNG, "default_prng_impl enable_custom_prng legacy_prng_key"),
         **_because(MEMORY_SPACES, "memory"),
     },
     "jax.lax.linalg": {
-        **_because(TODO, "SvdAlgorithm"),
         **_because(NO_PRIMITIVE_LINALG, """
             cholesky_update_p lu_pivots_to_permutation_p symmetric_product_p
             """),
@@ -159,9 +190,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(NO_RANDOM_PRIMITIVE, "random_gamma_p"),
     },
     "jax.sharding": {
-        **_because(TODO, """
-            AbstractDevice ManualAxisType auto_axes explicit_axes use_abstract_mesh
-            """),
+        **_because(VMA_TYPE, "ManualAxisType"),
     },
     "jax.ad_checkpoint": {
         **_because(MEMORY_SPACES, "Offloadable"),
@@ -169,9 +198,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.debug": {
         **_because(TRACED_SHARDING, "inspect_array_sharding"),
     },
-    "jax.dlpack": {
-        **_because(TODO, "from_dlpack is_supported_dtype"),
-    },
+    "jax.dlpack": {},
     "jax.ffi": {
         **_because(REMOVED_IN_JAXLIB, "register_ffi_type_id"),
     },
@@ -256,10 +283,9 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(INTERNAL, "InitFn ParamsFn UpdateFn map safe_map safe_zip unzip2 zip"),
     },
     "jax.experimental": {
-        **_because(TODO, "EArray primal_tangent_dtype"),
+        **_because(EXTENDED_DTYPES, "EArray primal_tangent_dtype"),
     },
     "jax.experimental.checkify": {
-        **_because(TODO, "init_error"),
     },
     "jax.experimental.custom_partitioning": {
         **_because(TODO, """
@@ -280,11 +306,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(INTERNAL, "device_kind_handler_dict"),
     },
     "jax.experimental.multihost_utils": {
-        **_because(TODO, """
-            ProcessFailureError global_array_to_host_local_array
-            host_local_array_to_global_array live_devices
-            reached_preemption_sync_point
-            """),
+        **_because(PREEMPTION, "reached_preemption_sync_point"),
         **_because(INTERNAL, """
             P global_array_to_host_local_array_impl
             global_array_to_host_local_array_p gtl_abstract_eval
@@ -292,11 +314,8 @@ EXCLUDED: dict[str, dict[str, str]] = {
             ltg_abstract_eval ltg_batcher safe_zip tree_unflatten
             """),
     },
-    "jax.experimental.random": {
-        **_because(TODO, "StatefulPRNG stateful_rng"),
-    },
+    "jax.experimental.random": {},
     "jax.experimental.sparse": {
-        **_because(TODO, "bcoo_conv_general_dilated"),
         **_because(SPARSE_COMPOSED, """
             bcoo_dot_general_p bcoo_dot_general_sampled_p bcoo_extract_p bcoo_fromdense_p
             bcoo_sort_indices_p bcoo_spdot_general_p bcoo_sum_duplicates_p bcoo_todense_p
@@ -307,11 +326,10 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(SPARSE_TRACER, "SparseTracer"),
     },
     "jax.experimental.sparse.linalg": {
-        **_because(TODO, "lobpcg_standard"),
         **_because(SPARSE_COMPOSED, "spsolve_p"),
     },
     "jax.experimental.layout": {
-        **_because(TODO, "with_layout_constraint"),
+        **_because(LAYOUT_INSIDE, "with_layout_constraint"),
     },
     "jax.experimental.ode": {
         **_because(INTERNAL, """
@@ -322,10 +340,10 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
     },
     "jax.experimental.xla_metadata": {
-        **_because(TODO, "set_xla_metadata"),
+        **_because(FRONTEND_ATTRIBUTES, "set_xla_metadata"),
     },
     "jax.experimental.compute_on": {
-        **_because(TODO, "compute_on compute_on2"),
+        **_because(FRONTEND_ATTRIBUTES, "compute_on compute_on2"),
     },
     "jax.interpreters": {
         **_because(TODO, "pxla"),

@@ -49,6 +49,18 @@ def _multihost(p: int) -> dict[str, np.ndarray]:
            "mh.from_last": mh.broadcast_one_to_all(
                np.float32(p), is_source=p == jax.process_count() - 1)}
     mh.sync_global_devices("programs done")
+    # A process's piece into a global Array over every device, and back (JAX's
+    # host_local_array_to_global_array: rows p*k.. of the whole from process p).
+    whole_mesh = jax.make_mesh((jax.device_count(),), ("x",))
+    piece = (100 * p + np.arange(jax.local_device_count() * 3)).reshape(-1, 3)
+    glob = mh.host_local_array_to_global_array(piece, whole_mesh, jax.P("x"))
+    out["mh.global_shape"] = np.array(glob.shape)
+    out["mh.global_whole"] = mh.process_allgather(glob)
+    back = mh.global_array_to_host_local_array(glob, whole_mesh, jax.P("x"))
+    out["mh.local_back"] = np.asarray(back)
+    with mh.live_devices(jax.devices()) as alive:
+        out["mh.live"] = np.array([d.id for d in alive])
+    out["mh.all_ids"] = np.array(sorted(d.id for d in jax.devices()))
     mesh = jax.make_mesh((jax.device_count(),), ("x",))
     ones = jax.make_array_from_callback((jax.device_count(),),
                                         jax.NamedSharding(mesh, jax.P("x")),

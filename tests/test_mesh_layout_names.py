@@ -22,7 +22,9 @@ def test_get_abstract_mesh_is_empty_without_a_mesh_and_follows_set_mesh():
         inside = get_abstract_mesh()
         assert not inside.empty
         assert inside.shape == {"data": 1} and inside.axis_types == (AxisType.Explicit,)
-        assert inside == AbstractMesh((1,), ("data",), AxisType.Explicit)
+        assert inside == AbstractMesh((1,), ("data",), AxisType.Explicit,
+                                      abstract_device=inside.abstract_device)
+        assert inside.abstract_device.platform == devices[0].platform
     assert get_abstract_mesh().empty
 
 

@@ -53,8 +53,8 @@ __all__ = ["Tracer", "Trace", "tracing", "current_trace", "bind", "to_atom",
 # --- traces ------------------------------------------------------------------------------
 
 class Trace:
-    __slots__ = ("builder", "parent", "captures", "capture_values", "closed", "axis_env",
-                 "sources", "values", "indexed", "producers", "emitting", "view")
+    __slots__ = ("builder", "parent", "captures", "capture_values", "converted", "closed",
+                 "axis_env", "sources", "values", "indexed", "producers", "emitting", "view")
 
     def __init__(self, parent: Trace | None, name: str, axis_env: dict[str, Any] | None = None,
                  concrete: bool = False):
@@ -62,6 +62,10 @@ class Trace:
         self.parent = parent
         self.captures: dict[int, Var] = {}       # id(outer value) -> the input standing for it
         self.capture_values: list[Any] = []     # the outer values, in input order
+        # NumPy arrays captured as a converted copy: the key of a capture is the id of
+        # the array the user passed, so that array is kept alive as long as the trace
+        # (a freed one's id may be reused by a later, different array).
+        self.converted: list[Any] = []
         self.closed = False
         # Axis names bound here (vmap/pmap), on top of the enclosing traces' names.
         self.axis_env: dict[str, Any] = dict(parent.axis_env if parent else {})
@@ -316,7 +320,10 @@ def to_atom(trace: Trace, x: Any) -> Atom:
         return _capture(trace, id(x), x, x.type)
     if isinstance(x, np.ndarray) and x.ndim > 0:
         t, _ = type_of(x)
-        value = x if x.dtype == t.dtype else x.astype(t.dtype)
+        value = x
+        if x.dtype != t.dtype:
+            value = x.astype(t.dtype)
+            trace.converted.append(x)          # its id is the capture's key
         return _capture(trace, id(x), value, t)
     if isinstance(x, (Var, Lit)):
         return x

@@ -4,6 +4,8 @@ functionalized into an error value. The transformation is spmdc/transforms/check
 
 Categories: ``user_checks``, ``nan_checks``, ``div_checks``, ``index_checks`` and their
 unions ``float_checks``, ``automatic_checks`` and ``all_checks``."""
+import numpy as np
+
 from ..errors import CheckifyRuntimeError as JaxRuntimeError
 from ..transforms.checkify import (
     DivisionByZeroError,
@@ -27,7 +29,10 @@ from ..transforms.checkify import (
 
 ErrorCategory = type
 
+# JAX's initial (empty) error: no check failed (code -1, no sites, no payloads).
+init_error = Error(np.int32(-1), [], ())
+
 __all__ = ["JaxRuntimeError", "Error", "ErrorCategory", "JaxException", "FailedCheckError",
            "NaNError", "DivisionByZeroError", "OOBError", "check", "debug_check", "check_error",
            "checkify", "user_checks", "nan_checks", "div_checks", "index_checks", "float_checks",
-           "automatic_checks", "all_checks"]
+           "automatic_checks", "all_checks", "init_error"]

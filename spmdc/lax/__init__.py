@@ -9,7 +9,8 @@ modules, named by what they hold (JAX's names where JAX has the module):
 - shape.py: broadcast_in_dim, broadcast, reshape, transpose, expand_dims, squeeze,
   collapse, concatenate, stack, tile, pad, rev, iota, broadcasted_iota, full, empty.
 - slicing.py: slice, slice_in_dim, index_in_dim, dynamic_slice*, dynamic_update_slice*,
-  split, unstack, index_take, gather/scatter and their dimension numbers.
+  split, unstack, index_take, gather/scatter and their dimension numbers;
+  scatter_apply.py: scatter_apply.
 - reductions.py: reduce_sum/max/min/prod/and/or/xor, reduce, argmax/argmin, cumsum,
   cumprod, cummax, cummin.
 - sorting.py: sort, sort_key_val, top_k, approx_max_k, approx_min_k.
@@ -63,6 +64,7 @@ from .fft import FftType, fft
 from .parallel import *  # noqa: F403
 from .ragged import ragged_dot
 from .reductions import *  # noqa: F403
+from .scatter_apply import scatter_apply
 from .shape import *  # noqa: F403
 from .slicing import *  # noqa: F403
 from .solves import custom_linear_solve, custom_root
@@ -74,7 +76,7 @@ __all__ = [*_elementwise.__all__, *_shape.__all__, *_slicing.__all__, *_reductio
            *_sorting.__all__, *_dot.__all__, *_convolution.__all__, *_parallel.__all__,
            *_special.__all__,
            "cond", "switch", "while_loop", "fori_loop", "scan", "map", "platform_dependent",
-           "optimization_barrier",
+           "optimization_barrier", "scatter_apply",
            "associative_scan", "cumlogsumexp", "custom_linear_solve", "custom_root",
            "reduce_window", "reduce_precision", "reduce_window_shape_tuple",
            "real", "imag", "conj", "complex", "FftType", "fft", "ragged_dot",

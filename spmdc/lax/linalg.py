@@ -7,9 +7,10 @@ Present: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eig, eigh
 and (spmdc/lax/linalg_lapack.py) schur, hessenberg, tridiagonal, tridiagonal_solve,
 householder_product, ormqr, symmetric_product, cholesky_update.
 EigImplementation and EighImplementation say which kernels eig and eigh run (on the CPU,
-LAPACK's; the others raise as JAX's CPU does).
+LAPACK's; the others raise as JAX's CPU does); SvdAlgorithm which svd runs (Note [svd
+algorithms] in compiler/primitives/linalg_decomp.py).
 qdwh (spmdc/lax/linalg_qdwh.py) is written with lax on QR, Cholesky and triangular solve.
-Absent: SvdAlgorithm, and the primitives of the composed
+Absent: the primitives of the composed
 cholesky_update, symmetric_product and lu_pivots_to_permutation.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.primitives.linalg import cholesky_p, lu_p, triangular_solve_p
-from ..compiler.primitives.linalg_decomp import eigh_p, qr_p, svd_p
+from ..compiler.primitives.linalg_decomp import SVD_ALGORITHMS, eigh_p, qr_p, svd_p
 from ..compiler.primitives.linalg_eig import eig_p
 from ..compiler.primitives.linalg_lapack import (  # noqa: F401  (spmdc.lax.linalg's names)
     hessenberg_p,
@@ -34,6 +35,7 @@ from ..compiler.primitives.linalg_lapack import (  # noqa: F401  (spmdc.lax.lina
 from ..core import dtypes
 from ..core.operands import asarray
 from ..core.tracing import bind
+from ..errors import where as user_line
 from .elementwise import _where
 from .linalg_lapack import (  # noqa: F401  (spmdc.lax.linalg's names)
     cholesky_update,
@@ -52,7 +54,7 @@ from .shape import transpose
 __all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eig",
            "eigh", "svd", "schur", "hessenberg", "tridiagonal", "tridiagonal_solve",
            "householder_product", "ormqr", "symmetric_product", "cholesky_update",
-           "EigImplementation", "EighImplementation", "qdwh"]
+           "EigImplementation", "EighImplementation", "SvdAlgorithm", "qdwh"]
 
 
 def _mT(x: Any) -> Any:
@@ -181,16 +183,33 @@ def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,
     return v, w
 
 
+class SvdAlgorithm(enum.Enum):
+    """Which kernel svd runs (JAX's): on the CPU, DEFAULT and DIVIDE_AND_CONQUER are
+    LAPACK's gesdd and QR its gesvd; JACOBI and POLAR raise NotImplementedError there.
+    See Note [svd algorithms] in compiler/primitives/linalg_decomp.py."""
+    DEFAULT = "default"
+    QR = "QR"
+    JACOBI = "Jacobi"
+    POLAR = "polar"
+    DIVIDE_AND_CONQUER = "divide_and_conquer"
+
+
+assert tuple(a.value for a in SvdAlgorithm) == SVD_ALGORITHMS
+
+
 def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True,
-        subset_by_index: Any = None, algorithm: Any = None) -> Any:
-    """``(u, s, vh)`` (``s`` alone without ``compute_uv``), singular values descending."""
+        subset_by_index: Any = None, algorithm: SvdAlgorithm | None = None) -> Any:
+    """``(u, s, vh)`` (``s`` alone without ``compute_uv``), singular values descending,
+    by the kernel ``algorithm`` names (None: DEFAULT)."""
     x = asarray(x)
     if subset_by_index is not None and tuple(subset_by_index) != (0, min(x.shape[-2:])):
         raise NotImplementedError("svd: subset_by_index is not supported on CPU (as in JAX)")
-    if algorithm is not None:
-        raise NotImplementedError("svd: only the default (gesdd) algorithm is supported")
+    if algorithm is not None and not isinstance(algorithm, SvdAlgorithm):
+        raise NotImplementedError(f"svd: algorithm must be a jax.lax.linalg.SvdAlgorithm or "
+                                  f"None, got {algorithm!r}{user_line()}")
+    chosen = {} if algorithm in (None, SvdAlgorithm.DEFAULT) else {"algorithm": algorithm.value}
     out = bind(svd_p, x, full_matrices=bool(full_matrices),
-               compute_uv=bool(compute_uv))
+               compute_uv=bool(compute_uv), **chosen)
     if compute_uv:
         s, u, vt = out
         return u, s, vt

@@ -30,6 +30,7 @@ from ..core.operands import (
     full,
 )
 from ..core.tracing import bind
+from ..runtime.config_states import allow_f16_reductions
 from . import elementwise
 from .elementwise import bitwise_and, bitwise_or, shift_right_logical
 from .shape import _axis, _reshape
@@ -41,9 +42,22 @@ __all__ = ["reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "cumsum", "c
 def _reducer(prim: Primitive) -> Any:
     def fn(x: Any, axes: Sequence[int]) -> Any:
         x = asarray(x)
+        if prim is reduce_sum_p:
+            _check_f16_sum(x, tuple(axes))
         return bind(prim, x, axes=tuple(axes), weak=x.weak)
     fn.__name__ = prim.name
     return fn
+
+
+def _check_f16_sum(x: Any, axes: tuple[int, ...]) -> None:
+    """JAX's jax_allow_f16_reductions=False: no reduce_sum of float16 or bfloat16 over a
+    dimension longer than 1."""
+    if (x.dtype in (np.float16, dtypes.bfloat16) and not allow_f16_reductions.value
+            and not all(x.shape[a] == 1 for a in axes)):
+        name = "f16" if x.dtype == np.float16 else "bf16"
+        shape = ",".join(map(str, x.shape))
+        raise ValueError(f"reduce_sum on operand {name}[{shape}] is not allowed when "
+                         "jax_allow_f16_reductions=False.")
 
 
 reduce_sum, reduce_max, reduce_min, reduce_prod = map(

@@ -21,7 +21,8 @@ __all__ = ["State", "states", "hot_states", "on_change", "debug_nans", "debug_in
            "no_tracing", "no_execution", "transfer_guard_host_to_device",
            "transfer_guard_device_to_device", "transfer_guard_device_to_host",
            "transfer_guard_all", "TRANSFER_LEVELS", "transfer_level", "parse_bool",
-           "UserConfig", "make_user_context", "jit_key_values", "softmax_custom_jvp"]
+           "UserConfig", "make_user_context", "jit_key_values", "softmax_custom_jvp",
+           "allow_f16_reductions"]
 
 _NO_DEFAULT = object()
 _UNSET = object()
@@ -279,6 +280,13 @@ softmax_custom_jvp = State(
     "usage and stability. Set True to use new behavior. See "
     "https://github.com/jax-ml/jax/pull/15677", parse_bool, context_default=True,
     in_jit_key=True)
+
+allow_f16_reductions = State(
+    "jax_allow_f16_reductions", True,
+    "If False, `reduce_sum` on `f16` or `bf16` inputs will raise an error. Defaults to "
+    "True. (spmdc checks the reduce_sum a program asks for, lax.reduce_sum's; those its "
+    "passes add, transposing a broadcast in a gradient, are not checked.)",
+    parse_bool, context_default=True, in_jit_key=True)
 
 _TRANSFER_DOC = ("Select the transfer guard level for {} transfers. Default is 'allow'. "
                  "'log': log implicit transfers; 'disallow': disallow implicit transfers; "

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import pjrt
-from .mesh_axes import AbstractMesh, AxisType, AxisTypeQueries
+from .mesh_axes import AbstractDevice, AbstractMesh, AxisType, AxisTypeQueries
 
 __all__ = ["AxisType", "Mesh", "PartitionSpec", "Sharding", "NamedSharding",
            "SingleDeviceSharding", "Shard", "current_mesh", "set_current_mesh"]
@@ -93,6 +93,20 @@ class Mesh(AxisTypeQueries):
     @property
     def empty(self) -> bool:
         return self.devices.size == 0
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        """This mesh without its devices (the empty AbstractMesh for a mesh of no axes);
+        its abstract device names the first device's kind and platform, as JAX's."""
+        if not self.axis_names:
+            return AbstractMesh((), ())
+        first = self.devices.flat[0]
+        platform = str(getattr(first, "platform", "cpu"))
+        cores = getattr(first, "core_count", None) if platform in ("gpu", "cuda") else None
+        kind = AbstractDevice(device_kind=str(getattr(first, "device_kind", platform)),
+                              num_cores=cores, platform=platform)
+        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types,
+                            abstract_device=kind)
 
     @property
     def device_ids(self) -> np.ndarray:

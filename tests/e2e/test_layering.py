@@ -40,6 +40,7 @@ FACES = {
     "custom_derivatives": "transforms", "sharding": "transforms", "dtypes": "transforms",
     "debug": "transforms", "test_util": "transforms", "typing": "runtime", "lib": "runtime",
     "stages": "transforms", "flatten_util": "numpy", "ops": "numpy",
+    "dlpack": "numpy",
     "image": "numpy", "version": "top",
     "monitoring": "runtime", "profiler": "core", "ffi": "transforms",
     "custom_batching": "lax", "ref": "core", "tracebacks": "errors", "api_util": "extend",

@@ -55,7 +55,7 @@ def _check_programs(procs: int, devices: int, tmp_path: object) -> None:
     for p in range(procs):
         assert f"[p{p}] " in run.stdout
         got = np.load(f"{out}.{p}.npz")
-        _check_multihost(got, procs, n)
+        _check_multihost(got, procs, n, p)
         for name, outs in reference.items():
             for k, (mapped, want) in enumerate(outs):
                 value = got[f"{name}.{k}.{int(mapped)}"]
@@ -66,12 +66,20 @@ def _check_programs(procs: int, devices: int, tmp_path: object) -> None:
                                            err_msg=f"{name} output {k}, process {p}")
 
 
-def _check_multihost(got: object, procs: int, n: int) -> None:
-    """multihost_utils, from every process: gathers, broadcasts, assert_equal."""
+def _check_multihost(got: object, procs: int, n: int, p: int) -> None:
+    """multihost_utils, from process ``p``: gathers, broadcasts, assert_equal, host-local
+    pieces to global arrays and back, live devices."""
     rows = np.array([[p, 10 * p] for p in range(procs)])
     np.testing.assert_array_equal(got["mh.gather"], rows)
     np.testing.assert_array_equal(got["mh.tiled"], rows.ravel())
     np.testing.assert_array_equal(got["mh.broadcast"], [5.0])
+    local = n // procs
+    pieces = [(100 * q + np.arange(local * 3)).reshape(-1, 3) for q in range(procs)]
+    np.testing.assert_array_equal(got["mh.global_shape"], [n, 3])
+    np.testing.assert_array_equal(got["mh.global_whole"], np.concatenate(pieces))
+    np.testing.assert_array_equal(got["mh.local_back"], pieces[p])
+    assert len(got["mh.all_ids"]) == n       # every process alive: every device
+    np.testing.assert_array_equal(got["mh.live"], got["mh.all_ids"])
     assert float(got["mh.from_last"]) == procs - 1
     assert not got["global.addressable"]       # Note [arrays over processes]
     assert list(got["global.shards"]) == [n // procs, n]

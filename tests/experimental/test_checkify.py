@@ -304,3 +304,20 @@ def test_jax_src_checkify_names_the_same_objects():
     assert issubclass(src.FailedCheckError, src.JaxException)
     err, _ = src.checkify(positive, errors=src.user_checks)(f32(-5.))
     assert err.get() == "-5.0 needs to be positive! (`check` failed)"
+
+
+def test_init_error_is_the_empty_error_as_jaxs():
+    from spmdc.experimental.checkify import init_error
+    assert init_error.get() is None and str(init_error) == "Error(None)"
+    init_error.throw()                                    # nothing failed: no raise
+    checkify.check_error(init_error)
+
+    def f(x):
+        checkify.check_error(init_error)
+        checkify.check(x > 0, "neg")
+        return x
+    err, out = checkify.checkify(f)(-1.0)
+    assert err.get() == "neg (`check` failed)" and float(out) == -1.0
+    assert int(spmdc.jit(lambda e: 1)(init_error)) == 1
+    passed = spmdc.jit(lambda e: e)(init_error)
+    assert passed.get() is None

@@ -26,7 +26,8 @@ attributes (bools where LAPACK has characters) and, for the SVD, the algorithm:
   size unless both sides exceed 32 (its economic mode needs that), with ``v`` not
   transposed; larger, ``cusolver_gesvd_ffi {full_matrices, compute_uv, transposed}``
   (QR), which needs m >= n: a wide matrix is passed row-major, i.e. as its transpose,
-  with ``transposed = true`` and the two factors swapped.
+  with ``transposed = true`` and the two factors swapped. ``algorithm=`` Jacobi / QR
+  takes the first / second at every size (Note [svd algorithms]).
 - triangular_solve: XLA's own ``stablehlo.triangular_solve`` (cuBLAS underneath), as
   JAX lowers it on GPUs.
 - eig: ``cusolver_geev_ffi {left, right}`` -> (a, w, vl, vr, info), the right
@@ -104,12 +105,20 @@ def _svd(ctx, eqn, a):
     *batch, m, n = t.shape
     if m == 0 or n == 0:
         return _CPU_RULES[svd_p](ctx, eqn, a)       # no kernel call
+    algorithm = eqn.params.get("algorithm", "default")      # See Note [svd algorithms]
+    if algorithm not in ("default", "QR", "Jacobi"):
+        raise NotImplementedError(
+            f"svd's algorithm={algorithm!r} has no CUDA lowering in spmdc (NVIDIA GPUs "
+            "have no divide-and-conquer SVD, and spmdc does not call cuSOLVER's polar "
+            "gesvdp); use SvdAlgorithm.JACOBI, QR or DEFAULT")
     k = min(m, n)
     s_t = TensorType((*batch, k), t.dtype)
     u_t = TensorType((*batch, m, m if full else k), t.dtype)
     vt_t = TensorType((*batch, n if full else k, n), t.dtype)
     info_t = TensorType(tuple(batch), INT32)
-    if m <= _JACOBI_LIMIT and n <= _JACOBI_LIMIT:
+    jacobi = algorithm == "Jacobi" or (
+        algorithm == "default" and m <= _JACOBI_LIMIT and n <= _JACOBI_LIMIT)
+    if jacobi:
         economic = not full and m > _JACOBI_ECONOMIC and n > _JACOBI_ECONOMIC
         size = k if economic else None
         uj_t = TensorType((*batch, m, size or m), t.dtype)

@@ -7,8 +7,9 @@ linear algebra and the shared pieces are in linalg.py).
   the columns of ``v`` of the symmetric matrix whose ``lower`` (or upper) triangle is
   ``a``'s (``syevd``); the derivative rules assume symmetric tangents (Note [symmetric
   inputs] in linalg.py).
-- ``svd(a, full_matrices, compute_uv) -> (s,)`` or ``(s, u, vt)``: singular values in
-  descending order (``gesdd``), ``a = u diag(s) vt``.
+- ``svd(a, full_matrices, compute_uv, algorithm) -> (s,)`` or ``(s, u, vt)``: singular
+  values in descending order, ``a = u diag(s) vt``, by the LAPACK driver ``algorithm``
+  names (Note [svd algorithms]).
 The JVP rules are JAX's; the VJP rules their transposes (derivations in the comments).
 """
 from __future__ import annotations
@@ -39,7 +40,7 @@ from .linalg import (
     tril,
 )
 
-__all__ = ["qr_p", "eigh_p", "svd_p", "qr_lowering"]
+__all__ = ["qr_p", "eigh_p", "svd_p", "qr_lowering", "SVD_ALGORITHMS"]
 
 
 def _rows(b: Builder, v, shape) -> object:
@@ -234,13 +235,28 @@ def _svd_types(a: TensorType, full_matrices: bool):
             TensorType((*batch, n if full_matrices else k, n), a.dtype))
 
 
-def _svd_rule(a: TensorType, *, full_matrices: bool, compute_uv: bool):
+# Note [svd algorithms]
+# JAX's lax.linalg.SvdAlgorithm picks the kernel: DEFAULT and DIVIDE_AND_CONQUER are
+# LAPACK's divide-and-conquer gesdd on the CPU, QR its QR-iteration gesvd; JACOBI and
+# POLAR have no CPU kernel (NotImplementedError, as JAX). On CUDA DEFAULT is cuSOLVER's
+# gesvdj up to 1024 x 1024 and gesvd beyond, JACOBI gesvdj and QR gesvd at every size
+# (linalg_cuda.py). The param holds the enum's value ("default", "QR", "Jacobi", "polar",
+# "divide_and_conquer") and is bound only when it is not "default" (Note [default gather
+# and scatter parameters] in lax/slicing.py), so the programs of a plain svd are
+# unchanged. The derivative rules keep the algorithm for the decompositions they make.
+SVD_ALGORITHMS = ("default", "QR", "Jacobi", "polar", "divide_and_conquer")
+
+
+def _svd_rule(a: TensorType, *, full_matrices: bool, compute_uv: bool,
+              algorithm: str = "default"):
     check_matrix("svd", a)
+    if algorithm not in SVD_ALGORITHMS:
+        raise ValueError(f"svd: algorithm must be one of {SVD_ALGORITHMS}, got {algorithm!r}")
     types = _svd_types(a, full_matrices)
     return types if compute_uv else types[:1]
 
 
-def _svd_impl(a, *, full_matrices, compute_uv):
+def _svd_impl(a, *, full_matrices, compute_uv, algorithm="default"):
     if not compute_uv:
         return (np.linalg.svd(a, compute_uv=False).astype(a.dtype),)
     u, s, vt = np.linalg.svd(a, full_matrices=full_matrices)
@@ -250,6 +266,11 @@ def _svd_impl(a, *, full_matrices, compute_uv):
 def _svd_lowering(ctx, eqn, a):
     t = eqn.inputs[0].type
     full, compute_uv = eqn.params["full_matrices"], eqn.params["compute_uv"]
+    algorithm = eqn.params.get("algorithm", "default")
+    if algorithm in ("Jacobi", "polar"):
+        raise NotImplementedError("The SVD Jacobi and Polar algorithms are not implemented "
+                                  "on CPU (svd's algorithm=); use SvdAlgorithm.QR, "
+                                  "DIVIDE_AND_CONQUER or DEFAULT. See Note [svd algorithms]")
     s_t, u_t, vt_t = _svd_types(t, full)
     if 0 in t.shape[-2:]:
         def empty(b, x):
@@ -258,7 +279,8 @@ def _svd_lowering(ctx, eqn, a):
         return _lower_func(ctx, empty, [t], [a])
     info_t = TensorType(t.shape[:-2], INT32)
     mode = ("A" if full else "S") if compute_uv else "N"
-    _, s, u, vt, info = ffi_call(lapack_target("gesdd", t.dtype), [a], [t],
+    driver = "gesvd" if algorithm == "QR" else "gesdd"
+    _, s, u, vt, info = ffi_call(lapack_target(driver, t.dtype), [a], [t],
                                  [t, s_t, u_t, vt_t, info_t], {"mode": ord(mode)},
                                  aliases={0: 0})
     outs = [(s, s_t), (u, u_t), (vt, vt_t)][:3 if compute_uv else 1]
@@ -272,26 +294,31 @@ def _svd_check_derivative(t: TensorType, full_matrices: bool, compute_uv: bool) 
             f"matrices only, as in JAX; got {t}: use full_matrices=False")
 
 
-def _svd_parts(b, a):
-    s, u, vt = b.svd(a, full_matrices=False, compute_uv=True)
+def _svd_parts(b, a, algorithm):
+    s, u, vt = b.svd(a, full_matrices=False, compute_uv=True, **_algorithm_param(algorithm))
     shape = (*s.type.shape, s.type.shape[-1])
     s_j, s_i = _rows(b, s, shape), _cols(b, s, shape)
     f = _reciprocal_gaps(b, b.mul(b.add(s_j, s_i), b.sub(s_j, s_i)))  # 1/(s_j^2 - s_i^2)
     return s, u, vt, s_j, s_i, f
 
 
-def _svd_jvp(b, primals, tangents, *, full_matrices, compute_uv):
+def _algorithm_param(algorithm: str) -> dict[str, str]:
+    return {} if algorithm == "default" else {"algorithm": algorithm}
+
+
+def _svd_jvp(b, primals, tangents, *, full_matrices, compute_uv, algorithm="default"):
     # JAX's rule (real): dS = U^T dA V, ds = diag(dS),
     # dU = U (F o (dS S + S dS^T)) [+ (I - U U^T) dA V S^-1 when m > n],
     # dV = V (F o (S dS + dS^T S)) [+ (I - V V^T) dA^T U S^-1 when n > m].
     (a,), (da,) = primals, tangents
     _svd_check_derivative(a.type, full_matrices, compute_uv)
-    s, u, vt, s_j, s_i, f = _svd_parts(b, a)
+    s, u, vt, s_j, s_i, f = _svd_parts(b, a, algorithm)
     v = mT(b, vt)
     ds_mat = matmul(b, mT(b, u), matmul(b, da, v))
     ds = _diagonal(b, ds_mat)
     if not compute_uv:
-        return [b.svd(a, full_matrices=full_matrices, compute_uv=False)[0]], [ds]
+        return [b.svd(a, full_matrices=full_matrices, compute_uv=False,
+                      **_algorithm_param(algorithm))[0]], [ds]
     du = matmul(b, u, b.mul(f, _sym(b, b.mul(ds_mat, s_j))))
     dv = matmul(b, v, b.mul(f, _sym(b, b.mul(s_i, ds_mat))))
     m, n = a.type.shape[-2:]
@@ -306,12 +333,12 @@ def _svd_jvp(b, primals, tangents, *, full_matrices, compute_uv):
     return [s, u, vt], [ds, du, mT(b, dv)]
 
 
-def _svd_vjp(b, ct, a, *, full_matrices, compute_uv):
+def _svd_vjp(b, ct, a, *, full_matrices, compute_uv, algorithm="default"):
     # The transpose of the JVP, with A1 = F o (U^T ubar), A2 = F o (V^T vbar):
     # dSbar = diag(sbar) + (A1 + A1^T) S + S (A2 + A2^T); abar = U dSbar V^T
     # [+ (ubar - U U^T ubar) S^-1 V^T when m > n] [+ U ((vbar - V V^T vbar) S^-1)^T if n > m].
     _svd_check_derivative(a.type, full_matrices, compute_uv)
-    s, u, vt, s_j, s_i, f = _svd_parts(b, a)
+    s, u, vt, s_j, s_i, f = _svd_parts(b, a, algorithm)
     v = mT(b, vt)
     shape = (*s.type.shape, s.type.shape[-1])
     ds_bar = zeros(b, TensorType(shape, a.type.dtype))

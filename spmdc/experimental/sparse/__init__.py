@@ -18,6 +18,7 @@ from spmdc.experimental.sparse.bcoo import (
                                        bcoo_todense,
                                        bcoo_transpose,
 )
+from spmdc.experimental.sparse.bcoo_conv import bcoo_conv_general_dilated
 from spmdc.experimental.sparse.bcoo_dot import (
                                        bcoo_dot_general,
                                        bcoo_dot_general_sampled,
@@ -66,7 +67,7 @@ __all__ = [
     "BCOO", "BCSR", "COO", "CSC", "CSR", "JAXSparse",
     "CuSparseEfficiencyWarning", "SparseEfficiencyError", "SparseEfficiencyWarning",
     "ad", "api", "bcoo", "bcsr", "coo", "csr", "linalg", "random", "transform", "util",
-    "bcoo_broadcast_in_dim", "bcoo_concatenate", "bcoo_dot_general",
+    "bcoo_broadcast_in_dim", "bcoo_concatenate", "bcoo_conv_general_dilated", "bcoo_dot_general",
     "bcoo_dot_general_sampled", "bcoo_dynamic_slice", "bcoo_extract", "bcoo_fromdense",
     "bcoo_gather",
     "bcoo_multiply_dense", "bcoo_multiply_sparse", "bcoo_reduce_sum", "bcoo_reshape",

@@ -1,4 +1,5 @@
-"""``spmdc.experimental.sparse.linalg``: ``spsolve``, the direct solve of a square CSR system.
+"""``spmdc.experimental.sparse.linalg``: ``spsolve``, the direct solve of a square CSR system,
+and ``lobpcg_standard`` (lobpcg.py), the top eigenpairs of a symmetric operator.
 
 On the CPU, JAX hands the CSR buffers to SciPy's ``spsolve`` (a host callback) and ignores
 ``tol`` and ``reorder`` there (they select cuSOLVER's QR options on GPU). spmdc solves the
@@ -14,8 +15,9 @@ import numpy as np
 import spmdc.numpy as jnp
 from spmdc.core.tracing import where
 from spmdc.experimental.sparse.bcsr import BCSR
+from spmdc.experimental.sparse.lobpcg import lobpcg_standard
 
-__all__ = ["spsolve"]
+__all__ = ["spsolve", "lobpcg_standard"]
 
 
 def spsolve(data: Any, indices: Any, indptr: Any, b: Any, tol: float = 1e-6,

@@ -54,6 +54,7 @@ from spmdc.experimental.sparse.bcoo import (
     bcoo_sum_duplicates,
     bcoo_transpose,
 )
+from spmdc.experimental.sparse.bcoo_conv import bcoo_conv_general_dilated
 from spmdc.experimental.sparse.bcoo_dot import (
     bcoo_dot_general,
     bcoo_multiply_dense,
@@ -236,8 +237,20 @@ def _gather(prim: Any, operand: Any, start_indices: Any, *, offset_dims: Any,
     return [bcoo_gather(_as_bcoo(operand), start_indices, dn, slice_sizes)]
 
 
+def _conv(prim: Any, lhs: Any, rhs: Any, *, dimension_numbers: Any, **params: Any
+          ) -> list[Any]:
+    lhs, rhs = (_as_bcoo(x) if _is_sparse(x) else x for x in (lhs, rhs))
+    if isinstance(dimension_numbers, tuple) and len(dimension_numbers) == 3:
+        dimension_numbers = lax.ConvDimensionNumbers(*dimension_numbers)
+    keep = ("window_strides", "padding", "lhs_dilation", "rhs_dilation",
+            "feature_group_count", "batch_group_count")
+    return [bcoo_conv_general_dilated(lhs, rhs, dimension_numbers=dimension_numbers,
+                                      **{k: v for k, v in params.items() if k in keep})]
+
+
 SPARSE_RULES.update({
     "gather": _gather,
+    "conv_general_dilated": _conv,
     "dot_general": _bcoo_only(_drop("precision", "out_sharding")(bcoo_dot_general)),
     "broadcast_in_dim": _bcoo_only(_drop("sharding")(bcoo_broadcast_in_dim)),
     "concatenate": _bcoo_only(lambda *ops, dimension: bcoo_concatenate(ops,
