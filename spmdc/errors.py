@@ -386,6 +386,16 @@ class PeerLost(DistributedError):
         super().__init__(*(args or (PeerLost.message,)))
 
 
+class ProcessFailureError(Exception):
+    """Raised by ``multihost_utils.live_devices`` when one or more processes have failed;
+    ``failed_devices`` is the set of their devices (JAX's class of that name, public in
+    ``jax.experimental.multihost_utils``)."""
+
+    def __init__(self, failed_devices: set[Any]):
+        self.failed_devices = failed_devices
+        super().__init__(f"Devices failed: {failed_devices}")
+
+
 class StoreException(Exception):
     """The auxiliary-output store of a wrapped function (``jax.extend.linear_util``) was
     read before the function ran, or written twice: call ``call_wrapped`` once before

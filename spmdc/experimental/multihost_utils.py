@@ -25,7 +25,7 @@ from ..core import dtypes
 from ..core import tree as _tree
 from ..core.devices import device_put, make_array_from_single_device_arrays
 from ..core.tree import broadcast_prefix, tree_flatten, tree_map
-from ..errors import where
+from ..errors import ProcessFailureError, where
 from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.pjrt.distributed import joined
@@ -231,15 +231,6 @@ def global_array_to_host_local_array(global_inputs: Any, global_mesh: Mesh,
 
 
 # --- which processes are alive --------------------------------------------------------------
-
-class ProcessFailureError(Exception):
-    """Raised by live_devices when one or more processes have failed; ``failed_devices``
-    is the set of their devices."""
-
-    def __init__(self, failed_devices: set[Any]):
-        self.failed_devices = failed_devices
-        super().__init__(f"Devices failed: {failed_devices}")
-
 
 def _live(client: Any, devices: list[Any]) -> dict[Any, int]:
     """The devices of ``devices`` whose process is alive, each with the incarnation the
