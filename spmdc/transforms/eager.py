@@ -85,13 +85,17 @@ tracing.set_eager_runner(apply_primitive)
 
 # Note [library functions run as one program]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# JAX decorates most of its composite library functions with ``jit`` (jnp.linalg's det,
-# inv, solve, slogdet, norm, svd, qr, eigh, cholesky, pinv, cond, matrix_rank,
-# matrix_power, lstsq; scipy.special's zeta, expi, sici ...), so an eager call of one is
-# one cached executable, where running its body op by op would compile and launch every
-# primitive it binds (a 3x3 ``det`` binds a dozen). ``library_jit(static_argnames=...)``
-# does the same for spmdc's: the public function stays a plain function (its name,
-# docstring and signature are the body's), and
+# JAX decorates most of its composite library functions with ``jit``, so an eager call
+# of one is one cached executable, where running its body op by op would compile and
+# launch every primitive it binds (a 3x3 ``det`` binds a dozen, ``wofz`` fifty).
+# ``library_jit(static_argnames=...)`` does the same for the spmdc functions JAX jits:
+# jnp.linalg's cholesky, qr, svd, eigh, eigvalsh, solve, inv, slogdet, det, pinv, norm,
+# matrix_power, matrix_rank, cond and lstsq (without numpy_resid); scipy.special's
+# gammasgn, logit, xlogy, xlog1py, poch, sici, expn, erfcx, dawsn, wofz, hyp1f1, hyp2f1,
+# owens_t and bessel_jn (expi is a jit of its own; spmdc.random's samplers jit their
+# bodies after checking the key, in random/). The public function stays a plain function
+# (its name, docstring and signature are the body's; a custom_jvp one keeps its rule,
+# which applies under the transformations), and
 #
 # - with no trace current, and every argument that is not static an array, a NumPy
 #   array or scalar, a Python number or None, it calls one ``Jitted`` of the body made
