@@ -92,10 +92,11 @@ tracing.set_eager_runner(apply_primitive)
 # jnp.linalg's cholesky, qr, svd, eigh, eigvalsh, solve, inv, slogdet, det, pinv, norm,
 # matrix_power, matrix_rank, cond and lstsq (without numpy_resid); scipy.special's
 # gammasgn, logit, xlogy, xlog1py, poch, sici, expn, erfcx, dawsn, wofz, hyp1f1, hyp2f1,
-# owens_t and bessel_jn (expi is a jit of its own; spmdc.random's samplers jit their
-# bodies after checking the key, in random/). The public function stays a plain function
-# (its name, docstring and signature are the body's; a custom_jvp one keeps its rule,
-# which applies under the transformations), and
+# owens_t and bessel_jn; scipy.stats' truncnorm (logpdf, logcdf, cdf, logsf, sf),
+# betabinom.logpmf, poisson.entropy, mode and rankdata. (expi is a jit of its own, and
+# spmdc.random's samplers jit their bodies after checking the key, in random/.) The
+# public function stays a plain function (its name, docstring and signature are the
+# body's; a custom_jvp one keeps its rule, which applies under the transformations), and
 #
 # - with no trace current, and every argument that is not static an array, a NumPy
 #   array or scalar, a Python number or None, it calls one ``Jitted`` of the body made
