@@ -92,9 +92,11 @@ tracing.set_eager_runner(apply_primitive)
 # jnp.linalg's cholesky, qr, svd, eigh, eigvalsh, solve, inv, slogdet, det, pinv, norm,
 # matrix_power, matrix_rank, cond and lstsq (without numpy_resid); scipy.special's
 # gammasgn, logit, xlogy, xlog1py, poch, sici, expn, erfcx, dawsn, wofz, hyp1f1, hyp2f1,
-# owens_t and bessel_jn; scipy.stats' truncnorm (logpdf, logcdf, cdf, logsf, sf),
-# betabinom.logpmf, poisson.entropy, mode and rankdata. (expi is a jit of its own, and
-# spmdc.random's samplers jit their bodies after checking the key, in random/.) The
+# owens_t and bessel_jn; scipy.stats' betabinom.logpmf, poisson.entropy, mode and
+# rankdata. (expi is a jit of its own, and spmdc.random's samplers jit their bodies
+# after checking the key, in random/.) truncnorm's functions, which JAX jits, run op by
+# op: XLA takes 2-3 s of CPU to compile each one's program, several times what their
+# primitives cost one by one, and the five share those primitives' programs. The
 # public function stays a plain function (its name, docstring and signature are the
 # body's; a custom_jvp one keeps its rule, which applies under the transformations), and
 #

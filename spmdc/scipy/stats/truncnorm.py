@@ -16,7 +16,6 @@ import spmdc.numpy as jnp
 from spmdc.scipy.special import log_ndtr, logsumexp, ndtr
 from spmdc.scipy.stats import norm
 from spmdc.scipy.stats._common import const, promote
-from spmdc.transforms.eager import library_jit  # See Note [library functions run as one program]
 
 
 def _log_difference(log_x: Any, log_y: Any) -> Any:
@@ -38,7 +37,6 @@ def _log_mass(a: Any, b: Any) -> Any:
     return jnp.where(central, middle, tail)
 
 
-@library_jit
 def logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     x, a, b, loc, scale = promote(x, a, b, loc, scale)
     value = norm.logpdf(x, loc, scale) - _log_mass(a, b)
@@ -51,7 +49,6 @@ def pdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return jnp.exp(logpdf(x, a, b, loc, scale))
 
 
-@library_jit
 def logcdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     x, a, b, loc, scale = promote(x, a, b, loc, scale)
     x, a, b = jnp.broadcast_arrays(x, a, b)
@@ -65,17 +62,14 @@ def logcdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return jnp.where(a >= b, const(value, np.nan), value)
 
 
-@library_jit
 def cdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return jnp.exp(logcdf(x, a, b, loc, scale))
 
 
-@library_jit
 def logsf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     x, a, b, loc, scale = promote(x, a, b, loc, scale)
     return logcdf(-x, -b, -a, -loc, scale)
 
 
-@library_jit
 def sf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return jnp.exp(logsf(x, a, b, loc, scale))
