@@ -63,6 +63,11 @@ Workloads (issue 7):
       step (``value_and_grad(lambda p: loss(p, *batches[i]))(params)``); and with one
       wrapper made before the loop. Time per step.
 
+  W18 eager library calls (no jit), steady state of one call: ``jnp.linalg.slogdet`` and
+      ``jnp.linalg.solve`` of an f32[8, 8], ``scipy.special.dawsn`` of an f32[64],
+      ``random.gamma(key, 2.0, (64,))``, and ``lax.scan`` of a module-level step over an
+      f32[64] (JAX jits the first four and caches the scan's traced body).
+
 Workloads W7-W11 are numbered as issue 18 names them; the earlier W7-W11 (Jacobian,
 random numbers, key split, conv-net, scan RNN) became W13, W14, W15, W16 and W8, so
 figures in docs/CHANGELOG.md recorded before 2026-11-24 use the old numbers.
@@ -102,7 +107,7 @@ import spmdc  # noqa: E402
 N_DEVICES = 8
 TARGETS = {"W1": 1.2, "W2": 0.5, "W3": 1.0, "W4": 1.05, "W5": 1.05, "W6": 1.0, "W7": 1.0,
            "W8": 1.0, "W9": 1.0, "W11": 0.8, "W12": 1.1, "W13": 1.5, "W14": 1.1, "W15": 1.5,
-           "W16": 1.1, "W17": 1.5}
+           "W16": 1.1, "W17": 1.5, "W18": 1.5}
 LINEARITY_TARGET = 1.3        # per-op trace+lower cost at K=4000 over that at K=1000
 
 
@@ -607,6 +612,29 @@ def w17(form: str) -> Callable[[Any, bool], Runner]:
     return make
 
 
+def _eager_scan_step(carry: Any, x: Any) -> tuple[Any, Any]:
+    return carry * 0.5 + x, carry
+
+
+def w18(what: str) -> Callable[[Any, bool], Runner]:
+    """One eager call of a library function (or a scan), in the steady state."""
+    def make(lib: Any, quick: bool) -> Runner:
+        jnp = lib.numpy
+        special = importlib.import_module(lib.__name__ + ".scipy.special")
+        rng = np.random.default_rng(0)
+        a = lib.device_put((rng.normal(size=(8, 8)) + 8 * np.eye(8)).astype(np.float32))
+        b = lib.device_put(rng.normal(size=(8,)).astype(np.float32))
+        x = lib.device_put(np.linspace(0.1, 4.0, 64).astype(np.float32))
+        key = lib.random.PRNGKey(0)
+        calls = {"slogdet": lambda: jnp.linalg.slogdet(a),
+                 "solve": lambda: jnp.linalg.solve(a, b),
+                 "dawsn": lambda: special.dawsn(x),
+                 "gamma": lambda: lib.random.gamma(key, 2.0, (64,)),
+                 "scan": lambda: lib.lax.scan(_eager_scan_step, x[0], x)}
+        return per_call(calls[what], block_tree(lib), 10 if quick else 50)
+    return make
+
+
 @dataclass
 class Case:
     workload: str
@@ -656,6 +684,8 @@ def cases() -> list[Case]:
                  w17(form), 15, extra={"form": form})
             for form, what in (("fresh", "fresh wrapper"), ("lambda", "lambda over the batch"),
                                ("once", "wrapper made once"))]
+    out += [Case("W18", f"eager {what}", w18(what), 15, extra={"call": what})
+            for what in ("slogdet", "solve", "dawsn", "gamma", "scan")]
     return out
 
 
@@ -747,7 +777,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=float, default=1.0,
                         help="scale every workload's repetitions by this factor")
     parser.add_argument("--only", default="",
-                        help="comma-separated workloads (W1..W17) or case names substrings")
+                        help="comma-separated workloads (W1..W18) or case names substrings")
     parser.add_argument("--quick", action="store_true",
                         help="few repetitions and short inner loops (a smoke run)")
     parser.add_argument("--no-jax", action="store_true", help="measure spmdc alone")

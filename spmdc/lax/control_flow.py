@@ -4,7 +4,7 @@ lax.platform_dependent and lax.optimization_barrier.
 Each traces the user's functions into closed Funcs (trace_pytree: values they close over
 become extra inputs, passed as consts) and binds one control-flow primitive
 (compiler/primitives/control_flow.py). Called outside any transformation, the whole call
-is staged through jit, as JAX does.
+is staged through jit, traced once per function, as JAX does (eager_control_flow.py).
 
 Carries follow JAX: a weakly typed initial value (a Python scalar) whose body output has
 another dtype or is strongly typed is promoted and the body traced again; any other
@@ -26,7 +26,6 @@ from ..compiler.primitives.control_flow import cond_p, while_p
 from ..compiler.primitives.remat import optimization_barrier_p
 from ..compiler.primitives.scan import scan_p
 from ..core import dtypes
-from ..core.config import disable_jit, disable_jit_enabled
 from ..core.operands import asarray
 from ..core.pytree_tracing import trace_pytree
 from ..core.ref_scopes import Recorder, run_bound
@@ -35,7 +34,7 @@ from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
 from ..errors import at_line as _where
 from ..tracebacks import api_boundary
-from ..transforms.jit import Jitted
+from .eager_control_flow import staged_per_function
 from .elementwise import clamp
 from .shape import _concatenate
 
@@ -45,18 +44,6 @@ __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map_", "platfor
 
 def _type_text(t: TensorType) -> str:
     return f"{t.dtype.name}[{','.join(map(str, t.shape))}]"
-
-
-def _staged(fn: Callable[..., Any], *args: Any) -> Any:
-    """Outside any trace, run ``fn(*args)`` as one jitted program (a fresh trace), also
-    under ``disable_jit``: there a plain ``jit`` would call ``fn`` with no trace current,
-    which would call this again without end (chex's ``fake_jit`` runs whole test suites
-    so). The bodies then run once, traced, where JAX's would run as a Python loop: the
-    values are the same, a ``print`` in a body prints once."""
-    if disable_jit_enabled():
-        with disable_jit(False):
-            return Jitted(fn)(*args)
-    return Jitted(fn)(*args)
 
 
 def _arr(x: Any) -> Any:
@@ -120,7 +107,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
         raise TypeError("lax.cond: true_fun and false_fun must be callable")
     operands = _keyword_operand("lax.cond", operands, operand)
     if current_trace() is None:
-        return _staged(lambda p, ops: cond(p, true_fun, false_fun, *ops), pred, operands)
+        return staged_per_function(_cond_program, (true_fun, false_fun), (), pred, operands)
     source = user_source()
     pred = _arr(pred)
     if pred.shape != ():
@@ -146,7 +133,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
         raise TypeError("lax.switch: branches must be a non-empty sequence of callables")
     operands = _keyword_operand("lax.switch", operands, operand)
     if current_trace() is None:
-        return _staged(lambda i, ops: switch(i, branches, *ops), index, operands)
+        return staged_per_function(_switch_program, branches, (), index, operands)
     source = user_source()
     index = _arr(index)
     if index.shape != () or index.dtype.kind not in "iu":
@@ -157,6 +144,16 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
     index = clamp(0, index.astype(np.int32), len(branches) - 1)
     return _branches(index, branches, [f"branches[{k}]" for k in range(len(branches))],
                      operands, "lax.switch", source)
+
+
+def _cond_program(true_fun: Callable[..., Any], false_fun: Callable[..., Any], pred: Any,
+                  operands: tuple[Any, ...]) -> Any:
+    return cond(pred, true_fun, false_fun, *operands)
+
+
+def _switch_program(*funs_and_args: Any) -> Any:
+    *branches, index, operands = funs_and_args
+    return switch(index, branches, *operands)
 
 
 def _branches(index: Any, funs: Sequence[Callable[..., Any]], names: Sequence[str],
@@ -296,8 +293,13 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
     """``val = init_val; while cond_fun(val): val = body_fun(val); return val``."""
     if current_trace() is None:
-        return _staged(lambda v: while_loop(cond_fun, body_fun, v), init_val)
+        return staged_per_function(_while_program, (body_fun, cond_fun), (), init_val)
     return _while(cond_fun, body_fun, init_val, "lax.while_loop body_fun", user_source())
+
+
+def _while_program(body_fun: Callable[..., Any], cond_fun: Callable[..., Any],
+                   init_val: Any) -> Any:
+    return while_loop(cond_fun, body_fun, init_val)
 
 
 def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any,
@@ -344,10 +346,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
     may be of any one real dtype. Concrete bounds give a scan (differentiable) over
     ``range(int(lower), int(upper))`` whose index is a weakly typed int; traced bounds a
     while loop (not reverse-differentiable) whose index has the bounds' dtype."""
-    if current_trace() is None:
-        return _staged(lambda lo, hi, v: fori_loop(lo, hi, body_fun, v), lower, upper,
-                       init_val) if not _static(lower, upper) else \
-            _staged(lambda v: fori_loop(lower, upper, body_fun, v), init_val)
+    if current_trace() is None:     # bounds are concrete here: they choose the program
+        return staged_per_function(_fori_program, (body_fun,), (lower, upper), init_val)
     source = user_source()
     dtype = _index_dtype(lower, upper, source)      # (checked in both cases, as JAX does)
     if _static(lower, upper):
@@ -368,6 +368,10 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
     _, _, val = _while(lambda s: s[0] < s[1], body, (lo, hi, init_val),
                        "lax.fori_loop body_fun", source, _fori_path(2))
     return val
+
+
+def _fori_program(body_fun: Callable[..., Any], lower: Any, upper: Any, init_val: Any) -> Any:
+    return fori_loop(lower, upper, body_fun, init_val)
 
 
 def _index_dtype(lower: Any, upper: Any, source: Any) -> np.dtype:
@@ -411,7 +415,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
         raise ValueError("scan: spmdc transposes a scan as one loop; _split_transpose=True "
                          "(JAX's two-loop transpose) is not available: leave it False")
     if current_trace() is None:
-        return _staged(lambda c, x: scan(f, c, x, length, reverse, unroll), init, xs)
+        return staged_per_function(_scan_program, (f,), (length, reverse, unroll), init, xs)
     source = user_source()
     shapes = [type_of(x)[0].shape for x in tree_flatten(xs)[0]]
     lengths = {shape[0] for shape in shapes if shape}
@@ -435,6 +439,11 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     if any(isinstance(leaf, Ref) for leaf in x_leaves):
         return _scan_over_refs(f, init, x_leaves, x_tree, length, bool(reverse), source)
     return _scan(f, init, xs, length, bool(reverse), "lax.scan body function", source)
+
+
+def _scan_program(f: Callable[..., Any], length: Any, reverse: Any, unroll: Any, init: Any,
+                  xs: Any) -> Any:
+    return scan(f, init, xs, length, reverse, unroll)
 
 
 def _scan_over_refs(f: Callable[[Any, Any], Any], init: Any, x_leaves: list[Any],
@@ -470,7 +479,7 @@ def map_(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> 
     stays that of one application). ``batch_size=b`` vmaps ``f`` over chunks of ``b``
     slices and scans over the chunks; a remainder is one more vmapped call."""
     if current_trace() is None:
-        return _staged(lambda x: map_(f, x, batch_size=batch_size), xs)
+        return staged_per_function(_map_program, (f,), (batch_size,), xs)
     source = user_source()
     shapes = [type_of(x)[0].shape for x in tree_flatten(xs)[0]]
     if not shapes or any(shape == () for shape in shapes):
@@ -501,6 +510,10 @@ def map_(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> 
         tail = vmap(f)(tree_unflatten(treedef, [x[chunks * b:] for x in leaves]))
         ys = tail if ys is None else _tree_map(lambda y, t: _concatenate([y, t], 0), ys, tail)
     return ys
+
+
+def _map_program(f: Callable[..., Any], batch_size: Any, xs: Any) -> Any:
+    return map_(f, xs, batch_size=batch_size)
 
 
 def _tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:

@@ -17,6 +17,7 @@ import numpy as np
 from ..core import dtypes
 from ..core.precision import check_precision
 from ..lax import linalg as lax_linalg
+from ..transforms.eager import library_jit  # See Note [library functions run as one program]
 from .array_creation import eye
 from .comparisons import where
 from .core import asarray, broadcast_to
@@ -57,7 +58,15 @@ __all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "
 
 
 def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = False) -> Any:
-    """Least squares ``(x, residuals, rank, s)`` of a 2-D ``a`` through its SVD, as JAX."""
+    """Least squares ``(x, residuals, rank, s)`` of a 2-D ``a`` through its SVD, as JAX.
+    One program (``rcond`` traced) but with ``numpy_resid=True``, whose residuals depend
+    on the rank's value, as in JAX."""
+    if numpy_resid:
+        return _lstsq(a, b, rcond, numpy_resid=True)
+    return _lstsq_program(a, b, rcond)
+
+
+def _lstsq(a: Any, b: Any, rcond: Any, *, numpy_resid: bool) -> Any:
     a, b = _inexact("lstsq", a, b)
     if a.ndim != 2:
         raise TypeError(f"lstsq: a must be two-dimensional, got shape {a.shape}")
@@ -84,6 +93,11 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
     else:
         resid = norm(b - matmul(a, x), axis=0) ** 2
     return (ravel(x) if vector else x), resid, rank, s
+
+
+@library_jit
+def _lstsq_program(a: Any, b: Any, rcond: Any) -> Any:
+    return _lstsq(a, b, rcond, numpy_resid=False)
 
 
 # --- norms and the rest --------------------------------------------------------------------------
@@ -123,6 +137,7 @@ def _axis(a: int, ndim: int) -> int:
     return a % ndim
 
 
+@library_jit(static_argnames=("ord", "axis", "keepdims"))
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
     """Vector norms (one axis) and matrix norms (two axes) of every ``ord`` NumPy has:
     None/2, inf, -inf, 0, 1, p for vectors; None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf
@@ -164,6 +179,7 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
     return norm(x, ord=ord, keepdims=keepdims, axis=(-2, -1))
 
 
+@library_jit(static_argnames=("n",))
 def matrix_power(a: Any, n: int) -> Any:
     a = asarray(a)
     if a.ndim < 2:
@@ -194,6 +210,7 @@ def matrix_power(a: Any, n: int) -> Any:
     return result
 
 
+@library_jit(static_argnames=("hermitian",))
 def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False,  # noqa: N803
                 tol: Any = None) -> Any:
     if tol is not None:
@@ -211,6 +228,7 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False,  # noqa: N
     return sum(s > expand_dims(rtol, rtol.ndim), axis=-1)
 
 
+@library_jit(static_argnames=("p",))
 def cond(x: Any, p: Any = None) -> Any:
     (x,) = _inexact("cond", x)
     if x.ndim < 2:

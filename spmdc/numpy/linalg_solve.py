@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..lax import linalg as lax_linalg
+from ..transforms.eager import library_jit  # See Note [library functions run as one program]
 from .array_creation import eye
 from .comparisons import where
 from .core import asarray, broadcast_to
@@ -125,6 +126,7 @@ def _diag(x: Any) -> Any:
 
 # --- decompositions ------------------------------------------------------------------------------
 
+@library_jit(static_argnames=("upper", "symmetrize_input"))
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
     """The lower Cholesky factor (upper with ``upper=True``) of symmetric positive-definite
     matrices ``[..., n, n]``; NaNs where the factorisation fails."""
@@ -134,6 +136,7 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> A
     return mT(low) if upper else low
 
 
+@library_jit(static_argnames=("mode",))
 def qr(a: Any, mode: str = "reduced") -> Any:
     (a,) = inexact("qr", a)
     if mode == "raw":
@@ -147,6 +150,8 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     return r if mode == "r" else QRResult(q, r)
 
 
+@library_jit(static_argnames=("full_matrices", "compute_uv", "hermitian",
+                              "subset_by_index"))
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
         subset_by_index: Any = None) -> Any:
     (a,) = inexact("svd", a)
@@ -188,6 +193,7 @@ def svdvals(x: Any, /) -> Any:
     return svd(x, compute_uv=False)
 
 
+@library_jit(static_argnames=("UPLO", "symmetrize_input"))
 def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Any:  # noqa: N803
     """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices."""
     if UPLO not in (None, "L", "U"):
@@ -198,12 +204,14 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Any:
     return EighResult(w, v)
 
 
+@library_jit(static_argnames=("UPLO", "symmetrize_input"))
 def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -> Any:  # noqa: N803
     return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
 
 
 # --- solving -------------------------------------------------------------------------------------
 
+@library_jit
 def solve(a: Any, b: Any) -> Any:
     """``x`` with ``a @ x == b``; ``b`` is a vector when 1-D, else a batch of matrices
     ``[..., n, k]`` (as in JAX >= 0.5: NumPy 2's rule)."""
@@ -224,6 +232,7 @@ def solve(a: Any, b: Any) -> Any:
     return x[..., 0] if vector else x
 
 
+@library_jit
 def inv(a: Any) -> Any:
     (a,) = inexact("inv", a)
     square("inv", a)
@@ -241,6 +250,7 @@ def _slogdet_lu(a: Any) -> tuple[Any, Any]:
     return s, logdet
 
 
+@library_jit(static_argnames=("method",))
 def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     (a,) = inexact("slogdet", a)
     square("slogdet", a)
@@ -265,6 +275,7 @@ def _det_small(a: Any) -> Any:
             - e[0][0] * e[1][2] * e[2][1] - e[0][1] * e[1][0] * e[2][2])
 
 
+@library_jit
 def det(a: Any) -> Any:
     """Determinants of ``[..., n, n]`` matrices: closed forms for n <= 3, else from LU."""
     (a,) = inexact("det", a)
@@ -277,6 +288,7 @@ def det(a: Any) -> Any:
     return s * exp(logdet)
 
 
+@library_jit(static_argnames=("hermitian",))
 def pinv(a: Any, rtol: Any = None, hermitian: bool = False) -> Any:
     """The Moore-Penrose pseudo-inverse through the SVD (cut-off ``rtol`` times the
     largest singular value; default ``10 * max(m, n) * eps``)."""

@@ -20,6 +20,7 @@ from spmdc import lax
 from spmdc.core.operands import inexact
 from spmdc.numpy.reductions import logsumexp as logsumexp
 from spmdc.transforms.custom_derivatives import custom_jvp
+from spmdc.transforms.eager import library_jit  # See Note [library functions run as one program]
 
 
 def _c(x: Any, value: float) -> Any:
@@ -179,6 +180,7 @@ def polygamma(n: Any, x: Any) -> Any:
     return lax.polygamma(*jnp.broadcast_arrays(*inexact(n_arr, x)))
 
 
+@library_jit
 def gammasgn(x: Any) -> Any:
     """The sign of the gamma function: NaN at poles (non-positive integers) and NaN."""
     (x,) = inexact(x)
@@ -206,6 +208,7 @@ def poch(z: Any, m: Any) -> Any:
 
 poch.defjvps(lambda z_dot, ans, z, m: (digamma(z + m) - digamma(z)) * poch(z, m) * z_dot,
              lambda m_dot, ans, z, m: digamma(z + m) * poch(z, m) * m_dot)
+poch = library_jit(poch)     # the custom_jvp above, run as one program
 
 
 def loggamma(x: Any) -> Any:
@@ -298,6 +301,7 @@ def _logit(x: Any) -> Any:
 _logit.defjvps(lambda g, ans, x: g / (x * (_c(x, 1.0) - x)))     # 1 / (x (1 - x))
 
 
+@library_jit
 def logit(x: Any) -> Any:
     """``log(x / (1 - x))``, the inverse of ``expit``; its derivative ``1/(x(1-x))`` is
     infinite (not NaN) at 0 and 1, as in JAX."""
@@ -337,12 +341,14 @@ def _broadcast(*args: Any) -> list[Any]:
     return [a if a.shape == shape else jnp.broadcast_to(a, shape) for a in args]
 
 
+@library_jit
 def xlogy(x: Any, y: Any) -> Any:
     """``x * log(y)``, with ``xlogy(0, y) = 0`` unless ``y`` is NaN; derivatives
     ``log(y)`` and ``x / y`` (JAX's rule)."""
     return _xlogy(*_broadcast(*inexact(x, y)))
 
 
+@library_jit
 def xlog1py(x: Any, y: Any) -> Any:
     """``x * log1p(y)``, with ``xlog1py(0, y) = 0`` unless ``y`` is NaN."""
     return _xlog1py(*_broadcast(*inexact(x, y)))

@@ -10,6 +10,7 @@ from typing import Any
 
 import spmdc.numpy as jnp
 from spmdc import lax
+from spmdc.transforms.eager import library_jit  # See Note [library functions run as one program]
 
 # Note [Miller's recurrence]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -50,6 +51,7 @@ def _miller(z: Any, v: int, n_iter: int) -> Any:
     return jnp.where(z == 0, at_zero, values)
 
 
+@library_jit(static_argnames=("v", "n_iter"))
 def bessel_jn(z: Any, *, v: int, n_iter: int = 50) -> Any:
     """J_0(z), ..., J_v(z) for real ``z``: an array of shape ``(v + 1, *z.shape)`` of
     ``z``'s (inexact) dtype. ``n_iter`` steps of the recurrence (Note [Miller's

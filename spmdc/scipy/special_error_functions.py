@@ -14,6 +14,7 @@ from spmdc import lax
 from spmdc.core import dtypes
 from spmdc.core.operands import inexact
 from spmdc.transforms.custom_derivatives import custom_jvp
+from spmdc.transforms.eager import library_jit  # See Note [library functions run as one program]
 
 # Note [scaled error functions]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -83,6 +84,7 @@ def _in_float32_if_narrow(impl: Any, x: Any) -> Any:
     return impl(x.astype(np.float32)).astype(x.dtype)
 
 
+@library_jit
 def erfcx(x: Any) -> Any:
     """The scaled complementary error function exp(x**2) * erfc(x), finite for large x;
     of a complex x through the Faddeeva function (Note [Faddeeva function] in
@@ -112,6 +114,7 @@ def _erfcx_impl(x: Any) -> Any:
     return jnp.where(large, series / (x * _c(x, np.sqrt(np.pi))), direct)
 
 
+@library_jit
 def dawsn(x: Any) -> Any:
     """Dawson's integral exp(-x**2) * (the integral of exp(t**2) from 0 to x)."""
     return _dawsn(_real("dawsn", x))

@@ -14,6 +14,7 @@ from spmdc import lax
 from spmdc.core import dtypes
 from spmdc.core.operands import inexact
 from spmdc.transforms.custom_derivatives import custom_jvp
+from spmdc.transforms.eager import library_jit  # See Note [library functions run as one program]
 from spmdc.transforms.jit import jit
 
 # Note [exponential integrals]
@@ -232,6 +233,7 @@ def _expn_x_jvp(primals: Any, tangents: Any) -> Any:
     return _expn_x(x, n), -x_dot * _expn_x(x, n - _c(n, 1))
 
 
+@library_jit
 def expn(n: Any, x: Any) -> Any:
     """The generalized exponential integral E_n(x), the integral of exp(-x t) / t**n over
     t from 1 to inf; differentiable in x only."""

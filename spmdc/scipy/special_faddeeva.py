@@ -14,6 +14,7 @@ from spmdc import lax
 from spmdc.core import dtypes
 from spmdc.core.operands import inexact
 from spmdc.transforms.custom_derivatives import custom_jvp
+from spmdc.transforms.eager import library_jit  # See Note [library functions run as one program]
 
 __all__ = ["wofz", "complex_erfcx"]
 
@@ -71,6 +72,7 @@ def _wofz(z: Any) -> Any:
 _wofz.defjvps(lambda g, ans, z: g * (-2 * z * ans + np.asarray(2j / np.sqrt(np.pi), z.dtype)))
 
 
+@library_jit
 def wofz(z: Any) -> Any:
     """The Faddeeva function ``exp(-z**2) * erfc(-1j * z)``, complex valued."""
     return _wofz(_as_complex(z))

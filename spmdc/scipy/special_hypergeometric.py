@@ -13,6 +13,7 @@ from spmdc import lax
 from spmdc.core import dtypes
 from spmdc.core.operands import inexact
 from spmdc.transforms.custom_derivatives import custom_jvp
+from spmdc.transforms.eager import library_jit  # See Note [library functions run as one program]
 
 __all__ = ["hyp1f1", "hyp2f1"]
 
@@ -99,6 +100,7 @@ _hyp1f1.defjvps(
     lambda x_dot, ans, a, b, x: a / b * _hyp1f1(a + 1, b + 1, x) * x_dot)
 
 
+@library_jit
 def hyp1f1(a: Any, b: Any, x: Any) -> Any:
     """The confluent hypergeometric function 1F1(a; b; x) of real arguments
     (Note [hyp1f1]: 1 where a = 0, as JAX)."""
@@ -283,6 +285,7 @@ _hyp2f1.defjvps(
     lambda x_dot, ans, a, b, c, x: a * b / c * _hyp2f1(a + 1, b + 1, c + 1, x) * x_dot)
 
 
+@library_jit
 def hyp2f1(a: Any, b: Any, c: Any, x: Any) -> Any:
     """Gauss's hypergeometric function 2F1(a, b; c; x) of real arguments (Note
     [hyp2f1])."""

@@ -14,6 +14,7 @@ import spmdc.numpy as jnp
 from spmdc import lax
 from spmdc.core.operands import inexact
 from spmdc.transforms.custom_derivatives import custom_jvp
+from spmdc.transforms.eager import library_jit  # See Note [library functions run as one program]
 
 # Note [Owen's T]
 # ~~~~~~~~~~~~~~~
@@ -81,6 +82,7 @@ def _owens_t_jvp(primals: Any, tangents: Any) -> Any:
     return out, (d_h * dh + d_a * da).astype(out.dtype)
 
 
+@library_jit
 def owens_t(h: Any, a: Any) -> Any:
     """Owen's T function T(h, a) of real arguments (Note [Owen's T])."""
     h, a = inexact(h, a)

@@ -10,6 +10,7 @@ import spmdc.numpy as jnp
 from spmdc.core import dtypes
 from spmdc.core.operands import inexact
 from spmdc.transforms.custom_derivatives import custom_jvp
+from spmdc.transforms.eager import library_jit  # See Note [library functions run as one program]
 
 # Note [sine and cosine integrals]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -127,3 +128,4 @@ def sici(x: Any) -> tuple[Any, Any]:
 def _sici_jvp(primals: Any, tangents: Any) -> Any:
     (x,), (t,) = primals, tangents
     return sici(x), (jnp.sinc(x / np.pi) * t, jnp.cos(x) / x * t)
+sici = library_jit(sici)     # the custom_jvp above, run as one program

@@ -1,20 +1,28 @@
-"""Eager execution: of single primitives, and the rule that eager transformations follow.
+"""Eager execution: of single primitives, of library functions, and the rule that eager
+transformations follow.
 
 A primitive bound with no trace current runs at once, through a cached jit of its one
 equation (Note [eager execution] in core/tracing.py, which says why this module installs
-itself there). A transformation called outside jit (grad, vjp, jvp, vmap) traces its
-function every call and runs the program compiled for an equal one: Note [eager
-transformations trace every call] below, which jit.py's ``_call_eager`` implements."""
+itself there). A library function (``jnp.linalg.det``, ``scipy.special.zeta`` ...) called
+with no trace current runs as one jitted program, as JAX's ``@jit``-decorated functions
+do: ``library_jit`` below, Note [library functions run as one program]. A transformation
+called outside jit (grad, vjp, jvp, vmap) traces its function every call and runs the
+program compiled for an equal one: Note [eager transformations trace every call] below,
+which jit.py's ``_call_eager`` implements."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from ..core import tracing
 from ..core.config import checked_primitive, runtime_checks
+from ..runtime.array import Array
 from .jit import Jitted
 
-__all__ = ["apply_primitive"]
+__all__ = ["apply_primitive", "library_jit"]
 
 _eager: dict[Any, Jitted] = {}
 
@@ -73,3 +81,87 @@ def apply_primitive(prim: Any, args: Sequence[Any], params: dict[str, Any],
 
 
 tracing.set_eager_runner(apply_primitive)
+
+
+# Note [library functions run as one program]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# JAX decorates most of its composite library functions with ``jit``, so an eager call
+# of one is one cached executable, where running its body op by op would compile and
+# launch every primitive it binds (a 3x3 ``det`` binds a dozen, ``wofz`` fifty).
+# ``library_jit(static_argnames=...)`` does the same for the spmdc functions JAX jits:
+# jnp.linalg's cholesky, qr, svd, eigh, eigvalsh, solve, inv, slogdet, det, pinv, norm,
+# matrix_power, matrix_rank, cond and lstsq (without numpy_resid); scipy.special's
+# gammasgn, logit, xlogy, xlog1py, poch, sici, expn, erfcx, dawsn, wofz, hyp1f1, hyp2f1,
+# owens_t and bessel_jn; scipy.stats' betabinom.logpmf, poisson.entropy, mode and
+# rankdata. (expi is a jit of its own, and spmdc.random's samplers jit their bodies
+# after checking the key, in random/.) truncnorm's functions, which JAX jits, run op by
+# op: XLA takes 2-3 s of CPU to compile each one's program, several times what their
+# primitives cost one by one, and the five share those primitives' programs. The
+# public function stays a plain function (its name, docstring and signature are the
+# body's; a custom_jvp one keeps its rule, which applies under the transformations), and
+#
+# - with no trace current, and every argument that is not static an array, a NumPy
+#   array or scalar, a Python number or None, it calls one ``Jitted`` of the body made
+#   when the module is imported. The static arguments are JAX's static_argnames for that
+#   function: the ones that choose the program (``ord``, ``axis``, ``mode``, ``UPLO``,
+#   ``full_matrices``, an exponent ``n``); every array-valued parameter (``rcond``,
+#   ``rtol``) is traced, as in JAX. So the cache is jit's own (Note [shared jit cache] in
+#   jit.py): it is keyed by the arguments' shapes, dtypes and weak types, the static
+#   values, x64 mode, the promotion and rank-promotion modes, the default precision and
+#   the config states jit keys on; the C++ dispatcher launches a repeated call.
+# - under any trace (jit, vmap, grad, scan bodies, an eager transformation's trace) it
+#   calls the body directly, so nothing changes under transformations: the body emits
+#   its equations into the enclosing trace exactly as before, and an eager
+#   transformation may still read concrete values in it.
+# - any other call (a list or a string where an array goes, an unhashable static
+#   argument such as ``axis=[0, 1]``) also calls the body directly, op by op, so its
+#   conversions and its error are the ones the body gives.
+#
+# Errors keep JAX's types and name the user's line: the body raises them while being
+# traced, and ``user_source`` skips spmdc's frames (jit's and this wrapper's among them).
+# A body that reads a value (``int(rank)`` in lstsq's ``numpy_resid=True``) must not be
+# wrapped for that case; lstsq keeps that case out, as JAX does.
+
+_VALUE_TYPES = (np.ndarray, np.generic, bool, int, float, complex)
+
+
+def _is_value(x: Any) -> bool:
+    """``x`` is traced by jit as it would be used by the body: an array or a number."""
+    if x is None or type(x) is Array:
+        return True
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind not in "OSUMm"
+    return isinstance(x, _VALUE_TYPES) and not isinstance(x, (np.str_, np.bytes_, np.void))
+
+
+def _is_static(x: Any) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
+def library_jit(fun: Callable[..., Any] | None = None, *,
+                static_argnames: Sequence[str] = ()) -> Any:
+    """``fun`` run as one jitted program when called with no trace current (Note [library
+    functions run as one program]); ``static_argnames`` name the parameters that choose
+    the program."""
+    if fun is None:
+        return functools.partial(library_jit, static_argnames=static_argnames)
+    jitted = Jitted(fun, static_argnames=tuple(static_argnames))
+    positions = frozenset(i for i in jitted.static_argnums if i >= 0)
+    names = frozenset(jitted.static_argnames)
+
+    @functools.wraps(fun)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if tracing._state.current is None:
+            for i, x in enumerate(args):
+                if not (_is_static(x) if i in positions else _is_value(x)):
+                    return fun(*args, **kwargs)
+            for k, x in kwargs.items():
+                if not (_is_static(x) if k in names else _is_value(x)):
+                    return fun(*args, **kwargs)
+            return jitted(*args, **kwargs)
+        return fun(*args, **kwargs)
+    return call

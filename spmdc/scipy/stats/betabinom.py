@@ -9,8 +9,10 @@ import numpy as np
 import spmdc.numpy as jnp
 from spmdc.scipy.special import betaln
 from spmdc.scipy.stats._common import const, promote
+from spmdc.transforms.eager import library_jit  # See Note [library functions run as one program]
 
 
+@library_jit
 def logpmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Any:
     k, n, a, b, loc = promote(k, n, a, b, loc)
     y = jnp.floor(k) - loc

@@ -16,6 +16,7 @@ import spmdc.numpy as jnp
 from spmdc import lax
 from spmdc.core import dtypes
 from spmdc.scipy.stats._common import promote
+from spmdc.transforms.eager import library_jit  # See Note [library functions run as one program]
 
 NAN_POLICIES = ("propagate", "omit", "raise")
 RANK_METHODS = ("average", "min", "max", "dense", "ordinal")
@@ -58,6 +59,7 @@ def _run_bounds(sorted_values: Any) -> tuple[Any, Any]:
     return first, last
 
 
+@library_jit(static_argnames=("axis", "nan_policy", "keepdims"))
 def mode(a: Any, axis: int | None = 0, nan_policy: str = "propagate",
          keepdims: bool = False) -> ModeResult:
     """The most frequent value along ``axis`` (the smallest among equally frequent ones)
@@ -108,6 +110,7 @@ def _ranks(a: Any, method: str) -> Any:
     return jnp.where(jnp.any(jnp.isnan(a)), jnp.full_like(ranks, np.nan), ranks)
 
 
+@library_jit(static_argnames=("method", "axis", "nan_policy"))
 def rankdata(a: Any, method: str = "average", *, axis: int | None = None,
              nan_policy: str = "propagate") -> Any:
     """The ranks of ``a``'s values, from 1, ties resolved by ``method``; all NaN where a

@@ -9,6 +9,7 @@ import numpy as np
 import spmdc.numpy as jnp
 from spmdc.scipy.special import entr, gammaincc, gammaln, xlogy
 from spmdc.scipy.stats._common import const, promote
+from spmdc.transforms.eager import library_jit  # See Note [library functions run as one program]
 
 
 def logpmf(k: Any, mu: Any, loc: Any = 0) -> Any:
@@ -28,6 +29,7 @@ def cdf(k: Any, mu: Any, loc: Any = 0) -> Any:
     return jnp.where(x < const(x, 0), const(x, 0), gammaincc(jnp.floor(const(x, 1) + x), mu))
 
 
+@library_jit
 def entropy(mu: Any, loc: Any = 0) -> Any:
     """The entropy of Poisson(mu) (``loc`` shifts the support, not the entropy): summed over
     the support below ``mu + 20`` for mu < 10 and below ``mu + 10 sqrt(mu) + 20`` for
