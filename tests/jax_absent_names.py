@@ -194,11 +194,9 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.scipy.spatial.transform": {},
     "jax.extend": {
-        **_because(TODO, "random sharding"),
         **_because(PALLAS, "pallas"),
     },
     "jax.extend.backend": {
-        **_because(TODO, "get_compile_options register_backend_cache"),
         **_because(ONE_CLIENT, "clear_backends register_backend_factory"),
     },
     "jax.extend.core": {
@@ -230,7 +228,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, "lower_with_sharding_in_types"),
     },
     "jax.extend.random": {
-        **_because(TODO, "random_seed threefry_2x32"),
         **_because(LEGACY_PRNG, """
             define_prng_impl rbg_prng_impl seed_with_impl threefry_prng_impl
             unsafe_rbg_prng_impl
@@ -246,11 +243,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(TODO, "JaxIrContext upstream_dialects"),
     },
     "jax.extend.sharding": {
-        **_because(TODO, """
-            GSPMDSharding get_hlo_sharding_from_serialized_proto
-            get_op_sharding_from_serialized_proto
-            get_serialized_proto_from_hlo_sharding
-            """),
+        **_because(TODO, "GSPMDSharding"),
     },
     "jax.example_libraries.optimizers": {
         **_because(INTERNAL, "InitFn ParamsFn UpdateFn map safe_map safe_zip unzip2 zip"),
@@ -328,18 +321,13 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.experimental.compute_on": {
         **_because(TODO, "compute_on compute_on2"),
     },
-    "jax.interpreters": {
-        **_because(TODO, "pxla"),
-    },
+    "jax.interpreters": {},
     "jax.interpreters.ad": {
-        **_because(TODO, "defbilinear jvp linearize"),
+        **_because(TODO, "jvp linearize"),
         **_because(JAX_AD, "add_jaxvals add_jaxvals_p"),
     },
     "jax.interpreters.batching": {
-        **_because(TODO, """
-            bdim_at_front broadcast defbroadcasting defreducer defvectorized
-            register_vmappable unregister_vmappable
-            """),
+        **_because(TODO, "register_vmappable unregister_vmappable"),
     },
     "jax.interpreters.mlir": {
         **_because(TODO, """
@@ -352,15 +340,11 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.interpreters.partial_eval": {
         **_because(TODO, """
-            DynamicJaxprTracer JaxprTracer custom_partial_eval_rules dce_jaxpr
+            custom_partial_eval_rules dce_jaxpr
             dce_jaxpr_call_rule dce_jaxpr_closed_call_rule dce_jaxpr_consts
             dce_rules partial_eval_jaxpr_custom_rules
             """),
     },
-    "jax.interpreters.pxla": {
-        **_because(TODO, "create_compile_options"),
-    },
-    "jax.interpreters.xla": {
-        **_because(TODO, "Backend apply_primitive"),
-    },
+    "jax.interpreters.pxla": {},
+    "jax.interpreters.xla": {},
 }

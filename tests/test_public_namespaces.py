@@ -69,8 +69,6 @@ JAX_NAMES = {
 
 REGISTRY = ("jaxlib's C++ pytree registry object; spmdc's pytrees live in "
             "spmdc/core/tree.py (jax._src.tree_util._registry is its table of node types)")
-XLA_UNUSED = ("no library spmdc runs reads it: spmdc's eager primitives run through "
-              "spmdc/transforms/eager.py and its client is not jaxlib's Client class")
 
 COMPOSED = ("spmdc computes it with other primitives: lax's function for it binds no "
             "primitive of its own")
@@ -107,7 +105,6 @@ NO_PRIMITIVE = {
 MISSING = {
     "jax.tree_util": {"default_registry": REGISTRY},
     "jax.extend.core.primitives": NO_PRIMITIVE,
-    "jax.interpreters.xla": {"Backend": XLA_UNUSED, "apply_primitive": XLA_UNUSED},
     "jax.ffi": {"register_ffi_type_id": "JAX 0.10.2's raises ValueError on every call "
                 "(jaxlib dropped type-id registration); register_ffi_type replaces it"},
 }

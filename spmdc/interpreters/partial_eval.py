@@ -18,7 +18,14 @@ from ..core.abstract import AbstractValue, ShapedArray, typeof
 from ..core.tracing import Tracer, trace_function
 from ..transforms.jaxpr_view import Jaxpr, closed_jaxpr, eval_jaxpr
 
-__all__ = ["PartialVal", "trace_to_jaxpr_dynamic", "trace_to_jaxpr_nounits"]
+__all__ = ["PartialVal", "trace_to_jaxpr_dynamic", "trace_to_jaxpr_nounits",
+           "DynamicJaxprTracer", "JaxprTracer"]
+
+# One Tracer class serves every transformation in spmdc (see ad.JVPTracer): the values a
+# function is traced on into a program, which JAX's DynamicJaxprTracer (jit, make_jaxpr)
+# and JaxprTracer (partial evaluation) are, are spmdc's Tracers.
+DynamicJaxprTracer = Tracer
+JaxprTracer = Tracer
 
 
 class PartialVal(tuple):
