@@ -71,6 +71,13 @@ MEMORY_SPACES = ("memory spaces (offloading residuals to host memory, jax.memory
                  "spmdc's buffers live in their device's default memory only")
 TRACED_SHARDING = ("the sharding of a traced value, which XLA's partitioner decides when it "
                    "compiles: spmdc does not read it back from the compiled program")
+STATE_DISCHARGED = ("JAX's state primitives on Refs: spmdc discharges mutable refs while "
+                    "tracing (Note [refs as threaded state]), so its programs hold no Ref "
+                    "reads or writes")
+REMAT_OPT = ("the primitive of custom_vjp's optimize_remat=True, which spmdc's custom_vjp "
+             "refuses (it has no fwd-rule rematerialisation)")
+VMAPPABLE = ("vmap over a registered container type (JAX's to_elt/from_elt handlers, for "
+             "its ragged 'jumble' arrays): spmdc's vmap maps the arrays of pytrees only")
 
 # A short label per reason, for ``make sz``'s table.
 LABELS = {
@@ -88,6 +95,7 @@ LABELS = {
     TRACED_SHARDING: "traced sharding", MEMORY_SPACES: "memory spaces",
     THREEFRY_ONLY: "partitionable threefry",
     SPARSE_COMPOSED: "sparse via jnp", SPARSE_TRACER: "sparse tracer",
+    STATE_DISCHARGED: "refs discharged", REMAT_OPT: "optimize_remat", VMAPPABLE: "vmappables",
 }
 
 
@@ -190,7 +198,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(POLYMORPHIC, "SymbolicScope symbolic_args_specs symbolic_shape"),
     },
     "jax.custom_derivatives": {
-        **_because(TODO, "remat_opt_p"),
+        **_because(REMAT_OPT, "remat_opt_p"),
     },
     "jax.scipy.spatial.transform": {},
     "jax.extend": {
@@ -200,13 +208,10 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(ONE_CLIENT, "clear_backends register_backend_factory"),
     },
     "jax.extend.core": {
-        **_because(TODO, """
-            CallPrimitive TraceTag call_impl
-            """),
         **_because(TOKENS, "AbstractToken Token"),
     },
     "jax.extend.core.primitives": {
-        **_because(TODO, "get_p regularized_incomplete_beta_p swap_p"),
+        **_because(STATE_DISCHARGED, "get_p swap_p"),
         **_because(ONE_SCATTER, "scatter_add_p scatter_max_p scatter_min_p scatter_mul_p"),
         **_because(NO_RANDOM_PRIMITIVE, """
             random_bits_p random_fold_in_p random_gamma_p random_seed_p
@@ -214,7 +219,8 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
         **_because(COMPOSED, """
             approx_top_k_p cumlogsumexp_p empty2_p igamma_grad_a_p igamma_p
-            igammac_p linear_solve_p reduce_p reduce_xor_p top_k_p
+            igammac_p linear_solve_p reduce_p reduce_xor_p regularized_incomplete_beta_p
+            top_k_p
             """),
         **_because(TOKENS, "after_all_p create_token_p"),
         **_because(RAGGED, "ragged_all_to_all_p"),
@@ -234,14 +240,8 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
         **_because(NO_RANDOM_PRIMITIVE, "threefry2x32_p"),
     },
-    "jax.extend.source_info_util": {
-        **_because(TODO, """
-            transform_name_stack user_context
-            """),
-    },
-    "jax.extend.lowering": {
-        **_because(TODO, "JaxIrContext upstream_dialects"),
-    },
+    "jax.extend.source_info_util": {},
+    "jax.extend.lowering": {},
     "jax.extend.sharding": {
         **_because(TODO, "GSPMDSharding"),
     },
@@ -327,7 +327,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(JAX_AD, "add_jaxvals add_jaxvals_p"),
     },
     "jax.interpreters.batching": {
-        **_because(TODO, "register_vmappable unregister_vmappable"),
+        **_because(VMAPPABLE, "register_vmappable unregister_vmappable"),
     },
     "jax.interpreters.mlir": {
         **_because(TODO, """

@@ -84,8 +84,9 @@ NO_PRIMITIVE = {
     **dict.fromkeys(["igamma_p", "igammac_p", "igamma_grad_a_p", "cumlogsumexp_p", "top_k_p",
                      "approx_top_k_p", "reduce_p", "reduce_xor_p", "linear_solve_p",
                      "empty2_p"], COMPOSED),
-    **dict.fromkeys(["regularized_incomplete_beta_p", "ragged_all_to_all_p",
-                     "rng_bit_generator_p", "rng_uniform_p"], ABSENT_OP),
+    "regularized_incomplete_beta_p": COMPOSED,
+    **dict.fromkeys(["ragged_all_to_all_p", "rng_bit_generator_p", "rng_uniform_p"],
+                    ABSENT_OP),
     **dict.fromkeys(["after_all_p", "create_token_p"],
                     "spmdc orders effects without token values (Note [effects])"),
     **dict.fromkeys(["add_jaxvals_p", "custom_lin_p"],
@@ -98,7 +99,8 @@ NO_PRIMITIVE = {
                     "JAX's internal comparisons of sorted keys; spmdc compares with eq_p, "
                     "le_p, lt_p"),
     **dict.fromkeys(["get_p", "swap_p"],
-                    "spmdc has no mutable Ref values (jax.experimental.state)"),
+                    "spmdc discharges mutable refs while tracing (Note [refs as threaded "
+                    "state]): its programs hold no Ref reads or writes"),
     "select_and_scatter_p": "spmdc has select_and_scatter_add_p, the form JAX's gradients use",
 }
 
