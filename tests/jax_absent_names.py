@@ -340,9 +340,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.interpreters.partial_eval": {
         **_because(TODO, """
-            custom_partial_eval_rules dce_jaxpr
-            dce_jaxpr_call_rule dce_jaxpr_closed_call_rule dce_jaxpr_consts
-            dce_rules partial_eval_jaxpr_custom_rules
+            custom_partial_eval_rules partial_eval_jaxpr_custom_rules
             """),
     },
     "jax.interpreters.pxla": {},

@@ -19,6 +19,7 @@ from ...ad_checkpoint import name_p
 from ...compiler.ir import Func
 from ...core.tracing import current_trace
 from ...custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from ...interpreters.dead_code import dce_jaxpr_call_rule, dce_jaxpr_closed_call_rule, dce_rules
 from ...lax import (
     abs_p,
     acos_p,
@@ -320,3 +321,5 @@ class CallPrimitive:
 call_p = CallPrimitive("call", "call_jaxpr", compiled=False, builtin=True)
 closed_call_p = CallPrimitive("closed_call", "call_jaxpr", compiled=False, builtin=True)
 jit_p = CallPrimitive("jit", "jaxpr", compiled=True, builtin=True)
+dce_rules[call_p] = dce_jaxpr_call_rule
+dce_rules[closed_call_p] = dce_jaxpr_closed_call_rule
