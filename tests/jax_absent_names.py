@@ -331,11 +331,9 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.interpreters.mlir": {
         **_because(TODO, """
-            AxisContext ConstantHandler LoweringParameters LoweringResult
-            SPMDAxisContext ShapePolyLoweringState ShardingContext TokenSet
-            core_call_lowering ir_tree_registry ir_type_handlers
-            jaxpr_subcomp lower_jaxpr_to_fun lower_jaxpr_to_module lowerable_effects
-            register_constant_handler
+            AxisContext LoweringParameters LoweringResult SPMDAxisContext
+            ShapePolyLoweringState ShardingContext lower_jaxpr_to_fun
+            lower_jaxpr_to_module lowerable_effects
             """),
     },
     "jax.interpreters.partial_eval": {

@@ -79,6 +79,7 @@ from .dispatch import (
     fast_path,
     granting,
     python_path_after,
+    pytree_registry,
     register_fields,
     register_node,
     set_runtime_checks,
@@ -99,7 +100,7 @@ from .recursion import ROOM, recursion_reserve
 
 __all__ = ["Client", "Device", "compile_options", "HloSharding", "OpSharding",
            "op_sharding_from_proto", "hlo_sharding_from_proto", "hlo_sharding_to_proto",
-           "Buffer", "Executable", "client", "client_exists", "device_count_env",
+           "pytree_registry", "Buffer", "Executable", "client", "client_exists", "device_count_env",
            "devices", "local_devices", "platform_name", "platform_wanted",
            "set_cpu_device_count", "set_platform", "copy_to_host_async", "group_array",
            "group_devices", "is_ready", "one_device_handler", "put", "result_handler",
