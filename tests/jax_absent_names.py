@@ -78,6 +78,20 @@ REMAT_OPT = ("the primitive of custom_vjp's optimize_remat=True, which spmdc's c
              "refuses (it has no fwd-rule rematerialisation)")
 VMAPPABLE = ("vmap over a registered container type (JAX's to_elt/from_elt handlers, for "
              "its ragged 'jumble' arrays): spmdc's vmap maps the arrays of pytrees only")
+FLAT_TREE = ("takes and returns JAX's internal FlatTree values (jax._src.tree_util.FlatTree, "
+             "new in 0.10): use jax.jvp / jax.linearize, which spmdc has")
+PE_RULES = ("rules that run on JAX's partial-evaluation tracers and on remat's known/unknown "
+            "split of jaxpr equations: spmdc partially evaluates its own IR "
+            "(passes/forward.py partial_eval, passes/residuals.py), whose rules are not JAX's")
+JIT_LOWERING = ("JAX's lowering of a whole jit program and what it is given (axis context, "
+                "argument shardings and layouts, lowering parameters, the result): spmdc "
+                "lowers its own IR (compiler/stablehlo.py lower_program), a rule lowers a "
+                "jaxpr with jaxpr_subcomp, a function is lowered with jit(f).lower(...)")
+EFFECT_TYPES = ("spmdc lowers every effectful equation, ordered by its own token chain "
+                "(Note [effects]), whatever its effect's type: no set of lowerable types")
+GSPMD = ("a placement given by an XLA HloSharding over a device list: spmdc places arrays "
+         "by NamedSharding over a Mesh; the HLO sharding protos are read and written by "
+         "jax.extend.sharding's helpers")
 
 # A short label per reason, for ``make sz``'s table.
 LABELS = {
@@ -96,6 +110,8 @@ LABELS = {
     THREEFRY_ONLY: "partitionable threefry",
     SPARSE_COMPOSED: "sparse via jnp", SPARSE_TRACER: "sparse tracer",
     STATE_DISCHARGED: "refs discharged", REMAT_OPT: "optimize_remat", VMAPPABLE: "vmappables",
+    FLAT_TREE: "FlatTree", PE_RULES: "JAX pe rules", JIT_LOWERING: "jit lowering",
+    EFFECT_TYPES: "effect types", GSPMD: "GSPMDSharding",
 }
 
 
@@ -230,9 +246,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(INTERNAL_ORDER, "eq_to_p le_to_p lt_to_p"),
         **_because(ONE_SCATTER_SELECT, "select_and_scatter_p"),
     },
-    "jax.extend.mlir": {
-        **_because(TODO, "lower_with_sharding_in_types"),
-    },
+    "jax.extend.mlir": {},
     "jax.extend.random": {
         **_because(LEGACY_PRNG, """
             define_prng_impl rbg_prng_impl seed_with_impl threefry_prng_impl
@@ -243,7 +257,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.extend.source_info_util": {},
     "jax.extend.lowering": {},
     "jax.extend.sharding": {
-        **_because(TODO, "GSPMDSharding"),
+        **_because(GSPMD, "GSPMDSharding"),
     },
     "jax.example_libraries.optimizers": {
         **_because(INTERNAL, "InitFn ParamsFn UpdateFn map safe_map safe_zip unzip2 zip"),
@@ -323,23 +337,22 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.interpreters": {},
     "jax.interpreters.ad": {
-        **_because(TODO, "jvp linearize"),
+        **_because(FLAT_TREE, "jvp linearize"),
         **_because(JAX_AD, "add_jaxvals add_jaxvals_p"),
     },
     "jax.interpreters.batching": {
         **_because(VMAPPABLE, "register_vmappable unregister_vmappable"),
     },
     "jax.interpreters.mlir": {
-        **_because(TODO, """
-            AxisContext LoweringParameters LoweringResult SPMDAxisContext
-            ShapePolyLoweringState ShardingContext lower_jaxpr_to_fun
-            lower_jaxpr_to_module lowerable_effects
+        **_because(JIT_LOWERING, """
+            AxisContext LoweringParameters LoweringResult SPMDAxisContext ShardingContext
+            lower_jaxpr_to_fun lower_jaxpr_to_module
             """),
+        **_because(POLYMORPHIC, "ShapePolyLoweringState"),
+        **_because(EFFECT_TYPES, "lowerable_effects"),
     },
     "jax.interpreters.partial_eval": {
-        **_because(TODO, """
-            custom_partial_eval_rules partial_eval_jaxpr_custom_rules
-            """),
+        **_because(PE_RULES, "custom_partial_eval_rules partial_eval_jaxpr_custom_rules"),
     },
     "jax.interpreters.pxla": {},
     "jax.interpreters.xla": {},

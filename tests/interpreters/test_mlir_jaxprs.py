@@ -125,3 +125,14 @@ def test_token_sets_and_the_ir_tree_registry():
         assert swapped.get("a") == tokens.get("b") and swapped.get("b") == tokens.get("b")
     leaves, tree = mlir.ir_tree_registry.flatten([1, (2, 3)])
     assert leaves == [1, 2, 3] and str(tree) == "PyTreeDef([*, (*, *)])"
+
+
+def test_lower_with_sharding_in_types_keeps_an_unsharded_result():
+    from spmdc.extend import mlir as extend_mlir
+    double_p = Primitive("test_double_in_types")
+    double_p.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
+    mlir.register_lowering(double_p, lambda ctx, x: [extend_mlir.lower_with_sharding_in_types(
+        ctx, hlo.add(x, x), ctx.avals_out[0])])
+    np.testing.assert_array_equal(np.asarray(spmdc.jit(double_p.bind)(X)), 2 * X)
+    with pytest.raises(TypeError, match="expected an abstract value with a sharding"):
+        extend_mlir.lower_with_sharding_in_types(None, None, object())
