@@ -89,9 +89,6 @@ JIT_LOWERING = ("JAX's lowering of a whole jit program and what it is given (axi
                 "jaxpr with jaxpr_subcomp, a function is lowered with jit(f).lower(...)")
 EFFECT_TYPES = ("spmdc lowers every effectful equation, ordered by its own token chain "
                 "(Note [effects]), whatever its effect's type: no set of lowerable types")
-GSPMD = ("a placement given by an XLA HloSharding over a device list: spmdc places arrays "
-         "by NamedSharding over a Mesh; the HLO sharding protos are read and written by "
-         "jax.extend.sharding's helpers")
 
 # A short label per reason, for ``make sz``'s table.
 LABELS = {
@@ -111,7 +108,7 @@ LABELS = {
     SPARSE_COMPOSED: "sparse via jnp", SPARSE_TRACER: "sparse tracer",
     STATE_DISCHARGED: "refs discharged", REMAT_OPT: "optimize_remat", VMAPPABLE: "vmappables",
     FLAT_TREE: "FlatTree", PE_RULES: "JAX pe rules", JIT_LOWERING: "jit lowering",
-    EFFECT_TYPES: "effect types", GSPMD: "GSPMDSharding",
+    EFFECT_TYPES: "effect types",
 }
 
 
@@ -256,9 +253,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.extend.source_info_util": {},
     "jax.extend.lowering": {},
-    "jax.extend.sharding": {
-        **_because(GSPMD, "GSPMDSharding"),
-    },
+    "jax.extend.sharding": {},
     "jax.example_libraries.optimizers": {
         **_because(INTERNAL, "InitFn ParamsFn UpdateFn map safe_map safe_zip unzip2 zip"),
     },

@@ -131,3 +131,39 @@ def test_sharding_protos_round_trip():
 def test_extend_names_its_submodules():
     import spmdc.extend as extend
     assert extend.random is xrandom and extend.sharding is xsharding
+
+
+# JAX 0.10.2: NamedSharding(Mesh(devices[::-1].reshape(4, 2), ('x', 'y')), P('y', 'x')),
+# a transposed tile assignment {devices=[2,4]<=[4,2]T(1,0)}
+TRANSPOSED = b"\x08\x03\x1a\x02\x02\x04J\x02\x04\x02R\x02\x01\x00"
+
+
+@pytest.mark.devices(8)
+def test_gspmd_sharding_places_as_jaxs():
+    from spmdc.extend.sharding import GSPMDSharding
+    devices = spmdc.devices()[:8]
+    s = GSPMDSharding(devices, xsharding.get_hlo_sharding_from_serialized_proto(PROTO))
+    assert repr(s) == ("GSPMDSharding({devices=[4,1,2]<=[8] last_tile_dim_replicate}, "
+                       "memory_kind=device)")
+    assert (s.num_devices, s.is_fully_replicated, s.memory_kind) == (8, False, "device")
+    assert s.shard_shape((8, 3)) == (2, 3)
+    index = s.devices_indices_map((8, 3))
+    assert index[devices[0]] == index[devices[1]] == (slice(0, 2), slice(None))
+    assert index[devices[3]] == (slice(2, 4), slice(None))
+    x = spmdc.device_put(np.arange(24.0, dtype=np.float32).reshape(8, 3), s)
+    assert float(np.asarray(x * 2).sum()) == 552.0
+    assert s == GSPMDSharding(devices, s._to_xla_hlo_sharding(2))
+    assert hash(s) == hash(GSPMDSharding(devices, s._to_xla_hlo_sharding(2)))
+    t = GSPMDSharding(devices, xsharding.get_op_sharding_from_serialized_proto(TRANSPOSED))
+    got = {d.id: idx for d, idx in t.devices_indices_map((4, 8)).items()}
+    assert got == {k: (slice(2 * (k % 2), 2 * (k % 2) + 2), slice(2 * (k // 2), 2 * (k // 2) + 2))
+                   for k in range(8)}
+    r = GSPMDSharding.get_replicated(devices[:2])
+    assert repr(r) == "GSPMDSharding({replicated}, memory_kind=device)"
+    assert r.is_fully_replicated and r != s
+    with pytest.raises(ValueError, match="only valid for values of rank at least 2"):
+        s.check_compatible_aval((8,))
+    with pytest.raises(ValueError, match="assigns tiles to 8 devices, but 4"):
+        GSPMDSharding(devices[:4], s._to_xla_hlo_sharding(2))
+    with pytest.raises(TypeError, match="HloSharding or OpSharding"):
+        GSPMDSharding(devices, "replicated")
