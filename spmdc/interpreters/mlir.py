@@ -46,6 +46,7 @@ from ..core import dtypes
 from ..core.abstract import ShapedArray
 from ..core.tracing import trace_detached, type_of
 from ..errors import LoweringError
+from ..runtime.array import Array
 from ..runtime.sharding import Mesh
 from .tables import aval_of_type, run_rule
 
@@ -246,7 +247,7 @@ def _array_constant(val: Any, aval: Any) -> Any:
 
 
 _constant_handlers: dict[type, ConstantHandler] = dict.fromkeys(
-    (np.ndarray, np.generic, bool, int, float, complex), _array_constant)
+    (np.ndarray, np.generic, bool, int, float, complex, Array), _array_constant)
 
 
 def register_constant_handler(type_: type, handler_fun: ConstantHandler) -> None:

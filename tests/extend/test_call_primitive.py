@@ -60,3 +60,13 @@ def test_spmdcs_context_is_a_jax_ir_context():
     with ctx, mlir.ir.Location.unknown():
         assert str(mlir.ir.RankedTensorType.get([2], mlir.ir.F32Type.get())) == \
             "tensor<2xf32>"
+
+
+def test_an_equation_of_a_library_call_primitive_runs_its_jaxpr():
+    from spmdc.core.abstract import ShapedArray
+    sub = spmdc.make_jaxpr(lambda x: (jnp.cos(x),))(1.0)
+    x, y = core.Var(ShapedArray((), np.float32)), core.Var(ShapedArray((), np.float32))
+    eqn = core.new_jaxpr_eqn([x], [y], my_call_p, {"call_jaxpr": sub.jaxpr, "tag": 7}, set())
+    out, = core.jaxpr_as_fun(core.ClosedJaxpr(core.Jaxpr([], [x], [y], [eqn]), []))(0.5)
+    np.testing.assert_allclose(np.asarray(out), np.cos(0.5), rtol=1e-6)
+    assert seen[-1] == {"tag": 7}                        # through the impl, with its params

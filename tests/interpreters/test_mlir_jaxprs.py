@@ -136,3 +136,15 @@ def test_lower_with_sharding_in_types_keeps_an_unsharded_result():
     np.testing.assert_array_equal(np.asarray(spmdc.jit(double_p.bind)(X)), 2 * X)
     with pytest.raises(TypeError, match="expected an abstract value with a sharding"):
         extend_mlir.lower_with_sharding_in_types(None, None, object())
+
+
+def test_ir_constant_of_arrays_and_scalars():
+    with mlir.make_ir_context(), mlir.ir.Location.unknown():
+        module = mlir.ir.Module.create()
+        with mlir.ir.InsertionPoint(module.body):
+            assert str(mlir.ir_constant(jnp.ones(2)).type) == "tensor<2xf32>"
+            assert str(mlir.ir_constant(3).type) == "tensor<i32>"
+            assert str(mlir.ir_constant(True).type) == "tensor<i1>"
+            assert str(mlir.ir_constant(2.0, aval=ShapedArray((), np.float16)).type) == \
+                "tensor<f16>"
+            assert len(mlir.ir_constants(np.zeros((2, 2), np.int8))) == 1

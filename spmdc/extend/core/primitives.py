@@ -268,7 +268,10 @@ class CallPrimitive:
         """``bind(*args, <jaxpr_param>=jaxpr, ...)``; ``call``, ``closed_call`` and a
         library's call primitive also take JAX's form ``bind(fun, *args)``, ``fun`` a
         WrappedFun (or a callable)."""
-        if self.jaxpr_param not in params or not self.builtin:
+        if self.jaxpr_param in params and not self.builtin:
+            subfuns, rest = self.get_bind_params(params)   # an equation's params, as
+            return self.bind(*subfuns, *args, **rest)      # JAX's eval_jaxpr rebinds them
+        if self.jaxpr_param not in params:
             if self.compiled or not args or not (isinstance(args[0], WrappedFun)
                                                         or callable(args[0])):
                 raise TypeError(f"{self.name}.bind: pass the sub-jaxpr as "
