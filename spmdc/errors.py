@@ -527,9 +527,29 @@ class UserSource(str):
         return f"{where} ({self.code.co_name})"
 
 
+# The source a thread's operations are pinned to (jax.extend.source_info_util's
+# user_context), by thread id; empty in the common case, so user_source pays one test.
+_pinned_sources: dict[int, str] = {}
+
+
+def pin_source(source: str | None) -> str | None:
+    """Make ``source`` what ``user_source()`` gives in this thread (None: find the
+    caller again); returns the source pinned before."""
+    ident = threading.get_ident()
+    before = _pinned_sources.pop(ident, None)
+    if source is not None:
+        _pinned_sources[ident] = source
+    return before
+
+
 def user_source() -> str | None:
     """``file:line`` of the innermost caller outside spmdc and the registered libraries
-    (where the user's op is), as a ``UserSource``."""
+    (where the user's op is), as a ``UserSource``; the source ``pin_source`` pinned,
+    if any."""
+    if _pinned_sources:
+        pinned = _pinned_sources.get(threading.get_ident())
+        if pinned is not None:
+            return pinned
     frame = sys._getframe(1)
     known = _library_file
     while frame is not None:       # every bind walks here: the cache is read inline

@@ -99,6 +99,24 @@ MEMORY_SPACES = ("memory spaces (offloading residuals to host memory, jax.memory
                  "spmdc's buffers live in their device's default memory only")
 TRACED_SHARDING = ("the sharding of a traced value, which XLA's partitioner decides when it "
                    "compiles: spmdc does not read it back from the compiled program")
+STATE_DISCHARGED = ("JAX's state primitives on Refs: spmdc discharges mutable refs while "
+                    "tracing (Note [refs as threaded state]), so its programs hold no Ref "
+                    "reads or writes")
+REMAT_OPT = ("the primitive of custom_vjp's optimize_remat=True, which spmdc's custom_vjp "
+             "refuses (it has no fwd-rule rematerialisation)")
+VMAPPABLE = ("vmap over a registered container type (JAX's to_elt/from_elt handlers, for "
+             "its ragged 'jumble' arrays): spmdc's vmap maps the arrays of pytrees only")
+FLAT_TREE = ("takes and returns JAX's internal FlatTree values (jax._src.tree_util.FlatTree, "
+             "new in 0.10): use jax.jvp / jax.linearize, which spmdc has")
+PE_RULES = ("rules that run on JAX's partial-evaluation tracers and on remat's known/unknown "
+            "split of jaxpr equations: spmdc partially evaluates its own IR "
+            "(passes/forward.py partial_eval, passes/residuals.py), whose rules are not JAX's")
+JIT_LOWERING = ("JAX's lowering of a whole jit program and what it is given (axis context, "
+                "argument shardings and layouts, lowering parameters, the result): spmdc "
+                "lowers its own IR (compiler/stablehlo.py lower_program), a rule lowers a "
+                "jaxpr with jaxpr_subcomp, a function is lowered with jit(f).lower(...)")
+EFFECT_TYPES = ("spmdc lowers every effectful equation, ordered by its own token chain "
+                "(Note [effects]), whatever its effect's type: no set of lowerable types")
 
 # A short label per reason, for ``make sz``'s table.
 LABELS = {
@@ -121,6 +139,9 @@ LABELS = {
     TRACED_SHARDING: "traced sharding", MEMORY_SPACES: "memory spaces",
     THREEFRY_ONLY: "partitionable threefry",
     SPARSE_COMPOSED: "sparse via jnp", SPARSE_TRACER: "sparse tracer",
+    STATE_DISCHARGED: "refs discharged", REMAT_OPT: "optimize_remat", VMAPPABLE: "vmappables",
+    FLAT_TREE: "FlatTree", PE_RULES: "JAX pe rules", JIT_LOWERING: "jit lowering",
+    EFFECT_TYPES: "effect types",
 }
 
 
@@ -217,25 +238,20 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(POLYMORPHIC, "SymbolicScope symbolic_args_specs symbolic_shape"),
     },
     "jax.custom_derivatives": {
-        **_because(TODO, "remat_opt_p"),
+        **_because(REMAT_OPT, "remat_opt_p"),
     },
     "jax.scipy.spatial.transform": {},
     "jax.extend": {
-        **_because(TODO, "random sharding"),
         **_because(PALLAS, "pallas"),
     },
     "jax.extend.backend": {
-        **_because(TODO, "get_compile_options register_backend_cache"),
         **_because(ONE_CLIENT, "clear_backends register_backend_factory"),
     },
     "jax.extend.core": {
-        **_because(TODO, """
-            CallPrimitive TraceTag call_impl
-            """),
         **_because(TOKENS, "AbstractToken Token"),
     },
     "jax.extend.core.primitives": {
-        **_because(TODO, "get_p regularized_incomplete_beta_p swap_p"),
+        **_because(STATE_DISCHARGED, "get_p swap_p"),
         **_because(ONE_SCATTER, "scatter_add_p scatter_max_p scatter_min_p scatter_mul_p"),
         **_because(NO_RANDOM_PRIMITIVE, """
             random_bits_p random_fold_in_p random_gamma_p random_seed_p
@@ -243,7 +259,8 @@ EXCLUDED: dict[str, dict[str, str]] = {
             """),
         **_because(COMPOSED, """
             approx_top_k_p cumlogsumexp_p empty2_p igamma_grad_a_p igamma_p
-            igammac_p linear_solve_p reduce_p reduce_xor_p top_k_p
+            igammac_p linear_solve_p reduce_p reduce_xor_p regularized_incomplete_beta_p
+            top_k_p
             """),
         **_because(TOKENS, "after_all_p create_token_p"),
         **_because(RAGGED, "ragged_all_to_all_p"),
@@ -253,32 +270,17 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(INTERNAL_ORDER, "eq_to_p le_to_p lt_to_p"),
         **_because(ONE_SCATTER_SELECT, "select_and_scatter_p"),
     },
-    "jax.extend.mlir": {
-        **_because(TODO, "lower_with_sharding_in_types"),
-    },
+    "jax.extend.mlir": {},
     "jax.extend.random": {
-        **_because(TODO, "random_seed threefry_2x32"),
         **_because(LEGACY_PRNG, """
             define_prng_impl rbg_prng_impl seed_with_impl threefry_prng_impl
             unsafe_rbg_prng_impl
             """),
         **_because(NO_RANDOM_PRIMITIVE, "threefry2x32_p"),
     },
-    "jax.extend.source_info_util": {
-        **_because(TODO, """
-            transform_name_stack user_context
-            """),
-    },
-    "jax.extend.lowering": {
-        **_because(TODO, "JaxIrContext upstream_dialects"),
-    },
-    "jax.extend.sharding": {
-        **_because(TODO, """
-            GSPMDSharding get_hlo_sharding_from_serialized_proto
-            get_op_sharding_from_serialized_proto
-            get_serialized_proto_from_hlo_sharding
-            """),
-    },
+    "jax.extend.source_info_util": {},
+    "jax.extend.lowering": {},
+    "jax.extend.sharding": {},
     "jax.example_libraries.optimizers": {
         **_because(INTERNAL, "InitFn ParamsFn UpdateFn map safe_map safe_zip unzip2 zip"),
     },
@@ -345,39 +347,25 @@ EXCLUDED: dict[str, dict[str, str]] = {
     "jax.experimental.compute_on": {
         **_because(FRONTEND_ATTRIBUTES, "compute_on compute_on2"),
     },
-    "jax.interpreters": {
-        **_because(TODO, "pxla"),
-    },
+    "jax.interpreters": {},
     "jax.interpreters.ad": {
-        **_because(TODO, "defbilinear jvp linearize"),
+        **_because(FLAT_TREE, "jvp linearize"),
         **_because(JAX_AD, "add_jaxvals add_jaxvals_p"),
     },
     "jax.interpreters.batching": {
-        **_because(TODO, """
-            bdim_at_front broadcast defbroadcasting defreducer defvectorized
-            register_vmappable unregister_vmappable
-            """),
+        **_because(VMAPPABLE, "register_vmappable unregister_vmappable"),
     },
     "jax.interpreters.mlir": {
-        **_because(TODO, """
-            AxisContext ConstantHandler LoweringParameters LoweringResult
-            SPMDAxisContext ShapePolyLoweringState ShardingContext TokenSet
-            core_call_lowering ir_tree_registry ir_type_handlers
-            jaxpr_subcomp lower_jaxpr_to_fun lower_jaxpr_to_module lowerable_effects
-            register_constant_handler
+        **_because(JIT_LOWERING, """
+            AxisContext LoweringParameters LoweringResult SPMDAxisContext ShardingContext
+            lower_jaxpr_to_fun lower_jaxpr_to_module
             """),
+        **_because(POLYMORPHIC, "ShapePolyLoweringState"),
+        **_because(EFFECT_TYPES, "lowerable_effects"),
     },
     "jax.interpreters.partial_eval": {
-        **_because(TODO, """
-            DynamicJaxprTracer JaxprTracer custom_partial_eval_rules dce_jaxpr
-            dce_jaxpr_call_rule dce_jaxpr_closed_call_rule dce_jaxpr_consts
-            dce_rules partial_eval_jaxpr_custom_rules
-            """),
+        **_because(PE_RULES, "custom_partial_eval_rules partial_eval_jaxpr_custom_rules"),
     },
-    "jax.interpreters.pxla": {
-        **_because(TODO, "create_compile_options"),
-    },
-    "jax.interpreters.xla": {
-        **_because(TODO, "Backend apply_primitive"),
-    },
+    "jax.interpreters.pxla": {},
+    "jax.interpreters.xla": {},
 }

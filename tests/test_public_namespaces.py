@@ -69,8 +69,6 @@ JAX_NAMES = {
 
 REGISTRY = ("jaxlib's C++ pytree registry object; spmdc's pytrees live in "
             "spmdc/core/tree.py (jax._src.tree_util._registry is its table of node types)")
-XLA_UNUSED = ("no library spmdc runs reads it: spmdc's eager primitives run through "
-              "spmdc/transforms/eager.py and its client is not jaxlib's Client class")
 
 COMPOSED = ("spmdc computes it with other primitives: lax's function for it binds no "
             "primitive of its own")
@@ -86,8 +84,9 @@ NO_PRIMITIVE = {
     **dict.fromkeys(["igamma_p", "igammac_p", "igamma_grad_a_p", "cumlogsumexp_p", "top_k_p",
                      "approx_top_k_p", "reduce_p", "reduce_xor_p", "linear_solve_p",
                      "empty2_p"], COMPOSED),
-    **dict.fromkeys(["regularized_incomplete_beta_p", "ragged_all_to_all_p",
-                     "rng_bit_generator_p", "rng_uniform_p"], ABSENT_OP),
+    "regularized_incomplete_beta_p": COMPOSED,
+    **dict.fromkeys(["ragged_all_to_all_p", "rng_bit_generator_p", "rng_uniform_p"],
+                    ABSENT_OP),
     **dict.fromkeys(["after_all_p", "create_token_p"],
                     "spmdc orders effects without token values (Note [effects])"),
     **dict.fromkeys(["add_jaxvals_p", "custom_lin_p"],
@@ -100,14 +99,14 @@ NO_PRIMITIVE = {
                     "JAX's internal comparisons of sorted keys; spmdc compares with eq_p, "
                     "le_p, lt_p"),
     **dict.fromkeys(["get_p", "swap_p"],
-                    "spmdc has no mutable Ref values (jax.experimental.state)"),
+                    "spmdc discharges mutable refs while tracing (Note [refs as threaded "
+                    "state]): its programs hold no Ref reads or writes"),
     "select_and_scatter_p": "spmdc has select_and_scatter_add_p, the form JAX's gradients use",
 }
 
 MISSING = {
     "jax.tree_util": {"default_registry": REGISTRY},
     "jax.extend.core.primitives": NO_PRIMITIVE,
-    "jax.interpreters.xla": {"Backend": XLA_UNUSED, "apply_primitive": XLA_UNUSED},
     "jax.ffi": {"register_ffi_type_id": "JAX 0.10.2's raises ValueError on every call "
                 "(jaxlib dropped type-id registration); register_ffi_type replaces it"},
 }

@@ -92,11 +92,23 @@ def mlir_context() -> ir.Context:
 _context: list[ir.Context] = []
 
 
+upstream_dialects = ir.DialectRegistry()
+"""The MLIR dialects jaxlib links in (func, arith, ...), registered into spmdc's context."""
+_jax_mlir_ext.register_dialects(upstream_dialects)
+
+
+class JaxIrContext(ir.Context):
+    """The class of spmdc's MLIR context (JAX's name): made without ``ir.Context``'s own
+    initialisation, which would load every dialect linked into jaxlib; the context loads
+    those of ``upstream_dialects`` and StableHLO's."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super(ir.Context, self).__init__(*args, **kwargs)
+
+
 def _make_context() -> ir.Context:
-    registry = ir.DialectRegistry()
-    _jax_mlir_ext.register_dialects(registry)
-    ctx = ir.Context()
-    ctx.append_dialect_registry(registry)
+    ctx = JaxIrContext()
+    ctx.append_dialect_registry(upstream_dialects)
     ctx.load_all_available_dialects()
     hlo.register_dialect(ctx)
     chlo.register_dialect(ctx)     # erf, lgamma, ...: PJRT legalises chlo ops

@@ -18,7 +18,13 @@ from typing import Any
 
 from ..compiler.ir import SourceInfo
 
-__all__ = ["named_scope", "named_call", "scoped"]
+__all__ = ["named_scope", "named_call", "scoped", "TransformName", "joined"]
+
+
+class TransformName(str):
+    """A transformation's name on the stack (``jax.extend.source_info_util``'s
+    ``transform_name_stack``): it wraps the names after it, ``jvp(inner)``, as JAX's."""
+    __slots__ = ()
 
 
 class _Names(threading.local):
@@ -29,12 +35,27 @@ class _Names(threading.local):
 _names = _Names()
 
 
+def joined(stack: list[str]) -> str:
+    """The names of ``stack`` as JAX prints a name stack: scopes joined by ``/``, a
+    transformation wrapping the name that follows it (``outer/jvp(inner)``)."""
+    parts: list[str] = []
+    for name in reversed(stack):
+        if isinstance(name, TransformName):
+            if parts:
+                parts[-1] = f"{name}({parts[-1]})"
+            else:
+                parts.append(f"{name}()")
+        else:
+            parts.append(name)
+    return "/".join(reversed(parts))
+
+
 def scoped(source: str | None) -> str | None:
     """``source`` with the names in effect, if any (else ``source`` itself)."""
     stack = _names.stack
     if not stack:
         return source
-    return SourceInfo(source or "", "/".join(stack))
+    return SourceInfo(source or "", joined(stack))
 
 
 @contextlib.contextmanager

@@ -3,7 +3,9 @@
 XLA's HLO to StableHLO (``hlo_to_stablehlo``) and the shape refinement of a module
 (``refine_polymorphic_shapes``), on jaxlib's MLIR bindings (through compiler/stablehlo.py)
 and its serializer and converters (through runtime/pjrt/). The serializer writes CHLO
-ops (``chlo.erf`` ...) as composites with their StableHLO decompositions."""
+ops (``chlo.erf`` ...) as composites with their StableHLO decompositions.
+``lower_with_sharding_in_types`` is what a lowering rule calls on the op giving a
+result, to constrain it to the sharding the result's type carries."""
 from __future__ import annotations
 
 from typing import Any
@@ -13,7 +15,25 @@ from ..runtime import pjrt
 from ..runtime.pjrt import hlo_to_stablehlo, refine_polymorphic_shapes
 
 __all__ = ["serialize_portable_artifact", "deserialize_portable_artifact",
-           "hlo_to_stablehlo", "refine_polymorphic_shapes"]
+           "hlo_to_stablehlo", "refine_polymorphic_shapes", "lower_with_sharding_in_types"]
+
+
+def lower_with_sharding_in_types(ctx: Any, op: Any, aval: Any) -> Any:
+    """``op`` (a lowering rule's result for a value of abstract value ``aval``),
+    constrained to the sharding ``aval``'s type carries over explicit mesh axes. As in
+    JAX, a type whose mesh is empty or has only automatic or manual axes needs none, and
+    ``op`` is returned as it is: spmdc's types carry no sharding, their mesh is always
+    the empty one (See Note [the sharding of an abstract value] in
+    spmdc/core/abstract.py)."""
+    sharding = getattr(aval, "sharding", None)
+    mesh = getattr(sharding, "mesh", None)
+    if mesh is None:
+        raise TypeError(f"lower_with_sharding_in_types: expected an abstract value with a "
+                        f"sharding (a jax.core.ShapedArray), got {aval!r}")
+    if mesh.empty or mesh.are_all_axes_manual or mesh.are_all_axes_auto:
+        return op
+    raise ValueError(f"lower_with_sharding_in_types: {aval} carries a sharding over explicit "
+                     "mesh axes, which spmdc's types do not; lower the value without it")
 
 
 def serialize_portable_artifact(mlir_module: Any, target: str) -> bytes:

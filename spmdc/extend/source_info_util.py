@@ -6,10 +6,13 @@ names is the user's and not Flax's: spmdc's ``user_source()`` skips the register
 (Note [library frames] in spmdc/errors.py). The name stack is spmdc's ``named_scope``
 stack (core/names.py), per thread: ``current_name_stack()`` reads it as a ``NameStack``
 (``str``: ``outer/inner``), ``extend_name_stack(name)`` pushes a name for a block,
-``set_name_stack``/``reset_name_stack`` replace it for a block, and equations traced
-there carry those names as named_scope's do. ``current()`` is a ``SourceInfo``: the
-user's frame of the calling code and the name stack; ``summarize`` gives that frame as
-``file:line:column (function)``.
+``transform_name_stack(name)`` a transformation's name (which wraps the names after it:
+``outer/jvp(inner)``), ``set_name_stack``/``reset_name_stack`` replace it for a block,
+and equations traced there carry those names as named_scope's do. ``current()`` is a
+``SourceInfo``: the user's frame of the calling code and the name stack; ``summarize``
+gives that frame as ``file:line:column (function)``; ``user_context(traceback)`` makes a
+block's operations come from that frame (and name stack), as a library that traces a
+user's function later says where it came from.
 """
 from __future__ import annotations
 
@@ -19,12 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import names
+from ..errors import pin_source, user_source
 from ..errors import register_source_exclusion as register_exclusion
-from ..errors import user_source
 
 __all__ = ["register_exclusion", "NameStack", "SourceInfo", "current", "current_name_stack",
            "extend_name_stack", "new_name_stack", "new_source_info", "reset_name_stack",
-           "set_name_stack", "summarize"]
+           "set_name_stack", "summarize", "transform_name_stack", "user_context",
+           "Scope", "Transform"]
 
 
 @dataclass(frozen=True)
@@ -37,23 +41,46 @@ class Scope:
 
 
 @dataclass(frozen=True)
+class Transform:
+    """A transformation's name on a name stack: it wraps the names after it."""
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _entry(e: Scope | Transform) -> str:
+    """A name stack's entry as core/names.py's stack holds it."""
+    return names.TransformName(e.name) if isinstance(e, Transform) else e.name
+
+
+@dataclass(frozen=True)
 class NameStack:
     """The names an operation is traced under, outermost first (``str``: joined by
-    ``/``)."""
-    stack: tuple[Scope, ...] = field(default=())
+    ``/``, a transformation's name wrapping what follows it: ``outer/jvp(inner)``)."""
+    stack: tuple[Scope | Transform, ...] = field(default=())
 
     def extend(self, name: str | tuple[str, ...]) -> NameStack:
         more = (name,) if isinstance(name, str) else tuple(name)
         return NameStack(self.stack + tuple(Scope(_checked(n)) for n in more))
 
+    def transform(self, transform_name: str) -> NameStack:
+        return NameStack(self.stack + (Transform(_checked(transform_name)),))
+
+    def __getitem__(self, index: slice) -> NameStack:
+        return NameStack(self.stack[index])
+
     def __add__(self, other: NameStack) -> NameStack:
         return NameStack(self.stack + other.stack)
+
+    def __radd__(self, other: NameStack) -> NameStack:
+        return NameStack(other.stack + self.stack)
 
     def __len__(self) -> int:
         return len(self.stack)
 
     def __str__(self) -> str:
-        return "/".join(str(s) for s in self.stack)
+        return names.joined([_entry(e) for e in self.stack])
 
 
 def _checked(name: Any) -> str:
@@ -84,7 +111,8 @@ def new_source_info() -> SourceInfo:
 
 
 def current_name_stack() -> NameStack:
-    return NameStack(tuple(Scope(n) for n in names._names.stack))
+    return NameStack(tuple(Transform(str(n)) if isinstance(n, names.TransformName)
+                           else Scope(n) for n in names._names.stack))
 
 
 def current() -> SourceInfo:
@@ -122,8 +150,43 @@ def extend_name_stack(name: str) -> Iterator[NameStack]:
 @contextlib.contextmanager
 def set_name_stack(name_stack: NameStack) -> Iterator[None]:
     """Trace the block under ``name_stack`` alone."""
-    with _stack_as([s.name for s in name_stack.stack]):
+    with _stack_as([_entry(e) for e in name_stack.stack]):
         yield
+
+
+@contextlib.contextmanager
+def transform_name_stack(name: str) -> Iterator[NameStack]:
+    """Trace the block under the transformation ``name``, which wraps the names pushed
+    inside it (``jvp(inner)``)."""
+    stack = names._names.stack
+    stack.append(names.TransformName(_checked(name)))
+    try:
+        yield current_name_stack()
+    finally:
+        stack.pop()
+
+
+@contextlib.contextmanager
+def user_context(traceback: Any, *, name_stack: NameStack | None = None
+                 ) -> Iterator[None]:
+    """The operations of the block come from ``traceback`` (a ``SourceInfo``'s
+    ``traceback``, as ``current().traceback`` gives; None: from where they are traced),
+    under ``name_stack`` when given. An error raised in the block is noted with that
+    source, as JAX names the stack of the operation before its transformation."""
+    before = pin_source(traceback)
+    try:
+        if name_stack is None:
+            yield
+        else:
+            with set_name_stack(name_stack):
+                yield
+    except Exception as e:
+        note = f"(the operation comes from {summarize(SourceInfo(traceback, NameStack()))})"
+        if traceback is not None and note not in getattr(e, "__notes__", ()):
+            e.add_note(note)
+        raise
+    finally:
+        pin_source(before)
 
 
 @contextlib.contextmanager

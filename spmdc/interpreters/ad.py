@@ -1,8 +1,8 @@
 """``jax.interpreters.ad``: JAX's tables of JVP and transpose rules (``primitive_jvps``,
 ``primitive_transposes``), their definers (``defjvp``, ``defjvp2``, ``defjvp_zero``,
-``deflinear``, ``deflinear2``), and the values those rules see: ``Zero`` (a symbolic
-zero tangent or cotangent, with its abstract value) and ``UndefinedPrimal`` (a linear
-input of a transpose rule).
+``deflinear``, ``deflinear2``, ``defbilinear``), and the values those rules see:
+``Zero`` (a symbolic zero tangent or cotangent, with its abstract value) and
+``UndefinedPrimal`` (a linear input of a transpose rule).
 
 A JVP rule registered here becomes the rule of spmdc's forward pass for that primitive
 (passes/forward.py ``jvp_rules``); reverse mode (passes/autodiff.py ``vjp_rules``) is
@@ -32,7 +32,7 @@ from .tables import RuleTable, aval_of_type, run_rule
 __all__ = ["Zero", "UndefinedPrimal", "is_undefined_primal", "zeros_like_aval",
            "instantiate_zeros", "add_tangents", "primitive_jvps", "primitive_transposes",
            "get_primitive_transpose", "defjvp", "defjvp2", "defjvp_zero", "deflinear",
-           "deflinear2", "JVPTracer", "JVPTrace"]
+           "deflinear2", "defbilinear", "JVPTracer", "JVPTrace"]
 
 # spmdc has no per-transformation tracer classes: one Tracer and one Trace serve every
 # transformation (docs/ARCHITECTURE.md, "Passes"), so a type test written against JAX's
@@ -231,6 +231,33 @@ def deflinear2(prim: Any, transpose_rule: Callable[..., Any]) -> None:
             return [None] * len(args)
         return transpose_rule(ct, *args, **params)
     primitive_transposes[prim] = transpose
+
+
+def defbilinear(prim: Any, lhs_rule: Callable[..., Any], rhs_rule: Callable[..., Any]
+                ) -> None:
+    """A primitive ``prim(x, y)`` linear in each operand separately (a product, as
+    ``dot_general``): its tangent is ``prim(tx, y) + prim(x, ty)``, and its transpose
+    with respect to ``x`` is ``lhs_rule(ct, x, y, **params)`` (``x`` an
+    ``UndefinedPrimal``), with respect to ``y`` ``rhs_rule(ct, x, y, **params)``."""
+    _single_result("defbilinear", prim)
+    defjvp(prim, lambda t, x, y, **params: prim.bind(t, y, **params),
+           lambda t, x, y, **params: prim.bind(x, t, **params))
+    primitive_transposes[prim] = functools.partial(_bilinear_transpose, prim, lhs_rule,
+                                                   rhs_rule)
+
+
+def _bilinear_transpose(prim: Any, lhs_rule: Callable[..., Any], rhs_rule: Callable[..., Any],
+                        ct: Any, x: Any, y: Any, **params: Any) -> list[Any]:
+    if is_undefined_primal(x) == is_undefined_primal(y):
+        raise ValueError(f"the bilinear transpose of primitive '{prim}' is taken with "
+                         "respect to exactly one operand; got "
+                         f"{'both' if is_undefined_primal(x) else 'neither'} as linear "
+                         "inputs (UndefinedPrimal)")
+    if is_undefined_primal(x):
+        return [Zero(x.aval.to_tangent_aval()) if type(ct) is Zero else
+                lhs_rule(ct, x, y, **params), None]
+    return [None, Zero(y.aval.to_tangent_aval()) if type(ct) is Zero else
+            rhs_rule(ct, x, y, **params)]
 
 
 def _single_result(definer: str, prim: Any) -> None:

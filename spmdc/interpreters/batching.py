@@ -4,16 +4,23 @@
 (outputs, out_dims)`` is JAX's table; ``primitive_batchers`` (``rule(args, dims,
 **params)``) and ``axis_primitive_batchers`` (``rule(axis_size, axis_name, trace_type,
 args, dims, **params)``) are its older forms, stored as written and installed through it.
-Each rule becomes the rule of spmdc's vmap pass for its primitive (passes/vmap.py
-``batch_rules``): Note [JAX's rule tables] in spmdc/interpreters/tables.py.
+JAX's rule makers fill the table for common kinds of primitive (``defvectorized``,
+``defbroadcasting``, ``defreducer``), and its rules move batch dimensions with
+``bdim_at_front`` and ``broadcast``. Each rule becomes the rule of spmdc's vmap pass
+for its primitive (passes/vmap.py ``batch_rules``): Note [JAX's rule tables] in
+spmdc/interpreters/tables.py.
 """
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from .. import lax
 from ..compiler.builder import Builder
 from ..compiler.ir import Atom, TensorType
 from ..compiler.passes.vmap import BatchAxis, batch_rules
@@ -21,7 +28,8 @@ from ..core.tracing import Trace, Tracer, emitting_into, to_atom, value_of
 from .tables import RuleTable, run_rule
 
 __all__ = ["not_mapped", "AxisData", "fancy_primitive_batchers", "primitive_batchers",
-           "axis_primitive_batchers", "BatchTracer", "BatchTrace"]
+           "axis_primitive_batchers", "BatchTracer", "BatchTrace", "defvectorized",
+           "defbroadcasting", "defreducer", "bdim_at_front", "broadcast", "moveaxis"]
 
 not_mapped = None
 """The batch dimension of a value that is not batched."""
@@ -70,6 +78,113 @@ def _uninstall_older(prim: Any) -> None:
 primitive_batchers = RuleTable("primitive_batchers", _install_plain, _uninstall_older)
 axis_primitive_batchers = RuleTable("axis_primitive_batchers", _install_axis,
                                     _uninstall_older)
+
+
+# --- JAX's rule makers and the helpers its rules use ------------------------------------------
+
+def defvectorized(prim: Any) -> None:
+    """``prim`` maps elementwise over a leading dimension shared by its operands: the
+    batched operands (all batched at one dimension) go to ``prim`` as they are."""
+    fancy_primitive_batchers[prim] = functools.partial(_vectorized_batcher, prim)
+
+
+def _vectorized_batcher(prim: Any, axis_data: AxisData, args: Sequence[Any],
+                        dims: Sequence[int | None], /, **params: Any) -> tuple[Any, Any]:
+    if prim.multiple_results:
+        raise ValueError(f"defvectorized: primitive '{prim}' has multiple results; write its "
+                         "batching rule into batching.fancy_primitive_batchers")
+    batched = {d for d in dims if d is not None}
+    if len(batched) > 1:
+        raise ValueError(f"the vectorized batching rule of primitive '{prim}' got operands "
+                         f"batched at different dimensions {list(dims)}; a vectorized "
+                         "primitive's operands are batched at one dimension (use "
+                         "defbroadcasting for a broadcasting primitive)")
+    return prim.bind(*args, **params), next(iter(batched), None)
+
+
+def defbroadcasting(prim: Any) -> None:
+    """``prim`` broadcasts its operands against each other (rank-polymorphic, as
+    ``add``): unbatched operands get a size-1 dimension where the batch dimension goes."""
+    fancy_primitive_batchers[prim] = functools.partial(_broadcast_batcher, prim)
+
+
+def _broadcast_batcher(prim: Any, axis_data: AxisData, args: Sequence[Any],
+                       dims: Sequence[int | None], /, **params: Any) -> tuple[Any, Any]:
+    if all(d is None for d in dims):
+        out = prim.bind(*args, **params)
+        return (out, [None] * len(out)) if prim.multiple_results else (out, None)
+    shape, dim = next((np.shape(x), d) for x, d in zip(args, dims, strict=True)
+                      if d is not None)
+    if all(np.shape(x) == shape and d == dim
+           for x, d in zip(args, dims, strict=True) if np.ndim(x)):
+        out = prim.bind(*args, **params)       # agreeing batch dimensions and scalars
+        return (out, [dim] * len(out)) if prim.multiple_results else (out, dim)
+    # batch dimensions to the front; an unbatched operand gets a size-1 one there, and
+    # the primitive's own broadcasting does the rest
+    args = [bdim_at_front(x, d, 1) if np.ndim(x) else x
+            for x, d in zip(args, dims, strict=True)]
+    rank = max(np.ndim(x) for x in args)
+    args = [x if d is None or np.ndim(x) == rank else
+            lax.expand_dims(x, tuple(range(np.ndim(x), rank)))
+            for x, d in zip(args, dims, strict=True)]
+    out = prim.bind(*args, **params)
+    return (out, [0] * len(out)) if prim.multiple_results else (out, 0)
+
+
+def defreducer(prim: Any) -> None:
+    """``prim`` reduces its one operand over the dimensions of its ``axes`` parameter
+    (and, if it has one, its ``input_shape`` parameter is the operand's shape)."""
+    fancy_primitive_batchers[prim] = functools.partial(_reducer_batcher, prim)
+
+
+def _reducer_batcher(prim: Any, axis_data: AxisData, args: Sequence[Any],
+                     dims: Sequence[int | None], /, *, axes: Any = None,
+                     **params: Any) -> tuple[Any, Any]:
+    if axes is None:
+        raise TypeError(f"the reducer batching rule of primitive '{prim}' needs an 'axes' "
+                        "parameter naming the reduced dimensions")
+    if all(d is None for d in dims):
+        return prim.bind(*args, axes=axes, **params), None
+    if len(args) != 1:
+        raise ValueError(f"the reducer batching rule of primitive '{prim}' takes one "
+                         f"operand, got {len(args)}")
+    operand, = args
+    bdim, = dims
+    axes = tuple(int(a) + (a >= bdim) for a in axes)
+    kept = [k for k in range(np.ndim(operand)) if k not in axes]
+    if "input_shape" in params:
+        params = dict(params, input_shape=tuple(np.shape(operand)))
+    return prim.bind(operand, axes=axes, **params), kept.index(bdim)
+
+
+def moveaxis(x: Any, src: int, dst: int) -> Any:
+    """``x`` with dimension ``src`` moved to ``dst``."""
+    if src == dst:
+        return x
+    rank = np.ndim(x)
+    src, dst = src % rank, dst % rank
+    perm = [k for k in range(rank) if k != src]
+    perm.insert(dst, src)
+    return lax.transpose(x, perm)
+
+
+def broadcast(x: Any, sz: int, axis: int, mesh_axis: Any = None) -> Any:
+    """``x`` with a new dimension of size ``sz`` at ``axis``, the values repeated along
+    it. ``mesh_axis`` is the explicit mesh axis the new dimension is sharded over; as in
+    JAX, it is dropped for a value whose type carries no mesh, which every spmdc type is
+    (See Note [the sharding of an abstract value] in spmdc/core/abstract.py)."""
+    shape = list(np.shape(x))
+    shape.insert(axis, sz)
+    dims = tuple(k for k in range(len(shape)) if k != axis)
+    return lax.broadcast_in_dim(x, shape, dims)
+
+
+def bdim_at_front(x: Any, bdim: int | None, size: int, mesh_axis: Any = None) -> Any:
+    """``x`` with its batch dimension ``bdim`` first; an unbatched ``x`` (``bdim`` None)
+    is broadcast along a new first dimension of ``size``."""
+    if bdim is None:
+        return broadcast(x, size, 0, mesh_axis)
+    return moveaxis(x, bdim, 0)
 
 
 def _unbatched(t: TensorType, dim: int | None) -> TensorType:

@@ -10,11 +10,12 @@ from a function written with jnp/lax: it traces ``fun`` into spmdc's IR and lowe
 in place. The rules become the entries of spmdc's lowering table for the primitive
 (compiler/stablehlo.py ``lower_rules``): Note [JAX's rule tables] in
 spmdc/interpreters/tables.py. The helpers such rules use are here under JAX's names:
-types and constants (``aval_to_ir_type``, ``ir_constant``, ``ir_attribute``,
-``shape_tensor`` ...), modules (``merge_mlir_modules`` splices another module's
-functions in, ``module_to_string``, ``module_to_bytecode``) and host calls
-(``emit_python_callback``). This module reaches jaxlib's MLIR bindings through
-compiler/stablehlo.py, their one door.
+types and constants (``aval_to_ir_type`` by ``ir_type_handlers``, ``ir_constant`` by
+the handlers ``register_constant_handler`` adds, ``ir_attribute``, ``shape_tensor``
+...), modules (``merge_mlir_modules`` splices another module's functions in,
+``module_to_string``, ``module_to_bytecode``) and host calls (``emit_python_callback``);
+lowering jaxprs in a rule is in interpreters/mlir_jaxprs.py. This module reaches
+jaxlib's MLIR bindings through compiler/stablehlo.py, their one door.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import functools
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -42,8 +43,10 @@ from ..compiler.stablehlo import (
     mlir_type,
 )
 from ..core import dtypes
+from ..core.abstract import ShapedArray
 from ..core.tracing import trace_detached, type_of
 from ..errors import LoweringError
+from ..runtime.array import Array
 from ..runtime.sharding import Mesh
 from .tables import aval_of_type, run_rule
 
@@ -54,7 +57,9 @@ __all__ = ["register_lowering", "lower_fun", "LoweringRuleContext", "ModuleConte
            "dense_int_elements", "flatten_ir_values", "flatten_ir_types",
            "unflatten_ir_values_like_types", "ir_constants", "token_type", "shape_tensor",
            "ir_attribute", "Token", "DEVICE_TO_DEVICE_TYPE", "SEND_TO_HOST_TYPE",
-           "RECV_FROM_HOST_TYPE", "Mesh", "emit_python_callback"]
+           "RECV_FROM_HOST_TYPE", "Mesh", "emit_python_callback", "ConstantHandler",
+           "register_constant_handler", "ir_type_handlers", "TokenSet", "jaxpr_subcomp",
+           "core_call_lowering", "ir_tree_registry"]
 
 LoweringRule = Callable[..., Sequence[Any]]
 """``rule(ctx: LoweringRuleContext, *operands: ir.Value, **params) -> [ir.Value, ...]``"""
@@ -77,6 +82,7 @@ class ModuleContext:
     context: Any                     # the ir.Context
     platforms: tuple[str, ...]       # the platform being lowered for
     keepalives: list[Any] = field(default_factory=list)
+    lowering: Any = field(default=None, repr=False)   # spmdc's LoweringContext
 
     def add_keepalive(self, keepalive: Any) -> None:
         """Hold ``keepalive`` (what ``emit_python_callback`` returns) with the module."""
@@ -96,6 +102,7 @@ class LoweringRuleContext:
     avals_in: Sequence[Any]
     avals_out: Sequence[Any]
     lowering: LoweringContext = field(repr=False)   # spmdc's, for lower_fun
+    tokens_in: Any = None                           # a TokenSet (spmdc: empty)
 
     def replace(self, **changes: Any) -> LoweringRuleContext:
         return replace(self, **changes)
@@ -127,9 +134,10 @@ def _lower(prim: Any, ctx: LoweringContext, eqn: Eqn, /, *operands: Any) -> list
             f"one for {', '.join(have)}); register one with "
             "jax.interpreters.mlir.register_lowering")
     what = f"the lowering rule of primitive '{prim}'"
-    rule_ctx = LoweringRuleContext(ModuleContext(ir.Context.current, (ctx.platform,)), prim,
-                                   [aval_of_type(a.type) for a in eqn.inputs],
-                                   [aval_of_type(v.type) for v in eqn.outputs], ctx)
+    rule_ctx = LoweringRuleContext(
+        ModuleContext(ir.Context.current, (ctx.platform,), lowering=ctx), prim,
+        [aval_of_type(a.type) for a in eqn.inputs], [aval_of_type(v.type) for v in eqn.outputs],
+        ctx, TokenSet())
     with run_rule(what):
         out = rule(rule_ctx, *operands, **eqn.params)
     values = _flat_values(out, what)
@@ -183,13 +191,39 @@ def lower_fun(fun: Callable[..., Any], multiple_results: bool = True) -> Lowerin
 
 # --- helpers that lowering rules use ----------------------------------------------------------
 
-def aval_to_ir_type(aval: Any) -> Any:
-    """The MLIR tensor type of an abstract value."""
+def _array_ir_type(aval: Any) -> Any:
     return mlir_type(TensorType(tuple(aval.shape), np.dtype(aval.dtype)))
 
 
-def aval_to_ir_types(aval: Any) -> tuple[Any, ...]:
-    return (aval_to_ir_type(aval),)
+ir_type_handlers: dict[type, Callable[[Any], Any]] = {ShapedArray: _array_ir_type}
+"""The MLIR type (or types) of an abstract value, by the abstract value's class; a
+library registers its own abstract value class here."""
+
+
+def _ir_types_of(args: tuple[Any, ...], what: str) -> Any:
+    if len(args) not in (1, 2):
+        raise TypeError(f"{what}(ctx, aval) takes the module context and an abstract "
+                        f"value, got {len(args)} arguments")
+    aval = args[-1]
+    handler = ir_type_handlers.get(type(aval))
+    if handler is None:
+        raise TypeError(f"No ir_type_handler for aval type: {type(aval)}")
+    return handler(aval)
+
+
+def aval_to_ir_type(*args: Any) -> Any:
+    """``aval_to_ir_type(ctx, aval)`` (JAX's form; ``aval_to_ir_type(aval)`` too): the
+    one MLIR type of an abstract value (``ir_type_handlers``)."""
+    t = _ir_types_of(args, "aval_to_ir_type")
+    if isinstance(t, ir.Type):
+        return t
+    raise TypeError(f"Expected a single IR type, got {t}")
+
+
+def aval_to_ir_types(*args: Any) -> tuple[Any, ...]:
+    """``aval_to_ir_types(ctx, aval)``: the MLIR types of an abstract value."""
+    t = _ir_types_of(args, "aval_to_ir_types")
+    return (t,) if isinstance(t, ir.Type) else tuple(t)
 
 
 def dtype_to_ir_type(dtype: Any) -> Any:
@@ -197,12 +231,55 @@ def dtype_to_ir_type(dtype: Any) -> Any:
     return element_type(np.dtype(dtype))
 
 
-def ir_constant(value: Any) -> Any:
-    """A StableHLO constant holding ``value`` (a scalar or an array, its dtype made
-    canonical as JAX does: 32-bit unless x64 is enabled)."""
-    arr = np.asarray(value)
-    t = TensorType(arr.shape, dtypes.canonicalize(arr.dtype))
-    return dense_constant(arr, t)
+class ConstantHandler(Protocol):
+    """``handler(val, aval) -> ir.Value or tuple of them``: the constant(s) standing for
+    a value of a registered type (``aval`` its abstract value, when known)."""
+
+    def __call__(self, val: Any, aval: Any) -> Any: ...
+
+
+def _array_constant(val: Any, aval: Any) -> Any:
+    """A StableHLO constant holding the array-like ``val`` (at ``aval``'s dtype when
+    given, else its own made canonical as JAX does: 32-bit unless x64 is enabled)."""
+    arr = np.asarray(val)
+    dtype = np.dtype(aval.dtype) if aval is not None else dtypes.canonicalize(arr.dtype)
+    return dense_constant(arr, TensorType(arr.shape, dtype))
+
+
+_constant_handlers: dict[type, ConstantHandler] = dict.fromkeys(
+    (np.ndarray, np.generic, bool, int, float, complex, Array), _array_constant)
+
+
+def register_constant_handler(type_: type, handler_fun: ConstantHandler) -> None:
+    """Lower the values of ``type_`` (and its subclasses) that a lowering rule makes
+    constants of with ``handler_fun(val, aval)``."""
+    if not isinstance(type_, type) or not callable(handler_fun):
+        raise TypeError(f"register_constant_handler: expected a type and a handler "
+                        f"function, got {type_!r} and {handler_fun!r}")
+    _constant_handlers[type_] = handler_fun
+
+
+def _ir_constant(val: Any, const_lowering: dict[Any, Any] | None, aval: Any) -> Any:
+    if const_lowering is not None and (id(val), aval) in const_lowering:
+        return const_lowering[id(val), aval]
+    for t in type(val).__mro__:
+        handler = _constant_handlers.get(t)
+        if handler is not None:
+            return handler(val, aval)
+    if hasattr(val, "__jax_array__"):
+        return _ir_constant(val.__jax_array__(), const_lowering, aval)
+    raise TypeError(f"No constant handler for type: {type(val)}")
+
+
+def ir_constant(val: Any, *, const_lowering: dict[Any, Any] | None = None,
+                aval: Any = None) -> Any:
+    """The StableHLO constant standing for ``val``, by the handler registered for its
+    type (``register_constant_handler``; arrays and scalars built in), or the value
+    ``const_lowering`` holds for it (keyed by ``(id(val), aval)``)."""
+    value = _ir_constant(val, const_lowering, aval)
+    if isinstance(value, tuple):
+        raise ValueError(f"Expected a constant to produce a single ir.Value, got {value}")
+    return value
 
 
 def i32_attr(i: int) -> Any:
@@ -323,9 +400,12 @@ def unflatten_ir_values_like_types(xs: Sequence[Any], ys: Sequence[Any]) -> list
     return out
 
 
-def ir_constants(value: Any) -> list[Any]:
-    """The constants that stand for ``value``: one, ``ir_constant(value)``."""
-    return [ir_constant(value)]
+def ir_constants(val: Any, *, const_lowering: dict[Any, Any] | None = None,
+                 aval: Any = None) -> tuple[Any, ...]:
+    """The constants that stand for ``val`` (a registered type's handler may give
+    several)."""
+    value = _ir_constant(val, const_lowering, aval)
+    return (value,) if isinstance(value, ir.Value) else tuple(value)
 
 
 def token_type() -> Any:
@@ -415,3 +495,13 @@ def ir_attribute(value: Any) -> Any:
         return ir.ArrayAttr.get([ir_attribute(v) for v in value])
     raise TypeError(f"ir_attribute: no MLIR attribute for a value of type "
                     f"{type(value).__name__}")
+
+
+# Lowering jaxprs inside lowering rules (``jaxpr_subcomp``, ``core_call_lowering``), tokens
+# (``TokenSet``) and the pytree registry of IR values (``ir_tree_registry``).
+from .mlir_jaxprs import (  # noqa: E402
+    TokenSet,
+    core_call_lowering,
+    ir_tree_registry,
+    jaxpr_subcomp,
+)

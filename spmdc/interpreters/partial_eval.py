@@ -6,7 +6,8 @@ the function at abstract values) and ``trace_to_jaxpr_nounits`` (the known outpu
 computed, the rest left as a jaxpr; Flax's ``lazy_init`` and ``nn.scan`` use it).
 Both trace into spmdc's IR and show it as a jaxpr (transforms/jaxpr_view.py); the split
 into known and unknown parts is spmdc's own partial evaluation (passes/forward.py
-``partial_eval``, on the IR). See Note [partial evaluation for libraries]."""
+``partial_eval``, on the IR). See Note [partial evaluation for libraries]. Dead-code
+elimination on jaxprs (``dce_jaxpr``, ``dce_rules`` ...) is in interpreters/dead_code.py."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -17,8 +18,23 @@ from ..compiler.passes.forward import partial_eval
 from ..core.abstract import AbstractValue, ShapedArray, typeof
 from ..core.tracing import Tracer, trace_function
 from ..transforms.jaxpr_view import Jaxpr, closed_jaxpr, eval_jaxpr
+from .dead_code import (
+    dce_jaxpr,
+    dce_jaxpr_call_rule,
+    dce_jaxpr_closed_call_rule,
+    dce_jaxpr_consts,
+    dce_rules,
+)
 
-__all__ = ["PartialVal", "trace_to_jaxpr_dynamic", "trace_to_jaxpr_nounits"]
+__all__ = ["PartialVal", "trace_to_jaxpr_dynamic", "trace_to_jaxpr_nounits",
+           "DynamicJaxprTracer", "JaxprTracer", "dce_jaxpr", "dce_jaxpr_consts", "dce_rules",
+           "dce_jaxpr_call_rule", "dce_jaxpr_closed_call_rule"]
+
+# One Tracer class serves every transformation in spmdc (see ad.JVPTracer): the values a
+# function is traced on into a program, which JAX's DynamicJaxprTracer (jit, make_jaxpr)
+# and JaxprTracer (partial evaluation) are, are spmdc's Tracers.
+DynamicJaxprTracer = Tracer
+JaxprTracer = Tracer
 
 
 class PartialVal(tuple):

@@ -1,10 +1,10 @@
 """``jax.interpreters.xla``: ``canonicalize_dtype_handlers``, the table that makes the
 values of a library's own class arrays (TFP's JAX substrate, and so distrax, registers
 its ``Variable`` there at import). It is a view of spmdc's table of registered array
-types (See Note [registered array types] in spmdc/core/dtypes.py).
-
-JAX's module also has ``apply_primitive`` and ``Backend`` (jaxlib's client class); no
-library spmdc runs reads them, and they are absent (docs/ecosystem.md)."""
+types (See Note [registered array types] in spmdc/core/dtypes.py). ``apply_primitive``
+runs one primitive on values, compiled (what JAX's primitives do outside any
+transformation; spmdc's eager primitives: Note [eager execution] in core/tracing.py),
+and ``Backend`` is the class of jaxlib's client, which spmdc computes with."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -12,10 +12,24 @@ from typing import Any
 
 import numpy as np
 
-from ..core import dtypes
+from ..core import dtypes, tracing
+from ..runtime import pjrt
 from ..runtime.array import Array
 
-__all__ = ["canonicalize_dtype_handlers"]
+__all__ = ["canonicalize_dtype_handlers", "apply_primitive", "Backend"]
+
+Backend = pjrt.Client
+"""jaxlib's client class (``isinstance(jax.extend.backend.get_backend(), Backend)``)."""
+
+
+def apply_primitive(prim: Any, *args: Any, **params: Any) -> Any:
+    """``prim`` applied to ``args`` with ``params``, compiled and run now as a
+    one-equation program (a library's ``def_impl(partial(apply_primitive, prim))``
+    runs its primitive through its lowering). Under a transformation, the equation is
+    emitted into it, as JAX's compiled call would be."""
+    if not isinstance(prim, tracing.Primitive):
+        raise TypeError(f"apply_primitive: expected a primitive, got {type(prim).__name__}")
+    return tracing.bind(prim, *args, **params)
 
 # The types whose values spmdc takes as arrays without a registered handler.
 _NATIVE = (np.ndarray, np.generic, bool, int, float, complex, Array)

@@ -583,9 +583,26 @@ def _shared_cache(fun: Any, options: tuple[Any, ...]) -> dict[Any, Entry]:
         return {}
 
 
+_registered_caches: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+"""Caches of other code cleared with jit's (``jax.extend.backend.register_backend_cache``),
+each with what it caches."""
+
+
+def register_cache(cache: Any, for_what: str) -> None:
+    """Clear ``cache`` (anything with ``cache_clear()``, as an ``lru_cache``) whenever
+    ``clear_caches`` runs; ``for_what`` says what it caches."""
+    if not callable(getattr(cache, "cache_clear", None)):
+        raise TypeError(f"register_backend_cache: {cache!r} has no cache_clear() method; "
+                        "register a functools.lru_cache or an object with one")
+    _registered_caches[cache] = for_what
+
+
 def clear_caches() -> None:
-    """Drop every compiled program and trace cached by jit (as ``jax.clear_caches``):
-    later calls, of existing wrappers too, trace and compile again."""
+    """Drop every compiled program and trace cached by jit (as ``jax.clear_caches``),
+    and clear the caches registered with ``register_cache``: later calls, of existing
+    wrappers too, trace and compile again."""
+    for cache in list(_registered_caches.keys()):
+        cache.cache_clear()
     for per_fun in list(_shared.values()):
         for entries in per_fun.values():
             entries.clear()

@@ -53,9 +53,12 @@ LEAVES = {"env", "errors", "aliases"}
 # jax.experimental.hijax's HiPrimitive is jax.extend.core's Primitive with its methods put
 # in JAX's rule tables (jax.interpreters), as JAX's is.
 # jax.extend.lowering names jax.interpreters.mlir's LoweringRuleContext, as JAX's does.
+# jax.extend.core's call primitives put their DCE rules in jax.interpreters.partial_eval's
+# table, as JAX's do.
 EXCEPTIONS = {"transforms/jacobians.py": {"numpy"},
               "experimental/hijax.py": {"extend", "interpreters"},
-              "extend/lowering.py": {"interpreters"}}
+              "extend/lowering.py": {"interpreters"},
+              "extend/core/primitives.py": {"interpreters"}}
 # Who may bind primitives (import compiler.primitives, or core.tracing's bind): lax,
 # transforms and the compiler, the tracer (core/tracing.py holds bind) and the public
 # faces of transforms; numpy and every floor above it bind through lax.

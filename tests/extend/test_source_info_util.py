@@ -27,3 +27,52 @@ def test_current_and_summarize():
     assert siu.summarize(siu.new_source_info()) == ""
     assert repr(siu.new_source_info()) == ("SourceInfo(traceback=None, "
                                            "name_stack=NameStack(stack=()))")
+
+
+def test_transform_names_wrap_what_follows_them():
+    # JAX 0.10.2's forms
+    s = siu.new_name_stack("outer").transform("jvp").extend("inner")
+    assert str(s) == "outer/jvp(inner)"
+    assert repr(s) == ("NameStack(stack=(Scope(name='outer'), Transform(name='jvp'), "
+                       "Scope(name='inner')))")
+    assert str(siu.new_name_stack("a").transform("vmap")) == "a/vmap()"
+    assert str(s[1:]) == "jvp(inner)"
+    assert str(s.transform("grad").extend("x")) == "outer/jvp(inner)/grad(x)"
+    with siu.extend_name_stack("o"), siu.transform_name_stack("jvp") as t:
+        assert repr(t) == "NameStack(stack=(Scope(name='o'), Transform(name='jvp')))"
+        assert str(siu.current_name_stack()) == "o/jvp()"
+        with siu.set_name_stack(s):
+            assert siu.current_name_stack() == s
+
+    def f(x):
+        with siu.transform_name_stack("jvp"), siu.extend_name_stack("inner"):
+            return jnp.sin(x)
+    assert "sin(%0)  # jvp(inner)" in str(spmdc.make_ir(f)(1.0))
+    # JAX: loc("jit(f)/jvp(inner)/sin"(...)); spmdc's locations name no jit
+    assert '"jvp(inner)/sin"' in spmdc.jit(f).lower(1.0).as_text(debug_info=True)
+
+
+def _elsewhere():
+    return siu.current().traceback
+
+
+ELSEWHERE = _elsewhere()
+
+
+def test_user_context_says_where_operations_come_from():
+    def f(x):
+        with siu.user_context(ELSEWHERE, name_stack=siu.new_name_stack("blk")):
+            return jnp.cos(x)
+    text = spmdc.jit(f).lower(1.0).as_text(debug_info=True)
+    line = _elsewhere.__code__.co_firstlineno + 1
+    assert '"blk/cosine"' in text or '"blk/cos"' in text
+    assert f'{__file__}":{line}' in text
+    try:
+        with siu.user_context(ELSEWHERE):
+            jnp.add(jnp.ones(2), jnp.ones(3))
+    except TypeError as e:
+        assert f"(at {__file__}:{line})" in str(e)
+        assert e.__notes__ == [f"(the operation comes from {__file__}:{line}:11 (_elsewhere))"]
+    else:
+        raise AssertionError("no error")
+    assert siu.current().traceback != ELSEWHERE           # unpinned afterwards

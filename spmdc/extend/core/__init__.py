@@ -1,5 +1,7 @@
-"""``jax.extend.core``: JAX's ``Primitive`` for library authors, and the abstract-value
-helpers that rules use (``mapped_aval``, ``unmapped_aval``, ``valid_jaxtype``,
+"""``jax.extend.core``: JAX's ``Primitive`` for library authors (and ``CallPrimitive``,
+a primitive that calls a function, with its evaluation ``call_impl``; ``TraceTag``, the
+tag a library's function transformation is keyed by), and the abstract-value helpers
+that rules use (``mapped_aval``, ``unmapped_aval``, ``valid_jaxtype``,
 ``get_opaque_trace_state``), and ``Effect``, the base class of a library's effects.
 
 A library defines a primitive as it does with JAX::
@@ -43,7 +45,8 @@ from ...transforms.jaxpr_view import (
     subjaxprs,
 )
 
-__all__ = ["Primitive", "Effect", "ShapedArray", "AbstractValue", "mapped_aval", "unmapped_aval",
+__all__ = ["Primitive", "CallPrimitive", "call_impl", "TraceTag", "Effect", "ShapedArray",
+           "AbstractValue", "mapped_aval", "unmapped_aval",
            "valid_jaxtype", "get_opaque_trace_state", "OpaqueTraceState", "find_top_trace",
            "take_current_trace", "set_current_trace",
            "aval_of_type", "type_of_aval",
@@ -251,6 +254,25 @@ def set_current_trace(trace: tracing.Trace | None) -> Iterator[None]:
 # ``jax.extend.core.primitives`` is an attribute of the package without an import of its
 # own, as in JAX (distrax reads ``jex.core.primitives.jit_p``).
 from . import primitives  # noqa: E402,F401
+from .primitives import CallPrimitive, call_impl  # noqa: E402
+
+
+class TraceTag:
+    """The tag of a function transformation's trace (``lu.transformation``s take one to
+    say which tracers are theirs): every tag equals every other and hashes alike, as in
+    JAX, so a cache keyed by a transformation and its tag is not missed by a new tag."""
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return hash(TraceTag)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TraceTag)
+
+    def __repr__(self) -> str:
+        return "TraceTag()"
+
+
 from .checks import (  # noqa: E402
     Effects,
     InconclusiveDimensionOperation,

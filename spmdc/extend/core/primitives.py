@@ -17,7 +17,9 @@ from typing import Any
 
 from ...ad_checkpoint import name_p
 from ...compiler.ir import Func
+from ...core.tracing import current_trace
 from ...custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
+from ...interpreters.dead_code import dce_jaxpr_call_rule, dce_jaxpr_closed_call_rule, dce_rules
 from ...lax import (
     abs_p,
     acos_p,
@@ -201,6 +203,12 @@ __all__ = [
 # does" and refuses any other with a TypeError naming the param, as jaxpr_params.py does
 # for params its primitives cannot express; ``name``, ``keep_unused`` and ``inline`` do
 # not change the result and are taken as they are.
+# A library makes its own call primitive with ``jax.extend.core.CallPrimitive(name)``:
+# ``bind(fun, *args, **params)`` runs ``fun`` (a WrappedFun) on the operands, through the
+# impl it defines (``def_impl(call_impl)``) outside any trace, and inlined into the
+# trace under one, as spmdc inlines every call; its params parameterize the call for the
+# library's own interpreters and do not change what ``fun`` computes (JAX's
+# ``call_impl`` drops them too).
 
 # jit's compile params, each with the test of the one meaning spmdc's jit has.
 _JIT_NEUTRAL: dict[str, tuple[str, Callable[[Any], bool]]] = {
@@ -227,19 +235,42 @@ def _as_closed(j: Any, what: str) -> ClosedJaxpr:
                     f"{type(j).__name__}")
 
 
+def call_impl(f: WrappedFun, *args: Any, **params: Any) -> Any:
+    """A call primitive's evaluation: ``f`` on the operands (the params parameterize
+    the primitive, not the function)."""
+    del params
+    return f.call_wrapped(*args)
+
+
 class CallPrimitive:
     """JAX's call primitive ``name`` (Note [call primitives]): ``bind`` applies the
-    sub-jaxpr held in the param ``jaxpr_param`` to the operands."""
+    sub-jaxpr held in the param ``jaxpr_param`` to the operands, or a function given
+    first. ``CallPrimitive(name)`` is a library's own (``jax.extend.core``), evaluated
+    by the impl it gives with ``def_impl``."""
     multiple_results = True
     call_primitive = True
     map_primitive = False
 
-    def __init__(self, name: str, jaxpr_param: str, compiled: bool):
+    def __init__(self, name: str, jaxpr_param: str = "call_jaxpr", compiled: bool = False,
+                 *, builtin: bool = False):
+        if not isinstance(name, str):
+            raise TypeError(f"CallPrimitive: the name must be a str, got {name!r}")
         self.name, self.jaxpr_param, self.compiled = name, jaxpr_param, compiled
+        self.builtin = builtin
+        self.impl: Callable[..., Any] | None = call_impl if builtin else None
+
+    def def_impl(self, impl: Callable[..., Any]) -> Callable[..., Any]:
+        """``impl(fun, *args, **params)``: what ``bind`` runs outside any trace."""
+        self.impl = impl
+        return impl
 
     def bind(self, /, *args: Any, **params: Any) -> list[Any]:
-        """``bind(*args, <jaxpr_param>=jaxpr, ...)``; ``call`` and ``closed_call`` also
-        take JAX's form ``bind(fun, *args)``, ``fun`` a WrappedFun or callable."""
+        """``bind(*args, <jaxpr_param>=jaxpr, ...)``; ``call``, ``closed_call`` and a
+        library's call primitive also take JAX's form ``bind(fun, *args)``, ``fun`` a
+        WrappedFun (or a callable)."""
+        if self.jaxpr_param in params and not self.builtin:
+            subfuns, rest = self.get_bind_params(params)   # an equation's params, as
+            return self.bind(*subfuns, *args, **rest)      # JAX's eval_jaxpr rebinds them
         if self.jaxpr_param not in params:
             if self.compiled or not args or not (isinstance(args[0], WrappedFun)
                                                         or callable(args[0])):
@@ -247,9 +278,16 @@ class CallPrimitive:
                                 f"{self.jaxpr_param}=..." + ("" if self.compiled else
                                                             ", or a function first"))
             fun, *operands = args
-            self._check_params(params)
-            call = fun.call_wrapped if isinstance(fun, WrappedFun) else fun
-            return list(call(*operands))
+            if self.builtin:
+                self._check_params(params)
+            fun = fun if isinstance(fun, WrappedFun) else wrap_init(fun)
+            if current_trace() is not None:
+                return list(fun.call_wrapped(*operands))    # inlined, as every call
+            if self.impl is None:
+                raise NotImplementedError(
+                    f"Evaluation rule for '{self.name}' not implemented: give it one with "
+                    f"{self.name}.def_impl(jax.extend.core.call_impl)")
+            return list(self.impl(fun, *operands, **params))
         closed = _as_closed(params.pop(self.jaxpr_param), f"{self.name}.bind")
         self._check_params(params)
         run = partial(eval_jaxpr, closed.jaxpr, closed.consts)
@@ -283,6 +321,8 @@ class CallPrimitive:
     __str__ = __repr__
 
 
-call_p = CallPrimitive("call", "call_jaxpr", compiled=False)
-closed_call_p = CallPrimitive("closed_call", "call_jaxpr", compiled=False)
-jit_p = CallPrimitive("jit", "jaxpr", compiled=True)
+call_p = CallPrimitive("call", "call_jaxpr", compiled=False, builtin=True)
+closed_call_p = CallPrimitive("closed_call", "call_jaxpr", compiled=False, builtin=True)
+jit_p = CallPrimitive("jit", "jaxpr", compiled=True, builtin=True)
+dce_rules[call_p] = dce_jaxpr_call_rule
+dce_rules[closed_call_p] = dce_jaxpr_closed_call_rule

@@ -19,6 +19,7 @@ upgrade touches these files alone; the rest of spmdc imports them from here. One
 from __future__ import annotations
 
 from .backend import (
+    Client,
     Device,
     client,
     client_exists,
@@ -44,15 +45,21 @@ from .buffers import (
 )
 from .compilation import (
     Executable,
+    HloSharding,
+    OpSharding,
     clear_hlo_transform,
     compile,
+    compile_options,
     cost_analysis,
     deserialize_executable,
     forget,
     from_cache,
     hlo_computation,
+    hlo_sharding_from_proto,
+    hlo_sharding_to_proto,
     hlo_to_stablehlo,
     memory_analysis,
+    op_sharding_from_proto,
     optimized_hlo,
     output_tiles,
     refine_polymorphic_shapes,
@@ -72,6 +79,7 @@ from .dispatch import (
     fast_path,
     granting,
     python_path_after,
+    pytree_registry,
     register_fields,
     register_node,
     set_runtime_checks,
@@ -90,7 +98,9 @@ from .distributed import (
 from .execution import addressable, execute, launch, launch_and_split
 from .recursion import ROOM, recursion_reserve
 
-__all__ = ["Device", "Buffer", "Executable", "client", "client_exists", "device_count_env",
+__all__ = ["Client", "Device", "compile_options", "HloSharding", "OpSharding",
+           "op_sharding_from_proto", "hlo_sharding_from_proto", "hlo_sharding_to_proto",
+           "pytree_registry", "Buffer", "Executable", "client", "client_exists", "device_count_env",
            "devices", "local_devices", "platform_name", "platform_wanted",
            "set_cpu_device_count", "set_platform", "copy_to_host_async", "group_array",
            "group_devices", "is_ready", "one_device_handler", "put", "result_handler",

@@ -16,6 +16,7 @@ from .distributed import joined, process_index, refuse_to_run_alone
 from .once import init_lock, once
 
 Device = _jax.Device   # the class of every device (CpuDevice(id=0) ...): jax.Device
+Client = _jax.Client   # the class of the client: jax.interpreters.xla.Backend
 errors.adopt_runtime_error(_jax.JaxRuntimeError)   # See Note [jaxlib's runtime error]
 
 _cpu_devices_set: list[int] = []     # config.update('jax_num_cpu_devices', n), if called

@@ -335,6 +335,74 @@ def output_tiles(exe: Executable) -> list[tuple[list[int], list[int], bool] | No
     return out
 
 
+# What XLA's compile options say of an AutoFDO profile that is not to be looked for.
+NO_PROFILE = -1
+
+
+def compile_options(num_replicas: int, num_partitions: int, device_assignment: Any = None,
+                    env_options_overrides: Mapping[str, Any] | None = None,
+                    fdo_profile: bytes | None = None, detailed_logging: bool = True
+                    ) -> Any:
+    """jaxlib's CompileOptions as JAX's ``get_compile_options`` makes them: SPMD
+    partitioning with Shardy, ``device_assignment`` (an array of devices or ids,
+    ``num_replicas`` x ``num_partitions``; 1-D when one partition) checked against the
+    counts, XLA's options by name (``optimization_level`` and the efforts set on the
+    build options), an AutoFDO profile, XLA's detailed logging."""
+    options = xc.CompileOptions()
+    options.num_replicas, options.num_partitions = num_replicas, num_partitions
+    build = options.executable_build_options
+    build.use_spmd_partitioning = True
+    build.use_shardy_partitioner = True
+    if fdo_profile is not None:
+        build.fdo_profile = fdo_profile
+    if device_assignment is not None:
+        grid = np.array(device_assignment)
+        if grid.ndim == 1 and num_partitions == 1:
+            grid = grid[:, None]
+        if grid.ndim != 2 or grid.shape[0] != num_replicas:
+            raise ValueError(f"device_assignment does not match num_replicas: {grid} vs "
+                             f"{num_replicas}.")
+        if grid.shape[1] != num_partitions:
+            raise ValueError(f"device_assignment does not match num_partitions: {grid} vs "
+                             f"{num_partitions}.")
+        if grid.dtype == object:
+            grid = np.vectorize(lambda d: d.id, otypes=[np.int64])(grid)
+        options.device_assignment = xc.DeviceAssignment.create(grid.astype(np.int64))
+    if env_options_overrides is not None:
+        overrides = dict(env_options_overrides)
+        for name in ("exec_time_optimization_effort", "memory_fitting_effort",
+                     "optimization_level", "memory_fitting_level"):
+            if name in overrides:
+                setattr(build, name, overrides.pop(name))
+        options.env_option_overrides = list(overrides.items())
+    options.profile_version = NO_PROFILE
+    build.debug_options.xla_detailed_logging = bool(detailed_logging)
+    return options
+
+
+def op_sharding_from_proto(serialized: bytes) -> Any:
+    """jaxlib's OpSharding parsed from its serialized proto."""
+    proto = xc.OpSharding()
+    proto.ParseFromString(serialized)
+    return proto
+
+
+def hlo_sharding_from_proto(serialized: bytes) -> Any:
+    """jaxlib's HloSharding of a serialized OpSharding proto."""
+    return xc.HloSharding.from_proto(op_sharding_from_proto(serialized))
+
+
+def hlo_sharding_to_proto(sharding: Any) -> bytes:
+    """The serialized OpSharding proto of jaxlib's HloSharding ``sharding``."""
+    if not isinstance(sharding, xc.HloSharding):
+        raise TypeError(f"expected an xla_client.HloSharding, got {type(sharding).__name__}")
+    return sharding.to_proto().SerializeToString()
+
+
+HloSharding = xc.HloSharding
+OpSharding = xc.OpSharding
+
+
 def hlo_computation(stablehlo_text: str) -> Any:
     """The StableHLO module ``stablehlo_text`` converted to XLA's HLO (an XlaComputation:
     ``as_hlo_text()``, ``as_serialized_hlo_module_proto()``), before XLA optimises it."""

@@ -49,6 +49,16 @@ def _new_registry() -> Any:
                                       enable_dict=True)
 
 
+def pytree_registry(*, enable_none: bool, enable_tuple: bool, enable_namedtuple: bool,
+                    enable_list: bool, enable_dict: bool) -> Any:
+    """A new jaxlib pytree registry with the built-in node types chosen (JAX's
+    ``mlir.ir_tree_registry`` is one)."""
+    return _jax.pytree.PyTreeRegistry(
+        enable_none=enable_none, enable_tuple=enable_tuple,
+        enable_namedtuple=enable_namedtuple, enable_list=enable_list,
+        enable_dict=enable_dict)
+
+
 # One registry per kind of launch, because an spmdc.Array flattens differently for each:
 # to its one buffer for a single-device program, to one multi-device array holding a
 # buffer per replica (group_array) for a replicated one. A single-device launch's
