@@ -42,7 +42,13 @@ import numpy as np
 
 from ..builder import lit
 from ..ir import TensorType
-from ..passes.autodiff import is_float, nondifferentiable, unbroadcast, vjp_rules
+from ..passes.autodiff import (
+    activity_rules,
+    is_float,
+    nondifferentiable,
+    unbroadcast,
+    vjp_rules,
+)
 from ..passes.forward import (
     diagonal_jvp,
     jvp_rules,
@@ -533,7 +539,10 @@ lower_rules[nextafter_p] = elementwise_lowering(chlo.NextAfterOp)
 # --- stop_gradient ---------------------------------------------------------------------------
 
 stop_gradient_p = declare("stop_gradient", lambda x: x, lambda x: np.array(x))
-vjp_rules[stop_gradient_p] = lambda b, ct, x: [None]
+vjp_rules[stop_gradient_p] = lambda b, ct, x, active=None: [None]
+# Its output depends on no differentiated input (Note [activity]), so what it feeds is
+# not differentiated: a custom_jvp rule applied to it is never called, as in JAX.
+activity_rules[stop_gradient_p] = lambda active: [False]
 jvp_rules[stop_gradient_p] = zero_jvp(stop_gradient_p)
 lower_rules[stop_gradient_p] = lambda ctx, eqn, x: x
 
