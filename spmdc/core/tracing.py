@@ -166,6 +166,11 @@ class Tracer:
         return self._var.type.size
 
     @property
+    def weak_type(self) -> bool:
+        """JAX's name for ``weak`` (its tracers read it from their aval)."""
+        return self.weak
+
+    @property
     def aval(self) -> Any:
         """The abstract value, a ShapedArray (JAX's ``Tracer.aval``)."""
         from .abstract import ShapedArray

@@ -341,15 +341,21 @@ def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_
 
 @api_boundary
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
-              init_val: Any) -> Any:
+              init_val: Any, *, unroll: int | bool | None = None) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)``. As in JAX, the bounds
     may be of any one real dtype. Concrete bounds give a scan (differentiable) over
     ``range(int(lower), int(upper))`` whose index is a weakly typed int; traced bounds a
-    while loop (not reverse-differentiable) whose index has the bounds' dtype."""
+    while loop (not reverse-differentiable) whose index has the bounds' dtype.
+    ``unroll`` (a bool or an int) is for concrete bounds only, as in JAX; as with scan's,
+    the loop is compiled as one loop either way, so it changes no value."""
     if current_trace() is None:     # bounds are concrete here: they choose the program
-        return staged_per_function(_fori_program, (body_fun,), (lower, upper), init_val)
+        return staged_per_function(_fori_program, (body_fun,), (lower, upper, unroll),
+                                   init_val)
     source = user_source()
     dtype = _index_dtype(lower, upper, source)      # (checked in both cases, as JAX does)
+    if not _static(lower, upper) and unroll not in (None, False, 1):
+        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are "
+                         f"statically known.{_where(source)}")
     if _static(lower, upper):
         lower, upper = int(lower), int(upper)
         index = lower               # a Python int: the weakly typed default int
@@ -370,8 +376,9 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
     return val
 
 
-def _fori_program(body_fun: Callable[..., Any], lower: Any, upper: Any, init_val: Any) -> Any:
-    return fori_loop(lower, upper, body_fun, init_val)
+def _fori_program(body_fun: Callable[..., Any], lower: Any, upper: Any, unroll: Any,
+                  init_val: Any) -> Any:
+    return fori_loop(lower, upper, body_fun, init_val, unroll=unroll)
 
 
 def _index_dtype(lower: Any, upper: Any, source: Any) -> np.dtype:

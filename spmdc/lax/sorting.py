@@ -55,6 +55,8 @@ def top_k(operand: Any, k: int) -> tuple[Any, Any]:
     k = int(k)
     if x.ndim == 0:
         raise ValueError("lax.top_k: the operand must have at least one dimension")
+    if x.dtype.kind == "c":                     # as JAX: see Note [complex order]
+        raise ValueError("top_k is not compatible with complex inputs.")
     if not 0 <= k <= x.shape[-1]:
         raise ValueError(f"lax.top_k: k={k} must be between 0 and the last dimension's size "
                          f"{x.shape[-1]}")

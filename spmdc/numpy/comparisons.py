@@ -32,13 +32,30 @@ def _compare(name: str, lax_fn: Any) -> Any:
     return fn
 
 
+def _lexicographic(lax_fn: Any) -> Any:
+    """The ordering comparison ``lax_fn`` extended to complex operands: real parts first,
+    imaginary parts where those are equal (Note [complex order] in
+    spmdc/compiler/primitives/complex_order.py); lax's own rejects complex operands."""
+    def fn(x: Any, y: Any) -> Any:
+        dtype = result_type(x, y)
+        if dtype.kind != "c":
+            return lax_fn(x, y)
+        x, y = asarray(x).astype(dtype), asarray(y).astype(dtype)
+        real_x, real_y = lax.real(x), lax.real(y)
+        return lax.select(lax.eq(real_x, real_y), lax_fn(lax.imag(x), lax.imag(y)),
+                          lax_fn(real_x, real_y))
+    return fn
+
+
 equal, not_equal = _compare("equal", lax.eq), _compare("not_equal", lax.ne)
 
 
-less, less_equal = _compare("less", lax.lt), _compare("less_equal", lax.le)
+less, less_equal = (_compare("less", _lexicographic(lax.lt)),
+                    _compare("less_equal", _lexicographic(lax.le)))
 
 
-greater, greater_equal = _compare("greater", lax.gt), _compare("greater_equal", lax.ge)
+greater, greater_equal = (_compare("greater", _lexicographic(lax.gt)),
+                          _compare("greater_equal", _lexicographic(lax.ge)))
 
 
 def _logical(name: str, lax_fn: Any) -> Any:

@@ -10,6 +10,7 @@ wrapper (_elementwise) and size/shape/ndim; the other modules of spmdc.numpy bui
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -163,8 +164,13 @@ def operator_index(d: Any) -> int:
     return operator.index(d)
 
 
-def size(x: Any) -> int:
-    return int(np.prod(_shape(x)))
+def size(x: Any, axis: int | Sequence[int] | None = None) -> int:
+    """The number of elements of ``x``, or of its ``axis`` (an int or several, as JAX)."""
+    dims = _shape(x)
+    if axis is None:
+        return int(np.prod(dims))
+    axes = np.lib.array_utils.normalize_axis_tuple(axis, len(dims))
+    return math.prod(dims[d] for d in axes)
 
 
 def shape(x: Any) -> tuple[int, ...]:

@@ -71,7 +71,7 @@ def frexp(x: Any, /) -> tuple[Any, Any]:
     """``x`` as ``m * 2**e`` with ``0.5 <= |m| < 1`` (``m = x, e = 0`` for 0, inf, NaN);
     ``e`` is int32. The derivative of ``m`` is ``2**-e``, as in JAX."""
     (x,) = _floats("frexp", x)
-    info = np.finfo(x.dtype)
+    info = dtypes.finfo(x.dtype)                 # bfloat16 too (NumPy's finfo lacks it)
     itype = _INT_OF_WIDTH[x.dtype.itemsize]
     nmant, nexp, bias = int(info.nmant), int(info.nexp), 1 - int(info.minexp)
     subnormal = abs(x) < asarray(info.tiny, x.dtype)

@@ -151,7 +151,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
                      for p in (real(x), imag(x))]
             return lax.complex(*parts)
         return x
-    info = np.finfo(x.dtype)
+    info = dtypes.finfo(x.dtype)                 # bfloat16 too (NumPy's finfo lacks it)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
     x = where(isnan(x), asarray(nan).astype(x.dtype), x)

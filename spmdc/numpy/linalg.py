@@ -20,6 +20,7 @@ from ..lax import linalg as lax_linalg
 from ..transforms.eager import library_jit  # See Note [library functions run as one program]
 from .array_creation import eye
 from .comparisons import where
+from .complex_ops import conj, real
 from .core import asarray, broadcast_to
 from .linalg_solve import (  # noqa: F401  (re-exported)
     EighResult,
@@ -104,10 +105,24 @@ def _lstsq_program(a: Any, b: Any, rcond: Any) -> Any:
 
 def _norm_operand(op: str, x: Any) -> Any:
     """A norm's operand: norms but the SVD-based ones need no LAPACK kernel, so every
-    float dtype (bfloat16 and float16 too, as JAX) stays as it is; other dtypes go
-    through linalg_solve's ``inexact`` (integers become the default float)."""
+    float dtype (bfloat16 and float16 too, as JAX) and complex dtype stays as it is; other
+    dtypes go through linalg_solve's ``inexact`` (integers become the default float)."""
     x = asarray(x)
-    return x if dtypes.is_float(x.dtype) else _inexact(op, x)[0]
+    return x if dtypes.is_float(x.dtype) or dtypes.is_complex(x.dtype) else \
+        _inexact(op, x)[0]
+
+
+def _part_dtype(x: Any) -> np.dtype:
+    """The dtype of a norm of ``x``: its own, or its parts' for a complex ``x``."""
+    if x.dtype.kind != "c":
+        return x.dtype
+    return np.dtype(np.float64 if x.dtype == np.complex128 else np.float32)
+
+
+def _sum_of_squares(x: Any, axis: Any, keepdims: bool = False) -> Any:
+    """``sum |x|^2`` over ``axis``, real for a complex ``x`` (as JAX's ``x * conj(x)``)."""
+    return sum(real(x * conj(x)) if x.dtype.kind == "c" else x * x, axis=axis,
+               keepdims=keepdims)
 
 
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
@@ -116,18 +131,18 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
         result = vector_norm(ravel(x), axis=0, ord=ord)
         return result.reshape((1,) * x.ndim) if keepdims else result
     if ord is None or ord == 2:
-        return sqrt(sum(x * x, axis=axis, keepdims=keepdims))
+        return sqrt(_sum_of_squares(x, axis, keepdims))
     if ord == np.inf:
         return _max(abs(x), axis=axis, keepdims=keepdims, initial=0)
     if ord == -np.inf:
         return _min(abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        return sum(x != 0, dtype=x.dtype, axis=axis, keepdims=keepdims)
+        return sum(x != 0, dtype=_part_dtype(x), axis=axis, keepdims=keepdims)
     if ord == 1:
         return sum(abs(x), axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"Invalid order '{ord}' for vector norm.")
-    p = np.asarray(ord, x.dtype)
+    p = np.asarray(ord, _part_dtype(x))
     return power(sum(power(abs(x), p), axis=axis, keepdims=keepdims), 1 / p)
 
 
@@ -145,7 +160,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     x = _norm_operand("norm", x)
     if axis is None:
         if ord is None:
-            return sqrt(sum(x * x, keepdims=keepdims))
+            return sqrt(_sum_of_squares(x, None, keepdims))
         axis = tuple(range(x.ndim))
     elif isinstance(axis, tuple):
         axis = tuple(_axis(a, x.ndim) for a in axis)
@@ -158,7 +173,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
                          "compute a vector-norm, or two axes to compute a matrix-norm.")
     row, col = axis
     if ord is None or ord in ("f", "fro"):
-        return sqrt(sum(x * x, axis=axis, keepdims=keepdims))
+        return sqrt(_sum_of_squares(x, axis, keepdims))
     if ord in (1, -1, np.inf, -np.inf):
         inner_axis, outer_axis = (row, col) if ord in (1, -1) else (col, row)
         if not keepdims and outer_axis > inner_axis:

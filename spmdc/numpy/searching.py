@@ -33,8 +33,13 @@ __all__ = ["searchsorted", "digitize", "nonzero", "flatnonzero", "argwhere", "le
 
 
 def _less(x: Any, y: Any) -> Any:
-    """``x < y`` in sort order: NaN after every number (as the sort primitive places it)."""
-    if x.dtype.kind not in "fc":
+    """``x < y`` in sort order: NaN after every number (as the sort primitive places it),
+    complex numbers by real, then imaginary part (Note [complex order] in
+    spmdc/compiler/primitives/complex_order.py)."""
+    if x.dtype.kind == "c":
+        same_real = (x.real == y.real) | (isnan(x.real) & isnan(y.real))
+        return _less(x.real, y.real) | (same_real & _less(x.imag, y.imag))
+    if x.dtype.kind != "f":
         return x < y
     return (x < y) | (isnan(y) & ~isnan(x))
 

@@ -253,6 +253,9 @@ def _quantile(op: str, a: Any, q: Any, axis: Any, out: Any, method: str, keepdim
         raise ValueError(f"{op}: q must be a scalar or 1-d, got shape {q.shape}")
     dtype = result_type(a, q)
     dtype = dtypes.default_float() if dtype.kind in "biu" else dtype
+    if dtype.kind == "c":                       # JAX's words; see Note [complex order]
+        raise ValueError(f"{op} does not support complex input, as the operation is poorly "
+                         "defined.")
     a, q = a.astype(dtype), q.astype(dtype)
     axes = tuple(range(a.ndim)) if axis is None else _axes(axis, a.ndim, op)
     kept = [d for d in range(a.ndim) if d not in axes]

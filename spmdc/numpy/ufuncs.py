@@ -339,6 +339,12 @@ def clip(x: Any, min: Any = None, max: Any = None, a_min: Any = None,  # noqa: F
     lo = min if min is not None else a_min
     hi = max if max is not None else a_max
     x = asarray(x)
+    if "c" in {np.dtype(_dtype_of(v)).kind for v in (x, lo, hi) if v is not None}:
+        raise ValueError(            # JAX's words; see Note [complex order]
+            "Clip received a complex value either through the input or the min/max "
+            "keywords. Complex values have no ordering and cannot be clipped. Please "
+            "convert to a real value or array by taking the real or imaginary components "
+            "via jax.numpy.real/imag respectively.")
     if lo is not None:
         x = maximum(x, lo)
     if hi is not None:

@@ -133,6 +133,12 @@ class Array(metaclass=_ArrayType):
         self._kids = _Pending(self)
 
     @property
+    def weak_type(self) -> bool:
+        """JAX's ``jax.Array.weak_type``: ``weak`` under JAX's name (Optax keeps a
+        hyperparameter's dtype only where it is not weak)."""
+        return self._weak
+
+    @property
     def ndim(self) -> int:
         return self.type.ndim
 

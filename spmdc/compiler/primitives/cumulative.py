@@ -16,6 +16,7 @@ from ..passes.autodiff import vjp_func, vjp_rules
 from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.vmap import batch_rules, move_axis
 from ..stablehlo import LoweringContext, hlo, ir, lower_rules, mlir_type
+from .complex_order import ComplexMaxOp, ComplexMinOp, numpy_accumulate_extremum
 from .core import ShapeError, _check_kind, declare
 from .reductions import fill_reducer, identity_of
 
@@ -31,16 +32,20 @@ def _cumulative_rule(name: str, kinds: str):
     return rule
 
 
-def _cumulative_impl(ufunc: np.ufunc):
+def _cumulative_impl(kind: str, ufunc: np.ufunc):
     def impl(x, *, axis, reverse):
         x = np.asarray(x)
+        if x.dtype.kind == "c" and kind in ("max", "min"):     # See Note [complex order]
+            return numpy_accumulate_extremum(kind, x, axis, reverse,
+                                             identity_of(kind, x.dtype))
         if reverse:
             return np.flip(ufunc.accumulate(np.flip(x, axis), axis=axis, dtype=x.dtype), axis)
         return ufunc.accumulate(x, axis=axis, dtype=x.dtype)
     return impl
 
 
-def _cumulative_lowering(kind: str, op_class: Any, bool_op_class: Any = None):
+def _cumulative_lowering(kind: str, op_class: Any, bool_op_class: Any = None,
+                         complex_op_class: Any = None):
     def rule(ctx: LoweringContext, eqn, x):
         t = eqn.inputs[0].type
         axis, reverse = eqn.params["axis"], eqn.params["reverse"]
@@ -56,8 +61,8 @@ def _cumulative_lowering(kind: str, op_class: Any, bool_op_class: Any = None):
                                 ir.DenseI64ArrayAttr.get(window),
                                 window_strides=ir.DenseI64ArrayAttr.get([1] * t.ndim),
                                 padding=ir.DenseIntElementsAttr.get(padding))
-        use_bool = bool_op_class is not None and t.dtype == np.bool_
-        fill_reducer(bool_op_class if use_bool else op_class, scalar, op.regions[0])
+        special = {"b": bool_op_class, "c": complex_op_class}.get(t.dtype.kind)
+        fill_reducer(special or op_class, scalar, op.regions[0])
         return op.results[0]
     return rule
 
@@ -71,9 +76,9 @@ def _cumulative_batch_rule(prim):
 
 
 def _cumulative(name: str, kind: str, ufunc: np.ufunc, kinds: str, op_class: Any,
-                bool_op_class: Any = None):
-    prim = declare(name, _cumulative_rule(name, kinds), _cumulative_impl(ufunc))
-    lower_rules[prim] = _cumulative_lowering(kind, op_class, bool_op_class)
+                bool_op_class: Any = None, complex_op_class: Any = None):
+    prim = declare(name, _cumulative_rule(name, kinds), _cumulative_impl(kind, ufunc))
+    lower_rules[prim] = _cumulative_lowering(kind, op_class, bool_op_class, complex_op_class)
     batch_rules[prim] = _cumulative_batch_rule(prim)
     return prim
 
@@ -153,8 +158,10 @@ def _shift(b, v, step, axis, reverse, fill):
 jvp_rules[cumprod_p] = _cumprod_jvp
 vjp_rules[cumprod_p] = _cumprod_vjp
 
-cummax_p = _cumulative("cummax", "max", np.maximum, "biuf", hlo.MaxOp, hlo.OrOp)
-cummin_p = _cumulative("cummin", "min", np.minimum, "biuf", hlo.MinOp, hlo.AndOp)
+cummax_p = _cumulative("cummax", "max", np.maximum, "biufc", hlo.MaxOp, hlo.OrOp,
+                       ComplexMaxOp)
+cummin_p = _cumulative("cummin", "min", np.minimum, "biufc", hlo.MinOp, hlo.AndOp,
+                       ComplexMinOp)
 
 
 def _cumulative_extremum_vjp(prim):

@@ -42,7 +42,13 @@ import numpy as np
 
 from ..builder import lit
 from ..ir import TensorType
-from ..passes.autodiff import is_float, nondifferentiable, unbroadcast, vjp_rules
+from ..passes.autodiff import (
+    activity_rules,
+    is_float,
+    nondifferentiable,
+    unbroadcast,
+    vjp_rules,
+)
 from ..passes.forward import (
     diagonal_jvp,
     jvp_rules,
@@ -53,6 +59,7 @@ from ..passes.forward import (
 )
 from ..passes.vmap import batch_rules
 from ..stablehlo import chlo, elementwise_lowering, hlo, lower_rules
+from .complex_order import lexicographic_extremum, numpy_extremum
 from .core import (
     ShapeError,
     _check_kind,
@@ -64,7 +71,7 @@ from .rules import elementwise_batch_rule
 
 REAL = "f"            # real floats (bfloat16 included, see core._check_kind)
 SIGNED = "if"         # what abs accepts (jnp.abs of unsigned or bool is the identity)
-ORDERED = "biuf"      # what max and min accept
+ORDERED = "biufc"     # what max and min accept (complex: Note [complex order])
 
 
 def _const(x, value):
@@ -276,7 +283,15 @@ vjp_rules[abs_p] = lambda b, ct, x: [                       # See Note [gradient
 jvp_rules[abs_p] = diagonal_jvp(abs_p)
 lower_rules[abs_p] = elementwise_lowering(hlo.AbsOp)
 
-sign_p = elementwise_unary("sign", np.sign, "iuf")    # unsigned too, as JAX's lax.sign
+def _sign_impl(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x)
+    if x.dtype.kind != "c":
+        return np.sign(x)
+    with np.errstate(invalid="ignore", divide="ignore"):   # x / |x|, 0 at 0, as XLA's sign
+        return np.where(x == 0, 0, x / np.abs(x)).astype(x.dtype)
+
+
+sign_p = elementwise_unary("sign", _sign_impl, "iufc")    # unsigned too, as JAX's lax.sign
 vjp_rules[sign_p] = _zero_vjp
 jvp_rules[sign_p] = diagonal_jvp(sign_p)
 
@@ -475,17 +490,40 @@ def _share(b, x, y, z):
     return b.select(b.eq(x, z), b.select(b.eq(y, z), half, one), zero)
 
 
-max_p = elementwise_binary("max", np.maximum, ORDERED)     # See Note [gradients at kinks]
+def _extremum_impl(kind: str, ufunc: np.ufunc):
+    def impl(x, y):
+        if np.result_type(x, y).kind == "c":        # See Note [complex order]
+            return numpy_extremum(kind, x, y)
+        return ufunc(x, y)
+    return impl
+
+
+def _extremum_lowering(op_class, direction: str):
+    real_rule = elementwise_lowering(op_class)
+
+    def rule(ctx, eqn, x, y):
+        out = eqn.outputs[0].type
+        if out.dtype.kind != "c":
+            return real_rule(ctx, eqn, x, y)
+        x, y = (v if a.type.shape == out.shape else
+                ctx.broadcast(v, a.type, TensorType(out.shape, a.type.dtype))
+                for v, a in zip((x, y), eqn.inputs, strict=True))
+        return lexicographic_extremum(x, y, direction)      # See Note [complex order]
+    return rule
+
+
+# See Note [gradients at kinks] and, for complex operands, Note [complex order].
+max_p = elementwise_binary("max", _extremum_impl("max", np.maximum), ORDERED)
 vjp_rules[max_p] = _partials(lambda b, x, y: _share(b, x, y, b.max(x, y)),
                              lambda b, x, y: _share(b, y, x, b.max(x, y)))
 jvp_rules[max_p] = _partials_jvp(max_p)
-lower_rules[max_p] = elementwise_lowering(hlo.MaxOp)
+lower_rules[max_p] = _extremum_lowering(hlo.MaxOp, "GT")
 
-min_p = elementwise_binary("min", np.minimum, ORDERED)
+min_p = elementwise_binary("min", _extremum_impl("min", np.minimum), ORDERED)
 vjp_rules[min_p] = _partials(lambda b, x, y: _share(b, x, y, b.min(x, y)),
                              lambda b, x, y: _share(b, y, x, b.min(x, y)))
 jvp_rules[min_p] = _partials_jvp(min_p)
-lower_rules[min_p] = elementwise_lowering(hlo.MinOp)
+lower_rules[min_p] = _extremum_lowering(hlo.MinOp, "LT")
 
 atan2_p = elementwise_binary("atan2", np.arctan2, REAL)                 # atan(x / y)
 vjp_rules[atan2_p] = _partials(lambda b, x, y: b.div(y, b.add(b.mul(x, x), b.mul(y, y))),
@@ -501,7 +539,10 @@ lower_rules[nextafter_p] = elementwise_lowering(chlo.NextAfterOp)
 # --- stop_gradient ---------------------------------------------------------------------------
 
 stop_gradient_p = declare("stop_gradient", lambda x: x, lambda x: np.array(x))
-vjp_rules[stop_gradient_p] = lambda b, ct, x: [None]
+vjp_rules[stop_gradient_p] = lambda b, ct, x, active=None: [None]
+# Its output depends on no differentiated input (Note [activity]), so what it feeds is
+# not differentiated: a custom_jvp rule applied to it is never called, as in JAX.
+activity_rules[stop_gradient_p] = lambda active: [False]
 jvp_rules[stop_gradient_p] = zero_jvp(stop_gradient_p)
 lower_rules[stop_gradient_p] = lambda ctx, eqn, x: x
 

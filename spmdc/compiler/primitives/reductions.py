@@ -19,6 +19,7 @@ from ..passes.autodiff import nondifferentiable, vjp_rules
 from ..passes.forward import jvp_rules, linear_jvp, reduction_jvp
 from ..passes.vmap import batch_rules, move_axis
 from ..stablehlo import LoweringContext, hlo, ir, lower_rules, mlir_type
+from .complex_order import ComplexMaxOp, ComplexMinOp, numpy_fold_extremum
 from .core import ANY, NUMBER, ShapeError, _check_kind, declare, same_dtype
 
 __all__ = ["reduce_sum_p", "reduce_max_p", "reduce_min_p", "reduce_prod_p", "reduce_and_p",
@@ -64,6 +65,8 @@ def _reduce_impl(kind: str, ufunc: np.ufunc):
     def impl(x, *, axes):
         x = np.asarray(x)
         init = identity_of(kind, x.dtype)
+        if x.dtype.kind == "c" and kind in ("max", "min"):     # See Note [complex order]
+            return numpy_fold_extremum(kind, x, axes, init)
         return ufunc.reduce(x, axis=axes, dtype=x.dtype, initial=init)
     return impl
 
@@ -96,14 +99,16 @@ def _reduce_batch_rule(prim):
 
 
 def _reduction(name: str, kind: str, ufunc: np.ufunc, kinds: str, op_class: Any,
-               bool_op_class: Any = None):
+               bool_op_class: Any = None, complex_op_class: Any = None):
     """Declare ``name`` with its shape rule, reference, lowering and batching rule.
-    ``bool_op_class`` lowers bool operands (max is or, min is and)."""
+    ``bool_op_class`` lowers bool operands (max is or, min is and), ``complex_op_class``
+    complex ones (Note [complex order])."""
     prim = declare(name, _reduce_rule(name, kinds), _reduce_impl(kind, ufunc))
-    number_rule = reduce_lowering(op_class, lambda dtype: identity_of(kind, dtype))
-    bool_rule = reduce_lowering(bool_op_class or op_class, lambda dtype: identity_of(kind, dtype))
-    lower_rules[prim] = lambda ctx, eqn, x: (
-        bool_rule if eqn.inputs[0].type.dtype == np.bool_ else number_rule)(ctx, eqn, x)
+    rules = {dtype_kind: reduce_lowering(cls or op_class, lambda dtype: identity_of(kind, dtype))
+             for dtype_kind, cls in (("b", bool_op_class), ("c", complex_op_class),
+                                     ("", op_class))}
+    lower_rules[prim] = lambda ctx, eqn, x: rules.get(
+        eqn.inputs[0].type.dtype.kind, rules[""])(ctx, eqn, x)
     batch_rules[prim] = _reduce_batch_rule(prim)
     return prim
 
@@ -148,8 +153,10 @@ def _reduce_prod_vjp(b, ct, x, *, axes):
 jvp_rules[reduce_prod_p] = reduction_jvp(reduce_prod_p)
 vjp_rules[reduce_prod_p] = _reduce_prod_vjp
 
-reduce_max_p = _reduction("reduce_max", "max", np.maximum, "biuf", hlo.MaxOp, hlo.OrOp)
-reduce_min_p = _reduction("reduce_min", "min", np.minimum, "biuf", hlo.MinOp, hlo.AndOp)
+reduce_max_p = _reduction("reduce_max", "max", np.maximum, "biufc", hlo.MaxOp, hlo.OrOp,
+                          ComplexMaxOp)
+reduce_min_p = _reduction("reduce_min", "min", np.minimum, "biufc", hlo.MinOp, hlo.AndOp,
+                          ComplexMinOp)
 
 
 def _extremum_vjp(prim):

@@ -2,7 +2,8 @@
 ordered by the first ``num_keys`` of them (lexicographically); the others ride along.
 
 ``sort(*operands, dimension=int, is_stable=bool, num_keys=int) -> operands, sorted``.
-See Note [sort order] for how floats compare.
+See Note [sort order] for how floats compare, Note [complex order] (complex_order.py)
+for complex keys.
 """
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from ..ir import TensorType, dtype_name
+from ..ir import TensorType
 from ..passes.autodiff import is_float, vjp_rules
 from ..passes.forward import instantiate, jvp_rules
 from ..passes.vmap import batch_rules, batch_to_front
 from ..stablehlo import hlo, ir, lower_rules, mlir_type
+from .complex_parts import real_dtype
 from .core import ShapeError, declare
 from .reductions import compare
 
@@ -47,14 +49,13 @@ def _sort_rule(*operands: TensorType, dimension: int, is_stable: bool, num_keys:
     if not 1 <= num_keys <= len(operands):
         raise ShapeError(f"sort: num_keys={num_keys} must be between 1 and the number of "
                          f"operands ({len(operands)})")
-    for t in operands[:num_keys]:
-        if t.dtype.kind == "c":
-            raise ShapeError(f"sort: complex keys ({dtype_name(t.dtype)}) are not supported")
     return tuple(operands)
 
 
 def _numpy_keys(key: np.ndarray) -> list[np.ndarray]:
     """``key`` as NumPy sort keys (most significant first) in Note [sort order]'s order."""
+    if key.dtype.kind == "c":                   # See Note [complex order]
+        return _numpy_keys(key.real) + _numpy_keys(key.imag)
     if key.dtype.kind == "f" or key.dtype.name == "bfloat16":
         wide = key.astype(np.float64)
         nan = np.isnan(wide)
@@ -129,6 +130,16 @@ def _lt_eq(x: ir.Value, y: ir.Value, dtype: np.dtype) -> tuple[ir.Value, ir.Valu
     return lt, eq
 
 
+def _key_parts(x: ir.Value, y: ir.Value, dtype: np.dtype) -> list[tuple[Any, Any, np.dtype]]:
+    """A key's comparands: a complex key compares by its real, then its imaginary part
+    (Note [complex order]); any other key by itself."""
+    if dtype.kind != "c":
+        return [(x, y, dtype)]
+    part = real_dtype(dtype)
+    return [(hlo.RealOp(x).result, hlo.RealOp(y).result, part),
+            (hlo.ImagOp(x).result, hlo.ImagOp(y).result, part)]
+
+
 def _sort_lowering(ctx, eqn, *operands):
     params = eqn.params
     types = [a.type for a in eqn.inputs]
@@ -137,10 +148,12 @@ def _sort_lowering(ctx, eqn, *operands):
     scalars = [mlir_type(TensorType((), t.dtype)) for t in types for _ in (0, 1)]
     block = op.comparator.blocks.append(*scalars)
     with ir.InsertionPoint(block):
+        keys = [pair for k in range(params["num_keys"])
+                for pair in _key_parts(block.arguments[2 * k], block.arguments[2 * k + 1],
+                                       types[k].dtype)]
         less = None
-        for k in reversed(range(params["num_keys"])):    # innermost key first
-            lt, eq = _lt_eq(block.arguments[2 * k], block.arguments[2 * k + 1],
-                            types[k].dtype)
+        for x, y, dtype in reversed(keys):                # innermost key first
+            lt, eq = _lt_eq(x, y, dtype)
             less = lt if less is None else hlo.OrOp(lt, hlo.AndOp(eq, less).result).result
         hlo.ReturnOp([less])
     return list(op.results)
