@@ -353,7 +353,8 @@ def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool) -> An
                      for k, (c, t) in enumerate(zip(ct_leaves, func.out_types, strict=True))]
         wrt = [is_float(type_of(v)[0]) for v in leaves]
         refuse_in_shard_map_body("vjp")
-        grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))])
+        grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))],
+                             primal_effects=False)     # See Note [effects] (cleanup.py)
         n_out = len(func.outputs)
         grad_func = _pruned(grad_func, [False] * n_out + [True] * (len(grad_func.outputs) - n_out))
         return apply_func(grad_func, [*leaves, *captured, *ct_leaves],
@@ -429,7 +430,8 @@ def _eager_vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool,
         if not grad_func:
             main = Func(func.name, func.inputs, func.eqns, func.outputs[:n_main])
             refuse_in_shard_map_body("vjp")
-            pulled = run_pass("grad", vjp_func, main, [*wrt, *([False] * len(captured))])
+            pulled = run_pass("grad", vjp_func, main, [*wrt, *([False] * len(captured))],
+                              primal_effects=False)   # See Note [effects] (cleanup.py)
             grad_func.append(_pruned(pulled, [False] * n_main + [True] * (
                 len(pulled.outputs) - n_main)))
         return apply_func(grad_func[0], [*primal_leaves, *captured, *ct_leaves],

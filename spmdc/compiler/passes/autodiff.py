@@ -161,8 +161,11 @@ def _relevant(func: Func, active: set[Var], seeded: Sequence[bool]
     return relevant
 
 
-def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = None) -> Func:
-    """``seeded[k]``: output k gets a cotangent input (default: every output)."""
+def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = None, *,
+             primal_effects: bool = True) -> Func:
+    """``seeded[k]``: output k gets a cotangent input (default: every output).
+    ``primal_effects=False``: the forward sweep drops its prints too, for a pullback
+    whose primal already ran them (``vjp``'s ``vjp_fn``: Note [effects])."""
     func = _expanded(func, wrt)
     b = Builder(func.name)
     inputs = [b.input(v.type) for v in func.inputs]
@@ -219,6 +222,8 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
     grads = [cts.get(v) if v in cts else zeros(b, v.type)
              for v, w in zip(func.inputs, wrt, strict=True) if w]
     b.eqns[n_forward:] = without_debug_effects(b.eqns[n_forward:])  # Note [effects]
+    if not primal_effects:
+        b.eqns[:n_forward] = without_debug_effects(b.eqns[:n_forward])
     return b.build([*primal_outs, *grads])
 
 
