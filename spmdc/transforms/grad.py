@@ -214,14 +214,17 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int],
             raise TypeError(f"{what} requires a function returning a scalar array")
         main_tree = tree_structure(tree_unflatten(out_tree, list(range(out_tree.num_leaves)))[0])
         is_leaf = main_tree == tree_structure(0)
+        n_diff = len(leaves) - len(arrays)
+        wrt = [k < n_diff and is_float(type_of(v)[0]) for k, v in enumerate(leaves)]
         if not is_leaf or main.shape != ():
+            # JAX differentiates while it traces: a rule that refuses the program (a
+            # library's nondifferentiable primitive) speaks before this check does.
+            run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))])
             got = f"an output of shape {main.shape}" if is_leaf else f"a pytree {main_tree}"
             raise TypeError(f"{what} requires a function returning a scalar (shape ()), but "
                             f"{name} returned {got}. Reduce it (e.g. "
                             f".sum()) or use vjp/jacrev for non-scalar outputs{where()}")
         _check_output(what, holomorphic, main)
-        n_diff = len(leaves) - len(arrays)
-        wrt = [k < n_diff and is_float(type_of(v)[0]) for k, v in enumerate(leaves)]
         n_out = len(func.outputs)
         refuse_in_shard_map_body("grad")
         grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))],
