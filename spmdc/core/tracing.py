@@ -162,6 +162,11 @@ class Tracer:
         return self._var.type.size
 
     @property
+    def weak_type(self) -> bool:
+        """JAX's name of ``weak`` (Equinox's tree_pformat prints ``weak_f32[]``)."""
+        return self.weak
+
+    @property
     def aval(self) -> Any:
         """The abstract value, a ShapedArray (JAX's ``Tracer.aval``)."""
         from .abstract import ShapedArray

@@ -133,6 +133,11 @@ class Array(metaclass=_ArrayType):
         self._kids = _Pending(self)
 
     @property
+    def weak_type(self) -> bool:
+        """JAX's name of ``weak`` (Equinox's tree_pformat prints ``weak_i32[]``)."""
+        return self._weak
+
+    @property
     def ndim(self) -> int:
         return self.type.ndim
 
