@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from . import errors
 from .compiler.primitives.callbacks import (
     VMAP_METHODS,
     HostCallback,
@@ -24,7 +25,6 @@ from .compiler.primitives.callbacks import (
     io_callback_p,
     pure_callback_p,
 )
-from . import errors
 from .core import dtypes, tracing
 from .core.devices import device_put
 from .core.tracing import Tracer, type_of

@@ -383,7 +383,7 @@ def bind_jax(primitive: Any, args: Sequence[Any], params: Params) -> Any:
     """Apply ``primitive`` (spmdc's, a JaxPrimitive, or any object with ``bind``) to
     ``args`` with params in JAX's form; sub-jaxprs in ``params`` may be Funcs or jaxprs
     (an interpreter rebinding an equation with its params: Note [running a jaxpr])."""
-    from .jaxpr_view import spmdc_params      # jaxpr_view imports this module
+    from .jaxpr_view import spmdc_params  # jaxpr_view imports this module
     if isinstance(primitive, JaxPrimitive):
         prim = primitive.primitive
         params = {**spmdc_params(params), **primitive.fixed}
