@@ -29,7 +29,7 @@ from .jaxpr_print import PrintContext, format_doc, pp_eqn, pp_toplevel
 __all__ = ["Jaxpr", "ClosedJaxpr", "JaxprEqn", "JaxprEqnContext", "Var", "Literal", "DropVar",
            "DebugInfo",
            "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn", "jaxprs_in_params", "subjaxprs",
-           "closed_jaxpr", "DebugEffect", "OrderedDebugEffect"]
+           "closed_jaxpr", "DebugEffect", "OrderedDebugEffect", "spmdc_params"]
 
 # Note [running a jaxpr]
 # eval_jaxpr walks the equations and binds each one's primitive with its params turned
