@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from . import errors
 from .compiler.primitives.callbacks import (
     VMAP_METHODS,
     HostCallback,
@@ -80,8 +81,11 @@ def stage_callback(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
         for x in dyn:
             if isinstance(x, Tracer):
                 tracing.bind(pure_callback_p, x)     # raises the escaped-tracer error
-        outs = call_on_host(*[_host_value(x) for x in dyn], callback=callback, shapes=shapes,
-                     dtypes=out_dtypes)
+        host_args = [_host_value(x) for x in dyn]
+        if kind == "debug":
+            outs = call_on_host(*host_args, callback=callback, shapes=shapes, dtypes=out_dtypes)
+        else:
+            outs = _run_now(host_args, callback, shapes, out_dtypes)
         outs = [device_put(o) for o in outs]
     else:
         prim = pure_callback_p if kind == "pure" else io_callback_p
@@ -90,6 +94,20 @@ def stage_callback(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
         outs = tracing.bind(prim, *dyn, callback=callback, shapes=shapes, dtypes=out_dtypes,
                             **params)
     return tree_unflatten(out_tree, list(outs))
+
+
+def _run_now(args: list[Any], callback: HostCallback, shapes: tuple[Any, ...],
+             out_dtypes: tuple[Any, ...]) -> list[Any]:
+    """A pure or io callback run outside transformations. As in JAX, where even then it
+    runs inside a compiled program, what the function raises (or a result that does not
+    match its declaration) comes out as a ``JaxRuntimeError`` (a RuntimeError), the
+    original exception its ``__cause__``; ``debug.callback``'s errors pass unchanged."""
+    try:
+        return list(call_on_host(*args, callback=callback, shapes=shapes, dtypes=out_dtypes))
+    except Exception as e:
+        raise errors.JaxRuntimeError(
+            f"INTERNAL: CpuCallback error calling callback: {callback.what} raised "
+            f"{type(e).__name__}: {e}") from e
 
 
 def _declared(specs: list[Any], what: str) -> tuple[tuple[Any, ...], tuple[Any, ...]]:

@@ -223,6 +223,23 @@ def test_pure_callback_has_no_derivative():
     assert float(jax.grad(lambda x: x * f(2.0))(1.0)) == pytest.approx(np.sin(2.0))
 
 
+def test_an_exception_in_a_callback_run_eagerly_is_a_runtime_error():
+    # JAX runs a pure or io callback in a compiled program even outside jit, so what the
+    # function raises comes out as a JaxRuntimeError (Equinox's filter_pure_callback
+    # tests expect a RuntimeError); debug.callback's exception passes unchanged
+    def boom(*_):
+        raise ValueError("boom")
+    spec = jax.ShapeDtypeStruct((), jnp.float32)
+    for call in (jax.pure_callback, jax.experimental.io_callback):
+        with pytest.raises(jax.errors.JaxRuntimeError, match="raised ValueError: boom") as e:
+            call(boom, spec, jnp.float32(1))
+        assert isinstance(e.value, RuntimeError) and isinstance(e.value.__cause__, ValueError)
+        with pytest.raises(jax.errors.JaxRuntimeError):
+            jax.jit(lambda x, call=call: call(boom, spec, x))(jnp.float32(1))
+    with pytest.raises(ValueError, match="boom"):
+        jax.debug.callback(boom, jnp.float32(1))
+
+
 def test_pure_callback_wrong_result_is_a_clear_error():
     with pytest.raises(Exception, match="result 0 has shape"):
         out = jax.jit(lambda x: jax.pure_callback(

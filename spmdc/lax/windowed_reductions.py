@@ -33,16 +33,18 @@ from .convolution import padding_pairs, window_ints
 __all__ = ["reduce_window", "reduce_precision", "reduce_window_shape_tuple"]
 
 
-def _monoid(computation: Callable[..., Any], operand: Any, init: Any) -> str | None:
+def _monoid(computation: Callable[..., Any], init: Any) -> str | None:
     """'sum', 'max' or 'min' when ``computation`` is that monoid and ``init`` is its
-    concrete identity (JAX's rule for using the differentiable primitives)."""
+    concrete identity (JAX's rule for using the differentiable primitives). The identity
+    is the one of ``init``'s own dtype, as in JAX: ``-inf`` is max's initial value for an
+    integer operand too (Equinox's max pooling), and the primitive ignores it."""
     kind = {id(_lax.add): "sum", id(_lax.max): "max", id(_lax.min): "min"}.get(id(computation))
     if kind is None or isinstance(init, Tracer):
         return None
     value = np.asarray(init)
     if value.shape != ():
         return None
-    return kind if value == identity_of(kind, operand.dtype) else None
+    return kind if value == identity_of(kind, asarray(init).dtype) else None
 
 
 _MONOID_PRIMITIVES = {"sum": reduce_window_sum_p, "max": reduce_window_max_p,
@@ -81,7 +83,7 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[..., Any]
     window = dict(window_dimensions=window_dimensions, window_strides=window_strides,
                   padding=padding, base_dilation=base_dilation, window_dilation=window_dilation)
     if len(leaves) == 1:
-        kind = _monoid(computation, leaves[0], inits[0])
+        kind = _monoid(computation, inits[0])
         if kind is not None:
             x = leaves[0]
             return tree_unflatten(tree, [bind(_MONOID_PRIMITIVES[kind], x, weak=x.weak,

@@ -130,7 +130,7 @@ def inner(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any 
 
 
 def outer(x: Any, y: Any) -> Any:
-    return multiply(reshape(ravel(x), (-1, 1)), ravel(y))
+    return multiply(reshape(ravel(x), (-1, 1)), reshape(ravel(y), (1, -1)))   # equal ranks
 
 
 @_preferred

@@ -214,14 +214,17 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int],
             raise TypeError(f"{what} requires a function returning a scalar array")
         main_tree = tree_structure(tree_unflatten(out_tree, list(range(out_tree.num_leaves)))[0])
         is_leaf = main_tree == tree_structure(0)
+        n_diff = len(leaves) - len(arrays)
+        wrt = [k < n_diff and is_float(type_of(v)[0]) for k, v in enumerate(leaves)]
         if not is_leaf or main.shape != ():
+            # JAX differentiates while it traces: a rule that refuses the program (a
+            # library's nondifferentiable primitive) speaks before this check does.
+            run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))])
             got = f"an output of shape {main.shape}" if is_leaf else f"a pytree {main_tree}"
             raise TypeError(f"{what} requires a function returning a scalar (shape ()), but "
                             f"{name} returned {got}. Reduce it (e.g. "
                             f".sum()) or use vjp/jacrev for non-scalar outputs{where()}")
         _check_output(what, holomorphic, main)
-        n_diff = len(leaves) - len(arrays)
-        wrt = [k < n_diff and is_float(type_of(v)[0]) for k, v in enumerate(leaves)]
         n_out = len(func.outputs)
         refuse_in_shard_map_body("grad")
         grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))],
@@ -353,7 +356,8 @@ def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool) -> An
                      for k, (c, t) in enumerate(zip(ct_leaves, func.out_types, strict=True))]
         wrt = [is_float(type_of(v)[0]) for v in leaves]
         refuse_in_shard_map_body("vjp")
-        grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))])
+        grad_func = run_pass("grad", vjp_func, func, [*wrt, *([False] * len(captured))],
+                             primal_effects=False)     # See Note [effects] (cleanup.py)
         n_out = len(func.outputs)
         grad_func = _pruned(grad_func, [False] * n_out + [True] * (len(grad_func.outputs) - n_out))
         return apply_func(grad_func, [*leaves, *captured, *ct_leaves],
@@ -429,7 +433,8 @@ def _eager_vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool,
         if not grad_func:
             main = Func(func.name, func.inputs, func.eqns, func.outputs[:n_main])
             refuse_in_shard_map_body("vjp")
-            pulled = run_pass("grad", vjp_func, main, [*wrt, *([False] * len(captured))])
+            pulled = run_pass("grad", vjp_func, main, [*wrt, *([False] * len(captured))],
+                              primal_effects=False)   # See Note [effects] (cleanup.py)
             grad_func.append(_pruned(pulled, [False] * n_main + [True] * (
                 len(pulled.outputs) - n_main)))
         return apply_func(grad_func[0], [*primal_leaves, *captured, *ct_leaves],

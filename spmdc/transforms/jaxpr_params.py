@@ -381,12 +381,15 @@ def jax_primitive(prim: Any) -> Any:
 
 def bind_jax(primitive: Any, args: Sequence[Any], params: Params) -> Any:
     """Apply ``primitive`` (spmdc's, a JaxPrimitive, or any object with ``bind``) to
-    ``args`` with params in JAX's form; sub-jaxprs in ``params`` must already be Funcs."""
+    ``args`` with params in JAX's form; sub-jaxprs in ``params`` may be Funcs or jaxprs
+    (an interpreter rebinding an equation with its params: Note [running a jaxpr])."""
+    from .jaxpr_view import spmdc_params  # jaxpr_view imports this module
     if isinstance(primitive, JaxPrimitive):
         prim = primitive.primitive
-        params = {**params, **primitive.fixed}
+        params = {**spmdc_params(params), **primitive.fixed}
     elif isinstance(primitive, Primitive):
         prim = primitive
+        params = spmdc_params(params)
     else:
         return primitive.bind(*args, **params)
     form = _FORMS.get(prim)

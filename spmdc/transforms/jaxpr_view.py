@@ -29,7 +29,7 @@ from .jaxpr_print import PrintContext, format_doc, pp_eqn, pp_toplevel
 __all__ = ["Jaxpr", "ClosedJaxpr", "JaxprEqn", "JaxprEqnContext", "Var", "Literal", "DropVar",
            "DebugInfo",
            "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn", "jaxprs_in_params", "subjaxprs",
-           "closed_jaxpr", "DebugEffect", "OrderedDebugEffect"]
+           "closed_jaxpr", "DebugEffect", "OrderedDebugEffect", "spmdc_params"]
 
 # Note [running a jaxpr]
 # eval_jaxpr walks the equations and binds each one's primitive with its params turned
@@ -440,6 +440,14 @@ def _spmdc_value(v: Any) -> Any:
     return v
 
 
+def spmdc_params(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with each sub-jaxpr (alone or in a tuple) as the Func spmdc's primitive
+    takes (Note [running a jaxpr])."""
+    if not any(isinstance(v, (Jaxpr, ClosedJaxpr, tuple)) for v in params.values()):
+        return params
+    return {k: _spmdc_value(v) for k, v in params.items()}
+
+
 def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
     """Run ``jaxpr`` on ``consts`` and ``args`` by binding its equations (Note [running a
     jaxpr]); returns the list of its outputs."""
@@ -462,8 +470,7 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
     for v, x in zip([*jaxpr.constvars, *jaxpr.invars], [*consts, *args], strict=True):
         env[id(v)] = x
     for eqn in jaxpr.eqns:
-        params = {k: _spmdc_value(v) for k, v in eqn.params.items()}
-        out = bind_jax(eqn.primitive, [read(a) for a in eqn.invars], params)
+        out = bind_jax(eqn.primitive, [read(a) for a in eqn.invars], eqn.params)
         outs = out if eqn.primitive.multiple_results else [out]
         for v, x in zip(eqn.outvars, outs, strict=True):
             if not isinstance(v, DropVar):

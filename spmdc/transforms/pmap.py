@@ -371,10 +371,11 @@ class _Built:
             return usable_donations(self.func.in_types, self.func.out_types, self.donated)
         return donation_aliases(self.func.in_types, self.func.out_types, self.donated)
 
-    def compile(self) -> PmapEntry:
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> PmapEntry:
         executable = compile_func(self.func, self.devices, axis_env=dict(self.mesh),
                                   mesh_axes=[n for n, _ in self.mesh],
-                                  aliases=self.aliases(warn=True))
+                                  aliases=self.aliases(warn=True),
+                                  compiler_options=compiler_options)
         return PmapEntry(executable, self.mesh, self.func, self.dims, self.consts,
                          self.out_weak, self.out_tree, self.out_dims, self.depths)
 
@@ -393,8 +394,10 @@ class PmapLowered(Lowered):
         self.in_varying = ([frozenset({axis}) if d is not None else frozenset()
                             for d in built.dims] + [frozenset()] * len(built.consts))
 
-    def compile(self) -> Callable[..., Any]:
-        entry = self._built.compile()
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> Callable[..., Any]:
+        """The compiled program; ``compiler_options`` are XLA's options by name, as for
+        ``jit(f).lower(...).compile``."""
+        entry = self._built.compile(compiler_options)
         observe("optimized_hlo", entry.executable.optimized_hlo)
 
         def call(*args: Any, **kwargs: Any) -> Any:

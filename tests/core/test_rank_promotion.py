@@ -28,6 +28,13 @@ def test_raise_refuses_operands_of_different_nonzero_ranks():
             spmdc.jit(lambda a, b: a * b)(X, Y)
 
 
+def test_library_functions_that_broadcast_inside_are_not_refused():
+    # jnp.outer broadcasts its two vectors itself, at equal ranks as JAX's (Equinox's
+    # RotaryPositionalEmbedding under its tests' 'raise'; regression: (n, 1) * (m,))
+    with spmdc.numpy_rank_promotion("raise"):
+        assert jnp.outer(jnp.arange(3.0), jnp.arange(4.0))[2, 3] == 6.0
+        assert jnp.linalg.outer(jnp.arange(3.0), jnp.ones(4)).shape == (3, 4)
+
 def test_the_mode_is_part_of_jits_cache_key():
     multiply = spmdc.jit(lambda a, b: a * b)
     assert multiply(X, Y).shape == (2, 3)                      # traced under 'allow'

@@ -262,3 +262,21 @@ def test_am_i_under_probes_as_jax():
     # JAX 0.10.2 answers the same for the same program
     assert seen == [("eager", False, False), ("jit", True, False), ("vmap", False, True),
                     ("grad", False, False), ("jit-vmap", True, True), ("scan", True, False)]
+
+
+def test_a_refusing_jvp_rule_speaks_before_grads_output_check():
+    # JAX differentiates while it traces, so a library primitive whose JVP rule refuses
+    # (Equinox's nontraceable) raises its error even where the function's output is not
+    # a scalar, before grad's own TypeError (regression: the TypeError came first)
+    p = core.Primitive("refuses_jvp")
+    p.def_impl(lambda x: x)
+    p.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(p, mlir.lower_fun(lambda x: x, False))
+
+    def refuse(primals, tangents):
+        raise RuntimeError("refuses_jvp cannot be differentiated")
+    ad.primitive_jvps[p] = refuse
+    with pytest.raises(RuntimeError, match="cannot be differentiated"):
+        spmdc.grad(lambda x: [p.bind(x)])(1.0)
+    with pytest.raises(TypeError, match="requires a function returning a scalar"):
+        spmdc.grad(lambda x: [x])(1.0)

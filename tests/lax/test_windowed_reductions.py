@@ -215,8 +215,8 @@ def test_general_reduce_window_pytree_and_jvp():
      "unrecognised padding"),
     (lambda x: lax.reduce_window(x, np.int32(0), lambda a, b: a + b, (2, 2)), TypeError,
      "inconsistent dtypes"),
-    (lambda x: lax.reduce_window(x.astype(np.int32), -np.inf, lax.max, (2, 2)), TypeError,
-     "inconsistent dtypes"),
+    (lambda x: lax.reduce_window(x.astype(np.int32), -np.inf, lambda a, b: lax.max(a, b),
+                                 (2, 2)), TypeError, "inconsistent dtypes"),
     (lambda x: lax.reduce_window(x, 0.0, lambda a, b: (a, b), (2, 2)), ValueError,
      "tree structure"),
     (lambda x: lax.reduce_window(x, 0.0, lax.add, (0, 2)), TypeError, "must be positive"),
@@ -245,3 +245,19 @@ def test_correlate_and_convolve_of_complex_arrays(mode):
                                atol=1e-5)
     np.testing.assert_allclose(jnp.convolve(a, v, mode=mode), np.convolve(a, v, mode=mode),
                                atol=1e-5)
+
+
+def test_a_monoid_initial_value_is_the_identity_of_its_own_dtype():
+    # JAX tests the initial value against the identity of its own dtype: -inf starts a
+    # max over an integer operand (Equinox's MaxPool on integers), 0.0 a sum; the
+    # windowed primitive then ignores it (regression: spmdc refused -inf for int32)
+    x = np.arange(8, dtype=np.int32).reshape(1, 8)
+    for run in (lambda f, *a: f(*a), lambda f, *a: spmdc.jit(f)(*a)):
+        got = run(lambda v: lax.reduce_window(v, -np.inf, lax.max, (1, 2), (1, 2)), x)
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, [[1, 3, 5, 7]])
+    got = lax.reduce_window(x.astype(np.uint8), -np.inf, lax.max, (1, 2), (1, 2))
+    assert got.dtype == np.uint8
+    np.testing.assert_array_equal(got, [[1, 3, 5, 7]])
+    np.testing.assert_array_equal(lax.reduce_window(x, 0.0, lax.add, (1, 2), (1, 2)),
+                                  [[1, 5, 9, 13]])

@@ -83,3 +83,30 @@ def test_repeat_counts_per_element_and_a_static_total():
         spmdc.jit(lambda r: jnp.repeat(jnp.arange(3.0), r))(jnp.array([1, 2, 1]))
     with pytest.raises(ValueError, match="do not fit"):
         jnp.repeat(jnp.arange(3.0), [1, 2])
+
+
+@pytest.mark.parametrize("mode", ["edge", "wrap", "reflect", "symmetric"])
+def test_pad_modes_that_copy_elements(mode):
+    # NumPy's (and JAX's) values, wide pads included (Equinox's Conv with padding_mode
+    # 'CIRCULAR' pads with 'wrap'); one jit compile per mode, gradients through it
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    widths = [(1, 2), (3, 0)], [(5, 7), (9, 1)], 2
+    outs = spmdc.jit(lambda v: [jnp.pad(v, w, mode) for w in widths])(x)
+    for got, w in zip(outs, widths, strict=True):
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, np.pad(x, w, mode))
+    grad = spmdc.grad(lambda v: jnp.pad(v, 1, mode).sum())(x)
+    np.testing.assert_array_equal(grad, _pad_counts(x.shape, 1, mode))
+    with pytest.raises(ValueError, match="empty axis 0"):
+        jnp.pad(np.zeros((0, 2)), 1, mode)
+
+
+def _pad_counts(shape, width, mode):
+    """How many output elements read each input element."""
+    ids = np.arange(int(np.prod(shape))).reshape(shape)
+    return np.bincount(np.pad(ids, width, mode).ravel(), minlength=ids.size).reshape(shape)
+
+
+def test_pad_refuses_the_modes_it_lacks():
+    with pytest.raises(TypeError, match="mode 'mean' is not supported; the modes are"):
+        jnp.pad(jnp.ones(3), 1, "mean")

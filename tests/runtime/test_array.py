@@ -36,6 +36,10 @@ def test_printing_like_numpy():
         ", dtype=float32)"
     assert str(a) == str(X)
     assert repr(jnp.asarray(2.0)) == "Array(2., dtype=float32, weak_type=True)"
+    # JAX's weak_type attribute, on arrays and on traced values (Equinox's tree_pformat)
+    assert jnp.array(1).weak_type and not a.weak_type
+    assert spmdc.jit(lambda x, y: np.array([x.weak_type, y.weak_type]))(1.0, a).tolist() \
+        == [True, False]
     assert f"{jnp.asarray(2.0):.3f}" == "2.000"
     assert float(jnp.asarray(2.5)) == 2.5 and int(jnp.asarray(7)) == 7
     assert bool(jnp.asarray(True)) is True

@@ -193,3 +193,30 @@ def test_a_rule_calling_its_function_is_traced_once_in_eager_grad():
 
     np.testing.assert_allclose(spmdc.grad(f)(0.5), np.cos(0.5), rtol=1e-6)
     assert len(calls) == 1
+
+
+def test_user_rules_run_in_program_order():
+    # JAX runs a custom_jvp's rule and a custom_vjp's fwd as it reaches them, in program
+    # order: a guard that refuses differentiation (Equinox's nondifferentiable, before a
+    # filter_custom_vjp) raises before a later fwd runs (regression: the backward sweep
+    # traced the later fwd first, and its error won)
+    @spmdc.custom_jvp
+    def guard(x):
+        return x
+
+    @guard.defjvp
+    def guard_jvp(primals, tangents):
+        raise RuntimeError("guard: not differentiable")
+
+    @spmdc.custom_vjp
+    def f(x, y):
+        return x + y
+
+    def f_fwd(x, y):
+        raise AssertionError("fwd reached")
+    f.defvjp(f_fwd, lambda r, g: (g, g))
+    for run in (lambda g: g(1.0), lambda g: spmdc.jit(g)(1.0)):
+        with pytest.raises(RuntimeError, match="guard: not differentiable"):
+            run(spmdc.grad(lambda x: f(x, guard(x))))
+    f.defvjp(lambda x, y: (x + y, None), lambda r, g: (g, 2 * g))
+    assert float(spmdc.grad(lambda x: f(x, 3 * x))(1.0)) == 7.0

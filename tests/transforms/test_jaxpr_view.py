@@ -329,3 +329,27 @@ def test_subjaxprs():
     subs = list(subjaxprs(closed.jaxpr))
     assert [[e.primitive for e in j.eqns] for j in subs] == [[lax.cos_p], [lax.sin_p]]
     assert all(isinstance(j, Jaxpr) for j in subs)
+
+
+def test_an_interpreter_rebinds_equations_holding_sub_jaxprs():
+    # Equinox's finalise_eval_jaxpr: ``eqn.primitive.bind(*subfuns, *args, **params)`` on
+    # every equation, cond's and while's included, whose params hold jaxprs (regression:
+    # spmdc's own primitives had no get_bind_params, and bind took only Funcs)
+    def f(p, x):
+        y = lax.cond(p, jnp.sin, jnp.cos, x)
+        return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2), (0, y))[1]
+    closed = spmdc.make_jaxpr(f)(True, X3)
+    assert {"cond", "while"} <= {e.primitive.name for e in closed.eqns}
+
+    def run(*args):
+        env = dict(zip(map(id, closed.jaxpr.invars), args, strict=True))
+        for eqn in closed.eqns:
+            subfuns, params = eqn.primitive.get_bind_params(eqn.params)
+            args = [a.val if isinstance(a, Literal) else env[id(a)] for a in eqn.invars]
+            out = eqn.primitive.bind(*subfuns, *args, **params)
+            for v, o in zip(eqn.outvars, out if eqn.primitive.multiple_results else [out],
+                            strict=True):
+                env[id(v)] = o
+        return env[id(closed.jaxpr.outvars[0])]
+    np.testing.assert_allclose(run(True, X3), np.sin(X3) * 8, rtol=1e-6)
+    np.testing.assert_allclose(spmdc.jit(run)(False, X3), np.cos(X3) * 8, rtol=1e-6)

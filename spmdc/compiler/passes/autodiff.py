@@ -18,7 +18,7 @@ from .cleanup import without_debug_effects
 
 __all__ = ["vjp_rules", "nondifferentiable", "activity_rules", "active_outputs", "vjp_func",
            "zeros", "is_float", "unbroadcast", "expand_rules", "forward_rules",
-           "wants_activity"]
+           "wants_activity", "rule_preparers"]
 
 VJPRule = Callable[..., Sequence[Atom | None]]
 """``rule(b, ct, *inputs, **params) -> [cotangent or None for each input]``
@@ -58,6 +58,24 @@ VJP rule then gets as ``residuals=`` (the VJP rule gets ``residuals=None`` when 
 did not run: the equation was copied as it is). See Note [residuals]."""
 
 forward_rules: dict[Any, ForwardRule] = {}
+
+
+rule_preparers: dict[Any, Callable[..., None]] = {}
+"""``prepare(active, **params)``: for the primitives whose rules are user code traced on
+demand (custom_jvp's rule, custom_vjp's fwd), trace the rule this differentiation will
+use, before the sweeps: see Note [user rules in program order]."""
+
+# Note [user rules in program order]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# JAX differentiates while it traces, so the user's rules run in program order: a
+# custom_jvp's rule, or a custom_vjp's fwd, when its equation is reached with a
+# perturbed input. Our backward sweep meets the equations in reverse, and would trace
+# a later custom_vjp's fwd before an earlier custom_jvp's rule. When a rule raises (a
+# library's guard against differentiating a value, such as Equinox's nondifferentiable
+# before a filter_custom_vjp), which error the user sees depends on that order; so
+# vjp_func first traces the rules of the active equations in program order
+# (``rule_preparers``), and the sweeps find them traced (each rule is traced once per
+# key). custom_vjp's bwd runs in the backward pass in JAX too, and stays on demand.
 
 
 expand_rules: dict[Any, Callable[..., Func]] = {}
@@ -161,8 +179,11 @@ def _relevant(func: Func, active: set[Var], seeded: Sequence[bool]
     return relevant
 
 
-def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = None) -> Func:
-    """``seeded[k]``: output k gets a cotangent input (default: every output)."""
+def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = None, *,
+             primal_effects: bool = True) -> Func:
+    """``seeded[k]``: output k gets a cotangent input (default: every output).
+    ``primal_effects=False``: the forward sweep drops its prints too, for a pullback
+    whose primal already ran them (``vjp``'s ``vjp_fn``: Note [effects])."""
     func = _expanded(func, wrt)
     b = Builder(func.name)
     inputs = [b.input(v.type) for v in func.inputs]
@@ -170,6 +191,11 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
     out_cts = [b.input(a.type) if s else None
                for a, s in zip(func.outputs, seeded, strict=True)]
     active = _active_values(func, wrt)            # See Note [activity]
+    for eqn in func.eqns:                         # See Note [user rules in program order]
+        prepare = rule_preparers.get(eqn.prim)
+        flags = tuple(isinstance(a, Var) and a in active for a in eqn.inputs)
+        if prepare is not None and any(flags):
+            prepare(flags, **eqn.params)
 
     # Forward sweep: a copy of the equations (their types are known: no shape rules run),
     # except where a forward rule decides what the backward sweep keeps (Note [residuals]).
@@ -219,6 +245,8 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
     grads = [cts.get(v) if v in cts else zeros(b, v.type)
              for v, w in zip(func.inputs, wrt, strict=True) if w]
     b.eqns[n_forward:] = without_debug_effects(b.eqns[n_forward:])  # Note [effects]
+    if not primal_effects:
+        b.eqns[:n_forward] = without_debug_effects(b.eqns[:n_forward])
     return b.build([*primal_outs, *grads])
 
 

@@ -34,6 +34,12 @@ __all__ = ["dce", "cse", "cleanup", "effectful", "has_effects", "without_debug_e
 # user's backward code, which JAX runs, prints included (Equinox's checkpointed
 # while_loop prints its steps there). The rule that inlines ``bwd`` marks them with
 # ``runs_in_backward``, and the stripping keeps each marked equation whole.
+#
+# ``vjp``'s ``vjp_fn`` is a second program: ``vjp`` ran the primal (its prints with it),
+# and the pullback replays the forward sweep only for its residuals. Like JAX, whose
+# ``vjp_fn`` holds only the linear half, it must not print again: its forward sweep is
+# stripped as well (``vjp_func(..., primal_effects=False)``), the custom ``bwd``
+# equations of its backward sweep kept.
 
 effectful: set[Any] = set()
 """Primitives whose equations have an effect beyond their outputs (Note [effects])."""

@@ -73,6 +73,12 @@ class Primitive:
         into the current trace, or run at once (Note [Primitive.bind])."""
         return _binder(self, *args, **params)  # type: ignore[misc]
 
+    def get_bind_params(self, params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        """JAX's split of an equation's params into (sub-functions, bind params), for
+        interpreters that rebind ``eqn.primitive.bind(*subfuns, *args, **bind_params)``:
+        spmdc's sub-programs stay in the params, so the first is empty."""
+        return [], dict(params)
+
     def out_types(self, /, *in_types: TensorType, **params: Any) -> tuple[TensorType, ...]:
         """The output types for these input types (the shape rule's, as a tuple)."""
         out = self.shape_rule(*in_types, **params)

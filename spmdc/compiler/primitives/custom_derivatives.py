@@ -60,6 +60,7 @@ from ..passes.autodiff import (
     active_outputs,
     activity_rules,
     is_float,
+    rule_preparers,
     vjp_func,
     vjp_rules,
     wants_activity,
@@ -203,6 +204,17 @@ def _custom_jvp_vjp(b, ct, *operands, call, jvp, num_consts, symbolic_zeros, act
     return [by_position.get(k) for k in range(n_args)] + [None] * num_consts
 
 
+def _prepare_custom_jvp(active, *, call, jvp, num_consts, symbolic_zeros) -> None:
+    """Trace the rule ``_custom_jvp_vjp`` will use (Note [user rules in program order])."""
+    args = call.in_types[:len(call.in_types) - num_consts]
+    diff = _float_positions(list(args))
+    if _tangent_part.active or any(active[len(args):]) or not diff:
+        return                          # transposed as its function, or an error later
+    mask = tuple(bool(active[k]) for k in diff) if symbolic_zeros else (True,) * len(diff)
+    if any(mask):
+        jvp.get(mask)
+
+
 # Note [custom_jvp applied to tangents]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # Reverse mode of ``custom_jvp_call`` transposes the tangent part of its JVP rule. A rule
@@ -258,6 +270,7 @@ custom_jvp_call_p = declare("custom_jvp_call", _call_rule, _call_impl, multiple_
 batch_rules[custom_jvp_call_p] = _custom_jvp_batch
 jvp_rules[custom_jvp_call_p] = _custom_jvp_jvp
 vjp_rules[custom_jvp_call_p] = _custom_jvp_vjp
+rule_preparers[custom_jvp_call_p] = _prepare_custom_jvp
 lower_rules[custom_jvp_call_p] = _call_lowering
 control_varying_rules[custom_jvp_call_p] = _call_varying
 activity_rules[custom_jvp_call_p] = _call_activity
@@ -320,6 +333,17 @@ def _custom_vjp_vjp(b, ct, *operands, call, fwd, bwd, num_consts, symbolic_zeros
     return [by_position.get(k) for k in range(len(args))] + [None] * num_consts
 
 
+def _prepare_custom_vjp(active, *, call, fwd, bwd, num_consts,
+                        symbolic_zeros=False) -> None:
+    """Trace the fwd ``_custom_vjp_vjp`` will use (Note [user rules in program order])."""
+    n_args = len(call.in_types) - num_consts
+    diff = _float_positions(list(call.in_types[:n_args]))
+    if any(active[n_args:]) or not diff:
+        return                          # an error later, or nothing to differentiate
+    fwd.get(tuple(k in diff and bool(active[k]) for k in range(n_args))
+            if symbolic_zeros else None)
+
+
 def _custom_vjp_batch(b, axis, operands, dims, *, call, fwd, bwd, num_consts,
                       symbolic_zeros=False):
     arg_dims, _ = _split(dims, num_consts)
@@ -364,6 +388,7 @@ custom_vjp_call_p = declare("custom_vjp_call", _call_rule, _call_impl, multiple_
 batch_rules[custom_vjp_call_p] = _custom_vjp_batch
 jvp_rules[custom_vjp_call_p] = _custom_vjp_jvp
 vjp_rules[custom_vjp_call_p] = _custom_vjp_vjp
+rule_preparers[custom_vjp_call_p] = _prepare_custom_vjp
 lower_rules[custom_vjp_call_p] = _call_lowering
 control_varying_rules[custom_vjp_call_p] = _call_varying
 activity_rules[custom_vjp_call_p] = _vjp_call_activity
