@@ -25,15 +25,27 @@ def _error(message: str) -> ValueError:
 
 # Note [einsum ellipsis]
 # ~~~~~~~~~~~~~~~~~~~~~~
-# ``...`` in an operand's spec stands for the dimensions its letters do not name. Those
+# ``...`` in an operand's spec stands for the dimensions its labels do not name. Those
 # dimensions broadcast as NumPy's do, aligned on the right: the k-th last ellipsis
 # dimension of every operand gets one label of its own (a character no user spec can hold,
-# chr(0x100 + k)), and a size-1 dimension facing a larger one is squeezed out of its operand,
-# which is what broadcasting it means for a sum of products. Without ``->`` the output is
-# the ellipsis labels followed by the letters that occur once, sorted (NumPy's rule).
+# chr(0xF0000 + k), in a private-use plane that specs are refused), and a size-1 dimension
+# facing a larger one is squeezed out of its operand, which is what broadcasting it means
+# for a sum of products. Without ``->`` the output is the ellipsis labels followed by the
+# labels that occur once, sorted by code point (NumPy's rule).
+#
+# A label is any character but ``,``, ``-``, ``>`` and ``.`` (JAX's einsum, through
+# opt_einsum, takes digits and other characters as labels: Flax writes '...kh1d'), not
+# only NumPy's letters.
+
+_ELLIPSIS_BASE = 0xF0000
+
 
 def _ellipsis_labels(count: int) -> str:
-    return "".join(chr(0x100 + k) for k in range(count))[::-1]   # the last is chr(0x100)
+    return "".join(chr(_ELLIPSIS_BASE + k) for k in range(count))[::-1]   # the last is the base
+
+
+def _is_ellipsis_label(c: str) -> bool:
+    return ord(c) >= _ELLIPSIS_BASE
 
 
 def interleaved(subscripts: Any, operands: tuple) -> tuple[str, tuple]:
@@ -82,9 +94,10 @@ def _parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], s
         rest = spec.replace("...", "", 1)
         if "." in rest:
             raise _error(f"invalid ellipsis in {spec!r}: use '...' at most once per operand")
-        bad = [c for c in rest if not c.isalpha()]
+        bad = [c for c in rest if c in "->" or _is_ellipsis_label(c)]
         if bad:
-            raise _error(f"invalid subscript {bad[0]!r} in {spec!r}: use letters and '...'")
+            raise _error(f"invalid subscript {bad[0]!r} in {spec!r}: '-' and '>' only form "
+                         "one '->', and characters from U+F0000 on are reserved")
     specs = []
     rank = 0
     for spec, shape in zip(inputs, shapes, strict=True):
@@ -124,7 +137,7 @@ def _broadcast_ellipsis(operands: list[Any], specs: list[str]) -> tuple[list[Any
         drop = [k for k, (c, n) in enumerate(zip(spec, x.shape, strict=True))
                 if n == 1 and len(sizes[c] - {1}) > 0]
         for c in set(spec):
-            if len(sizes[c] - {1}) > 1 or (len(sizes[c]) > 1 and ord(c) < 0x100):
+            if len(sizes[c] - {1}) > 1 or (len(sizes[c]) > 1 and not _is_ellipsis_label(c)):
                 raise _error(f"subscript {c!r} has sizes {sorted(sizes[c])} in different "
                              "operands")
         if drop:
