@@ -118,6 +118,32 @@ def test_with_sharding_constraint(mesh):
 
 
 @pytest.mark.devices(8)
+def test_a_constraint_over_the_abstract_mesh_takes_the_current_meshs_devices(mesh):
+    # Note [constraints over an abstract mesh]: Flax builds its variables' shardings from
+    # get_abstract_mesh(); spmdc read the devices of the AbstractMesh and failed.
+    a = _a((8, 4))
+    with spmdc.set_mesh(mesh):
+        abstract = NamedSharding(spmdc.sharding.get_abstract_mesh(), P("x", "y"))
+        eager = lax.with_sharding_constraint(a, abstract)
+        jitted = spmdc.jit(lambda v: lax.with_sharding_constraint(v * 2, abstract))(a)
+        mapped = spmdc.vmap(lambda v: lax.with_sharding_constraint(
+            v * 2, NamedSharding(spmdc.sharding.get_abstract_mesh(), P("y"))))(a)
+    assert eager.sharding == NamedSharding(mesh, P("x", "y"))
+    assert jitted.sharding == NamedSharding(mesh, P("x", "y"))
+    np.testing.assert_array_equal(np.asarray(eager), a)
+    np.testing.assert_array_equal(np.asarray(jitted), a * 2)
+    np.testing.assert_array_equal(np.asarray(mapped), a * 2)
+    # no mesh set: the array's own mesh, if it has the same axes; else an error
+    assert lax.with_sharding_constraint(eager, abstract).sharding == \
+        NamedSharding(mesh, P("x", "y"))
+    with pytest.raises(ValueError, match="has an AbstractMesh, which needs a mesh"):
+        lax.with_sharding_constraint(a, abstract)
+    other = spmdc.make_mesh((4, 2), ("x", "y"))
+    with pytest.raises(ValueError, match="does not match the mesh shape"):
+        lax.with_sharding_constraint(_put(a, other, P("x")), abstract)
+
+
+@pytest.mark.devices(8)
 def test_errors(mesh):
     other = spmdc.make_mesh((4, 2), ("x", "y"))
     a = _a((8, 4))
