@@ -16,6 +16,7 @@ compiles for the CPU only); optimization_barrier binds its primitive around a py
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -57,6 +58,41 @@ def _staged(fn: Callable[..., Any], *args: Any) -> Any:
         with disable_jit(False):
             return Jitted(fn)(*args)
     return Jitted(fn)(*args)
+
+
+# The staged programs of eager scans, by body function (weakly) and static arguments.
+_staged_scans: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Jitted]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _staged_scan(f: Callable[..., Any], static: tuple[Any, ...], init: Any, xs: Any) -> Any:
+    """An eager ``scan(f, init, xs, *static)``, staged through one jit per body function
+    and static arguments.
+
+    Note [eager scans trace their body once]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    JAX keeps the traced body of a scan by the body function (and the types it is traced
+    at), so calling an eager ``lax.scan`` again with the same function and argument types
+    does not run the body's Python again (Flax nnx's ``scan`` counts the traces of a body).
+    spmdc stages an eager scan through a jit kept per body function (weakly: the entry goes
+    with the function) and static arguments; the jit keeps its traces by argument types.
+    As in JAX, a body that reads a global which changes between calls sees the value it
+    was traced with. A function that cannot be weakly referenced is traced each time."""
+    try:
+        per_function = _staged_scans.setdefault(f, {})
+    except TypeError:           # not weakly referenceable, or not hashable
+        return _staged(lambda c, x: scan(f, c, x, *static), init, xs)
+    try:
+        jitted = per_function.get(static)
+    except TypeError:           # an unhashable static argument
+        return _staged(lambda c, x: scan(f, c, x, *static), init, xs)
+    if jitted is None:          # (the program holds the function weakly, as the table)
+        body = weakref.ref(f)
+        jitted = per_function[static] = Jitted(lambda c, x: scan(body(), c, x, *static))
+    if disable_jit_enabled():
+        with disable_jit(False):
+            return jitted(init, xs)
+    return jitted(init, xs)
 
 
 def _arr(x: Any) -> Any:
@@ -437,7 +473,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
         raise ValueError("scan: spmdc transposes a scan as one loop; _split_transpose=True "
                          "(JAX's two-loop transpose) is not available: leave it False")
     if current_trace() is None:
-        return _staged(lambda c, x: scan(f, c, x, length, reverse, unroll), init, xs)
+        return _staged_scan(f, (length, reverse, unroll), init, xs)
     source = user_source()
     shapes = [type_of(x)[0].shape for x in tree_flatten(xs)[0]]
     lengths = {shape[0] for shape in shapes if shape}
