@@ -10,6 +10,7 @@ from .. import lax
 from ..core import dtypes
 from ..core.tracing import user_source
 from ..core.tracing import where as _where
+from ..transforms.partitioned import place_result
 from .comparisons import where
 from .complex_ops import conj
 from .core import asarray
@@ -178,7 +179,7 @@ def _reduce_own(x: Any, spec: str, keep: set[str]) -> tuple[Any, str]:
 
 def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = "auto",
            precision: Any = None, preferred_element_type: Any = None,
-           _dot_general: Any = None) -> Any:
+           _dot_general: Any = None, out_sharding: Any = None) -> Any:
     """NumPy's einsum (implicit and explicit output, ``...``, repeated letters for
     diagonals, the sublist form). ``optimize`` chooses the order of the pairwise
     contractions, as in JAX: "auto"/True (NumPy's optimal path for up to 4 operands,
@@ -187,7 +188,14 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = "au
     (left to right); ``precision`` as in lax.dot_general. ``_dot_general``, as in JAX,
     replaces lax.dot_general for every pairwise contraction: it is called as
     ``_dot_general(x, y, dimension_numbers, precision, preferred_element_type=...)``
-    (libraries pass their own, e.g. a quantized or sharded product)."""
+    (libraries pass their own, e.g. a quantized or sharded product). ``out_sharding``
+    lays the result out (lax.dot_general's)."""
+    return place_result(_einsum_call(subscripts, operands, out, optimize, precision,
+                                     preferred_element_type, _dot_general), out_sharding)
+
+
+def _einsum_call(subscripts: Any, operands: tuple[Any, ...], out: Any, optimize: Any,
+                 precision: Any, preferred_element_type: Any, _dot_general: Any) -> Any:
     if out is not None:
         raise ValueError("einsum: the out= argument is not supported (arrays are "
                          "immutable); use the returned value")

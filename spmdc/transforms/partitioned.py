@@ -321,6 +321,19 @@ def _identity_to(sharding: NamedSharding) -> Any:
 _devices.relayout[:] = [_relayout]
 
 
+def place_result(x: Any, out_sharding: Any) -> Any:
+    """``x`` laid out by an operation's ``out_sharding=`` (JAX's keyword on products and
+    constructors): None leaves it to the partitioner; a NamedSharding or a PartitionSpec
+    over the current mesh is a sharding constraint on the result (its values are the
+    same; only its layout is asked for)."""
+    if out_sharding is None:
+        return x
+    if not isinstance(out_sharding, (NamedSharding, PartitionSpec)):
+        raise ValueError(f"out_sharding must be None, a NamedSharding or a PartitionSpec, "
+                         f"got {out_sharding!r}{where()}")
+    return with_sharding_constraint(x, out_sharding)
+
+
 def reshard(x: Any, out_shardings: Any) -> Any:
     """``x`` laid out by ``out_shardings`` (as with_sharding_constraint)."""
     return with_sharding_constraint(x, out_shardings)

@@ -144,6 +144,30 @@ def test_a_constraint_over_the_abstract_mesh_takes_the_current_meshs_devices(mes
 
 
 @pytest.mark.devices(8)
+def test_out_sharding_of_the_products_lays_out_their_result(mesh):
+    # JAX's products take out_sharding= (Flax's Linear and Einsum always pass it); spmdc's
+    # jnp products refused the keyword and lax.dot_general any value but None.
+    a, b = _a((8, 4)), _a((4, 8), seed=1)
+    want = a @ b
+    s = NamedSharding(mesh, P("x", "y"))
+    for product in (lambda: jnp.einsum("ij,jk->ik", a, b, out_sharding=s),
+                    lambda: jnp.dot(a, b, out_sharding=s),
+                    lambda: jnp.matmul(a, b, out_sharding=s),
+                    lambda: jnp.tensordot(a, b, 1, out_sharding=s),
+                    lambda: lax.dot(a, b, out_sharding=s),
+                    lambda: lax.dot_general(a, b, (((1,), (0,)), ((), ())), out_sharding=s)):
+        got = product()
+        assert got.sharding == s
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+    with spmdc.set_mesh(mesh):
+        got = spmdc.jit(lambda u, v: jnp.einsum("ij,jk->ik", u, v, out_sharding=P("x")))(a, b)
+    assert got.sharding == NamedSharding(mesh, P("x"))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(jnp.einsum("ij,jk->ik", a, b, out_sharding=None)),
+                               want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.devices(8)
 def test_errors(mesh):
     other = spmdc.make_mesh((4, 2), ("x", "y"))
     a = _a((8, 4))
