@@ -50,3 +50,11 @@ def test_keys_through_transformations_keep_their_type():
     picked = lax.cond(False, lambda key: key, lambda key: random.split(key)[1], k)
     np.testing.assert_array_equal(_data(picked), _data(random.split(k)[1]))
     assert spmdc.jit(lambda t: spmdc.tree.leaves(t)[0])({"k": k}).dtype == k.dtype
+
+
+def test_the_key_dtype_has_jaxs_itemsize():
+    # Flax's nnx.tabulate counts a key's bytes as size * dtype.itemsize; JAX's key<fry> is
+    # 8 bytes (two uint32 words).
+    ks = random.split(random.key(0), 3)
+    assert ks.dtype.itemsize == 8 and ks.dtype.name == "key<fry>"
+    assert ks.size * ks.dtype.itemsize == np.asarray(random.key_data(ks)).nbytes
