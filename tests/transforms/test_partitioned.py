@@ -168,6 +168,21 @@ def test_out_sharding_of_the_products_lays_out_their_result(mesh):
 
 
 @pytest.mark.devices(8)
+def test_zeros_like_of_a_laid_out_array_keeps_its_layout(mesh):
+    # Note [the layout of a *_like array]: as JAX's full_like (Optax's optimizer states
+    # are zeros_like of the parameters); spmdc put the result on one device.
+    s = NamedSharding(mesh, P("x", "y"))
+    x = _put(_a((8, 4)), mesh, P("x", "y"))
+    for got, want in ((jnp.zeros_like(x), np.zeros((8, 4), np.float32)),
+                      (jnp.ones_like(x, dtype=jnp.int32), np.ones((8, 4), np.int32)),
+                      (jnp.full_like(x, 3.0), np.full((8, 4), 3.0, np.float32))):
+        assert got.sharding == s and got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+    assert not isinstance(jnp.zeros_like(x, shape=(4,)).sharding, NamedSharding)
+    assert not isinstance(jnp.zeros_like(np.ones((8, 4))).sharding, NamedSharding)
+
+
+@pytest.mark.devices(8)
 def test_errors(mesh):
     other = spmdc.make_mesh((4, 2), ("x", "y"))
     a = _a((8, 4))
