@@ -168,6 +168,11 @@ def test_lowered_cost_analysis_is_xlas_estimate_before_optimisation():
     cost = lowered.cost_analysis()
     assert cost["flops"] == 11.0 and cost["bytes accessed"] == 140.0
     assert lowered.compile().cost_analysis()["bytes accessed"] == 20.0
+    # and its outputs' structs, which Flax reads from the Lowered (out_info)
+    info = spmdc.jit(lambda x: {"a": x * 2, "b": (x.sum(), 1.0)}).lower(jnp.ones(4)).out_info
+    assert info == {"a": spmdc.ShapeDtypeStruct((4,), np.float32),
+                    "b": (spmdc.ShapeDtypeStruct((), np.float32),
+                          spmdc.ShapeDtypeStruct((), np.float32, weak_type=True))}
 
 
 def test_make_ir_returns_the_traced_func():
