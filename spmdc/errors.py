@@ -205,13 +205,15 @@ class ShapeError(TypeError):
 class BatchingError(ValueError):
     """An ``in_axes`` or ``out_axes`` that does not fit the function being batched.
     ``output`` is the position of the offending output, so the frontend can name it by
-    its pytree path.
+    its pytree path, and ``batched_axis`` the axis that output is batched on.
 
     Change the axes to fit the function's arguments and results. JAX raises a ValueError."""
 
-    def __init__(self, message: str, output: int | None = None):
+    def __init__(self, message: str, output: int | None = None,
+                 batched_axis: int | None = None):
         super().__init__(message)
         self.output = output
+        self.batched_axis = batched_axis
 
 
 class UnboundAxisError(NameError):

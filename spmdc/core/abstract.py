@@ -44,9 +44,10 @@ class ShapeDtypeStruct:
                             f"{shape!r}") from None
         if any(d < 0 for d in self.shape):
             raise ValueError(f"ShapeDtypeStruct shape {self.shape} has a negative dimension")
-        self.dtype = np.dtype(dtypes.canonicalize(dtype)) if dtype is not None else None
-        if self.dtype is None:
+        if dtype is None:
             raise TypeError("ShapeDtypeStruct needs a dtype")
+        self.dtype = dtype if isinstance(dtype, tuple(extended_dtype_classes)) else \
+            np.dtype(dtypes.canonicalize(dtype))
         self.weak_type = bool(weak_type)
         self.sharding = sharding
 
@@ -55,6 +56,12 @@ class ShapeDtypeStruct:
 
     @property
     def type(self) -> TensorType:
+        """The IR type of an array of this shape and dtype; a typed key's (an extended
+        dtype, such as eval_shape returns for keys) has none: spmdc's IR holds keys as
+        their uint32 data (Note [array nodes] in core/tree.py)."""
+        if not isinstance(self.dtype, np.dtype):
+            raise TypeError(f"a ShapeDtypeStruct of dtype {self.dtype} stands for no array "
+                            "spmdc can trace; pass a key array (or its key_data) instead")
         return TensorType(self.shape, self.dtype)
 
     def __repr__(self) -> str:

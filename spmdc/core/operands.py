@@ -197,7 +197,16 @@ def _weak_scalar(original: Any, promoted: Any, dtype: np.dtype) -> Any:
 
 def result_type(*args: Any) -> np.dtype:
     """``jnp.result_type``: each argument an array, a value, a dtype specifier (a dtype,
-    ``jnp.float32``, a name) or a Python type, as dtypes.result_type takes them."""
+    ``jnp.float32``, a name) or a Python type, as dtypes.result_type takes them. Arrays
+    of one extended dtype (typed keys) have that dtype; it promotes with nothing else, as
+    in JAX."""
+    from .abstract import extended_dtype_classes
+    given = [getattr(a, "dtype", a) for a in args]
+    extended = [d for d in given if isinstance(d, tuple(extended_dtype_classes))]
+    if extended:
+        if len(extended) == len(args) and all(d == extended[0] for d in extended):
+            return extended[0]
+        raise ValueError(f"dtype={extended[0]} is not a valid dtype for JAX type promotion.")
     return dtypes.result_type(*[(a.dtype, bool(a.weak)) if is_array(a) else a
                                 for a in args])[0]
 

@@ -26,7 +26,7 @@ from .operands import asarray
 __all__ = ["Precision", "PrecisionLike", "DotDimensionNumbers", "canonicalize_precision",
            "default_precision", "set_default_precision", "DotAlgorithm", "DotAlgorithmPreset",
            "Algorithm", "dot_operands", "check_precision", "preferred_operands",
-           "preferred_result"]
+           "preferred_result", "preset_supported"]
 
 _default: list[tuple[str, str] | None] = [None]
 """``jax_default_matmul_precision`` (core/config.py): what ``precision=None`` means when a
@@ -133,6 +133,12 @@ _CPU_PRESETS: dict[DotAlgorithmPreset, tuple[tuple[str, ...], str, tuple[Any, ..
     DotAlgorithmPreset.BF16_BF16_F32_X3: ((_F32,), _F32, ("bf16", "bf16", "f32", 1, 1, 3, False)),
     DotAlgorithmPreset.BF16_BF16_F32_X6: ((_F32,), _F32, ("bf16", "bf16", "f32", 1, 1, 6, False)),
 }
+
+
+def preset_supported(preset: DotAlgorithmPreset) -> bool:
+    """Whether a dot accepts ``precision=preset`` (the CPU presets and DEFAULT); a caller
+    with a fallback precision, as nn.dot_product_attention, asks this first."""
+    return preset is DotAlgorithmPreset.DEFAULT or preset in _CPU_PRESETS
 
 
 def _algorithm(op: str, value: Any) -> Algorithm:

@@ -198,6 +198,11 @@ def register_array_node(nodetype: type, flatten_func: Callable[[Any], tuple[Any,
     _array_nodes.add(nodetype)
 
 
+def is_array_node(x: Any) -> bool:
+    """Whether ``x`` is of a class registered with ``register_array_node``."""
+    return type(x) in _array_nodes
+
+
 def user_node_type(t: type) -> _NodeType | None:
     """``_node_type`` as users see it: array nodes are leaves. See Note [array nodes]."""
     return None if t in _array_nodes else _node_type(t)

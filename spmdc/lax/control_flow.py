@@ -209,8 +209,34 @@ def _branches(index: Any, funs: Sequence[Callable[..., Any]], names: Sequence[st
                           func.eqns, func.outputs))
         offset += len(caps)
     out_weak = [all(ws) for ws in zip(*(w for _, w, _, _, _ in traced), strict=True)]
-    outs = _bind(cond_p, [index, *leaves, *captured], out_weak, branches=tuple(funcs))
-    return tree_unflatten(first_tree, outs)
+    operands_in = [*leaves, *captured]
+    forwarded = _forwarded_outputs(funcs)
+    kept = [j for j, fwd in enumerate(forwarded) if fwd is None]
+    funcs = [Func(f.name, f.inputs, f.eqns, tuple(f.outputs[j] for j in kept)) for f in funcs]
+    outs = iter(_bind(cond_p, [index, *operands_in], [out_weak[j] for j in kept],
+                      branches=tuple(funcs)))
+    return tree_unflatten(first_tree, [next(outs) if fwd is None else _arr(operands_in[fwd])
+                                       for fwd in forwarded])
+
+
+def _forwarded_outputs(funcs: Sequence[Func]) -> list[int | None]:
+    """For each output of the branches, the operand every branch returns unchanged there
+    (its index), else None.
+
+    Note [cond forwards its pass-through outputs]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    An output that every branch returns as the same operand, unchanged, is that operand:
+    as JAX's ``cond``, spmdc binds the primitive without it and gives the operand itself
+    back. So the output depends on that operand only, not on the predicate: under ``vmap``
+    an unmapped operand passed through a cond with a mapped predicate stays unmapped (Flax
+    nnx's ``cond`` over a module returns every variable, the untouched ones too, and its
+    ``vmap`` gives those ``out_axes=None``)."""
+    forwarded = []
+    for outs in zip(*(f.outputs for f in funcs), strict=True):
+        places = {next((i for i, v in enumerate(f.inputs) if v is o), None)
+                  for f, o in zip(funcs, outs, strict=True)}
+        forwarded.append(places.pop() if len(places) == 1 else None)
+    return forwarded
 
 
 def _bound_branch(f: Callable[..., Any], refs: list[Any], values: list[Any]

@@ -20,6 +20,7 @@ from ..core.precision import (
     preferred_result,
 )
 from ..core.tracing import bind
+from ..transforms.partitioned import place_result
 
 __all__ = ["dot_general", "dot", "batch_matmul"]
 
@@ -32,18 +33,14 @@ def dot_general(x: Any, y: Any, dimension_numbers: Any, precision: Any = None,
     integer type are contracted as they are and the result converted, as in JAX.
     ``precision`` (a lax.Precision, its string alias, a pair, or a dot algorithm) becomes
     the lowered dot's precision_config (Note [dot precision], Note [dot algorithms]).
-    ``out_sharding`` (JAX's explicit-sharding result placement) may only be None: spmdc
-    places results itself (constrain one with ``lax.with_sharding_constraint``)."""
-    if out_sharding is not None:
-        raise ValueError(f"lax.dot_general: out_sharding={out_sharding!r} is not supported; "
-                         "spmdc places the result itself (constrain it with "
-                         "jax.lax.with_sharding_constraint)")
+    ``out_sharding`` (a NamedSharding or a PartitionSpec over the current mesh) lays the
+    result out so, as a sharding constraint on it (``place_result``)."""
     precision = check_precision("dot_general", precision)
     (xc, yc), (xb, yb) = dimension_numbers
     x, y = preferred_operands("dot_general", asarray(x), asarray(y), preferred_element_type)
     out = dot_general_checked(x, y, ((tuple(xc), tuple(yc)), (tuple(xb), tuple(yb))),
                               precision)
-    return preferred_result(out, preferred_element_type)
+    return place_result(preferred_result(out, preferred_element_type), out_sharding)
 
 
 def dot_general_checked(x: Any, y: Any, dimension_numbers: Any, precision: Any) -> Any:
@@ -60,15 +57,16 @@ def dot_general_checked(x: Any, y: Any, dimension_numbers: Any, precision: Any) 
                 **with_precision(precision))
 
 
-def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None) -> Any:
+def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None,
+        out_sharding: Any = None) -> Any:
     """Vector/matrix products of rank-1 and rank-2 operands (contracting lhs's last axis
-    with rhs's first)."""
+    with rhs's first); ``out_sharding`` as dot_general's."""
     x, y = asarray(lhs), asarray(rhs)
     if x.ndim not in (1, 2) or y.ndim not in (1, 2):
         raise TypeError(f"lax.dot needs rank-1 or rank-2 operands, got shapes {x.shape} and "
                         f"{y.shape}; use lax.dot_general")
     return dot_general(x, y, (((x.ndim - 1,), (0,)), ((), ())), precision,
-                       preferred_element_type)
+                       preferred_element_type, out_sharding)
 
 
 def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:

@@ -22,6 +22,17 @@ the head dimension and the shapes at trace time too, with JAX's exception types,
 the platform: a program with cuDNN attention can be traced anywhere and lowered for CUDA
 (``lower(lowering_platforms=('cuda',))``) on a machine without a GPU; lowering it for the
 CPU is the error (a ``LoweringError``, a ``RuntimeError`` as JAX's).
+
+Note [attention logits precision]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+The logits of bfloat16 and float16 operands are asked of the dot with the algorithm
+BF16_BF16_F32 or F16_F16_F32 (an f32 accumulator, JAX's fix for inconsistent types in the
+backward pass). Where the dot refuses the algorithm (F16_F16_F32 on the CPU, in JAX as in
+spmdc: core/precision.py), JAX catches the error and computes the logits again with the
+default precision; spmdc asks ``preset_supported`` first and uses the default precision
+directly, so float16 attention gives JAX's eager values on the CPU. (Under ``jit`` JAX's
+fallback does not run, since its dot is refused only when the program is lowered, and
+JAX fails; spmdc gives the same values as eagerly.)
 """
 from __future__ import annotations
 
@@ -33,6 +44,7 @@ import numpy as np
 import spmdc.numpy as jnp
 from spmdc import lax
 from spmdc.core.devices import local_devices
+from spmdc.core.precision import preset_supported
 from spmdc.lax.cudnn_attention import cudnn_attention_fwd
 from spmdc.nn.functions import softmax
 from spmdc.numpy.reductions import logsumexp
@@ -95,8 +107,11 @@ def _attention_core(query, bias, mask, key, value, *, is_causal, scale, q_len, k
                     window, return_residual):
     """One group's attention: query BTNH, key and value BSNH, bias and mask BNTS."""
     logits_dtype = jnp.promote_types(query.dtype, np.float32)
+    # See Note [attention logits precision]
     precision = {np.dtype("bfloat16"): lax.DotAlgorithmPreset.BF16_BF16_F32,
                  np.dtype(np.float16): lax.DotAlgorithmPreset.F16_F16_F32}.get(query.dtype)
+    if precision is not None and not preset_supported(precision):
+        precision = None
     logits = jnp.einsum("BTNH,BSNH->BNTS", query, key, precision=precision,
                         preferred_element_type=logits_dtype)
     logits = logits * jnp.array(scale, dtype=logits.dtype)

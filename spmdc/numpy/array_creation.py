@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import lax
 from ..core import dtypes
+from ..core.devices import device_put
 from ..core.operands import asarray, result_type
 from ..core.operands import dtype_of as _dtype_of
 from ..core.operands import error as _error
@@ -24,6 +25,8 @@ from ..core.operands import shape_arg as _shape_arg
 from ..core.operands import shape_of as _shape
 from ..core.tracing import Tracer, current_trace
 from ..core.tracing import where as _where
+from ..runtime.array import Array
+from ..runtime.sharding import Mesh, NamedSharding
 from .comparisons import where
 from .core import _is_array, _static_int, broadcast_to, check_flag
 from .indexing import take
@@ -53,8 +56,27 @@ def empty(shape: Any, dtype: Any = None) -> Any:
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
-    return full(_shape(x) if shape is None else shape, fill_value,
-                dtype if dtype is not None else _dtype_of(x))
+    """An array like ``x`` (its shape and dtype unless given) filled with ``fill_value``,
+    laid out as ``x`` where JAX keeps its layout. See Note [the layout of a *_like array]."""
+    out = full(_shape(x) if shape is None else shape, fill_value,
+               dtype if dtype is not None else _dtype_of(x))
+    return _laid_out_like(x, out)
+
+
+def _laid_out_like(x: Any, out: Any) -> Any:
+    """Note [the layout of a *_like array]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    As JAX's ``full_like`` (and so ``zeros_like`` and ``ones_like``), the result of a
+    concrete, strongly typed Array laid out by a NamedSharding over a mesh has that
+    layout when it has the array's shape (Optax's optimizer states, made with
+    ``zeros_like`` of the parameters, are laid out as the parameters); otherwise, and
+    while tracing, the result is placed as any new array."""
+    sharding = getattr(x, "_sharding", None)
+    if type(x) is not Array or not isinstance(sharding, NamedSharding) \
+            or not isinstance(sharding.mesh, Mesh) or x._weak or out.shape != x.shape \
+            or isinstance(out, Tracer):
+        return out
+    return device_put(out, sharding)
 
 
 def zeros_like(x: Any, dtype: Any = None, shape: Any = None) -> Any:

@@ -10,6 +10,7 @@ from .. import lax
 from ..core import dtypes
 from ..core.tracing import user_source
 from ..core.tracing import where as _where
+from ..transforms.partitioned import place_result
 from .comparisons import where
 from .complex_ops import conj
 from .core import asarray
@@ -25,15 +26,27 @@ def _error(message: str) -> ValueError:
 
 # Note [einsum ellipsis]
 # ~~~~~~~~~~~~~~~~~~~~~~
-# ``...`` in an operand's spec stands for the dimensions its letters do not name. Those
+# ``...`` in an operand's spec stands for the dimensions its labels do not name. Those
 # dimensions broadcast as NumPy's do, aligned on the right: the k-th last ellipsis
 # dimension of every operand gets one label of its own (a character no user spec can hold,
-# chr(0x100 + k)), and a size-1 dimension facing a larger one is squeezed out of its operand,
-# which is what broadcasting it means for a sum of products. Without ``->`` the output is
-# the ellipsis labels followed by the letters that occur once, sorted (NumPy's rule).
+# chr(0xF0000 + k), in a private-use plane that specs are refused), and a size-1 dimension
+# facing a larger one is squeezed out of its operand, which is what broadcasting it means
+# for a sum of products. Without ``->`` the output is the ellipsis labels followed by the
+# labels that occur once, sorted by code point (NumPy's rule).
+#
+# A label is any character but ``,``, ``-``, ``>`` and ``.`` (JAX's einsum, through
+# opt_einsum, takes digits and other characters as labels: Flax writes '...kh1d'), not
+# only NumPy's letters.
+
+_ELLIPSIS_BASE = 0xF0000
+
 
 def _ellipsis_labels(count: int) -> str:
-    return "".join(chr(0x100 + k) for k in range(count))[::-1]   # the last is chr(0x100)
+    return "".join(chr(_ELLIPSIS_BASE + k) for k in range(count))[::-1]   # the last is the base
+
+
+def _is_ellipsis_label(c: str) -> bool:
+    return ord(c) >= _ELLIPSIS_BASE
 
 
 def interleaved(subscripts: Any, operands: tuple) -> tuple[str, tuple]:
@@ -82,9 +95,10 @@ def _parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], s
         rest = spec.replace("...", "", 1)
         if "." in rest:
             raise _error(f"invalid ellipsis in {spec!r}: use '...' at most once per operand")
-        bad = [c for c in rest if not c.isalpha()]
+        bad = [c for c in rest if c in "->" or _is_ellipsis_label(c)]
         if bad:
-            raise _error(f"invalid subscript {bad[0]!r} in {spec!r}: use letters and '...'")
+            raise _error(f"invalid subscript {bad[0]!r} in {spec!r}: '-' and '>' only form "
+                         "one '->', and characters from U+F0000 on are reserved")
     specs = []
     rank = 0
     for spec, shape in zip(inputs, shapes, strict=True):
@@ -124,7 +138,7 @@ def _broadcast_ellipsis(operands: list[Any], specs: list[str]) -> tuple[list[Any
         drop = [k for k, (c, n) in enumerate(zip(spec, x.shape, strict=True))
                 if n == 1 and len(sizes[c] - {1}) > 0]
         for c in set(spec):
-            if len(sizes[c] - {1}) > 1 or (len(sizes[c]) > 1 and ord(c) < 0x100):
+            if len(sizes[c] - {1}) > 1 or (len(sizes[c]) > 1 and not _is_ellipsis_label(c)):
                 raise _error(f"subscript {c!r} has sizes {sorted(sizes[c])} in different "
                              "operands")
         if drop:
@@ -165,7 +179,7 @@ def _reduce_own(x: Any, spec: str, keep: set[str]) -> tuple[Any, str]:
 
 def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = "auto",
            precision: Any = None, preferred_element_type: Any = None,
-           _dot_general: Any = None) -> Any:
+           _dot_general: Any = None, out_sharding: Any = None) -> Any:
     """NumPy's einsum (implicit and explicit output, ``...``, repeated letters for
     diagonals, the sublist form). ``optimize`` chooses the order of the pairwise
     contractions, as in JAX: "auto"/True (NumPy's optimal path for up to 4 operands,
@@ -174,7 +188,14 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = "au
     (left to right); ``precision`` as in lax.dot_general. ``_dot_general``, as in JAX,
     replaces lax.dot_general for every pairwise contraction: it is called as
     ``_dot_general(x, y, dimension_numbers, precision, preferred_element_type=...)``
-    (libraries pass their own, e.g. a quantized or sharded product)."""
+    (libraries pass their own, e.g. a quantized or sharded product). ``out_sharding``
+    lays the result out (lax.dot_general's)."""
+    return place_result(_einsum_call(subscripts, operands, out, optimize, precision,
+                                     preferred_element_type, _dot_general), out_sharding)
+
+
+def _einsum_call(subscripts: Any, operands: tuple[Any, ...], out: Any, optimize: Any,
+                 precision: Any, preferred_element_type: Any, _dot_general: Any) -> Any:
     if out is not None:
         raise ValueError("einsum: the out= argument is not supported (arrays are "
                          "immutable); use the returned value")

@@ -20,6 +20,7 @@ from ..core.precision import (
     preferred_result,
 )
 from ..lax.dot import dot_general_checked
+from ..transforms.partitioned import place_result
 from .comparisons import where
 from .core import _error, _promote, asarray, broadcast_shapes, broadcast_to, result_type
 from .reductions import sum
@@ -71,7 +72,13 @@ def lax_precision(precision: Any) -> Any:
 
 
 @_preferred
-def matmul(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+def matmul(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any = None,
+           out_sharding: Any = None) -> Any:
+    """``x @ y``; ``out_sharding`` lays the result out (lax.dot_general's)."""
+    return place_result(_matmul(x, y, precision, preferred_element_type), out_sharding)
+
+
+def _matmul(x: Any, y: Any, precision: Any, preferred_element_type: Any) -> Any:
     x, y, precision = _prepare("matmul", x, y, precision, preferred_element_type)
     xs, ys = x.shape, y.shape
     if not xs or not ys:
@@ -102,13 +109,17 @@ def matmul(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any
 
 
 @_preferred
-def dot(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+def dot(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any = None,
+        out_sharding: Any = None) -> Any:
+    """NumPy's dot; ``out_sharding`` lays the result out (lax.dot_general's)."""
     x, y, precision = _prepare("dot", x, y, precision, preferred_element_type)
     if x.ndim == 0 or y.ndim == 0:
-        return multiply(x, y)
-    if y.ndim == 1:
-        return _dot_general(x, y, ((x.ndim - 1,), (0,)), ((), ()), "dot", precision)
-    return _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 2,)), ((), ()), "dot", precision)
+        out = multiply(x, y)
+    elif y.ndim == 1:
+        out = _dot_general(x, y, ((x.ndim - 1,), (0,)), ((), ()), "dot", precision)
+    else:
+        out = _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 2,)), ((), ()), "dot", precision)
+    return place_result(out, out_sharding)
 
 
 def vdot(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
@@ -135,13 +146,15 @@ def outer(x: Any, y: Any) -> Any:
 
 @_preferred
 def tensordot(x: Any, y: Any, axes: Any = 2, *, precision: Any = None,
-              preferred_element_type: Any = None) -> Any:
+              preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
+    """NumPy's tensordot; ``out_sharding`` lays the result out (lax.dot_general's)."""
     x, y, precision = _prepare("tensordot", x, y, precision, preferred_element_type)
     if isinstance(axes, int):
         xa, ya = tuple(range(x.ndim - axes, x.ndim)), tuple(range(axes))
     else:
         xa, ya = (tuple(np.atleast_1d(a).tolist()) for a in axes)
-    return _dot_general(x, y, (xa, ya), ((), ()), "tensordot", precision)
+    return place_result(_dot_general(x, y, (xa, ya), ((), ()), "tensordot", precision),
+                        out_sharding)
 
 
 def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:

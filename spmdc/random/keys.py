@@ -45,6 +45,7 @@ class PRNGKeyDType(ExtendedDType):
     type = prng_key
     name = "key<fry>"
     impl = IMPL_NAME
+    itemsize = 8        # a key's data: two uint32 words, as JAX's key<fry> says
 
     def __repr__(self) -> str:
         return self.name

@@ -8,7 +8,7 @@ from typing import Any
 from ..core.abstract import ShapedArray, ShapeDtypeStruct
 from ..core.pytree_tracing import fun_name, trace_pytree
 from ..core.tracing import type_of
-from ..core.tree import tree_flatten, tree_unflatten
+from ..core.tree import is_array_node, tree_flatten, tree_map, tree_unflatten
 from ..tracebacks import api_boundary
 
 __all__ = ["eval_shape"]
@@ -43,4 +43,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     out_leaves = list(out_leaves)
     for i, v, w in zip(at, func.outputs, out_weak, strict=True):
         out_leaves[i] = ShapeDtypeStruct(v.type.shape, v.type.dtype, weak_type=w)
-    return tree_unflatten(out_tree, out_leaves)
+    # a typed key array comes back around the struct of its data: as JAX, the key's own
+    # struct (its shape and extended dtype). See Note [array nodes] in core/tree.py.
+    return tree_map(lambda v: ShapeDtypeStruct(v.shape, v.dtype) if is_array_node(v) else v,
+                    tree_unflatten(out_tree, out_leaves), is_leaf=is_array_node)

@@ -50,6 +50,7 @@ from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
 from ..runtime.launcher import PartitionedLauncher
+from ..runtime.mesh_axes import AbstractMesh
 from ..runtime.sharding import (
     Mesh,
     NamedSharding,
@@ -260,6 +261,7 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
             raise TypeError(f"with_sharding_constraint: each sharding must be a NamedSharding "
                             f"or a PartitionSpec over the current mesh{where()}")
         t = type_of(leaf)[0]
+        s = _on_devices(s, leaf, t)
         try:
             s.check_shape(t.shape, "with_sharding_constraint")
         except ValueError as e:
@@ -270,6 +272,39 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
             out.append(bind(sharding_constraint_p, leaf, mesh=s.mesh.shape_tuple,
                             device_ids=remember_mesh(s.mesh), spec=_spec_tuple(s, t.ndim)))
     return tree_unflatten(tree, out)
+
+
+def _on_devices(s: NamedSharding, leaf: Any, t: Any) -> NamedSharding:
+    """``s`` over a Mesh: a sharding over an AbstractMesh takes the devices of the current
+    mesh, else those of the mesh ``leaf`` (an Array) is laid out over.
+
+    Note [constraints over an abstract mesh]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    Code that runs under ``set_mesh`` may build its shardings from ``get_abstract_mesh()``
+    (Flax's variables do: ``NamedSharding(get_abstract_mesh(), spec)``). Such a constraint
+    takes the devices of the mesh set in the context (as JAX's does inside ``jit``), and
+    without one those of the array's own NamedSharding when its mesh has the same axes (as
+    JAX's). Outside ``jit`` JAX refuses an array on one device even under ``set_mesh``;
+    spmdc lays it out over the context's mesh, as it would inside ``jit``."""
+    mesh = s.mesh
+    if not isinstance(mesh, AbstractMesh):
+        return s
+    context = current_mesh()
+    if context is not None:
+        concrete = context
+    else:
+        own = getattr(leaf, "_sharding", None) if type(leaf) is Array else None
+        if not isinstance(own, NamedSharding) or isinstance(own.mesh, AbstractMesh):
+            raise ValueError(
+                f"with_sharding_constraint: the sharding {s!r} has an AbstractMesh, which "
+                f"needs a mesh set with spmdc.set_mesh(mesh) or an input laid out by a "
+                f"NamedSharding over a Mesh; got a value of type {t}{where()}")
+        concrete = own.mesh
+    if concrete.shape_tuple != mesh.shape_tuple:
+        raise ValueError(f"with_sharding_constraint: mesh shape of the input "
+                         f"{concrete.shape_tuple} does not match the mesh shape of the target "
+                         f"sharding {mesh.shape_tuple} for shape {t}{where()}")
+    return NamedSharding(concrete, s.spec)
 
 
 def _relayout(x: Array, sharding: NamedSharding) -> Array:
@@ -284,6 +319,19 @@ def _identity_to(sharding: NamedSharding) -> Any:
 
 
 _devices.relayout[:] = [_relayout]
+
+
+def place_result(x: Any, out_sharding: Any) -> Any:
+    """``x`` laid out by an operation's ``out_sharding=`` (JAX's keyword on products and
+    constructors): None leaves it to the partitioner; a NamedSharding or a PartitionSpec
+    over the current mesh is a sharding constraint on the result (its values are the
+    same; only its layout is asked for)."""
+    if out_sharding is None:
+        return x
+    if not isinstance(out_sharding, (NamedSharding, PartitionSpec)):
+        raise ValueError(f"out_sharding must be None, a NamedSharding or a PartitionSpec, "
+                         f"got {out_sharding!r}{where()}")
+    return with_sharding_constraint(x, out_sharding)
 
 
 def reshard(x: Any, out_shardings: Any) -> Any:

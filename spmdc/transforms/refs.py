@@ -235,7 +235,7 @@ def vmap_with_refs(fun: Callable[..., Any], name: str, args: tuple[Any, ...],
             continue
         except BatchingError as e:       # a batched value written to an unbatched ref
             k_ = next((k_ for k_ in range(len(positions), len(positions) + len(closing))
-                       if f"out_axes is None for output[1][{k_}]" in str(e)), None)
+                       if f"(output[1][{k_}] depends" in str(e)), None)
             if k_ is None:
                 raise
             ref = closing[k_ - len(positions)]

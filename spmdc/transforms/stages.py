@@ -332,6 +332,19 @@ class Lowered:
         raise ValueError(f"Lowered.compiler_ir: dialect must be None, 'stablehlo' or "
                          f"'hlo', got {dialect!r}")
 
+    @property
+    def out_info(self) -> Any:
+        """The outputs' pytree of ShapeDtypeStructs (as ``Traced.out_info``)."""
+        return tree_unflatten(self.out_tree, [
+            ShapeDtypeStruct(t.shape, t.dtype, weak_type=w)
+            for t, w in zip(self.func.out_types, self.out_weak, strict=True)])
+
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost estimates of the program before it is optimised (``flops``,
+        ``bytes accessed``, ...), as JAX's; ``compile().cost_analysis()`` gives those of
+        the optimised program."""
+        return pjrt.hlo_cost_analysis(self.as_text())
+
     def _aliases(self) -> dict[int, int]:
         return donation_aliases(self.func.in_types, self.func.out_types, self.donated)
 

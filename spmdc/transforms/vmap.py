@@ -191,9 +191,12 @@ def _batched_call(fun: Callable[..., Any], name: str, args: tuple[Any, ...],
         if error.output is None:
             raise
         # The pass knows outputs by position; the user knows them by pytree path.
+        # JAX's words first, which programs match; its path is the out_axes' key path.
         path = out_paths(out_tree)[error.output]
-        raise BatchingError(f"vmap: out_axes is None for {path}, but that output depends on "
-                            f"the mapped inputs; give it an integer out_axes{where()}",
-                            error.output) from None
+        keys = path[len("output"):] if path.startswith("output") else ""
+        raise BatchingError(f"vmap: at vmap out_axes{keys}, got axis spec None but output "
+                            f"was batched on axis {error.batched_axis} ({path} depends on "
+                            f"the mapped inputs; give it an integer out_axes){where()}",
+                            error.output, error.batched_axis) from None
     outs = apply_func(batched, [*leaves, *captured], out_weak)
     return tree_unflatten(out_tree, outs)

@@ -127,3 +127,24 @@ def test_platform_dependent_takes_the_cpu_branch():
         lax.platform_dependent(x, tpu=jnp.sin)
     with pytest.raises(ValueError, match="'cuda' or 'rocm'"):
         lax.platform_dependent(x, gpu=jnp.sin, default=jnp.cos)
+
+
+def test_an_operand_every_branch_returns_unchanged_is_forwarded():
+    # Note [cond forwards its pass-through outputs]: as JAX, so under vmap with a mapped
+    # predicate an unmapped operand passed through stays unmapped (out_axes=None works;
+    # spmdc raised that it depends on the mapped inputs), and a changed one is JAX's error.
+    def f(b, i, s):
+        return lax.cond(i % 2 == 0, lambda b, s: (b, s + 1), lambda b, s: (b, s), b, s)
+    b, steps = spmdc.vmap(f, in_axes=(None, 0, 0), out_axes=(None, 0))(
+        jnp.float32(7), jnp.arange(8), jnp.zeros(8, jnp.uint32))
+    assert float(b) == 7.0 and b.shape == ()
+    np.testing.assert_array_equal(np.asarray(steps), [1, 0, 1, 0, 1, 0, 1, 0])
+    jaxpr = spmdc.make_jaxpr(f)(np.float32(7), 2, np.uint32(3))
+    assert jaxpr.jaxpr.outvars[0] is jaxpr.jaxpr.invars[0]
+    assert len(jaxpr.jaxpr.eqns[-1].outvars) == 1           # the cond returns s only
+
+    def g(b, i):
+        return lax.cond(i % 2 == 0, lambda b: b + 1, lambda b: b, b)
+    with pytest.raises(ValueError, match="at vmap out_axes, got axis spec None but output "
+                                         "was batched on axis 0"):
+        spmdc.vmap(g, in_axes=(None, 0), out_axes=None)(jnp.float32(7), jnp.arange(8))

@@ -190,3 +190,22 @@ def test_split_transpose_argument():
     np.testing.assert_array_equal(np.asarray(ys), [0.0, 0.0, 1.0])
     with pytest.raises(ValueError, match="_split_transpose=True"):
         spmdc.lax.scan(lambda c, x: (c, x), 0.0, np.ones(2, np.float32), _split_transpose=True)
+
+
+def test_an_eager_scan_traces_its_body_once_per_function_and_types():
+    # Note [eager scans trace their body once]: as JAX (Flax nnx's scan counts the traces
+    # of its body); spmdc traced the body on every eager call.
+    traces = []
+
+    def body(c, x):
+        traces.append(1)
+        return c + 1, x ** 2
+    x = jnp.arange(5)
+    c1, y1 = lax.scan(body, jnp.array(0), x)
+    c2, y2 = lax.scan(body, c1, x)
+    assert len(traces) == 1 and int(c1) == 5 and int(c2) == 10
+    np.testing.assert_array_equal(np.asarray(y2), np.arange(5) ** 2)
+    lax.scan(body, jnp.array(0.0), x)               # another carry type: traced again
+    assert len(traces) == 2
+    lax.scan(lambda c, v: body(c, v), 0, x)          # another function: traced again
+    assert len(traces) == 3

@@ -123,3 +123,20 @@ def test_bad_input_gets_jax_errors(call, error, fragment):
     q, k, v = _qkv()
     with pytest.raises(error, match=fragment):
         call(q, k, v)
+
+
+def test_float16_takes_the_default_precision_where_the_cpu_refuses_f16_f16_f32():
+    # Note [attention logits precision]: JAX's dot refuses F16_F16_F32 on the CPU and its
+    # attention falls back to the default precision; spmdc raised the dot's error.
+    q = np.random.default_rng(0).standard_normal((1, 2, 2, 3)).astype(np.float16)
+    k = np.random.default_rng(1).standard_normal((1, 3, 1, 3)).astype(np.float16)
+    want = [[[[-0.475341796875, 0.767578125, 0.378662109375],     # JAX 0.10.2, eager
+              [-0.471923828125, 0.76318359375, 0.3779296875]],
+             [[-0.1553955078125, 0.77392578125, 0.3583984375],
+              [-0.79052734375, 0.78564453125, 0.401123046875]]]]
+    for got in (attention(q, k, k), spmdc.jit(attention)(q, k, k)):
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(np.asarray(got, np.float32), want, rtol=2e-3, atol=2e-3)
+    with pytest.raises(ValueError, match="F16_F16_F32"):
+        jnp.einsum("ij,kj->ik", q[0, 0], k[0, :, 0],
+                   precision=spmdc.lax.DotAlgorithmPreset.F16_F16_F32)

@@ -53,11 +53,27 @@ def test_einsum_grad_through_an_ellipsis():
     ("i,i", [(3,)], "operand specs"),
     ("i->j", [(3,)], "does not occur"),
     ("i,i", [(3,), (4,)], "sizes"),
-    ("i2", [(3, 3)], "subscript"),
+    ("i-j", [(3, 3)], "subscript"),
+    ("i>", [(3,)], "subscript"),
 ])
 def test_einsum_errors(spec, shapes, fragment):
     with pytest.raises(ValueError, match=fragment):
         jnp.einsum(spec, *[np.ones(s, np.float32) for s in shapes])
+
+
+def test_einsum_takes_digits_and_other_characters_as_labels():
+    # JAX's einsum takes any character but ',', '-', '>' and '.' as a label (Flax's grouped
+    # attention writes '...qhgd,...kh1d->...hgqk'); spmdc took letters only. The implicit
+    # output sorts the labels by code point: 'i2' is the transpose, as JAX gives.
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((2, 3, 2, 2, 4)).astype(np.float32)
+    k = rng.standard_normal((2, 5, 2, 1, 4)).astype(np.float32)
+    want = np.einsum("...qhgd,...khzd->...hgqk", q, k)
+    got = jax.jit(lambda a, b: jnp.einsum("...qhgd,...kh1d->...hgqk", a, b))(q, k)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(np.asarray(jnp.einsum("i2", x)), x.T)
+    np.testing.assert_array_equal(np.asarray(jnp.einsum("ßĀ->Ā", x)), x.sum(0))
 
 
 def test_einsum_options():

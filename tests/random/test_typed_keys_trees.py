@@ -2,6 +2,7 @@
 transformations (Note [array nodes] in spmdc/core/tree.py); expected values are JAX
 0.10.2's (``jax.tree.leaves(key) == [key]``, ``jax.tree.structure(key)`` is ``*``)."""
 import numpy as np
+import pytest
 
 import spmdc
 from spmdc import lax, random
@@ -50,3 +51,21 @@ def test_keys_through_transformations_keep_their_type():
     picked = lax.cond(False, lambda key: key, lambda key: random.split(key)[1], k)
     np.testing.assert_array_equal(_data(picked), _data(random.split(k)[1]))
     assert spmdc.jit(lambda t: spmdc.tree.leaves(t)[0])({"k": k}).dtype == k.dtype
+
+
+def test_the_key_dtype_has_jaxs_itemsize():
+    # Flax's nnx.tabulate counts a key's bytes as size * dtype.itemsize; JAX's key<fry> is
+    # 8 bytes (two uint32 words).
+    ks = random.split(random.key(0), 3)
+    assert ks.dtype.itemsize == 8 and ks.dtype.name == "key<fry>"
+    assert ks.size * ks.dtype.itemsize == np.asarray(random.key_data(ks)).nbytes
+
+
+def test_result_type_of_keys_is_the_key_dtype():
+    # As JAX (Flax's tabulate asks jnp.result_type of a key); spmdc read the key's weak
+    # type, which a key array has not. A key promotes with nothing else: JAX's ValueError.
+    k = random.key(0)
+    assert spmdc.numpy.result_type(k) == k.dtype
+    assert spmdc.numpy.result_type(random.split(k), k.dtype) == k.dtype
+    with pytest.raises(ValueError, match="not a valid dtype for JAX type promotion"):
+        spmdc.numpy.result_type(k, 1.0)

@@ -30,3 +30,16 @@ def test_a_shape_dtype_struct_output_is_returned_as_it_is():
     out = spmdc.eval_shape(lambda: (s, jnp.zeros((3,), np.int32)))
     assert out[0] == s
     assert out[1].shape == (3,) and out[1].dtype == np.int32
+
+
+def test_a_typed_key_output_is_the_keys_struct():
+    # As JAX: eval_shape of a function returning typed keys gives ShapeDtypeStruct(shape,
+    # key<fry>) (Flax nnx's eval_shape of a module holding Rngs); spmdc gave a key array
+    # around the struct of its data, and ShapeDtypeStruct refused the key dtype.
+    key = spmdc.random.key(0)
+    out = spmdc.eval_shape(lambda: {"k": spmdc.random.split(key, 3), "x": 1.0})
+    assert out["k"] == spmdc.ShapeDtypeStruct((3,), key.dtype)
+    assert repr(out["k"]) == "ShapeDtypeStruct(shape=(3,), dtype=key<fry>)"
+    assert out["x"] == spmdc.ShapeDtypeStruct((), np.float32, weak_type=True)
+    with pytest.raises(TypeError, match="stands for no array spmdc can trace"):
+        spmdc.eval_shape(lambda k: k, spmdc.ShapeDtypeStruct((), key.dtype))

@@ -118,6 +118,71 @@ def test_with_sharding_constraint(mesh):
 
 
 @pytest.mark.devices(8)
+def test_a_constraint_over_the_abstract_mesh_takes_the_current_meshs_devices(mesh):
+    # Note [constraints over an abstract mesh]: Flax builds its variables' shardings from
+    # get_abstract_mesh(); spmdc read the devices of the AbstractMesh and failed.
+    a = _a((8, 4))
+    with spmdc.set_mesh(mesh):
+        abstract = NamedSharding(spmdc.sharding.get_abstract_mesh(), P("x", "y"))
+        eager = lax.with_sharding_constraint(a, abstract)
+        jitted = spmdc.jit(lambda v: lax.with_sharding_constraint(v * 2, abstract))(a)
+        mapped = spmdc.vmap(lambda v: lax.with_sharding_constraint(
+            v * 2, NamedSharding(spmdc.sharding.get_abstract_mesh(), P("y"))))(a)
+    assert eager.sharding == NamedSharding(mesh, P("x", "y"))
+    assert jitted.sharding == NamedSharding(mesh, P("x", "y"))
+    np.testing.assert_array_equal(np.asarray(eager), a)
+    np.testing.assert_array_equal(np.asarray(jitted), a * 2)
+    np.testing.assert_array_equal(np.asarray(mapped), a * 2)
+    # no mesh set: the array's own mesh, if it has the same axes; else an error
+    assert lax.with_sharding_constraint(eager, abstract).sharding == \
+        NamedSharding(mesh, P("x", "y"))
+    with pytest.raises(ValueError, match="has an AbstractMesh, which needs a mesh"):
+        lax.with_sharding_constraint(a, abstract)
+    other = spmdc.make_mesh((4, 2), ("x", "y"))
+    with pytest.raises(ValueError, match="does not match the mesh shape"):
+        lax.with_sharding_constraint(_put(a, other, P("x")), abstract)
+
+
+@pytest.mark.devices(8)
+def test_out_sharding_of_the_products_lays_out_their_result(mesh):
+    # JAX's products take out_sharding= (Flax's Linear and Einsum always pass it); spmdc's
+    # jnp products refused the keyword and lax.dot_general any value but None.
+    a, b = _a((8, 4)), _a((4, 8), seed=1)
+    want = a @ b
+    s = NamedSharding(mesh, P("x", "y"))
+    for product in (lambda: jnp.einsum("ij,jk->ik", a, b, out_sharding=s),
+                    lambda: jnp.dot(a, b, out_sharding=s),
+                    lambda: jnp.matmul(a, b, out_sharding=s),
+                    lambda: jnp.tensordot(a, b, 1, out_sharding=s),
+                    lambda: lax.dot(a, b, out_sharding=s),
+                    lambda: lax.dot_general(a, b, (((1,), (0,)), ((), ())), out_sharding=s)):
+        got = product()
+        assert got.sharding == s
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+    with spmdc.set_mesh(mesh):
+        got = spmdc.jit(lambda u, v: jnp.einsum("ij,jk->ik", u, v, out_sharding=P("x")))(a, b)
+    assert got.sharding == NamedSharding(mesh, P("x"))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(jnp.einsum("ij,jk->ik", a, b, out_sharding=None)),
+                               want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.devices(8)
+def test_zeros_like_of_a_laid_out_array_keeps_its_layout(mesh):
+    # Note [the layout of a *_like array]: as JAX's full_like (Optax's optimizer states
+    # are zeros_like of the parameters); spmdc put the result on one device.
+    s = NamedSharding(mesh, P("x", "y"))
+    x = _put(_a((8, 4)), mesh, P("x", "y"))
+    for got, want in ((jnp.zeros_like(x), np.zeros((8, 4), np.float32)),
+                      (jnp.ones_like(x, dtype=jnp.int32), np.ones((8, 4), np.int32)),
+                      (jnp.full_like(x, 3.0), np.full((8, 4), 3.0, np.float32))):
+        assert got.sharding == s and got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+    assert not isinstance(jnp.zeros_like(x, shape=(4,)).sharding, NamedSharding)
+    assert not isinstance(jnp.zeros_like(np.ones((8, 4))).sharding, NamedSharding)
+
+
+@pytest.mark.devices(8)
 def test_errors(mesh):
     other = spmdc.make_mesh((4, 2), ("x", "y"))
     a = _a((8, 4))

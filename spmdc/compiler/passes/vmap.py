@@ -96,7 +96,8 @@ def vmap_func(func: Func, in_dims: Sequence[int | None], axis: BatchAxis,
             if d is not None:
                 raise BatchingError(
                     f"vmap: out_axes is None for output {k}, but that output depends on "
-                    "the mapped inputs; give it an integer out_axes", output=k)
+                    "the mapped inputs; give it an integer out_axes", output=k,
+                    batched_axis=d)
             results.append(x)
         elif d is None:
             results.append(broadcast_batch(b, _materialise(b, x), axis.size, want))

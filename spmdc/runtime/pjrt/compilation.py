@@ -410,6 +410,13 @@ def hlo_computation(stablehlo_text: str) -> Any:
                                                     return_tuple=False)
 
 
+def hlo_cost_analysis(stablehlo_text: str) -> dict[str, float]:
+    """XLA's cost estimates (``flops``, ``bytes accessed``, ...) of the StableHLO module
+    ``stablehlo_text`` before XLA optimises it, as JAX's ``Lowered.cost_analysis``."""
+    module = hlo_computation(stablehlo_text).as_hlo_module()
+    return dict(_jax.hlo_module_cost_analysis(client(), module))
+
+
 def optimized_hlo(exe: Executable) -> str:
     return "\n\n".join(m.to_string() for m in exe.hlo_modules())
 
