@@ -193,8 +193,8 @@ def test_split_transpose_argument():
 
 
 def test_an_eager_scan_traces_its_body_once_per_function_and_types():
-    # Note [eager scans trace their body once]: as JAX (Flax nnx's scan counts the traces
-    # of its body); spmdc traced the body on every eager call.
+    # See Note [eager control flow traces once per function]: as JAX (Flax nnx's scan
+    # counts the traces of its body); spmdc traced the body on every eager call.
     traces = []
 
     def body(c, x):
