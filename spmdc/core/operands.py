@@ -197,7 +197,16 @@ def _weak_scalar(original: Any, promoted: Any, dtype: np.dtype) -> Any:
 
 def result_type(*args: Any) -> np.dtype:
     """``jnp.result_type``: each argument an array, a value, a dtype specifier (a dtype,
-    ``jnp.float32``, a name) or a Python type, as dtypes.result_type takes them."""
+    ``jnp.float32``, a name) or a Python type, as dtypes.result_type takes them. Arrays
+    of an extended dtype (typed keys) promote only with arrays of the same dtype, whose
+    dtype is the result, as in JAX."""
+    extended = [a.dtype for a in args if is_array(a) and not isinstance(a.dtype, np.dtype)]
+    if extended:
+        if all(is_array(a) and a.dtype == extended[0] for a in args):
+            return extended[0]
+        raise ValueError(f"dtype={extended[0]} is not a valid dtype for JAX type "
+                         "promotion: an array of it combines only with arrays of the same "
+                         "dtype")
     return dtypes.result_type(*[(a.dtype, bool(a.weak)) if is_array(a) else a
                                 for a in args])[0]
 
