@@ -202,8 +202,6 @@ def checkpoint(fun: Callable[..., Any] | None = None, *, prevent_cse: bool = Tru
     @functools.wraps(fun)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         static = tuple(sorted({_position(i, len(args)) for i in statics}))
-        if current_trace() is None:                  # eager: nothing will differentiate it
-            return fun(*args, **kwargs)
         dynamic = [a for k, a in enumerate(args) if k not in static]
         leaves, tree = tree_flatten((dynamic, kwargs))
         sigs = [_leaf_type(v) for v in leaves]

@@ -390,3 +390,17 @@ def test_policies_answer_with_saveable_and_recompute():
     close(jax.grad(jax.checkpoint(f, policy=only_sin))(W, X), jax.grad(f)(W, X))
     with pytest.raises(TypeError, match="should be a bool or `ad_checkpoint.Recompute`"):
         saved_residuals(jax.checkpoint(f, policy=lambda *_, **__: "keep"), W, X)
+
+
+def test_eager_checkpoint_traces_its_arguments_as_jax():
+    # JAX binds remat eagerly too: the function sees traced arrays (a Python bool becomes
+    # a traced bool, as Flax's nn.remat without static_argnums checks), static ones stay
+    seen = []
+
+    def f(x, train, mode):
+        seen.append((isinstance(train, jax.Array), mode))
+        return x * 2 + train
+
+    out = jax.checkpoint(f, static_argnums=(2,))(np.ones(2, np.float32), True, "m")
+    np.testing.assert_allclose(out, [3.0, 3.0])
+    assert seen == [(True, "m")]

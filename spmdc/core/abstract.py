@@ -95,8 +95,13 @@ class ShapedArray(AbstractValue):
     """The abstract value of an array: shape, dtype, weak type (``jax.typeof``)."""
     __slots__ = ("shape", "dtype", "weak_type")
 
-    def __init__(self, shape: tuple[int, ...], dtype: Any, weak_type: bool = False):
+    def __init__(self, shape: tuple[int, ...], dtype: Any, weak_type: bool = False, *,
+                 sharding: Any = None):
         self.shape, self.dtype, self.weak_type = tuple(shape), _abstract_dtype(dtype), weak_type
+        if sharding is not None and any(sharding.spec):
+            raise ValueError(f"ShapedArray: sharding={sharding!r} splits the array, but "
+                             "spmdc's types carry no sharding; place the array with "
+                             "device_put or a sharding constraint instead")
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))

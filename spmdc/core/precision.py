@@ -20,6 +20,8 @@ import enum
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from . import dtypes
 from .operands import asarray
 
@@ -269,16 +271,42 @@ def preferred_operands(op: str, x: Any, y: Any, preferred_element_type: Any) -> 
     error."""
     x, y = asarray(x), asarray(y)
     if preferred_element_type is None:
-        return x, y
+        return _higher_precision_operands(op, x, y)
     want = dtypes.canonicalize(preferred_element_type)
     have = dtypes.promote_types(x.dtype, y.dtype)
     if dtypes.is_inexact(have) and not dtypes.is_inexact(want):
-        return x, y
+        return _higher_precision_operands(op, x, y)
     if not dtypes.is_inexact(have) and not dtypes.is_inexact(want) \
             and want.itemsize < have.itemsize:
         raise TypeError(f"{op}: `preferred_element_type` must not be narrower than the "
                         f"original type, got preferred_element_type of {want.name} for "
                         f"operands of type {have.name}")
+    return x.astype(want), y.astype(want)
+
+
+def _precision_rank(dtype: Any) -> tuple[bool, int, int, int, bool]:
+    """XLA's order of element types for a product of two (primitive_util's
+    HigherPrecisionType, which JAX's dot_general follows): complex over real, then more
+    exponent bits, more mantissa bits, more bits, signed over unsigned."""
+    d = np.dtype(dtype)
+    floating = dtypes.is_inexact(d)
+    info = dtypes.finfo(d) if floating else None
+    bits = info.bits if info is not None else 1 if d == np.bool_ else d.itemsize * 8
+    return (d.kind == "c", info.maxexp if info is not None else -1,
+            info.nmant if info is not None else -1, bits, d.kind != "u")
+
+
+def _higher_precision_operands(op: str, x: Any, y: Any) -> tuple[Any, Any]:
+    """Operands of two dtypes contract in the one of higher precision (``_precision_rank``;
+    a float32 by bfloat16 product is float32), as in JAX; two different dtypes of equal
+    rank are JAX's TypeError."""
+    if x.dtype == y.dtype:
+        return x, y
+    rx, ry = _precision_rank(x.dtype), _precision_rank(y.dtype)
+    if rx == ry:
+        raise TypeError(f"{op} argument type error: {x.dtype}, {y.dtype}; convert one "
+                        "operand to the other's dtype")
+    want = x.dtype if rx > ry else y.dtype
     return x.astype(want), y.astype(want)
 
 

@@ -13,10 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..compiler.ir import Func, TensorType, Var
 from ..compiler.passes.forward import partial_eval
 from ..core.abstract import AbstractValue, ShapedArray, typeof
 from ..core.tracing import Tracer, trace_function
+from ..random import key_data, wrap_key_data
+from ..random.keys import KEY_DTYPE, PRNGKeyArray
 from ..transforms.jaxpr_view import Jaxpr, closed_jaxpr, eval_jaxpr
 from .dead_code import (
     dce_jaxpr,
@@ -82,27 +86,56 @@ class PartialVal(tuple):
 # are that transformation's traced values, as in JAX), the unknown Func is the returned
 # jaxpr, its constvars the residuals the known side computed for it.
 
+# Note [typed keys in partial evaluation]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A library flattens its arguments with the user view of pytrees, where a typed key is
+# one leaf, and hands over its abstract value, ``ShapedArray(shape, key<fry>)`` (Flax's
+# ``nn.scan`` does so for the rngs it carries). spmdc's IR has no extended dtypes (Note
+# [typed keys] in spmdc/random/keys.py), so such an input is traced as its uint32 data
+# and given to the function as a key array around that data; a key array the function
+# returns is traced as its data, and rebuilt as a key in the known outputs and in the
+# unknown outputs' abstract values. The jaxpr itself reads and writes the data.
+
 def _in_types(avals: Sequence[Any]) -> tuple[list[TensorType], list[bool]]:
     for a in avals:
         if not isinstance(a, AbstractValue):
             raise TypeError(f"partial_eval: {a!r} is not an abstract value (a ShapedArray)")
-    return ([TensorType(tuple(a.shape), a.dtype) for a in avals],
+    return ([TensorType((*a.shape, 2), np.dtype(np.uint32)) if _is_key(a) else
+             TensorType(tuple(a.shape), a.dtype) for a in avals],
             [bool(getattr(a, "weak_type", False)) for a in avals])
 
 
-def _trace(fun: Any, types: Sequence[TensorType], weak: Sequence[bool],
-           sources: Sequence[Any] | None) -> tuple[Func, list[bool], list[Any]]:
+def _is_key(aval: Any) -> bool:
+    return isinstance(aval, ShapedArray) and aval.dtype == KEY_DTYPE
+
+
+def _trace(fun: Any, avals: Sequence[Any], types: Sequence[TensorType],
+           weak: Sequence[bool], sources: Sequence[Any] | None
+           ) -> tuple[Func, list[bool], list[Any], list[bool]]:
+    """The traced Func, its outputs' weak flags, its captured values, and which of its
+    outputs are key arrays (traced as their data). See Note [typed keys in partial
+    evaluation]."""
     if not callable(getattr(fun, "call_wrapped", None)):
         raise TypeError(f"partial_eval: expected a linear_util.WrappedFun (lu.wrap_init(f)), "
                         f"got {type(fun).__name__}")
+    out_keys: list[bool] = []
 
     def flat(tracers: list[Tracer]) -> list[Any]:
-        out = fun.call_wrapped(*tracers)
+        args = [wrap_key_data(t) if _is_key(a) else t
+                for t, a in zip(tracers, avals, strict=True)]
+        out = fun.call_wrapped(*args)
         if not isinstance(out, (list, tuple)):
             raise TypeError(f"partial_eval: {fun.__name__} must return a list of arrays "
                             f"(flatten it with api_util.flatten_fun), got {type(out).__name__}")
-        return list(out)
-    return trace_function(flat, types, weak, fun.__name__, sources=sources)
+        out_keys[:] = [isinstance(x, PRNGKeyArray) for x in out]
+        return [key_data(x) if k else x for x, k in zip(out, out_keys, strict=True)]
+    func, out_weak, captured = trace_function(flat, types, weak, fun.__name__,
+                                              sources=sources)
+    return func, out_weak, captured, out_keys
+
+
+def _rekeyed_aval(aval: ShapedArray, is_key: bool) -> ShapedArray:
+    return ShapedArray(aval.shape[:-1], KEY_DTYPE) if is_key else aval
 
 
 def trace_to_jaxpr_dynamic(fun: Any, in_avals: Sequence[AbstractValue]
@@ -110,9 +143,10 @@ def trace_to_jaxpr_dynamic(fun: Any, in_avals: Sequence[AbstractValue]
     """``fun`` (flat arrays in, a flat list out) traced at ``in_avals``: its jaxpr, the
     outputs' abstract values and the constants the jaxpr's constvars stand for."""
     types, weak = _in_types(in_avals)
-    func, out_weak, consts = _trace(fun, types, weak, None)
+    func, out_weak, consts, out_keys = _trace(fun, in_avals, types, weak, None)
     closed = closed_jaxpr(func, consts, len(types), weak, out_weak)
-    return closed.jaxpr, list(closed.out_avals), list(closed.consts)
+    return (closed.jaxpr, [_rekeyed_aval(a, k) for a, k in
+                           zip(closed.out_avals, out_keys, strict=True)], list(closed.consts))
 
 
 def _unknown_outputs(func: Func, known: Sequence[bool]) -> list[bool]:
@@ -132,11 +166,13 @@ def trace_to_jaxpr_nounits(fun: Any, pvals: Sequence[PartialVal],
     computed by the returned jaxpr from the unknown inputs, its constvars standing for
     the returned constants. See Note [partial evaluation for libraries]."""
     pvals = [pv if isinstance(pv, PartialVal) else PartialVal(pv) for pv in pvals]
-    types, weak = _in_types([pv.get_aval() for pv in pvals])
-    sources = [None if not pv.is_known() or isinstance(pv[1], Tracer) else pv[1]
+    avals = [pv.get_aval() for pv in pvals]
+    types, weak = _in_types(avals)
+    sources = [None if not pv.is_known() or isinstance(pv[1], Tracer) else
+               key_data(pv[1]) if isinstance(pv[1], PRNGKeyArray) else pv[1]
                for pv in pvals]
-    func, out_weak, captured = _trace(fun, types, weak,
-                                      sources if any(s is not None for s in sources) else None)
+    func, out_weak, captured, out_keys = _trace(
+        fun, avals, types, weak, sources if any(s is not None for s in sources) else None)
     known = [pv.is_known() for pv in pvals] + [True] * len(captured)
     unknown_out = _unknown_outputs(func, known)
     forced = ([bool(instantiate)] * len(unknown_out) if isinstance(instantiate, bool)
@@ -146,7 +182,8 @@ def trace_to_jaxpr_nounits(fun: Any, pvals: Sequence[PartialVal],
                          f"for {len(unknown_out)} outputs")
     unknown_out = [u or f for u, f in zip(unknown_out, forced, strict=True)]
     known_func, unknown_func, n_res = partial_eval(func, known, set(), unknown_out)
-    known_values = [pv[1] for pv in pvals if pv.is_known()] + list(captured)
+    known_values = [key_data(pv[1]) if isinstance(pv[1], PRNGKeyArray) else pv[1]
+                    for pv in pvals if pv.is_known()] + list(captured)
     known_closed = closed_jaxpr(known_func, [], len(known_func.inputs))
     computed = eval_jaxpr(known_closed.jaxpr, known_closed.consts, *known_values)
     n_known = len(computed) - n_res
@@ -161,7 +198,8 @@ def trace_to_jaxpr_nounits(fun: Any, pvals: Sequence[PartialVal],
     in_weak = [w for w, pv in zip(weak, pvals, strict=True) if not pv.is_known()]
     closed = closed_jaxpr(residual_func, residuals, len(args), in_weak, unknown_weak)
     known_iter, out_avals = iter(known_outs), iter(closed.out_avals)
-    out_pvals = [PartialVal.unknown(next(out_avals)) if u else
-                 PartialVal.known(next(known_iter))
-                 for u in unknown_out]
+    out_pvals = [PartialVal.unknown(_rekeyed_aval(next(out_avals), k)) if u else
+                 PartialVal.known(wrap_key_data(next(known_iter)) if k
+                                  else next(known_iter))
+                 for u, k in zip(unknown_out, out_keys, strict=True)]
     return closed.jaxpr, out_pvals, list(closed.consts)

@@ -8,7 +8,7 @@ places arrays itself, so any other value is an error rather than silently ignore
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -35,12 +35,15 @@ def _no_sharding(name: str, out_sharding: Any) -> None:
                          "supported; create the array and place it with spmdc.device_put")
 
 
-def _float_dtype(name: str, dtype: Any) -> np.dtype:
+def _float_dtype(name: str, dtype: Any, complex_ok: bool = False) -> np.dtype:
     if dtype is None:
         return jnp.zeros((), float).dtype
     dtype = np.dtype(dtype)
+    if complex_ok and jnp.issubdtype(dtype, np.complexfloating):
+        return dtype
     if not jnp.issubdtype(dtype, np.floating):
-        raise TypeError(f"nn.initializers.{name}: dtype must be a real floating type, got "
+        kind = "real floating or complex" if complex_ok else "real floating"
+        raise TypeError(f"nn.initializers.{name}: dtype must be a {kind} type, got "
                         f"{dtype.name}")
     return dtype
 
@@ -78,7 +81,7 @@ def normal(stddev: Any = 1e-2, dtype: Any = None) -> Initializer:
     """Normal draws with standard deviation ``stddev``."""
     def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
         _no_sharding("normal", out_sharding)
-        dtype = _float_dtype("normal", dtype)
+        dtype = _float_dtype("normal", dtype, complex_ok=True)
         return random.normal(key, shape, dtype) * jnp.array(stddev, dtype)
     return init
 
@@ -133,19 +136,52 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: Any = -2
     def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
         _no_sharding("variance_scaling", out_sharding)
         shape = tuple(int(d) for d in ((shape,) if isinstance(shape, int) else shape))
-        dtype = _float_dtype("variance_scaling", dtype)
+        dtype = _float_dtype("variance_scaling", dtype, complex_ok=True)
         fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
         denominator = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2,
                        "fan_geo_avg": (fan_in * fan_out) ** 0.5}[mode]
         variance = jnp.array(scale / denominator, dtype=dtype)
+        is_complex = jnp.issubdtype(dtype, np.complexfloating)
+        if distribution == "truncated_normal" and is_complex:
+            # 0.9531... is the standard deviation of a complex standard normal whose
+            # modulus is truncated to 2
+            stddev = jnp.sqrt(variance) / jnp.array(0.95311164380491208, dtype)
+            return _complex_truncated_normal(key, 2, shape, dtype) * stddev
         if distribution == "truncated_normal":
             # 0.8796... is the standard deviation of a standard normal truncated to [-2, 2]
             stddev = jnp.sqrt(variance) / jnp.array(0.87962566103423978, dtype)
             return random.truncated_normal(key, -2, 2, shape, dtype) * stddev
         if distribution == "normal":
             return random.normal(key, shape, dtype) * jnp.sqrt(variance)
+        if is_complex:
+            return _complex_uniform(key, shape, dtype) * jnp.sqrt(variance)
         return random.uniform(key, shape, dtype, -1) * jnp.sqrt(3 * variance)
     return init
+
+
+def _polar(key: Any, shape: tuple[int, ...], dtype: np.dtype,
+           radius: Callable[[Any], Any]) -> Any:
+    """``radius(u) * exp(i theta)``: ``u`` and ``theta / 2 pi`` uniform on [0, 1) from the
+    two halves of ``key`` (the draws JAX's complex initializers make)."""
+    key_r, key_theta = random.split(key)
+    real = np.dtype(np.float64 if dtype == np.complex128 else np.float32)
+    r = radius(random.uniform(key_r, shape, real)).astype(dtype)
+    theta = 2 * np.pi * random.uniform(key_theta, shape, real).astype(dtype)
+    return r * jnp.exp(1j * theta)
+
+
+def _complex_uniform(key: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """Uniform on the disk of radius sqrt(2): mean zero, variance one."""
+    return _polar(key, shape, dtype, lambda u: jnp.sqrt(2 * u))
+
+
+def _complex_truncated_normal(key: Any, upper: float, shape: tuple[int, ...],
+                              dtype: np.dtype) -> Any:
+    """A complex standard normal (variance one) with its modulus truncated to ``upper``,
+    by inverting the modulus' CDF ``1 - exp(-r^2)``."""
+    bound = 1 - jnp.exp(jnp.array(-(upper ** 2), dtype))
+    return _polar(key, shape, dtype,
+                  lambda u: jnp.sqrt(-jnp.log(1 - bound * u.astype(dtype))))
 
 
 def glorot_uniform(in_axis: Any = -2, out_axis: Any = -1, batch_axis: Any = (),

@@ -208,6 +208,10 @@ def var(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
         ddof = correction
     x = asarray(x)
     if dtype is not None:
+        if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+            raise ValueError("jnp.var of a complex array takes no real dtype=: the "
+                             "variance of complex values is real; leave dtype= out or "
+                             "give a complex dtype")
         x = x.astype(dtype)
     if x.dtype.kind in "biu":
         x = x.astype(dtypes.default_float())
@@ -217,13 +221,18 @@ def var(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
                              where=where), x.dtype, x)
     axes = _axes(axis, x.ndim, "var")
     centered = x - mean(x, axis=axes, keepdims=True, where=where)
+    # |x - mean|^2, real for complex x (as JAX and NumPy: the variance is real unless
+    # a complex dtype= asks for the complex type).
+    squared = (lax.real(centered * lax.conj(centered)) if x.dtype.kind == "c"
+               else centered * centered)
     if where is None:
         n = math.prod(x.shape[a] for a in axes) - ddof
-        count = np.asarray(n, x.dtype)
+        count = np.asarray(n, squared.dtype)
     else:
         mask = broadcast_to(asarray(where), x.shape)
-        count = sum(mask.astype(x.dtype), axis=axes, keepdims=keepdims) - ddof
-    return sum(centered * centered, axis=axes, keepdims=keepdims, where=where) / count
+        count = sum(mask.astype(squared.dtype), axis=axes, keepdims=keepdims) - ddof
+    out = sum(squared, axis=axes, keepdims=keepdims, where=where) / count
+    return out.astype(x.dtype) if dtype is not None else out
 
 
 def std(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,

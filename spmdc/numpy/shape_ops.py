@@ -21,7 +21,6 @@ from ..core.tracing import Tracer, where
 from ..errors import ConcretizationTypeError
 from .core import (
     _error,
-    _operand,
     _promote,
     asarray,
     broadcast_shapes,
@@ -309,34 +308,11 @@ def _repeat_each(x: Any, axis: int, repeats: int) -> Any:
     return reshape(y, tuple(out))
 
 
-_INDEX_PAD_MODES = ("edge", "wrap", "reflect", "symmetric")
-"""The modes whose padding copies elements of the array: each output position along an
-axis reads one input position, found by padding that axis's positions with NumPy."""
-
-
-def pad(x: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
-    """NumPy's ``pad`` for modes 'constant' (``constant_values``), 'edge', 'wrap',
-    'reflect' and 'symmetric'; widths larger than the axis repeat (wrap) or reflect
-    again, as NumPy's do."""
-    if mode != "constant" and mode not in _INDEX_PAD_MODES:
-        raise _error("pad", f"mode {mode!r} is not supported; the modes are 'constant', "
-                     + ", ".join(repr(m) for m in _INDEX_PAD_MODES))
-    x = asarray(x)
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
-    if mode != "constant":
-        from .indexing import take
-        for axis, (lo, hi) in enumerate(widths):
-            if lo == hi == 0:
-                continue
-            if x.shape[axis] == 0:
-                raise ValueError(f"pad: can't extend empty axis {axis} using modes other "
-                                 f"than 'constant' or 'empty'{where()}")
-            positions = np.pad(np.arange(x.shape[axis]), (int(lo), int(hi)), mode=mode)
-            x = take(x, positions.astype(np.int32), axis=axis)
-        return x
-    value = _operand(constant_values, x.dtype)
-    config = tuple((int(lo), int(hi), 0) for lo, hi in widths)
-    return lax.pad(x, value, config)
+def pad(array: Any, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> Any:
+    """NumPy's pad, every mode: see padding.py (imported here when called, as it builds
+    on the reductions and statistics that import this module)."""
+    from .padding import pad as pad_in_mode
+    return pad_in_mode(array, pad_width, mode, **kwargs)
 
 
 def atleast_3d(x: Any) -> Any:

@@ -15,8 +15,9 @@ axis ``k`` of its data. ``shape``/``ndim``/``size`` exclude that dimension, as i
 ``jnp.broadcast_to``, ``jnp.array_equal``, ``jnp.isclose``, ``jnp.allclose`` and the
 shape functions of spmdc/random/key_ops.py (through ``extended_array_rules`` in
 spmdc/numpy/core.py). Differences from JAX: a negative ``in_axes`` counts from the
-data's last axis (give a non-negative one), ``key.at[...]`` is absent, and the other
-``jnp`` functions do not accept typed keys (use ``key_data``/``wrap_key_data``).
+data's last axis (give a non-negative one), ``key.at[...]`` has ``get`` and ``set``
+only (of typed keys), and the other ``jnp`` functions do not accept typed keys (use
+``key_data``/``wrap_key_data``).
 Every function in spmdc.random accepts a typed key or a raw one and returns keys of the
 kind it was given.
 """
@@ -62,6 +63,37 @@ class PRNGKeyDType(ExtendedDType):
 KEY_DTYPE = PRNGKeyDType()
 
 
+class _KeyIndexer:
+    """``keys.at``: indexing it names the keys to read or replace."""
+    __slots__ = ("_keys",)
+
+    def __init__(self, keys: PRNGKeyArray):
+        self._keys = keys
+
+    def __getitem__(self, index: Any) -> _KeyUpdate:
+        return _KeyUpdate(self._keys, index)
+
+
+class _KeyUpdate:
+    """``keys.at[index]``: ``get`` and ``set`` on the keys' data, a key's two words whole."""
+    __slots__ = ("_keys", "_index")
+
+    def __init__(self, keys: PRNGKeyArray, index: Any):
+        self._keys, self._index = keys, index
+
+    def get(self, **kwargs: Any) -> PRNGKeyArray:
+        at = self._keys._base.at[self._keys._data_index(self._index)]
+        return PRNGKeyArray._wrap(at.get(**kwargs))
+
+    def set(self, values: Any, **kwargs: Any) -> PRNGKeyArray:
+        if not isinstance(values, PRNGKeyArray):
+            raise TypeError(f"key_array.at[...].set takes typed keys, got "
+                            f"{getattr(values, 'dtype', type(values).__name__)}: wrap raw "
+                            "key data with random.wrap_key_data")
+        at = self._keys._base.at[self._keys._data_index(self._index)]
+        return PRNGKeyArray._wrap(at.set(values._base, **kwargs))
+
+
 class PRNGKeyArray:
     """An array of typed threefry keys. See Note [typed keys]."""
     __slots__ = ("_base",)
@@ -96,16 +128,24 @@ class PRNGKeyArray:
     def __getitem__(self, index: Any) -> PRNGKeyArray:
         if index is Ellipsis or index == ():
             return self                                   # as JAX: x[...] is x
+        return PRNGKeyArray._wrap(self._base[self._data_index(index)])
+
+    def _data_index(self, index: Any) -> tuple[Any, ...]:
+        """The index into the key data that selects what ``index`` selects of the keys
+        (each key's two data words whole)."""
         if not isinstance(index, tuple):
             index = (index,)
         if any(i is Ellipsis for i in index):
-            index = (*index, slice(None))
-        elif len(index) > self.ndim:
+            return (*index, slice(None))
+        if len(index) > self.ndim:
             raise IndexError(f"too many indices for a key array of shape {self.shape}: "
                              f"{len(index)} given")
-        else:
-            index = (*index, *([slice(None)] * (self.ndim - len(index))), slice(None))
-        return PRNGKeyArray._wrap(self._base[index])
+        return (*index, *([slice(None)] * (self.ndim - len(index))), slice(None))
+
+    @property
+    def at(self) -> _KeyIndexer:
+        """``keys.at[index].get()`` and ``.set(other_keys)``, as JAX's key arrays have."""
+        return _KeyIndexer(self)
 
     def reshape(self, *shape: Any) -> PRNGKeyArray:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):

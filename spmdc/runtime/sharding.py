@@ -323,6 +323,12 @@ class NamedSharding(Sharding):
     def with_spec(self, spec: PartitionSpec) -> NamedSharding:
         return NamedSharding(self.mesh, spec)
 
+    def update(self, *, mesh: Mesh | AbstractMesh | None = None,
+               spec: PartitionSpec | None = None) -> NamedSharding:
+        """This sharding with its mesh and/or spec replaced (JAX's ``update``)."""
+        return NamedSharding(self.mesh if mesh is None else mesh,
+                             self.spec if spec is None else spec)
+
     @property
     def device_set(self) -> set[Any]:
         return set(self.mesh.devices.flat)

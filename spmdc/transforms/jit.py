@@ -16,7 +16,7 @@ import inspect
 import sys
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -87,8 +87,8 @@ def _leaf_signature(x: Any) -> Any:
 class Jitted:
     """The callable returned by ``jit``."""
 
-    def __init__(self, fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
-                 static_argnames: str | Sequence[str] = (), donate_argnums: Any = (),
+    def __init__(self, fun: Callable[..., Any], static_argnums: Any = None,
+                 static_argnames: Any = None, donate_argnums: Any = (),
                  in_shardings: Any = None, out_shardings: Any = None, device: Any = None,
                  _concrete: bool = False, donate_argnames: Any = ()):
         if not callable(fun):
@@ -103,6 +103,9 @@ class Jitted:
         self.out_shardings = check_shardings("out_shardings", out_shardings)
         self._partitioned = in_shardings is not None or out_shardings is not None
         self.fun = fun
+        # JAX completes the numbers from the names (or the names from the numbers) only
+        # when one of the two is given: given both, each names just what it names
+        infer_statics = static_argnums is None or static_argnames is None
         self.static_argnums = index_tuple("jit", "static_argnums",
                                           () if static_argnums is None else static_argnums)
         self.static_argnames = name_tuple("jit", "static_argnames",
@@ -122,10 +125,11 @@ class Jitted:
         positional = [p.name for p in params
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         # static_argnames also name positional parameters, and static_argnums name keywords
-        self.static_argnums += tuple(positional.index(n) for n in self.static_argnames
-                                     if n in positional)
-        self.static_argnames += tuple(positional[i] for i in self.static_argnums
-                                      if 0 <= i < len(positional))
+        if infer_statics:
+            self.static_argnums += tuple(positional.index(n) for n in self.static_argnames
+                                         if n in positional)
+            self.static_argnames += tuple(positional[i] for i in self.static_argnums
+                                          if 0 <= i < len(positional))
         # Note [donation] in compiler/stablehlo.py; the same two ways of naming arguments
         npos = len(positional)
         donate_nums = tuple(i % npos if npos and -npos <= i < 0 else i for i in donate_nums)
@@ -650,7 +654,7 @@ def _display_name(fun: Callable[..., Any]) -> str:
 
 
 def jit(fun: Callable[..., Any] | None = None, *, in_shardings: Any = None,
-        out_shardings: Any = None, static_argnums: Any = (), static_argnames: Any = (),
+        out_shardings: Any = None, static_argnums: Any = None, static_argnames: Any = None,
         donate_argnums: Any = (), donate_argnames: Any = (), keep_unused: bool = False,
         device: Any = None, backend: str | None = None, inline: bool = False) -> Any:
     """Compile ``fun`` with XLA; see the module docstring. Usable as a decorator.

@@ -223,7 +223,16 @@ vjp_rules[cbrt_p] = lambda b, ct, x: [b.div(ct, b.mul(_const(x, 3),     # 1/(3 c
 jvp_rules[cbrt_p] = diagonal_jvp(cbrt_p)
 lower_rules[cbrt_p] = elementwise_lowering(hlo.CbrtOp)
 
-logistic_p = elementwise_unary("logistic", _special("expit"), REAL)
+def _logistic_reference(x):
+    """``scipy.special.expit`` for real ``x``; ``1 / (1 + exp(-x))`` for complex ``x``
+    (which expit does not take; XLA's logistic does, as JAX's ``logistic_p``)."""
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        return 1 / (1 + np.exp(-x))
+    return _special("expit")(x)
+
+
+logistic_p = elementwise_unary("logistic", _logistic_reference)
 vjp_rules[logistic_p] = _chain(lambda b, x: b.mul(b.logistic(x),        # s (1 - s)
                                                   b.sub(_const(x, 1), b.logistic(x))))
 jvp_rules[logistic_p] = diagonal_jvp(logistic_p)
