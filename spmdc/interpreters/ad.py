@@ -22,7 +22,13 @@ import numpy as np
 from .. import lax
 from ..compiler.builder import Builder
 from ..compiler.ir import Atom, TensorType
-from ..compiler.passes.autodiff import vjp_func, vjp_rules, wants_activity, zeros
+from ..compiler.passes.autodiff import (
+    activity_rules,
+    vjp_func,
+    vjp_rules,
+    wants_activity,
+    zeros,
+)
 from ..compiler.passes.forward import jvp_rules
 from ..core.abstract import typeof
 from ..core.tracing import Trace, Tracer, emitting_into, to_atom, value_of
@@ -119,17 +125,33 @@ def _uninstall_jvp(prim: Any) -> None:
 _own_vjp: dict[Any, tuple[Any, bool]] = {}
 
 
+# and their own activity rules, which hold except while transposing (stop_gradient's
+# makes its output inactive; a library's transpose rule for it passes the cotangent on)
+_own_activity: dict[Any, Any] = {}
+
+
 def _install_vjp(prim: Any, rule: Any = None) -> None:
     own = vjp_rules.get(prim)
     if own is not None and prim not in _own_vjp and not (
             isinstance(own, functools.partial) and own.func is _vjp_adapter):
         _own_vjp[prim] = (own, prim in wants_activity)
+    own_activity = activity_rules.get(prim)
+    if own_activity is not None and prim not in _own_activity:
+        _own_activity[prim] = own_activity
+        activity_rules[prim] = functools.partial(_activity_adapter, prim)
     vjp_rules[prim] = functools.partial(_vjp_adapter, prim)
     wants_activity.add(prim)
 
 
+def _activity_adapter(prim: Any, active: Sequence[bool], **params: Any) -> list[bool]:
+    outputs = _own_activity[prim](active, **params)
+    return [any(active)] * len(outputs) if _state.transposing else outputs
+
+
 def _uninstall_vjp(prim: Any) -> None:
     if prim not in primitive_jvps and prim not in primitive_transposes:
+        if prim in _own_activity:
+            activity_rules[prim] = _own_activity.pop(prim)
         own = _own_vjp.pop(prim, None)
         if own is None:
             vjp_rules.pop(prim, None)
@@ -331,7 +353,9 @@ def _jvp_adapter(prim: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
 # that a library gives it (Lineax gives ``stop_gradient_p`` one that passes the cotangent
 # through, for where it is applied to a tangent) is its VJP only while transposing; in
 # reverse mode elsewhere it keeps spmdc's rule (stop_gradient's is zero), as in JAX, where
-# its JVP is what grad uses and the transpose rule is never reached.
+# its JVP is what grad uses and the transpose rule is never reached. The same holds for
+# its activity rule (stop_gradient's output is inactive elsewhere, so what it feeds is not
+# differentiated): while transposing, such a primitive's output is active where an input is.
 # Every library rule runs with the flag cleared, so a rule that itself differentiates
 # linearizes anew.
 
