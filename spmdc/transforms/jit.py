@@ -57,7 +57,7 @@ from .arguments import (
 )
 from .cache_misses import explain
 from .float0_values import float0_as_structure
-from .jit_inline import inlined_trace
+from .jit_inline import inlined_trace, keep_trace
 from .partitioned import (
     PartitionedEntry,
     check_shardings,
@@ -512,11 +512,13 @@ class Jitted:
             return PartitionedLowered(func, mesh, shardings, requests, consts, out_weak,
                                       out_tree, len(leaves), stages,
                                       self._donated_leaves(statics, args, kwargs))
-        if (not self._concrete and tracing._state.current is None
-                and concretisations() == read
+        if (not self._concrete and concretisations() == read
                 and not float0_as_structure((args, kwargs))[1]):
             # See Note [a call after lower]
-            self._lowered_traces[self._key(in_tree, statics, device, leaves)] = traced
+            if tracing._state.current is None:
+                self._lowered_traces[self._key(in_tree, statics, device, leaves)] = traced
+            else:
+                keep_trace(self._inlined, statics, args, kwargs, traced)
         return Lowered(func, [device], consts, out_weak, out_tree, len(leaves),
                        recorded=stages, donated=self._donated_leaves(statics, args, kwargs),
                        embedded=not self._concrete, in_tree=in_tree)
@@ -546,9 +548,12 @@ class Jitted:
 # ~~~~~~~~~~~~~~~~~~~~~~~~~
 # JAX traces a jitted function once per signature whether lower() or a call asks first
 # (both go through one cached trace), so ``f.lower(x)`` then ``f(x)`` runs ``f``'s Python
-# once; libraries count traces (Flax's nnx summary). lower() on one device keeps its
-# trace under the key the call would have, and the first call with that key compiles it
-# instead of tracing again (and drops it: the compiled entry is cached from then on). A
+# once; libraries count traces (Flax's nnx summary lowers then calls each submodule,
+# inside the enclosing module's trace). lower() on one device keeps its trace under the
+# key the call would have, and the first call with that key compiles it instead of
+# tracing again (and drops it: the compiled entry is cached from then on). Under a
+# transformation, lower() keeps its trace with the inlined calls' (Note [inlined jit
+# traces once per signature] in jit_inline.py), where the call that follows finds it. A
 # trace that read concrete values, or took float0 arguments, is not kept.
 
 

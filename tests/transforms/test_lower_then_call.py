@@ -37,3 +37,23 @@ def test_lower_at_one_signature_does_not_serve_another():
     jf.lower(np.zeros(2, np.float32))
     assert jf(np.zeros(2, np.int32)).dtype == np.int32
     assert traced == [np.float32, np.int32]
+
+
+def test_lower_then_call_inside_another_trace_traces_once():
+    # Flax's nnx.tabulate lowers and then calls each submodule's jit inside the
+    # enclosing module's trace; JAX traces the submodule once
+    traced = []
+
+    def inner(x):
+        traced.append(x.shape)
+        return jnp.sin(x)
+
+    inner_jit = spmdc.jit(inner)
+
+    def outer(x):
+        inner_jit.lower(x)
+        return inner_jit(x) + 1
+
+    x = np.array([0.0, 0.5], np.float32)
+    np.testing.assert_allclose(np.asarray(spmdc.jit(outer)(x)), np.sin(x) + 1, rtol=1e-6)
+    assert traced == [(2,)]
