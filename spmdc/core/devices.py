@@ -150,12 +150,14 @@ def device_put(x: Any, device: Any = None) -> Any:
         return _tree_map(lambda v: put_sharded(v, device), x)
     if isinstance(device, SingleDeviceSharding):
         device = device.device
+    explicit = device is not None            # See Note [committed arrays] (runtime/array.py)
     device = device or default_device()
 
     def put_one(v: Any) -> Array:
         t, weak = type_of(v)
         with transfers.explicit():   # See Note [transfer guards] in runtime/transfers.py
-            return Array((place(v, device, t),), t, weak, (device,))
+            return Array((place(v, device, t),), t, weak, (device,),
+                         committed=explicit or (is_concrete(v) and v.committed))
     return _tree_map(put_one, x)
 
 
@@ -227,7 +229,8 @@ def put_sharded(x: Any, sharding: NamedSharding) -> Array:
                     host = host.astype(t.dtype)
             buf = pjrt.put(np.ascontiguousarray(host[index[dev]]), dev)
         bufs.append(buf)
-    return Array(tuple(bufs), t, weak, mine, sharding=sharding)
+    return Array(tuple(bufs), t, weak, mine, sharding=sharding,
+                 committed=True)
 
 
 # --- device_put with a list of devices -------------------------------------------------------
@@ -245,7 +248,7 @@ def shard_over(x: Any, devices: tuple[Any, ...]) -> Array:
     if host.dtype != t.dtype:
         host = host.astype(t.dtype)
     bufs = tuple(pjrt.put(host[k], dev) for k, dev in enumerate(devices))
-    return Array(bufs, t, weak, tuple(devices), split=True)
+    return Array(bufs, t, weak, tuple(devices), split=True, committed=True)
 
 
 
@@ -298,7 +301,8 @@ def make_array_from_callback(shape: Any, sharding: Any, data_callback: Callable[
     t, _ = type_of(next(iter(blocks.values())))
     bufs = [pjrt.put(np.ascontiguousarray(blocks[key[dev]].astype(t.dtype, copy=False)), dev)
             for dev in devs]
-    return Array(tuple(bufs), TensorType(shape, t.dtype), False, devs, sharding=sharding)
+    return Array(tuple(bufs), TensorType(shape, t.dtype), False, devs, sharding=sharding,
+                 committed=True)
 
 
 def make_array_from_single_device_arrays(shape: Any, sharding: Any, arrays: Any,
@@ -336,7 +340,8 @@ def make_array_from_single_device_arrays(shape: Any, sharding: Any, arrays: Any,
             raise ValueError(f"{op}: the array on {d} is {a.dtype}{list(a.shape)}; the "
                              f"sharding's block of {list(shape)} is {dt}{list(want)}{where()}")
         bufs.append(a.buffer_on(d))
-    return Array(tuple(bufs), TensorType(shape, dt), first.weak, devs, sharding=sharding)
+    return Array(tuple(bufs), TensorType(shape, dt), first.weak, devs, sharding=sharding,
+                 committed=True)
 
 
 def make_array_from_process_local_data(sharding: Any, local_data: Any,
@@ -381,7 +386,8 @@ def make_array_from_process_local_data(sharding: Any, local_data: Any,
             index[d], shape, strict=True))]
         at = tuple(slice(j * b, (j + 1) * b) for j, b in zip(nth, block, strict=True))
         bufs.append(pjrt.put(np.ascontiguousarray(local[at]), d))
-    return Array(tuple(bufs), TensorType(shape, t.dtype), weak, devs, sharding=sharding)
+    return Array(tuple(bufs), TensorType(shape, t.dtype), weak, devs, sharding=sharding,
+                 committed=True)
 
 
 def _global_shape(sharding: NamedSharding, local: tuple[int, ...], devs: tuple[Any, ...],

@@ -59,7 +59,8 @@ def strong(x: Any) -> Any:
     """The spmdc array ``x`` with a strong type: the same value, no equation."""
     if isinstance(x, Tracer):
         return Tracer(x._var, x._trace, False)
-    return Array(x._buffers, x.type, False, x._devices, x.split, x._sharding)
+    return Array(x._buffers, x.type, False, x._devices, x.split, x._sharding,
+                 x.committed)
 
 
 def error(op: str, message: str, kind: type[Exception] = TypeError) -> Exception:

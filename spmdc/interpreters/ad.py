@@ -12,9 +12,7 @@ rule tables] in spmdc/interpreters/tables.py.
 from __future__ import annotations
 
 import functools
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,6 +22,8 @@ from ..compiler.builder import Builder
 from ..compiler.ir import Atom, TensorType
 from ..compiler.passes.autodiff import (
     activity_rules,
+    transpose_state,
+    transposing,
     vjp_func,
     vjp_rules,
     wants_activity,
@@ -348,7 +348,10 @@ def _jvp_adapter(prim: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
 # operands, exactly as JAX's backward pass would call it. A primitive with a transpose
 # rule and no JVP rule is linear in the operands it is differentiated in (JAX uses it
 # only where it is, in ``linear_transpose`` and in the linear part of a JVP), and its
-# transpose rule is its VJP everywhere: spmdc's ``linear_transpose`` is its reverse pass.
+# transpose rule is its VJP everywhere. spmdc's ``linear_transpose`` is its reverse pass
+# run with the flag set, so there a primitive with both rules is transposed by its
+# transpose rule, never linearized by its JVP rule, as JAX's linear_transpose does
+# (Equinox's vprims have a JVP rule that is not the derivative their transpose implies).
 # Except for a built-in primitive that spmdc differentiates with its own rule: a transpose
 # that a library gives it (Lineax gives ``stop_gradient_p`` one that passes the cotangent
 # through, for where it is applied to a tangent) is its VJP only while transposing; in
@@ -359,20 +362,8 @@ def _jvp_adapter(prim: Any, rule: Callable[..., Any]) -> Callable[..., Any]:
 # Every library rule runs with the flag cleared, so a rule that itself differentiates
 # linearizes anew.
 
-class _State(threading.local):
-    transposing = False
-
-
-_state = _State()
-
-
-@contextmanager
-def _transposing(on: bool) -> Iterator[None]:
-    outer, _state.transposing = _state.transposing, on
-    try:
-        yield
-    finally:
-        _state.transposing = outer
+_state = transpose_state       # the flag (compiler/passes/autodiff.py, where
+_transposing = transposing     # linear_transpose can set it too)
 
 
 def _not_transposing() -> Any:

@@ -84,12 +84,12 @@ def is_concrete(x: Any) -> bool:
 
 class Array(metaclass=_ArrayType):
     __slots__ = ("_bufs", "type", "_weak", "_devices", "split", "_host", "_copies",
-                 "_group", "_aux", "_sharding", "_kids", "__weakref__")
+                 "_group", "_aux", "_sharding", "_kids", "_committed", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, buffers: tuple[Any, ...] | None, type: TensorType, weak: bool,
                  devices: tuple[Any, ...], split: bool = False,
-                 sharding: Sharding | None = None):
+                 sharding: Sharding | None = None, committed: bool = False):
         self._bufs: tuple[Any, ...] | None = buffers      # None: still only in _group
         self.type = type           # the logical type
         self._weak = weak
@@ -104,6 +104,7 @@ class Array(metaclass=_ArrayType):
         self._group: Any = None
         self._aux: tuple[Any, ...] | None = None     # see _node_aux
         self._sharding = sharding      # the Sharding laying out the buffers, or None
+        self._committed = committed    # See Note [committed arrays]
         self._kids: Any = _Pending(self)     # see Note [leaves read in C++]
 
     @classmethod
@@ -131,6 +132,11 @@ class Array(metaclass=_ArrayType):
         self._weak = weak
         self._aux = None            # it is part of the C++ signature (see _node_aux)
         self._kids = _Pending(self)
+
+    @property
+    def committed(self) -> bool:
+        """Whether the Array is committed to its devices (Note [committed arrays])."""
+        return self._committed
 
     @property
     def weak_type(self) -> bool:
@@ -457,7 +463,7 @@ class Array(metaclass=_ArrayType):
     def _node_aux(self) -> tuple[Any, ...]:
         if self._aux is None:
             self._aux = _interned_aux(self.type, self.weak, self._devices, self.split,
-                                      self._sharding)
+                                      self._sharding, self._committed)
         return self._aux
 
     def _flatten(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -513,7 +519,7 @@ def _unflatten(aux: tuple[Any, ...], buffers: tuple[Any, ...]) -> Array:
     # Runs for every output of every C++ launch, so it is a plain function that sets the
     # slots as Array.__init__ would, without calling it (which would double the cost).
     out = _new_array(Array)
-    out.type, out._weak, out._devices, out.split, out._sharding = aux
+    out.type, out._weak, out._devices, out.split, out._sharding, out._committed = aux
     if aux[4] is None:              # a single-device program's result: one buffer
         out._bufs = (out._kids,) = buffers
         out._group = None
@@ -530,14 +536,28 @@ _new_array = object.__new__
 
 @functools.lru_cache(maxsize=4096)
 def _interned_aux(type: TensorType, weak: bool, devices: tuple[Any, ...],
-                  split: bool, sharding: Sharding | None) -> tuple[Any, ...]:
-    return (type, weak, devices, split, sharding)
+                  split: bool, sharding: Sharding | None, committed: bool
+                  ) -> tuple[Any, ...]:
+    return (type, weak, devices, split, sharding, committed)
 
 
 pjrt.register_fields(Array, "_kids", "_aux", "one")
 pjrt.register_node(_Pending, _flatten_pending, _unflatten_pending, "one")
 pjrt.register_node(Array, Array._flatten, _unflatten, "one results")
 pjrt.register_node(Array, Array._flatten_grouped, Array._unflatten_grouped, "replicated")
+
+
+# Note [committed arrays]
+# ~~~~~~~~~~~~~~~~~~~~~~~
+# As JAX's ``Array.committed``: an Array is committed when it was placed on its devices
+# on purpose, so operations must not move it. ``device_put`` with a device or sharding
+# commits (with none, it keeps a committed Array committed and leaves a host value
+# uncommitted); ``jnp.array`` and other values put on the default device implicitly are
+# uncommitted; a jitted program's results on one device are committed when any argument
+# is; a program over several devices (a mesh, pmap) commits its results. The flag is
+# part of an Array's aux data, so the C++ dispatcher's signature tells committed
+# arguments from uncommitted ones and the results it rebuilds carry the flag of the
+# call that granted it (Note [dispatch fast path] in transforms/jit.py).
 
 
 # Note [Array text]

@@ -106,7 +106,9 @@ class OneDeviceLauncher:
         if self.donated:
             _delete_donated(leaves, self.donated)
         devs = (device,)
-        return [Array((o,), t, w, devs)
+        # committed when an argument is (Note [committed arrays] in runtime/array.py)
+        committed = any(x._committed for x in leaves if type(x) is Array)
+        return [Array((o,), t, w, devs, committed=committed)
                 for o, t, w in zip(outs, self.out_types, self.out_weak, strict=True)]
 
     def fast_path(self, args: Any, out: Any, flatten: Any) -> Any:
@@ -299,13 +301,14 @@ class ReplicatedLauncher:
             # The value lives on device 0, like JAX's; the other replicas' copies are kept
             # so that passing it back with in_axes=None (the parameters of a training
             # step) needs no copy through the host.
-            out = Array((bufs[0],), t, weak, (self.devices[0],))
+            out = Array((bufs[0],), t, weak, (self.devices[0],), committed=True)
             out._copies = dict(zip(self.devices, bufs, strict=True))
             return out
         chosen = self.selections[depth]
         lead = (self.local_outer, *(s for _, s in self.mesh[1:depth])) if depth else ()
         out = Array(tuple(bufs[r] for r in chosen), TensorType((*lead, *t.shape), t.dtype),
-                    weak, tuple(self.devices[r] for r in chosen), split=True)
+                    weak, tuple(self.devices[r] for r in chosen), split=True,
+                    committed=True)
         if d == 0:
             return out
         # Only the leading axis can be split over devices: move it on the host.
@@ -430,7 +433,7 @@ class PartitionedLauncher:
         results = []
         for o, t, w, s, shape in zip(outs, self.out_types, self.out_weak, self.out_shardings,
                                      self.out_blocks, strict=True):
-            out = Array(tuple(o), t, w, self.local, sharding=s)
+            out = Array(tuple(o), t, w, self.local, sharding=s, committed=True)
             out._group = pjrt.group_array(o, self.local, shape, t.dtype)
             results.append(out)
         return results
@@ -470,7 +473,7 @@ class PartitionedLauncher:
                 groups = pjrt.launch(self.exe, packed, self.handlers)
                 for g, t, w, s in zip(groups, self.out_types, self.out_weak,
                                       self.out_shardings, strict=True):
-                    out = Array(None, t, w, self.local, sharding=s)
+                    out = Array(None, t, w, self.local, sharding=s, committed=True)
                     out._group = g
                     results.append(out)
         except Exception as e:

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..compiler.ir import Func, TensorType
 from ..compiler.passes import run_pass
-from ..compiler.passes.autodiff import is_float, vjp_func
+from ..compiler.passes.autodiff import is_float, transposing, vjp_func
 from ..compiler.passes.cleanup import cleanup
 from ..compiler.passes.forward import jvp_func, partial_eval
 from ..core.tracer_text import TracerView
@@ -272,7 +272,10 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any,
     func, _, captured, out_tree, leaves = trace_pytree(fun, examples, {}, name)
     n_in, n_out = len(leaves), len(func.outputs)
     refuse_in_shard_map_body("linear_transpose")
-    transposed = run_pass("grad", vjp_func, func, [True] * n_in + [False] * len(captured))
+    # a library primitive is transposed by its transpose rule, even where it has a JVP
+    # rule too, as in JAX (Note [linearize and transpose] in interpreters/ad.py)
+    with transposing(True):
+        transposed = run_pass("grad", vjp_func, func, [True] * n_in + [False] * len(captured))
     transposed = Func(transposed.name, transposed.inputs, transposed.eqns,
                       transposed.outputs[n_out:])
     transposed = run_pass("cleanup", cleanup, transposed)

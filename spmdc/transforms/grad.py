@@ -26,6 +26,7 @@ from ..core.tree import keystr, tree_flatten, tree_leaves, tree_structure, tree_
 from ..core.tree_cycles import raise_if_cycle
 from ..runtime.array import Array
 from ..tracebacks import api_boundary
+from ..tree_util import Partial
 from .arguments import (
     check_argnums,
     check_array_arguments,
@@ -316,6 +317,14 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     return api_boundary(grad_fn)
 
 
+# Note [vjp_fn is a Partial]
+# As in JAX, the ``vjp_fn`` that ``vjp`` returns is a ``tree_util.Partial`` whose children
+# are the residuals the pullback needs: a pytree that can cross jit or be a custom_vjp
+# residual, and is rebuilt with new leaves on the other side. Our residuals are the primal
+# leaves (the pullback replays the forward function on them) and, outside a trace, the
+# values the forward trace captured; the function, the aux data, holds everything else.
+
+
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(fun(*primals), vjp_fn)`` where ``vjp_fn(ct)`` pulls a cotangent back to primals
     (refs ``fun`` closes over and writes are updated: Note [refs as threaded state])."""
@@ -365,8 +374,9 @@ def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool) -> An
 
     pull = _top_level(pullback)
     out_leaves, out_tree = tree_flatten(out)
+    primal_tree = tree_flatten(tuple(primals))[1]
 
-    def vjp_fn(ct: Any) -> tuple[Any, ...]:
+    def pull_back(residuals: list[Any], ct: Any) -> tuple[Any, ...]:
         ct_leaves, ct_tree = tree_flatten(ct)
         if ct_tree != out_tree:
             raise TypeError(f"vjp: the cotangent has structure {ct_tree}, but the function's "
@@ -376,8 +386,11 @@ def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool) -> An
         ct_leaves = [np.zeros(np.shape(c), type_of(o)[0].dtype)
                      if getattr(c, "dtype", None) == float0 and not is_float(type_of(o)[0])
                      else c for c, o in zip(ct_leaves, out_leaves, strict=True)]
-        return _with_float0_leaves(tuple(primals), pull(tuple(primals), ct_leaves))
+        return _with_float0_leaves(tuple(primals), pull(
+            tree_unflatten(primal_tree, residuals), ct_leaves))
 
+    # See Note [vjp_fn is a Partial]
+    vjp_fn = Partial(pull_back, tree_flatten(tuple(primals))[0])
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
@@ -429,7 +442,7 @@ def _eager_vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool,
     wrt = [is_float(type_of(v)[0]) for v in leaves]
     grad_func: list[Func] = []          # made on the first vjp_fn call, then kept
 
-    def pullback(primal_leaves: list[Any], ct_leaves: list[Any]) -> Any:
+    def pullback(primal_leaves: list[Any], captured: list[Any], ct_leaves: list[Any]) -> Any:
         if not grad_func:
             main = Func(func.name, func.inputs, func.eqns, func.outputs[:n_main])
             refuse_in_shard_map_body("vjp")
@@ -442,7 +455,8 @@ def _eager_vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool,
 
     pull = _top_level(pullback)
 
-    def vjp_fn(ct: Any) -> tuple[Any, ...]:
+    def pull_back(residuals: tuple[list[Any], list[Any]], ct: Any) -> tuple[Any, ...]:
+        primal_leaves, captured_now = residuals
         ct_leaves, ct_tree = tree_flatten(ct)
         if ct_tree != main_tree:
             raise TypeError(f"vjp: the cotangent has structure {ct_tree}, but the function's "
@@ -455,6 +469,9 @@ def _eager_vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool,
         ct_leaves = [check_cotangent("vjp", c, t, f"[{k}]" if n_main > 1 else "")
                      for k, (c, t) in enumerate(zip(ct_leaves, func.out_types[:n_main],
                                                     strict=True))]
-        return _with_float0_leaves(tuple(primals), pull(leaves, ct_leaves))
+        return _with_float0_leaves(tuple(primals), pull(primal_leaves, captured_now,
+                                                          ct_leaves))
 
+    # See Note [vjp_fn is a Partial]
+    vjp_fn = Partial(pull_back, (list(leaves), list(captured)))
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)

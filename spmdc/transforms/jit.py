@@ -57,7 +57,7 @@ from .arguments import (
 )
 from .cache_misses import explain
 from .float0_values import float0_as_structure
-from .jit_inline import inlined_trace
+from .jit_inline import inlined_trace, keep_trace
 from .partitioned import (
     PartitionedEntry,
     check_shardings,
@@ -164,6 +164,10 @@ class Jitted:
         self._inlined: dict[Any, Any] = {} if _concrete else \
             _shared_cache(fun, ("inlined", self.static_argnums, self.static_argnames))
         self.trace_count = 0          # how many times fun was traced (tests read it)
+        # traces made by lower() that the next call with their key compiles (Note [a call
+        # after lower])
+        self._lowered_traces: dict[Any, Any] = {} if _concrete else \
+            _shared_cache(fun, ("lowered", self.static_argnums, self.static_argnames))
         # jaxlib's C++ dispatcher in front of the Python path (Note [dispatch fast path]).
         # Static arguments counted from the end depend on the call, so with one of those
         # it sees every argument as dynamic and is never granted a launch.
@@ -367,28 +371,34 @@ class Jitted:
         device = self.device or device_of(leaves)
         if self._concrete:
             return self._call_eager(statics, args, kwargs, leaves, device), None
-        keyed = config_states.jit_key_values()    # softmax_custom_jvp, user contexts
-        if self._donates and float_checks.checking():
-            keyed = (*keyed, "debug_nans: no donation")   # as JAX's (see _donated_leaves)
-        # See Note [dispatch fast path].
-        key = (in_tree, statics, device, dtypes._x64,     # the program depends on x64,
-               dtypes._promotion[0],                      # the promotion modes
-               _rank_promotion._mode[0],                  # (Note [rank promotion])
-               _precision._default[0],                    # and the default precision
-               keyed,
-               *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
+        key = self._key(in_tree, statics, device, leaves)
         entry = self._cache.get(key)
         if entry is None:
             if config_states.explain_cache_misses.value:    # Note [explaining a retrace]
                 explain(self.fun, _display_name(self.fun), list(self._cache), key, args,
                         kwargs)
-            read = concretisations()
-            traced = self._trace(statics, args, kwargs)
-            if concretisations() != read:       # specialised to these values: never cache
-                return _evaluate_specialised(*traced), None
+            traced = self._lowered_traces.pop(key, None)    # Note [a call after lower]
+            if traced is None:
+                read = concretisations()
+                traced = self._trace(statics, args, kwargs)
+                if concretisations() != read:   # specialised to these values: never cache
+                    return _evaluate_specialised(*traced), None
             entry = self._cache[key] = self._compile_traced(
                 traced, device, self._donated_leaves(statics, args, kwargs))
         return entry(leaves), None if had_float0 else entry
+
+    def _key(self, in_tree: Any, statics: tuple[Any, ...], device: Any,
+             leaves: list[Any]) -> tuple[Any, ...]:
+        """The cache key of a call on one device (Note [dispatch fast path])."""
+        keyed = config_states.jit_key_values()    # softmax_custom_jvp, user contexts
+        if self._donates and float_checks.checking():
+            keyed = (*keyed, "debug_nans: no donation")   # as JAX's (see _donated_leaves)
+        return (in_tree, statics, device, dtypes._x64,    # the program depends on x64,
+                dtypes._promotion[0],                     # the promotion modes
+                _rank_promotion._mode[0],                 # (Note [rank promotion])
+                _precision._default[0],                   # and the default precision
+                keyed,
+                *[(x.type, x.weak) if type(x) is Array else type_of(x) for x in leaves])
 
     def _call_eager(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                     kwargs: dict[str, Any], leaves: list[Any], device: Any) -> Any:
@@ -485,8 +495,10 @@ class Jitted:
         statics, args, kwargs = self._split(args, kwargs)
         leaves, in_tree = tree_flatten((args, kwargs))
         device = self.device or device_of(leaves)
+        read = concretisations()
         with recording() as stages:
-            func, out_weak, consts, out_tree, leaves = self._trace(statics, args, kwargs)
+            traced = self._trace(statics, args, kwargs)
+            func, out_weak, consts, out_tree, leaves = traced
             func = run_pass("cleanup", cleanup, func)
         # Note [jit over sharded arrays]: the program that would run over a mesh
         found = (layout(self.in_shardings, self.out_shardings, args, kwargs, leaves)
@@ -500,6 +512,13 @@ class Jitted:
             return PartitionedLowered(func, mesh, shardings, requests, consts, out_weak,
                                       out_tree, len(leaves), stages,
                                       self._donated_leaves(statics, args, kwargs))
+        if (not self._concrete and concretisations() == read
+                and not float0_as_structure((args, kwargs))[1]):
+            # See Note [a call after lower]
+            if tracing._state.current is None:
+                self._lowered_traces[self._key(in_tree, statics, device, leaves)] = traced
+            else:
+                keep_trace(self._inlined, statics, args, kwargs, traced)
         return Lowered(func, [device], consts, out_weak, out_tree, len(leaves),
                        recorded=stages, donated=self._donated_leaves(statics, args, kwargs),
                        embedded=not self._concrete, in_tree=in_tree)
@@ -523,6 +542,19 @@ class Jitted:
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # jit applied to a method: bind like a function would
         return self if obj is None else functools.partial(self, obj)
+
+
+# Note [a call after lower]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# JAX traces a jitted function once per signature whether lower() or a call asks first
+# (both go through one cached trace), so ``f.lower(x)`` then ``f(x)`` runs ``f``'s Python
+# once; libraries count traces (Flax's nnx summary lowers then calls each submodule,
+# inside the enclosing module's trace). lower() on one device keeps its trace under the
+# key the call would have, and the first call with that key compiles it instead of
+# tracing again (and drops it: the compiled entry is cached from then on). Under a
+# transformation, lower() keeps its trace with the inlined calls' (Note [inlined jit
+# traces once per signature] in jit_inline.py), where the call that follows finds it. A
+# trace that read concrete values, or took float0 arguments, is not kept.
 
 
 # Note [dispatch fast path]

@@ -18,7 +18,8 @@ read a value (it is specialised: Note [concrete values while tracing] in
 core/concrete.py), when it captured a value of an enclosing
 trace (that value belongs to one trace only), or while a pass emits (Note [rules on
 values]). As in JAX, a global read at trace time stays baked into the kept trace until
-``clear_caches()``.
+``clear_caches()``. ``lower()`` under a transformation keeps its trace the same way, so
+the call that follows it does not trace again (Note [a call after lower] in jit.py).
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from ..core.tracing import Tracer, type_of
 from ..core.tree import tree_flatten
 from ..runtime import config_states
 
-__all__ = ["inlined_trace"]
+__all__ = ["inlined_trace", "keep_trace"]
 
 Traced = tuple[Func, list[bool], list[Any], Any, list[Any]]
 
@@ -78,3 +79,12 @@ def inlined_trace(cache: dict[Any, Any], statics: tuple[Any, ...], args: tuple[A
     if concretisations() == read and not any(isinstance(c, Tracer) for c in traced[2]):
         cache[key] = traced[:4]
     return traced
+
+
+def keep_trace(cache: dict[Any, Any], statics: tuple[Any, ...], args: tuple[Any, ...],
+               kwargs: dict[str, Any], traced: Traced) -> None:
+    """Keep ``traced``, made for this call by ``lower()`` with no value read, for the
+    inlined calls equal to it (Note [a call after lower] in jit.py)."""
+    keyed = _key(statics, args, kwargs)
+    if keyed is not None and not any(isinstance(c, Tracer) for c in traced[2]):
+        cache.setdefault(keyed[0], traced[:4])

@@ -9,7 +9,9 @@ CSE afterwards merges them with the forward copy, and DCE drops what no output n
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ..builder import Builder, lit
@@ -18,7 +20,7 @@ from .cleanup import without_debug_effects
 
 __all__ = ["vjp_rules", "nondifferentiable", "activity_rules", "active_outputs", "vjp_func",
            "zeros", "is_float", "unbroadcast", "expand_rules", "forward_rules",
-           "wants_activity", "rule_preparers"]
+           "wants_activity", "rule_preparers", "transpose_state", "transposing"]
 
 VJPRule = Callable[..., Sequence[Atom | None]]
 """``rule(b, ct, *inputs, **params) -> [cotangent or None for each input]``
@@ -41,6 +43,26 @@ input. Without a rule, an equation with an active input has every float output a
 See Note [activity]."""
 
 activity_rules: dict[Any, ActivityRule] = {}
+
+class _TransposeState(threading.local):
+    transposing = False
+
+
+transpose_state = _TransposeState()
+"""Whether the reverse pass now running transposes a linear program (a library
+primitive's VJP is then its transpose rule): see Note [linearize and transpose] in
+spmdc/interpreters/ad.py, which reads it, and ``linear_transpose``, which sets it."""
+
+
+@contextmanager
+def transposing(on: bool) -> Iterator[None]:
+    """``transpose_state.transposing`` set to ``on`` within the block."""
+    outer, transpose_state.transposing = transpose_state.transposing, on
+    try:
+        yield
+    finally:
+        transpose_state.transposing = outer
+
 
 wants_activity: set[Any] = set()
 """Primitives without an activity rule whose VJP rule also gets ``active`` (the rules
