@@ -52,7 +52,7 @@ from spmdc import lax
 from spmdc.core.dtypes import dtype_and_weak
 from spmdc.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from spmdc.transforms.jaxpr_params import bind_jax
-from spmdc.transforms.jaxpr_view import DropVar, Jaxpr, Literal, eval_jaxpr
+from spmdc.transforms.jaxpr_view import DropVar, Jaxpr, Literal, eval_eqn
 from spmdc.transforms.make_jaxpr import make_jaxpr
 
 __all__ = ["jet", "taylor_rules"]
@@ -178,17 +178,9 @@ def _interpret(jaxpr: Jaxpr, consts: Sequence[Any], primals: Sequence[Any],
 
 
 def _bind_plain(eqn: Any, invals: list[Any]) -> list[Any]:
-    """One equation on plain values, through ``eval_jaxpr`` (which turns params holding
-    sub-jaxprs into spmdc's sub-programs)."""
-    operands = [(a, x) for a, x in zip(eqn.invars, invals, strict=True)
-                if not isinstance(a, Literal)]
-    unique = list({id(a): (a, x) for a, x in operands}.values())
-    outvars = [v for v in eqn.outvars if not isinstance(v, DropVar)]
-    program = Jaxpr([], [a for a, _ in unique], outvars, [eqn])
-    results = iter(eval_jaxpr(program, [], *(x for _, x in unique)))
-    return [None if isinstance(v, DropVar)
-            else _weakened(next(results)) if v.aval.weak_type else next(results)
-            for v in eqn.outvars]
+    """One equation on plain values (``eval_eqn``), its weakly typed outputs weak."""
+    return [x if x is None or not v.aval.weak_type else _weakened(x)
+            for v, x in zip(eqn.outvars, eval_eqn(eqn, invals), strict=True)]
 
 
 # Note [weak types of jet's values]

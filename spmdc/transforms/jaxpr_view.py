@@ -27,8 +27,8 @@ from .jaxpr_params import bind_jax, jax_form, jax_primitive
 from .jaxpr_print import PrintContext, format_doc, pp_eqn, pp_toplevel
 
 __all__ = ["Jaxpr", "ClosedJaxpr", "JaxprEqn", "JaxprEqnContext", "Var", "Literal", "DropVar",
-           "DebugInfo",
-           "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn", "jaxprs_in_params", "subjaxprs",
+           "DebugInfo", "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn",
+           "jaxprs_in_params", "subjaxprs",
            "closed_jaxpr", "DebugEffect", "OrderedDebugEffect", "spmdc_params"]
 
 # Note [running a jaxpr]
@@ -476,6 +476,19 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
             if not isinstance(v, DropVar):
                 env[id(v)] = x
     return [read(a) for a in jaxpr.outvars]
+
+
+def eval_eqn(eqn: JaxprEqn, invals: Sequence[Any]) -> list[Any]:
+    """One equation on the values of its non-literal inputs (``invals``, one per invar),
+    run as a one-equation jaxpr through ``eval_jaxpr`` (which turns params holding
+    sub-jaxprs into spmdc's sub-programs); ``None`` for each dropped output."""
+    operands = [(a, x) for a, x in zip(eqn.invars, invals, strict=True)
+                if not isinstance(a, Literal)]
+    unique = list({id(a): (a, x) for a, x in operands}.values())
+    outvars = [v for v in eqn.outvars if not isinstance(v, DropVar)]
+    program = Jaxpr([], [a for a, _ in unique], outvars, [eqn])
+    results = iter(eval_jaxpr(program, [], *(x for _, x in unique)))
+    return [None if isinstance(v, DropVar) else next(results) for v in eqn.outvars]
 
 
 def jaxpr_as_fun(closed: ClosedJaxpr, *args: Any) -> Any:

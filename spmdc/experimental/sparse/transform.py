@@ -72,7 +72,7 @@ from spmdc.experimental.sparse.bcoo_structure import (
 )
 from spmdc.experimental.sparse.bcsr import BCSR
 from spmdc.transforms.jaxpr_params import bind_jax
-from spmdc.transforms.jaxpr_view import DropVar, Jaxpr, Literal, eval_jaxpr
+from spmdc.transforms.jaxpr_view import DropVar, Literal, eval_eqn
 from spmdc.transforms.make_jaxpr import make_jaxpr
 from spmdc.tree_util import tree_flatten, tree_structure, tree_unflatten
 
@@ -169,15 +169,8 @@ def eval_sparse(jaxpr: Any, consts: Any, args: list[Any]) -> list[Any]:
 
 
 def _bind_dense(eqn: Any, invals: list[Any]) -> list[Any]:
-    """One equation on dense operands, through ``eval_jaxpr`` (which handles params that
-    hold sub-jaxprs)."""
-    operands = [(a, x) for a, x in zip(eqn.invars, invals, strict=True)
-                if not isinstance(a, Literal)]
-    unique = list({id(a): (a, x) for a, x in operands}.values())
-    outvars = [v for v in eqn.outvars if not isinstance(v, DropVar)]
-    program = Jaxpr([], [a for a, _ in unique], outvars, [eqn])
-    results = iter(eval_jaxpr(program, [], *(x for _, x in unique)))
-    return [None if isinstance(v, DropVar) else next(results) for v in eqn.outvars]
+    """One equation on dense operands (``eval_eqn``)."""
+    return eval_eqn(eqn, invals)
 
 
 # --- the rules -------------------------------------------------------------------------------
