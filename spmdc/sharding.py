@@ -193,6 +193,16 @@ def _mesh_switch(axes: str | tuple[str, ...] | None, kind: AxisType, name: str,
     return mesh, mesh.update_axis_types(dict.fromkeys(axes, kind)), axes
 
 
+def _given_or_keyword(given: Any, name: str, kwargs: dict[str, Any]) -> Any:
+    """The sharding given to the decorator, else the call's keyword ``name`` (taken out of
+    ``kwargs``), as JAX requires one of the two."""
+    if given is not None:
+        return given
+    if name not in kwargs:
+        raise TypeError(f"Missing required keyword argument: '{name}'")
+    return kwargs.pop(name)
+
+
 def auto_axes(f: Callable[..., Any] | None = None, /, *,
               axes: str | tuple[str, ...] | None = None, out_sharding: Any = None) -> Any:
     """``f`` run with mesh axes ``axes`` (all by default) of type Auto, its results
@@ -203,12 +213,7 @@ def auto_axes(f: Callable[..., Any] | None = None, /, *,
 
     @functools.wraps(f)
     def run_with_auto_axes(*args: Any, **kwargs: Any) -> Any:
-        if out_sharding is None:
-            if "out_sharding" not in kwargs:
-                raise TypeError("Missing required keyword argument: 'out_sharding'")
-            target = kwargs.pop("out_sharding")
-        else:
-            target = out_sharding
+        target = _given_or_keyword(out_sharding, "out_sharding", kwargs)
         switch = _mesh_switch(axes, AxisType.Auto, "auto_axes", target)
         if switch is None or set(switch[0].auto_axes) == set(switch[2]):
             return f(*args, **kwargs)
@@ -228,12 +233,7 @@ def explicit_axes(f: Callable[..., Any] | None = None, /, *,
 
     @functools.wraps(f)
     def run_with_explicit_axes(*args: Any, **kwargs: Any) -> Any:
-        if in_sharding is None:
-            if "in_sharding" not in kwargs:
-                raise TypeError("Missing required keyword argument: 'in_sharding'")
-            target = kwargs.pop("in_sharding")
-        else:
-            target = in_sharding
+        target = _given_or_keyword(in_sharding, "in_sharding", kwargs)
         switch = _mesh_switch(axes, AxisType.Explicit, "explicit_axes")
         if switch is None:
             raise ValueError("explicit_axes: the context mesh cannot be empty; enter a mesh "
