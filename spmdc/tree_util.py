@@ -12,14 +12,12 @@ from typing import Any, TypeVar
 from .core import tree as _core
 from .core.tree import *  # noqa: F401,F403
 from .core.tree import (
-    _LEAF_TREEDEF,
     PyTreeDef,
     broadcast_prefix,
     register_pytree_node,
     user_node_type,
 )
 from .core.tree import __all__ as _core_all
-from .core.tree_cycles import cycle_error
 
 __all__ = [*_core_all, "tree_reduce", "tree_all", "tree_transpose", "tree_broadcast",
            "tree_map_with_path", "treedef_children", "treedef_tuple", "is_tree_node",
@@ -45,10 +43,7 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
                  ) -> tuple[list[Any], PyTreeDef]:
     """``(leaves, treedef)``; ``is_leaf(x)`` true stops the descent at ``x``. A tree that
     contains itself is a ValueError naming the cycle."""
-    try:
-        return _core._tree_flatten(tree, is_leaf, user_node_type)
-    except RecursionError as e:
-        raise cycle_error(tree, is_leaf, e) from None
+    return _core.flatten_checked(tree, is_leaf, user_node_type)
 
 
 def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
@@ -61,17 +56,13 @@ def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> P
 
 def all_leaves(iterable: Any, is_leaf: Callable[[Any], bool] | None = None) -> bool:
     """Whether every element is a leaf (a pytree of exactly itself)."""
-    return all(tree_structure(x, is_leaf) == _LEAF_TREEDEF for x in iterable)
+    return _core.all_leaves_by(tree_structure, iterable, is_leaf)
 
 
 def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
              is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """Apply ``f`` leafwise; each of ``rest`` must have ``tree``'s structure as a prefix."""
-    leaves, treedef = tree_flatten(tree, is_leaf)
-    if not rest:
-        return treedef.unflatten([f(x) for x in leaves])
-    others = [treedef.flatten_up_to(r) for r in rest]
-    return treedef.unflatten([f(*xs) for xs in zip(leaves, *others, strict=True)])
+    return _core.map_by(tree_flatten, f, tree, rest, is_leaf)
 
 
 def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,

@@ -19,7 +19,7 @@ fast path].
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -423,8 +423,16 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
                  ) -> tuple[list[Any], PyTreeDef]:
     """``(leaves, treedef)``; ``is_leaf(x)`` true stops the descent at ``x``. A tree that
     contains itself is a ValueError naming the cycle."""
+    return flatten_checked(tree, is_leaf, _node_type)
+
+
+def flatten_checked(tree: Any, is_leaf: Callable[[Any], bool] | None,
+                    node_type: Callable[[type], _NodeType | None]
+                    ) -> tuple[list[Any], PyTreeDef]:
+    """``tree_flatten`` by ``node_type``'s registry (spmdc's view of typed keys, or the
+    user's: Note [array nodes]), a self-containing tree a ValueError naming the cycle."""
     try:
-        return _tree_flatten(tree, is_leaf)
+        return _tree_flatten(tree, is_leaf, node_type)
     except RecursionError as e:
         raise cycle_error(tree, is_leaf, e) from None
 
@@ -526,13 +534,25 @@ def treedef_is_leaf(treedef: PyTreeDef) -> bool:
 
 def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
     """Whether every element is a leaf (a pytree of exactly itself)."""
-    return all(tree_structure(x, is_leaf) == _LEAF_TREEDEF for x in iterable)
+    return all_leaves_by(tree_structure, iterable, is_leaf)
+
+
+def all_leaves_by(structure: Callable[..., PyTreeDef], iterable: Iterable[Any],
+                  is_leaf: Callable[[Any], bool] | None) -> bool:
+    """``all_leaves`` with ``structure`` as the ``tree_structure`` to judge by."""
+    return all(structure(x, is_leaf) == _LEAF_TREEDEF for x in iterable)
 
 
 def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
              is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """Apply ``f`` leafwise; each of ``rest`` must have ``tree``'s structure as a prefix."""
-    leaves, treedef = tree_flatten(tree, is_leaf)
+    return map_by(tree_flatten, f, tree, rest, is_leaf)
+
+
+def map_by(flatten: Callable[..., tuple[list[Any], PyTreeDef]], f: Callable[..., Any],
+           tree: Any, rest: Sequence[Any], is_leaf: Callable[[Any], bool] | None) -> Any:
+    """``tree_map`` with ``flatten`` as the ``tree_flatten`` to descend by."""
+    leaves, treedef = flatten(tree, is_leaf)
     if not rest:
         return treedef.unflatten([f(x) for x in leaves])
     others = [treedef.flatten_up_to(r) for r in rest]
