@@ -62,6 +62,7 @@ from ..extend.core import Primitive, aval_of_type
 from ..extend.sharding import GSPMDSharding
 from ..interpreters import mlir
 from ..runtime import pjrt
+from ..runtime.mesh_axes import AbstractMesh
 from ..runtime.sharding import (
     NamedSharding,
     PartitionSpec,
@@ -260,11 +261,18 @@ class _Lowered:
             raise ValueError(f"Custom Partitioning rules must return a NamedSharding over "
                              f"the program's mesh; got {sharding!r}")
         mesh, spec = sharding.mesh, sharding.spec
-        try:
-            grid = np.array([self.position[d.id] for d in mesh._flat_devices])
-        except KeyError:
-            raise ValueError(f"Custom Partitioning rules returned {sharding!r}, whose mesh "
-                             "holds devices the program does not run on") from None
+        if isinstance(mesh, AbstractMesh):       # the partitions in its order, as JAX's
+            if math.prod(mesh.axis_sizes) != len(self.position):
+                raise ValueError(f"Custom Partitioning rules returned {sharding!r}, whose "
+                                 f"mesh has {math.prod(mesh.axis_sizes)} devices; the "
+                                 f"program runs on {len(self.position)}")
+            grid = np.arange(len(self.position))
+        else:
+            try:
+                grid = np.array([self.position[d.id] for d in mesh._flat_devices])
+            except KeyError:
+                raise ValueError(f"Custom Partitioning rules returned {sharding!r}, whose "
+                                 "mesh holds devices the program does not run on") from None
         split = [spec.axes_of(d) for d in range(ndim)]
         used = [a for axes in split for a in axes]
         rest = [a for a in mesh.axis_names if a not in used]

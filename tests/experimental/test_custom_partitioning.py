@@ -236,12 +236,14 @@ def test_static_arguments_pytrees_and_rule_forms():
 
     def gspmd_partition(mesh, arg_shapes, result_shape):
         kinds.append(type(arg_shapes[0].sharding).__name__)
-        return mesh, lambda a: a + 1, arg_shapes[0].sharding, (arg_shapes[0].sharding,)
+        over_abstract = NamedSharding(mesh.abstract_mesh, P("x"))   # partitions in order
+        return mesh, lambda a: a + 1, over_abstract, (arg_shapes[0].sharding,)
     plus_one.def_partition(
         partition=gspmd_partition, decode_shardings=False,
         sharding_rule=SdyShardingRule((ArrayMapping("i", "j"),), (ArrayMapping("i", "j"),)))
-    np.testing.assert_allclose(np.asarray(spmdc.jit(plus_one)(y)), x + 1)
-    assert kinds == ["GSPMDSharding"]
+    out = spmdc.jit(plus_one)(y)
+    np.testing.assert_allclose(np.asarray(out), x + 1)
+    assert kinds == ["GSPMDSharding"] and out.sharding.spec == P("x")
 
     no_rule = custom_partitioning(lambda a: a * 2)
     no_rule.def_partition(partition=lambda mesh, args, res: (
@@ -345,3 +347,41 @@ def test_bad_input_raises_jaxs_exceptions():
         with pytest.raises(errors.JaxRuntimeError, match=message):   # as JAX's
             spmdc.jit(h)(y)
     np.testing.assert_allclose(np.asarray(spmdc.jit(f)(y)), x)     # still works
+
+
+@pytest.mark.devices(8)
+def test_jaxs_own_cases_scan_and_compound_factors():
+    """Two of JAX 0.10.2's tests/custom_partitioning_test.py: a psum inside a scan in the
+    per-device function, and a rule with compound and need-replication factors."""
+    mesh = Mesh(np.array(spmdc.devices()[:4]), ("x",))
+
+    @custom_partitioning
+    def total(x):
+        return jnp.sum(x)
+
+    def scan_partition(mesh, arg_shapes, result_shape):
+        def per_device(xs):
+            def step(carry, row):
+                return carry + spmdc.lax.psum(jnp.sum(row), axis_name="x"), None
+            return spmdc.lax.scan(step, 0.0, xs)[0]
+        return mesh, per_device, result_shape.sharding, (arg_shapes[0].sharding,)
+    total.def_partition(scan_partition, sharding_rule="i j -> ")
+    xs = spmdc.device_put(np.ones((32, 16), np.float32), NamedSharding(mesh, P(None, "x")))
+    assert float(spmdc.jit(total)(xs)) == 512.0
+
+    mesh = Mesh(np.array(spmdc.devices()[:8]).reshape(2, 4), ("x", "y"))
+
+    @custom_partitioning
+    def f(x, y):
+        return x.reshape((8,)) + y
+
+    def partition(mesh, arg_shapes, result_shape):
+        return mesh, lambda x, y: x.reshape((4,)) + y, result_shape.sharding, tuple(
+            a.sharding for a in arg_shapes)
+    f.def_partition(partition=partition, sharding_rule="(i k) j, (i k j) -> (i k j)",
+                    i=2, k=2, need_replication_factors=("k",))
+    x = spmdc.device_put(np.arange(8).reshape(4, 2), NamedSharding(mesh, P("x", None)))
+    y = spmdc.device_put(np.arange(8), NamedSharding(mesh, P("x")))
+    out = spmdc.jit(f)(x, y)
+    np.testing.assert_array_equal(np.asarray(out), 2 * np.arange(8))
+    assert out.sharding == NamedSharding(mesh, P("x"))        # as JAX's test asserts
