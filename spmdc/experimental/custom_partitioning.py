@@ -232,7 +232,6 @@ class _Lowered:
 
     def decode(self, shape: Any, hlo_sharding: Any) -> ShapeDtypeStruct:
         """The ShapeDtypeStruct a callback sees for an operand or result."""
-        sharding: Any = GSPMDSharding(self.mesh._flat_devices, hlo_sharding)
         ndim = len(shape.dimensions())
         if self.decode_shardings:
             found: Any = None
@@ -247,7 +246,10 @@ class _Lowered:
                 spec = tuple(found.spec)
                 sharding = NamedSharding(self.mesh, PartitionSpec(
                     *spec, *(None,) * (ndim - len(spec))))
-        return ShapeDtypeStruct(shape.dimensions(), shape.numpy_dtype(), sharding=sharding)
+                return ShapeDtypeStruct(shape.dimensions(), shape.numpy_dtype(),
+                                        sharding=sharding)
+        return ShapeDtypeStruct(shape.dimensions(), shape.numpy_dtype(),
+                                sharding=GSPMDSharding(self.mesh._flat_devices, hlo_sharding))
 
     def encode(self, sharding: Any, ndim: int) -> Any:
         """The HloSharding of a sharding a callback returned."""
