@@ -24,12 +24,15 @@ partitions, as in a shard_map body), and handed back as a module with the shardi
 which the partitioner first lays the operands out by. The partition callback is JAX's;
 the two others jaxlib asks for (``infer_sharding_from_operands``,
 ``propagate_user_sharding``) serve XLA's GSPMD propagation, which Shardy replaces: as
-JAX's under Shardy they are not passed to the primitive, the callbacks keep XLA's
-defaults, and giving them without a ``sharding_rule`` is JAX's NotImplementedError.
+JAX's under Shardy they are not passed to the primitive (jaxlib's callbacks for them
+keep the user's sharding and replicate the result), and giving them without a
+``sharding_rule`` is JAX's NotImplementedError.
 
 Everywhere else the equation computes ``call``, the traced ``fun``: outside any
 transformation (run operation by operation, as JAX's impl), under jit on one device,
-under pmap, and in a manual computation (a shard_map body), as JAX lowers it there.
+under pmap, and lowered in a manual computation. In a shard_map body, where JAX lowers
+``call`` in place, ``fun`` is traced in place (shard_map's global emulation vmaps the
+body, which the primitive, without a batching rule, would refuse).
 There are no batching or derivative rules, as in JAX (vmap and grad of it are JAX's
 NotImplementedError); a ``custom_vjp`` around it gives it a derivative.
 
