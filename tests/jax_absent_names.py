@@ -289,12 +289,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
     },
     "jax.experimental.checkify": {
     },
-    "jax.experimental.custom_partitioning": {
-        **_because(TODO, """
-            ArrayMapping BATCHING CompoundFactor SdyShardingRule custom_partitioning
-            custom_partitioning_p
-            """),
-    },
+    "jax.experimental.custom_partitioning": {},
     "jax.experimental.jet": {
         **_because(INTERNAL, """
             JetTrace JetTracer ZeroSeries ZeroTerm call_param_updaters def_comp

@@ -195,14 +195,18 @@ def create_op(op_class: Any, result: TensorType, operands: Sequence[ir.Value],
 class Partitioning:
     """The partition form's layout (Note [partition form]): the mesh as (name, size)
     pairs, major first, and per argument / result the mesh axes each dimension is split
-    over (a tuple of axis-name tuples), or None for no annotation."""
+    over (a tuple of axis-name tuples), or None for no annotation; ``device_ids``: the ids
+    of the mesh's devices in mesh order (partition k runs on ``device_ids[k]``), for rules
+    that hand the mesh to Python (experimental/custom_partitioning.py)."""
 
     def __init__(self, mesh: Sequence[tuple[str, int]],
                  in_specs: Sequence[tuple[tuple[str, ...], ...] | None],
-                 out_specs: Sequence[tuple[tuple[str, ...], ...] | None]):
+                 out_specs: Sequence[tuple[tuple[str, ...], ...] | None],
+                 device_ids: Sequence[int] = ()):
         self.mesh = tuple(mesh)
         self.in_specs = tuple(in_specs)
         self.out_specs = tuple(out_specs)
+        self.device_ids = tuple(device_ids)
 
     @property
     def num_partitions(self) -> int:
@@ -319,6 +323,7 @@ class LoweringContext:
         self.platform = platform     # Note [lowering per platform]
         self.partitioned = partitioned         # the partition form (Note [partition form])
         self.partition_mesh: tuple[tuple[str, int], ...] = ()
+        self.partition_device_ids: tuple[int, ...] = ()      # Partitioning.device_ids
         self.manual = False        # inside sdy.manual_computation (primitives/shard_map.py)
         self.num_replicas = num_replicas
         self.debug_info = debug_info         # every op gets its source as its location
@@ -447,6 +452,7 @@ def lower(func: Func, *, num_replicas: int = 1, axis_env: dict[str, int] | None 
     replicas, partitions = ctx.num_replicas, 1
     if partitioning is not None:
         ctx.partitioned, ctx.partition_mesh = True, partitioning.mesh
+        ctx.partition_device_ids = partitioning.device_ids
         replicas, partitions = 1, partitioning.num_partitions
     with lowering_lock, mlir_context(), ir.Location.unknown():
         module = ir.Module.create()

@@ -24,7 +24,7 @@ from ..core.tree import (
 from .arguments import check_array_arguments
 
 __all__ = ["axis_spec", "mapped_leaves", "mapped_size", "slice_types", "out_dims",
-           "out_paths", "shard_map_body", "refuse_in_shard_map_body"]
+           "out_paths", "shard_map_body", "in_shard_map_body", "refuse_in_shard_map_body"]
 
 
 def axis_spec(spec: Any, op: str, what: str) -> Any:
@@ -172,6 +172,11 @@ def shard_map_body() -> Iterator[None]:
         yield
     finally:
         _bodies.depth -= 1
+
+
+def in_shard_map_body() -> bool:
+    """Whether this thread is tracing a shard_map body (per-device or emulated)."""
+    return _bodies.depth > 0
 
 
 def refuse_in_shard_map_body(what: str) -> None:

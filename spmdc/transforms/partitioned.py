@@ -63,7 +63,7 @@ from .arguments import run_launcher, usable_donations
 
 __all__ = ["check_shardings", "is_sharded_call", "layout", "partitioned_key", "out_requests",
            "constraint_mesh", "with_sharding_constraint", "reshard", "PartitionedEntry",
-           "remember_mesh"]
+           "remember_mesh", "mesh_of"]
 
 
 def _is_spec_leaf(x: Any) -> bool:
@@ -213,7 +213,8 @@ class PartitionedEntry:
             mesh.shape_tuple,
             [_spec_tuple(s, t.ndim) for s, t in zip(shardings, in_types, strict=True)],
             [None if s is None else _spec_tuple(s, t.ndim)
-             for s, t in zip(out_requests, func.out_types, strict=True)])
+             for s, t in zip(out_requests, func.out_types, strict=True)],
+            remember_mesh(mesh))
         # Note [donation] in compiler/stablehlo.py: an output takes a donated input's
         # place where it has the same type and is asked for in the same layout
         aliases = usable_donations(
@@ -344,7 +345,7 @@ def constraint_mesh(func: Func) -> Mesh | None:
     over, if any; a jit program with one runs partitioned over that mesh."""
     for eqn in func.eqns:
         if eqn.prim is sharding_constraint_p or eqn.prim is shard_map_p:
-            return _mesh_of(eqn.params["mesh"], eqn.params["device_ids"])
+            return mesh_of(eqn.params["mesh"], eqn.params["device_ids"])
         for v in eqn.params.values():
             for sub in (v if isinstance(v, tuple) else (v,)):
                 if isinstance(sub, Func):
@@ -368,7 +369,9 @@ def remember_mesh(mesh: Mesh) -> tuple[int, ...]:
     return ids
 
 
-def _mesh_of(axes: Any, device_ids: tuple[int, ...]) -> Mesh:
+def mesh_of(axes: Any, device_ids: tuple[int, ...]) -> Mesh:
+    """The Mesh of these (name, size) axes over the devices of these ids, in mesh order:
+    the one ``remember_mesh`` was given, if it was."""
     mesh = _meshes.get((tuple(axes), tuple(device_ids)))
     if mesh is None:
         by_id = {d.id: d for d in pjrt.devices()}

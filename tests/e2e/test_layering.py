@@ -51,12 +51,14 @@ LEAVES = {"env", "errors", "aliases"}
 # The modules of a floor allowed a floor above it: the Jacobians build their basis
 # and blocks with spmdc.numpy, as JAX's api.py does.
 # jax.experimental.hijax's HiPrimitive is jax.extend.core's Primitive with its methods put
-# in JAX's rule tables (jax.interpreters), as JAX's is.
+# in JAX's rule tables (jax.interpreters), as JAX's is; so is custom_partitioning_p (with
+# jax.extend.sharding's GSPMDSharding for the layouts its callbacks see).
 # jax.extend.lowering names jax.interpreters.mlir's LoweringRuleContext, as JAX's does.
 # jax.extend.core's call primitives put their DCE rules in jax.interpreters.partial_eval's
 # table, as JAX's do.
 EXCEPTIONS = {"transforms/jacobians.py": {"numpy"},
               "experimental/hijax.py": {"extend", "interpreters"},
+              "experimental/custom_partitioning.py": {"extend", "interpreters"},
               "extend/lowering.py": {"interpreters"},
               "extend/core/primitives.py": {"interpreters"}}
 # Who may bind primitives (import compiler.primitives, or core.tracing's bind): lax,

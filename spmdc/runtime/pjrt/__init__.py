@@ -72,6 +72,7 @@ from .custom_calls import (
     ffi_include_dir,
     ffi_targets,
     register_batch_partitionable,
+    register_custom_call_partitioner,
     register_ffi_target,
     register_ffi_type,
 )
@@ -117,4 +118,5 @@ __all__ = ["Client", "Device", "compile_options", "HloSharding", "OpSharding",
            "register_fields", "register_node", "set_runtime_checks", "set_tracing",
            "set_x64_state", "addressable", "execute", "launch", "launch_and_split", "ROOM",
            "recursion_reserve", "ffi_include_dir", "ffi_targets",
-           "register_batch_partitionable", "register_ffi_target", "register_ffi_type"]
+           "register_batch_partitionable", "register_custom_call_partitioner",
+           "register_ffi_target", "register_ffi_type"]

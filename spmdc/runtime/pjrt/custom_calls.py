@@ -36,11 +36,15 @@ from .once import once
 # those targets into cuDNN fusions, so nothing registers them and nothing is checked here.
 
 _cuda_unregistered: list[str] = []   # why the plugin's targets are not registered, if not
+_cuda_c_apis: list[Any] = []         # the CUDA plugin's C API, once it is loaded
 
 
 def register_cuda_targets(c_api: Any, package: str) -> None:
     """Register the plugin's FFI types, handlers and cuSOLVER kernels (Note [CUDA custom
-    calls])."""
+    calls]), and the custom-call partitioners registered before it was loaded."""
+    _cuda_c_apis.append(c_api)
+    for partitioner in _partitioners:
+        _jax.register_custom_call_partitioner(*partitioner, c_api)
     try:
         extension = importlib.import_module(f"{package}.cuda_plugin_extension")
         solver = importlib.import_module(f"{package}._solver")
@@ -123,6 +127,23 @@ def register_batch_partitionable(name: str) -> None:
     """Tell XLA's partitioner that target ``name`` may run on each shard of its leading
     (batch) dimensions independently."""
     _jax.register_custom_call_as_batch_partitionable(name)
+
+
+_partitioners: list[tuple[Any, ...]] = []
+
+
+def register_custom_call_partitioner(name: str, propagate_user_sharding: Any, partition: Any,
+                                     infer_sharding_from_operands: Any) -> None:
+    """Have XLA's SPMD partitioner call back into Python for the custom calls named
+    ``name`` (jaxlib's ``register_custom_call_partitioner``; spmdc's custom_partitioning,
+    Note [partitioning in Python] in experimental/custom_partitioning.py): in this
+    process's XLA (the CPU client) and in the CUDA plugin's, now or when it is loaded."""
+    partitioner = (name, propagate_user_sharding, partition, infer_sharding_from_operands,
+                   True)
+    _partitioners.append(partitioner)
+    _jax.register_custom_call_partitioner(*partitioner)
+    for c_api in _cuda_c_apis:
+        _jax.register_custom_call_partitioner(*partitioner, c_api)
 
 
 def ffi_targets(platform: str) -> dict[str, Any]:
