@@ -63,3 +63,12 @@ def test_a_trace_of_concrete_values_leaks_nothing_of_its_own():
         err, out = checkify.checkify(lambda x, y: x * y + 1)(np.ones(3), np.full(3, 2.0))
     assert err.get() is None
     np.testing.assert_allclose(out, 3.0)
+
+
+def test_eval_shape_of_a_function_returning_its_argument_leaks_nothing():
+    # Flax validates a module's setup with eval_shape(lambda x: x, 0) while its tabulate
+    # checks for leaks: eval_shape itself kept the output tracers when the trace ended.
+    with spmdc.checking_leaks():
+        out = spmdc.eval_shape(lambda x, s: (x, s, x * 2), 0, spmdc.ShapeDtypeStruct((2,), "f4"))
+    assert [(o.shape, str(o.dtype), o.weak_type) for o in out] == [
+        ((), "int32", True), ((2,), "float32", False), ((), "int32", True)]
