@@ -9,10 +9,11 @@ Note [gradients of piecewise activations]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 JAX gives ``relu`` and ``relu6`` custom derivatives: the gradient is 0 at the kinks
 (``relu'(0) = 0``, ``relu6'(0) = relu6'(6) = 0``), where ``max`` alone would split the
-cotangent half/half. Here the same gradient comes from writing the kinks as selects:
-``relu(x) = where(x <= 0, 0, x)`` has gradient ``x > 0``, and NaN stays NaN as with
-``max``. ``softmax``/``log_softmax``/``logsumexp`` subtract ``stop_gradient(max)``: the
-result does not depend on the shift, so the gradient is exact and never overflows.
+cotangent half/half. They are ``custom_jvp`` functions here too, computing ``max`` (one
+operation per element, as XLA's cost analysis counts JAX's program; NaN stays NaN) with
+the tangent ``select(x > 0, t, 0)``. ``softmax``/``log_softmax``/``logsumexp`` subtract
+``stop_gradient(max)``: the result does not depend on the shift, so the gradient is exact
+and never overflows.
 """
 from __future__ import annotations
 
@@ -41,16 +42,22 @@ def identity(x: Any) -> Any:
     return _array(x)
 
 
+@custom_jvp
 def relu(x: Any) -> Any:
     """``max(x, 0)``, with gradient 0 at 0. See Note [gradients of piecewise activations]."""
-    x = _array(x)
-    return jnp.where(x <= 0, 0, x)
+    return jnp.maximum(_array(x), 0)
 
 
+relu.defjvps(lambda g, ans, x: lax.select(x > 0, g, lax.full_like(g, 0)))
+
+
+@custom_jvp
 def relu6(x: Any) -> Any:
     """``min(max(x, 0), 6)``, with gradient 0 at 0 and 6."""
-    x = _array(x)
-    return jnp.where(x >= 6, 6.0, jnp.where(x <= 0, 0, x))
+    return jnp.minimum(jnp.maximum(_array(x), 0), 6.0)
+
+
+relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, lax.full_like(g, 0)))
 
 
 def _logaddexp0(x: Any) -> Any:

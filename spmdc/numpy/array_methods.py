@@ -296,7 +296,8 @@ def install_methods(cls: type, namespace: Any) -> None:
     cls.__round__ = _operator_round
     cls.__invert__ = lambda self: _jnp().invert(self)
     cls.__getitem__ = getitem
-    cls.__divmod__ = lambda self, o: (_jnp().floor_divide(self, o), _jnp().remainder(self, o))
+    cls.__divmod__ = _binary("divmod")
+    cls.__rdivmod__ = _binary("divmod", reflected=True)
     cls.at = property(_IndexUpdateHelper)
     cls.T = property(lambda self: _jnp().transpose(self))
     cls.mT = property(lambda self: _jnp().swapaxes(self, -1, -2))

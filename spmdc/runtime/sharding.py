@@ -173,12 +173,23 @@ class _Unconstrained:
 _UNCONSTRAINED = _Unconstrained()
 
 
+def _canonical_entry(entry: Any) -> Any:
+    """One dimension's entry as JAX stores it: an empty tuple or list is None, a
+    one-name tuple or list is the name, a longer list is a tuple."""
+    if isinstance(entry, (tuple, list)):
+        if not entry:
+            return None
+        return entry[0] if len(entry) == 1 else tuple(entry)
+    return entry
+
+
 class PartitionSpec:
     """For each dimension of an array: the mesh axes it is split over (``None``, a name, or
     a tuple of names); dimensions past the end of the spec are not split."""
     UNCONSTRAINED = _UNCONSTRAINED
 
     def __init__(self, *partitions: Any):
+        partitions = tuple(map(_canonical_entry, partitions))
         for p in partitions:
             if not (p is None or p is _UNCONSTRAINED or isinstance(p, str)
                     or (isinstance(p, tuple) and all(isinstance(a, str) for a in p))):
@@ -206,6 +217,14 @@ class PartitionSpec:
     def __repr__(self) -> str:
         return "P(" + ", ".join(map(repr, self._partitions)) + (
             "," if len(self._partitions) == 1 else "") + ")"
+
+    def index(self, entry: Any) -> int:
+        """The first dimension whose entry is ``entry`` (as the spec writes it)."""
+        return self._partitions.index(_canonical_entry(entry))
+
+    def count(self, entry: Any) -> int:
+        """How many dimensions have the entry ``entry``."""
+        return self._partitions.count(_canonical_entry(entry))
 
     def axes_of(self, dim: int) -> tuple[str, ...]:
         """The mesh axes dimension ``dim`` is split over (major first)."""

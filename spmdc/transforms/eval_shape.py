@@ -28,12 +28,15 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     returned as it is, as in JAX, where it is an abstract value."""
     leaves, _ = tree_flatten((args, kwargs))
     sigs = [_signature(x) for x in leaves]
-    given: list[Any] = []           # [output leaves, where the traced ones are, treedef]
+    # [the output leaves with None where a traced one was, where those are, treedef]: the
+    # traced outputs are not kept here, or the leak check at the trace's end would find
+    # them (Flax's module setup checks run under eval_shape with checking on).
+    given: list[Any] = []
 
     def traced(*a: Any, **k: Any) -> Any:
         out_leaves, tree = tree_flatten(fun(*a, **k))
         at = [i for i, v in enumerate(out_leaves) if not isinstance(v, ShapeDtypeStruct)]
-        given[:] = [out_leaves, at, tree]
+        given[:] = [[None if i in at else v for i, v in enumerate(out_leaves)], at, tree]
         return [out_leaves[i] for i in at]
 
     func, out_weak, _, _, _ = trace_pytree(

@@ -201,7 +201,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int],
                 check_array_results(what, fun, shown, out[0])
                 aux_leaves, aux_tree = tree_flatten(out[1])
                 traced = [k for k, v in enumerate(aux_leaves) if isinstance(v, Tracer)]
-                aux_box[:] = [aux_leaves, aux_tree, traced]
+                aux_box[:] = [_untraced(aux_leaves, traced), aux_tree, traced]
                 return out[0], [aux_leaves[k] for k in traced]
             check_array_results(what, fun, shown, out)
             return out, None
@@ -394,6 +394,14 @@ def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool) -> An
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
+def _untraced(leaves: list[Any], traced: list[int]) -> list[Any]:
+    """``leaves`` with None at the positions ``traced``: what an aux box keeps while the
+    trace ends, so the leak check does not find the traced leaves there (they come back
+    as the program's outputs)."""
+    at = set(traced)
+    return [None if k in at else v for k, v in enumerate(leaves)]
+
+
 def _check_aux_pair(out: Any) -> Any:
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
         raise TypeError("vjp with has_aux=True expects the function to return a pair "
@@ -418,7 +426,7 @@ def _eager_vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool,
         out, aux = _check_aux_pair(out)
         aux_leaves, aux_tree = tree_flatten(aux)
         at = [k for k, v in enumerate(aux_leaves) if isinstance(v, Tracer)]
-        aux_box[:] = [aux_leaves, aux_tree, at]
+        aux_box[:] = [_untraced(aux_leaves, at), aux_tree, at]
         return out, [aux_leaves[k] for k in at]
 
     func, out_weak, captured, out_tree, leaves = trace_pytree(

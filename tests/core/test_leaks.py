@@ -63,3 +63,25 @@ def test_a_trace_of_concrete_values_leaks_nothing_of_its_own():
         err, out = checkify.checkify(lambda x, y: x * y + 1)(np.ones(3), np.full(3, 2.0))
     assert err.get() is None
     np.testing.assert_allclose(out, 3.0)
+
+
+def test_eval_shape_of_a_function_returning_its_argument_leaks_nothing():
+    # Flax validates a module's setup with eval_shape(lambda x: x, 0) while its tabulate
+    # checks for leaks: eval_shape itself kept the output tracers when the trace ended.
+    with spmdc.checking_leaks():
+        out = spmdc.eval_shape(lambda x, s: (x, s, x * 2), 0, spmdc.ShapeDtypeStruct((2,), "f4"))
+    assert [(o.shape, str(o.dtype), o.weak_type) for o in out] == [
+        ((), "int32", True), ((2,), "float32", False), ((), "int32", True)]
+
+
+def test_the_aux_output_of_grad_and_vjp_is_not_a_leak():
+    # Flax's nn.vjp returns its module's state as vjp's aux: grad and vjp kept the aux
+    # tracers in a box while the trace ended, which the leak check reported.
+    with spmdc.checking_leaks():
+        (value, aux), g = spmdc.value_and_grad(
+            lambda x: (x * x, {"y": x * 3, "n": 1}), has_aux=True)(2.0)
+        out, vjp_fn, aux2 = spmdc.vjp(lambda x: (x * 2, {"z": x + 1, "s": "a"}), 3.0,
+                                      has_aux=True)
+        (ct,) = vjp_fn(1.0)
+    assert (float(value), float(aux["y"]), aux["n"], float(g)) == (4.0, 6.0, 1, 4.0)
+    assert (float(out), float(aux2["z"]), aux2["s"], float(ct)) == (6.0, 4.0, "a", 2.0)

@@ -77,6 +77,18 @@ def test_kinks_have_jax_gradients():
     assert np.isnan(float(nn.relu(np.float32(np.nan))))
 
 
+def test_relu_and_relu6_cost_what_jax_counts():
+    # Flax's tabulate reports XLA's cost analysis of the lowered program; JAX 0.10.2's
+    # relu and relu6 are custom_jvp functions of max/min: 1 and 2 flops per element
+    # forward, twice that with their gradient (recorded from JAX).
+    x = jnp.ones((4, 8))
+    for f, forward, backward in ((nn.relu, 32, 64), (nn.relu6, 64, 128)):
+        assert isinstance(f, spmdc.custom_jvp)
+        assert spmdc.jit(f).lower(x).cost_analysis()["flops"] == forward
+        grad = spmdc.jit(spmdc.grad(lambda v, f=f: jnp.sum(f(v))))
+        assert grad.lower(x).cost_analysis()["flops"] == backward
+
+
 def test_dtypes_follow_jax():
     ints = jnp.array([1, 7, -2])
     for name in ["relu", "relu6", "hard_tanh", "elu", "softmax", "log_softmax", "standardize",

@@ -48,3 +48,18 @@ def test_properties_and_operators_on_tracers():
                 v // 2, divmod(v, 4)[1], v.at[0].set(9.0), v.copy(), v.ndim, v.size)
     for traced, concrete in zip(spmdc.jit(f)(x), f(jnp.asarray(x)), strict=True):
         np.testing.assert_allclose(np.asarray(traced), np.asarray(concrete))
+
+
+def test_divmod_with_the_array_on_either_side():
+    # divmod(7, x) calls x.__rdivmod__ (Flax's Cursor forwards it); Python's answers.
+    x = jnp.array([2, -3, 4])
+    q, r = divmod(7, x)
+    np.testing.assert_array_equal(q, [3, -3, 1])
+    np.testing.assert_array_equal(r, [1, -2, 3])
+    q, r = spmdc.jit(lambda v: divmod(7.5, v))(x)
+    np.testing.assert_allclose(q, [3., -3., 1.])
+    np.testing.assert_allclose(r, [1.5, -1.5, 3.5])
+    q, r = divmod(x, 3)
+    np.testing.assert_array_equal(q, [0, -1, 1])
+    np.testing.assert_array_equal(r, [2, 0, 1])
+    assert x.__rdivmod__("7") is NotImplemented

@@ -46,6 +46,17 @@ def test_mesh_and_spec_objects(mesh):
     assert not s.is_equivalent_to(NamedSharding(mesh, P("y")), 2)
 
 
+def test_spec_entries_are_canonical_and_searchable():
+    # Flax's logical-axis rules look a dimension up with spec.index(name); the values are
+    # JAX 0.10.2's.
+    s = P("x", None, ("a", "b"))
+    assert (s.index("x"), s.index(None), s.index(["a", "b"]), s.count(None)) == (0, 1, 2, 1)
+    assert P(("x",)) == P("x") and repr(P(("x",))) == "P('x',)"
+    assert repr(P(["a", "b"])) == "P(('a', 'b'),)" and repr(P(())) == "P(None,)"
+    with pytest.raises(ValueError, match="not in tuple"):
+        s.index("z")
+
+
 def test_devices_indices_map_follows_the_mesh_order(mesh):
     idx = NamedSharding(mesh, P("x", "y")).devices_indices_map((8, 8))
     devs = list(mesh.devices.flat)
