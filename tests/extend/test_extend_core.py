@@ -280,3 +280,22 @@ def test_a_refusing_jvp_rule_speaks_before_grads_output_check():
         spmdc.grad(lambda x: [p.bind(x)])(1.0)
     with pytest.raises(TypeError, match="requires a function returning a scalar"):
         spmdc.grad(lambda x: [x])(1.0)
+
+
+def test_every_primitive_in_a_jaxpr_is_a_jax_primitive():
+    # Equinox's finalise_jaxpr type-checks ``prim: jax.extend.core.Primitive`` on every
+    # equation: built-in primitives (add), renamed ones (select_n, convert_element_type)
+    # and call primitives are all instances in JAX, and so of the class libraries subclass.
+    from spmdc.extend.core import primitives as P
+
+    def f(x, i):
+        return lax.select(x > 0, x + 1.0, x), i.astype(np.float32), jnp.sin(x)
+    jaxpr = spmdc.make_jaxpr(f)(X, np.int32(1))
+    names = [e.primitive.name for e in jaxpr.eqns]
+    assert {"add", "select_n", "convert_element_type", "sin"} <= set(names)
+    assert all(isinstance(e.primitive, core.Primitive) for e in jaxpr.eqns)
+    assert all(isinstance(p, jax_core.Primitive) for p in (P.jit_p, P.call_p, lax.add_p))
+    assert issubclass(type(lax.sin_p), core.Primitive)
+    assert not isinstance(1, core.Primitive) and not isinstance(X, core.Primitive)
+    mine = core.Primitive("mine")
+    assert isinstance(mine, core.Primitive) and type(mine) is core.Primitive
