@@ -353,3 +353,22 @@ def test_an_interpreter_rebinds_equations_holding_sub_jaxprs():
         return env[id(closed.jaxpr.outvars[0])]
     np.testing.assert_allclose(run(True, X3), np.sin(X3) * 8, rtol=1e-6)
     np.testing.assert_allclose(spmdc.jit(run)(False, X3), np.cos(X3) * 8, rtol=1e-6)
+
+
+def test_new_axes_are_broadcast_in_dim_as_in_jax():
+    # x[None], x[:, None] and expand_dims are JAX's broadcast_in_dim (not a reshape):
+    # Equinox's test_make_jaxpr counts the primitives. JAX 0.10.2's printout:
+    jaxpr = spmdc.make_jaxpr(lambda x: (x[None], x[:, None], x[None, :, None],
+                                        jnp.expand_dims(x, -1)))(np.zeros(2, np.float32))
+    assert str(jaxpr) == (
+        "{ lambda ; a:f32[2]. let\n"
+        "    b:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n"
+        "    c:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] a\n"
+        "    d:f32[1,2,1] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n"
+        "    e:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] a\n"
+        "  in (b, c, d, e) }")
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(spmdc.jit(lambda x: x[None, 1:, None])(x), x[None, 1:, None])
+    np.testing.assert_array_equal(lax.expand_dims(x, (0, 3)), x[None, :, :, None])
+    with pytest.raises(ValueError, match="repeated axis in lax.expand_dims"):
+        jnp.expand_dims(x, (0, 0))
