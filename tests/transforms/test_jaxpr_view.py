@@ -237,8 +237,8 @@ def test_an_interpreter_written_for_jax_runs_a_jaxpr():
                 out = eval_jaxpr(closed.jaxpr.replace(eqns=[eqn], invars=eqn.invars,
                                                       outvars=eqn.outvars), [], *args)[0]
             else:
-                subfuns, params = eqn.primitive.get_bind_params(eqn.params)
-                out = eqn.primitive.bind(*subfuns, *args, **params)
+                params = eqn.primitive.get_bind_params(eqn.params)
+                out = eqn.primitive.bind(*args, **params)
         env[id(eqn.outvars[0])] = out
     assert [e.primitive.name for e in closed.eqns] == ["neg", "select_n", "convert_element_type"]
     np.testing.assert_array_equal(env[id(closed.jaxpr.outvars[0])],
@@ -332,7 +332,7 @@ def test_subjaxprs():
 
 
 def test_an_interpreter_rebinds_equations_holding_sub_jaxprs():
-    # Equinox's finalise_eval_jaxpr: ``eqn.primitive.bind(*subfuns, *args, **params)`` on
+    # Equinox's finalise_eval_jaxpr: ``eqn.primitive.bind(*args, **params)`` on
     # every equation, cond's and while's included, whose params hold jaxprs (regression:
     # spmdc's own primitives had no get_bind_params, and bind took only Funcs)
     def f(p, x):
@@ -344,9 +344,9 @@ def test_an_interpreter_rebinds_equations_holding_sub_jaxprs():
     def run(*args):
         env = dict(zip(map(id, closed.jaxpr.invars), args, strict=True))
         for eqn in closed.eqns:
-            subfuns, params = eqn.primitive.get_bind_params(eqn.params)
+            params = eqn.primitive.get_bind_params(eqn.params)
             args = [a.val if isinstance(a, Literal) else env[id(a)] for a in eqn.invars]
-            out = eqn.primitive.bind(*subfuns, *args, **params)
+            out = eqn.primitive.bind(*args, **params)
             for v, o in zip(eqn.outvars, out if eqn.primitive.multiple_results else [out],
                             strict=True):
                 env[id(v)] = o

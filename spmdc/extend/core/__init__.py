@@ -282,7 +282,7 @@ def set_current_trace(trace: tracing.Trace | None) -> Iterator[None]:
 
 # ``jax.extend.core.primitives`` is an attribute of the package without an import of its
 # own, as in JAX (distrax reads ``jex.core.primitives.jit_p``).
-from . import primitives  # noqa: E402,F401
+from . import bind_params, primitives  # noqa: E402,F401
 from .primitives import CallPrimitive, call_impl  # noqa: E402
 
 
