@@ -18,7 +18,7 @@ import numpy as np
 from ..compiler.ir import Var, dtype_name
 from ..runtime.array import array_text
 
-__all__ = ["TracerView", "tracer_repr", "tracer_str"]
+__all__ = ["TracerView", "tracer_repr", "tracer_str", "held_as_jvp_tracer"]
 
 
 # Note [tracer text]
@@ -85,6 +85,39 @@ def _propagate(trace: Any, seeds: dict[Var, int]) -> dict[Var, int]:
             same_shape = [d for a, d in hit if a.type.shape == out.type.shape]
             found[out] = same_shape[0] if same_shape else 0
     return found
+
+
+# Note [which values are JVPTracers]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# JAX's ``jvp`` makes a JVPTracer of each primal whose tangent is not a symbolic zero
+# (a ``float0`` tangent, an integer input's, is one), and a primitive applied to them
+# gives a JVPTracer only where its output tangent is not a zero (``maybe_jvp_tracer``):
+# an integer or bool result, a nondifferentiable primitive's or one whose JVP is zero
+# (``stop_gradient``, ``floor``: ``zero_tangent`` in passes/forward.py), and anything
+# computed only from closed-over values are plain values. Libraries test for it: Equinox's
+# ``filter_jvp`` returns a tangent for the outputs that are JVPTracers of its own trace
+# and None for the rest. ``isinstance(x, jax.interpreters.ad.JVPTracer)`` is therefore
+# true of a value of a jvp's trace computed, through differentiable primitives and
+# floating point values, from an input with a tangent; of nothing else (grad's values
+# are JAX's LinearizeTracers, jit's its JitTracers).
+
+def held_as_jvp_tracer(x: Any) -> bool:
+    """Whether JAX holds the traced value ``x`` as a JVPTracer of ``x``'s own trace
+    (Note [which values are JVPTracers])."""
+    from ..compiler.passes.autodiff import is_float, nondifferentiable
+    from ..compiler.passes.forward import zero_tangent
+    trace = x._trace
+    view = trace.view
+    if view is None or view.kind != "jvp" or not is_float(x.type):
+        return False
+    found = {v for v, d, t in zip(trace.builder.inputs, view.dims, view.tangents, strict=False)
+             if d is not None and t is not None}
+    for eqn in trace.builder.eqns:
+        if eqn.prim in nondifferentiable or eqn.prim in zero_tangent or not any(
+                isinstance(a, Var) and a in found for a in eqn.inputs):
+            continue
+        found.update(out for out in eqn.outputs if is_float(out.type))
+    return x._var in found
 
 
 def _outer_values(trace: Any) -> dict[Var, Any]:

@@ -31,6 +31,7 @@ from ..compiler.passes.autodiff import (
 )
 from ..compiler.passes.forward import jvp_rules
 from ..core.abstract import typeof
+from ..core.tracer_text import held_as_jvp_tracer
 from ..core.tracing import Trace, Tracer, emitting_into, to_atom, value_of
 from ..core.tree import register_pytree_node
 from .tables import RuleTable, aval_of_type, run_rule
@@ -41,9 +42,22 @@ __all__ = ["Zero", "UndefinedPrimal", "is_undefined_primal", "zeros_like_aval",
            "deflinear2", "defbilinear", "JVPTracer", "JVPTrace"]
 
 # spmdc has no per-transformation tracer classes: one Tracer and one Trace serve every
-# transformation (docs/ARCHITECTURE.md, "Passes"), so a type test written against JAX's
-# JVP tracer is true of every traced value, as it is of JAX's under ``jax.jvp``.
-JVPTracer = Tracer
+# transformation (docs/ARCHITECTURE.md, "Passes"). A type test against JAX's JVP tracer
+# is answered as JAX would answer it for the value (Note [which values are JVPTracers]
+# in core/tracer_text.py).
+
+
+class _JVPTracerClass(type):
+    def __instancecheck__(cls, x: Any) -> bool:
+        return isinstance(x, Tracer) and held_as_jvp_tracer(x)
+
+
+class JVPTracer(Tracer, metaclass=_JVPTracerClass):
+    """JAX's tracer of ``jvp``, for type tests: ``isinstance(x, JVPTracer)`` is true of
+    a traced value that depends differentiably on an input of its ``jvp`` with a tangent."""
+    __slots__ = ()
+
+
 JVPTrace = Trace
 
 

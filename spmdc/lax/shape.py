@@ -99,13 +99,21 @@ def _axis(op: str, axis: int, ndim: int) -> int:
 
 
 def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
-    """``array`` with dimensions of size 1 inserted at ``dimensions`` (of the result)."""
+    """``array`` with dimensions of size 1 inserted at ``dimensions`` (of the result): a
+    ``broadcast_in_dim``, as JAX writes it (a jaxpr shows ``x[None]`` so)."""
     x = asarray(array)
     ndim = x.ndim + len(dimensions)
+    new = {_axis("expand_dims", d, ndim) for d in dimensions}
+    if len(new) != len(dimensions):
+        raise ValueError(f"repeated axis in lax.expand_dims: {tuple(dimensions)}")
+    if not new:
+        return x
     shape = list(x.shape)
-    for d in sorted(_axis("expand_dims", d, ndim) for d in dimensions):
+    for d in sorted(new):
         shape.insert(d, 1)
-    return _reshape(x, tuple(shape))
+    kept = tuple(d for d in range(ndim) if d not in new)
+    return bind(broadcast_in_dim_p, x, shape=tuple(shape), broadcast_dimensions=kept,
+                weak=x.weak)
 
 
 def squeeze(array: Any, dimensions: Sequence[int]) -> Any:

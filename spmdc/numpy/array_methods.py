@@ -121,7 +121,11 @@ def getitem(x: Any, index: Any) -> Any:
             idx[d] = jnp.where(i < 0, i + x.shape[d], i)
             sizes[d] = 1
         y = lax.dynamic_slice(y, idx, sizes, allow_negative_indices=False)
-    return jnp.reshape(y, tuple(out_shape)) if tuple(out_shape) != y.shape else y
+    if tuple(out_shape) == y.shape:
+        return y
+    if len(out_shape) == y.ndim + sum(i is None for i in index):    # only new axes
+        return lax.expand_dims(y, [k for k, i in enumerate(index) if i is None])
+    return jnp.reshape(y, tuple(out_shape))
 
 
 class _IndexUpdateHelper:

@@ -124,10 +124,7 @@ def expand_dims(x: Any, axis: Any) -> Any:
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     ndim = x.ndim + len(axes)
     axes = sorted(_axis(a, ndim, "expand_dims") for a in axes)
-    shape = list(x.shape)
-    for a in axes:
-        shape.insert(a, 1)
-    return reshape(x, tuple(shape))
+    return lax.expand_dims(x, axes)
 
 
 def squeeze(x: Any, axis: Any = None) -> Any:

@@ -29,7 +29,7 @@ from ..compiler.primitives.collectives import (
     psum_scatter_p,
 )
 from ..compiler.primitives.control_flow import while_p
-from ..compiler.primitives.core import Primitive, set_binder
+from ..compiler.primitives.core import Primitive, bind_params_rules, set_binder
 from ..compiler.primitives.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from ..compiler.primitives.elementwise import (
     bitcast_convert_p,
@@ -59,7 +59,8 @@ from ..compiler.primitives.structural import broadcast_in_dim_p, iota_p, reshape
 from ..core.abstract import ShapedArray
 from ..core.tracing import bind, current_trace, user_source
 
-__all__ = ["JaxForm", "JaxPrimitive", "jax_form", "jax_primitive", "bind_jax",
+__all__ = ["JaxForm", "JaxPrimitive", "jax_form", "jax_primitive", "bind_jax", "subfun_binders",
+           "bind_params_rules",
            "convert_element_type_p", "bitcast_convert_type_p", "select_n_p", "remat_p",
            "square_p"]
 
@@ -126,10 +127,9 @@ class JaxPrimitive:
     def bind(self, *args: Any, **params: Any) -> Any:
         return bind_jax(self, args, params)
 
-    def get_bind_params(self, params: Params) -> tuple[list[Any], Params]:
-        """JAX's split of an equation's params into (sub-functions, bind params): spmdc's
-        sub-functions stay in the params, so the first is empty."""
-        return [], dict(params)
+    def get_bind_params(self, params: Params) -> Params:
+        """JAX's: the equation's params as ``bind`` takes them (as they are)."""
+        return dict(params)
 
     def __repr__(self) -> str:
         return self.name
@@ -379,11 +379,19 @@ def jax_primitive(prim: Any) -> Any:
     return _JAX_PRIMITIVES.get(prim, prim)
 
 
+subfun_binders: dict[Any, Callable[[tuple[Any, ...], Sequence[Any], Params], Any]] = {}
+"""``binder(subfuns, args, params)`` of the primitives that take ``subfuns`` from their
+``get_bind_params`` (Note [bind params and subfuns] in spmdc/extend/core/bind_params.py)."""
+
+
 def bind_jax(primitive: Any, args: Sequence[Any], params: Params) -> Any:
     """Apply ``primitive`` (spmdc's, a JaxPrimitive, or any object with ``bind``) to
     ``args`` with params in JAX's form; sub-jaxprs in ``params`` may be Funcs or jaxprs
     (an interpreter rebinding an equation with its params: Note [running a jaxpr])."""
     from .jaxpr_view import spmdc_params  # jaxpr_view imports this module
+    if "subfuns" in params and primitive in subfun_binders:
+        rest = dict(params)
+        return subfun_binders[primitive](tuple(rest.pop("subfuns")), args, rest)
     if isinstance(primitive, JaxPrimitive):
         prim = primitive.primitive
         params = {**spmdc_params(params), **primitive.fixed}

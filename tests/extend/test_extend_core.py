@@ -77,7 +77,8 @@ def test_traced_values_pass_jaxs_type_tests():
         return x
     spmdc.jit(f)(X)
     spmdc.vmap(f)(X)
-    assert seen == [(True, True, True, True, False)] * 2
+    # jit's and vmap's values are not JAX's JVPTracers (see the jvp test below)
+    assert seen == [(True, True, False, True, False)] * 2
     assert jax_core.trace_state_clean()
     assert isinstance(jnp.ones(2), spmdc.Array) and not isinstance(X, spmdc.Array)
     assert not isinstance(jnp.ones(2), jax_core.Tracer)
@@ -184,6 +185,32 @@ def test_find_top_trace_and_the_trace_tag():
         return y
     _, t = spmdc.jvp(f, (X,), (X,))
     np.testing.assert_allclose(t, 2 * X)
+
+
+def test_jvp_tracers_are_the_values_with_a_tangent():
+    # JAX's maybe_jvp_tracer: only values that depend differentiably on an input with a
+    # tangent are JVPTracers (Equinox's filter_jvp gives None tangents for the rest).
+    const, i = np.float32(3.0), np.int32(2)
+    seen = {}
+
+    def f(x, n):
+        seen["x"], seen["n"] = x, n
+        seen["x * 2"] = x * 2
+        seen["const * 2"] = const * jnp.ones(())            # closed over: no tangent
+        seen["x > 0"] = x > 0                               # bool: float0 tangent
+        seen["floor(x) as int"] = jnp.floor(x).astype(np.int32)
+        seen["int back to float"] = seen["floor(x) as int"].astype(np.float32)
+        seen["stop_gradient"] = lax.stop_gradient(x)
+        seen["n * x"] = n * x
+        return x
+    spmdc.jvp(f, (np.float32(1.5), i), (np.float32(1.0), np.zeros((), spmdc.float0)))
+    got = {k: isinstance(v, ad.JVPTracer) for k, v in seen.items()}
+    assert got == {"x": True, "n": False, "x * 2": True, "const * 2": False, "x > 0": False,
+                   "floor(x) as int": False, "int back to float": False,
+                   "stop_gradient": False, "n * x": True}
+    seen.clear()
+    spmdc.grad(f)(np.float32(1.5), i)      # grad's values are LinearizeTracers in JAX
+    assert not isinstance(seen["x * 2"], ad.JVPTracer)
     assert core.find_top_trace(()) is None and jax_core.find_top_trace is core.find_top_trace
 
 
@@ -280,3 +307,22 @@ def test_a_refusing_jvp_rule_speaks_before_grads_output_check():
         spmdc.grad(lambda x: [p.bind(x)])(1.0)
     with pytest.raises(TypeError, match="requires a function returning a scalar"):
         spmdc.grad(lambda x: [x])(1.0)
+
+
+def test_every_primitive_in_a_jaxpr_is_a_jax_primitive():
+    # Equinox's finalise_jaxpr type-checks ``prim: jax.extend.core.Primitive`` on every
+    # equation: built-in primitives (add), renamed ones (select_n, convert_element_type)
+    # and call primitives are all instances in JAX, and so of the class libraries subclass.
+    from spmdc.extend.core import primitives as P
+
+    def f(x, i):
+        return lax.select(x > 0, x + 1.0, x), i.astype(np.float32), jnp.sin(x)
+    jaxpr = spmdc.make_jaxpr(f)(X, np.int32(1))
+    names = [e.primitive.name for e in jaxpr.eqns]
+    assert {"add", "select_n", "convert_element_type", "sin"} <= set(names)
+    assert all(isinstance(e.primitive, core.Primitive) for e in jaxpr.eqns)
+    assert all(isinstance(p, jax_core.Primitive) for p in (P.jit_p, P.call_p, lax.add_p))
+    assert issubclass(type(lax.sin_p), core.Primitive)
+    assert not isinstance(1, core.Primitive) and not isinstance(X, core.Primitive)
+    mine = core.Primitive("mine")
+    assert isinstance(mine, core.Primitive) and type(mine) is core.Primitive

@@ -67,9 +67,12 @@ def test_call_primitives_apply_their_jaxpr():
     assert np.asarray(P.closed_call_p.bind(X, call_jaxpr=closed)[0]) == want
     assert np.asarray(P.call_p.bind(X, call_jaxpr=closed.jaxpr)[0]) == want
     assert np.asarray(P.call_p.bind(lambda x: [_sin_twice(x)], X)[0]) == want   # outputs: a list
-    subfuns, params = P.closed_call_p.get_bind_params({"call_jaxpr": closed})
-    assert params == {} and np.asarray(P.closed_call_p.bind(*subfuns, X)[0]) == want
-    assert P.jit_p.get_bind_params({"jaxpr": closed}) == ([], {"jaxpr": closed})
+    # JAX 0.10.2's get_bind_params: a dict, the call's function under ``subfuns``
+    params = P.closed_call_p.get_bind_params({"call_jaxpr": closed})
+    assert list(params) == ["subfuns"] and len(params["subfuns"]) == 1
+    assert np.asarray(P.closed_call_p.bind(X, **params)[0]) == want
+    assert np.asarray(P.closed_call_p.bind(params["subfuns"][0], X)[0]) == want
+    assert P.jit_p.get_bind_params({"jaxpr": closed}) == {"jaxpr": closed}
     # under a transformation the jaxpr is inlined, and differentiated
     g = spmdc.grad(lambda x: P.jit_p.bind(x, jaxpr=closed, name="f", inline=False)[0])(X)
     np.testing.assert_allclose(g, 2 * np.cos(X), rtol=1e-6)
@@ -103,3 +106,34 @@ def test_importable_under_jax_name():
             "print(call_p, closed_call_p, jit_p)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "call closed_call jit", out.stderr
+
+
+def test_custom_jvp_call_hands_its_function_and_rule_over_as_subfuns():
+    # JAX 0.10.2: get_bind_params gives (fun, jvp) under ``subfuns``; Equinox's
+    # finalise_jaxpr calls ``subfuns[0]``, and rebinding keeps the rule
+    V = np.arange(1.0, 4.0, dtype=np.float32)
+
+    @spmdc.custom_jvp
+    def f(x):
+        return jnp.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        return f(primals[0]), 3.0 * tangents[0]         # on purpose not sin's derivative
+    (eqn,) = spmdc.make_jaxpr(f)(V).eqns
+    assert eqn.primitive.name == "custom_jvp_call"
+    params = eqn.primitive.get_bind_params(eqn.params)
+    assert sorted(params) == ["subfuns", "symbolic_zeros"]
+    fun, jvp = params["subfuns"]
+    np.testing.assert_allclose(fun.call_wrapped(V)[0], np.sin(V), rtol=1e-6)
+    out, tangent = jvp.call_wrapped(V, np.ones(3, np.float32))
+    np.testing.assert_allclose(out, np.sin(V), rtol=1e-6)
+    np.testing.assert_allclose(tangent, np.full(3, 3.0))
+
+    def g(x):
+        return eqn.primitive.bind(x, **params)[0]
+    np.testing.assert_allclose(spmdc.jit(g)(V), np.sin(V), rtol=1e-6)
+    np.testing.assert_allclose(spmdc.jvp(g, (V,), (np.ones(3, np.float32),))[1], np.full(3, 3.0))
+    np.testing.assert_allclose(spmdc.grad(lambda x: g(x).sum())(V), np.full(3, 3.0))
+    with pytest.raises(TypeError, match="subfuns must be \\(fun, jvp\\)"):
+        eqn.primitive.bind(V, subfuns=(fun,), symbolic_zeros=False)

@@ -237,8 +237,8 @@ def test_an_interpreter_written_for_jax_runs_a_jaxpr():
                 out = eval_jaxpr(closed.jaxpr.replace(eqns=[eqn], invars=eqn.invars,
                                                       outvars=eqn.outvars), [], *args)[0]
             else:
-                subfuns, params = eqn.primitive.get_bind_params(eqn.params)
-                out = eqn.primitive.bind(*subfuns, *args, **params)
+                params = eqn.primitive.get_bind_params(eqn.params)
+                out = eqn.primitive.bind(*args, **params)
         env[id(eqn.outvars[0])] = out
     assert [e.primitive.name for e in closed.eqns] == ["neg", "select_n", "convert_element_type"]
     np.testing.assert_array_equal(env[id(closed.jaxpr.outvars[0])],
@@ -332,7 +332,7 @@ def test_subjaxprs():
 
 
 def test_an_interpreter_rebinds_equations_holding_sub_jaxprs():
-    # Equinox's finalise_eval_jaxpr: ``eqn.primitive.bind(*subfuns, *args, **params)`` on
+    # Equinox's finalise_eval_jaxpr: ``eqn.primitive.bind(*args, **params)`` on
     # every equation, cond's and while's included, whose params hold jaxprs (regression:
     # spmdc's own primitives had no get_bind_params, and bind took only Funcs)
     def f(p, x):
@@ -344,12 +344,31 @@ def test_an_interpreter_rebinds_equations_holding_sub_jaxprs():
     def run(*args):
         env = dict(zip(map(id, closed.jaxpr.invars), args, strict=True))
         for eqn in closed.eqns:
-            subfuns, params = eqn.primitive.get_bind_params(eqn.params)
+            params = eqn.primitive.get_bind_params(eqn.params)
             args = [a.val if isinstance(a, Literal) else env[id(a)] for a in eqn.invars]
-            out = eqn.primitive.bind(*subfuns, *args, **params)
+            out = eqn.primitive.bind(*args, **params)
             for v, o in zip(eqn.outvars, out if eqn.primitive.multiple_results else [out],
                             strict=True):
                 env[id(v)] = o
         return env[id(closed.jaxpr.outvars[0])]
     np.testing.assert_allclose(run(True, X3), np.sin(X3) * 8, rtol=1e-6)
     np.testing.assert_allclose(spmdc.jit(run)(False, X3), np.cos(X3) * 8, rtol=1e-6)
+
+
+def test_new_axes_are_broadcast_in_dim_as_in_jax():
+    # x[None], x[:, None] and expand_dims are JAX's broadcast_in_dim (not a reshape):
+    # Equinox's test_make_jaxpr counts the primitives. JAX 0.10.2's printout:
+    jaxpr = spmdc.make_jaxpr(lambda x: (x[None], x[:, None], x[None, :, None],
+                                        jnp.expand_dims(x, -1)))(np.zeros(2, np.float32))
+    assert str(jaxpr) == (
+        "{ lambda ; a:f32[2]. let\n"
+        "    b:f32[1,2] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n"
+        "    c:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] a\n"
+        "    d:f32[1,2,1] = broadcast_in_dim[broadcast_dimensions=(1,)] a\n"
+        "    e:f32[2,1] = broadcast_in_dim[broadcast_dimensions=(0,)] a\n"
+        "  in (b, c, d, e) }")
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(spmdc.jit(lambda x: x[None, 1:, None])(x), x[None, 1:, None])
+    np.testing.assert_array_equal(lax.expand_dims(x, (0, 3)), x[None, :, :, None])
+    with pytest.raises(ValueError, match="repeated axis in lax.expand_dims"):
+        jnp.expand_dims(x, (0, 0))

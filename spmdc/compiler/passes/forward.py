@@ -28,7 +28,7 @@ from .autodiff import is_float, nondifferentiable, vjp_rules, zeros
 
 __all__ = ["jvp_rules", "JVPRule", "jvp_func", "partial_eval", "instantiate", "linear_jvp",
            "diagonal_jvp", "reduction_jvp", "zero_jvp", "partials_jvp", "sum_jvp",
-           "tangent_types", "tangent_only"]
+           "tangent_types", "tangent_only", "zero_tangent"]
 
 JVPRule = Callable[..., tuple[Sequence[Atom], Sequence[Atom | None]]]
 """``rule(b, primals, tangents, **params) -> (primal outputs, tangent outputs)``
@@ -130,8 +130,14 @@ def _ones(b: Builder, t: TensorType) -> Atom:
                                                         broadcast_dimensions=())
 
 
+zero_tangent: set[Any] = set()
+"""The primitives whose JVP is ``zero_jvp``: their outputs' tangents are symbolic zeros."""
+
+
 def zero_jvp(prim: Any) -> JVPRule:
     """The JVP of a piecewise-constant primitive (floor, sign, stop_gradient): zero."""
+    zero_tangent.add(prim)
+
     def rule(b, primals, tangents, **params):
         out = b.bind(prim, *primals, **params)
         outs = list(out) if prim.multiple_results else [out]

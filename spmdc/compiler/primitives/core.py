@@ -15,8 +15,8 @@ import numpy as np
 from ...errors import ShapeError
 from ..ir import TensorType, dtype_name
 
-__all__ = ["Primitive", "registry", "library_primitives", "declare", "same_dtype",
-           "same_shape_or_scalar", "set_binder"]
+__all__ = ["Primitive", "registry", "bind_params_rules", "library_primitives", "declare",
+           "same_dtype", "same_shape_or_scalar", "set_binder"]
 
 ShapeRule = Callable[..., TensorType | tuple[TensorType, ...]]
 """``shape_rule(*in_types, **params) -> out_type`` (a tuple when ``multiple_results``).
@@ -73,11 +73,13 @@ class Primitive:
         into the current trace, or run at once (Note [Primitive.bind])."""
         return _binder(self, *args, **params)  # type: ignore[misc]
 
-    def get_bind_params(self, params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        """JAX's split of an equation's params into (sub-functions, bind params), for
-        interpreters that rebind ``eqn.primitive.bind(*subfuns, *args, **bind_params)``:
-        spmdc's sub-programs stay in the params, so the first is empty."""
-        return [], dict(params)
+    def get_bind_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """JAX's: an equation's params as ``bind`` takes them, for interpreters that
+        rebind ``eqn.primitive.bind(*args, **bind_params)``; the params as they are, but
+        for the primitives of ``bind_params_rules`` (Note [bind params and subfuns] in
+        spmdc/extend/core/bind_params.py)."""
+        rule = bind_params_rules.get(self)
+        return dict(params) if rule is None else rule(params)
 
     def out_types(self, /, *in_types: TensorType, **params: Any) -> tuple[TensorType, ...]:
         """The output types for these input types (the shape rule's, as a tuple)."""
@@ -91,6 +93,10 @@ class Primitive:
 
 
 registry: dict[str, Primitive] = {}
+
+bind_params_rules: dict[Primitive, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+"""``get_bind_params`` of the primitives whose equations hand functions over to ``bind``
+(``subfuns``), filled by spmdc/extend/core/bind_params.py."""
 
 library_primitives: set[Primitive] = set()
 """The primitives libraries define (``jax.extend.core.Primitive``, spmdc/extend/core/__init__.py):

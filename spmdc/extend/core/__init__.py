@@ -31,6 +31,7 @@ from ...compiler.primitives.core import Primitive as _SpmdcPrimitive
 from ...compiler.primitives.core import library_primitives
 from ...core import tracing
 from ...core.abstract import AbstractValue, ShapedArray, typeof
+from ...transforms.jaxpr_params import JaxPrimitive
 from ...transforms.jaxpr_view import (
     ClosedJaxpr,
     DebugInfo,
@@ -83,9 +84,37 @@ class Effect:
     keeps its equations although their results are unused, as JAX keeps them."""
 
 
-class Primitive(_SpmdcPrimitive):
+# Note [every primitive is a jax Primitive]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# In JAX, ``jax.extend.core.Primitive`` is the class of every primitive, the built-in
+# ones (``lax.add_p``) included, and libraries annotate the interpreters they write over
+# jaxprs with it (Equinox's ``_finalise_jaxpr`` checks ``prim: Primitive`` with a runtime
+# type checker, on every equation). spmdc's built-in primitives are instances of the
+# compiler's Primitive (compiler/primitives/core.py), which may not depend on this
+# module, and a jaxpr equation whose JAX name differs holds a JaxPrimitive
+# (transforms/jaxpr_params.py), and a call equation a CallPrimitive (primitives.py). So
+# the class that libraries construct is a subclass of the compiler's, and its metaclass
+# makes an instance test against it true of every primitive a jaxpr can hold, as JAX's
+# is: a type test against the library-facing class means "is this a primitive", never
+# "did a library define it".
+
+class _PrimitiveClass(type):
+    def __instancecheck__(cls, x: Any) -> bool:
+        if cls is Primitive:
+            return isinstance(x, (_SpmdcPrimitive, JaxPrimitive, CallPrimitive))
+        return type.__instancecheck__(cls, x)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        if cls is Primitive:
+            return issubclass(sub, (_SpmdcPrimitive, JaxPrimitive, CallPrimitive))
+        return type.__subclasscheck__(cls, sub)
+
+
+class Primitive(_SpmdcPrimitive, metaclass=_PrimitiveClass):
     """JAX's ``Primitive(name)``: define its evaluation with ``def_impl`` and its
-    abstract evaluation with ``def_abstract_eval``; bind it with ``bind``."""
+    abstract evaluation with ``def_abstract_eval``; bind it with ``bind``. Every
+    primitive, built in or not, is an instance (Note [every primitive is a jax
+    Primitive])."""
 
     call_primitive = False
     map_primitive = False
@@ -253,7 +282,7 @@ def set_current_trace(trace: tracing.Trace | None) -> Iterator[None]:
 
 # ``jax.extend.core.primitives`` is an attribute of the package without an import of its
 # own, as in JAX (distrax reads ``jex.core.primitives.jit_p``).
-from . import primitives  # noqa: E402,F401
+from . import bind_params, primitives  # noqa: E402,F401
 from .primitives import CallPrimitive, call_impl  # noqa: E402
 
 

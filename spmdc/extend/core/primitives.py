@@ -195,8 +195,9 @@ __all__ = [
 # still real: ``bind`` applies the sub-jaxpr to the operands, as JAX's does, which under a
 # trace inlines its equations there (what spmdc does for every nested call) and outside
 # one runs it (``jit_p`` compiled by spmdc.jit, the others equation by equation), and
-# ``get_bind_params`` splits an equation's params as JAX's do, for custom interpreters
-# that rebind ``eqn.primitive.bind(*subfuns, *args, **bind_params)``. The sub-jaxpr may
+# ``get_bind_params`` gives an equation's params as JAX's do, for custom interpreters
+# that rebind ``eqn.primitive.bind(*args, **bind_params)`` (Note [bind params and
+# subfuns] in bind_params.py). The sub-jaxpr may
 # also come as the Func spmdc's eval_jaxpr turns a jaxpr param into (Note [running a
 # jaxpr]). JAX's other params of ``jit`` describe how to compile (shardings, layouts,
 # donation, mesh, compiler options): spmdc takes the values that mean "as spmdc.jit
@@ -268,9 +269,16 @@ class CallPrimitive:
         """``bind(*args, <jaxpr_param>=jaxpr, ...)``; ``call``, ``closed_call`` and a
         library's call primitive also take JAX's form ``bind(fun, *args)``, ``fun`` a
         WrappedFun (or a callable)."""
-        if self.jaxpr_param in params and not self.builtin:
-            subfuns, rest = self.get_bind_params(params)   # an equation's params, as
-            return self.bind(*subfuns, *args, **rest)      # JAX's eval_jaxpr rebinds them
+        if "subfuns" in params:                 # what get_bind_params gave (JAX's form)
+            rest = dict(params)
+            subfuns = tuple(rest.pop("subfuns"))
+            if len(subfuns) != 1:
+                raise TypeError(f"{self.name}.bind: subfuns must hold the one function "
+                                f"called, got {len(subfuns)}")
+            return self.bind(*subfuns, *args, **rest)
+        if self.jaxpr_param in params and not (self.builtin or self.compiled):
+            rest = self.get_bind_params(params)      # an equation's params, as JAX's
+            return self.bind(*args, **rest)         # eval_jaxpr rebinds them
         if self.jaxpr_param not in params:
             if self.compiled or not args or not (isinstance(args[0], WrappedFun)
                                                         or callable(args[0])):
@@ -293,14 +301,16 @@ class CallPrimitive:
         run = partial(eval_jaxpr, closed.jaxpr, closed.consts)
         return list(jit(run)(*args) if self.compiled else run(*args))
 
-    def get_bind_params(self, params: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        """JAX's split of an equation's params into (sub-functions, bind params): ``call``
-        and ``closed_call`` hand their jaxpr over as a WrappedFun, ``jit`` keeps it."""
+    def get_bind_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """JAX's: the params as ``bind`` takes them; ``call`` and ``closed_call`` hand
+        their jaxpr over as a WrappedFun in ``subfuns``, ``jit`` keeps it (Note [bind
+        params and subfuns] in bind_params.py)."""
         if self.compiled:
-            return [], dict(params)
+            return dict(params)
         rest = dict(params)
         closed = _as_closed(rest.pop(self.jaxpr_param), f"{self.name}.get_bind_params")
-        return [wrap_init(partial(eval_jaxpr, closed.jaxpr, closed.consts))], rest
+        rest["subfuns"] = (wrap_init(partial(eval_jaxpr, closed.jaxpr, closed.consts)),)
+        return rest
 
     def _check_params(self, params: dict[str, Any]) -> None:
         for k, v in params.items():
