@@ -104,7 +104,9 @@ class Jitted:
         # Note [jit over sharded arrays] in partitioned.py
         self.in_shardings = check_shardings("in_shardings", in_shardings)
         self.out_shardings = check_shardings("out_shardings", out_shardings)
-        self._partitioned = in_shardings is not None or out_shardings is not None
+        # a tree of Nones (Flax's nnx.jit passes ``(None, None, None)``) asks for nothing
+        self._partitioned = any(
+            s is not None for s in tree_flatten((in_shardings, out_shardings))[0])
         self.fun = fun
         # JAX completes the numbers from the names (or the names from the numbers) only
         # when one of the two is given: given both, each names just what it names
