@@ -53,3 +53,33 @@ def test_float8_names_are_the_ml_dtypes_types_and_arrays_refuse_them():
     assert np.dtype(jnp.float8_e5m2).itemsize == 1
     with pytest.raises(TypeError, match="does not support dtype float8_e4m3fn"):
         jnp.asarray([1.0], jnp.float8_e4m3fn)
+
+
+def test_partition_spec_index_count_and_concatenation():
+    # Flax linen's logical axis rules look a logical name up with spec.index(name);
+    # values as JAX 0.10.2 gives them
+    p = PartitionSpec("batch", ("embed", "mlp"), None)
+    assert p.index("batch") == 0 and p.index(("embed", "mlp")) == 1 and p.count(None) == 1
+    assert p.partitions == ("batch", ("embed", "mlp"), None)
+    with pytest.raises(ValueError):
+        p.index("heads")
+    assert p + ("kv",) == PartitionSpec("batch", ("embed", "mlp"), None, "kv")
+    assert ("kv",) + p == PartitionSpec("kv", "batch", ("embed", "mlp"), None)
+    assert isinstance(p + PartitionSpec("kv"), PartitionSpec)
+    assert repr(p + PartitionSpec("kv")) == "P('batch', ('embed', 'mlp'), None, 'kv')"
+
+
+@pytest.mark.devices(4)
+def test_with_sharding_constraint_takes_a_format_of_the_default_layout_only():
+    # Flax's Variable(value, out_sharding=Format(layout, sharding)) constrains the value
+    # with the Format (Note [formats] in spmdc/runtime/layouts.py)
+    mesh = spmdc.make_mesh((2, 2), ("data", "model"))
+    ns = spmdc.sharding.NamedSharding(mesh, PartitionSpec("data", None))
+    x = jnp.arange(16.0).reshape(4, 4)
+    for layout in (None, Layout((0, 1))):
+        y = spmdc.lax.with_sharding_constraint(x, Format(layout, ns))
+        assert y.sharding == ns
+        np.testing.assert_array_equal(np.asarray(y), np.arange(16.0).reshape(4, 4))
+    with pytest.raises(ValueError, match=r"memory layout .*major_to_minor=\(1, 0\).* "
+                                         r"default row-major order"):
+        spmdc.lax.with_sharding_constraint(x, Format(Layout((1, 0)), ns))

@@ -140,6 +140,19 @@ class ShapedArray(AbstractValue):
     def strip_weak_type(self) -> ShapedArray:
         return ShapedArray(self.shape, self.dtype)
 
+    normalize = strip_weak_type
+
+    # an array type is its own lo type (the hi-type protocol, Note [hi-types as their lo
+    # values] in spmdc/experimental/hitypes.py: Flax's hijax Variable holds arrays)
+    def lo_ty(self) -> list[ShapedArray]:
+        return [self]
+
+    def lower_val(self, val: Any) -> list[Any]:
+        return [val]
+
+    def raise_val(self, val: Any) -> Any:
+        return val
+
     def str_short(self) -> str:
         dims = ",".join(str(d) for d in self.shape)
         return f"{'~' if self.weak_type else ''}{self.dtype.name}[{dims}]"

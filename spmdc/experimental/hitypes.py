@@ -15,9 +15,11 @@ spmdc's traced values are arrays only, so it does that lowering at once instead 
 after tracing:
 
 - ``register_hitype(cls, typeof_fn)`` makes ``typeof`` of a ``cls`` value
-  ``typeof_fn(value)``, and makes ``cls`` a pytree node whose children are
-  ``typeof(v).lower_val(v)`` and whose auxiliary data is the hi-type itself; rebuilding
-  is ``ty.raise_val(*children)``. So every transformation (jit, vmap, grad, jvp, scan,
+  ``typeof_fn(value)``, and makes ``cls`` a node for the transformations' flattening
+  whose children are ``typeof(v).lower_val(v)`` and whose auxiliary data is the hi-type
+  itself; rebuilding is ``ty.raise_val(*children)``. For ``tree_util`` a hi value is a
+  leaf, as in JAX (``jax.tree.leaves(q)`` is ``[q]``; Note [array nodes] in
+  spmdc/core/tree.py). So every transformation (jit, vmap, grad, jvp, scan,
   cond, while_loop) takes and returns hi values through its lo values, as JAX's
   lowering does, and the traced function sees the hi value made of traced lo values:
   ``QArray(arr=<tracer>, scale=<tracer>)``, on which ``to_lojax`` computes directly.
@@ -30,12 +32,12 @@ after tracing:
   ``to_lojax`` is made of. A primitive on arrays alone stays a primitive of the IR,
   with its methods as its rules (Note [HiPrimitive on spmdc's types]).
 
-What differs from JAX: ``tree_util`` sees a hi value as the node it is registered as
-(``jax.tree.leaves(q)`` gives its lo arrays where JAX gives ``[q]``); a value of a
-mutable hi-type (``has_qdd``: its lo types depend on its current state, ``cur_qdd()``)
-works outside transformations and when created inside one, but it is not an argument
-or result of a transformation (JAX writes its final state back into the caller's
-object; spmdc raises a TypeError when it is flattened, saying so), and one closed over
+What differs from JAX: a value of a mutable hi-type (``has_qdd``: its lo types depend
+on its current state, ``cur_qdd()``) works outside transformations, when created inside
+one, as a pytree leaf and as an argument or result of jit (Note [mutable hi values
+through jit] in spmdc/core/mutable_hi.py), but not as an argument or result of the other
+transformations (JAX writes its final state back into the caller's object; spmdc raises
+a TypeError when one of them flattens it, saying so), and one closed over
 by a transformed function must not be set to a traced value there; since
 no tracer has a hi-type, ``aval_method`` and ``aval_property`` are JAX's records
 (``.fun``, ``.fget``) with nothing in spmdc reading them, and a type's methods are
@@ -49,8 +51,9 @@ from collections import namedtuple
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..core import mutable_hi
 from ..core.abstract import AbstractValue, aval_rules
-from ..core.tree import register_pytree_node
+from ..core.tree import register_array_node
 
 __all__ = ["HiType", "MutableHiType", "QuasiDynamicData", "MutableQuasiDynamicData",
            "AvalQDD", "AvalMutableQDD", "aval_method", "aval_property", "register_hitype",
@@ -215,23 +218,40 @@ def register_hitype(val_cls: type, typeof_fn: Callable[[Any], Any]) -> None:
     def flatten(v: Any) -> tuple[list[Any], Any]:
         ty = _raised_type(v)
         ty = typeof_fn(v) if ty is None else ty
-        if getattr(ty, "has_qdd", False):
-            raise TypeError(
-                f"a {val_cls.__name__}, a value of the mutable hi-type "
-                f"{ty.str_short()}, cannot be an argument or result of a transformation "
-                f"in spmdc, nor be flattened as a pytree: create it inside the "
-                f"transformed function, or pass its contents (see Note [hi-types as "
-                f"their lo values] in spmdc/experimental/hitypes.py)")
+        if getattr(ty, "has_qdd", False):       # See Note [mutable hi values through jit]
+            if not mutable_hi.flatten_allowed():
+                raise mutable_hi.MutableHiArgument(
+                    f"a {val_cls.__name__}, a value of the mutable hi-type "
+                    f"{ty.str_short()}, is an argument or result of a transformation that "
+                    f"cannot write its changed state back (spmdc's jit does; vmap, grad, "
+                    f"scan and the others do not): pass its contents, or create it inside "
+                    f"the transformed function (see Note [mutable hi values through jit] "
+                    f"in spmdc/core/mutable_hi.py)")
+            qdd = v.cur_qdd()
+            return list(ty.read_loval(qdd, v)), _MutableState(ty, qdd)
         return list(ty.lower_val(v)), ty
 
     def unflatten(ty: Any, lo_vals: Iterable[Any]) -> Any:
+        if isinstance(ty, _MutableState):
+            v = ty.ty.new_from_loval(ty.qdd, *lo_vals)
+            _remember_type(v, ty.ty)
+            return v
         v = ty.raise_val(*lo_vals)
         _remember_type(v, ty)
         return v
 
     aval_rules[val_cls] = typeof_fn
-    register_pytree_node(val_cls, flatten, unflatten)
+    register_array_node(val_cls, flatten, unflatten)
     _hi_classes.add(val_cls)
+    mutable_hi.register_class(val_cls)
+
+
+@dataclasses.dataclass(frozen=True)
+class _MutableState:
+    """The auxiliary data of a mutable hi value taken apart by jit: its type and state.
+    See Note [mutable hi values through jit] in spmdc/core/mutable_hi.py."""
+    ty: Any
+    qdd: Any
 
 
 class EffectTypeSet:

@@ -1,55 +1,8 @@
-"""``jax.experimental.layout``: an array's memory layout (``Layout``) and the pair of a
-layout and a sharding (``Format``), as values. spmdc lays every array out in the
-default (row-major) order, so a Format's use is to carry its sharding: Flax's sharding
-helpers rebuild one around a renamed sharding (``Format(f.layout, g(f.sharding))``)."""
+"""``jax.experimental.layout``: ``Layout`` and ``Format`` (defined in
+spmdc/runtime/layouts.py, where the transformations that take a Format read it: Note
+[formats])."""
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from ..runtime.layouts import Format, Layout
 
 __all__ = ["Layout", "Format"]
-
-
-class Layout:
-    """The order of an array's dimensions in memory, most major first, and its tiling."""
-
-    def __init__(self, major_to_minor: Sequence[int],
-                 tiling: Sequence[Sequence[int]] = (),
-                 sub_byte_element_size_in_bits: int = 0):
-        self.major_to_minor = tuple(int(d) for d in major_to_minor)
-        self.tiling = tuple(tuple(int(t) for t in tile) for tile in tiling)
-        self.sub_byte_element_size_in_bits = int(sub_byte_element_size_in_bits)
-
-    def _key(self) -> tuple[Any, ...]:
-        return (self.major_to_minor, self.tiling, self.sub_byte_element_size_in_bits)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Layout) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return (f"Layout(major_to_minor={self.major_to_minor}, tiling={self.tiling}, "
-                f"sub_byte_element_size_in_bits={self.sub_byte_element_size_in_bits})")
-
-
-class Format:
-    """A layout (None: the default) and a sharding (None: unspecified)."""
-
-    def __init__(self, layout: Layout | None = None, sharding: Any = None):
-        if layout is not None and not isinstance(layout, Layout):
-            raise TypeError(f"Format: layout must be a Layout or None, got "
-                            f"{type(layout).__name__}")
-        self.layout = layout
-        self.sharding = sharding
-
-    def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Format) and self.layout == other.layout
-                and self.sharding == other.sharding)
-
-    def __hash__(self) -> int:
-        return hash((self.layout, self.sharding))
-
-    def __repr__(self) -> str:
-        return f"Format({self.layout!r}, {self.sharding!r})"

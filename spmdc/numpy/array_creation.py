@@ -70,7 +70,11 @@ def _laid_out_like(x: Any, out: Any) -> Any:
     concrete, strongly typed Array laid out by a NamedSharding over a mesh has that
     layout when it has the array's shape (Optax's optimizer states, made with
     ``zeros_like`` of the parameters, are laid out as the parameters); otherwise, and
-    while tracing, the result is placed as any new array."""
+    while tracing, the result is placed as any new array. An object standing for an
+    array (``__jax_array__``: Flax's hijax ``Variable``) is laid out as the array it
+    stands for, as JAX reads such an object's ``sharding``."""
+    if type(x) is not Array and not isinstance(x, Tracer) and hasattr(x, "__jax_array__"):
+        x = x.__jax_array__()
     sharding = getattr(x, "_sharding", None)
     if type(x) is not Array or not isinstance(sharding, NamedSharding) \
             or not isinstance(sharding.mesh, Mesh) or x._weak or out.shape != x.shape \

@@ -206,6 +206,29 @@ class PartitionSpec:
     def __getitem__(self, i: Any) -> Any:
         return self._partitions[i]
 
+    @property
+    def partitions(self) -> tuple[Any, ...]:
+        return self._partitions
+
+    def index(self, value: Any) -> int:
+        """The first dimension split as ``value`` says (JAX's; Flax's logical axis rules
+        look a name up this way); ValueError if none is."""
+        return self._partitions.index(value)
+
+    def count(self, value: Any) -> int:
+        return self._partitions.count(value)
+
+    def __add__(self, other: Any) -> PartitionSpec:
+        """The two specs' dimensions one after the other (a tuple counts as a spec)."""
+        if isinstance(other, (PartitionSpec, tuple)):
+            return PartitionSpec(*self._partitions, *other)
+        return NotImplemented
+
+    def __radd__(self, other: Any) -> PartitionSpec:
+        if isinstance(other, tuple):
+            return PartitionSpec(*other, *self._partitions)
+        return NotImplemented
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, PartitionSpec):
             return self._partitions == other._partitions

@@ -33,7 +33,8 @@ from ..compiler.primitives.custom_derivatives import (
     custom_vjp_call_p,
     tangent_part,
 )
-from ..core.concrete import values_readable
+from ..core.concrete import concrete_value, values_readable
+from ..core.devices import put_implicitly
 from ..core.operands import asarray, dtype_of, full, shape_of
 from ..core.tracing import (
     Tracer,
@@ -45,6 +46,7 @@ from ..core.tracing import (
     where,
 )
 from ..core.tree import tree_flatten, tree_map, tree_structure, tree_unflatten
+from ..runtime.array import Array
 from ..tracebacks import api_boundary
 from .forward import float0
 
@@ -131,6 +133,35 @@ def _nondiff(argnums: Sequence[int], nargs: int, what: str) -> tuple[int, ...]:
                              f"call with {nargs} positional arguments{where()}")
         out.append(i % nargs)
     return tuple(sorted(set(out)))
+
+
+def _concrete_nondiff(args: tuple[Any, ...], nondiff: tuple[int, ...]) -> tuple[Any, ...]:
+    """Note [traced nondiff arguments of custom_vjp]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    JAX refuses a Tracer in a ``nondiff_argnums`` position, but its eager ``grad``
+    traces only the differentiated arguments, so an array passed there by an argument
+    ``grad`` does not differentiate is concrete and allowed (Flax's ``nnx.custom_vjp``
+    passes a module's other state that way). spmdc's eager ``grad`` traces every
+    argument, and the rules, traced after the call's trace has ended, could not reach
+    such a Tracer. In eager autodiff its value is known (Note [concrete values while
+    tracing] in core/concrete.py), so the rules get that value, as under JAX: the
+    program is then specialised to it (never cached). Anywhere else the Tracer stays."""
+    out = list(args)
+    for i in nondiff:
+        leaves, tree = tree_flatten(args[i])
+        if not any(isinstance(v, Tracer) for v in leaves):
+            continue
+        values = []
+        for v in leaves:
+            if isinstance(v, Tracer):
+                known = concrete_value(v)
+                if known is None:
+                    return args
+                v = put_implicitly(known)
+                v = Array(v._buffers, v.type, True, v._devices) if v.weak else v
+            values.append(v)
+        out[i] = tree_unflatten(tree, values)
+    return tuple(out)
 
 
 class _Args:
@@ -444,6 +475,8 @@ class custom_vjp:  # noqa: N801  (JAX's name)
         if current_trace() is None:
             return self.fun(*args)
         nondiff = _nondiff(self.nondiff_argnums, len(args), "custom_vjp")
+        if nondiff and values_readable():
+            args = _concrete_nondiff(args, nondiff)
         a = _Args(args, nondiff)
         box: dict[str, Any] = {}
 

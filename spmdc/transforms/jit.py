@@ -24,13 +24,14 @@ import numpy as np
 from ..compiler.ir import Func, Var, check
 from ..compiler.passes import checks_enabled, observe, recording, run_pass
 from ..compiler.passes.cleanup import cleanup
-from ..core import dtypes, float_checks, tracing
+from ..core import dtypes, float_checks, mutable_hi, tracing
 from ..core import precision as _precision
 from ..core import rank_promotion as _rank_promotion
 from ..core.concrete import concretisations
 from ..core.config import checked_call, runtime_checks
 from ..core.devices import check_backend, check_device
 from ..core.float_checks import replay
+from ..core.mutable_hi import MutableHiArgument
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.ref_scopes import bound_refs
@@ -42,6 +43,7 @@ from ..runtime.compile_log import fun_source, log_compile
 from ..runtime.executable import ProgramCache, program_key
 from ..runtime.monitoring import JAXPR_TRACE_EVENT, Elapsed
 from ..runtime.pjrt import ROOM, python_path_after, recursion_reserve
+from ..runtime.pjrt.recursion import restore_recursion_budget
 from ..runtime.sharding import NamedSharding
 from ..tracebacks import filter_at_boundary, inline_boundary
 from .arguments import (
@@ -57,6 +59,7 @@ from .arguments import (
 )
 from .cache_misses import explain
 from .float0_values import float0_as_structure
+from .hi_arguments import call_writing_back
 from .jit_inline import inlined_trace, keep_trace
 from .partitioned import (
     PartitionedEntry,
@@ -101,7 +104,9 @@ class Jitted:
         # Note [jit over sharded arrays] in partitioned.py
         self.in_shardings = check_shardings("in_shardings", in_shardings)
         self.out_shardings = check_shardings("out_shardings", out_shardings)
-        self._partitioned = in_shardings is not None or out_shardings is not None
+        # a tree of Nones (Flax's nnx.jit passes ``(None, None, None)``) asks for nothing
+        self._partitioned = any(
+            s is not None for s in tree_flatten((in_shardings, out_shardings))[0])
         self.fun = fun
         # JAX completes the numbers from the names (or the names from the numbers) only
         # when one of the two is given: given both, each names just what it names
@@ -160,6 +165,11 @@ class Jitted:
             _shared_cache(fun, ("refs", self.static_argnums, self.static_argnames, donated,
                                 device))
         self._threads_refs = not _concrete     # False for a pure function of refs itself
+        # calls with mutable hi values as arguments, by where they are among the leaves
+        # (Note [mutable hi values through jit] in core/mutable_hi.py)
+        self._hi_jits: dict[Any, Any] = {} if self._partitioned or _concrete else \
+            _shared_cache(fun, ("mutable hi", self.static_argnums, self.static_argnames,
+                                device))
         # traces inlined under transformations (Note [inlined jit traces once per signature])
         self._inlined: dict[Any, Any] = {} if _concrete else \
             _shared_cache(fun, ("inlined", self.static_argnums, self.static_argnames))
@@ -267,7 +277,9 @@ class Jitted:
             return self._dispatch(*args, **kwargs)
         except Exception as e:
             recursion_reserve.value += ROOM   # before any call: see python_path_after
-            if not python_path_after(e, lambda error, deleted: explain_failed_call(
+            if isinstance(e, MutableHiArgument):      # Note [mutable hi values through jit]
+                restore_recursion_budget()
+            elif not python_path_after(e, lambda error, deleted: explain_failed_call(
                     args, kwargs, error, deleted)):
                 filter_at_boundary(e, sys._getframe())
                 raise
@@ -305,6 +317,10 @@ class Jitted:
                                     self._replay(args, kwargs) if self._concrete else None
                                     ), None
             return self._call(args, kwargs)
+        except MutableHiArgument:     # See Note [mutable hi values through jit]
+            if self._concrete or self._partitioned or mutable_hi.flatten_allowed():
+                raise
+            return self._call_writing_back(args, kwargs), None
         except TypeError:
             self._raise_if_not_array_argument(args, kwargs)
             raise
@@ -339,6 +355,14 @@ class Jitted:
             return inner
         return call_with_refs(self, statics, args, kwargs, self._closed_refs, make_jit,
                               _display_name(self.fun))
+
+    def _call_writing_back(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call with values of mutable hi-types among its arguments (Note [mutable hi
+        values through jit] in core/mutable_hi.py). Its arguments are not donated."""
+        def make_jit(wrapper: Callable[..., Any]) -> Jitted:
+            return Jitted(wrapper, static_argnums=self.static_argnums,
+                          static_argnames=self.static_argnames, device=self.device)
+        return call_writing_back(self.fun, args, kwargs, self._hi_jits, make_jit)
 
     def _raise_if_not_array_argument(self, args: tuple[Any, ...],
                                      kwargs: dict[str, Any]) -> None:

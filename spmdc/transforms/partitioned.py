@@ -50,6 +50,7 @@ from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
 from ..runtime.launcher import PartitionedLauncher
+from ..runtime.layouts import Format, format_sharding
 from ..runtime.mesh_axes import AbstractMesh
 from ..runtime.sharding import (
     Mesh,
@@ -257,10 +258,13 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
                                what="with_sharding_constraint shardings")
     out = []
     for leaf, s in zip(leaves, targets, strict=True):
+        if isinstance(s, Format):                   # See Note [formats]
+            s = format_sharding(s, f"with_sharding_constraint{where()}")
         s = _resolve(s, "the sharding")
         if s is None:
-            raise TypeError(f"with_sharding_constraint: each sharding must be a NamedSharding "
-                            f"or a PartitionSpec over the current mesh{where()}")
+            raise TypeError(f"with_sharding_constraint: each sharding must be a NamedSharding, "
+                            f"a PartitionSpec over the current mesh or a Format of one"
+                            f"{where()}")
         t = type_of(leaf)[0]
         s = _on_devices(s, leaf, t)
         try:

@@ -12,7 +12,14 @@ from typing import Any
 from ..compiler.passes.vmap import BatchingError
 from ..core.ref_scopes import _RefsFound, bound_refs
 from ..core.refs import Ref, ref_values, write_values
-from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from ..core.tree import (
+    _tree_flatten,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_unflatten,
+    user_node_type,
+)
 from ..errors import at_line, user_source
 from .arguments import wraps_leniently
 from .mapping import mapped_leaves
@@ -32,7 +39,12 @@ def _path_leaves(tree: Any) -> list[tuple[Any, Any]]:
 
 
 def has_refs(tree: Any) -> bool:
-    return any(isinstance(leaf, Ref) for _, leaf in _path_leaves(tree))
+    # as users see the tree: a hi value is a leaf (it holds arrays, never a ref)
+    try:
+        leaves = _tree_flatten(tree, None, user_node_type)[0]
+    except (ValueError, RecursionError):
+        return False
+    return any(isinstance(leaf, Ref) for leaf in leaves)
 
 
 def _fun_text(fun: Callable[..., Any], name: str) -> str:

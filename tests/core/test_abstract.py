@@ -27,3 +27,13 @@ def test_typeof_a_typed_key_array_is_its_key_dtype():
     seen = []
     spmdc.jit(lambda k: seen.append(spmdc.typeof(k)) or k)(keys)
     assert seen == [aval]
+
+
+def test_an_array_type_is_its_own_lo_type():
+    # the hi-type protocol on arrays, as JAX's ShapedArray (Flax's hijax Variable lowers
+    # and raises its array leaves through it)
+    from spmdc.core.abstract import ShapedArray
+    a = ShapedArray((2, 3), np.float32, weak_type=True)
+    x = np.ones((2, 3), np.float32)
+    assert a.lo_ty() == [a] and a.lower_val(x)[0] is x and a.raise_val(x) is x
+    assert a.normalize() == ShapedArray((2, 3), np.float32)

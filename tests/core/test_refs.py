@@ -438,3 +438,17 @@ def test_jit_with_shardings_refuses_refs_clearly():
     sharding = spmdc.sharding.NamedSharding(spmdc.make_mesh((1,), ("x",)), spmdc.P())
     with pytest.raises(ValueError, match="without in_shardings/out_shardings"):
         spmdc.jit(lambda r: r[...], in_shardings=sharding)(r)
+
+
+def test_jit_with_shardings_that_are_all_none_takes_refs():
+    # Flax's nnx.jit passes out_shardings=(None, None, None): nothing asked for, as
+    # no shardings at all
+    r = spmdc.new_ref(jnp.zeros(2))
+
+    def step(r, x):
+        r[...] += x
+        return r[...].sum()
+
+    f = spmdc.jit(step, in_shardings=None, out_shardings=(None,))
+    assert float(f(r, jnp.ones(2))) == 2.0 and float(f(r, jnp.ones(2))) == 4.0
+    np.testing.assert_array_equal(np.asarray(r[...]), [2.0, 2.0])

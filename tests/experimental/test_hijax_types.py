@@ -180,6 +180,9 @@ class CounterTy(hjx.MutableHiType):
     def read_loval(self, state, c):
         return [c.val]
 
+    def update_from_loval(self, state, c, v):
+        c.val = v
+
     def to_tangent_aval(self):
         return CounterTy()
 
@@ -260,10 +263,55 @@ def test_mutable_state_and_effect_set():
     assert hjx.control_flow_allowed_effects.contains(CounterEffect())
     assert not hjx.control_flow_allowed_effects.contains(Effect())
     assert hjx.MutableHiType.type_state.fun is cur_qdd
-    with pytest.raises(TypeError, match="mutable hi-type CounterTy, cannot be an argument"):
-        spmdc.jit(lambda c: get_p.bind(c))(c)
+    with pytest.raises(TypeError, match="mutable hi-type CounterTy, is an argument or "
+                                        "result of a transformation that cannot write"):
+        spmdc.vmap(lambda c: get_p.bind(c))(c)
     with pytest.raises(TypeError, match="not a value of a mutable hi-type"):
         cur_qdd(1.0)
+
+
+def test_tree_util_sees_hi_values_as_leaves():
+    # as JAX's tree_util (jax.tree.leaves(q) == [q]); Optax's tree_zeros_like maps over
+    # a Flax state whose leaves are mutable hi values (hijax Variables)
+    q = to_q_p.bind(jnp.array([[1.0, 2.0], [3.0, 4.0]]))
+    assert spmdc.tree.leaves({"q": q}) == [q]
+    c = new_p.bind(jnp.array([1.0, 2.0]))
+    assert spmdc.tree.map(lambda v: v, {"c": c})["c"] is c
+    assert spmdc.tree_util.tree_flatten([c, 1.0])[0] == [c, 1.0]
+    # the transformations still take an immutable hi value apart into its lo values
+    np.testing.assert_allclose(np.asarray(spmdc.jit(lambda h: h.arr)(q)), np.asarray(q.arr))
+
+
+def test_mutable_hi_argument_of_jit_takes_its_final_state():
+    # JAX writes a mutable hi argument's final state back into the caller's value (Flax's
+    # hijax Variables passed to jax.jit); Note [mutable hi values through jit]
+    c = new_p.bind(jnp.array([1.0, 2.0]))
+
+    @spmdc.jit
+    def step(c, y):
+        set_p.bind(c, get_p.bind(c) * 2.0 + y)
+        return get_p.bind(c).sum()
+
+    assert float(step(c, 1.0)) == 8.0
+    np.testing.assert_array_equal(np.asarray(c.val), [3.0, 5.0])
+    assert float(step(c, 1.0)) == 18.0          # the state of the first call, traced once
+    np.testing.assert_array_equal(np.asarray(c.val), [7.0, 11.0])
+    [(_, inner)] = step._hi_jits.values()
+    assert inner.trace_count == 1
+
+    @spmdc.jit
+    def grow(c):                                 # the state's type changes
+        set_p.bind(c, jnp.stack([get_p.bind(c)] * 2))
+
+    assert grow(c) is None
+    np.testing.assert_array_equal(np.asarray(c.val), [[7.0, 11.0], [7.0, 11.0]])
+
+    @spmdc.jit
+    def nested(c):                                # a transformation inside jit refuses it
+        return spmdc.grad(lambda x, c: x * get_p.bind(c).sum())(1.0, c)
+
+    with pytest.raises(TypeError, match="cannot write its changed state back"):
+        nested(c)
 
 
 def test_register_twice_is_an_error():

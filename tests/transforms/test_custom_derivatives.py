@@ -336,3 +336,24 @@ def test_jvp_rule_applying_the_function_to_its_tangents():
     xs = np.array([1.0, 2.0])
     close(spmdc.grad(lambda v: jnp.sum(as_dtype(np.float64, v) ** 2))(xs), 18.0 * xs)
     close(spmdc.jit(spmdc.grad(lambda v: jnp.sum(as_dtype(np.float64, v))))(xs), [3.0, 3.0])
+
+
+def test_custom_vjp_nondiff_array_of_an_eager_grad_reaches_the_rules():
+    # Note [traced nondiff arguments of custom_vjp]: JAX's eager grad leaves y concrete
+    # (it differentiates x only), so its rules may use it, and fwd may call f itself
+    # (Flax's nnx.custom_vjp over a module's other state); JAX gives cos(1) * 2 = 1.0806046
+    @partial(spmdc.custom_vjp, nondiff_argnums=(1,))
+    def f(x, y):
+        return jnp.sin(x) * y
+
+    def fwd(x, y):
+        return f(x, y), jnp.cos(x)
+
+    def bwd(y, res, g):
+        return (res * g * y,)
+
+    f.defvjp(fwd, bwd)
+    got = spmdc.grad(lambda x, y: f(x, y))(1.0, jnp.array(2.0))
+    np.testing.assert_allclose(float(got), 1.0806046, rtol=1e-6)
+    got = spmdc.grad(lambda x, y: f(x, y) * x)(jnp.float32(1.0), jnp.array([2.0])[0])
+    np.testing.assert_allclose(float(got), 1.0806046 + np.sin(1.0) * 2.0, rtol=1e-6)

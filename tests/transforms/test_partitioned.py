@@ -183,6 +183,23 @@ def test_zeros_like_of_a_laid_out_array_keeps_its_layout(mesh):
 
 
 @pytest.mark.devices(8)
+def test_zeros_like_of_an_object_standing_for_a_laid_out_array(mesh):
+    # Flax's hijax Variable is not an Array but has __jax_array__; JAX's full_like reads
+    # its sharding, so Optax's state over such parameters is laid out as they are.
+    class Boxed:
+        def __init__(self, value):
+            self.value = value
+
+        def __jax_array__(self):
+            return self.value
+
+    x = _put(_a((8, 4)), mesh, P("x", "y"))
+    got = jnp.zeros_like(Boxed(x))
+    assert got.sharding == NamedSharding(mesh, P("x", "y"))
+    np.testing.assert_array_equal(np.asarray(got), np.zeros((8, 4), np.float32))
+
+
+@pytest.mark.devices(8)
 def test_errors(mesh):
     other = spmdc.make_mesh((4, 2), ("x", "y"))
     a = _a((8, 4))
