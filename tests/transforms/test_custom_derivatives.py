@@ -336,3 +336,20 @@ def test_jvp_rule_applying_the_function_to_its_tangents():
     xs = np.array([1.0, 2.0])
     close(spmdc.grad(lambda v: jnp.sum(as_dtype(np.float64, v) ** 2))(xs), 18.0 * xs)
     close(spmdc.jit(spmdc.grad(lambda v: jnp.sum(as_dtype(np.float64, v))))(xs), [3.0, 3.0])
+
+
+def test_nondiff_argnums_may_name_a_parameter_left_at_its_default():
+    # As JAX (resolve_kwargs applies the defaults): Flax's fp8 dot_general_with_precision
+    # is custom_jvp(nondiff_argnums=(2, 3, 4)) and is called with three arguments.
+    @partial(spmdc.custom_jvp, nondiff_argnums=(1, 2))
+    def scaled(x, scale=2.0, shift=None):
+        return x * scale
+
+    @scaled.defjvp
+    def scaled_jvp(scale, shift, primals, tangents):
+        assert shift is None
+        return scaled(primals[0], scale), tangents[0] * scale * 10.0
+
+    assert float(scaled(3.0)) == 6.0
+    assert float(spmdc.grad(scaled)(3.0)) == 20.0
+    assert float(spmdc.jit(spmdc.grad(lambda x: scaled(x, 3.0)))(1.0)) == 30.0
