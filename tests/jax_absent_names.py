@@ -223,11 +223,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(REMOVED_IN_JAXLIB, "register_ffi_type_id"),
     },
     "jax.image": {},
-    "jax.nn": {
-        **_because(TODO, """
-            get_scaled_dot_general_config scaled_dot_general scaled_matmul
-            """),
-    },
+    "jax.nn": {},
     "jax.ops": {
     },
     "jax.tree_util": {
