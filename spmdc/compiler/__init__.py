@@ -27,6 +27,7 @@ from .primitives import (  # noqa: F401  (registration)
     misc,  # noqa: F401  (registration)
     reductions,
     remat,  # noqa: F401  (registration)
+    scaled_matmul,  # noqa: F401  (registration)
     scan,  # noqa: F401  (registration)
     shard_map,  # noqa: F401  (registration)
     sharding,  # noqa: F401  (registration)

@@ -46,7 +46,8 @@ import numpy as np
 from ..errors import IRError
 
 __all__ = ["TensorType", "Var", "Lit", "Eqn", "Func", "Atom", "SourceInfo",
-           "dtype_name", "dtype_from_name", "parse", "parse_type", "check", "replace"]
+           "dtype_name", "dtype_from_name", "dtype_kind",
+           "FINITE_FLOATS", "parse", "parse_type", "check", "replace"]
 
 
 # --- dtypes ----------------------------------------------------------------------------
@@ -60,8 +61,30 @@ _DTYPE_NAMES = {
     np.dtype(ml_dtypes.bfloat16): "bf16", np.dtype(np.float16): "f16",
     np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
     np.dtype(np.complex64): "c64", np.dtype(np.complex128): "c128",
+    # The narrow types (Note [narrow dtypes] in core/dtypes.py), named as JAX's jaxprs do.
+    **{np.dtype(getattr(ml_dtypes, name)): name.replace("float", "f").replace("uint", "u")
+       .replace("int", "i") for name in (
+           "int2", "int4", "uint2", "uint4", "float4_e2m1fn", "float8_e3m4", "float8_e4m3",
+           "float8_e8m0fnu", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
+           "float8_e5m2", "float8_e5m2fnuz")},
 }
 _DTYPES_BY_NAME = {name: dt for dt, name in _DTYPE_NAMES.items()}
+_KINDS = {dt: "b" if name == "bool" else "f" if name[0] in "bf" else name[0]
+          for dt, name in _DTYPE_NAMES.items()}
+
+
+FINITE_FLOATS = frozenset(np.dtype(getattr(ml_dtypes, name)) for name in (
+    "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2fnuz",
+    "float4_e2m1fn", "float8_e8m0fnu"))
+"""The floats without infinities (their overflow is NaN, or saturation)."""
+
+
+def dtype_kind(dtype: Any) -> str:
+    """NumPy's kind letter of ``dtype``, except that bfloat16 and the narrow floats are
+    'f' and the narrow integers 'i'/'u' (NumPy says 'V' for all of them; See Note
+    [narrow dtypes] in core/dtypes.py)."""
+    d = np.dtype(dtype)
+    return _KINDS.get(d, d.kind)
 
 
 def dtype_name(dtype: np.dtype) -> str:

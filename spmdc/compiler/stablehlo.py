@@ -24,7 +24,7 @@ from jaxlib.mlir.dialects import func as func_dialect
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from ..errors import LoweringError
-from .ir import Func, Lit, SourceInfo, TensorType, Var, dtype_name
+from .ir import Func, Lit, SourceInfo, TensorType, Var, dtype_kind, dtype_name
 from .passes.cleanup import effectful, has_effects
 
 __all__ = ["ir", "hlo", "chlo", "lower_rules", "LoweringContext", "lower", "lower_text",
@@ -116,6 +116,14 @@ def _make_context() -> ir.Context:
     return ctx
 
 
+_FLOAT_TYPES = {"bf16": "BF16Type", "f16": "F16Type", "f32": "F32Type", "f64": "F64Type",
+                "f4_e2m1fn": "Float4E2M1FNType", "f8_e3m4": "Float8E3M4Type",
+                "f8_e4m3": "Float8E4M3Type", "f8_e8m0fnu": "Float8E8M0FNUType",
+                "f8_e4m3b11fnuz": "Float8E4M3B11FNUZType", "f8_e4m3fn": "Float8E4M3FNType",
+                "f8_e4m3fnuz": "Float8E4M3FNUZType", "f8_e5m2": "Float8E5M2Type",
+                "f8_e5m2fnuz": "Float8E5M2FNUZType"}
+
+
 def _element_type(dtype: np.dtype) -> ir.Type:
     name = dtype_name(dtype)
     if name == "bool":
@@ -124,9 +132,9 @@ def _element_type(dtype: np.dtype) -> ir.Type:
         return ir.IntegerType.get_signless(int(name[1:]))
     if name[0] == "u":
         return ir.IntegerType.get_unsigned(int(name[1:]))
-    return {"bf16": ir.BF16Type, "f16": ir.F16Type, "f32": ir.F32Type,
-            "f64": ir.F64Type}[name].get() if name[0] in "bf" else \
-        ir.ComplexType.get({"c64": ir.F32Type, "c128": ir.F64Type}[name].get())
+    if name[0] == "c":
+        return ir.ComplexType.get({"c64": ir.F32Type, "c128": ir.F64Type}[name].get())
+    return getattr(ir, _FLOAT_TYPES[name]).get()
 
 
 element_type = _element_type      # the MLIR element type of a NumPy dtype
@@ -142,12 +150,22 @@ def mlir_type(t: TensorType) -> ir.RankedTensorType:
 def dense_constant(value: Any, t: TensorType) -> ir.Value:
     """A constant of type ``t`` holding the array ``value`` element by element."""
     arr = np.ascontiguousarray(np.asarray(value, t.dtype))
-    if t.dtype.name == "bfloat16":      # the bindings take its bits
-        attr = ir.DenseElementsAttr.get(arr.view(np.uint16), type=_element_type(t.dtype),
-                                        shape=list(t.shape))
+    if t.dtype.kind == "V":             # bfloat16 and the narrow types: the bindings take bits
+        attr = _bits_constant(arr, t)
     else:
         attr = ir.DenseElementsAttr.get(arr, type=mlir_type(t))
     return hlo.ConstantOp(attr).result
+
+
+def _bits_constant(arr: np.ndarray, t: TensorType) -> ir.Attribute:
+    """A dense attribute of an ml_dtypes array (See Note [narrow dtypes] in core/dtypes.py):
+    the bindings read 16-bit types from their bits, and the sub-byte and 8-bit types from
+    one byte per element, as JAX's lowering hands them over."""
+    if arr.dtype.itemsize == 2:
+        return ir.DenseElementsAttr.get(arr.view(np.uint16), type=_element_type(t.dtype),
+                                        shape=list(t.shape))
+    return ir.DenseElementsAttr.get(arr.view(np.uint8), type=_element_type(t.dtype),
+                                    shape=list(t.shape))
 
 
 def create_op(op_class: Any, result: TensorType, operands: Sequence[ir.Value],
@@ -349,7 +367,7 @@ class LoweringContext:
         element = _element_type(t.dtype)
         if t.dtype == np.bool_:
             attr = ir.IntegerAttr.get(element, int(bool(value)))
-        elif t.dtype.kind in "iu":
+        elif dtype_kind(t.dtype) in "iu":
             attr = ir.IntegerAttr.get(element, int(value))
         elif t.dtype.kind == "c":
             arr = np.full(t.shape, value, t.dtype)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.ir import TensorType
+from ..compiler.ir import TensorType, dtype_kind
 from ..runtime.mesh_axes import AbstractMesh
 from ..runtime.sharding import NamedSharding, PartitionSpec
 from . import dtypes
@@ -131,7 +131,7 @@ class ShapedArray(AbstractValue):
         """The abstract value of this one's tangents: itself for inexact dtypes, JAX's
         ``float0`` for integers, bools and keys (their tangents carry no information)."""
         if isinstance(self.dtype, np.dtype) and (
-                self.dtype.kind in "fc" or self.dtype.name == "bfloat16"):
+                dtype_kind(self.dtype) in "fc"):
             return ShapedArray(self.shape, self.dtype, self.weak_type)
         return ShapedArray(self.shape, _FLOAT0)
 

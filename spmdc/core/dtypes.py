@@ -10,6 +10,8 @@ The rules are JAX's ("Type promotion semantics" in JAX's documentation):
   ``(np.dtype, weak)``.
 - Promotion is the join on the lattice in Note [promotion lattice]; under
   ``numpy_dtype_promotion('strict')`` only the joins of Note [strict promotion] exist.
+- The narrow types of ml_dtypes (float8s, float4, int4/uint4, int2/uint2) are supported
+  as JAX supports them (Note [narrow dtypes]).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from ..compiler.ir import FINITE_FLOATS, dtype_kind
 from ..env import flag as _env_flag
 from ..errors import TypePromotionError
 
@@ -25,14 +28,36 @@ __all__ = ["x64_enabled", "enable_x64", "canonicalize", "dtype_and_weak", "resul
            "promote_types", "is_float", "is_int", "is_unsigned", "is_complex", "is_inexact",
            "default_float", "default_int", "default_complex", "finfo", "iinfo", "issubdtype",
            "bfloat16", "SUPPORTED_DTYPES", "promotion_mode", "set_promotion_mode",
-           "canonicalize_value", "register_value_handler"]
+           "canonicalize_value", "register_value_handler", "NARROW_FLOATS", "NARROW_INTS",
+           "kind", "supports_inf"]
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 
+# Note [narrow dtypes]
+# ~~~~~~~~~~~~~~~~~~~~
+# JAX computes in ml_dtypes' narrow types: the float8s (OCP's e4m3fn and e5m2, AMD's
+# fnuz variants, Graphcore's e4m3b11fnuz, IEEE-like e4m3 and e3m4, the MX scale type
+# e8m0fnu), float4_e2m1fn, and the 2- and 4-bit integers. Their NumPy ``kind`` is 'V'
+# (void), so spmdc never asks NumPy for a dtype's kind: ``kind(dtype)`` is 'f' for every
+# float (bfloat16 and the narrow ones) and 'i'/'u' for the narrow integers. StableHLO
+# has an element type for each (f8E4M3FN, i4, ui2, ...); XLA converts to them with the
+# format's rounding (to nearest even) and its overflow rule (to inf where the format has
+# one, else to NaN; a float to an integer saturates). On the promotion lattice they are
+# leaves (Note [promotion lattice]): only weak Python scalars join them, so an f8 array
+# plus 1.0 stays f8 and f8 + f32 is a TypePromotionError that says to cast.
+
 _BOOL = np.dtype(np.bool_)
-_SIGNED = tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
-_UNSIGNED = tuple(np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
-_FLOATS = (bfloat16, np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+NARROW_INTS = tuple(np.dtype(t) for t in (ml_dtypes.int2, ml_dtypes.int4, ml_dtypes.uint2,
+                                          ml_dtypes.uint4))
+_SIGNED = tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64,
+                                      ml_dtypes.int2, ml_dtypes.int4))
+_UNSIGNED = tuple(np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64,
+                                        ml_dtypes.uint2, ml_dtypes.uint4))
+NARROW_FLOATS = tuple(np.dtype(getattr(ml_dtypes, name)) for name in (
+    "float4_e2m1fn", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float8_e4m3b11fnuz",
+    "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz"))
+_FLOATS = (*NARROW_FLOATS, bfloat16, np.dtype(np.float16), np.dtype(np.float32),
+           np.dtype(np.float64))
 _COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
 SUPPORTED_DTYPES = (_BOOL, *_SIGNED, *_UNSIGNED, *_FLOATS, *_COMPLEX)
 
@@ -225,19 +250,25 @@ def dtype_and_weak(value: Any) -> tuple[np.dtype, bool]:
 # result is weak (weak int32 + weak float32 -> weak float32). Canonicalization
 # (x64 off: 64 -> 32 bits) comes last, as in JAX.
 
+#
+# The narrow types (Note [narrow dtypes]) are leaves: i* -> {i2, i4, u2, u4} and
+# f* -> every float8 and float4, with nothing above them. Two types with no common
+# upper bound (f8_e4m3fn + f32, i4 + i8) have no join: a TypePromotionError.
+
 _WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "i*", "f*", "c*"
-_U8, _U16, _U32, _U64 = _UNSIGNED
+_U8, _U16, _U32, _U64 = _UNSIGNED[:4]
 _I8, _I16 = _SIGNED[:2]
 _F16 = np.dtype(np.float16)
 
 _LATTICE: dict[Any, tuple[Any, ...]] = {
     _BOOL: (_WEAK_INT,),
-    _WEAK_INT: (_U8, _I8),
+    _WEAK_INT: (_U8, _I8, *NARROW_INTS),
     _U8: (_U16, _I16), _U16: (_U32, _I32), _U32: (_U64, _I64), _U64: (_WEAK_FLOAT,),
     _I8: (_I16,), _I16: (_I32,), _I32: (_I64,), _I64: (_WEAK_FLOAT,),
-    _WEAK_FLOAT: (bfloat16, _F16, _WEAK_COMPLEX),
+    _WEAK_FLOAT: (*NARROW_FLOATS, bfloat16, _F16, _WEAK_COMPLEX),
     bfloat16: (_F32,), _F16: (_F32,), _F32: (_F64, _C64), _F64: (_C128,),
     _WEAK_COMPLEX: (_C64,), _C64: (_C128,), _C128: (),
+    **{t: () for t in (*NARROW_INTS, *NARROW_FLOATS)},
 }
 
 
@@ -262,8 +293,9 @@ def _join_table() -> dict[tuple[Any, Any], Any]:
         for b in _LATTICE:
             common = above[a] & above[b]
             least = [n for n in common if common <= above[n]]
-            assert len(least) == 1, f"the promotion lattice has no unique join of {a}, {b}"
-            table[a, b] = least[0]
+            assert len(least) <= 1, f"the promotion lattice has no unique join of {a}, {b}"
+            if least:                    # none: no promotion path (narrow types)
+                table[a, b] = least[0]
     return table
 
 
@@ -274,11 +306,35 @@ _WEAK_DEFAULT = {_WEAK_INT: _I64, _WEAK_FLOAT: _F64, _WEAK_COMPLEX: _C128}
 def _lattice_node(dtype: np.dtype, weak: bool) -> Any:
     if not weak or dtype == _BOOL:
         return dtype
-    if dtype.kind in "iu":
+    k = kind(dtype)
+    if k in "iu":
         return _WEAK_INT
-    if dtype.kind == "c":
+    if k == "c":
         return _WEAK_COMPLEX
-    return _WEAK_FLOAT                   # f16, f32, f64, and bfloat16 (kind 'V')
+    return _WEAK_FLOAT
+
+
+def _join(a: Any, b: Any, pairs: list[tuple[np.dtype, bool]]) -> Any:
+    """The join of two lattice nodes; a TypePromotionError (JAX's words) where the narrow
+    types leave none (See Note [narrow dtypes])."""
+    try:
+        return _JOIN[a, b]
+    except KeyError:
+        pass
+    names = tuple(_WEAK_NAMES[n] if isinstance(n, str) else str(n)
+                  for n in (_lattice_node(d, w) for d, w in pairs))
+    narrow = {d for d, _ in pairs}
+    if narrow & set(NARROW_INTS):
+        why = ("1-bit, 2-bit and 4-bit integers do not support implicit promotion. If "
+               "you'd like your inputs to be promoted to another type, you can do so "
+               "explicitly using e.g. x.astype('int32')")
+    else:
+        bits = "4" if np.dtype(ml_dtypes.float4_e2m1fn) in narrow else "8"
+        why = (f"{bits}-bit floats do not support implicit promotion. If you'd like your "
+               "inputs to be promoted to another type, you can do so explicitly using e.g. "
+               "x.astype('float32')")
+    raise TypePromotionError(f"Input dtypes {names} have no available implicit dtype "
+                             f"promotion path. To avoid unintended promotion, {why}")
 
 
 def _as_pair(arg: Any) -> tuple[np.dtype, bool]:
@@ -374,11 +430,11 @@ def result_type(*args: Any) -> tuple[np.dtype, bool]:
         _check_strict(pairs)
     if all(w for _, w in pairs):         # See Note [promotion lattice]: all weak
         for other, _ in pairs[1:]:
-            dtype = _JOIN[dtype, other]
+            dtype = _join(dtype, other, pairs)
         return canonicalize(dtype), dtype != _BOOL
     node = _lattice_node(dtype, weak)
     for other, other_weak in pairs[1:]:
-        node = _JOIN[node, _lattice_node(other, other_weak)]
+        node = _join(node, _lattice_node(other, other_weak), pairs)
     if isinstance(node, str):            # a weak node: that kind's default, weakly typed
         return canonicalize(_WEAK_DEFAULT[node]), True
     return canonicalize(node), False
@@ -404,6 +460,18 @@ def promote_types(a: Any, b: Any) -> np.dtype:
 
 
 # --- predicates and info ---------------------------------------------------------------------
+
+def kind(dtype: Any) -> str:
+    """NumPy's kind letter of ``dtype``, with 'f' for bfloat16 and the narrow floats and
+    'i'/'u' for the narrow integers (NumPy says 'V'). See Note [narrow dtypes]."""
+    return dtype_kind(dtype)
+
+
+def supports_inf(dtype: Any) -> bool:
+    """Whether ``dtype`` has infinities (inexact types but the finite float8s/float4)."""
+    d = np.dtype(dtype)
+    return is_inexact(d) and d not in FINITE_FLOATS
+
 
 def is_float(dtype: Any) -> bool:
     return np.dtype(dtype) in _FLOATS
@@ -438,11 +506,11 @@ def finfo(dtype: Any) -> Any:
     return ml_dtypes.finfo(d)
 
 
-def iinfo(dtype: Any) -> np.iinfo:
+def iinfo(dtype: Any) -> Any:
     d = np.dtype(dtype)
     if not is_int(d):
         raise TypeError(f"iinfo needs an integer dtype, got {d}")
-    return np.iinfo(d)
+    return ml_dtypes.iinfo(d) if d in NARROW_INTS else np.iinfo(d)
 
 
 # The abstract NumPy scalar types and the supported dtypes under each; NumPy itself does

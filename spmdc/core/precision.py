@@ -273,7 +273,7 @@ def preferred_operands(op: str, x: Any, y: Any, preferred_element_type: Any) -> 
     if preferred_element_type is None:
         return _higher_precision_operands(op, x, y)
     want = dtypes.canonicalize(preferred_element_type)
-    have = dtypes.promote_types(x.dtype, y.dtype)
+    have = _higher_precision_dtype(op, x.dtype, y.dtype)
     if dtypes.is_inexact(have) and not dtypes.is_inexact(want):
         return _higher_precision_operands(op, x, y)
     if not dtypes.is_inexact(have) and not dtypes.is_inexact(want) \
@@ -293,7 +293,7 @@ def _precision_rank(dtype: Any) -> tuple[bool, int, int, int, bool]:
     info = dtypes.finfo(d) if floating else None
     bits = info.bits if info is not None else 1 if d == np.bool_ else d.itemsize * 8
     return (d.kind == "c", info.maxexp if info is not None else -1,
-            info.nmant if info is not None else -1, bits, d.kind != "u")
+            info.nmant if info is not None else -1, bits, dtypes.kind(d) != "u")
 
 
 def _higher_precision_operands(op: str, x: Any, y: Any) -> tuple[Any, Any]:
@@ -302,12 +302,21 @@ def _higher_precision_operands(op: str, x: Any, y: Any) -> tuple[Any, Any]:
     rank are JAX's TypeError."""
     if x.dtype == y.dtype:
         return x, y
-    rx, ry = _precision_rank(x.dtype), _precision_rank(y.dtype)
-    if rx == ry:
-        raise TypeError(f"{op} argument type error: {x.dtype}, {y.dtype}; convert one "
-                        "operand to the other's dtype")
-    want = x.dtype if rx > ry else y.dtype
+    want = _higher_precision_dtype(op, x.dtype, y.dtype)
     return x.astype(want), y.astype(want)
+
+
+def _higher_precision_dtype(op: str, a: np.dtype, b: np.dtype) -> np.dtype:
+    """The dtype a product of ``a`` by ``b`` computes in (``_precision_rank``; float8s of
+    two formats meet in the wider-ranged one, as in JAX); equal ranks of two dtypes are
+    JAX's TypeError."""
+    if a == b:
+        return a
+    ra, rb = _precision_rank(a), _precision_rank(b)
+    if ra == rb:
+        raise TypeError(f"{op} argument type error: {a}, {b}; convert one operand to the "
+                        "other's dtype")
+    return a if ra > rb else b
 
 
 def preferred_result(out: Any, preferred_element_type: Any) -> Any:

@@ -51,15 +51,6 @@ functions of this namespace, so they are installed here, last.
 """
 import sys as _sys
 
-# The float8 scalar types, as names (Flax's fp8 layers name them as class defaults);
-# spmdc's arrays do not take these dtypes: asarray(x, float8_e4m3fn) is a TypeError.
-from ml_dtypes import (  # noqa: F401
-    float8_e4m3fn,
-    float8_e4m3fnuz,
-    float8_e5m2,
-    float8_e5m2fnuz,
-)
-
 from ..core.tracing import Tracer as _Tracer
 from ..runtime.array import Array as _Array
 from .array_creation import (  # noqa: F401
@@ -333,6 +324,23 @@ from .reductions import (  # noqa: F401
     std,
     sum,
     var,
+)
+
+# The narrow types (Note [narrow dtypes] in core/dtypes.py); See Note [jnp scalar types].
+from .scalar_types import (  # noqa: F401
+    float4_e2m1fn,
+    float8_e3m4,
+    float8_e4m3,
+    float8_e4m3b11fnuz,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
+    int2,
+    int4,
+    uint2,
+    uint4,
 )
 from .searching import (  # noqa: F401
     argwhere,

@@ -31,8 +31,12 @@ def copy(a: Any, order: Any = None) -> Any:
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:
-    """The dtype both promote to, by JAX's promotion table."""
-    return result_type(np.empty((), np.dtype(a)), np.empty((), np.dtype(b)))
+    """The dtype both promote to, by JAX's promotion table; the Python types ``int``,
+    ``float`` and ``complex`` are weak, as in JAX (float16 with float is float16)."""
+    def operand(t: Any) -> Any:
+        return t if t in (builtins.int, builtins.float, builtins.complex) \
+            else np.empty((), np.dtype(t))
+    return result_type(operand(a), operand(b))
 
 
 def can_cast(from_: Any, to: Any, casting: str = "safe") -> builtins.bool:

@@ -206,9 +206,13 @@ def _einsum_call(subscripts: Any, operands: tuple[Any, ...], out: Any, optimize:
         raise TypeError(f"einsum: _dot_general must be a function with lax.dot_general's "
                         f"signature, got {_dot_general!r}")
     precision = check_precision("einsum", precision)
-    dot = _pairwise_product(_dot_general, precision, preferred_element_type)
     subscripts, operands = interleaved(subscripts, operands)
     operands = [asarray(x) for x in operands]
+    # A caller's _dot_general is told the result type, the operands' promoted one when
+    # none is asked for (as JAX: Flax's fp8 einsum quantizes the cotangent from it).
+    dot = _pairwise_product(_dot_general, precision, preferred_element_type
+                            if preferred_element_type is not None or _dot_general is None
+                            else dtypes.result_type(*operands)[0])
     if preferred_element_type is not None:
         operands = [x.astype(dtypes.canonicalize(preferred_element_type)) for x in operands]
     specs, out_spec = _parse(subscripts, [x.shape for x in operands])

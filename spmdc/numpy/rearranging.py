@@ -8,9 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core import dtypes
+from .. import lax
 from .core import _static_int, asarray
-from .indexing import take
 from .shape_ops import _axis, flip, reshape, swapaxes
 
 
@@ -49,15 +48,21 @@ def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
 
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     """Elements shifted by ``shift`` along ``axis`` (the flattened array if None),
-    wrapping around; ``shift`` may be traced."""
+    wrapping around; ``shift`` may be traced. A known shift is two slices joined, a traced
+    one a dynamic slice of the axis repeated twice (as JAX): no index array."""
     a = asarray(a)
     if axis is None:
         return reshape(roll(reshape(a, (-1,)), shift, 0), a.shape)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    shifts = asarray(shift)
-    if shifts.ndim > 1:
-        raise ValueError("roll: shift must be a scalar or a 1-d sequence")
-    shifts = [shifts] if shifts.ndim == 0 else [shifts[i] for i in range(shifts.shape[0])]
+    static = _static_shifts(shift)
+    shifts: list[Any]
+    if static is not None:
+        shifts = list(static)
+    else:
+        traced = asarray(shift)
+        if traced.ndim > 1:
+            raise ValueError("roll: shift must be a scalar or a 1-d sequence")
+        shifts = [traced] if traced.ndim == 0 else [traced[i] for i in range(traced.shape[0])]
     if len(shifts) == 1 and len(axes) > 1:
         shifts = shifts * len(axes)
     if len(axes) == 1 and len(shifts) > 1:
@@ -69,7 +74,24 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
         n = a.shape[ax]
         if n == 0:
             continue
-        int_type = dtypes.default_int()
-        positions = (asarray(np.arange(n, dtype=int_type)) - asarray(s).astype(int_type)) % n
-        a = take(a, positions, axis=ax)
+        if static is not None:
+            i = (-s) % n
+            a = lax.concatenate([lax.slice_in_dim(a, i, n, axis=ax),
+                                 lax.slice_in_dim(a, 0, i, axis=ax)], ax)
+        else:
+            s = asarray(s).astype(np.int32) % np.int32(n)
+            a = lax.dynamic_slice_in_dim(lax.concatenate([a, a], ax), np.int32(n) - s, n,
+                                         axis=ax)
     return a
+
+
+def _static_shifts(shift: Any) -> tuple[int, ...] | None:
+    """The shifts as Python ints when they are known without tracing, else None."""
+    if isinstance(shift, (int, np.integer)):
+        return (int(shift),)
+    if isinstance(shift, (tuple, list)) and all(isinstance(s, (int, np.integer))
+                                                for s in shift):
+        return tuple(int(s) for s in shift)
+    if isinstance(shift, np.ndarray) and shift.dtype.kind in "iu" and shift.ndim <= 1:
+        return tuple(int(s) for s in shift.reshape(-1))
+    return None

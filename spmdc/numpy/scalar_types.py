@@ -21,7 +21,10 @@ import ml_dtypes
 import numpy as np
 
 __all__ = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-           "float16", "float32", "float64", "bfloat16", "complex64", "complex128"]
+           "float16", "float32", "float64", "bfloat16", "complex64", "complex128",
+           "int2", "int4", "uint2", "uint4", "float4_e2m1fn", "float8_e3m4", "float8_e4m3",
+           "float8_e8m0fnu", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
+           "float8_e5m2", "float8_e5m2fnuz"]
 
 
 class _ScalarMeta(type):
@@ -64,3 +67,13 @@ uint8, uint16, uint32, uint64 = map(_scalar_type, (np.uint8, np.uint16, np.uint3
 float16, float32, float64 = map(_scalar_type, (np.float16, np.float32, np.float64))
 bfloat16 = _scalar_type(ml_dtypes.bfloat16)
 complex64, complex128 = map(_scalar_type, (np.complex64, np.complex128))
+# The narrow types (Note [narrow dtypes] in core/dtypes.py).
+int2, int4, uint2, uint4 = map(_scalar_type, (ml_dtypes.int2, ml_dtypes.int4, ml_dtypes.uint2,
+                                              ml_dtypes.uint4))
+float4_e2m1fn = _scalar_type(ml_dtypes.float4_e2m1fn)
+float8_e3m4, float8_e4m3, float8_e8m0fnu, float8_e4m3b11fnuz = map(_scalar_type, (
+    ml_dtypes.float8_e3m4, ml_dtypes.float8_e4m3, ml_dtypes.float8_e8m0fnu,
+    ml_dtypes.float8_e4m3b11fnuz))
+float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz = map(_scalar_type, (
+    ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2,
+    ml_dtypes.float8_e5m2fnuz))

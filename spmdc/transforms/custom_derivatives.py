@@ -109,12 +109,22 @@ def custom_vjp_primal_tree_values(tree: Any) -> Any:
 
 def _positional(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
                 what: str) -> tuple[Any, ...]:
-    """Keyword arguments resolved to positions, as JAX does for custom functions."""
-    if not kwargs:
-        return args
+    """Keyword arguments resolved to positions, and the defaults of parameters not passed
+    filled in (so ``nondiff_argnums`` may name a defaulted one), as JAX does for custom
+    functions; a ``functools.partial``'s signature is opaque, as in JAX."""
+    if isinstance(fun, functools.partial):
+        return _positional(lambda *a, **k: None, args, kwargs, what)
     try:
-        bound = inspect.signature(fun).bind(*args, **kwargs)
+        signature = inspect.signature(fun)
     except (TypeError, ValueError) as e:
+        if not kwargs:                   # no signature to read (a builtin): as passed
+            return args
+        raise TypeError(f"{what}: cannot bind the arguments of {_name(fun)}: {e}") from None
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        if not kwargs:                   # the call itself reports the mismatch
+            return args
         raise TypeError(f"{what}: cannot bind the arguments of {_name(fun)}: {e}") from None
     bound.apply_defaults()
     return tuple(bound.args) + tuple(bound.kwargs.values())

@@ -31,3 +31,11 @@ def test_copy_has_new_buffers():
     np.testing.assert_array_equal(np.asarray(x), [0.0, 1.0, 2.0])
     np.testing.assert_array_equal(np.asarray(m), [0.0, 1.0, 2.0])
     assert str(spmdc.typeof(jnp.copy(jnp.asarray(2.0)))) == "~float32[]"
+
+
+def test_promote_types_takes_python_types_as_weak():
+    # JAX 0.10.2: float16 with float is float16, float8 with float is float8, int8 with int
+    # is int8 (Python's types are weak, as their values are).
+    assert jnp.promote_types(jnp.float16, float) == np.float16
+    assert jnp.promote_types(jnp.float8_e4m3fn, float) == jnp.float8_e4m3fn
+    assert jnp.promote_types(int, jnp.int8) == np.int8

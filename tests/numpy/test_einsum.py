@@ -122,6 +122,9 @@ def test_a_library_dot_general_does_every_pairwise_contraction():
     got = jnp.einsum("ij,jk,kl->il", a, b, c, _dot_general=doubled_dot)
     np.testing.assert_allclose(np.asarray(got), 4 * (a @ b @ c), rtol=1e-5)
     assert len(calls) == 2 and all(call[3] is None for call in calls)
+    # JAX passes the operands' promoted type when none is asked for (Flax's fp8 einsum
+    # quantizes its cotangent to it).
+    assert all(call[4] == np.float32 for call in calls)
     jitted = jax.jit(lambda x, y: jnp.einsum("bij,bjk->bik", x, y, _dot_general=doubled_dot,
                                              preferred_element_type=jnp.float32))
     x = rng.standard_normal((2, 3, 4)).astype(np.float32)

@@ -54,6 +54,30 @@ def test_roll():
     np.testing.assert_array_equal(got, np.stack([np.roll(V, s) for s in range(3)]))
 
 
+def test_roll_is_slices_and_a_traced_shift_a_dynamic_slice():
+    # As JAX: a known shift is two slices joined, so no index array is built into the
+    # program (a custom_vjp rule that rolls a 1024-long history closed over one).
+    text = str(spmdc.make_jaxpr(lambda x: jnp.roll(x, -1, 0))(np.zeros(1024, np.float32)))
+    assert "slice" in text and "concatenate" in text and "gather" not in text
+
+    @spmdc.custom_vjp
+    def f(x, h):
+        return x * 1.0
+
+    def f_fwd(x, h):
+        return x * 1.0, jnp.roll(h, -1, axis=0).at[0].set(jnp.max(x))
+
+    f.defvjp(f_fwd, lambda res, g: (g, res))
+    h = np.arange(1024, dtype=np.float32)
+    grads = spmdc.jit(spmdc.grad(lambda x, h: jnp.sum(f(x, h)), argnums=(0, 1)))(
+        np.array([3.0, -1.0], np.float32), h)
+    np.testing.assert_array_equal(np.asarray(grads[1]), np.concatenate([[3.0], h[2:], [0.0]]))
+    roll = spmdc.jit(jnp.roll, static_argnums=2)
+    for shift in (-5, 3, 13):
+        np.testing.assert_array_equal(np.asarray(roll(B, np.int32(shift), 1)),
+                                      np.roll(B, shift, 1))
+
+
 A = np.arange(12.0, dtype=np.float32).reshape(3, 4)
 
 

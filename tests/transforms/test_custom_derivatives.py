@@ -357,3 +357,20 @@ def test_custom_vjp_nondiff_array_of_an_eager_grad_reaches_the_rules():
     np.testing.assert_allclose(float(got), 1.0806046, rtol=1e-6)
     got = spmdc.grad(lambda x, y: f(x, y) * x)(jnp.float32(1.0), jnp.array([2.0])[0])
     np.testing.assert_allclose(float(got), 1.0806046 + np.sin(1.0) * 2.0, rtol=1e-6)
+
+
+def test_nondiff_argnums_may_name_a_parameter_left_at_its_default():
+    # As JAX (resolve_kwargs applies the defaults): Flax's fp8 dot_general_with_precision
+    # is custom_jvp(nondiff_argnums=(2, 3, 4)) and is called with three arguments.
+    @partial(spmdc.custom_jvp, nondiff_argnums=(1, 2))
+    def scaled(x, scale=2.0, shift=None):
+        return x * scale
+
+    @scaled.defjvp
+    def scaled_jvp(scale, shift, primals, tangents):
+        assert shift is None
+        return scaled(primals[0], scale), tangents[0] * scale * 10.0
+
+    assert float(scaled(3.0)) == 6.0
+    assert float(spmdc.grad(scaled)(3.0)) == 20.0
+    assert float(spmdc.jit(spmdc.grad(lambda x: scaled(x, 3.0)))(1.0)) == 30.0

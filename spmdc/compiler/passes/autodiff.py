@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..builder import Builder, lit
-from ..ir import Atom, Eqn, Func, Lit, TensorType, Var
+from ..ir import Atom, Eqn, Func, Lit, TensorType, Var, dtype_kind
 from .cleanup import without_debug_effects
 
 __all__ = ["vjp_rules", "nondifferentiable", "activity_rules", "active_outputs", "vjp_func",
@@ -109,7 +109,7 @@ global program; primitives/shard_map.py)."""
 
 
 def is_float(t: TensorType) -> bool:
-    return t.dtype.kind in "fc" or t.dtype.name == "bfloat16"
+    return dtype_kind(t.dtype) in "fc"
 
 
 def zeros(b: Builder, t: TensorType) -> Atom:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..builder import Builder, lit
-from ..ir import Atom, Eqn, Func, TensorType, Var
+from ..ir import Atom, Eqn, Func, TensorType, Var, dtype_kind
 from ..primitives.checks import CheckSite, check_p
 from ..primitives.core import registry
 from .autodiff import zeros
@@ -233,7 +233,7 @@ class _Discharge:
 
 
 def _is_float(t: TensorType) -> bool:
-    return t.dtype.kind in "fc" or t.dtype.name == "bfloat16"
+    return dtype_kind(t.dtype) in "fc"
 
 
 def _any(b: Builder, x: Atom) -> Atom:

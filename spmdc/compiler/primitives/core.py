@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import ShapeError
-from ..ir import TensorType, dtype_name
+from ..ir import TensorType, dtype_kind, dtype_name
 
 __all__ = ["Primitive", "registry", "bind_params_rules", "library_primitives", "declare",
            "same_dtype", "same_shape_or_scalar", "set_binder"]
@@ -135,7 +135,7 @@ def same_shape_or_scalar(name: str, *types: TensorType) -> tuple[int, ...]:
 # --- declaration builders for the common families ------------------------------------------
 
 def _check_kind(name: str, t: TensorType, kinds: str) -> None:
-    if t.dtype.kind not in kinds and not (t.dtype.name == "bfloat16" and "f" in kinds):
+    if dtype_kind(t.dtype) not in kinds:
         raise ShapeError(f"{name} does not accept dtype {dtype_name(t.dtype)}")
 
 

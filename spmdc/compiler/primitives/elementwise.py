@@ -41,7 +41,7 @@ import math
 import numpy as np
 
 from ..builder import lit
-from ..ir import TensorType
+from ..ir import TensorType, dtype_kind
 from ..passes.autodiff import (
     activity_rules,
     is_float,
@@ -307,7 +307,7 @@ jvp_rules[sign_p] = diagonal_jvp(sign_p)
 
 def _sign_lowering(ctx, eqn, x):
     t = eqn.outputs[0].type
-    if t.dtype.kind == "u":             # StableHLO's sign takes no unsigned type
+    if dtype_kind(t.dtype) == "u":      # StableHLO's sign takes no unsigned type
         return hlo.MinOp(x, ctx.constant(1, t)).result
     return hlo.SignOp(x).result
 
@@ -564,7 +564,7 @@ def _convert_rule(x: TensorType, *, new_dtype: np.dtype) -> TensorType:
 def _convert_impl(x: np.ndarray, *, new_dtype: np.dtype) -> np.ndarray:
     # See Note [float to integer conversion].
     new_dtype = np.dtype(new_dtype)
-    if not (_is_real_float(x.dtype) and new_dtype.kind in "iu"):
+    if not (_is_real_float(x.dtype) and dtype_kind(new_dtype) in "iu"):
         return x.astype(new_dtype)
     info = np.iinfo(new_dtype)
     high, low = x >= info.max, x <= info.min         # the bounds round to x's precision
@@ -573,7 +573,7 @@ def _convert_impl(x: np.ndarray, *, new_dtype: np.dtype) -> np.ndarray:
 
 
 def _is_real_float(dtype: np.dtype) -> bool:
-    return dtype.kind == "f" or dtype.name == "bfloat16"
+    return dtype_kind(dtype) == "f"
 
 
 def _convert_jvp(b, primals, tangents, *, new_dtype):

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..builder import lit
-from ..ir import TensorType
+from ..ir import TensorType, dtype_kind
 from ..passes.autodiff import vjp_rules, zeros
 from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.vmap import batch_rules, batch_to_front, move_axis
@@ -498,7 +498,7 @@ def _upper_bounds(ctx: LoweringContext, indices_type: TensorType, operand_shape,
 
 
 def _compare(x: ir.Value, y: ir.Value, direction: str, dtype: np.dtype) -> ir.Value:
-    kind = "UNSIGNED" if dtype.kind == "u" else "SIGNED"
+    kind = "UNSIGNED" if dtype_kind(dtype) == "u" else "SIGNED"
     return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get(direction),
                          compare_type=hlo.ComparisonTypeAttr.get(kind)).result
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..builder import lit
-from ..ir import TensorType
+from ..ir import TensorType, dtype_kind
 from ..passes.autodiff import nondifferentiable, unbroadcast, vjp_rules
 from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.vmap import batch_rules, broadcast_batch
@@ -110,8 +110,8 @@ def _compare_lowering(direction: str):
     def rule(ctx, eqn, x, y):
         t = eqn.inputs[0].type
         # FLOAT is IEEE comparison (NaN unordered: only ne holds), as in NumPy.
-        kind = ("FLOAT" if t.dtype.kind not in "biu" else
-                "SIGNED" if t.dtype.kind == "i" else "UNSIGNED")
+        kind = ("FLOAT" if dtype_kind(t.dtype) not in "biu" else
+                "SIGNED" if dtype_kind(t.dtype) == "i" else "UNSIGNED")
         x, y = _broadcast_operands(ctx, eqn, [x, y])
         return hlo.CompareOp(x, y, hlo.ComparisonDirectionAttr.get(direction),
                              compare_type=hlo.ComparisonTypeAttr.get(kind)).result

@@ -12,9 +12,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
-from ..ir import TensorType, dtype_name
+from ..ir import FINITE_FLOATS, TensorType, dtype_kind, dtype_name
 from ..passes.autodiff import nondifferentiable, vjp_rules
 from ..passes.forward import jvp_rules, linear_jvp, reduction_jvp
 from ..passes.vmap import batch_rules, move_axis
@@ -44,9 +45,12 @@ def identity_of(kind: str, dtype: np.dtype) -> Any:
         return 0 if kind == "sum" else 1
     if dtype == np.bool_ or kind in ("and", "or"):
         return kind in ("min", "and")
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
+    if dtype_kind(dtype) in "iu":
+        info = ml_dtypes.iinfo(dtype)
         return int(info.min) if kind == "max" else int(info.max)
+    if dtype in FINITE_FLOATS:                 # the finite float8s: their largest finite value
+        finite = float(ml_dtypes.finfo(dtype).max)
+        return -finite if kind == "max" else finite
     return -np.inf if kind == "max" else np.inf
 
 
@@ -213,9 +217,9 @@ def _arg_impl(np_fn):
 def compare_type(dtype: np.dtype) -> str:
     """StableHLO's comparison_type for a dtype."""
     dtype = np.dtype(dtype)
-    if dtype.kind == "f" or dtype.name == "bfloat16":
+    if dtype_kind(dtype) == "f":
         return "FLOAT"
-    return "SIGNED" if dtype.kind == "i" else "UNSIGNED"     # bool compares unsigned
+    return "SIGNED" if dtype_kind(dtype) == "i" else "UNSIGNED"     # bool: unsigned
 
 
 def compare(a: ir.Value, b: ir.Value, direction: str, dtype: np.dtype) -> ir.Value:

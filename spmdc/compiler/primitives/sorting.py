@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir import TensorType
+from ..ir import TensorType, dtype_kind
 from ..passes.autodiff import is_float, vjp_rules
 from ..passes.forward import instantiate, jvp_rules
 from ..passes.vmap import batch_rules, batch_to_front
@@ -56,7 +56,7 @@ def _numpy_keys(key: np.ndarray) -> list[np.ndarray]:
     """``key`` as NumPy sort keys (most significant first) in Note [sort order]'s order."""
     if key.dtype.kind == "c":                   # See Note [complex order]
         return _numpy_keys(key.real) + _numpy_keys(key.imag)
-    if key.dtype.kind == "f" or key.dtype.name == "bfloat16":
+    if dtype_kind(key.dtype) == "f":
         wide = key.astype(np.float64)
         nan = np.isnan(wide)
         return [nan, np.where(nan, 0.0, wide) + 0.0]
@@ -121,7 +121,7 @@ def _sort_jvp(b, primals, tangents, *, dimension, is_stable, num_keys):
 def _lt_eq(x: ir.Value, y: ir.Value, dtype: np.dtype) -> tuple[ir.Value, ir.Value]:
     """``x < y`` and ``x == y`` in Note [sort order]'s total order."""
     lt, eq = compare(x, y, "LT", dtype), compare(x, y, "EQ", dtype)
-    if dtype.kind != "f" and dtype.name != "bfloat16":
+    if dtype_kind(dtype) != "f":
         return lt, eq
     x_nan, y_nan = compare(x, x, "NE", dtype), compare(y, y, "NE", dtype)
     x_num = hlo.NotOp(x_nan).result

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..builder import lit
-from ..ir import TensorType, dtype_name
+from ..ir import TensorType, dtype_kind, dtype_name
 from ..passes.autodiff import nondifferentiable, vjp_rules, zeros
 from ..passes.forward import jvp_rules, linear_jvp
 from ..passes.vmap import batch_rules, batch_to_front, move_axis
@@ -178,7 +178,7 @@ lower_rules[rev_p] = lambda ctx, eqn, x: hlo.ReverseOp(x, _i64s(eqn.params["dime
 
 def _iota_rule(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> TensorType:
     dtype = np.dtype(dtype)
-    if dtype.kind not in "iuf" and dtype.name != "bfloat16":
+    if dtype_kind(dtype) not in "iuf":
         raise ShapeError(f"iota: dtype {dtype_name(dtype)} is not an integer or float type")
     if not 0 <= dimension < len(shape) or any(s < 0 for s in shape):
         raise ShapeError(f"iota: dimension {dimension} is out of range for shape {shape}")
