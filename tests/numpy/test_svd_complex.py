@@ -98,3 +98,10 @@ def test_nuclear_norm_and_its_gradient_as_jax():
     norm, grad = spmdc.jit(spmdc.value_and_grad(lambda x: jnp.linalg.norm(x, "nuc")))(TALL)
     np.testing.assert_allclose(norm, JAX["tall"]["norms"][2], rtol=1e-5)
     np.testing.assert_allclose(grad, _value(JAX["tall"]["grad_nuc"], grad), atol=2e-5)
+
+
+def test_matrix_rank_and_cond_as_jax():
+    rank_one = np.outer(TALL[:, 0], TALL[:, 1].conj())
+    assert int(jnp.linalg.matrix_rank(TALL)) == 2 and int(jnp.linalg.matrix_rank(rank_one)) == 1
+    np.testing.assert_allclose(jnp.linalg.cond(TALL), 3.5988877, rtol=1e-5)
+    np.testing.assert_allclose(jnp.linalg.cond(TALL, -2), 0.27786362, rtol=1e-5)
