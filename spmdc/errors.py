@@ -147,9 +147,9 @@ class UnexpectedTracerError(JAXTypeError):
 class KeyReuseError(JAXTypeError):
     """A PRNG key used twice where reuse is checked.
 
-    Split the key (``random.split``) and use each piece once. JAX's ``KeyReuseError``
-    (JAX checks only under ``jax_debug_key_reuse``; spmdc has no such check and defines
-    the class so that programs catching it run)."""
+    Split the key (``random.split``) and use each piece once. JAX's ``KeyReuseError``,
+    raised only under ``jax_debug_key_reuse`` (``jax.debug_key_reuse(True)``): Note
+    [key reuse] in spmdc/random/key_reuse.py."""
 
 
 class JaxprTypeError(TypeError):

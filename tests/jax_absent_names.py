@@ -33,8 +33,6 @@ GC_GUARD = ("jaxlib's guard on its C++ arrays reclaimed by Python's cycle collec
             "Array is a Python object over PJRT buffers, which the guard does not see")
 SHARDING_TYPES = ("an option of JAX's sharding in types; spmdc's types carry no sharding "
                   "(Note [the sharding of an abstract value] in core/abstract.py)")
-KEY_REUSE = ("JAX's key-reuse checker (each typed key's uses tracked through programs): "
-             "spmdc has none, so the option is left out rather than accepted and ignored")
 JAX2TF = "an option of jax2tf (export to TensorFlow), which spmdc does not have"
 THREAD_GUARD = ("jaxlib's guard that multi-process operations come from one thread: spmdc's "
                 "distributed runtime does not install it")
@@ -123,7 +121,7 @@ LABELS = {
     TODO: "todo", NARROW: "narrow dtypes", HOST: "host I/O", ACCURACY: "accuracy=",
     TOKENS: "tokens", RAGGED: "ragged", RNG_BITS: "XLA rng", VMA_CAST: "vma casts",
     VMA_TYPE: "vma types", PREEMPTION: "preemption", REF_GRADS: "ref gradients",
-    GC_GUARD: "GC guard", SHARDING_TYPES: "sharding in types", KEY_REUSE: "key reuse",
+    GC_GUARD: "GC guard", SHARDING_TYPES: "sharding in types",
     JAX2TF: "jax2tf", THREAD_GUARD: "thread guard", REF_SLICES: "ref slices",
     EXTENDED_DTYPES: "extended dtypes", LAYOUT_INSIDE: "layouts inside",
     FRONTEND_ATTRIBUTES: "frontend attributes", P2P: "send/recv", SCALED: "scaled dot",
@@ -193,7 +191,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(GC_GUARD, "array_garbage_collection_guard"),
         **_because(VMA_TYPE, "auto_pcast"),
         **_because(SHARDING_TYPES, "remove_size_one_mesh_axis_from_type"),
-        **_because(KEY_REUSE, "debug_key_reuse"),
         **_because(JAX2TF, "jax2tf_associative_scan_reductions"),
         **_because(THREAD_GUARD, "thread_guard"),
         **_because(REF_SLICES, "ds"),

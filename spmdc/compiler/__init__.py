@@ -24,6 +24,7 @@ from .primitives import (  # noqa: F401  (registration)
     linalg_decomp,  # noqa: F401  (registration)
     linalg_eig,  # noqa: F401  (registration)
     linalg_lapack,  # noqa: F401  (registration)
+    linalg_svd_complex,  # noqa: F401  (registration: complex svd derivatives)
     misc,  # noqa: F401  (registration)
     reductions,
     remat,  # noqa: F401  (registration)

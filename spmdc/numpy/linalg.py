@@ -232,7 +232,7 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False,  # noqa: N
         if rtol is not None:
             raise ValueError("matrix_rank: only one of tol or rtol may be specified.")
         rtol = tol
-    (M,) = _inexact("matrix_rank", M)
+    (M,) = _inexact("matrix_rank", M, complex_ok=not hermitian)
     if M.ndim < 2:
         return _any(M != 0).astype(np.int32)
     s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
@@ -245,7 +245,7 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False,  # noqa: N
 
 @library_jit(static_argnames=("p",))
 def cond(x: Any, p: Any = None) -> Any:
-    (x,) = _inexact("cond", x)
+    (x,) = _inexact("cond", x, complex_ok=p in (None, 2, -2))     # SVD-based orders
     if x.ndim < 2:
         raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got {x.shape}")
     if 0 in x.shape[-2:]:

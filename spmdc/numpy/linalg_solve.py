@@ -49,10 +49,13 @@ class SlogdetResult(NamedTuple):
 
 # --- shared pieces (also used by spmdc.scipy.linalg) --------------------------------------------
 
-def inexact(op: str, *xs: Any) -> list[Any]:
-    """The operands as arrays of one float dtype (integers become the default float)."""
+def inexact(op: str, *xs: Any, complex_ok: bool = False) -> list[Any]:
+    """The operands as arrays of one float dtype (integers become the default float);
+    ``complex_ok``: complex64/complex128 operands stay complex (the op has kernels)."""
     xs = [asarray(x) for x in xs]
     dtype, _ = dtypes.result_type(*xs)
+    if dtypes.is_complex(dtype) and complex_ok:
+        return [x.astype(dtype) if x.dtype != dtype else x for x in xs]
     if dtypes.is_complex(dtype):
         raise TypeError(f"{op}: complex matrices are not supported by spmdc's linear "
                         "algebra yet; use real float32 or float64 matrices")
@@ -154,7 +157,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
                               "subset_by_index"))
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
         subset_by_index: Any = None) -> Any:
-    (a,) = inexact("svd", a)
+    (a,) = inexact("svd", a, complex_ok=not hermitian)
     if a.ndim < 2:
         raise ValueError(f"svd: the argument must have shape [..., m, n], got {a.shape}")
     if subset_by_index is not None and tuple(subset_by_index) != (0, builtins.min(a.shape[-2:])):
@@ -292,7 +295,7 @@ def det(a: Any) -> Any:
 def pinv(a: Any, rtol: Any = None, hermitian: bool = False) -> Any:
     """The Moore-Penrose pseudo-inverse through the SVD (cut-off ``rtol`` times the
     largest singular value; default ``10 * max(m, n) * eps``)."""
-    (a,) = inexact("pinv", a)
+    (a,) = inexact("pinv", a, complex_ok=not hermitian)
     if a.ndim < 2:
         raise ValueError(f"pinv: the argument must have shape [..., m, n], got {a.shape}")
     m, n = a.shape[-2:]
@@ -303,4 +306,6 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False) -> Any:
     u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
     cutoff = expand_dims(asarray(rtol).astype(s.dtype), -1) * s[..., 0:1]
     s = where(s > cutoff, s, np.inf).astype(u.dtype)
+    if dtypes.is_complex(u.dtype):                       # V S^-1 U^H
+        u, vh = u.conj(), vh.conj()
     return matmul(mT(vh), mT(u) / expand_dims(s, -1))

@@ -148,6 +148,7 @@ def fold_in(key: Any, data: Any) -> Any:
 
 
 def clone(key: Any) -> Any:
-    """The same key (spmdc keys are values; there is nothing to copy)."""
-    check_key("clone", key, allow_batched=True)
-    return key
+    """A new key array with the same keys, unconsumed for the key-reuse checker (Note
+    [key reuse] in random/key_reuse.py); a raw key is returned as it is."""
+    data, typed = check_key("clone", key, allow_batched=True)
+    return PRNGKeyArray._wrap(data) if typed else key

@@ -22,6 +22,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from .. import numpy as jnp
 from ..numpy.core import extended_array_rules
+from . import key_reuse
 from .keys import KEY_DTYPE, PRNGKeyArray
 
 
@@ -36,14 +37,18 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(_axis(a, ndim) for a in axes)
 
 
-def _keys(name: str, xs: Sequence[Any]) -> list[Any]:
-    """The data of ``xs``, which must all be key arrays."""
+def _keys(name: str, xs: Sequence[Any], consume: bool = False) -> list[Any]:
+    """The data of ``xs``, which must all be key arrays; ``consume``: the operation
+    consumes them, as JAX's ``concatenate`` of keys does (Note [key reuse] in
+    random/key_reuse.py)."""
     for x in xs:
         if not isinstance(x, PRNGKeyArray):
             raise TypeError(f"{name} does not accept dtypes {KEY_DTYPE}, "
                             f"{getattr(x, 'dtype', type(x).__name__)}: every operand must "
                             "be a key array (random.wrap_key_data makes keys from uint32 "
                             "data)")
+    if consume and len(xs) > 1 and key_reuse.checking():
+        key_reuse.consume_all(name, list(xs))
     return [x._base for x in xs]
 
 
@@ -55,7 +60,7 @@ def _reshape(x: PRNGKeyArray, shape: Any, order: str = "C") -> PRNGKeyArray:
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     if order == "F":
         return _transpose(_reshape(_transpose(x), tuple(reversed(shape))))
-    return _wrap(jnp.reshape(x._base, (*shape, 2), order=order))
+    return x._forward(jnp.reshape(x._base, (*shape, 2), order=order))
 
 
 def _ravel(x: PRNGKeyArray, order: str = "C") -> PRNGKeyArray:
@@ -77,13 +82,13 @@ def _swapaxes(x: PRNGKeyArray, axis1: Any, axis2: Any) -> PRNGKeyArray:
 
 def _expand_dims(x: PRNGKeyArray, axis: Any) -> PRNGKeyArray:
     count = 1 if isinstance(axis, (int, np.integer)) else len(tuple(axis))
-    return _wrap(jnp.expand_dims(x._base, _axes(axis, x.ndim + count)))
+    return x._forward(jnp.expand_dims(x._base, _axes(axis, x.ndim + count)))
 
 
 def _squeeze(x: PRNGKeyArray, axis: Any = None) -> PRNGKeyArray:
     axes = tuple(i for i, d in enumerate(x.shape) if d == 1) if axis is None \
         else _axes(axis, x.ndim)
-    return _wrap(jnp.squeeze(x._base, axes))
+    return x._forward(jnp.squeeze(x._base, axes))
 
 
 def _flip(x: PRNGKeyArray, axis: Any = None) -> PRNGKeyArray:
@@ -91,7 +96,7 @@ def _flip(x: PRNGKeyArray, axis: Any = None) -> PRNGKeyArray:
 
 
 def _concatenate(arrays: Sequence[Any], axis: Any = 0) -> PRNGKeyArray:
-    data = _keys("concatenate", arrays)
+    data = _keys("concatenate", arrays, consume=axis is not None)
     if axis is None:
         return _concatenate([_ravel(a) for a in arrays], 0)
     ndim = data[0].ndim - 1
@@ -102,7 +107,7 @@ def _concatenate(arrays: Sequence[Any], axis: Any = 0) -> PRNGKeyArray:
 
 
 def _stack(arrays: Sequence[Any], axis: Any = 0) -> PRNGKeyArray:
-    data = _keys("stack", arrays)
+    data = _keys("stack", arrays, consume=True)
     return _wrap(jnp.stack(data, _axis(axis, data[0].ndim)))
 
 

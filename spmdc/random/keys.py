@@ -35,7 +35,7 @@ from ..core.tracing import Tracer
 from ..dtypes import ExtendedDType, prng_key
 from ..numpy.core import extended_array_rules
 from ..runtime.array import register_array_type
-from . import threefry
+from . import key_reuse, threefry
 
 IMPL_NAME = "threefry2x32"
 
@@ -95,19 +95,37 @@ class _KeyUpdate:
 
 
 class PRNGKeyArray:
-    """An array of typed threefry keys. See Note [typed keys]."""
-    __slots__ = ("_base",)
+    """An array of typed threefry keys. See Note [typed keys]; ``_cell`` records what of
+    it has been consumed (None: nothing), See Note [key reuse] in random/key_reuse.py."""
+    __slots__ = ("_base", "_cell")
 
     def __init__(self, data: Any):
         data = jnp.asarray(data)
         _check_data("wrap_key_data", data)
         self._base = data
+        self._cell = None
 
     @classmethod
-    def _wrap(cls, data: Any) -> PRNGKeyArray:
+    def _wrap(cls, data: Any, cell: key_reuse.ConsumptionCell | None = None
+              ) -> PRNGKeyArray:
         obj = object.__new__(cls)      # no checks: pytree unflattening passes any leaf
         obj._base = data
+        obj._cell = cell
         return obj
+
+    def _forward(self, data: Any) -> PRNGKeyArray:
+        """Keys ``data`` made from these by an operation JAX forwards (a reshape, a copy):
+        they share the consumption while the key-reuse checker is on."""
+        if not key_reuse.checking():
+            return PRNGKeyArray._wrap(data)
+        self._cell, cell = key_reuse.forward(self._base, self._cell)
+        return PRNGKeyArray._wrap(data, cell)
+
+    @property
+    def _consumed(self) -> Any:
+        """JAX's flag: whether (which of) these keys were consumed by the key-reuse
+        checker (``jax.debug_key_reuse``)."""
+        return key_reuse.consumed(self._cell)
 
     shape = property(lambda self: tuple(self._base.shape[:-1]))
     ndim = property(lambda self: len(self._base.shape) - 1)
@@ -123,12 +141,18 @@ class PRNGKeyArray:
     def __iter__(self) -> Any:
         if not self.shape:
             raise TypeError("iteration over a single key (a 0-d key array)")
-        return (self[i] for i in range(self.shape[0]))
+        # JAX's eager iteration consumes nothing; traced, it slices (Note [key reuse])
+        if isinstance(self._base, Tracer):
+            return (self[i] for i in range(self.shape[0]))
+        return (PRNGKeyArray._wrap(self._base[i]) for i in range(self.shape[0]))
 
     def __getitem__(self, index: Any) -> PRNGKeyArray:
-        if index is Ellipsis or index == ():
+        if index is Ellipsis or (isinstance(index, tuple) and index == ()):
             return self                                   # as JAX: x[...] is x
-        return PRNGKeyArray._wrap(self._base[self._data_index(index)])
+        out = PRNGKeyArray._wrap(self._base[self._data_index(index)])
+        if key_reuse.checking():
+            self._cell = key_reuse.use_slice(self._base, self._cell, self.shape, index)
+        return out
 
     def _data_index(self, index: Any) -> tuple[Any, ...]:
         """The index into the key data that selects what ``index`` selects of the keys
@@ -150,10 +174,10 @@ class PRNGKeyArray:
     def reshape(self, *shape: Any) -> PRNGKeyArray:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return PRNGKeyArray._wrap(jnp.reshape(self._base, (*shape, 2)))
+        return self._forward(jnp.reshape(self._base, (*shape, 2)))
 
     def copy(self) -> PRNGKeyArray:
-        return PRNGKeyArray._wrap(jnp.array(self._base, copy=True))
+        return self._forward(jnp.array(self._base, copy=True))
 
     def ravel(self) -> PRNGKeyArray:
         return self.reshape(-1)
@@ -219,6 +243,8 @@ def check_key(name: str, key: Any, *, allow_batched: bool = False) -> tuple[Any,
         shape = tuple(data.shape[:-1])
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
                          f"{shape} != (). Use jax.vmap for batching.")
+    if typed and key_reuse.checking() and name not in key_reuse.NOT_CONSUMING:
+        key._cell = key_reuse.consume(name, data, key._cell)      # See Note [key reuse]
     return data, typed
 
 
@@ -258,7 +284,7 @@ def _both_keys(name: str, a: Any, b: Any) -> tuple[Any, Any]:
 
 def _key_broadcast_to(key: PRNGKeyArray, shape: Any) -> PRNGKeyArray:
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    return PRNGKeyArray._wrap(jnp.broadcast_to(key._base, (*shape, 2)))
+    return key._forward(jnp.broadcast_to(key._base, (*shape, 2)))
 
 
 def _key_array_equal(a: Any, b: Any) -> Any:

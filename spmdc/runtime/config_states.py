@@ -22,7 +22,7 @@ __all__ = ["State", "states", "hot_states", "on_change", "debug_nans", "debug_in
            "transfer_guard_device_to_device", "transfer_guard_device_to_host",
            "transfer_guard_all", "TRANSFER_LEVELS", "transfer_level", "parse_bool",
            "UserConfig", "make_user_context", "jit_key_values", "softmax_custom_jvp",
-           "allow_f16_reductions"]
+           "allow_f16_reductions", "debug_key_reuse"]
 
 _NO_DEFAULT = object()
 _UNSET = object()
@@ -286,6 +286,14 @@ allow_f16_reductions = State(
     "If False, `reduce_sum` on `f16` or `bf16` inputs will raise an error. Defaults to "
     "True. (spmdc checks the reduce_sum a program asks for, lax.reduce_sum's; those its "
     "passes add, transposing a broadcast in a gradient, are not checked.)",
+    parse_bool, context_default=True, in_jit_key=True)
+
+debug_key_reuse = State(
+    "jax_debug_key_reuse", False,
+    "Turn on experimental key reuse checking. With this configuration enabled, typed PRNG "
+    "keys (i.e. keys created with jax.random.key()) will have their usage tracked, and "
+    "incorrect reuse of a previously-used key will lead to an error. (spmdc's checker: "
+    "Note [key reuse] in spmdc/random/key_reuse.py.)",
     parse_bool, context_default=True, in_jit_key=True)
 
 _TRANSFER_DOC = ("Select the transfer guard level for {} transfers. Default is 'allow'. "

@@ -1,6 +1,6 @@
 """jnp.linalg.norm and vector_norm of complex operands (Optax's Muon normalises complex
 matrices by their Frobenius norm): real results, values recorded with JAX 0.10.2. The
-SVD-based orders (2, -2, 'nuc') need a complex SVD, which spmdc lacks."""
+SVD-based orders (2, -2, 'nuc') are tested with the complex SVD, test_svd_complex.py."""
 
 import numpy as np
 

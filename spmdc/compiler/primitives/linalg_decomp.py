@@ -20,12 +20,13 @@ from typing import Any
 import numpy as np
 
 from ..builder import Builder, lit
-from ..ir import TensorType
+from ..ir import TensorType, dtype_name
 from ..passes.autodiff import vjp_rules, zeros
 from ..passes.forward import jvp_rules
 from ..passes.vmap import batch_rules
 from ..stablehlo import ffi_call, lower_rules
-from .core import declare
+from .complex_parts import real_dtype
+from .core import ShapeError, declare
 from .linalg import (
     INT32,
     _diagonal,
@@ -227,10 +228,19 @@ lower_rules[eigh_p] = _eigh_lowering
 
 # --- svd -------------------------------------------------------------------------------------
 
+_SVD_KINDS = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
+              np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
+
+
+def _singular_dtype(dtype: np.dtype) -> np.dtype:
+    return real_dtype(dtype) if dtype.kind == "c" else dtype
+
+
 def _svd_types(a: TensorType, full_matrices: bool):
+    # The singular values are real: float32 for complex64 matrices, float64 for complex128.
     *batch, m, n = a.shape
     k = min(m, n)
-    return (TensorType((*batch, k), a.dtype),
+    return (TensorType((*batch, k), _singular_dtype(a.dtype)),
             TensorType((*batch, m, m if full_matrices else k), a.dtype),
             TensorType((*batch, n if full_matrices else k, n), a.dtype))
 
@@ -249,7 +259,11 @@ SVD_ALGORITHMS = ("default", "QR", "Jacobi", "polar", "divide_and_conquer")
 
 def _svd_rule(a: TensorType, *, full_matrices: bool, compute_uv: bool,
               algorithm: str = "default"):
-    check_matrix("svd", a)
+    if a.ndim < 2:
+        raise ShapeError(f"svd needs a matrix (or a batch of matrices, [..., m, n]); got {a}")
+    if a.dtype not in _SVD_KINDS:
+        raise ShapeError(f"svd: LAPACK on CPU has no kernel for {dtype_name(a.dtype)}; "
+                         "convert to float32, float64, complex64 or complex128")
     if algorithm not in SVD_ALGORITHMS:
         raise ValueError(f"svd: algorithm must be one of {SVD_ALGORITHMS}, got {algorithm!r}")
     types = _svd_types(a, full_matrices)
@@ -257,10 +271,11 @@ def _svd_rule(a: TensorType, *, full_matrices: bool, compute_uv: bool,
 
 
 def _svd_impl(a, *, full_matrices, compute_uv, algorithm="default"):
+    s_dtype = _singular_dtype(a.dtype)
     if not compute_uv:
-        return (np.linalg.svd(a, compute_uv=False).astype(a.dtype),)
+        return (np.linalg.svd(a, compute_uv=False).astype(s_dtype),)
     u, s, vt = np.linalg.svd(a, full_matrices=full_matrices)
-    return s.astype(a.dtype), u.astype(a.dtype), vt.astype(a.dtype)
+    return s.astype(s_dtype), u.astype(a.dtype), vt.astype(a.dtype)
 
 
 def _svd_lowering(ctx, eqn, a):
@@ -280,7 +295,8 @@ def _svd_lowering(ctx, eqn, a):
     info_t = TensorType(t.shape[:-2], INT32)
     mode = ("A" if full else "S") if compute_uv else "N"
     driver = "gesvd" if algorithm == "QR" else "gesdd"
-    _, s, u, vt, info = ffi_call(lapack_target(driver, t.dtype), [a], [t],
+    target = f"lapack_{_SVD_KINDS[t.dtype]}{driver}_ffi"
+    _, s, u, vt, info = ffi_call(target, [a], [t],
                                  [t, s_t, u_t, vt_t, info_t], {"mode": ord(mode)},
                                  aliases={0: 0})
     outs = [(s, s_t), (u, u_t), (vt, vt_t)][:3 if compute_uv else 1]
