@@ -202,6 +202,11 @@ class ShapeError(TypeError):
     the user's line; JAX's shape rules raise a TypeError too."""
 
 
+class MutableHiArgument(TypeError):
+    """A mutable hi value met by a transformation that cannot write its state back
+    (Note [mutable hi values through jit] in spmdc/transforms/jit.py)."""
+
+
 class BatchingError(ValueError):
     """An ``in_axes`` or ``out_axes`` that does not fit the function being batched.
     ``output`` is the position of the offending output, so the frontend can name it by

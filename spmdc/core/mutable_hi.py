@@ -32,14 +32,11 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import MutableHiArgument
 from .abstract import aval_rules
 
 __all__ = ["MutableHiArgument", "allowing_flatten", "flatten_allowed", "register_class",
            "is_mutable_hi", "write_back"]
-
-
-class MutableHiArgument(TypeError):
-    """A mutable hi value met by a transformation that cannot write its state back."""
 
 
 _allowed = [0]          # > 0 while jit flattens its arguments and results

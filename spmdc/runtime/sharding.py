@@ -210,14 +210,6 @@ class PartitionSpec:
     def partitions(self) -> tuple[Any, ...]:
         return self._partitions
 
-    def index(self, value: Any) -> int:
-        """The first dimension split as ``value`` says (JAX's; Flax's logical axis rules
-        look a name up this way); ValueError if none is."""
-        return self._partitions.index(value)
-
-    def count(self, value: Any) -> int:
-        return self._partitions.count(value)
-
     def __add__(self, other: Any) -> PartitionSpec:
         """The two specs' dimensions one after the other (a tuple counts as a spec)."""
         if isinstance(other, (PartitionSpec, tuple)):
@@ -242,7 +234,8 @@ class PartitionSpec:
             "," if len(self._partitions) == 1 else "") + ")"
 
     def index(self, entry: Any) -> int:
-        """The first dimension whose entry is ``entry`` (as the spec writes it)."""
+        """The first dimension whose entry is ``entry`` (as the spec writes it; Flax's
+        logical axis rules look a name up this way); ValueError if none is."""
         return self._partitions.index(_canonical_entry(entry))
 
     def count(self, entry: Any) -> int:
