@@ -74,7 +74,8 @@ __all__ = [
     "TracerIntegerConversionError", "TracerBoolConversionError", "UnexpectedTracerError",
     "KeyReuseError", "TypePromotionError", "JaxprTypeError", "InconclusiveDimensionOperation",
     # spmdc's own
-    "EnvironmentVariableError", "IRError", "ShapeError", "BatchingError", "UnboundAxisError",
+    "EnvironmentVariableError", "IRError", "ShapeError", "ShardingTypeError", "BatchingError",
+    "UnboundAxisError",
     "ReplicationError", "DivergentCollectiveError", "WhileLoopVJPError", "WindowVJPError",
     "CheckifyRuntimeError", "JaxException", "FailedCheckError", "NaNError",
     "DivisionByZeroError", "OOBError",
@@ -200,6 +201,14 @@ class ShapeError(TypeError):
 
     Fix the operands as the message says. The frontend re-raises it as a TypeError naming
     the user's line; JAX's shape rules raise a TypeError too."""
+
+
+class ShardingTypeError(Exception):
+    """Operands whose shardings (in their types, over Explicit mesh axes) a primitive's
+    sharding rule does not accept, or from which it cannot tell the result's (JAX's
+    ``jax._src.core.ShardingTypeError``; Note [shardings in types] in
+    core/explicit_sharding.py). Reshard an operand, or name the result's sharding with
+    the operation's ``out_sharding=``."""
 
 
 class BatchingError(ValueError):

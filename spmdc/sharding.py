@@ -111,10 +111,12 @@ class use_abstract_mesh(contextlib.AbstractContextManager):
                              f"{self.mesh} (size {self.mesh.size}) in a context of {prior} "
                              f"(size {prior.size}){where()}")
         self._prior.append(swap_abstract_mesh_override(self.mesh))
+        set_current_mesh(current_mesh())         # the dispatchers' key follows
         return self
 
     def __exit__(self, *exc: Any) -> None:
         swap_abstract_mesh_override(self._prior.pop())
+        set_current_mesh(current_mesh())
 
 
 class _MeshSetting(contextlib.AbstractContextManager):
