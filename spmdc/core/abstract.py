@@ -173,10 +173,9 @@ class ShapedArray(AbstractValue):
         return hash((self.shape, self.dtype, self.weak_type, self._sharding))
 
 
-def _typed_sharding(sharding: Any, shape: tuple[int, ...]) -> NamedSharding | None:
+def _typed_sharding(sharding: Any, shape: tuple[int, ...]) -> NamedSharding:
     """A type's sharding from ``sharding=`` (JAX's ``get_sharding``): a NamedSharding over
-    an AbstractMesh, its spec one entry per dimension with only Explicit axes; None when
-    it splits nothing over such an axis."""
+    an AbstractMesh, its spec one entry per dimension with only Explicit axes."""
     if not isinstance(sharding, NamedSharding):
         raise TypeError(f"ShapedArray: sharding must be a NamedSharding, got {sharding!r}")
     if not isinstance(sharding.mesh, AbstractMesh):
@@ -186,8 +185,6 @@ def _typed_sharding(sharding: Any, shape: tuple[int, ...]) -> NamedSharding | No
         raise ValueError(f"Length of sharding.spec must be equal to aval's ndim. Got "
                          f"sharding.spec {sharding.spec} and aval.ndim {len(shape)}")
     spec = restrict([sharding.spec.axes_of(d) for d in range(len(shape))], sharding.mesh)
-    if not any(spec) and not sharding.mesh.explicit_axes:
-        return None
     typed = NamedSharding(sharding.mesh, to_partition_spec(spec))
     typed.check_shape(shape, "ShapedArray")
     return typed

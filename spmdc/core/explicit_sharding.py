@@ -56,7 +56,8 @@ from ..runtime.sharding import (
 __all__ = ["Spec", "ExplicitTypes", "context_abstract_mesh", "explicit_context",
            "array_spec", "spec_text", "to_partition_spec", "apply_rule", "out_sharding_given",
            "sharding_rules", "note_array", "note_traced", "type_sharding", "array_sharding",
-           "constrain_outputs", "note_outputs", "note_constrained", "output_shardings"]
+           "constrain_outputs", "note_outputs", "note_constrained", "output_shardings",
+           "share_type"]
 
 Spec = tuple[tuple[str, ...], ...]
 
@@ -228,6 +229,14 @@ def note_constrained(trace: Any, var: Var, sharding: NamedSharding) -> None:
     if state is not None:
         state.record(var, restrict([sharding.spec.axes_of(d) for d in range(var.type.ndim)],
                                    abstract))
+
+
+def share_type(out: Any, like: Any) -> None:
+    """Give the traced value ``out`` the sharding in the type of ``like``, a traced value
+    of the same trace and shape (JAX's ``full_like`` makes its result so)."""
+    state = like._trace.explicit
+    if state is not None and out._trace is like._trace and out.shape == like.shape:
+        state.record(out._var, state.spec(like._var))
 
 
 def type_sharding(state: ExplicitTypes, var: Var) -> NamedSharding:
@@ -490,9 +499,9 @@ def _dot_general(specs, ins, out, *, contract, batch, **_):
     for (l_dims, r_dims, what) in ((xb, yb, "batch"), (xc, yc, "contracting")):
         ls, rs = tuple(x[d] for d in l_dims), tuple(y[d] for d in r_dims)
         if any(a and b and a != b for a, b in zip(ls, rs, strict=True)):
-            raise ShardingTypeError(
+            return _ambiguous(
                 f"dot_general requires lhs {what} dimensions and rhs {what} dimensions to "
-                f"have consistent sharding, got {_show(ls)} and {_show(rs)}.")
+                f"have consistent sharding, got {_show(ls)} and {_show(rs)}.", out.ndim)[0]
     lc, rc = tuple(x[d] for d in xc), tuple(y[d] for d in yc)
     if any(a and b for a, b in zip(lc, rc, strict=True)):
         return _ambiguous(

@@ -16,6 +16,7 @@ import numpy as np
 from .. import lax
 from ..core import dtypes
 from ..core.devices import device_put
+from ..core.explicit_sharding import share_type
 from ..core.operands import asarray, result_type
 from ..core.operands import dtype_of as _dtype_of
 from ..core.operands import error as _error
@@ -70,7 +71,11 @@ def _laid_out_like(x: Any, out: Any) -> Any:
     concrete, strongly typed Array laid out by a NamedSharding over a mesh has that
     layout when it has the array's shape (Optax's optimizer states, made with
     ``zeros_like`` of the parameters, are laid out as the parameters); otherwise, and
-    while tracing, the result is placed as any new array."""
+    while tracing, the result is placed as any new array, its type taking ``x``'s
+    sharding over Explicit axes (Note [shardings in types])."""
+    if isinstance(out, Tracer) and isinstance(x, Tracer):
+        share_type(out, x)
+        return out
     sharding = getattr(x, "_sharding", None)
     if type(x) is not Array or not isinstance(sharding, NamedSharding) \
             or not isinstance(sharding.mesh, Mesh) or x._weak or out.shape != x.shape \

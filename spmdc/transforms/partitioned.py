@@ -271,7 +271,7 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
                                what="with_sharding_constraint shardings")
     out = []
     for leaf, s in zip(leaves, targets, strict=True):
-        s = _resolve(s, "the sharding")
+        s = _resolve(_format_sharding(s, type_of(leaf)[0].ndim), "the sharding")
         if s is None:
             raise TypeError(f"with_sharding_constraint: each sharding must be a NamedSharding "
                             f"or a PartitionSpec over the current mesh{where()}")
@@ -289,6 +289,21 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
             explicit_sharding.note_constrained(placed._trace, placed._var, s)
             out.append(placed)
     return tree_unflatten(tree, out)
+
+
+def _format_sharding(s: Any, ndim: int) -> Any:
+    """The sharding of a ``jax.experimental.layout.Format`` (a layout and a sharding), whose
+    layout must be the row-major one spmdc lays every array out in; ``s`` itself if it is
+    no Format."""
+    if isinstance(s, (Sharding, PartitionSpec)) or not (
+            hasattr(s, "layout") and hasattr(s, "sharding")):
+        return s
+    order = getattr(s.layout, "major_to_minor", None)
+    if s.layout is not None and (order != tuple(range(ndim)) or s.layout.tiling):
+        raise ValueError(f"with_sharding_constraint: the layout {s.layout!r} is not the "
+                         f"row-major order of a {ndim}-d array, the one spmdc lays arrays "
+                         f"out in; pass Format(None, sharding) or the sharding{where()}")
+    return s.sharding
 
 
 def _on_devices(s: NamedSharding, leaf: Any, t: Any) -> NamedSharding:
