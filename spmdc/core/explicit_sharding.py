@@ -57,7 +57,7 @@ __all__ = ["Spec", "ExplicitTypes", "context_abstract_mesh", "explicit_context",
            "array_spec", "spec_text", "to_partition_spec", "apply_rule", "out_sharding_given",
            "sharding_rules", "note_array", "note_traced", "type_sharding", "array_sharding",
            "constrain_outputs", "note_outputs", "note_constrained", "output_shardings",
-           "share_type"]
+           "share_type", "result_shardings"]
 
 Spec = tuple[tuple[str, ...], ...]
 
@@ -90,10 +90,15 @@ Spec = tuple[tuple[str, ...], ...]
 # - ``reshard``/``with_sharding_constraint`` and an operation's ``out_sharding=`` set the
 #   spec (``out_sharding_given`` lets an ambiguous rule pass while the caller names the
 #   result's sharding);
-# - the types reach XLA as sharding constraints: each output of a trace with an
-#   ExplicitTypes is constrained to its spec (replicated included), so what the
-#   partitioner lays out, and so the Array a jit call returns, is what the type says;
-#   intermediate values are left to the partitioner's propagation from those;
+# - a program a transformation's pass wrote (grad's cotangents, vmap's batched body) or
+#   one inlined into a trace (a nested jit) has its specs from the same rules run over
+#   its equations (``note_outputs``, ``result_shardings``); an equation a pass wrote that
+#   a rule refuses gives a replicated result there rather than an error;
+# - the types reach XLA as sharding constraints: each output of a trace whose inputs are
+#   typed (jit's, eval_shape's, grad's, not vmap's per-example one) is constrained to its
+#   spec, replicated included, and a top-level program over the mesh asks for each result
+#   in the layout its type says (``result_shardings``), so the Array a call returns is
+#   what the type says; intermediate values are left to the partitioner's propagation;
 # - the abstract value (``typeof``, ``Tracer.aval``, ``eval_shape``'s ShapeDtypeStruct)
 #   reads the spec: ``NamedSharding(abstract_mesh, P('X', None))``, printed JAX's way.
 #
@@ -273,6 +278,23 @@ def constrain_outputs(state: ExplicitTypes, b: Builder, atoms: list[Atom]) -> li
     return out
 
 
+def result_shardings(func: Func, mesh: Mesh, in_shardings: Sequence[NamedSharding]
+                     ) -> list[NamedSharding] | None:
+    """The shardings the types of a program's results have, from its inputs' layouts over
+    ``mesh``: the rules run over the program's equations (those a transformation's pass
+    wrote, as grad's and vmap's, included; ``_run_rules``), None when the mesh has no
+    Explicit axis in force."""
+    context = context_abstract_mesh()
+    abstract = context if context.axis_names == mesh.axis_names else mesh.abstract_mesh
+    if AxisType.Explicit not in abstract.axis_types:
+        return None
+    state = ExplicitTypes(mesh, abstract)
+    for v, s in zip(func.inputs, in_shardings, strict=True):
+        state.record(v, restrict([s.spec.axes_of(d) for d in range(v.type.ndim)], abstract))
+    _run_rules(state, func)
+    return [NamedSharding(mesh, to_partition_spec(state.spec(o))) for o in func.outputs]
+
+
 def output_shardings(func: Func) -> list[NamedSharding | None]:
     """The sharding in the type of each output of ``func``, a trace's program: what the
     output's constraint over a mesh with Explicit axes names (``constrain_outputs`` put
@@ -293,11 +315,29 @@ def output_shardings(func: Func) -> list[NamedSharding | None]:
     return out
 
 
-def note_outputs(state: ExplicitTypes, func: Func, outs: Sequence[Var]) -> None:
-    """The specs of ``outs``, the results of inlining ``func`` (``output_shardings``)."""
-    for s, v in zip(output_shardings(func), outs, strict=True):
-        if s is not None:
-            state.record(v, tuple(s.spec.axes_of(d) for d in range(v.type.ndim)))
+def _run_rules(state: ExplicitTypes, func: Func) -> None:
+    """The rules run over ``func``'s equations, its inputs' specs recorded in ``state``.
+    An equation whose rule refuses its operands (a transformation's pass may write what
+    a user may not) gives replicated results, as do the sub-programs of control flow."""
+    with out_sharding_given():
+        for eqn in func.eqns:
+            try:
+                apply_rule(state, eqn.prim, eqn.inputs, eqn.params, eqn.outputs)
+            except ShardingTypeError:
+                for v in eqn.outputs:
+                    state.specs.pop(v, None)
+
+
+def note_outputs(state: ExplicitTypes, func: Func, ins: Sequence[Atom],
+                 outs: Sequence[Var]) -> None:
+    """The specs of ``outs``, the results of inlining ``func`` on ``ins`` (Atoms of the
+    trace of ``state``): its equations' rules run on the inputs' specs."""
+    inner = ExplicitTypes(state.mesh, state.abstract)
+    for v, a in zip(func.inputs, ins, strict=True):
+        inner.record(v, state.spec(a))
+    _run_rules(inner, func)
+    for o, v in zip(func.outputs, outs, strict=True):
+        state.record(v, inner.spec(o))
 
 
 # --- the rules ---------------------------------------------------------------------------

@@ -534,7 +534,7 @@ def trace_function(fun: Callable[[list[Tracer]], list[Any]], in_types: Sequence[
         outs = fun(args)
         atoms = [to_atom(trace, o) for o in outs]
         weak = [type_of(o)[1] for o in outs]
-        if trace.explicit is not None:
+        if trace.explicit is not None and typed_by is not None:   # its inputs are typed
             atoms = explicit_sharding.constrain_outputs(trace.explicit, b, atoms)
     if leaks.leak_checking():
         del args, outs
@@ -550,7 +550,7 @@ def apply_func(func: Func, args: Sequence[Any], out_weak: Sequence[bool]) -> lis
     outs = trace.builder.inline(func, atoms)
     tracers = [Tracer(_var(trace, o), trace, w) for o, w in zip(outs, out_weak, strict=True)]
     if trace.explicit is not None:
-        explicit_sharding.note_outputs(trace.explicit, func, [t._var for t in tracers])
+        explicit_sharding.note_outputs(trace.explicit, func, atoms, [t._var for t in tracers])
     return tracers
 
 

@@ -224,6 +224,12 @@ class PartitionedEntry:
                 except ValueError as e:
                     raise ValueError(f"{e}{where()}") from None
         shardings = in_shardings + [NamedSharding(mesh)] * len(consts)
+        # over Explicit axes, a result is laid out as its type says (Note [shardings in
+        # types] in core/explicit_sharding.py), whatever transformation wrote it
+        typed = explicit_sharding.result_shardings(func, mesh, shardings)
+        if typed is not None:
+            out_requests = [r if r is not None else t
+                            for r, t in zip(out_requests, typed, strict=True)]
         partitioning = Partitioning(
             mesh.shape_tuple,
             [_spec_tuple(s, t.ndim) for s, t in zip(shardings, in_types, strict=True)],

@@ -171,3 +171,15 @@ def test_a_format_constrains_by_its_sharding():
     np.testing.assert_array_equal(out, value)
     with pytest.raises(ValueError, match="row-major"):
         lax.with_sharding_constraint(value, Format(Layout(major_to_minor=(1, 0)), ns))
+
+
+def test_transformed_programs_results_have_jax_types(mesh):
+    # the cotangent grad's pass writes and vmap's batched body get their types from the
+    # rules run over those programs (JAX: float32[8@X,4] for both)
+    x = _placed(mesh, (8, 4), P("X", None))
+    with spmdc.set_mesh(mesh):
+        g = spmdc.grad(lambda a: (a ** 2).sum())(x)
+        v = spmdc.vmap(jnp.sin)(x)
+    assert str(spmdc.typeof(g)) == "float32[8@X,4]" and str(spmdc.typeof(v)) == "float32[8@X,4]"
+    np.testing.assert_allclose(g, 2 * np.asarray(x))
+    np.testing.assert_allclose(v, np.sin(np.asarray(x)), rtol=1e-6)
