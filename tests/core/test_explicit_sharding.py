@@ -183,3 +183,11 @@ def test_transformed_programs_results_have_jax_types(mesh):
     assert str(spmdc.typeof(g)) == "float32[8@X,4]" and str(spmdc.typeof(v)) == "float32[8@X,4]"
     np.testing.assert_allclose(g, 2 * np.asarray(x))
     np.testing.assert_allclose(v, np.sin(np.asarray(x)), rtol=1e-6)
+
+
+def test_partition_spec_index_and_count_as_a_tuple():
+    # Flax linen's logical constraints call spec.index(None)
+    spec = P("X", None, ("X", "Y"), None)
+    assert spec.index(None) == 1 and spec.index(("X", "Y")) == 2 and spec.count(None) == 2
+    with pytest.raises(ValueError):
+        spec.index("Z")
