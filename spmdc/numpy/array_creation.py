@@ -28,6 +28,7 @@ from ..core.tracing import Tracer, current_trace
 from ..core.tracing import where as _where
 from ..runtime.array import Array
 from ..runtime.sharding import Mesh, NamedSharding
+from ..transforms.partitioned import place_computed
 from .comparisons import where
 from .core import _is_array, _static_int, broadcast_to, check_flag
 from .indexing import take
@@ -40,20 +41,22 @@ def _dtype_or(dtype: Any, default: np.dtype) -> np.dtype:
     return dtypes.canonicalize(dtype if dtype is not None else default)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
-    return _full(_shape_arg(shape), fill_value, dtype)
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    """An array of ``shape`` filled with ``fill_value``, laid out by ``out_sharding``
+    (a NamedSharding or PartitionSpec; None: as any new array)."""
+    return place_computed(lambda: _full(_shape_arg(shape), fill_value, dtype), out_sharding)
 
 
-def zeros(shape: Any, dtype: Any = None) -> Any:
-    return full(shape, 0, _dtype_or(dtype, dtypes.default_float()))
+def zeros(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    return full(shape, 0, _dtype_or(dtype, dtypes.default_float()), out_sharding=out_sharding)
 
 
-def ones(shape: Any, dtype: Any = None) -> Any:
-    return full(shape, 1, _dtype_or(dtype, dtypes.default_float()))
+def ones(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    return full(shape, 1, _dtype_or(dtype, dtypes.default_float()), out_sharding=out_sharding)
 
 
-def empty(shape: Any, dtype: Any = None) -> Any:
-    return zeros(shape, dtype)
+def empty(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    return zeros(shape, dtype, out_sharding=out_sharding)
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:

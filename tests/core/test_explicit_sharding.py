@@ -61,6 +61,10 @@ RECORDED = [
     (lambda x, y, w, w2: x.mean(0), "float32[4]"),
     (lambda x, y, w, w2: jnp.arange(8), "int32[8]"),
     (lambda x, y, w, w2: reshard(x, P()), "float32[8,4]"),
+    (lambda x, y, w, w2: jnp.zeros((8, 4), out_sharding=P("X")), "float32[8@X,4]"),
+    (lambda x, y, w, w2: jnp.ones((8, 1), out_sharding=P("X")).squeeze(), "float32[8@X]"),
+    (lambda x, y, w, w2: reshard(x, P("X")).at[jnp.arange(4)].get(out_sharding=P("X")),
+     "float32[4@X,4]"),
     (lambda x, y, w, w2: reshard(x, P(None, "Y")), "float32[8,4@Y]"),
 ]
 
