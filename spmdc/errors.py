@@ -74,7 +74,8 @@ __all__ = [
     "TracerIntegerConversionError", "TracerBoolConversionError", "UnexpectedTracerError",
     "KeyReuseError", "TypePromotionError", "JaxprTypeError", "InconclusiveDimensionOperation",
     # spmdc's own
-    "EnvironmentVariableError", "IRError", "ShapeError", "BatchingError", "UnboundAxisError",
+    "EnvironmentVariableError", "IRError", "ShapeError", "ShardingTypeError", "BatchingError",
+    "UnboundAxisError",
     "ReplicationError", "DivergentCollectiveError", "WhileLoopVJPError", "WindowVJPError",
     "CheckifyRuntimeError", "JaxException", "FailedCheckError", "NaNError",
     "DivisionByZeroError", "OOBError",
@@ -205,6 +206,14 @@ class ShapeError(TypeError):
 class MutableHiArgument(TypeError):
     """A mutable hi value met by a transformation that cannot write its state back
     (Note [mutable hi values through jit] in spmdc/transforms/jit.py)."""
+
+
+class ShardingTypeError(Exception):
+    """Operands whose shardings (in their types, over Explicit mesh axes) a primitive's
+    sharding rule does not accept, or from which it cannot tell the result's (JAX's
+    ``jax._src.core.ShardingTypeError``; Note [shardings in types] in
+    core/explicit_sharding.py). Reshard an operand, or name the result's sharding with
+    the operation's ``out_sharding=``."""
 
 
 class BatchingError(ValueError):

@@ -111,10 +111,12 @@ class use_abstract_mesh(contextlib.AbstractContextManager):
                              f"{self.mesh} (size {self.mesh.size}) in a context of {prior} "
                              f"(size {prior.size}){where()}")
         self._prior.append(swap_abstract_mesh_override(self.mesh))
+        set_current_mesh(current_mesh())         # the dispatchers' key follows
         return self
 
     def __exit__(self, *exc: Any) -> None:
         swap_abstract_mesh_override(self._prior.pop())
+        set_current_mesh(current_mesh())
 
 
 class _MeshSetting(contextlib.AbstractContextManager):
@@ -153,14 +155,15 @@ def make_single_device_sharding(device: Any) -> SingleDeviceSharding:
 # made Auto: inside, the abstract mesh in context says so, and the partitioner, not the
 # types, decides the layout over those axes; its results are then resharded to
 # out_sharding. explicit_axes(f, in_sharding=...) is the converse: its arguments are
-# resharded to in_sharding and f runs with the axes Explicit. spmdc's types carry no
-# sharding (Note [the sharding of an abstract value] in core/abstract.py), so what JAX's
-# types would add, a sharding per value, is the partitioner's here, exactly as over Auto
-# axes; the rest is as JAX: the abstract mesh f sees, the reshards at the boundary (the
-# layout of auto_axes' results is out_sharding's), JAX's pass-through when there is no
-# mesh or the axes already have the type asked for, and its errors. explicit_axes'
-# results are left where the partitioner put them: JAX reshards them to their type's
-# spec with the now-Auto axes dropped, which constrains nothing over those axes.
+# resharded to in_sharding and f runs with the axes Explicit. Only the axes Explicit in
+# the abstract mesh in context are in a value's type (Note [shardings in types] in
+# core/explicit_sharding.py), so inside auto_axes the types leave those axes to the
+# partitioner, and inside explicit_axes their sharding rules apply; the rest is as JAX:
+# the abstract mesh f sees, the reshards at the boundary (the layout of auto_axes'
+# results is out_sharding's), JAX's pass-through when there is no mesh or the axes
+# already have the type asked for, and its errors. explicit_axes' results are left where
+# the partitioner put them: JAX reshards them to their type's spec with the now-Auto
+# axes dropped, which constrains nothing over those axes.
 
 def _mesh_switch(axes: str | tuple[str, ...] | None, kind: AxisType, name: str,
                  shardings: Any = None) -> tuple[AbstractMesh, AbstractMesh,

@@ -31,8 +31,8 @@ REF_GRADS = ("JAX's markers for gradients written into mutable refs (DontWant, D
              "GradRef, GradValue for a VJP's with_refs): spmdc's vjp has no with_refs")
 GC_GUARD = ("jaxlib's guard on its C++ arrays reclaimed by Python's cycle collector; spmdc's "
             "Array is a Python object over PJRT buffers, which the guard does not see")
-SHARDING_TYPES = ("an option of JAX's sharding in types; spmdc's types carry no sharding "
-                  "(Note [the sharding of an abstract value] in core/abstract.py)")
+SHARDING_TYPES = ("an option of JAX's sharding in types that spmdc's (Note [shardings in "
+                  "types] in core/explicit_sharding.py) do not have")
 JAX2TF = "an option of jax2tf (export to TensorFlow), which spmdc does not have"
 THREAD_GUARD = ("jaxlib's guard that multi-process operations come from one thread: spmdc's "
                 "distributed runtime does not install it")

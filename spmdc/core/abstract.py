@@ -1,7 +1,7 @@
 """Abstract values users see: ``ShapeDtypeStruct`` (a shape and dtype standing in for an
 array, as ``eval_shape`` and AOT lowering take and return) and ``ShapedArray`` (what
-``typeof`` says of a value: shape, dtype and weak type, printed ``float32[3]`` as JAX
-prints its abstract values)."""
+``typeof`` says of a value: shape, dtype, weak type and, over Explicit mesh axes, its
+sharding, printed ``float32[8@X,4]`` as JAX prints its abstract values)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -10,10 +10,12 @@ from typing import Any
 import numpy as np
 
 from ..compiler.ir import TensorType, dtype_kind
+from ..runtime.array import Array
 from ..runtime.mesh_axes import AbstractMesh
 from ..runtime.sharding import NamedSharding, PartitionSpec
 from . import dtypes
-from .tracing import type_of
+from .explicit_sharding import array_sharding, restrict, spec_text, to_partition_spec
+from .tracing import Tracer, type_of
 
 __all__ = ["ShapeDtypeStruct", "AbstractValue", "ShapedArray", "typeof",
            "extended_dtype_classes", "aval_rules"]
@@ -66,7 +68,8 @@ class ShapeDtypeStruct:
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+        sharding = "" if self.sharding is None else f", sharding={self.sharding!r}"
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak})"
 
     def __eq__(self, other: object) -> bool:
         return (type(other) is ShapeDtypeStruct and self.shape == other.shape and
@@ -92,40 +95,47 @@ class AbstractValue:
 
 
 class ShapedArray(AbstractValue):
-    """The abstract value of an array: shape, dtype, weak type (``jax.typeof``)."""
-    __slots__ = ("shape", "dtype", "weak_type")
+    """The abstract value of an array: shape, dtype, weak type (``jax.typeof``) and its
+    sharding over Explicit mesh axes (Note [the sharding of an abstract value])."""
+    __slots__ = ("shape", "dtype", "weak_type", "_sharding")
 
     def __init__(self, shape: tuple[int, ...], dtype: Any, weak_type: bool = False, *,
                  sharding: Any = None):
         self.shape, self.dtype, self.weak_type = tuple(shape), _abstract_dtype(dtype), weak_type
-        if sharding is not None and any(sharding.spec):
-            raise ValueError(f"ShapedArray: sharding={sharding!r} splits the array, but "
-                             "spmdc's types carry no sharding; place the array with "
-                             "device_put or a sharding constraint instead")
+        self._sharding = None if sharding is None else _typed_sharding(sharding, self.shape)
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 
     # Note [the sharding of an abstract value]
-    # In JAX a type may carry a sharding over a mesh of explicit axes, and
-    # ``jax.typeof(x).sharding`` is a NamedSharding over that mesh's AbstractMesh;
-    # libraries (Optax's tree_vdot, its microbatching) read it and take their explicitly
-    # sharded path when ``sharding.mesh.are_all_axes_explicit``. spmdc's types carry no
-    # sharding (placement is the runtime's and the partitioner's, Note [replication]), so
-    # every abstract value's sharding is what JAX gives an unsharded value: the empty
-    # AbstractMesh, one ``None`` per dimension. The empty mesh answers False to
-    # ``are_all_axes_explicit``, so such code takes its plain path, which is right here.
+    # In JAX a type may carry a sharding over a mesh of Explicit axes, and
+    # ``jax.typeof(x).sharding`` is a NamedSharding over that mesh's AbstractMesh
+    # (``float32[8@X,4]``); libraries read it (Optax's tree_vdot takes its explicitly
+    # sharded path when ``sharding.mesh.are_all_axes_explicit``, Flax's Dropout draws its
+    # mask with the input's sharding). spmdc's abstract values carry one the same way:
+    # what Note [shardings in types] (core/explicit_sharding.py) gives a traced value or
+    # an Array laid out over Explicit axes, or what ``ShapedArray(..., sharding=)`` is
+    # given (over an AbstractMesh, with only its Explicit axes kept, as JAX's
+    # ``get_sharding``). Every other value's sharding is what JAX gives an unsharded one:
+    # the empty AbstractMesh, one ``None`` per dimension, which answers False to
+    # ``are_all_axes_explicit``.
     @property
     def sharding(self) -> NamedSharding:
-        """The sharding in this type: none (See Note [the sharding of an abstract value])."""
+        """The sharding in this type (See Note [the sharding of an abstract value])."""
+        if self._sharding is not None:
+            return self._sharding
         return NamedSharding(AbstractMesh((), ()), PartitionSpec(*(None,) * self.ndim))
 
-    def update(self, shape: Any = None, dtype: Any = None,
-               weak_type: bool | None = None) -> ShapedArray:
-        """This abstract value with the given fields replaced."""
+    def update(self, shape: Any = None, dtype: Any = None, weak_type: bool | None = None,
+               sharding: Any = None) -> ShapedArray:
+        """This abstract value with the given fields replaced (the sharding kept when the
+        shape is)."""
+        if sharding is None and shape is None:
+            sharding = self._sharding
         return ShapedArray(self.shape if shape is None else shape,
                            self.dtype if dtype is None else dtype,
-                           self.weak_type if weak_type is None else weak_type)
+                           self.weak_type if weak_type is None else weak_type,
+                           sharding=sharding)
 
     def to_tangent_aval(self) -> ShapedArray:
         """The abstract value of this one's tangents: itself for inexact dtypes, JAX's
@@ -138,7 +148,12 @@ class ShapedArray(AbstractValue):
     to_ct_aval = at_least_vspace = to_tangent_aval
 
     def strip_weak_type(self) -> ShapedArray:
-        return ShapedArray(self.shape, self.dtype)
+        return ShapedArray(self.shape, self.dtype, sharding=self._sharding)
+
+    def _dims(self) -> str:
+        if self._sharding is None:
+            return ",".join(str(d) for d in self.shape)
+        return spec_text(self.shape, self._sharding.spec)
 
     normalize = strip_weak_type
 
@@ -154,29 +169,53 @@ class ShapedArray(AbstractValue):
         return val
 
     def str_short(self) -> str:
-        dims = ",".join(str(d) for d in self.shape)
-        return f"{'~' if self.weak_type else ''}{self.dtype.name}[{dims}]"
+        return f"{'~' if self.weak_type else ''}{self.dtype.name}[{self._dims()}]"
 
     __str__ = str_short
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        dims = ",".join(str(d) for d in self.shape)
-        return f"ShapedArray({self.dtype.name}[{dims}]{weak})"
+        return f"ShapedArray({self.dtype.name}[{self._dims()}]{weak})"
 
     def __eq__(self, other: object) -> bool:
         return (type(other) is ShapedArray and self.shape == other.shape and
-                self.dtype == other.dtype and self.weak_type == other.weak_type)
+                self.dtype == other.dtype and self.weak_type == other.weak_type and
+                self._sharding == other._sharding)
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak_type))
+        return hash((self.shape, self.dtype, self.weak_type, self._sharding))
+
+
+def _typed_sharding(sharding: Any, shape: tuple[int, ...]) -> NamedSharding:
+    """A type's sharding from ``sharding=`` (JAX's ``get_sharding``): a NamedSharding over
+    an AbstractMesh, its spec one entry per dimension with only Explicit axes."""
+    if not isinstance(sharding, NamedSharding):
+        raise TypeError(f"ShapedArray: sharding must be a NamedSharding, got {sharding!r}")
+    if not isinstance(sharding.mesh, AbstractMesh):
+        raise ValueError(f"Mesh of an aval must be an AbstractMesh. Got {sharding.mesh} of "
+                         f"type {type(sharding.mesh).__name__}; use mesh.abstract_mesh")
+    if len(sharding.spec) > len(shape):
+        raise ValueError(f"Length of sharding.spec must be equal to aval's ndim. Got "
+                         f"sharding.spec {sharding.spec} and aval.ndim {len(shape)}")
+    spec = restrict([sharding.spec.axes_of(d) for d in range(len(shape))], sharding.mesh)
+    typed = NamedSharding(sharding.mesh, to_partition_spec(spec))
+    typed.check_shape(shape, "ShapedArray")
+    return typed
 
 
 def typeof(x: Any) -> ShapedArray:
     """The abstract value of ``x`` (an Array, a traced value, a NumPy array or a Python
     scalar, which is weakly typed)."""
-    if isinstance(x, (ShapeDtypeStruct, ShapedArray)):
-        return ShapedArray(x.shape, x.dtype, x.weak_type)
+    if isinstance(x, ShapedArray):
+        return x
+    if isinstance(x, ShapeDtypeStruct):
+        sharding = x.sharding if isinstance(x.sharding, NamedSharding) and isinstance(
+            x.sharding.mesh, AbstractMesh) else None
+        return ShapedArray(x.shape, x.dtype, x.weak_type, sharding=sharding)
+    if x.__class__ is Tracer:
+        return x.aval
+    if x.__class__ is Array:
+        return ShapedArray(x.shape, x.dtype, x.weak, sharding=array_sharding(x))
     rule = aval_rules.get(type(x))
     if rule is not None:
         return rule(x)

@@ -21,7 +21,8 @@ def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
                  name: str, in_types: Sequence[TensorType] | None = None,
                  in_weak: Sequence[bool] | None = None,
                  axis_env: dict[str, Any] | None = None, concrete: bool = False,
-                 sources: Sequence[Any] | None = None, view: TracerView | None = None
+                 sources: Sequence[Any] | None = None, view: TracerView | None = None,
+                 typed: bool = False
                  ) -> tuple[Func, list[bool], list[Any], Any, list[Any]]:
     """Trace ``fun(*args, **kwargs)`` with every array leaf abstract.
 
@@ -29,14 +30,18 @@ def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
     ``in_types`` overrides the leaves' own types (vmap traces per-example slices).
     ``concrete``: the trace may read values (Note [concrete values while tracing] in
     core/concrete.py), each input's being its leaf's, or ``sources``' where given.
-    ``view``: how JAX sees the traced values (Note [tracer text] in core/tracer_text.py)."""
+    ``view``: how JAX sees the traced values (Note [tracer text] in core/tracer_text.py).
+    The inputs' types take the leaves' shardings over Explicit axes (Note [shardings in
+    types]) when the leaves' own types are used, or ``typed`` says so."""
     leaves, in_tree = tree_flatten((tuple(args), kwargs))
     if any(isinstance(leaf, Ref) for leaf in leaves):
         ref_argument(name, (tuple(args), kwargs))
+    typed_by = leaves if typed else None
     if in_types is None:
         sigs = [type_of(v) for v in leaves]
         in_types = [t for t, _ in sigs]
         in_weak = [w for _, w in sigs]
+        typed_by = leaves            # See Note [shardings in types]
     out_tree_box: list[Any] = []
 
     def flat_fun(tracers: list[Tracer]) -> list[Any]:
@@ -51,7 +56,8 @@ def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
     if concrete and sources is None:
         sources = leaves
     func, out_weak, captured = trace_function(flat_fun, in_types, in_weak, name, axis_env,
-                                              sources if concrete else None, view)
+                                              sources if concrete else None, view,
+                                              typed_by)
     return func, out_weak, captured, out_tree_box[0], leaves
 
 

@@ -219,9 +219,10 @@ def _run(func: Any, args: list[Any]) -> list[Any]:
     return [np.asarray(read(a)) for a in func.outputs]
 
 
-def _abstract_text(t: Any, weak: bool, key: str | None) -> str:
-    """A value of type ``t`` whose value is not known, as JAX's tracer."""
-    return f"JitTracer({_aval(t, weak, key)})"
+def _abstract_text(t: Any, weak: bool, key: str | None, typed: str | None = None) -> str:
+    """A value of type ``t`` whose value is not known, as JAX's tracer (``typed``: its
+    type with its sharding, when it has one and is no key)."""
+    return f"JitTracer({typed if typed and not key else _aval(t, weak, key)})"
 
 
 def _value_text(x: Any, as_str: bool, key: str | None) -> str | None:
@@ -245,12 +246,20 @@ def _held(x: Any, level: Any, as_str: bool, key: str | None, tangents: bool = Fa
                 text = _value_text(x, as_str, key)
                 if text is not None:
                     return text
-            return _abstract_text(x.type, x.weak, key)
+            return _abstract_text(x.type, x.weak, key, _typed(x))
         dims = _dims_at(x._trace, level, tangents)
         if x._var in dims:
             return _tracer_text(x, level, view, dims[x._var], key)
         level = level.parent
-    return _value_text(x, as_str, key) or _abstract_text(x.type, x.weak, key)
+    return _value_text(x, as_str, key) or _abstract_text(x.type, x.weak, key, _typed(x))
+
+
+def _typed(x: Any) -> str | None:
+    """``x``'s type with its sharding over Explicit axes (``float32[8@X,4]``), if it has
+    one (Note [shardings in types] in core/explicit_sharding.py)."""
+    if x._trace.explicit is None:
+        return None
+    return str(x.aval)
 
 
 def _tracer_text(x: Any, level: Any, view: TracerView, dim: int, key: str | None) -> str:

@@ -41,7 +41,7 @@ from ..errors import (
 )
 from ..runtime import pjrt
 from ..runtime.array import Array, set_traced_type
-from . import dtypes, leaks
+from . import dtypes, explicit_sharding, leaks
 from .names import scoped
 from .tracer_text import TracerView, tracer_repr, tracer_str
 
@@ -54,7 +54,8 @@ __all__ = ["Tracer", "Trace", "tracing", "current_trace", "bind", "to_atom",
 
 class Trace:
     __slots__ = ("builder", "parent", "captures", "capture_values", "converted", "closed",
-                 "axis_env", "sources", "values", "indexed", "producers", "emitting", "view")
+                 "axis_env", "sources", "values", "indexed", "producers", "emitting", "view",
+                 "explicit")
 
     def __init__(self, parent: Trace | None, name: str, axis_env: dict[str, Any] | None = None,
                  concrete: bool = False):
@@ -82,6 +83,9 @@ class Trace:
         self.emitting: str | None = None
         # How JAX sees this trace's values, set by vmap and grad (Note [tracer text]).
         self.view: TracerView | None = None
+        # The shardings in its values' types over Explicit mesh axes, if any (Note
+        # [shardings in types] in core/explicit_sharding.py).
+        self.explicit = explicit_sharding.explicit_context()
 
     @property
     def main(self) -> Trace:
@@ -172,9 +176,14 @@ class Tracer:
 
     @property
     def aval(self) -> Any:
-        """The abstract value, a ShapedArray (JAX's ``Tracer.aval``)."""
+        """The abstract value, a ShapedArray (JAX's ``Tracer.aval``), with its sharding
+        over Explicit mesh axes (Note [shardings in types])."""
         from .abstract import ShapedArray
-        return ShapedArray(self._var.type.shape, self._var.type.dtype, self.weak)
+        state = self._trace.explicit
+        sharding = None if state is None else explicit_sharding.type_sharding(
+            state, self._var)
+        return ShapedArray(self._var.type.shape, self._var.type.dtype, self.weak,
+                           sharding=sharding)
 
     def __repr__(self) -> str:
         return tracer_repr(self)            # See Note [tracer text] in core/tracer_text.py
@@ -277,7 +286,18 @@ def _capture(trace: Trace, key: int, value: Any, t: TensorType) -> Var:
         trace.capture_values.append(value)
         if trace.sources is not None:
             trace.sources[var] = value
+        _typed_input(trace, var, value)
     return var
+
+
+def _typed_input(trace: Trace, var: Var, value: Any) -> None:
+    """``var``, an input of ``trace`` standing for ``value``, takes the sharding in its
+    type (Note [shardings in types] in core/explicit_sharding.py)."""
+    if value.__class__ is Tracer:
+        if value._trace.explicit is not None:
+            explicit_sharding.note_traced(trace, var, value._trace.explicit, value._var)
+    elif value.__class__ is Array:
+        explicit_sharding.note_array(trace, var, value)
 
 
 # The largest array constant a rule run in a pass may use (Note [rules on values]).
@@ -391,6 +411,9 @@ def bind(prim: Primitive, /, *args: Any, weak: bool = False, **params: Any) -> A
         out = b.bind(prim, *atoms, **params)
     except ShapeError as e:
         raise TypeError(f"{e}{at_line(b.source)}") from None
+    if trace.explicit is not None:         # See Note [shardings in types]
+        explicit_sharding.apply_rule(trace.explicit, prim, atoms, params,
+                                     out if prim.multiple_results else [out])
     if prim.multiple_results:
         return [Tracer(v, trace, weak) for v in out]
     return Tracer(out, trace, weak)
@@ -485,7 +508,8 @@ def _evaluate_now(trace: Trace, prim: Primitive, args: tuple[Any, ...],
 def trace_function(fun: Callable[[list[Tracer]], list[Any]], in_types: Sequence[TensorType],
                    in_weak: Sequence[bool], name: str,
                    axis_env: dict[str, Any] | None = None,
-                   sources: Sequence[Any] | None = None, view: TracerView | None = None
+                   sources: Sequence[Any] | None = None, view: TracerView | None = None,
+                   typed_by: Sequence[Any] | None = None
                    ) -> tuple[Func, list[bool], list[Any]]:
     """Trace ``fun`` (flat Tracers in, flat values out) in a child of the current trace.
 
@@ -494,18 +518,24 @@ def trace_function(fun: Callable[[list[Tracer]], list[Any]], in_types: Sequence[
     ``sources`` (one per input; None where unknown) are the values the inputs stand for,
     and make the trace one whose values may be read (Note [concrete values while
     tracing] in core/concrete.py). ``view``: how JAX sees the traced values (Note
-    [tracer text] in core/tracer_text.py).
+    [tracer text] in core/tracer_text.py). ``typed_by`` (one per input): the values whose
+    shardings over Explicit mesh axes the inputs' types take (Note [shardings in types]).
     """
     with tracing(name, axis_env, concrete=sources is not None) as trace:
         trace.view = view
         b = trace.builder
         args = [Tracer(b.input(t), trace, w) for t, w in zip(in_types, in_weak, strict=True)]
+        if typed_by is not None:
+            for a, value in zip(args, typed_by, strict=True):
+                _typed_input(trace, a._var, value)
         if sources is not None:     # (a comprehension: no loop variable outlives it to
             trace.sources.update({  # hold a Tracer past the trace, which leak checks see)
                 a._var: src for a, src in zip(args, sources, strict=True) if src is not None})
         outs = fun(args)
         atoms = [to_atom(trace, o) for o in outs]
         weak = [type_of(o)[1] for o in outs]
+        if trace.explicit is not None and typed_by is not None:   # its inputs are typed
+            atoms = explicit_sharding.constrain_outputs(trace.explicit, b, atoms)
     if leaks.leak_checking():
         del args, outs
         leaks.check_no_leaks(trace, Tracer, name)
@@ -518,7 +548,10 @@ def apply_func(func: Func, args: Sequence[Any], out_weak: Sequence[bool]) -> lis
     assert trace is not None
     atoms = [to_atom(trace, a) for a in args]
     outs = trace.builder.inline(func, atoms)
-    return [Tracer(_var(trace, o), trace, w) for o, w in zip(outs, out_weak, strict=True)]
+    tracers = [Tracer(_var(trace, o), trace, w) for o, w in zip(outs, out_weak, strict=True)]
+    if trace.explicit is not None:
+        explicit_sharding.note_outputs(trace.explicit, func, atoms, [t._var for t in tracers])
+    return tracers
 
 
 def _var(trace: Trace, a: Atom) -> Var:

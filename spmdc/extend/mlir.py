@@ -22,9 +22,8 @@ def lower_with_sharding_in_types(ctx: Any, op: Any, aval: Any) -> Any:
     """``op`` (a lowering rule's result for a value of abstract value ``aval``),
     constrained to the sharding ``aval``'s type carries over explicit mesh axes. As in
     JAX, a type whose mesh is empty or has only automatic or manual axes needs none, and
-    ``op`` is returned as it is: spmdc's types carry no sharding, their mesh is always
-    the empty one (See Note [the sharding of an abstract value] in
-    spmdc/core/abstract.py)."""
+    ``op`` is returned as it is (See Note [the sharding of an abstract value] in
+    spmdc/core/abstract.py); one over explicit axes is refused."""
     sharding = getattr(aval, "sharding", None)
     mesh = getattr(sharding, "mesh", None)
     if mesh is None:

@@ -22,6 +22,7 @@ from ..core import dtypes
 from ..core.operands import asarray
 from ..core.precision import Precision, canonicalize_precision, check_precision
 from ..core.tracing import bind
+from ..transforms.partitioned import place_computed
 from .dot import dot_general
 from .shape import rev, transpose
 
@@ -158,14 +159,12 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int],
 
     ``precision`` becomes the lowered convolution's precision_config (on CPU every
     convolution runs at the full precision of its dtype). ``preferred_element_type``
-    converts both operands first (so the result has that dtype). ``out_sharding`` must be None."""
+    converts both operands first (so the result has that dtype). ``out_sharding`` lays the
+    result out (lax.dot_general's)."""
     precision = check_precision("conv_general_dilated", precision)
     if precision is not None and not isinstance(precision[0], str):
         raise ValueError(f"conv_general_dilated: the dot algorithm {precision.preset} does "
                          "not apply to convolutions; use a lax.Precision")
-    if out_sharding is not None:
-        raise ValueError("conv_general_dilated: out_sharding is not supported by spmdc; "
-                         "leave it None")
     lhs, rhs = asarray(lhs), asarray(rhs)
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         raise TypeError("conv_general_dilated: lhs and rhs must have the same rank, at "
@@ -202,11 +201,12 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int],
         want = dtypes.canonicalize(preferred_element_type)
         _check_preferred(lhs.dtype, want)
         lhs, rhs = lhs.astype(want), rhs.astype(want)
-    return bind(conv_general_dilated_p, lhs, rhs, window_strides=window_strides,
-                padding=padding, lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
-                dimension_numbers=(lhs_spec, rhs_spec, out_spec),
-                feature_group_count=int(feature_group_count),
-                batch_group_count=int(batch_group_count), **with_precision(precision))
+    return place_computed(lambda: bind(
+        conv_general_dilated_p, lhs, rhs, window_strides=window_strides, padding=padding,
+        lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
+        dimension_numbers=(lhs_spec, rhs_spec, out_spec),
+        feature_group_count=int(feature_group_count),
+        batch_group_count=int(batch_group_count), **with_precision(precision)), out_sharding)
 
 
 def _check_preferred(have: np.dtype, want: np.dtype) -> None:

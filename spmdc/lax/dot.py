@@ -20,7 +20,7 @@ from ..core.precision import (
     preferred_result,
 )
 from ..core.tracing import bind
-from ..transforms.partitioned import place_result
+from ..transforms.partitioned import place_computed
 
 __all__ = ["dot_general", "dot", "batch_matmul"]
 
@@ -34,13 +34,13 @@ def dot_general(x: Any, y: Any, dimension_numbers: Any, precision: Any = None,
     ``precision`` (a lax.Precision, its string alias, a pair, or a dot algorithm) becomes
     the lowered dot's precision_config (Note [dot precision], Note [dot algorithms]).
     ``out_sharding`` (a NamedSharding or a PartitionSpec over the current mesh) lays the
-    result out so, as a sharding constraint on it (``place_result``)."""
+    result out so, as a sharding constraint on it (``place_computed``)."""
     precision = check_precision("dot_general", precision)
     (xc, yc), (xb, yb) = dimension_numbers
     x, y = preferred_operands("dot_general", asarray(x), asarray(y), preferred_element_type)
-    out = dot_general_checked(x, y, ((tuple(xc), tuple(yc)), (tuple(xb), tuple(yb))),
-                              precision)
-    return place_result(preferred_result(out, preferred_element_type), out_sharding)
+    return place_computed(lambda: preferred_result(dot_general_checked(
+        x, y, ((tuple(xc), tuple(yc)), (tuple(xb), tuple(yb))), precision),
+        preferred_element_type), out_sharding)
 
 
 def dot_general_checked(x: Any, y: Any, dimension_numbers: Any, precision: Any) -> Any:

@@ -16,6 +16,7 @@ import numpy as np
 from .. import lax
 from ..core import dtypes
 from ..core.devices import device_put
+from ..core.explicit_sharding import share_type
 from ..core.operands import asarray, result_type
 from ..core.operands import dtype_of as _dtype_of
 from ..core.operands import error as _error
@@ -27,6 +28,7 @@ from ..core.tracing import Tracer, current_trace
 from ..core.tracing import where as _where
 from ..runtime.array import Array
 from ..runtime.sharding import Mesh, NamedSharding
+from ..transforms.partitioned import place_computed
 from .comparisons import where
 from .core import _is_array, _static_int, broadcast_to, check_flag
 from .indexing import take
@@ -39,20 +41,22 @@ def _dtype_or(dtype: Any, default: np.dtype) -> np.dtype:
     return dtypes.canonicalize(dtype if dtype is not None else default)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
-    return _full(_shape_arg(shape), fill_value, dtype)
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    """An array of ``shape`` filled with ``fill_value``, laid out by ``out_sharding``
+    (a NamedSharding or PartitionSpec; None: as any new array)."""
+    return place_computed(lambda: _full(_shape_arg(shape), fill_value, dtype), out_sharding)
 
 
-def zeros(shape: Any, dtype: Any = None) -> Any:
-    return full(shape, 0, _dtype_or(dtype, dtypes.default_float()))
+def zeros(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    return full(shape, 0, _dtype_or(dtype, dtypes.default_float()), out_sharding=out_sharding)
 
 
-def ones(shape: Any, dtype: Any = None) -> Any:
-    return full(shape, 1, _dtype_or(dtype, dtypes.default_float()))
+def ones(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    return full(shape, 1, _dtype_or(dtype, dtypes.default_float()), out_sharding=out_sharding)
 
 
-def empty(shape: Any, dtype: Any = None) -> Any:
-    return zeros(shape, dtype)
+def empty(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    return zeros(shape, dtype, out_sharding=out_sharding)
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
@@ -70,11 +74,15 @@ def _laid_out_like(x: Any, out: Any) -> Any:
     concrete, strongly typed Array laid out by a NamedSharding over a mesh has that
     layout when it has the array's shape (Optax's optimizer states, made with
     ``zeros_like`` of the parameters, are laid out as the parameters); otherwise, and
-    while tracing, the result is placed as any new array. An object standing for an
+    while tracing, the result is placed as any new array, its type taking ``x``'s
+    sharding over Explicit axes (Note [shardings in types]). An object standing for an
     array (``__jax_array__``: Flax's hijax ``Variable``) is laid out as the array it
     stands for, as JAX reads such an object's ``sharding``."""
     if type(x) is not Array and not isinstance(x, Tracer) and hasattr(x, "__jax_array__"):
         x = x.__jax_array__()
+    if isinstance(out, Tracer) and isinstance(x, Tracer):
+        share_type(out, x)
+        return out
     sharding = getattr(x, "_sharding", None)
     if type(x) is not Array or not isinstance(sharding, NamedSharding) \
             or not isinstance(sharding.mesh, Mesh) or x._weak or out.shape != x.shape \

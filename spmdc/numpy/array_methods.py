@@ -18,6 +18,7 @@ from ..core import dtypes
 from ..core.config import strict_indexing_enabled
 from ..core.operands import unwrap
 from ..core.tracing import Tracer, user_source
+from ..transforms.partitioned import place_computed
 from .indexing import (
     advanced_getitem,
     check_hints,
@@ -149,18 +150,18 @@ class _IndexUpdateRef:
         self.array, self.index = array, index
 
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
-            mode: Any = None, fill_value: Any = None,
-            wrap_negative_indices: bool = True) -> Any:
+            mode: Any = None, fill_value: Any = None, wrap_negative_indices: bool = True,
+            out_sharding: Any = None) -> Any:
         """``x[idx]``; out-of-bounds indices clamp, or read ``fill_value`` with mode='fill'
-        (as in JAX, ``fill_value`` only matters in that mode)."""
+        (as in JAX, ``fill_value`` only matters in that mode); ``out_sharding`` lays the
+        result out (lax.dot_general's)."""
         check_hints(indices_are_sorted, unique_indices)
         # One gather, whatever the index: a Python int out of bounds follows the mode here
         # (clamped by default), as in JAX, where x[i] would raise.
         x = self.array
-        return advanced_getitem(x, normalize_index(x.ndim, self.index), mode=mode,
-                                fill_value=fill_value,
-                                wrap_negative_indices=wrap_negative_indices,
-                                check_ints=False)
+        return place_computed(lambda: advanced_getitem(
+            x, normalize_index(x.ndim, self.index), mode=mode, fill_value=fill_value,
+            wrap_negative_indices=wrap_negative_indices, check_ints=False), out_sharding)
 
     def _update(self, values: Any, combine: str, indices_are_sorted: bool,
                 unique_indices: bool, mode: Any, wrap_negative_indices: bool,

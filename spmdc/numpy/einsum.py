@@ -10,7 +10,7 @@ from .. import lax
 from ..core import dtypes
 from ..core.tracing import user_source
 from ..core.tracing import where as _where
-from ..transforms.partitioned import place_result
+from ..transforms.partitioned import place_computed
 from .comparisons import where
 from .complex_ops import conj
 from .core import asarray
@@ -190,8 +190,9 @@ def einsum(subscripts: Any, *operands: Any, out: Any = None, optimize: Any = "au
     ``_dot_general(x, y, dimension_numbers, precision, preferred_element_type=...)``
     (libraries pass their own, e.g. a quantized or sharded product). ``out_sharding``
     lays the result out (lax.dot_general's)."""
-    return place_result(_einsum_call(subscripts, operands, out, optimize, precision,
-                                     preferred_element_type, _dot_general), out_sharding)
+    return place_computed(lambda: _einsum_call(subscripts, operands, out, optimize, precision,
+                                               preferred_element_type, _dot_general),
+                          out_sharding)
 
 
 def _einsum_call(subscripts: Any, operands: tuple[Any, ...], out: Any, optimize: Any,

@@ -20,7 +20,7 @@ from ..core.precision import (
     preferred_result,
 )
 from ..lax.dot import dot_general_checked
-from ..transforms.partitioned import place_result
+from ..transforms.partitioned import place_computed
 from .comparisons import where
 from .core import _error, _promote, asarray, broadcast_shapes, broadcast_to, result_type
 from .reductions import sum
@@ -75,7 +75,8 @@ def lax_precision(precision: Any) -> Any:
 def matmul(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any = None,
            out_sharding: Any = None) -> Any:
     """``x @ y``; ``out_sharding`` lays the result out (lax.dot_general's)."""
-    return place_result(_matmul(x, y, precision, preferred_element_type), out_sharding)
+    return place_computed(lambda: _matmul(x, y, precision, preferred_element_type),
+                          out_sharding)
 
 
 def _matmul(x: Any, y: Any, precision: Any, preferred_element_type: Any) -> Any:
@@ -114,12 +115,10 @@ def dot(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any = 
     """NumPy's dot; ``out_sharding`` lays the result out (lax.dot_general's)."""
     x, y, precision = _prepare("dot", x, y, precision, preferred_element_type)
     if x.ndim == 0 or y.ndim == 0:
-        out = multiply(x, y)
-    elif y.ndim == 1:
-        out = _dot_general(x, y, ((x.ndim - 1,), (0,)), ((), ()), "dot", precision)
-    else:
-        out = _dot_general(x, y, ((x.ndim - 1,), (y.ndim - 2,)), ((), ()), "dot", precision)
-    return place_result(out, out_sharding)
+        return place_computed(lambda: multiply(x, y), out_sharding)
+    contract = ((x.ndim - 1,), (0,) if y.ndim == 1 else (y.ndim - 2,))
+    return place_computed(lambda: _dot_general(x, y, contract, ((), ()), "dot", precision),
+                          out_sharding)
 
 
 def vdot(x: Any, y: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
@@ -153,8 +152,8 @@ def tensordot(x: Any, y: Any, axes: Any = 2, *, precision: Any = None,
         xa, ya = tuple(range(x.ndim - axes, x.ndim)), tuple(range(axes))
     else:
         xa, ya = (tuple(np.atleast_1d(a).tolist()) for a in axes)
-    return place_result(_dot_general(x, y, (xa, ya), ((), ()), "tensordot", precision),
-                        out_sharding)
+    return place_computed(lambda: _dot_general(x, y, (xa, ya), ((), ()), "tensordot",
+                                               precision), out_sharding)
 
 
 def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:

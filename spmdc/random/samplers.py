@@ -14,6 +14,7 @@ from .. import lax
 from .. import numpy as jnp
 from ..core import dtypes
 from ..transforms.jit import jit
+from ..transforms.partitioned import place_computed
 from . import threefry
 from .distributions import (
     UINT_DTYPES,
@@ -89,21 +90,20 @@ def _bernoulli(data: Any, p: Any, shape: tuple[int, ...], mode: str) -> Any:
 _bernoulli_jit = jit(_bernoulli, static_argnums=(2, 3))
 
 
-def _unsharded(name: str, out_sharding: Any) -> None:
-    """Refuse an ``out_sharding`` that would shard the result: JAX's explicit sharding in
-    types, which spmdc does not have."""
+def _placed(compute: Any, out_sharding: Any) -> Any:
+    """``compute()`` laid out by ``out_sharding`` (JAX's keyword): a sharding over a mesh
+    without axes (an unsharded value's ``jax.typeof(x).sharding``) asks for nothing."""
     if out_sharding is not None and getattr(getattr(out_sharding, "mesh", None),
-                                            "axis_names", None) != ():
-        raise ValueError(f"random.{name}: out_sharding={out_sharding!r} is not supported; "
-                         "spmdc places the result itself (place it with jax.device_put)")
+                                            "axis_names", None) == ():
+        out_sharding = None
+    return place_computed(compute, out_sharding)
 
 
 def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low", *,
               out_sharding: Any = None) -> Any:
-    """Booleans that are True with probability ``p``. ``out_sharding`` may be None or
-    a sharding over a mesh without axes (what ``jax.typeof(x).sharding`` is in spmdc,
-    whose types carry no sharding): the result is placed as any other."""
-    _unsharded("bernoulli", out_sharding)
+    """Booleans that are True with probability ``p``, laid out by ``out_sharding`` (a
+    NamedSharding or PartitionSpec; None or a sharding over a mesh without axes: as the
+    partitioner places it)."""
     if mode not in ("high", "low"):
         raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
     data, _ = check_key("bernoulli", key)
@@ -112,7 +112,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low", *,
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got "
                         f"{p.dtype}.")
     shape = _shape_or_params("bernoulli", shape, p)
-    return _bernoulli_jit(data, p, shape, mode)
+    return _placed(lambda: _bernoulli_jit(data, p, shape, mode), out_sharding)
 
 
 def _rademacher(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:

@@ -21,9 +21,9 @@ __all__ = ["AxisType", "AxisTypeQueries", "AbstractDevice", "AbstractMesh",
 
 
 class AxisType(enum.Enum):
-    """How a mesh axis is used (JAX's ``AxisType``). spmdc records it and shows it; it does
-    not change any value a program computes (spmdc has no sharding in types: results of
-    operations on sharded arrays may be laid out differently than JAX lays them out)."""
+    """How a mesh axis is used (JAX's ``AxisType``). Over Explicit axes a value's type
+    carries its sharding (Note [shardings in types] in core/explicit_sharding.py); over
+    Auto axes the partitioner lays values out; it never changes a value computed."""
     Auto = enum.auto()
     Explicit = enum.auto()
     Manual = enum.auto()

@@ -33,10 +33,17 @@ from typing import Any
 import numpy as np
 
 from . import pjrt
-from .mesh_axes import AbstractDevice, AbstractMesh, AxisType, AxisTypeQueries
+from .mesh_axes import (
+    AbstractDevice,
+    AbstractMesh,
+    AxisType,
+    AxisTypeQueries,
+    abstract_mesh_override,
+)
 
 __all__ = ["AxisType", "Mesh", "PartitionSpec", "Sharding", "NamedSharding",
-           "SingleDeviceSharding", "Shard", "current_mesh", "set_current_mesh"]
+           "SingleDeviceSharding", "Shard", "current_mesh", "set_current_mesh",
+           "remember_mesh", "mesh_of"]
 
 
 class Mesh(AxisTypeQueries):
@@ -160,6 +167,33 @@ def current_mesh() -> Mesh | None:
 
 def set_current_mesh(mesh: Mesh | None) -> None:
     _current.mesh = mesh
+    pjrt.set_mesh_context(None if mesh is None and abstract_mesh_override() is None
+                          else (mesh, abstract_mesh_override()))
+
+
+# The Mesh objects constraints were made with, by (axes, device ids): a constraint's
+# params hold plain data (the compiler knows no Mesh), and results should carry the
+# user's own Mesh, with its axis types.
+_meshes: dict[Any, Mesh] = {}
+
+
+def remember_mesh(mesh: Mesh) -> tuple[int, ...]:
+    """The ids of ``mesh``'s devices, for a primitive's params; ``mesh`` is remembered so
+    that a program found to run over it gets this very Mesh object back."""
+    ids = tuple(int(d.id) for d in mesh._flat_devices)
+    _meshes[(mesh.shape_tuple, ids)] = mesh
+    return ids
+
+
+def mesh_of(axes: Any, device_ids: tuple[int, ...]) -> Mesh:
+    """The Mesh of a constraint's ``mesh`` and ``device_ids`` params."""
+    mesh = _meshes.get((tuple(axes), tuple(device_ids)))
+    if mesh is None:
+        by_id = {d.id: d for d in pjrt.devices()}
+        grid = np.empty(len(device_ids), dtype=object)
+        grid[:] = [by_id[i] for i in device_ids]
+        mesh = Mesh(grid.reshape([s for _, s in axes]), tuple(n for n, _ in axes))
+    return mesh
 
 
 class _Unconstrained:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.abstract import ShapedArray, ShapeDtypeStruct
+from ..core.explicit_sharding import output_shardings
 from ..core.pytree_tracing import fun_name, trace_pytree
 from ..core.tracing import type_of
 from ..core.tree import is_array_node, tree_flatten, tree_map, tree_unflatten
@@ -41,11 +42,12 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
     func, out_weak, _, _, _ = trace_pytree(
         traced, args, kwargs, fun_name(fun), in_types=[t for t, _ in sigs],
-        in_weak=[w for _, w in sigs])
+        in_weak=[w for _, w in sigs], typed=True)
     out_leaves, at, out_tree = given
     out_leaves = list(out_leaves)
-    for i, v, w in zip(at, func.outputs, out_weak, strict=True):
-        out_leaves[i] = ShapeDtypeStruct(v.type.shape, v.type.dtype, weak_type=w)
+    typed = output_shardings(func)      # See Note [shardings in types]
+    for i, v, w, s in zip(at, func.outputs, out_weak, typed, strict=True):
+        out_leaves[i] = ShapeDtypeStruct(v.type.shape, v.type.dtype, weak_type=w, sharding=s)
     # a typed key array comes back around the struct of its data: as JAX, the key's own
     # struct (its shape and extended dtype). See Note [array nodes] in core/tree.py.
     return tree_map(lambda v: ShapeDtypeStruct(v.shape, v.dtype) if is_array_node(v) else v,

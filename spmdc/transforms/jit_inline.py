@@ -43,8 +43,8 @@ Traced = tuple[Func, list[bool], list[Any], Any, list[Any]]
 def _key(statics: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
          ) -> tuple[Any, list[Any]] | None:
     trace = tracing._state.current
-    if trace is None or trace.emitting is not None:
-        return None
+    if trace is None or trace.emitting is not None or trace.explicit is not None:
+        return None     # (a trace with shardings in types: its inputs' specs would count)
     from .vmap import batching  # vmap.py imports jit.py, which imports this module
 
     leaves, in_tree = tree_flatten((args, kwargs))

@@ -25,17 +25,15 @@ the mesh. All sharded arguments and requested shardings must share one mesh.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
-
-import numpy as np
 
 from ..compiler.ir import Func
 from ..compiler.primitives.shard_map import shard_map_p
 from ..compiler.primitives.sharding import sharding_constraint_p
 from ..compiler.stablehlo import Partitioning
 from ..core import devices as _devices
-from ..core import dtypes
+from ..core import dtypes, explicit_sharding
 from ..core import precision as _precision
 from ..core.devices import device_put
 from ..core.tracing import bind, current_trace, type_of, where
@@ -46,12 +44,11 @@ from ..core.tree import (
     tree_flatten_with_path,
     tree_unflatten,
 )
-from ..runtime import pjrt
 from ..runtime.array import Array
 from ..runtime.executable import compile_func
 from ..runtime.launcher import PartitionedLauncher
 from ..runtime.layouts import Format, format_sharding
-from ..runtime.mesh_axes import AbstractMesh
+from ..runtime.mesh_axes import AbstractMesh, abstract_mesh_override
 from ..runtime.sharding import (
     Mesh,
     NamedSharding,
@@ -59,12 +56,14 @@ from ..runtime.sharding import (
     Sharding,
     SingleDeviceSharding,
     current_mesh,
+    mesh_of,
+    remember_mesh,
 )
 from .arguments import run_launcher, usable_donations
 
 __all__ = ["check_shardings", "is_sharded_call", "layout", "partitioned_key", "out_requests",
-           "constraint_mesh", "with_sharding_constraint", "reshard", "PartitionedEntry",
-           "remember_mesh", "mesh_of"]
+           "constraint_mesh", "with_sharding_constraint", "reshard", "place_computed",
+           "PartitionedEntry", "remember_mesh", "mesh_of"]
 
 
 def _is_spec_leaf(x: Any) -> bool:
@@ -99,12 +98,24 @@ def _resolve(s: Any, what: str) -> NamedSharding | None:
 
 
 def is_sharded_call(leaves: Sequence[Any]) -> bool:
-    """Whether an argument is laid out over a mesh of several devices."""
+    """Whether an argument is laid out over a mesh of several devices, or such a mesh is
+    set in context (Note [arrays made under a mesh])."""
     for x in leaves:
         if type(x) is Array and isinstance(x._sharding, NamedSharding) \
                 and x._sharding.mesh.size > 1:
             return True
-    return False
+    context = current_mesh()
+    return context is not None and context.size > 1
+
+
+# Note [arrays made under a mesh]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Under ``set_mesh(mesh)`` (any axis types) JAX runs a jit call whose arguments name no
+# mesh over the mesh in context, so what it makes (``jnp.ones(4)``, a layer's parameters)
+# is an Array laid out ``NamedSharding(mesh, P())`` over all the mesh's devices, not one
+# on the first device. spmdc does the same: with no mesh from the arguments or the
+# shardings asked for, ``layout`` takes the context's (of more than one device), and the
+# arguments are replicated over it. Outside ``set_mesh`` nothing changes.
 
 
 def layout(in_shardings: Any, out_shardings: Any, args: tuple[Any, ...],
@@ -126,8 +137,11 @@ def layout(in_shardings: Any, out_shardings: Any, args: tuple[Any, ...],
         meshes |= set(out_meshes)
     if len(meshes) > 1:
         raise ValueError(_different_meshes(requested, args, kwargs, leaves, out_meshes))
-    if not meshes:           # shardings that name no mesh (all None): one device after all
-        return None
+    if not meshes:           # See Note [arrays made under a mesh]
+        context = current_mesh()
+        if context is None or context.size == 1:
+            return None      # shardings that name no mesh (all None): one device after all
+        meshes = {context}
     mesh = meshes.pop()
     shardings = []
     for x, s in zip(leaves, requested, strict=True):
@@ -172,6 +186,7 @@ def partitioned_key(in_tree: Any, statics: tuple[Any, ...], mesh: Mesh, leaves: 
                     shardings: list[NamedSharding]) -> tuple[Any, ...]:
     """What a jit call over a mesh (module docstring) is compiled for: its cache key."""
     return ("partitioned", in_tree, statics, dtypes._x64, _precision._default[0], mesh,
+            abstract_mesh_override(),           # auto_axes/explicit_axes change the types
             *[(type_of(x), s.spec) for x, s in zip(leaves, shardings, strict=True)])
 
 
@@ -210,6 +225,12 @@ class PartitionedEntry:
                 except ValueError as e:
                     raise ValueError(f"{e}{where()}") from None
         shardings = in_shardings + [NamedSharding(mesh)] * len(consts)
+        # over Explicit axes, a result is laid out as its type says (Note [shardings in
+        # types] in core/explicit_sharding.py), whatever transformation wrote it
+        typed = explicit_sharding.result_shardings(func, mesh, shardings)
+        if typed is not None:
+            out_requests = [r if r is not None else t
+                            for r, t in zip(out_requests, typed, strict=True)]
         partitioning = Partitioning(
             mesh.shape_tuple,
             [_spec_tuple(s, t.ndim) for s, t in zip(shardings, in_types, strict=True)],
@@ -274,9 +295,12 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
         if current_trace() is None:
             out.append(device_put(leaf, s))
         else:
-            out.append(bind(sharding_constraint_p, leaf, mesh=s.mesh.shape_tuple,
-                            device_ids=remember_mesh(s.mesh), spec=_spec_tuple(s, t.ndim)))
+            placed = bind(sharding_constraint_p, leaf, mesh=s.mesh.shape_tuple,
+                          device_ids=remember_mesh(s.mesh), spec=_spec_tuple(s, t.ndim))
+            explicit_sharding.note_constrained(placed._trace, placed._var, s)
+            out.append(placed)
     return tree_unflatten(tree, out)
+
 
 
 def _on_devices(s: NamedSharding, leaf: Any, t: Any) -> NamedSharding:
@@ -339,6 +363,18 @@ def place_result(x: Any, out_sharding: Any) -> Any:
     return with_sharding_constraint(x, out_sharding)
 
 
+def place_computed(compute: Callable[[], Any], out_sharding: Any) -> Any:
+    """``compute()`` laid out by ``out_sharding`` (``place_result``); while it runs, a
+    sharding rule that cannot tell the result's sharding over Explicit axes leaves it to
+    ``out_sharding`` instead of raising (Note [shardings in types] in
+    core/explicit_sharding.py)."""
+    if out_sharding is None:
+        return compute()
+    with explicit_sharding.out_sharding_given():
+        out = compute()
+    return place_result(out, out_sharding)
+
+
 def reshard(x: Any, out_shardings: Any) -> Any:
     """``x`` laid out by ``out_shardings`` (as with_sharding_constraint)."""
     return with_sharding_constraint(x, out_shardings)
@@ -357,30 +393,3 @@ def constraint_mesh(func: Func) -> Mesh | None:
                     if found is not None:
                         return found
     return None
-
-
-# The Mesh objects constraints were made with, by (axes, device ids): the constraint's
-# params hold plain data (the compiler knows no Mesh), and results should carry the
-# user's own Mesh.
-_meshes: dict[Any, Mesh] = {}
-
-
-def remember_mesh(mesh: Mesh) -> tuple[int, ...]:
-    """The ids of ``mesh``'s devices, for a primitive's params; ``mesh`` is remembered so
-    that a program found to run over it gets this very Mesh object back."""
-    ids = tuple(int(d.id) for d in mesh._flat_devices)
-    _meshes[(mesh.shape_tuple, ids)] = mesh
-    return ids
-
-
-def mesh_of(axes: Any, device_ids: tuple[int, ...]) -> Mesh:
-    """The Mesh of these (name, size) axes over the devices of these ids, in mesh order:
-    the one ``remember_mesh`` was given, if it was."""
-    mesh = _meshes.get((tuple(axes), tuple(device_ids)))
-    if mesh is None:
-        by_id = {d.id: d for d in pjrt.devices()}
-        grid = np.empty(len(device_ids), dtype=object)
-        grid[:] = [by_id[i] for i in device_ids]
-        mesh = Mesh(grid.reshape([s for _, s in axes]), tuple(n for n, _ in axes))
-    return mesh
-

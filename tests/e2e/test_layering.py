@@ -72,6 +72,9 @@ PRIMITIVE_MODULES = {"core/tracing.py"} | {
 PRIMITIVE_MODULES |= {"core/operands.py"}
 # JAX's Primitive class (jax.extend.core.Primitive) is spmdc's, with JAX's definers.
 PRIMITIVE_MODULES |= {"extend/core/__init__.py"}
+# The sharding rules of types over Explicit mesh axes, keyed by primitive and run by
+# ``bind`` (Note [shardings in types]), which constrain a trace's outputs to their types.
+PRIMITIVE_MODULES |= {"core/explicit_sharding.py", "core/sharding_rules.py"}
 JAXLIB_USERS = {"compiler/stablehlo.py", *(  # and every module of the runtime/pjrt package
     f"runtime/pjrt/{p.name}" for p in (ROOT / "runtime" / "pjrt").glob("*.py"))}
 

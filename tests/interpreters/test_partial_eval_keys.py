@@ -36,11 +36,19 @@ def test_key_avals_and_result_type_of_keys():
         jnp.result_type(key, 1.0)
 
 
-def test_sharding_that_splits_is_refused():
-    mesh = spmdc.sharding.AbstractMesh((2,), ("x",))
-    with pytest.raises(ValueError, match="carry no sharding"):
-        ShapedArray((4,), np.float32, sharding=spmdc.sharding.NamedSharding(
-            mesh, PartitionSpec("x")))
+def test_a_type_keeps_only_explicit_axes_of_its_sharding():
+    # as JAX's get_sharding: an Auto axis is dropped, an Explicit one kept and shown
+    auto = spmdc.sharding.AbstractMesh((2,), ("x",))
+    typed = ShapedArray((4,), np.float32, sharding=spmdc.sharding.NamedSharding(
+        auto, PartitionSpec("x")))
+    assert str(typed) == "float32[4]" and typed.sharding.spec == PartitionSpec(None)
+    explicit = spmdc.sharding.AbstractMesh((2,), ("x",), spmdc.sharding.AxisType.Explicit)
+    typed = ShapedArray((4,), np.float32, sharding=spmdc.sharding.NamedSharding(
+        explicit, PartitionSpec("x")))
+    assert str(typed) == "float32[4@x]" and typed.sharding.spec == PartitionSpec("x")
+    with pytest.raises(ValueError, match="not divisible by 2"):
+        ShapedArray((3,), np.float32, sharding=spmdc.sharding.NamedSharding(
+            explicit, PartitionSpec("x")))
 
 
 def _body(k, y):

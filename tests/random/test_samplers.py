@@ -291,9 +291,9 @@ def test_a_typed_key_array_is_a_jax_array():
                                   spmdc.random.bits(key, (2,)))
 
 
-def test_bernoulli_takes_an_unsharded_out_sharding():
+def test_bernoulli_takes_an_out_sharding():
     # Flax's nnx.Dropout passes out_sharding=jax.typeof(inputs).sharding; a sharding over
-    # a mesh without axes places nothing, as in JAX, and one that shards is refused.
+    # a mesh without axes places nothing, as in JAX, and one that shards lays it out.
     from spmdc.sharding import Mesh, NamedSharding, PartitionSpec
     key = random.key(3)
     want = np.asarray(random.bernoulli(key, 0.3, (6,)))
@@ -301,5 +301,6 @@ def test_bernoulli_takes_an_unsharded_out_sharding():
     for s in (None, empty):
         np.testing.assert_array_equal(random.bernoulli(key, 0.3, (6,), out_sharding=s), want)
     sharded = NamedSharding(spmdc.make_mesh((1,), ("x",)), PartitionSpec("x"))
-    with pytest.raises(ValueError, match="out_sharding"):
-        random.bernoulli(key, 0.3, (6,), out_sharding=sharded)
+    placed = random.bernoulli(key, 0.3, (6,), out_sharding=sharded)
+    np.testing.assert_array_equal(placed, want)
+    assert placed.sharding.spec == PartitionSpec("x")

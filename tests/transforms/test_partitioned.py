@@ -11,14 +11,14 @@ import pytest
 import spmdc
 import spmdc.numpy as jnp
 from spmdc import lax
-from spmdc.sharding import NamedSharding, PartitionSpec
+from spmdc.sharding import AxisType, NamedSharding, PartitionSpec
 
 P = PartitionSpec
 
 
 @pytest.fixture(scope="module")
 def mesh():
-    return spmdc.make_mesh((2, 4), ("x", "y"))
+    return spmdc.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
 
 
 def _a(shape, seed=0):

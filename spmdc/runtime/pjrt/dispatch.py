@@ -146,6 +146,18 @@ def set_tracing(on: bool) -> None:
     _tracing_slot.set_local(on)
 
 
+# The mesh in context (set_mesh, use_abstract_mesh) decides where a jit call's results
+# are laid out and what their types say (Note [arrays made under a mesh] in
+# transforms/partitioned.py): a launch granted under one context must not serve another.
+_mesh_slot = _jax.config.Config("spmdc_mesh_context", None, include_in_jit_key=True)
+
+
+def set_mesh_context(key: Any) -> None:
+    """Tell the C++ dispatchers this thread's mesh context (a hashable key, None for no
+    mesh)."""
+    _mesh_slot.set_local(key)
+
+
 def set_runtime_checks(on: bool) -> None:
     """Tell the C++ dispatchers whether a runtime check is on."""
     _checks_slot.set_global(on)

@@ -1,0 +1,330 @@
+"""The sharding rules of types over Explicit mesh axes: for each primitive, the specs of
+its results from its operands' (Note [shardings in types] in core/explicit_sharding.py),
+JAX's rules with JAX's errors. A spec is a tuple with one entry per dimension, each the
+tuple of mesh axes that dimension is split over (major first), ``()`` for none."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ..compiler.ir import TensorType
+from ..compiler.primitives.conv import conv_general_dilated_p
+from ..compiler.primitives.cumulative import cummax_p, cummin_p, cumprod_p, cumsum_p
+from ..compiler.primitives.indexing import gather_p
+from ..compiler.primitives.reductions import (
+    argmax_p,
+    argmin_p,
+    dot_general_p,
+    reduce_and_p,
+    reduce_max_p,
+    reduce_min_p,
+    reduce_or_p,
+    reduce_prod_p,
+    reduce_sum_p,
+)
+from ..compiler.primitives.sharding import sharding_constraint_p
+from ..compiler.primitives.sorting import sort_p
+from ..compiler.primitives.structural import (
+    broadcast_in_dim_p,
+    concatenate_p,
+    expand_dims_p,
+    iota_p,
+    reshape_p,
+    slice_p,
+    squeeze_p,
+    transpose_p,
+)
+from ..errors import ShardingTypeError
+from ..runtime.sharding import PartitionSpec
+
+__all__ = ["Spec", "Rule", "sharding_rules", "rule_for", "out_sharding_given",
+           "to_partition_spec", "spec_text"]
+
+Spec = tuple[tuple[str, ...], ...]
+
+
+def to_partition_spec(spec: Spec) -> PartitionSpec:
+    return PartitionSpec(*(None if not a else a[0] if len(a) == 1 else tuple(a) for a in spec))
+
+
+def spec_text(shape: Sequence[int], spec: PartitionSpec) -> str:
+    """The dimensions of a type with its sharding, JAX's way: ``8@X,4`` and ``8@(X,Y)``."""
+    out = []
+    for d, n in enumerate(shape):
+        axes = spec.axes_of(d)
+        out.append(str(n) if not axes else f"{n}@{axes[0]}" if len(axes) == 1 and
+                   isinstance(spec[d], str) else f"{n}@({','.join(axes)})")
+    return ",".join(out)
+
+
+Rule = Callable[[list[Spec], list[TensorType], list[TensorType], dict[str, Any]], list[Spec]]
+sharding_rules: dict[Any, Rule] = {}
+
+
+class _Given(threading.local):
+    depth = 0
+
+
+_given = _Given()
+
+
+@contextmanager
+def out_sharding_given() -> Iterator[None]:
+    """While the caller names the result's sharding itself (``out_sharding=``), a rule
+    that finds the result ambiguous gives a replicated one instead of raising."""
+    _given.depth += 1
+    try:
+        yield
+    finally:
+        _given.depth -= 1
+
+
+def _ambiguous(message: str, rank: int) -> list[Spec]:
+    if _given.depth:
+        return [((),) * rank]
+    raise ShardingTypeError(message)
+
+
+def _show(spec: Spec) -> str:
+    return repr(tuple(None if not a else a[0] if len(a) == 1 else a for a in spec))
+
+
+def _merge(name: str, specs: Sequence[Spec], rank: int) -> Spec:
+    out = []
+    for d in range(rank):
+        found: tuple[str, ...] = ()
+        for s in specs:
+            if s[d] and found and s[d] != found:
+                raise ShardingTypeError(
+                    f"{name} got incompatible shardings for broadcasting: "
+                    f"{', '.join(_show(s) for s in specs)}.")
+            found = found or s[d]
+        out.append(found)
+    return tuple(out)
+
+
+def _default(name: str) -> Rule:
+    def rule(specs, ins, outs, params):
+        shapes = {t.shape for t in outs}
+        if len(shapes) == 1 and all(t.shape == outs[0].shape or t.ndim == 0 for t in ins):
+            merged = _merge(name, [s for s, t in zip(specs, ins, strict=True) if t.ndim],
+                            outs[0].ndim)
+            return [merged] * len(outs)
+        return [((),) * t.ndim for t in outs]
+    return rule
+
+
+def rule_for(prim: Any) -> Rule:
+    """``prim``'s rule: its entry in ``sharding_rules``, else the default one (results of
+    the operands' shape merge their specs, others are replicated)."""
+    return sharding_rules.get(prim) or _default(prim.name)
+
+
+def _one(f: Callable[..., Spec]) -> Rule:
+    return lambda specs, ins, outs, params: [f(specs, ins, outs[0], **params)]
+
+
+@_one
+def _broadcast_in_dim(specs, ins, out, *, shape, broadcast_dimensions, **_):
+    spec = [()] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        if ins[0].shape[i] == shape[d]:
+            spec[d] = specs[0][i]
+    return tuple(spec)
+
+
+@_one
+def _transpose(specs, ins, out, *, permutation):
+    return tuple(specs[0][p] for p in permutation)
+
+
+@_one
+def _squeeze(specs, ins, out, *, dimensions):
+    return tuple(s for d, s in enumerate(specs[0]) if d not in dimensions)
+
+
+@_one
+def _expand_dims(specs, ins, out, *, dimensions):
+    spec = list(specs[0])
+    for d in sorted(dimensions):
+        spec.insert(d, ())
+    return tuple(spec)
+
+
+def _reshape_groups(old: tuple[int, ...], new: tuple[int, ...]
+                    ) -> list[tuple[list[int], list[int]]]:
+    """Runs of dimensions of ``old`` and ``new`` with equal products, in order."""
+    groups, i, j = [], 0, 0
+    while i < len(old) or j < len(new):
+        a: list[int] = []
+        b: list[int] = []
+        pa = pb = 1
+        if i < len(old):
+            pa, i = old[i], i + 1
+            a.append(i - 1)
+        if j < len(new):
+            pb, j = new[j], j + 1
+            b.append(j - 1)
+        while pa != pb:
+            if pa < pb and i < len(old):
+                pa, i = pa * old[i], i + 1
+                a.append(i - 1)
+            elif pb < pa and j < len(new):
+                pb, j = pb * new[j], j + 1
+                b.append(j - 1)
+            else:
+                break
+        groups.append((a, b))
+    return groups
+
+
+@_one
+def _reshape(specs, ins, out, *, new_sizes, **_):
+    old, spec = ins[0].shape, specs[0]
+    result: list[tuple[str, ...]] = [()] * len(new_sizes)
+    if not any(spec):
+        return tuple(result)
+    for a, b in _reshape_groups(old, tuple(new_sizes)):
+        split = [d for d in a if spec[d]]
+        if not split:
+            continue
+        major = [d for d in a if old[d] != 1][:1]
+        target = [d for d in b if new_sizes[d] != 1][:1]
+        if split != major or not target:
+            raise ShardingTypeError(
+                f"reshape of a value of shape {old} split as {_show(spec)} into shape "
+                f"{tuple(new_sizes)} would move data between devices: a split dimension "
+                "must stay the major part of the dimensions it becomes or is merged into; "
+                "reshard the value first (jax.sharding.reshard)")
+        result[target[0]] = spec[split[0]]
+    return tuple(result)
+
+
+def _reduce(specs, ins, outs, params):
+    axes = params["axes"]
+    return [tuple(s for d, s in enumerate(specs[0]) if d not in axes)] * len(outs)
+
+
+@_one
+def _arg_reduce(specs, ins, out, *, axis, **_):
+    return tuple(s for d, s in enumerate(specs[0]) if d != axis)
+
+
+def _along(what: str, message: Callable[[TensorType, Spec, int], str]) -> Rule:
+    """Operations along one dimension, which must not be split (cumulative, sort)."""
+    def rule(specs, ins, outs, params):
+        d = params[what]
+        for s, t in zip(specs, ins, strict=True):
+            if s[d]:
+                raise ShardingTypeError(message(t, s, d))
+        return [specs[0]] * len(outs)
+    return rule
+
+
+def _cumulative_message(t: TensorType, s: Spec, d: int) -> str:
+    return (f"Input should be unsharded over the axis being reduced. Got input "
+            f"type={t.dtype.name}[{spec_text(t.shape, to_partition_spec(s))}] and axis={d}")
+
+
+def _sort_message(t: TensorType, s: Spec, d: int) -> str:
+    return (f"Arguments to sort must be unsharded over the sorting dimension. Got arg "
+            f"spec={to_partition_spec(s)!r} and sorting dimension={d}")
+
+
+@_one
+def _dot_general(specs, ins, out, *, contract, batch, **_):
+    (xc, yc), (xb, yb) = contract, batch
+    x, y = specs
+    for (l_dims, r_dims, what) in ((xb, yb, "batch"), (xc, yc, "contracting")):
+        ls, rs = tuple(x[d] for d in l_dims), tuple(y[d] for d in r_dims)
+        if any(a and b and a != b for a, b in zip(ls, rs, strict=True)):
+            return _ambiguous(
+                f"dot_general requires lhs {what} dimensions and rhs {what} dimensions to "
+                f"have consistent sharding, got {_show(ls)} and {_show(rs)}.", out.ndim)[0]
+    lc, rc = tuple(x[d] for d in xc), tuple(y[d] for d in yc)
+    if any(a and b for a, b in zip(lc, rc, strict=True)):
+        return _ambiguous(
+            "Contracting dimensions are sharded and it is ambiguous how the output should "
+            "be sharded. Please specify the output sharding via the `out_sharding` "
+            f"parameter. Got lhs_contracting_spec={_show(lc)} and "
+            f"rhs_contracting_spec={_show(rc)}", out.ndim)[0]
+    spec = [x[i] or y[j] for i, j in zip(xb, yb, strict=True)]
+    spec += [x[d] for d in range(len(x)) if d not in xc and d not in xb]
+    spec += [y[d] for d in range(len(y)) if d not in yc and d not in yb]
+    return tuple(spec)
+
+
+@_one
+def _conv(specs, ins, out, *, dimension_numbers, **_):
+    (lhs_dims, rhs_dims, out_dims), (lhs, rhs) = dimension_numbers, specs
+    spec = [()] * out.ndim
+    spec[out_dims[0]] = lhs[lhs_dims[0]]
+    spec[out_dims[1]] = rhs[rhs_dims[0]]
+    return tuple(spec)
+
+
+@_one
+def _gather(specs, ins, out, *, offset_dims, collapsed_slice_dims, start_index_map,
+            slice_sizes, operand_batching_dims=(), start_indices_batching_dims=(), **_):
+    operand, indices = list(specs[0]), list(specs[1])
+    if not any(operand) and not any(indices):
+        return ((),) * out.ndim
+    full_or_whole = all(slice_sizes[d] == ins[0].shape[d] or not operand[d]
+                        for d in start_index_map)
+    batching = all(indices[i] == operand[o] or not operand[o] or not indices[i]
+                   for o, i in zip(operand_batching_dims, start_indices_batching_dims,
+                                   strict=True))
+    index_rest = all(not s for i, s in enumerate(indices)
+                     if i not in start_indices_batching_dims)
+    if not (full_or_whole and batching and index_rest):
+        return _ambiguous(
+            "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the "
+            "gather indexing as out sharding could not be resolved unambiguously (or would "
+            f"require collectives on inputs). Got operand={_aval_text(ins[0], specs[0])}, "
+            f"indices={_aval_text(ins[1], specs[1])}", out.ndim)[0]
+    for o, i in zip(operand_batching_dims, start_indices_batching_dims, strict=True):
+        indices[i] = indices[i] or operand[o]
+    window = iter(d for d in range(len(operand))
+                  if d not in collapsed_slice_dims and d not in operand_batching_dims)
+    rest = iter(indices)
+    return tuple(operand[next(window)] if p in offset_dims else next(rest)
+                 for p in range(out.ndim))
+
+
+def _aval_text(t: TensorType, s: Spec) -> str:
+    return f"ShapedArray({t.dtype.name}[{spec_text(t.shape, to_partition_spec(s))}])"
+
+
+@_one
+def _slice(specs, ins, out, **_):
+    return tuple(s if n == m else () for s, n, m in zip(specs[0], ins[0].shape, out.shape,
+                                                          strict=True))
+
+
+@_one
+def _concatenate(specs, ins, out, *, dimension):
+    return _merge("concatenate", specs, out.ndim)
+
+
+def _constraint(specs, ins, outs, params):
+    return [tuple(tuple(a) for a in params["spec"])]
+
+
+def _replicated(specs, ins, outs, params):
+    return [((),) * t.ndim for t in outs]
+
+
+sharding_rules.update({
+    broadcast_in_dim_p: _broadcast_in_dim, transpose_p: _transpose, squeeze_p: _squeeze,
+    expand_dims_p: _expand_dims, reshape_p: _reshape, argmax_p: _arg_reduce,
+    argmin_p: _arg_reduce, dot_general_p: _dot_general, conv_general_dilated_p: _conv,
+    gather_p: _gather, slice_p: _slice, concatenate_p: _concatenate,
+    sharding_constraint_p: _constraint, iota_p: _replicated,
+    sort_p: _along("dimension", _sort_message),
+})
+sharding_rules.update(dict.fromkeys((reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p,
+                                     reduce_and_p, reduce_or_p), _reduce))
+sharding_rules.update(dict.fromkeys((cumsum_p, cumprod_p, cummax_p, cummin_p),
+                                    _along("axis", _cumulative_message)))

@@ -1,0 +1,197 @@
+"""Shardings in types over Explicit mesh axes (Note [shardings in types] in
+core/explicit_sharding.py), against JAX 0.10.2's own answers on 8 CPU devices: each
+expected string is what ``str(jax.typeof(...))`` printed there for the same program
+over ``jax.make_mesh((2, 4), ('X', 'Y'))`` (Explicit axes), or the message of the
+ShardingTypeError JAX raised. The rules run at trace time, so most cases share one
+``eval_shape`` trace (nothing compiles)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import spmdc
+import spmdc.numpy as jnp
+from spmdc import lax
+from spmdc.errors import ShardingTypeError
+from spmdc.sharding import AxisType, NamedSharding, reshard
+from spmdc.sharding import PartitionSpec as P
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return spmdc.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Explicit,) * 2)
+
+
+def _placed(mesh, shape, spec):
+    return spmdc.device_put(np.arange(np.prod(shape), dtype=np.float32).reshape(shape),
+                            NamedSharding(mesh, spec))
+
+
+# (operation, JAX's str(typeof(result))), x: float32[8@X,4], y: float32[8,4@Y],
+# w: float32[4,4@Y], w2: float32[4@X,4]
+RECORDED = [
+    (lambda x, y, w, w2: jnp.sin(x), "float32[8@X,4]"),
+    (lambda x, y, w, w2: x + 1, "float32[8@X,4]"),
+    (lambda x, y, w, w2: x + y, "float32[8@X,4@Y]"),
+    (lambda x, y, w, w2: x + jnp.ones(4), "float32[8@X,4]"),
+    (lambda x, y, w, w2: x + jnp.ones((8, 1)), "float32[8@X,4]"),
+    (lambda x, y, w, w2: x.sum(0), "float32[4]"),
+    (lambda x, y, w, w2: x.sum(1), "float32[8@X]"),
+    (lambda x, y, w, w2: x.sum(), "float32[]"),
+    (lambda x, y, w, w2: x.max(1), "float32[8@X]"),
+    (lambda x, y, w, w2: jnp.argmax(x, 1), "int32[8@X]"),
+    (lambda x, y, w, w2: x.T, "float32[4,8@X]"),
+    (lambda x, y, w, w2: x.reshape(32), "float32[32@X]"),
+    (lambda x, y, w, w2: x.reshape(2, 4, 4), "float32[2@X,4,4]"),
+    (lambda x, y, w, w2: x.reshape(4, 2, 4), "float32[4@X,2,4]"),
+    (lambda x, y, w, w2: x.reshape(8, 4, 1), "float32[8@X,4,1]"),
+    (lambda x, y, w, w2: x.reshape(1, 8, 4), "float32[1,8@X,4]"),
+    (lambda x, y, w, w2: x.astype(jnp.int32), "int32[8@X,4]"),
+    (lambda x, y, w, w2: x @ w, "float32[8@X,4@Y]"),
+    (lambda x, y, w, w2: x @ w2, "float32[8@X,4]"),
+    (lambda x, y, w, w2: x @ jnp.ones((4, 3)), "float32[8@X,3]"),
+    (lambda x, y, w, w2: jnp.dot(y, w.T, out_sharding=P("X", None)), "float32[8@X,4]"),
+    (lambda x, y, w, w2: x[:, 0], "float32[8@X]"),
+    (lambda x, y, w, w2: jnp.concatenate([x, x], 0), "float32[16@X,4]"),
+    (lambda x, y, w, w2: jnp.concatenate([x, x], 1), "float32[8@X,8]"),
+    (lambda x, y, w, w2: jnp.broadcast_to(x, (3, 8, 4)), "float32[3,8@X,4]"),
+    (lambda x, y, w, w2: x[None], "float32[1,8@X,4]"),
+    (lambda x, y, w, w2: jnp.where(x > 0, x, 0.0), "float32[8@X,4]"),
+    (lambda x, y, w, w2: jnp.zeros_like(x), "float32[8@X,4]"),
+    (lambda x, y, w, w2: x.mean(0), "float32[4]"),
+    (lambda x, y, w, w2: jnp.arange(8), "int32[8]"),
+    (lambda x, y, w, w2: reshard(x, P()), "float32[8,4]"),
+    (lambda x, y, w, w2: jnp.zeros((8, 4), out_sharding=P("X")), "float32[8@X,4]"),
+    (lambda x, y, w, w2: jnp.ones((8, 1), out_sharding=P("X")).squeeze(), "float32[8@X]"),
+    (lambda x, y, w, w2: reshard(x, P("X")).at[jnp.arange(4)].get(out_sharding=P("X")),
+     "float32[4@X,4]"),
+    (lambda x, y, w, w2: reshard(x, P(None, "Y")), "float32[8,4@Y]"),
+]
+
+# (operation, the start of JAX's ShardingTypeError message)
+REFUSED = [
+    (lambda x, y, w, w2: x + reshard(y, P("Y", None)),
+     "add got incompatible shardings for broadcasting: ('X', None), ('Y', None)."),
+    (lambda x, y, w, w2: y @ w.T,
+     "Contracting dimensions are sharded and it is ambiguous how the output should be "
+     "sharded. Please specify the output sharding via the `out_sharding` parameter. Got "
+     "lhs_contracting_spec=('Y',) and rhs_contracting_spec=('Y',)"),
+    (lambda x, y, w, w2: jnp.take(x, jnp.arange(4), axis=0),
+     "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather "
+     "indexing"),
+    (lambda x, y, w, w2: jnp.cumsum(x, 0),
+     "Input should be unsharded over the axis being reduced. Got input "
+     "type=float32[8@X,4] and axis=0"),
+    (lambda x, y, w, w2: jnp.sort(x, 0),
+     "Arguments to sort must be unsharded over the sorting dimension."),
+]
+
+
+def _operands(mesh):
+    return (_placed(mesh, (8, 4), P("X", None)), _placed(mesh, (8, 4), P(None, "Y")),
+            _placed(mesh, (4, 4), P(None, "Y")), _placed(mesh, (4, 4), P("X", None)))
+
+
+def test_each_primitive_family_gives_jax_result_type(mesh):
+    seen = []
+
+    def f(*operands):
+        for op, _ in RECORDED:
+            seen.append(str(spmdc.typeof(op(*operands))))
+        return operands[0]
+    with spmdc.set_mesh(mesh):
+        spmdc.eval_shape(f, *_operands(mesh))
+    assert seen == [want for _, want in RECORDED]
+
+
+@pytest.mark.parametrize("k", range(len(REFUSED)))
+def test_an_ambiguous_or_conflicting_sharding_is_jax_error(mesh, k):
+    op, message = REFUSED[k]
+    with spmdc.set_mesh(mesh), pytest.raises(ShardingTypeError) as e:
+        spmdc.eval_shape(op, *_operands(mesh))
+    assert str(e.value).startswith(message)
+
+
+def test_arrays_and_jit_results_carry_their_types(mesh):
+    x = _placed(mesh, (8, 4), P("X", None))
+    assert str(spmdc.typeof(x)) == "float32[8@X,4]"
+    assert repr(spmdc.typeof(x)) == "ShapedArray(float32[8@X,4])"
+    s = spmdc.typeof(x).sharding
+    assert s.spec == P("X", None) and s.mesh == mesh.abstract_mesh
+    texts = []
+
+    @spmdc.jit
+    def f(a, w):
+        texts.append(repr(a))
+        return a @ w
+    w = _placed(mesh, (4, 4), P(None, "Y"))
+    with spmdc.set_mesh(mesh):
+        out = f(x, w)
+        made = jnp.ones(4)              # made under the mesh: laid out over it
+    assert texts == ["JitTracer(float32[8@X,4])"]
+    assert str(spmdc.typeof(out)) == "float32[8@X,4@Y]"
+    assert out.sharding == NamedSharding(mesh, P("X", "Y"))
+    np.testing.assert_allclose(out, np.asarray(x) @ np.asarray(w), rtol=1e-6)
+    assert made.sharding.mesh == mesh and made.sharding.is_fully_replicated
+    # with the axes made Auto (auto_axes), no types and so no ambiguity: the partitioner's
+    y = _placed(mesh, (8, 4), P(None, "Y"))
+    with spmdc.set_mesh(mesh), spmdc.sharding.use_abstract_mesh(
+            mesh.abstract_mesh.update_axis_types({"X": AxisType.Auto, "Y": AxisType.Auto})):
+        seen = []
+        spmdc.eval_shape(lambda a: seen.append(str(spmdc.typeof(a @ a.T))), y)
+    assert seen == ["float32[8,8]"]
+
+
+def test_eval_shape_keeps_the_spec_and_out_sharding_names_the_result(mesh):
+    x = _placed(mesh, (8, 4), P("X", None))
+    out = spmdc.eval_shape(lambda a: a * 2, x)
+    assert out.sharding == NamedSharding(mesh.abstract_mesh, P("X", None))
+    made = spmdc.eval_shape(lambda: reshard(jnp.ones((4, 4)), NamedSharding(mesh, P("X", "Y"))))
+    assert made.sharding.spec == P("X", "Y")            # Flax's nnx.eval_shape reads it
+    y = _placed(mesh, (8, 4), P(None, "Y"))
+    with spmdc.set_mesh(mesh):
+        z = lax.dot_general(y, y, (((1,), (1,)), ((), ())), out_sharding=P("X", None))
+    assert str(spmdc.typeof(z)) == "float32[8@X,8]"
+    np.testing.assert_allclose(z, np.asarray(y) @ np.asarray(y).T, rtol=1e-6)
+
+
+def test_programs_without_explicit_axes_have_unsharded_types():
+    auto = spmdc.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Auto,) * 2)
+    x = _placed(auto, (8, 4), P("X", None))
+    assert str(spmdc.typeof(x)) == "float32[8,4]" and spmdc.typeof(x).sharding.mesh.empty
+    y = _placed(auto, (8, 4), P(None, "Y"))
+    out = spmdc.jit(lambda a, b: a @ b.T)(y, y)      # contracting split: the partitioner's
+    np.testing.assert_allclose(out, np.asarray(y) @ np.asarray(y).T, rtol=1e-6)
+
+
+def test_a_format_constrains_by_its_sharding():
+    # Flax's shard_value passes a jax.experimental.layout.Format to with_sharding_constraint
+    from spmdc.experimental.layout import Format, Layout
+    auto = spmdc.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Auto,) * 2)
+    ns = NamedSharding(auto, P("X", None))
+    value = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    out = lax.with_sharding_constraint(value, Format(Layout(major_to_minor=(0, 1)), ns))
+    assert out.sharding == ns
+    np.testing.assert_array_equal(out, value)
+    with pytest.raises(ValueError, match="row-major"):
+        lax.with_sharding_constraint(value, Format(Layout(major_to_minor=(1, 0)), ns))
+
+
+def test_transformed_programs_results_have_jax_types(mesh):
+    # the cotangent grad's pass writes and vmap's batched body get their types from the
+    # rules run over those programs (JAX: float32[8@X,4] for both)
+    x = _placed(mesh, (8, 4), P("X", None))
+    with spmdc.set_mesh(mesh):
+        g = spmdc.grad(lambda a: (a ** 2).sum())(x)
+        v = spmdc.vmap(jnp.sin)(x)
+    assert str(spmdc.typeof(g)) == "float32[8@X,4]" and str(spmdc.typeof(v)) == "float32[8@X,4]"
+    np.testing.assert_allclose(g, 2 * np.asarray(x))
+    np.testing.assert_allclose(v, np.sin(np.asarray(x)), rtol=1e-6)
+
+
+def test_partition_spec_index_and_count_as_a_tuple():
+    # Flax linen's logical constraints call spec.index(None)
+    spec = P("X", None, ("X", "Y"), None)
+    assert spec.index(None) == 1 and spec.index(("X", "Y")) == 2 and spec.count(None) == 2
+    with pytest.raises(ValueError):
+        spec.index("Z")
