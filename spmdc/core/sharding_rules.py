@@ -24,6 +24,7 @@ from ..compiler.primitives.reductions import (
     reduce_prod_p,
     reduce_sum_p,
 )
+from ..compiler.primitives.shard_map import shard_map_p
 from ..compiler.primitives.sharding import sharding_constraint_p
 from ..compiler.primitives.sorting import sort_p
 from ..compiler.primitives.structural import (
@@ -312,6 +313,12 @@ def _constraint(specs, ins, outs, params):
     return [tuple(tuple(a) for a in params["spec"])]
 
 
+def _shard_map(specs, ins, outs, params):
+    """Each result is laid out as its ``out_specs`` entry says (as JAX's shard_map types
+    it over Explicit axes)."""
+    return [tuple(tuple(a) for a in spec) for spec in params["out_specs"]]
+
+
 def _replicated(specs, ins, outs, params):
     return [((),) * t.ndim for t in outs]
 
@@ -321,7 +328,7 @@ sharding_rules.update({
     expand_dims_p: _expand_dims, reshape_p: _reshape, argmax_p: _arg_reduce,
     argmin_p: _arg_reduce, dot_general_p: _dot_general, conv_general_dilated_p: _conv,
     gather_p: _gather, slice_p: _slice, concatenate_p: _concatenate,
-    sharding_constraint_p: _constraint, iota_p: _replicated,
+    sharding_constraint_p: _constraint, shard_map_p: _shard_map, iota_p: _replicated,
     sort_p: _along("dimension", _sort_message),
 })
 sharding_rules.update(dict.fromkeys((reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p,
