@@ -153,3 +153,18 @@ def test_jaxpr_names_narrow_types_as_jax():
     text = str(spmdc.make_jaxpr(lambda a: a.astype(jnp.float8_e5m2))(np.ones(3, np.float32)))
     assert "b:f8_e5m2[3] = convert_element_type[new_dtype=float8_e5m2 weak_type=False] a" \
         in text
+
+
+def test_jnp_treats_narrow_integers_as_integers():
+    # JAX 0.10.2 on int4 [[0, -1, 3], [7, 0, 7]]: floor/round keep int4, isfinite is all
+    # True, mean/std/tanh compute in float32.
+    x = np.array([[0, -1, 3], [7, 0, 7]], np.int32)
+    got = spmdc.jit(lambda x: (jnp.floor(x), jnp.round(x), jnp.isfinite(x), jnp.mean(x),
+                               jnp.std(x), jnp.tanh(x)))(jnp.asarray(x).astype(jnp.int4))
+    floor, rounded, finite, mean, std, tanh = got
+    assert floor.dtype == rounded.dtype == jnp.int4
+    assert np.asarray(floor).astype(int).tolist() == x.tolist() == \
+        np.asarray(rounded).astype(int).tolist()
+    assert np.asarray(finite).all() and mean.dtype == std.dtype == tanh.dtype == np.float32
+    np.testing.assert_allclose([float(mean), float(std)], [2.66667, 3.29983], rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(tanh)[0], [0.0, -0.76159, 0.99505], atol=1e-5)
