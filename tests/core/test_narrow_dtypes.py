@@ -193,3 +193,10 @@ def test_promotion_rows_of_the_narrow_types_are_jax_ones():
                     jnp.result_type(x, other)
             else:
                 assert jnp.result_type(x, other) == x.dtype, (name, other)
+
+
+def test_itemsize_bits_is_the_width():
+    # JAX 0.10.2: [4, 2, 4, 8, 8, 32]
+    assert [spmdc.dtypes.itemsize_bits(t) for t in (
+        jnp.int4, jnp.uint2, jnp.float4_e2m1fn, jnp.float8_e5m2, jnp.bool_, jnp.float32)] == \
+        [4, 2, 4, 8, 8, 32]
