@@ -398,6 +398,8 @@ def _nan_extremum(op: str, reduce: Any, fill: float, a: Any, axis: Any, out: Any
     a = asarray(a)
     if dtypes.kind(a.dtype) not in "fc":
         return reduce(a, axis, None, keepdims, initial, where_)
+    if not dtypes.supports_inf(a.dtype):    # a float8 without infinities: its extreme
+        fill = float(np.sign(fill)) * float(dtypes.finfo(a.dtype).max)
     out = reduce(_nan_masked(a, fill), axis, None, keepdims, initial, where_)
     every_nan = sum(~isnan(a), axis, keepdims=keepdims, where=where_) == 0
     return where(every_nan, np.asarray(np.nan, out.dtype), out)

@@ -200,3 +200,11 @@ def test_itemsize_bits_is_the_width():
     assert [spmdc.dtypes.itemsize_bits(t) for t in (
         jnp.int4, jnp.uint2, jnp.float4_e2m1fn, jnp.float8_e5m2, jnp.bool_, jnp.float32)] == \
         [4, 2, 4, 8, 8, 32]
+
+
+def test_nanmax_of_a_float8_without_infinity_skips_its_nans():
+    # JAX 0.10.2: nanmax 3 and nanmin -1 of [nan, -1, 0, 1, -0.5, 3] in e4m3fn/e4m3fnuz.
+    x = np.array([np.nan, -1, 0, 1, -0.5, 3], np.float32)
+    got = spmdc.jit(lambda x: [(jnp.nanmax(x.astype(d)), jnp.nanmin(x.astype(d)))
+                               for d in (jnp.float8_e4m3fn, jnp.float8_e4m3fnuz)])(x)
+    assert [(float(a), float(b)) for a, b in got] == [(3.0, -1.0), (3.0, -1.0)]
