@@ -8,6 +8,7 @@ import math
 import ml_dtypes
 import numpy as np
 import pytest
+from oracle import interpreted
 
 import spmdc
 import spmdc.numpy as jnp
@@ -208,3 +209,16 @@ def test_nanmax_of_a_float8_without_infinity_skips_its_nans():
     got = spmdc.jit(lambda x: [(jnp.nanmax(x.astype(d)), jnp.nanmin(x.astype(d)))
                                for d in (jnp.float8_e4m3fn, jnp.float8_e4m3fnuz)])(x)
     assert [(float(a), float(b)) for a, b in got] == [(3.0, -1.0), (3.0, -1.0)]
+
+
+def test_sort_puts_the_nan_of_fnuz_float8s_first():
+    # JAX 0.10.2 (XLA's total order): [nan -1 -0.5 0 1 3] for e4m3fnuz, NaN last for e4m3fn.
+    x = np.array([np.nan, -1, 0, 1, -0.5, 3], np.float32)
+    fnuz, fn, order = spmdc.jit(lambda x: (
+        jnp.sort(x.astype(jnp.float8_e4m3fnuz)), jnp.sort(x.astype(jnp.float8_e4m3fn)),
+        jnp.argsort(x.astype(jnp.float8_e5m2fnuz))))(x)
+    assert _values(fnuz) == [None, -1.0, -0.5, 0.0, 1.0, 3.0]
+    assert _values(fn) == [-1.0, -0.5, 0.0, 1.0, 3.0, None]
+    assert np.asarray(order).tolist() == [0, 1, 4, 2, 3, 5]
+    reference = interpreted(jnp.sort, x.astype(ml_dtypes.float8_e4m3fnuz))[0]
+    assert _values(reference) == [None, -1.0, -0.5, 0.0, 1.0, 3.0]
