@@ -222,3 +222,9 @@ def test_sort_puts_the_nan_of_fnuz_float8s_first():
     assert np.asarray(order).tolist() == [0, 1, 4, 2, 3, 5]
     reference = interpreted(jnp.sort, x.astype(ml_dtypes.float8_e4m3fnuz))[0]
     assert _values(reference) == [None, -1.0, -0.5, 0.0, 1.0, 3.0]
+
+
+def test_arange_of_a_narrow_float_rounds_exact_values():
+    # JAX 0.10.2: arange(4, dtype=float8_e8m0fnu) is [nan, 1, 2, 4] (0 has no e8m0 value)
+    assert _values(jnp.arange(4, dtype=jnp.float8_e8m0fnu)) == [None, 1.0, 2.0, 4.0]
+    assert _values(jnp.arange(0.0, 1.0, 0.25, dtype=jnp.float8_e4m3fn)) == [0, 0.25, 0.5, 0.75]
