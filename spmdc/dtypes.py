@@ -87,8 +87,14 @@ def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
 
 
 def itemsize_bits(dtype: Any) -> int:
-    """The size of one element of ``dtype`` in bits."""
-    return np.dtype(dtype).itemsize * 8
+    """The size of one element of ``dtype`` in bits (4 for int4 and float4_e2m1fn, 2 for
+    int2: their width, not NumPy's one byte of storage)."""
+    d = np.dtype(dtype)
+    if d in _dtypes.NARROW_INTS:
+        return ml_dtypes.iinfo(d).bits
+    if d in _dtypes.NARROW_FLOATS:
+        return ml_dtypes.finfo(d).bits
+    return d.itemsize * 8
 
 
 def scalar_type_of(x: Any) -> type:

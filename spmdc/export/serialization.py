@@ -37,7 +37,13 @@ _DTYPES = {np.dtype(np.bool_): 0, np.dtype(np.int8): 1, np.dtype(np.int16): 2,
            np.dtype(np.uint16): 6, np.dtype(np.uint32): 7, np.dtype(np.uint64): 8,
            np.dtype(np.float16): 9, np.dtype(np.float32): 10, np.dtype(np.float64): 11,
            np.dtype(np.complex64): 12, np.dtype(np.complex128): 13,
-           np.dtype(ml_dtypes.bfloat16): 14, np.dtype(float0): 22}
+           np.dtype(ml_dtypes.bfloat16): 14, np.dtype(float0): 22,
+           np.dtype(ml_dtypes.int4): 15, np.dtype(ml_dtypes.uint4): 16,
+           np.dtype(ml_dtypes.float8_e4m3b11fnuz): 17, np.dtype(ml_dtypes.float8_e4m3fn): 18,
+           np.dtype(ml_dtypes.float8_e4m3fnuz): 19, np.dtype(ml_dtypes.float8_e5m2): 20,
+           np.dtype(ml_dtypes.float8_e5m2fnuz): 21, np.dtype(ml_dtypes.float8_e4m3): 23,
+           np.dtype(ml_dtypes.float8_e3m4): 24, np.dtype(ml_dtypes.float8_e8m0fnu): 25,
+           np.dtype(ml_dtypes.float4_e2m1fn): 26}
 _DTYPE_OF = {k: d for d, k in _DTYPES.items()}
 _LEAF, _NONE, _TUPLE, _LIST, _DICT, _CUSTOM = range(6)     # JAX's PyTreeDefKind
 _PLATFORM_CHECK, _CUSTOM_CALL_CHECK = 0, 1                  # DisabledSafetyCheckKind

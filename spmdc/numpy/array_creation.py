@@ -111,8 +111,14 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
         if isinstance(v, Tracer):
             raise _error("arange", "arguments must be concrete Python numbers, not traced "
                          "values (the result's size must be known when tracing)")
-    value = np.arange(start, stop, step) if dtype is None else \
-        np.arange(start, stop, step, dtype=dtypes.canonicalize(dtype))
+    if dtype is None:
+        value = np.arange(start, stop, step)
+    elif dtypes.canonicalize(dtype) in dtypes.NARROW_FLOATS:
+        # ml_dtypes' arange steps in the narrow type itself (e8m0's 1 + 1 is NaN); JAX's
+        # values are the exact ones rounded once.
+        value = np.arange(start, stop, step).astype(dtypes.canonicalize(dtype))
+    else:
+        value = np.arange(start, stop, step, dtype=dtypes.canonicalize(dtype))
     if dtype is None and value.dtype.kind == "f":
         value = value.astype(dtypes.default_float())
     value = value.astype(dtypes.canonicalize(value.dtype))

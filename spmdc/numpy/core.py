@@ -145,7 +145,7 @@ def _elementwise(op: str, lax_fn: Callable[..., Any], *args: Any,
     broadcast, then the lax function ``lax_fn``, whose result is weak iff every operand
     is (Note [weak literals] in core/operands.py)."""
     args_, dtype, _ = _promote_operands(op, *args)
-    if kinds is not None and np.dtype(dtype).kind not in kinds and dtype != bfloat16:
+    if kinds is not None and dtypes.kind(dtype) not in kinds:
         raise _error(op, f"not defined for dtype {np.dtype(dtype).name}")
     # After promotion every operand is an array (ours, or NumPy) or a weak Python scalar.
     shapes = [_shape(a) for a in args_]

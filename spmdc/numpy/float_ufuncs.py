@@ -68,7 +68,7 @@ def _logaddexp_real_jvp(primals: Any, tangents: Any) -> Any:
 def logaddexp(x1: Any, x2: Any) -> Any:
     """``log(exp(x1) + exp(x2))`` without overflow. See Note [logaddexp gradient]."""
     x1, x2 = _floats(x1, x2)
-    if x1.dtype.kind == "f":
+    if dtypes.kind(x1.dtype) == "f":
         return _logaddexp_real(x1, x2)
     m = stop_gradient(maximum(x1, x2))
     m = where(isfinite(m), m, np.zeros((), m.dtype))
@@ -144,8 +144,8 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
     ``neginf`` (default the most negative); non-float arrays are returned unchanged."""
     check_flag("nan_to_num", "copy", copy)        # arrays are immutable: always a new one
     x = asarray(x)
-    if x.dtype.kind not in "f" and x.dtype != dtypes.bfloat16:
-        if x.dtype.kind == "c":           # each part on its own, as NumPy and JAX
+    if dtypes.kind(x.dtype) not in "f":
+        if dtypes.kind(x.dtype) == "c":           # each part on its own, as NumPy and JAX
             from .complex_ops import imag, real
             parts = [nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf)
                      for p in (real(x), imag(x))]
@@ -183,9 +183,9 @@ def copysign(x1: Any, x2: Any) -> Any:
 def i0(x: Any) -> Any:
     """The modified Bessel function of the first kind, order 0: ``exp(|x|) * i0e(x)``."""
     x = asarray(x)
-    if x.dtype.kind in "biu":
+    if dtypes.kind(x.dtype) in "biu":
         x = x.astype(dtypes.default_float())
-    if x.dtype.kind == "c":
+    if dtypes.kind(x.dtype) == "c":
         raise TypeError("i0: complex arguments are not supported")
     return exp(abs(x)) * lax.bessel_i0e(x)
 
@@ -193,8 +193,8 @@ def i0(x: Any) -> Any:
 def ldexp(x1: Any, x2: Any) -> Any:
     """``x1 * 2**x2`` for integer ``x2``."""
     x1, x2 = asarray(x1), asarray(x2)
-    if x2.dtype.kind not in "iu":
+    if dtypes.kind(x2.dtype) not in "iu":
         raise TypeError(f"ldexp: the exponent must be an integer array, got {x2.dtype}")
-    if x1.dtype.kind in "biu":
+    if dtypes.kind(x1.dtype) in "biu":
         x1 = x1.astype(dtypes.default_float())
     return x1 * power(np.asarray(2.0, x1.dtype), x2.astype(x1.dtype))

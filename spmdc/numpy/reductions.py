@@ -42,9 +42,9 @@ def _accumulator(dtype: np.dtype) -> np.dtype:
     default int widen to it (unsigned ones to the unsigned type of that width), as in JAX
     and NumPy; everything else keeps its dtype."""
     wide = dtypes.default_int()
-    if dtype.kind in "bi" and dtype.itemsize < wide.itemsize:
+    if dtypes.kind(dtype) in "bi" and dtype.itemsize < wide.itemsize:
         return wide
-    if dtype.kind == "u" and dtype.itemsize < wide.itemsize:
+    if dtypes.kind(dtype) == "u" and dtype.itemsize < wide.itemsize:
         return np.dtype(f"uint{8 * wide.itemsize}")
     return dtype
 
@@ -153,7 +153,7 @@ def mean(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
          *, where: Any = None) -> Any:
     _no_out("mean", out)
     x = asarray(x)
-    if x.dtype.kind in "biu" and dtype is None:
+    if dtypes.kind(x.dtype) in "biu" and dtype is None:
         x = x.astype(dtypes.default_float())
     axes = _axes(axis, x.ndim, "mean")
     if current_trace() is None:             # See Note [eager mean is one program]
@@ -208,12 +208,12 @@ def var(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
         ddof = correction
     x = asarray(x)
     if dtype is not None:
-        if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        if dtypes.kind(x.dtype) == "c" and dtypes.kind(dtype) != "c":
             raise ValueError("jnp.var of a complex array takes no real dtype=: the "
                              "variance of complex values is real; leave dtype= out or "
                              "give a complex dtype")
         x = x.astype(dtype)
-    if x.dtype.kind in "biu":
+    if dtypes.kind(x.dtype) in "biu":
         x = x.astype(dtypes.default_float())
     computation = _computation_dtype(x.dtype)                # See _computation_dtype
     if computation != x.dtype:
@@ -223,7 +223,7 @@ def var(x: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
     centered = x - mean(x, axis=axes, keepdims=True, where=where)
     # |x - mean|^2, real for complex x (as JAX and NumPy: the variance is real unless
     # a complex dtype= asks for the complex type).
-    squared = (lax.real(centered * lax.conj(centered)) if x.dtype.kind == "c"
+    squared = (lax.real(centered * lax.conj(centered)) if dtypes.kind(x.dtype) == "c"
                else centered * centered)
     if where is None:
         n = math.prod(x.shape[a] for a in axes) - ddof
@@ -377,7 +377,7 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
 
 def _nan_masked(x: Any, fill: Any) -> Any:
     x = asarray(x)
-    if x.dtype.kind not in "fc" and x.dtype != dtypes.bfloat16:
+    if dtypes.kind(x.dtype) not in "fc":
         return x
     return where(isnan(x), asarray(fill).astype(x.dtype), x)
 
@@ -396,8 +396,10 @@ def _nan_extremum(op: str, reduce: Any, fill: float, a: Any, axis: Any, out: Any
                   keepdims: bool, initial: Any, where_: Any) -> Any:
     _no_out(op, out)
     a = asarray(a)
-    if a.dtype.kind not in "fc" and a.dtype != dtypes.bfloat16:
+    if dtypes.kind(a.dtype) not in "fc":
         return reduce(a, axis, None, keepdims, initial, where_)
+    if not dtypes.supports_inf(a.dtype):    # a float8 without infinities: its extreme
+        fill = float(np.sign(fill)) * float(dtypes.finfo(a.dtype).max)
     out = reduce(_nan_masked(a, fill), axis, None, keepdims, initial, where_)
     every_nan = sum(~isnan(a), axis, keepdims=keepdims, where=where_) == 0
     return where(every_nan, np.asarray(np.nan, out.dtype), out)
@@ -424,7 +426,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
     """mean over the elements that are not NaN."""
     _no_out("nanmean", out)
     a = asarray(a)
-    if a.dtype.kind not in "fc" and a.dtype != dtypes.bfloat16:
+    if dtypes.kind(a.dtype) not in "fc":
         return mean(a, axis, dtype, None, keepdims, where=where)
     dtype = dtypes.canonicalize(dtype) if dtype is not None else a.dtype
     total = sum(_nan_masked(a, 0), axis, dtype, None, keepdims, where=where)
@@ -436,13 +438,13 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
     """var over the elements that are not NaN (``ddof`` subtracted from their count)."""
     _no_out("nanvar", out)
     a = asarray(a)
-    if a.dtype.kind in "biu":
+    if dtypes.kind(a.dtype) in "biu":
         a = a.astype(dtypes.default_float())
     if dtype is not None:
         a = a.astype(dtype)
     centre = nanmean(a, axis, keepdims=True, where=where)
     deviation = _nan_masked(a - centre, 0)
-    deviation = deviation * deviation.conj() if a.dtype.kind == "c" else deviation * deviation
+    deviation = deviation * (deviation.conj() if dtypes.kind(a.dtype) == "c" else deviation)
     total = sum(deviation, axis, None, None, keepdims, where=where)
     count = _count(a, axis, keepdims, where).astype(total.dtype)
     return total / maximum(count - ddof, np.zeros((), total.dtype))
@@ -455,7 +457,7 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
 
 def _nan_arg(op: str, fill: float, a: Any, axis: Any, keepdims: bool) -> Any:
     a = asarray(a)
-    if a.dtype.kind not in "fc" and a.dtype != dtypes.bfloat16:
+    if dtypes.kind(a.dtype) not in "fc":
         return (argmax if op == "nanargmax" else argmin)(a, axis, keepdims=keepdims)
     found = (argmax if op == "nanargmax" else argmin)(_nan_masked(a, fill), axis,
                                                        keepdims=keepdims)

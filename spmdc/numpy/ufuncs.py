@@ -41,7 +41,7 @@ def _float_operand(x: Any) -> Any:
     weakly typed if they were (as in JAX: ``jnp.sqrt(2)`` and ``x / 2`` of a weak int are
     weak floats)."""
     x = x if _is_array(x) else asarray(x)
-    if x.dtype.kind in "biu":
+    if dtypes.kind(x.dtype) in "biu":
         return _operand(x, dtypes.default_float(), weak=bool(x.weak))
     return x
 
@@ -88,7 +88,7 @@ _abs = _unary("abs", lax.abs, float_only=False)
 def absolute(x: Any) -> Any:
     """``|x|``; unsigned integers and booleans are returned unchanged, as in JAX."""
     x = asarray(x)
-    return x if x.dtype.kind in "ub" else _abs(x)
+    return x if dtypes.kind(x.dtype) in "ub" else _abs(x)
 
 
 abs = absolute
@@ -101,7 +101,7 @@ def _integral_unchanged(name: str, lax_fn: Callable[[Any], Any]) -> Any:
     """floor / ceil: integers and booleans are returned unchanged (as in JAX)."""
     def fn(x: Any) -> Any:
         x = asarray(x)
-        if x.dtype.kind in "biu":
+        if dtypes.kind(x.dtype) in "biu":
             return x
         return lax_fn(x)
     fn.__name__ = name
@@ -114,7 +114,7 @@ floor, ceil = _integral_unchanged("floor", lax.floor), _integral_unchanged("ceil
 def trunc(x: Any) -> Any:
     """Round toward zero; integers and booleans are returned unchanged."""
     x = asarray(x)
-    if x.dtype.kind in "biu":
+    if dtypes.kind(x.dtype) in "biu":
         return x
     return where(less(x, 0), ceil(x), floor(x))
 
@@ -130,7 +130,7 @@ _isfinite = _unary("isfinite", lax.is_finite)
 def isfinite(x: Any) -> Any:
     """Neither infinite nor NaN; a complex number is finite when both its parts are."""
     x = asarray(x)
-    if x.dtype.kind == "c":
+    if dtypes.kind(x.dtype) == "c":
         from .complex_ops import imag, real
         return logical_and(_isfinite(real(x)), _isfinite(imag(x)))
     return _isfinite(x)
@@ -161,7 +161,7 @@ def round(x: Any, decimals: int = 0, out: Any = None) -> Any:
     decimals = operator_index(decimals)
     if x.dtype == np.bool_:
         raise ValueError("round: not defined for booleans (dtype bool is not inexact)")
-    if x.dtype.kind in "iu":
+    if dtypes.kind(x.dtype) in "iu":
         if decimals < 0:
             raise NotImplementedError("round: integers with decimals < 0 are not "
                                       "supported; convert to a float dtype first")
@@ -181,7 +181,7 @@ def isnan(x: Any) -> Any:
 
 def isinf(x: Any) -> Any:
     x = asarray(x)
-    if x.dtype.kind == "c":           # either part infinite (the other may be NaN)
+    if dtypes.kind(x.dtype) == "c":           # either part infinite (the other may be NaN)
         from .complex_ops import imag, real
         return logical_or(isinf(real(x)), isinf(imag(x)))
     return logical_and(logical_not(isfinite(x)), logical_not(isnan(x)))
@@ -207,7 +207,7 @@ def multiply(x: Any, y: Any) -> Any:
 
 def true_divide(x: Any, y: Any) -> Any:
     (ints_x, ints_y), dtype, _ = promote_operands("divide", x, y)
-    if np.dtype(dtype).kind in "biu":
+    if dtypes.kind(dtype) in "biu":
         x, y = _float_operand(ints_x), _float_operand(ints_y)
     # else the operands as given: _elementwise keeps a Python scalar weak, so a weak
     # float divided by 2.0 stays weak (Note [weak literals] in core/operands.py)
@@ -221,7 +221,7 @@ def _numeric(op: str, x: Any, y: Any) -> tuple[Any, Any, np.dtype, bool]:
     """Both operands promoted, booleans made the default int (JAX's promote_args_numeric),
     with the result's weak flag."""
     (x, y), dtype, weak = _promote(op, x, y)
-    if np.dtype(dtype).kind == "b":
+    if dtypes.kind(dtype) == "b":
         dtype = dtypes.default_int()
         x, y = asarray(x).astype(dtype), asarray(y).astype(dtype)
     return x, y, np.dtype(dtype), weak
@@ -237,14 +237,14 @@ def floor_divide(x: Any, y: Any) -> Any:
     integers (a zero divisor gives XLA's value, as in JAX), CPython's float_divmod for
     floats (``1 // 0.1`` is 9 where ``floor(1 / 0.1)`` is 10; ``-inf // 2`` is NaN)."""
     x, y, dtype, weak = _numeric("floor_divide", x, y)
-    if dtype.kind == "u":
+    if dtypes.kind(dtype) == "u":
         return _weak(_elementwise("floor_divide", lax.div, x, y), weak)
-    if dtype.kind == "i":
+    if dtypes.kind(dtype) == "i":
         q = _elementwise("floor_divide", lax.div, x, y)
         r = _elementwise("floor_divide", lax.rem, x, y)
         fix = logical_and(not_equal(sign(x), sign(y)), not_equal(r, 0))
         return _weak(where(fix, q - 1, q), weak)
-    if dtype.kind == "c":
+    if dtypes.kind(dtype) == "c":
         raise _error("floor_divide", "not defined for complex numbers")
     return _float_divmod(x, y, weak)[0]
 
@@ -263,7 +263,7 @@ def remainder(x: Any, y: Any) -> Any:
     """``x % y`` with the divisor's sign (the divisor as converted: -3 % an unsigned array
     divides by 253); an integer zero divisor gives 0, as in JAX and NumPy."""
     x, y, dtype, weak = _numeric("remainder", x, y)
-    if dtype.kind in "iu":
+    if dtypes.kind(dtype) in "iu":
         y = where(equal(y, 0), asarray(1, dtype), y)
     r = _elementwise("remainder", lax.rem, x, y)
     # C fmod takes the dividend's sign; Python takes the divisor's
@@ -279,7 +279,7 @@ def fmod(x: Any, y: Any) -> Any:
     (booleans compute as ints, but keep XLA's ``x % 0 == x``, as JAX does)."""
     (_, _), promoted, _ = _promote("fmod", x, y)
     x, y, dtype, weak = _numeric("fmod", x, y)
-    if np.dtype(promoted).kind in "iu":
+    if dtypes.kind(promoted) in "iu":
         y = where(equal(y, 0), asarray(1, dtype), y)
     return _weak(_elementwise("fmod", lax.rem, x, y), weak)
 
@@ -287,11 +287,11 @@ def fmod(x: Any, y: Any) -> Any:
 def power(x: Any, y: Any) -> Any:
     if isinstance(y, int) and not isinstance(y, bool) and not _is_array(y):
         x = asarray(x)
-        if x.dtype.kind in "iu" and y < 0:
+        if dtypes.kind(x.dtype) in "iu" and y < 0:
             raise _error("power", "integers to negative integer powers are not allowed")
         return lax.integer_pow(x, y)
     (x, y), dtype, _ = _promote("power", x, y)
-    if np.dtype(dtype).kind in "biu":
+    if dtypes.kind(dtype) in "biu":
         return _integer_power(x, y, dtype)
     return _elementwise("power", lax.pow, x, y)
 
@@ -301,7 +301,7 @@ def _integer_power(x: Any, y: Any, dtype: Any) -> Any:
     it: binary exponentiation over the exponent's low six bits (a larger power overflows
     for any base above 1). A negative exponent's result is JAX's too (its bits shifted
     logically), which it calls implementation-defined."""
-    if np.dtype(dtype).kind == "b":
+    if dtypes.kind(dtype) == "b":
         dtype = dtypes.default_int()
     x, y = asarray(x).astype(dtype), asarray(y).astype(dtype)
     x, y = _broadcast_to(x, broadcast_shapes(x.shape, y.shape, op="power")), \
@@ -329,7 +329,7 @@ def minimum(x: Any, y: Any) -> Any:
 def arctan2(x: Any, y: Any) -> Any:
     # Promote first, as JAX: bfloat16 with int32 stays bfloat16; only two integer or
     # boolean operands become the default float.
-    if np.dtype(_promote("arctan2", x, y)[1]).kind in "biu":
+    if dtypes.kind(_promote("arctan2", x, y)[1]) in "biu":
         x, y = _float_operand(x), _float_operand(y)
     return _elementwise("arctan2", lax.atan2, x, y)
 
@@ -339,7 +339,7 @@ def clip(x: Any, min: Any = None, max: Any = None, a_min: Any = None,  # noqa: F
     lo = min if min is not None else a_min
     hi = max if max is not None else a_max
     x = asarray(x)
-    if "c" in {np.dtype(_dtype_of(v)).kind for v in (x, lo, hi) if v is not None}:
+    if "c" in {dtypes.kind(_dtype_of(v)) for v in (x, lo, hi) if v is not None}:
         raise ValueError(            # JAX's words; see Note [complex order]
             "Clip received a complex value either through the input or the min/max "
             "keywords. Complex values have no ordering and cannot be clipped. Please "
@@ -360,7 +360,7 @@ def _floats(*xs: Any) -> list[Any]:
     """The operands promoted together, then to a float type (JAX's promote_args_inexact)."""
     xs = [asarray(x) for x in xs]
     dtype = result_type(*xs)
-    if dtype.kind in "biu":
+    if dtypes.kind(dtype) in "biu":
         dtype = dtypes.default_float()
     return [x if x.dtype == dtype else x.astype(dtype) for x in xs]
 
@@ -374,9 +374,9 @@ def positive(x: Any) -> Any:
 
 def divmod(x1: Any, x2: Any) -> tuple[Any, Any]:  # noqa: A001  (NumPy's name)
     y1, y2, dtype, weak = _numeric("divmod", x1, x2)
-    if dtype.kind in "iu":
+    if dtypes.kind(dtype) in "iu":
         return floor_divide(x1, x2), remainder(x1, x2)
-    if dtype.kind == "c":
+    if dtypes.kind(dtype) == "c":
         raise TypeError("divmod: not defined for complex numbers")
     return _float_divmod(y1, y2, weak)
 

@@ -8,6 +8,7 @@ import math
 import ml_dtypes
 import numpy as np
 import pytest
+from oracle import interpreted
 
 import spmdc
 import spmdc.numpy as jnp
@@ -153,3 +154,77 @@ def test_jaxpr_names_narrow_types_as_jax():
     text = str(spmdc.make_jaxpr(lambda a: a.astype(jnp.float8_e5m2))(np.ones(3, np.float32)))
     assert "b:f8_e5m2[3] = convert_element_type[new_dtype=float8_e5m2 weak_type=False] a" \
         in text
+
+
+def test_jnp_treats_narrow_integers_as_integers():
+    # JAX 0.10.2 on int4 [[0, -1, 3], [7, 0, 7]]: floor/round keep int4, isfinite is all
+    # True, mean/std/tanh compute in float32.
+    x = np.array([[0, -1, 3], [7, 0, 7]], np.int32)
+    got = spmdc.jit(lambda x: (jnp.floor(x), jnp.round(x), jnp.isfinite(x), jnp.mean(x),
+                               jnp.std(x), jnp.tanh(x)))(jnp.asarray(x).astype(jnp.int4))
+    floor, rounded, finite, mean, std, tanh = got
+    assert floor.dtype == rounded.dtype == jnp.int4
+    assert np.asarray(floor).astype(int).tolist() == x.tolist() == \
+        np.asarray(rounded).astype(int).tolist()
+    assert np.asarray(finite).all() and mean.dtype == std.dtype == tanh.dtype == np.float32
+    np.testing.assert_allclose([float(mean), float(std)], [2.66667, 3.29983], rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(tanh)[0], [0.0, -0.76159, 0.99505], atol=1e-5)
+
+
+# JAX 0.10.2's jnp.result_type(narrow value, other): the narrow type, or None for its
+# TypePromotionError; the others are 0, 0.0, 0j, bool, float32 and int8 arrays. (The whole
+# table over 27 types agreed with JAX's when this was written.)
+_OTHERS = (0, 0.0, 0j, np.bool_(False), np.float32(0), np.int8(0))
+_PROMOTED = {
+    "int2": (True, None, None, True, None, None),
+    "int4": (True, None, None, True, None, None),
+    "uint4": (True, None, None, True, None, None),
+    "float4_e2m1fn": (True, True, None, True, None, True),
+    "float8_e4m3fn": (True, True, None, True, None, True),
+    "float8_e8m0fnu": (True, True, None, True, None, True),
+}
+
+
+def test_promotion_rows_of_the_narrow_types_are_jax_ones():
+    for name, row in _PROMOTED.items():
+        x = np.zeros((), getattr(ml_dtypes, name))
+        for other, same in zip(_OTHERS, row, strict=True):
+            if same is None:
+                with pytest.raises(errors.TypePromotionError):
+                    jnp.result_type(x, other)
+            else:
+                assert jnp.result_type(x, other) == x.dtype, (name, other)
+
+
+def test_itemsize_bits_is_the_width():
+    # JAX 0.10.2: [4, 2, 4, 8, 8, 32]
+    assert [spmdc.dtypes.itemsize_bits(t) for t in (
+        jnp.int4, jnp.uint2, jnp.float4_e2m1fn, jnp.float8_e5m2, jnp.bool_, jnp.float32)] == \
+        [4, 2, 4, 8, 8, 32]
+
+
+def test_nanmax_of_a_float8_without_infinity_skips_its_nans():
+    # JAX 0.10.2: nanmax 3 and nanmin -1 of [nan, -1, 0, 1, -0.5, 3] in e4m3fn/e4m3fnuz.
+    x = np.array([np.nan, -1, 0, 1, -0.5, 3], np.float32)
+    got = spmdc.jit(lambda x: [(jnp.nanmax(x.astype(d)), jnp.nanmin(x.astype(d)))
+                               for d in (jnp.float8_e4m3fn, jnp.float8_e4m3fnuz)])(x)
+    assert [(float(a), float(b)) for a, b in got] == [(3.0, -1.0), (3.0, -1.0)]
+
+
+def test_sort_puts_the_nan_of_fnuz_float8s_first():
+    # JAX 0.10.2 (XLA's total order): [nan -1 -0.5 0 1 3] for e4m3fnuz, NaN last for e4m3fn.
+    x = np.array([np.nan, -1, 0, 1, -0.5, 3], np.float32)
+    fnuz, fn, order = spmdc.jit(lambda x: (
+        jnp.sort(x.astype(jnp.float8_e4m3fnuz)), jnp.sort(x.astype(jnp.float8_e4m3fn)),
+        jnp.argsort(x.astype(jnp.float8_e5m2fnuz))))(x)
+    assert _values(fnuz) == [None, -1.0, -0.5, 0.0, 1.0, 3.0]
+    assert _values(fn) == [-1.0, -0.5, 0.0, 1.0, 3.0, None]
+    assert np.asarray(order).tolist() == [0, 1, 4, 2, 3, 5]
+    reference = interpreted(jnp.sort, x.astype(ml_dtypes.float8_e4m3fnuz))[0]
+    assert _values(reference) == [None, -1.0, -0.5, 0.0, 1.0, 3.0]
+
+
+def test_arange_of_a_narrow_float_rounds_exact_values():
+    # JAX 0.10.2: arange(4, dtype=float8_e8m0fnu) is [nan, 1, 2, 4] (0 has no e8m0 value)
+    assert _values(jnp.arange(4, dtype=jnp.float8_e8m0fnu)) == [None, 1.0, 2.0, 4.0]
+    assert _values(jnp.arange(0.0, 1.0, 0.25, dtype=jnp.float8_e4m3fn)) == [0, 0.25, 0.5, 0.75]

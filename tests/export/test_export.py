@@ -202,3 +202,15 @@ def test_small_names() -> None:
     assert tree.node_data() == (tuple, None)
     assert [c.node_data() for c in tree.children()] == [(dict, ("a", "b")), (type(None), None)]
     assert spmdc.tree_util.tree_structure(1).node_data() is None
+
+
+def test_float8_and_int4_arguments_serialize_with_jax_dtype_codes() -> None:
+    # JAX's DType enum: f8_e4m3fn 18, i4 15 (serialization.fbs); the export round-trips.
+    q = spmdc.ShapeDtypeStruct((3,), jnp.float8_e4m3fn)
+    i = spmdc.ShapeDtypeStruct((3,), jnp.int4)
+    exp = _exported(lambda q, i: q.astype(np.float32) * i.astype(np.float32), q, i)
+    loaded = export.deserialize(exp.serialize())
+    assert [a.dtype for a in loaded.in_avals] == [jnp.float8_e4m3fn, jnp.int4]
+    x = jnp.asarray(X).astype(jnp.float8_e4m3fn)
+    n = jnp.asarray(np.array([1, -2, 7], np.int32)).astype(jnp.int4)
+    np.testing.assert_array_equal(np.asarray(loaded.call(x, n)), X * [1, -2, 7])

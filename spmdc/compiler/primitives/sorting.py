@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ..ir import TensorType, dtype_kind
@@ -35,6 +36,13 @@ __all__ = ["sort_p"]
 #
 # The NumPy reference sorts by the same order: each float key becomes the pair
 # (isnan(k), k + 0.0 with NaNs zeroed), whose lexicographic order is this one.
+#
+# The fnuz float8s (e4m3fnuz, e5m2fnuz, e4m3b11fnuz) have one NaN, the bit pattern of
+# -0.0, and XLA's total order (which JAX's sort uses) puts it below every number: for
+# them NaNs go first (lt gains ``isnan(a) and not isnan(b)`` instead), as in JAX.
+
+_NAN_FIRST = frozenset(np.dtype(getattr(ml_dtypes, name)) for name in (
+    "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz"))
 
 
 def _sort_rule(*operands: TensorType, dimension: int, is_stable: bool, num_keys: int):
@@ -59,7 +67,7 @@ def _numpy_keys(key: np.ndarray) -> list[np.ndarray]:
     if dtype_kind(key.dtype) == "f":
         wide = key.astype(np.float64)
         nan = np.isnan(wide)
-        return [nan, np.where(nan, 0.0, wide) + 0.0]
+        return [~nan if key.dtype in _NAN_FIRST else nan, np.where(nan, 0.0, wide) + 0.0]
     return [key]
 
 
@@ -124,8 +132,10 @@ def _lt_eq(x: ir.Value, y: ir.Value, dtype: np.dtype) -> tuple[ir.Value, ir.Valu
     if dtype_kind(dtype) != "f":
         return lt, eq
     x_nan, y_nan = compare(x, x, "NE", dtype), compare(y, y, "NE", dtype)
-    x_num = hlo.NotOp(x_nan).result
-    lt = hlo.OrOp(lt, hlo.AndOp(y_nan, x_num).result).result
+    if np.dtype(dtype) in _NAN_FIRST:       # See Note [sort order]: NaNs go first
+        lt = hlo.OrOp(lt, hlo.AndOp(x_nan, hlo.NotOp(y_nan).result).result).result
+    else:
+        lt = hlo.OrOp(lt, hlo.AndOp(y_nan, hlo.NotOp(x_nan).result).result).result
     eq = hlo.OrOp(eq, hlo.AndOp(x_nan, y_nan).result).result
     return lt, eq
 
