@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..core import mutable_hi
 from ..core.abstract import ShapedArray, ShapeDtypeStruct
 from ..core.pytree_tracing import fun_name, trace_pytree
 from ..core.tracing import type_of
@@ -25,20 +26,25 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fun(*args, **kwargs)``'s outputs as ShapeDtypeStructs. Arguments may be arrays,
     scalars or anything with ``.shape`` and ``.dtype`` such as ShapeDtypeStruct. An output
     that already is a ShapeDtypeStruct (Lineax's ``eval_shape(lambda: struct)``) is
-    returned as it is, as in JAX, where it is an abstract value."""
-    leaves, _ = tree_flatten((args, kwargs))
-    sigs = [_signature(x) for x in leaves]
-    given: list[Any] = []           # [output leaves, where the traced ones are, treedef]
+    returned as it is, as in JAX, where it is an abstract value. A mutable hi value among
+    the arguments is traced as jit traces it and keeps its state: nothing runs (Note
+    [mutable hi values through jit] in core/mutable_hi.py)."""
+    with mutable_hi.allowing_flatten(True):
+        leaves, _ = tree_flatten((args, kwargs))
+        sigs = [_signature(x) for x in leaves]
+        given: list[Any] = []       # [output leaves, where the traced ones are, treedef]
 
-    def traced(*a: Any, **k: Any) -> Any:
-        out_leaves, tree = tree_flatten(fun(*a, **k))
-        at = [i for i, v in enumerate(out_leaves) if not isinstance(v, ShapeDtypeStruct)]
-        given[:] = [out_leaves, at, tree]
-        return [out_leaves[i] for i in at]
+        def traced(*a: Any, **k: Any) -> Any:
+            with mutable_hi.allowing_flatten(False):
+                out = fun(*a, **k)
+            out_leaves, tree = tree_flatten(out)
+            at = [i for i, v in enumerate(out_leaves) if not isinstance(v, ShapeDtypeStruct)]
+            given[:] = [out_leaves, at, tree]
+            return [out_leaves[i] for i in at]
 
-    func, out_weak, _, _, _ = trace_pytree(
-        traced, args, kwargs, fun_name(fun), in_types=[t for t, _ in sigs],
-        in_weak=[w for _, w in sigs])
+        func, out_weak, _, _, _ = trace_pytree(
+            traced, args, kwargs, fun_name(fun), in_types=[t for t, _ in sigs],
+            in_weak=[w for _, w in sigs])
     out_leaves, at, out_tree = given
     out_leaves = list(out_leaves)
     for i, v, w in zip(at, func.outputs, out_weak, strict=True):

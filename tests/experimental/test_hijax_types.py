@@ -314,6 +314,19 @@ def test_mutable_hi_argument_of_jit_takes_its_final_state():
         nested(c)
 
 
+def test_eval_shape_of_a_function_changing_a_mutable_hi_argument():
+    # Flax's test_eval_shape: nothing runs, so the caller's value keeps its state
+    c = new_p.bind(jnp.array([1.0, 2.0]))
+
+    def f(c):
+        set_p.bind(c, jnp.stack([get_p.bind(c)] * 3))
+        return get_p.bind(c)
+
+    out = spmdc.eval_shape(f, c)
+    assert out.shape == (3, 2) and out.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(c.val), [1.0, 2.0])
+
+
 def test_register_twice_is_an_error():
     with pytest.raises(ValueError, match="QArray is already registered"):
         hjx.register_hitype(QArray, lambda q: QArrayTy(q.arr.shape))
