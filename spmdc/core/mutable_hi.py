@@ -22,9 +22,10 @@ lo values] in spmdc/experimental/hitypes.py), so jit does the same through lo va
   the returned value's ``qdd`` and lo values (``write_back``).
 
 Only jit writes back, so only while it flattens (``allowing_flatten``) is the flattening
-allowed; any other transformation (vmap, grad, scan, ...) would drop the function's
+allowed, and while ``eval_shape`` does (it runs nothing, so the caller's value keeps its
+state); any other transformation (vmap, grad, scan, ...) would drop the function's
 changes, and flattening there raises ``MutableHiArgument`` (a TypeError) saying so.
-While jit's function runs, a transformation inside it refuses them again.
+While the function runs, a transformation inside it refuses them again.
 """
 from __future__ import annotations
 
