@@ -21,10 +21,14 @@ lo values] in spmdc/experimental/hitypes.py), so jit does the same through lo va
   caller's value takes that state: ``ty.update_from_loval(qdd, v, *lo_values)`` with
   the returned value's ``qdd`` and lo values (``write_back``).
 
-Only jit writes back, so only while it flattens (``allowing_flatten``) is the flattening
-allowed; any other transformation (vmap, grad, scan, ...) would drop the function's
-changes, and flattening there raises ``MutableHiArgument`` (a TypeError) saying so.
-While jit's function runs, a transformation inside it refuses them again.
+``grad`` and ``value_and_grad`` do the same for mutable hi arguments they do not
+differentiate, the returned values being an auxiliary output (differentiating with
+respect to one is a TypeError). Only those write back, so only while they flatten
+(``allowing_flatten``) is the flattening allowed, and while ``eval_shape`` does (it runs
+nothing, so the caller's value keeps its state); any other transformation (vmap, scan,
+...) would drop the function's changes, and flattening there raises
+``MutableHiArgument`` (a TypeError) saying so. While the function runs, a transformation
+inside it refuses them again (or, for jit and grad, writes back into its copy).
 """
 from __future__ import annotations
 

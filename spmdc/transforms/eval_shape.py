@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..core import mutable_hi
 from ..core.abstract import ShapedArray, ShapeDtypeStruct
 from ..core.explicit_sharding import output_shardings
 from ..core.pytree_tracing import fun_name, trace_pytree
@@ -26,23 +27,28 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fun(*args, **kwargs)``'s outputs as ShapeDtypeStructs. Arguments may be arrays,
     scalars or anything with ``.shape`` and ``.dtype`` such as ShapeDtypeStruct. An output
     that already is a ShapeDtypeStruct (Lineax's ``eval_shape(lambda: struct)``) is
-    returned as it is, as in JAX, where it is an abstract value."""
-    leaves, _ = tree_flatten((args, kwargs))
-    sigs = [_signature(x) for x in leaves]
-    # [the output leaves with None where a traced one was, where those are, treedef]: the
-    # traced outputs are not kept here, or the leak check at the trace's end would find
-    # them (Flax's module setup checks run under eval_shape with checking on).
-    given: list[Any] = []
+    returned as it is, as in JAX, where it is an abstract value. A mutable hi value among
+    the arguments is traced as jit traces it and keeps its state: nothing runs (Note
+    [mutable hi values through jit] in core/mutable_hi.py)."""
+    with mutable_hi.allowing_flatten(True):
+        leaves, _ = tree_flatten((args, kwargs))
+        sigs = [_signature(x) for x in leaves]
+        # [the output leaves with None where a traced one was, where those are, treedef]:
+        # the traced outputs are not kept here, or the leak check at the trace's end would
+        # find them (Flax's module setup checks run under eval_shape with checking on).
+        given: list[Any] = []
 
-    def traced(*a: Any, **k: Any) -> Any:
-        out_leaves, tree = tree_flatten(fun(*a, **k))
-        at = [i for i, v in enumerate(out_leaves) if not isinstance(v, ShapeDtypeStruct)]
-        given[:] = [[None if i in at else v for i, v in enumerate(out_leaves)], at, tree]
-        return [out_leaves[i] for i in at]
+        def traced(*a: Any, **k: Any) -> Any:
+            with mutable_hi.allowing_flatten(False):
+                out = fun(*a, **k)
+            out_leaves, tree = tree_flatten(out)
+            at = [i for i, v in enumerate(out_leaves) if not isinstance(v, ShapeDtypeStruct)]
+            given[:] = [[None if i in at else v for i, v in enumerate(out_leaves)], at, tree]
+            return [out_leaves[i] for i in at]
 
-    func, out_weak, _, _, _ = trace_pytree(
-        traced, args, kwargs, fun_name(fun), in_types=[t for t, _ in sigs],
-        in_weak=[w for _, w in sigs], typed=True)
+        func, out_weak, _, _, _ = trace_pytree(
+            traced, args, kwargs, fun_name(fun), in_types=[t for t, _ in sigs],
+            in_weak=[w for _, w in sigs], typed=True)
     out_leaves, at, out_tree = given
     out_leaves = list(out_leaves)
     typed = output_shardings(func)      # See Note [shardings in types]

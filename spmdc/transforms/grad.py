@@ -18,6 +18,7 @@ from ..compiler.ir import Func
 from ..compiler.passes import run_pass
 from ..compiler.passes.autodiff import is_float, vjp_func
 from ..compiler.passes.cleanup import cleanup
+from ..core import mutable_hi
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracer_text import TracerView
@@ -35,6 +36,7 @@ from .arguments import (
     checking_results,
 )
 from .forward import float0
+from .hi_arguments import mutable_hi_positions, value_and_grad_writing_back
 from .jit import Jitted, _display_name, eager_jit
 from .mapping import refuse_in_shard_map_body
 from .refs import check_no_ref_arguments, refs_as_aux
@@ -164,6 +166,14 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
         return (((value, aux), g) if has_aux else (value, g)), finals
 
     def value_and_grad_fn(*args: Any, **kwargs: Any) -> Any:
+        # See Note [mutable hi values through jit]; the call this makes is allowed to
+        # flatten them and takes the plain path
+        if not mutable_hi.flatten_allowed() and mutable_hi_positions((args, kwargs)):
+            what = "grad" if getattr(fun, "_spmdc_grad_only", False) else "value_and_grad"
+            return value_and_grad_writing_back(
+                fun, _argnums(argnums, len(args), what), has_aux, args, kwargs,
+                lambda f: value_and_grad(f, argnums, True, holomorphic, allow_int,
+                                         reduce_axes), what)
         return refs_as_aux(fun, has_aux, lambda f, aux: _value_and_grad(
             f, argnums, aux, holomorphic, allow_int, reduce_axes)(*args, **kwargs), unpack)
     return api_boundary(functools.wraps(fun)(value_and_grad_fn))

@@ -1,16 +1,18 @@
-"""jit's call on arguments holding values of mutable hi-types (Flax's hijax ``Variable``):
-the function run through a wrapper that also returns those arguments as it left them,
-and the caller's values given their final state (Note [mutable hi values through jit] in
-spmdc/core/mutable_hi.py)."""
+"""jit's and value_and_grad's calls on arguments holding values of mutable hi-types
+(Flax's hijax ``Variable``): the function run through a wrapper that also returns those
+arguments as it left them, and the caller's values given their final state (Note
+[mutable hi values through jit] in spmdc/core/mutable_hi.py)."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 from ..core import mutable_hi
+from ..core.tracing import where
 from ..core.tree import _tree_flatten, user_node_type
 
-__all__ = ["call_writing_back"]
+__all__ = ["call_writing_back", "mutable_hi_positions", "value_and_grad_writing_back"]
 
 
 def _user_leaves(tree: Any) -> list[Any]:
@@ -58,3 +60,50 @@ def call_writing_back(fun: Callable[..., Any], args: tuple[Any, ...],
     for p, final in zip(positions, finals, strict=True):
         mutable_hi.write_back(leaves[p], final)
     return out
+
+
+def mutable_hi_positions(tree: Any) -> tuple[int, ...]:
+    """Where the values of mutable hi-types are among ``tree``'s leaves (users' view)."""
+    return tuple(i for i, x in enumerate(_user_leaves(tree)) if mutable_hi.is_mutable_hi(x))
+
+
+def value_and_grad_writing_back(fun: Callable[..., Any], nums: tuple[int, ...],
+                                has_aux: bool, args: tuple[Any, ...],
+                                kwargs: dict[str, Any],
+                                make_value_and_grad: Callable[[Callable[..., Any]], Any],
+                                what: str) -> Any:
+    """``value_and_grad``'s call on arguments holding mutable hi values, which it does not
+    differentiate: the function also returns them as it left them (an auxiliary output),
+    and each caller's value takes that state, as jit's (Note [mutable hi values through
+    jit] in core/mutable_hi.py). ``make_value_and_grad(f)`` is the value_and_grad of
+    ``f`` with ``has_aux=True`` and the caller's other options; ``nums``: the
+    differentiated positional arguments."""
+    for i in nums:
+        if i < len(args) and mutable_hi_positions(args[i]):
+            raise mutable_hi.MutableHiArgument(
+                f"{what}: argument {i} holds a value of a mutable hi-type; {what} "
+                f"differentiates with respect to arrays, not with respect to a mutable "
+                f"value: pass its contents, or make it a non-differentiated argument"
+                f"{where()}")
+    leaves = _user_leaves((args, kwargs))
+    positions = mutable_hi_positions((args, kwargs))
+
+    @functools.wraps(fun)
+    def with_finals(*a: Any, **k: Any) -> Any:
+        with mutable_hi.allowing_flatten(False):
+            out = fun(*a, **k)
+        now = _user_leaves((a, k))
+        finals = [now[p] for p in positions]
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError(f"{what} with has_aux=True: the function must return a "
+                                f"pair (output, aux), got {type(out).__name__}{where()}")
+            return out[0], (out[1], finals)
+        return out, finals
+
+    with mutable_hi.allowing_flatten(True):
+        (value, extra), grads = make_value_and_grad(with_finals)(*args, **kwargs)
+    aux, finals = extra if has_aux else (None, extra)
+    for p, final in zip(positions, finals, strict=True):
+        mutable_hi.write_back(leaves[p], final)
+    return ((value, aux), grads) if has_aux else (value, grads)

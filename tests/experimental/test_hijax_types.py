@@ -307,11 +307,49 @@ def test_mutable_hi_argument_of_jit_takes_its_final_state():
     np.testing.assert_array_equal(np.asarray(c.val), [[7.0, 11.0], [7.0, 11.0]])
 
     @spmdc.jit
-    def nested(c):                                # a transformation inside jit refuses it
-        return spmdc.grad(lambda x, c: x * get_p.bind(c).sum())(1.0, c)
+    def nested(c):                      # vmap inside jit refuses it: it cannot write back
+        return spmdc.vmap(lambda x, c: x * get_p.bind(c).sum(), in_axes=(0, None))(
+            jnp.ones(3), c)
 
     with pytest.raises(TypeError, match="cannot write its changed state back"):
         nested(c)
+
+
+def test_eval_shape_of_a_function_changing_a_mutable_hi_argument():
+    # Flax's test_eval_shape: nothing runs, so the caller's value keeps its state
+    c = new_p.bind(jnp.array([1.0, 2.0]))
+
+    def f(c):
+        set_p.bind(c, jnp.stack([get_p.bind(c)] * 3))
+        return get_p.bind(c)
+
+    out = spmdc.eval_shape(f, c)
+    assert out.shape == (3, 2) and out.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(c.val), [1.0, 2.0])
+
+
+def test_mutable_hi_argument_of_grad_takes_its_final_state():
+    # Flax's test_mutable_hitypes_as_nondiff_grad_args; JAX gives 6.0 and 6.0
+    c = new_p.bind(jnp.array(2.0))
+
+    def loss(x, c):
+        set_p.bind(c, spmdc.lax.stop_gradient(x * 2))
+        return x ** 2 + get_p.bind(c)
+
+    assert float(spmdc.grad(loss)(jnp.array(3.0), c)) == 6.0
+    assert float(c.val) == 6.0
+
+    def loss_aux(x, c):
+        set_p.bind(c, get_p.bind(c) + x)
+        return x * 3.0, "aux"
+
+    (value, aux), g = spmdc.value_and_grad(loss_aux, has_aux=True)(jnp.array(1.0), c)
+    assert (float(value), aux, float(g), float(c.val)) == (3.0, "aux", 3.0, 7.0)
+    # under jit: grad writes back into jit's copy, which jit writes back
+    assert float(spmdc.jit(lambda x, c: spmdc.grad(loss)(x, c))(jnp.array(5.0), c)) == 10.0
+    assert float(c.val) == 10.0
+    with pytest.raises(TypeError, match="grad: argument 1 holds a value of a mutable"):
+        spmdc.grad(loss, argnums=1)(jnp.array(3.0), c)
 
 
 def test_register_twice_is_an_error():
