@@ -18,6 +18,19 @@ settings.register_profile("dev", deadline=None,
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+def pytest_addoption(parser):
+    parser.addoption("--compiles", type=int, default=0, metavar="N",
+                     help="count XLA compiles per test and list the N test files that "
+                          "compile longest (tests/compile_counts.py)")
+
+
+def pytest_configure(config):
+    if config.getoption("compiles"):
+        from compile_counts import CompileCounts
+        config.pluginmanager.register(CompileCounts(config.getoption("compiles")),
+                                      "compile_counts")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     counts = [mark.args[0] for mark in item.iter_markers("devices")]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -44,15 +45,32 @@ def _entries(directory):
                   and not n.startswith(".tmp-"))
 
 
-def test_a_second_process_loads_the_program(tmp_path):
-    first = _run(tmp_path)
-    assert not first[0] and len(_entries(tmp_path)) >= 1
-    second = _run(tmp_path)
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    """A cache directory that one process filled, and what that process computed: made
+    once for the tests below, each of which works on a copy (a process start and a
+    compile are seconds of the suite's time)."""
+    directory = tmp_path_factory.mktemp("stored")
+    first = _run(directory)
+    assert not first[0] and len(_entries(directory)) >= 1
+    return directory, first
+
+
+def _copy_of(stored, tmp_path):
+    directory = tmp_path / "cache"
+    shutil.copytree(stored[0], directory)
+    os.chmod(directory, 0o700)
+    return directory, stored[1]
+
+
+def test_a_second_process_loads_the_program(stored, tmp_path):
+    directory, first = _copy_of(stored, tmp_path)
+    second = _run(directory)
     assert second[0] and second[1:] == first[1:]
 
 
-def test_a_damaged_entry_is_compiled_again_and_replaced(tmp_path):
-    first = _run(tmp_path)
+def test_a_damaged_entry_is_compiled_again_and_replaced(stored, tmp_path):
+    tmp_path, first = _copy_of(stored, tmp_path)
     for name in _entries(tmp_path):          # truncate every entry to half its length
         path = tmp_path / name
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])

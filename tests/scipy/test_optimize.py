@@ -4,6 +4,7 @@ problems), reach SciPy's minimum, run under jit and vmap, and reject bad input a
 does; and JAX's import paths of the scipy namespaces added with them resolve."""
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 
@@ -71,16 +72,27 @@ def test_the_path_is_jax_s(method, problem, x64):
     assert (got.hess_inv is None) == (method == LBFGS)
 
 
+@functools.cache
+def tight_convex_minimum(method):
+    """``convex``'s minimum to ``gtol=1e-10`` in x64, solved once per module and method:
+    each solve compiles its optimisation loop (seconds of XLA), and two tests read it."""
+    previous = dtypes.enable_x64(True)
+    try:
+        return minimize(convex, X0, (A, B), method=method, options={"gtol": 1e-10})
+    finally:
+        dtypes.enable_x64(previous)
+
+
 def test_the_minimum_is_scipy_s(x64):
     want = scipy.optimize.minimize(lambda x: 0.5 * x @ A @ x - B @ x + np.cosh(0.3 * x).sum(),
                                    X0, method="BFGS", options={"gtol": 1e-10}).x
     for method in ("BFGS", LBFGS):
-        got = minimize(convex, X0, (A, B), method=method, options={"gtol": 1e-10})
+        got = tight_convex_minimum(method)
         np.testing.assert_allclose(got.x, want, atol=1e-7)
 
 
 def test_bfgs_inverse_hessian_estimate(x64):
-    got = minimize(convex, X0, (A, B), method="BFGS", options={"gtol": 1e-10})
+    got = tight_convex_minimum("BFGS")
     assert int(got.status) == 0
     hessian = np.asarray(spmdc.hessian(convex)(got.x, A, B))
     np.testing.assert_allclose(got.hess_inv, np.linalg.inv(hessian), atol=1e-2)

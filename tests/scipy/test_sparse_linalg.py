@@ -4,6 +4,8 @@ complex Hermitian systems), under jit and vmap, the implicit gradients against t
 closed forms, and JAX's errors."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import scipy.sparse.linalg as ssl
@@ -42,6 +44,14 @@ def close(got, want, tol=2e-4):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
+@functools.cache
+def solved(name):
+    """``SOLVERS[name]`` on its matrix and ``B`` to ``tol=1e-6``, solved once per module:
+    each solve compiles its loop (seconds of XLA), and three tests read it."""
+    solver, a = SOLVERS[name]
+    return solver(a, B, tol=1e-6)
+
+
 def test_matrix_function_and_matmul_operators_solve_the_system():
     want = np.linalg.solve(SPD.astype(np.float64), B)
 
@@ -51,21 +61,22 @@ def test_matrix_function_and_matmul_operators_solve_the_system():
         def __matmul__(self, v):
             return jnp.dot(SPD, v)
 
-    for op in (SPD, jnp.asarray(SPD), lambda v: jnp.dot(SPD, v), Operator()):
-        x, _ = jsl.cg(op, B, tol=1e-6)
+    # the NumPy matrix's solve is solved("cg"): jsl.cg(SPD, B, tol=1e-6)
+    others = (jnp.asarray(SPD), lambda v: jnp.dot(SPD, v), Operator())
+    for x, _ in (solved("cg"), *(jsl.cg(op, B, tol=1e-6) for op in others)):
         assert x.dtype == np.float32
         close(x, want)
 
 
 def test_scipy_gives_the_same_solutions():
-    close(jsl.cg(SPD, B, tol=1e-6)[0], ssl.cg(SPD, B, rtol=1e-6)[0])
-    close(jsl.bicgstab(GENERAL, B, tol=1e-6)[0], ssl.bicgstab(GENERAL, B, rtol=1e-6)[0])
-    close(jsl.gmres(GENERAL, B, tol=1e-6)[0], ssl.gmres(GENERAL, B, rtol=1e-6)[0])
+    close(solved("cg")[0], ssl.cg(SPD, B, rtol=1e-6)[0])
+    close(solved("bicgstab")[0], ssl.bicgstab(GENERAL, B, rtol=1e-6)[0])
+    close(solved("gmres")[0], ssl.gmres(GENERAL, B, rtol=1e-6)[0])
 
 
 def test_second_values_are_jax_s():
-    assert jsl.cg(SPD, B)[1] is None and jsl.bicgstab(GENERAL, B)[1] is None
-    info = jsl.gmres(GENERAL, B)[1]
+    assert solved("cg")[1] is None and solved("bicgstab")[1] is None
+    info = solved("gmres")[1]
     assert int(info) == 0
     assert int(jsl.gmres(GENERAL, B, x0=B * np.nan)[1]) == -1
 
