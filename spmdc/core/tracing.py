@@ -54,7 +54,8 @@ __all__ = ["Tracer", "Trace", "tracing", "current_trace", "bind", "to_atom",
 
 class Trace:
     __slots__ = ("builder", "parent", "captures", "capture_values", "converted", "closed",
-                 "axis_env", "sources", "values", "indexed", "producers", "emitting", "view")
+                 "axis_env", "sources", "values", "indexed", "producers", "emitting", "view",
+                 "kept")
 
     def __init__(self, parent: Trace | None, name: str, axis_env: dict[str, Any] | None = None,
                  concrete: bool = False):
@@ -82,6 +83,10 @@ class Trace:
         self.emitting: str | None = None
         # How JAX sees this trace's values, set by vmap and grad (Note [tracer text]).
         self.view: TracerView | None = None
+        # Traces of library functions kept while the outermost trace lasts, shared by
+        # every trace under it (Note [a custom_jvp traced once per signature] in
+        # transforms/custom_derivatives.py).
+        self.kept: dict[Any, Any] = parent.kept if parent is not None else {}
 
     @property
     def main(self) -> Trace:
