@@ -55,7 +55,7 @@ __all__ = ["Tracer", "Trace", "tracing", "current_trace", "bind", "to_atom",
 class Trace:
     __slots__ = ("builder", "parent", "captures", "capture_values", "converted", "closed",
                  "axis_env", "sources", "values", "indexed", "producers", "emitting", "view",
-                 "explicit")
+                 "explicit", "kept")
 
     def __init__(self, parent: Trace | None, name: str, axis_env: dict[str, Any] | None = None,
                  concrete: bool = False):
@@ -86,6 +86,10 @@ class Trace:
         # The shardings in its values' types over Explicit mesh axes, if any (Note
         # [shardings in types] in core/explicit_sharding.py).
         self.explicit = explicit_sharding.explicit_context()
+        # Traces of library functions kept while the outermost trace lasts, shared by
+        # every trace under it (Note [a custom_jvp traced once per signature] in
+        # transforms/custom_derivatives.py).
+        self.kept: dict[Any, Any] = parent.kept if parent is not None else {}
 
     @property
     def main(self) -> Trace:

@@ -28,12 +28,13 @@ import numpy as np
 from ..compiler.builder import Builder, lit
 from ..compiler.ir import Func, TensorType
 from ..compiler.passes.autodiff import is_float
+from ..compiler.passes.cleanup import cleanup
 from ..compiler.primitives.custom_derivatives import (
     custom_jvp_call_p,
     custom_vjp_call_p,
     tangent_part,
 )
-from ..core.concrete import concrete_value, values_readable
+from ..core.concrete import concrete_value, concretisations, values_readable
 from ..core.devices import put_implicitly
 from ..core.operands import asarray, dtype_of, full, shape_of
 from ..core.tracing import (
@@ -49,6 +50,7 @@ from ..core.tree import tree_flatten, tree_map, tree_structure, tree_unflatten
 from ..runtime.array import Array
 from ..tracebacks import api_boundary
 from .forward import float0
+from .jit_inline import signature_key
 
 __all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "CustomVJPPrimal",
            "custom_vjp_primal_tree_values", "zero_from_primal", "closure_convert"]
@@ -362,6 +364,14 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         if current_trace() is None:          # eager: nothing will differentiate it
             return self.fun(*args)
         nondiff = _nondiff(self.nondiff_argnums, len(args), "custom_jvp")
+        eager = values_readable()          # See Note [concrete values while tracing]
+        kept_at = self._kept_at(args, eager)
+        trace = current_trace()
+        kept = trace.kept.get(kept_at) if kept_at is not None else None
+        if kept is not None:          # See Note [a custom_jvp traced once per signature]
+            call_func, out_weak, consts, out_tree, jvp_rule = kept
+            return self._bind(tree_flatten(args)[0], call_func, out_weak, consts, out_tree,
+                              jvp_rule)
         a = _Args(args, nondiff)
         out_box: list[Any] = []
 
@@ -371,9 +381,11 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             out_box[:] = [tree, [type_of(v)[0] for v in leaves]]
             return leaves
 
-        eager = values_readable()          # See Note [concrete values while tracing]
+        read = concretisations()
         call_func, out_weak, consts = trace_function(call, a.types, a.weak, name,
                                                      sources=a.leaves if eager else None)
+        if kept_at is not None:       # clean already: a cleanup keeps it the same object
+            call_func = cleanup(call_func)
         out_tree, out_types = out_box
         diff = [k for k in range(len(a.leaves)) if a.float[k]]
         float_out = [is_float(t) for t in out_types]
@@ -385,7 +397,22 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         jvp_rule = _Rule(self._rule_name(), build)
         if eager and diff and not self.symbolic_zeros:   # reverse mode's mask: all given
             jvp_rule.prepare((True,) * len(diff), [*a.leaves, *([None] * len(diff))])
-        outs = bind(custom_jvp_call_p, *a.leaves, *consts, call=call_func,
+        if (kept_at is not None and concretisations() == read
+                and not any(isinstance(c, Tracer) for c in consts)):
+            trace.kept[kept_at] = (call_func, out_weak, consts, out_tree, jvp_rule)
+        return self._bind(a.leaves, call_func, out_weak, consts, out_tree, jvp_rule)
+
+    def _kept_at(self, args: tuple[Any, ...], eager: bool) -> Any | None:
+        """Where a trace of this call is kept in the outermost trace, or None where it may
+        not be. See Note [a custom_jvp traced once per signature]."""
+        if eager or self.nondiff_argnums:
+            return None
+        key = signature_key((), args, {})
+        return None if key is None else ("custom_jvp", self, key)
+
+    def _bind(self, leaves: list[Any], call_func: Func, out_weak: list[bool],
+              consts: list[Any], out_tree: Any, jvp_rule: _Rule) -> Any:
+        outs = bind(custom_jvp_call_p, *leaves, *consts, call=call_func,
                     jvp=jvp_rule, num_consts=len(consts),
                     symbolic_zeros=self.symbolic_zeros)
         for o, w in zip(outs, out_weak, strict=True):
@@ -566,6 +593,22 @@ class custom_vjp:  # noqa: N801  (JAX's name)
             o.weak = w
         return tree_unflatten(out_tree, outs)
 
+
+# Note [a custom_jvp traced once per signature]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A custom_jvp function called twice in one program with arguments of the same types
+# (``vjp`` under ``jit`` runs its function once for the value and again for the pullback)
+# would give two ``custom_jvp_call`` equations whose Funcs and rules are different
+# objects, which CSE cannot tell apart from different calls; the program would compute
+# the function twice where JAX computes it once (JAX's ``nn.relu`` is a jitted function,
+# traced once per signature), and XLA's cost analysis, which Flax's ``tabulate`` reports,
+# would count it twice. So while the outermost trace lasts (``Trace.kept``, shared by the
+# traces under it) the call's Func, captured constants and rule are kept per function and
+# signature (the one kept jit traces use: Note [inlined jit traces once per signature] in
+# jit_inline.py), and an equal call binds the same objects; CSE keys a Func by identity.
+# Not kept: calls with ``nondiff_argnums`` (their Python values reach the rules), eager
+# traces whose values may be read, a trace that read a value or captured a traced one.
+# As in a kept jit trace, a global the function reads is read once per outermost trace.
 
 # Note [custom_vjp symbolic zeros]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~

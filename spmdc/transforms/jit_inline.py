@@ -35,7 +35,7 @@ from ..core.tracing import Tracer, type_of
 from ..core.tree import tree_flatten
 from ..runtime import config_states
 
-__all__ = ["inlined_trace", "keep_trace"]
+__all__ = ["inlined_trace", "keep_trace", "signature_key"]
 
 Traced = tuple[Func, list[bool], list[Any], Any, list[Any]]
 
@@ -58,6 +58,14 @@ def _key(statics: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
     except TypeError:             # an unhashable static or axis value, a non-array leaf
         return None
     return key, leaves
+
+
+def signature_key(statics: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+                  ) -> Any | None:
+    """What a trace of a call with these arguments depends on (as the kept jit traces are
+    keyed), or None where such a trace may not be kept."""
+    keyed = _key(statics, args, kwargs)
+    return None if keyed is None else keyed[0]
 
 
 def inlined_trace(cache: dict[Any, Any], statics: tuple[Any, ...], args: tuple[Any, ...],

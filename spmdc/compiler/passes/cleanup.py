@@ -160,7 +160,8 @@ def cse(func: Func) -> Func:
             if effectful and has_effects(eqn):
                 raise TypeError         # See Note [effects]
             key = (eqn.prim, tuple([("lit", repr(a.value), a.type) if isinstance(a, Lit)
-                                    else a for a in inputs]), tuple(eqn.params.items()))
+                                    else a for a in inputs]),
+                   tuple([(k, _param_key(v)) for k, v in eqn.params.items()]))
             prev = seen.get(key)
         except TypeError:
             key = prev = None
@@ -171,7 +172,19 @@ def cse(func: Func) -> Func:
             seen[key] = eqn.outputs
         eqns.append(eqn if inputs == eqn.inputs else
                     Eqn(eqn.prim, inputs, eqn.params, eqn.outputs, eqn.source))
+    if not rename:                      # nothing merged: the same Func (see _param_key)
+        return func
     return Func(func.name, func.inputs, tuple(eqns), tuple(sub(a) for a in func.outputs))
+
+
+def _param_key(v: Any) -> Any:
+    """A param as CSE compares it: a sub-Func by identity (one object is one program;
+    equal calls of a kept trace share it), anything else by value."""
+    if isinstance(v, Func):
+        return ("func", id(v))
+    if isinstance(v, tuple) and any(isinstance(x, Func) for x in v):
+        return tuple(_param_key(x) for x in v)
+    return v
 
 
 def cleanup(func: Func) -> Func:
@@ -182,16 +195,28 @@ def cleanup(func: Func) -> Func:
 def _clean_sub_funcs(func: Func) -> Func:
     if not any(_holds_func(v) for eqn in func.eqns for v in eqn.params.values()):
         return func
-    eqns = tuple(Eqn(eqn.prim, eqn.inputs, {k: _clean_param(v) for k, v in eqn.params.items()},
-                     eqn.outputs, eqn.source) for eqn in func.eqns)
-    return Func(func.name, func.inputs, eqns, func.outputs)
+    cleaned: dict[int, Func] = {}       # one sub-Func object stays one (see _param_key)
+    eqns = []
+    for eqn in func.eqns:
+        params = {k: _clean_param(v, cleaned) for k, v in eqn.params.items()}
+        same = all(params[k] is v for k, v in eqn.params.items())
+        eqns.append(eqn if same else Eqn(eqn.prim, eqn.inputs, params, eqn.outputs,
+                                          eqn.source))
+    if all(a is b for a, b in zip(eqns, func.eqns, strict=True)):
+        return func                     # a clean Func is its own cleanup
+    return Func(func.name, func.inputs, tuple(eqns), func.outputs)
 
 
 def _holds_func(v: Any) -> bool:
     return isinstance(v, Func) or (isinstance(v, tuple) and any(isinstance(x, Func) for x in v))
 
 
-def _clean_param(v: Any) -> Any:
+def _clean_param(v: Any, cleaned: dict[int, Func]) -> Any:
     if isinstance(v, Func):
-        return cleanup(v)
-    return tuple(_clean_param(x) for x in v) if _holds_func(v) else v
+        if id(v) not in cleaned:
+            cleaned[id(v)] = cleanup(v)
+        return cleaned[id(v)]
+    if not _holds_func(v):
+        return v
+    items = tuple(_clean_param(x, cleaned) for x in v)
+    return v if all(a is b for a, b in zip(items, v, strict=True)) else items
