@@ -60,7 +60,7 @@ from .arguments import (
 from .jit import _display_name, _leaf_signature
 from .mapping import axis_spec, mapped_leaves, mapped_size, out_paths, slice_types
 from .pmap_nested import DeviceAxis, nested_pmap_call, peel_gathers, recording_mesh
-from .stages import Lowered
+from .stages import DeviceCompiled, Lowered
 from .vmap import _batched_call
 
 __all__ = ["pmap", "DeviceAxis"]
@@ -394,13 +394,9 @@ class PmapLowered(Lowered):
         self.in_varying = ([frozenset({axis}) if d is not None else frozenset()
                             for d in built.dims] + [frozenset()] * len(built.consts))
 
-    def compile(self, compiler_options: dict[str, Any] | None = None) -> Callable[..., Any]:
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> DeviceCompiled:
         """The compiled program; ``compiler_options`` are XLA's options by name, as for
         ``jit(f).lower(...).compile``."""
         entry = self._built.compile(compiler_options)
         observe("optimized_hlo", entry.executable.optimized_hlo)
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return entry(tree_flatten((args, kwargs))[0])
-        call.as_text = entry.executable.optimized_hlo
-        return call
+        return DeviceCompiled(entry)

@@ -30,7 +30,8 @@ from .arguments import run_launcher, usable_donations
 from .jaxpr_view import ClosedJaxpr, closed_jaxpr
 from .partitioned import PartitionedEntry
 
-__all__ = ["ClosedJaxpr", "Traced", "Lowered", "Compiled", "PartitionedLowered", "Entry",
+__all__ = ["ClosedJaxpr", "Traced", "Lowered", "Compiled", "DeviceCompiled", "PartitionedLowered",
+           "Entry",
            "compile_entry", "device_of"]
 
 
@@ -404,6 +405,15 @@ class Compiled:
         return self._entry(leaves)
 
 
+class DeviceCompiled(Compiled):
+    """``compile()`` of a program that runs over several devices (``pmap``'s, or a
+    ``jit`` over a mesh): a ``jax.stages.Compiled`` (libraries annotate it so, Equinox's
+    AOT path among them) whose entry lays the argument leaves out over the devices."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._entry(tree_flatten((args, kwargs))[0])
+
+
 class PartitionedLowered(Lowered):
     """``jit(f).lower(*args)`` for a program that runs over a mesh: its StableHLO in the
     partition form, and ``compile()`` (whose ``as_text()`` is the partitioned HLO, with
@@ -435,10 +445,5 @@ class PartitionedLowered(Lowered):
     def as_text(self, *args: Any, **kwargs: Any) -> str:
         return self._compiled().module_text
 
-    def compile(self, compiler_options: dict[str, Any] | None = None) -> Any:
-        entry = self._compiled(compiler_options)
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return entry(tree_flatten((args, kwargs))[0])
-        call.as_text = entry.optimized_hlo
-        return call
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> DeviceCompiled:
+        return DeviceCompiled(self._compiled(compiler_options))

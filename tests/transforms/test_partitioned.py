@@ -239,6 +239,7 @@ def test_lower_of_a_program_over_a_mesh_is_the_partition_form(mesh):
     low = spmdc.jit(lambda a, w: a @ w).lower(a, w)
     assert "mhlo.num_partitions = 8" in low.as_text() and "sdy.sharding" in low.as_text()
     assert "all-reduce" in low.compile().as_text()
+    assert isinstance(low.compile(), spmdc.stages.Compiled)     # as JAX's (a function before)
     np.testing.assert_allclose(low.compile()(a, w), np.asarray(a) @ np.asarray(w), rtol=1e-5,
                                atol=1e-6)
     plain = spmdc.jit(lambda a, w: a @ w).lower(np.ones((8, 4), np.float32),

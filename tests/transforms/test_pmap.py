@@ -123,6 +123,9 @@ def test_lower_shows_the_per_device_program_and_replica_groups():
     compiled = lowered.compile()
     np.testing.assert_allclose(np.asarray(compiled(np.ones((4, 3), np.float32))),
                                np.full((4, 3), 4.0))
+    # a jax.stages.Compiled, as Equinox's AOT path type-checks it (regression: a function)
+    assert isinstance(compiled, spmdc.stages.Compiled)
+    assert "all-reduce" in compiled.as_text() and compiled.out_tree.num_leaves == 1
     # XLA's options by name, as jit's Lowered.compile takes them (Equinox's filter_pmap
     # passes compiler_options=None; regression: compile() took no argument)
     for options in (None, {"xla_cpu_enable_fast_math": False}):
