@@ -48,7 +48,6 @@ FRONTEND_ATTRIBUTES = ("XLA frontend attributes on the operations of a block (se
                        " compute_on's host placement, _xla_compute_type): spmdc's lowering "
                        "emits no frontend attributes, so the block would run unannotated")
 P2P = "point-to-point send/receive between shard_map members; spmdc has ppermute only"
-SCALED = "block-scaled dot of narrow (microscaling) float types, which spmdc does not carry"
 COMPOSITE = ("stablehlo.composite with a decomposition region: spmdc's lowering emits no "
              "composites yet")
 JAXPR_ONLY = ("acts on JAX's jaxpr machinery (dead-code elimination, lifting into a trace); "
@@ -124,7 +123,7 @@ LABELS = {
     GC_GUARD: "GC guard", SHARDING_TYPES: "sharding in types",
     JAX2TF: "jax2tf", THREAD_GUARD: "thread guard", REF_SLICES: "ref slices",
     EXTENDED_DTYPES: "extended dtypes", LAYOUT_INSIDE: "layouts inside",
-    FRONTEND_ATTRIBUTES: "frontend attributes", P2P: "send/recv", SCALED: "scaled dot",
+    FRONTEND_ATTRIBUTES: "frontend attributes", P2P: "send/recv",
     COMPOSITE: "composite", JAXPR_ONLY: "jaxpr-only",
     SYMBOLIC: "symbolic shapes", POLYMORPHIC: "shape polymorphism", COMPOSED: "composed",
     ONE_SCATTER: "one scatter",
@@ -165,7 +164,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(RNG_BITS, "RandomAlgorithm rng_bit_generator rng_uniform"),
         **_because(VMA_CAST, "pcast"),
         **_because(P2P, "psend precv"),
-        **_because(SCALED, "scaled_dot"),
+        **_because(TODO, "scaled_dot"),
         **_because(COMPOSITE, "composite"),
         **_because(JAXPR_ONLY, "dce_sink stage"),
         **_because(SYMBOLIC, "shape_as_value"),
