@@ -164,7 +164,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(RNG_BITS, "RandomAlgorithm rng_bit_generator rng_uniform"),
         **_because(VMA_CAST, "pcast"),
         **_because(P2P, "psend precv"),
-        **_because(TODO, "scaled_dot"),
         **_because(COMPOSITE, "composite"),
         **_because(JAXPR_ONLY, "dce_sink stage"),
         **_because(SYMBOLIC, "shape_as_value"),

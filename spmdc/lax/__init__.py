@@ -64,6 +64,7 @@ from .fft import FftType, fft
 from .parallel import *  # noqa: F403
 from .ragged import ragged_dot
 from .reductions import *  # noqa: F403
+from .scaled_dot import scaled_dot
 from .scatter_apply import scatter_apply
 from .shape import *  # noqa: F403
 from .slicing import *  # noqa: F403
@@ -76,7 +77,7 @@ __all__ = [*_elementwise.__all__, *_shape.__all__, *_slicing.__all__, *_reductio
            *_sorting.__all__, *_dot.__all__, *_convolution.__all__, *_parallel.__all__,
            *_special.__all__,
            "cond", "switch", "while_loop", "fori_loop", "scan", "map", "platform_dependent",
-           "optimization_barrier", "scatter_apply",
+           "optimization_barrier", "scatter_apply", "scaled_dot",
            "associative_scan", "cumlogsumexp", "custom_linear_solve", "custom_root",
            "reduce_window", "reduce_precision", "reduce_window_shape_tuple",
            "real", "imag", "conj", "complex", "FftType", "fft", "ragged_dot",
