@@ -40,7 +40,7 @@ from ..errors import MutableHiArgument
 from .abstract import aval_rules
 
 __all__ = ["MutableHiArgument", "allowing_flatten", "flatten_allowed", "register_class",
-           "is_mutable_hi", "write_back"]
+           "is_mutable_hi", "any_registered", "write_back"]
 
 
 _allowed = [0]          # > 0 while jit flattens its arguments and results
@@ -66,6 +66,11 @@ def flatten_allowed() -> bool:
 def register_class(cls: type) -> None:
     """``cls`` is registered with ``register_hitype``: its values may be mutable ones."""
     _classes.add(cls)
+
+
+def any_registered() -> bool:
+    """Whether any class of mutable hi values is registered (else none can be met)."""
+    return bool(_classes)
 
 
 def is_mutable_hi(x: Any) -> bool:

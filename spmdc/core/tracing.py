@@ -294,6 +294,11 @@ def _capture(trace: Trace, key: int, value: Any, t: TensorType) -> Var:
     return var
 
 
+def _typed_inputs(trace: Trace, args: Sequence[Tracer], values: Sequence[Any]) -> None:
+    for a, value in zip(args, values, strict=True):
+        _typed_input(trace, a._var, value)
+
+
 def _typed_input(trace: Trace, var: Var, value: Any) -> None:
     """``var``, an input of ``trace`` standing for ``value``, takes the sharding in its
     type (Note [shardings in types] in core/explicit_sharding.py)."""
@@ -529,9 +534,8 @@ def trace_function(fun: Callable[[list[Tracer]], list[Any]], in_types: Sequence[
         trace.view = view
         b = trace.builder
         args = [Tracer(b.input(t), trace, w) for t, w in zip(in_types, in_weak, strict=True)]
-        if typed_by is not None:
-            for a, value in zip(args, typed_by, strict=True):
-                _typed_input(trace, a._var, value)
+        if typed_by is not None:    # (in a function: no loop variable here outlives it)
+            _typed_inputs(trace, args, typed_by)
         if sources is not None:     # (a comprehension: no loop variable outlives it to
             trace.sources.update({  # hold a Tracer past the trace, which leak checks see)
                 a._var: src for a, src in zip(args, sources, strict=True) if src is not None})

@@ -63,8 +63,15 @@ def call_writing_back(fun: Callable[..., Any], args: tuple[Any, ...],
 
 
 def mutable_hi_positions(tree: Any) -> tuple[int, ...]:
-    """Where the values of mutable hi-types are among ``tree``'s leaves (users' view)."""
-    return tuple(i for i, x in enumerate(_user_leaves(tree)) if mutable_hi.is_mutable_hi(x))
+    """Where the values of mutable hi-types are among ``tree``'s leaves (users' view). A
+    tree that contains itself has none here: the call it is given to names the cycle."""
+    if not mutable_hi.any_registered():
+        return ()
+    try:
+        leaves = _user_leaves(tree)
+    except RecursionError:
+        return ()
+    return tuple(i for i, x in enumerate(leaves) if mutable_hi.is_mutable_hi(x))
 
 
 def value_and_grad_writing_back(fun: Callable[..., Any], nums: tuple[int, ...],

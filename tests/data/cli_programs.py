@@ -34,8 +34,10 @@ def example():
 
 @spmdc.jit
 def sharded_matmul(a, w):          # laid out over a 2 x 4 mesh: XLA's partitioner splits it
-    from spmdc.sharding import NamedSharding, PartitionSpec
-    mesh = spmdc.make_mesh((2, 4), ("x", "y"))
+    from spmdc.sharding import AxisType, NamedSharding, PartitionSpec
+    # Auto axes: the partitioner chooses (over make_mesh's default Explicit axes the
+    # contraction split on both sides would need out_sharding=, as in JAX)
+    mesh = spmdc.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
     a = lax.with_sharding_constraint(a, NamedSharding(mesh, PartitionSpec("x", "y")))
     w = lax.with_sharding_constraint(w, NamedSharding(mesh, PartitionSpec("y")))
     return a @ w

@@ -10,7 +10,7 @@ from dispatch_spy import count_python_calls
 import spmdc
 import spmdc.numpy as jnp
 from spmdc import Array
-from spmdc.sharding import NamedSharding
+from spmdc.sharding import AxisType, NamedSharding
 from spmdc.sharding import PartitionSpec as P
 
 
@@ -179,9 +179,16 @@ def test_partitioned_jit_donation():
     np.testing.assert_allclose(new, 1 - np.float32(0.1) * np.arange(16, dtype=np.float32),
                                rtol=1e-6, atol=1e-7)
     assert float(total) == float(np.arange(16).sum())
-    # an output XLA lays out as it likes cannot be promised the donated buffer
+    # over Explicit axes (make_mesh's default) the result's type says its layout, so the
+    # donated buffer is used (Note [shardings in types])
     g = spmdc.jit(lambda w, x: w - x, donate_argnums=0)
     w = spmdc.device_put(np.ones(16, np.float32), s)
+    np.testing.assert_allclose(g(w, x), 1 - np.arange(16))
+    assert w.is_deleted()
+    # over Auto axes an output XLA lays out as it likes cannot be promised the buffer
+    auto = NamedSharding(spmdc.make_mesh((8,), ("b",), axis_types=(AxisType.Auto,)), P("b"))
+    w, x = (spmdc.device_put(np.ones(16, np.float32), auto),
+            spmdc.device_put(np.arange(16, dtype=np.float32), auto))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         np.testing.assert_allclose(g(w, x), 1 - np.arange(16))
