@@ -105,6 +105,8 @@ CASE_SETS: dict[str, CaseSet] = {
                         "values.thunk_names", "rotation_reference.json"),
     "image": CaseSet("image_cases", "tables.record_values_or_errors", "values.thunk_names",
                      "image_reference.json"),
+    "lax_scaled_dot": CaseSet("lax_scaled_dot_cases", "tables.record_values_or_errors",
+                              "values.thunk_names", "lax_scaled_dot_reference.json"),
     "jet": CaseSet("jet_cases", "tables.record_values_or_errors", "values.thunk_names",
                    "jet_reference.json"),
     "linalg_lapack": CaseSet("linalg_lapack_cases", "tables.record_arrays",

@@ -96,8 +96,8 @@ def announced(*args, **kwargs):
     return compile(*args, **kwargs)
 executable.pjrt.compile = announced
 
-def long(x):                   # a program that takes XLA a second or two to compile
-    for _ in range(300):
+def long(x):                   # a program that takes XLA about two seconds to compile
+    for _ in range(800):       # (time for the signal to arrive in it on a loaded host)
         x = jnp.sin(x) * 1.0001 + jnp.cos(x[::-1])
     return x
 

@@ -1,58 +1,36 @@
-"""lax.scaled_dot against values and errors recorded from JAX 0.10.2 (CPU)."""
-import json
-import pathlib
+"""lax.scaled_dot against JAX 0.10.2's results, recorded by `tools/record.py
+lax_scaled_dot` from tests/lax_scaled_dot_cases.py: values, result dtypes, and JAX's
+exception type and message for bad operands."""
+from __future__ import annotations
 
-import ml_dtypes
+import lax_scaled_dot_cases
 import numpy as np
+import oracle
 import pytest
 
 import spmdc
-import spmdc.numpy as jnp
-from spmdc import lax
 
-REC = json.loads((pathlib.Path(__file__).parents[1] / "data" / "lax_scaled_dot_jax.json")
-                 .read_text())
-D = REC["data"]
-LHS = np.asarray(D["lhs"], np.float32).astype(ml_dtypes.float8_e4m3fn)
-RHS = np.asarray(D["rhs"], np.float32).astype(ml_dtypes.float8_e4m3fn)
-LS = np.asarray(D["ls"], np.float32).astype(ml_dtypes.float8_e8m0fnu)
-RS = np.asarray(D["rs"], np.float32).astype(ml_dtypes.float8_e8m0fnu)
+RECORDED = oracle.recorded_cases("lax_scaled_dot_reference.json")
+CASES = lax_scaled_dot_cases.cases(spmdc)
 
 
-def _same(got, name):
-    dtype, values = REC["out"][name]
-    assert str(got.dtype) == dtype
-    # float32 sums of the same bfloat16 products: spmdc's dot widens its operands
-    # first, JAX's keeps them narrow, so the order of one sum may differ in the last bit
-    np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(values, np.float32),
-                               rtol=2e-6)
+def test_every_case_is_recorded():
+    assert sorted(CASES) == sorted(RECORDED)
 
 
-def test_values_are_jaxs_with_and_without_scales_under_jit_and_vmap():
-    _same(spmdc.jit(lambda a, b, c, d: lax.scaled_dot(a, b, lhs_scale=c, rhs_scale=d))(
-        LHS, RHS, LS, RS), "default")
-    _same(lax.scaled_dot(LHS, RHS, lhs_scale=LS, rhs_scale=RS,
-                         preferred_element_type=jnp.float32), "f32")
-    _same(lax.scaled_dot(LHS[0], RHS[0]), "noscale2d")
-    _same(spmdc.vmap(lambda a, b, c, d: lax.scaled_dot(
-        a, b, lhs_scale=c, rhs_scale=d, preferred_element_type=jnp.float32))(LHS, RHS, LS, RS),
-        "vmap")
+def test_values_and_dtypes_are_jaxs_with_and_without_scales_under_jit_and_vmap():
+    for name in ("default", "f32", "no_scales_2d", "vmap"):
+        dtype, values = CASES[name]()
+        want_dtype, want = RECORDED[name]
+        assert dtype == want_dtype, name
+        # float32 sums of the same bfloat16 products: spmdc's dot widens its operands
+        # first, JAX's keeps them narrow, so one sum's order may differ in the last bit
+        np.testing.assert_allclose(values, np.asarray(want, np.float32), rtol=2e-6,
+                                   err_msg=name)
 
 
-@pytest.mark.parametrize("name", sorted(REC["out"]["errors"]))
+@pytest.mark.parametrize("name", sorted(n for n in RECORDED if n.startswith("error.")))
 def test_bad_operands_are_jaxs_type_errors(name):
-    calls = {
-        "rank1": lambda: lax.scaled_dot(LHS[0, 0], RHS[0, :, 0]),
-        "ratio": lambda: lax.scaled_dot(LHS, RHS, lhs_scale=np.ones((2, 4, 64),
-                                                                    ml_dtypes.float8_e8m0fnu),
-                                        rhs_scale=RS),
-        "divisible": lambda: lax.scaled_dot(LHS, RHS, lhs_scale=np.ones(
-            (2, 4, 3), ml_dtypes.float8_e8m0fnu), rhs_scale=RS),
-        "contract": lambda: lax.scaled_dot(LHS, RHS[:, :32], lhs_scale=LS, rhs_scale=RS[:, :1]),
-        "scale_dim": lambda: lax.scaled_dot(LHS, RHS, lhs_scale=np.ones(
-            (2, 5, 2), ml_dtypes.float8_e8m0fnu), rhs_scale=RS),
-    }
-    kind, message = REC["out"]["errors"][name]
     with pytest.raises(TypeError) as e:
-        calls[name]()
-    assert kind == "TypeError" and str(e.value) == message
+        CASES[name]()
+    assert f"TypeError: {e.value}"[:200] == RECORDED[name]
