@@ -103,7 +103,8 @@ def long(x):                   # a program that takes XLA about two seconds to c
 
 start = time.time()
 try:
-    spmdc.jit(long)(np.ones(64, np.float32))
+    spmdc.jit(long).lower(np.ones(64, np.float32)).compile()   # (XLA:CPU would take
+    # exponential time to run it: each step uses x twice)
     print("finished before the interrupt", flush=True)
 except KeyboardInterrupt:
     print(f"interrupted after {time.time() - start:.2f}s", flush=True)
