@@ -25,7 +25,14 @@ from ..runtime.sharding import (
     mesh_of,
     remember_mesh,
 )
-from .sharding_rules import Spec, out_sharding_given, rule_for, spec_text, to_partition_spec
+from .sharding_rules import (
+    Spec,
+    indivisible_message,
+    out_sharding_given,
+    rule_for,
+    spec_text,
+    to_partition_spec,
+)
 
 __all__ = ["Spec", "ExplicitTypes", "context_abstract_mesh", "explicit_context",
            "array_spec", "spec_text", "to_partition_spec", "apply_rule", "out_sharding_given",
@@ -312,9 +319,5 @@ def apply_rule(state: ExplicitTypes, prim: Any, atoms: Sequence[Any], params: di
         for d, axes in enumerate(s):
             parts = math.prod(sizes[a] for a in axes)
             if v.type.shape[d] % parts:
-                raise ShardingTypeError(
-                    f"{prim.name}: its result {v.type} would be split over mesh axes "
-                    f"{axes} ({parts} pieces) in dimension {d}, whose size "
-                    f"{v.type.shape[d]} they do not divide; reshard an operand first "
-                    "(jax.sharding.reshard)")
+                raise ShardingTypeError(indivisible_message(prim, ins[0], s, v.type, d, parts))
         state.record(v, s)

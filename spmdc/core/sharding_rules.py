@@ -9,9 +9,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..compiler.ir import TensorType
+from ..compiler.ir import TensorType, dtype_name
 from ..compiler.primitives.conv import conv_general_dilated_p
 from ..compiler.primitives.cumulative import cummax_p, cummin_p, cumprod_p, cumsum_p
+from ..compiler.primitives.dynamic_slicing import dynamic_slice_p
 from ..compiler.primitives.indexing import gather_p
 from ..compiler.primitives.reductions import (
     argmax_p,
@@ -32,6 +33,7 @@ from ..compiler.primitives.structural import (
     concatenate_p,
     expand_dims_p,
     iota_p,
+    pad_p,
     reshape_p,
     slice_p,
     squeeze_p,
@@ -41,7 +43,7 @@ from ..errors import ShardingTypeError
 from ..runtime.sharding import PartitionSpec
 
 __all__ = ["Spec", "Rule", "sharding_rules", "rule_for", "out_sharding_given",
-           "to_partition_spec", "spec_text"]
+           "to_partition_spec", "spec_text", "indivisible_message"]
 
 Spec = tuple[tuple[str, ...], ...]
 
@@ -298,15 +300,49 @@ def _aval_text(t: TensorType, s: Spec) -> str:
     return f"ShapedArray({t.dtype.name}[{spec_text(t.shape, to_partition_spec(s))}])"
 
 
+# Slicing, padding and dynamic_slice keep their operand's layout, also along a dimension
+# whose size they change, as JAX's rules do; a size the dimension's mesh axes no longer
+# divide is JAX's ShardingTypeError (``indivisible_message``), worded as JAX words it.
+_SIZE_CHANGING = {slice_p: "slicing", pad_p: "padding", dynamic_slice_p: "dynamic_slice"}
+
+
 @_one
-def _slice(specs, ins, out, **_):
-    return tuple(s if n == m else () for s, n, m in zip(specs[0], ins[0].shape, out.shape,
-                                                          strict=True))
+def _keep_operand(specs, ins, out, **_):
+    return specs[0]
+
+
+def indivisible_message(prim: Any, operand: TensorType, spec: Spec, out: TensorType,
+                        d: int, parts: int) -> str:
+    """The ShardingTypeError's message when dimension ``d`` of ``prim``'s result ``out``
+    cannot be split into ``parts`` pieces as ``spec`` (its spec) asks."""
+    axes = spec[d]
+    name = _SIZE_CHANGING.get(prim)
+    if name is None:
+        return (f"{prim.name}: its result {out} would be split over mesh axes {axes} "
+                f"({parts} pieces) in dimension {d}, whose size {out.shape[d]} they do "
+                "not divide; reshard an operand first (jax.sharding.reshard)")
+    entry = axes[0] if len(axes) == 1 else axes
+    dims = ",".join(str(n) if not a else f"{n}@{a[0]}" if len(a) == 1 else
+                    f"{n}@({','.join(a)})" for n, a in zip(operand.shape, spec, strict=True))
+    # JAX's padding rule reports the sizes its shape rule computed, NumPy integers
+    shape = tuple(out.shape) if prim is not pad_p else \
+        "(" + ", ".join(f"np.int64({n})" for n in out.shape) + ")"
+    return (f"{name} on sharded dims where out dim ({out.shape[d]}) is not divisible by "
+            f"mesh axes ({parts}) with spec ({entry}) is not implemented. Got input "
+            f"type={dtype_name(operand.dtype)}[{dims}] and output shape={shape}")
 
 
 @_one
 def _concatenate(specs, ins, out, *, dimension):
-    return _merge("concatenate", specs, out.ndim)
+    # JAX asks the operands laid out over a mesh for one layout; a replicated spec here may
+    # be an operand with no mesh at all (a constant), which JAX leaves out of the check
+    split = [s for s in specs if any(s)]
+    if any(s != split[0] for s in split):
+        raise ShardingTypeError(
+            "All operands should have the same sharding. Got shardings "
+            + ", ".join(_show(s) for s in specs) + "; reshard them to one layout first "
+            "(jax.sharding.reshard)")
+    return split[0] if split else specs[0]
 
 
 def _constraint(specs, ins, outs, params):
@@ -327,7 +363,8 @@ sharding_rules.update({
     broadcast_in_dim_p: _broadcast_in_dim, transpose_p: _transpose, squeeze_p: _squeeze,
     expand_dims_p: _expand_dims, reshape_p: _reshape, argmax_p: _arg_reduce,
     argmin_p: _arg_reduce, dot_general_p: _dot_general, conv_general_dilated_p: _conv,
-    gather_p: _gather, slice_p: _slice, concatenate_p: _concatenate,
+    gather_p: _gather, concatenate_p: _concatenate,
+    **dict.fromkeys(_SIZE_CHANGING, _keep_operand),
     sharding_constraint_p: _constraint, shard_map_p: _shard_map, iota_p: _replicated,
     sort_p: _along("dimension", _sort_message),
 })

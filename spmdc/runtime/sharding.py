@@ -386,8 +386,14 @@ class NamedSharding(Sharding):
     def __hash__(self) -> int:
         return hash((self.mesh, self.spec))
 
+    @property
+    def memory_kind(self) -> str | None:  # type: ignore[override]
+        """'device' over a Mesh; None over an AbstractMesh (a type's sharding, as JAX's)."""
+        return None if isinstance(self.mesh, AbstractMesh) else "device"
+
     def __repr__(self) -> str:
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+        kind = "" if self.memory_kind is None else ", memory_kind=device"
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}{kind})"
 
     def with_spec(self, spec: PartitionSpec) -> NamedSharding:
         return NamedSharding(self.mesh, spec)

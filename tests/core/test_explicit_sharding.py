@@ -66,6 +66,16 @@ RECORDED = [
     (lambda x, y, w, w2: reshard(x, P("X")).at[jnp.arange(4)].get(out_sharding=P("X")),
      "float32[4@X,4]"),
     (lambda x, y, w, w2: reshard(x, P(None, "Y")), "float32[8,4@Y]"),
+    # slicing, padding and dynamic_slice keep the operand's layout where the mesh axes
+    # still divide the dimension
+    (lambda x, y, w, w2: x[:4], "float32[4@X,4]"),
+    (lambda x, y, w, w2: x[::2], "float32[4@X,4]"),
+    (lambda x, y, w, w2: x[2:6], "float32[4@X,4]"),
+    (lambda x, y, w, w2: x[:, 1:], "float32[8@X,3]"),
+    (lambda x, y, w, w2: jnp.pad(x, ((0, 2), (1, 1))), "float32[10@X,6]"),
+    (lambda x, y, w, w2: lax.dynamic_slice(x, (2, 0), (4, 4)), "float32[4@X,4]"),
+    (lambda x, y, w, w2: jnp.split(x, [2], 0)[1], "float32[6@X,4]"),
+    (lambda x, y, w, w2: jnp.concatenate([x, w2], 0), "float32[12@X,4]"),
 ]
 
 # (operation, the start of JAX's ShardingTypeError message)
@@ -84,6 +94,24 @@ REFUSED = [
      "type=float32[8@X,4] and axis=0"),
     (lambda x, y, w, w2: jnp.sort(x, 0),
      "Arguments to sort must be unsharded over the sorting dimension."),
+    (lambda x, y, w, w2: x[:3],
+     "slicing on sharded dims where out dim (3) is not divisible by mesh axes (2) with "
+     "spec (X) is not implemented. Got input type=f32[8@X,4] and output shape=(3, 4)"),
+    (lambda x, y, w, w2: y[:, 1:],
+     "slicing on sharded dims where out dim (3) is not divisible by mesh axes (4) with "
+     "spec (Y) is not implemented. Got input type=f32[8,4@Y] and output shape=(8, 3)"),
+    (lambda x, y, w, w2: lax.slice(x, (0, 0), (5, 4)),
+     "slicing on sharded dims where out dim (5) is not divisible by mesh axes (2) with "
+     "spec (X) is not implemented. Got input type=f32[8@X,4] and output shape=(5, 4)"),
+    (lambda x, y, w, w2: jnp.pad(x, ((0, 1), (0, 0))),
+     "padding on sharded dims where out dim (9) is not divisible by mesh axes (2) with "
+     "spec (X) is not implemented. Got input type=f32[8@X,4] and output "
+     "shape=(np.int64(9), np.int64(4))"),
+    (lambda x, y, w, w2: lax.dynamic_slice(x, (2, 0), (3, 4)),
+     "dynamic_slice on sharded dims where out dim (3) is not divisible by mesh axes (2) "
+     "with spec (X) is not implemented. Got input type=f32[8@X,4] and output shape=(3, 4)"),
+    (lambda x, y, w, w2: jnp.concatenate([x, y], 0),
+     "All operands should have the same sharding. Got shardings "),
 ]
 
 
@@ -195,3 +223,16 @@ def test_partition_spec_index_and_count_as_a_tuple():
     assert spec.index(None) == 1 and spec.index(("X", "Y")) == 2 and spec.count(None) == 2
     with pytest.raises(ValueError):
         spec.index("Z")
+
+
+def test_a_type_sharding_prints_without_a_memory_kind(mesh):
+    # JAX's NamedSharding over an AbstractMesh (a type's) has memory_kind None; over a
+    # Mesh (an array's) 'device'
+    x = _placed(mesh, (8, 4), P("X", None))
+    assert x.sharding.memory_kind == "device" and repr(x.sharding).endswith(
+        "spec=P('X', None), memory_kind=device)")
+    typed = spmdc.eval_shape(lambda a: a, x).sharding
+    assert typed.memory_kind is None
+    assert repr(typed) == ("NamedSharding(mesh=AbstractMesh('X': 2, 'Y': 4, axis_types="
+                           "(Explicit, Explicit), device_kind=cpu, num_cores=None, "
+                           "platform=cpu), spec=P('X', None))")
