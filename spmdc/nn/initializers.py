@@ -2,8 +2,8 @@
 ``init(key, shape, dtype=None) -> array`` for parameters, drawn with ``spmdc.random``
 exactly as JAX draws them, so the same key gives JAX's parameters bit for bit.
 
-The ``out_sharding`` argument JAX's initializers take is accepted when ``None``; spmdc
-places arrays itself, so any other value is an error rather than silently ignored.
+Each takes JAX's ``out_sharding`` too: the array laid out by a NamedSharding or a
+PartitionSpec (over Explicit mesh axes its type says so), as ``spmdc.random``'s samplers.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import numpy as np
 
 import spmdc.numpy as jnp
 from spmdc import random
+from spmdc.random.placement import placed
 
 __all__ = ["Initializer", "zeros", "ones", "constant", "uniform", "normal", "truncated_normal",
            "variance_scaling", "glorot_uniform", "glorot_normal", "xavier_uniform",
@@ -29,10 +30,14 @@ class Initializer(Protocol):
         ...
 
 
-def _no_sharding(name: str, out_sharding: Any) -> None:
-    if out_sharding is not None:
-        raise ValueError(f"nn.initializers.{name}: out_sharding={out_sharding!r} is not "
-                         "supported; create the array and place it with spmdc.device_put")
+def _laid_out(draw: Callable[[Any, Any, Any], Any], default_dtype: Any) -> Initializer:
+    """``draw(key, shape, dtype)`` as JAX's ``init(key, shape, dtype, out_sharding)``: the
+    array laid out by ``out_sharding`` (a NamedSharding, or a PartitionSpec over the mesh
+    in context), as ``spmdc.random``'s samplers lay theirs out."""
+    def init(key: Any, shape: Any, dtype: Any = default_dtype,
+             out_sharding: Any = None) -> Any:
+        return placed(lambda: draw(key, shape, dtype), out_sharding)
+    return init
 
 
 def _float_dtype(name: str, dtype: Any, complex_ok: bool = False) -> np.dtype:
@@ -49,52 +54,48 @@ def _float_dtype(name: str, dtype: Any, complex_ok: bool = False) -> np.dtype:
 
 
 def zeros(key: Any, shape: Any, dtype: Any = None, out_sharding: Any = None) -> Any:
-    """An array of zeros (the key is not used)."""
-    _no_sharding("zeros", out_sharding)
-    return jnp.zeros(shape, jnp.zeros((), float).dtype if dtype is None else dtype)
+    """An array of zeros (the key is not used), laid out by ``out_sharding``."""
+    dtype = jnp.zeros((), float).dtype if dtype is None else dtype
+    return placed(lambda: jnp.zeros(shape, dtype), out_sharding)
 
 
 def ones(key: Any, shape: Any, dtype: Any = None, out_sharding: Any = None) -> Any:
-    """An array of ones (the key is not used)."""
-    _no_sharding("ones", out_sharding)
-    return jnp.ones(shape, jnp.zeros((), float).dtype if dtype is None else dtype)
+    """An array of ones (the key is not used), laid out by ``out_sharding``."""
+    dtype = jnp.zeros((), float).dtype if dtype is None else dtype
+    return placed(lambda: jnp.ones(shape, dtype), out_sharding)
 
 
 def constant(value: Any, dtype: Any = None) -> Initializer:
     """An initializer filling arrays with ``value``."""
-    def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
-        _no_sharding("constant", out_sharding)
+    def draw(key: Any, shape: Any, dtype: Any) -> Any:
         return jnp.full(shape, value, jnp.zeros((), float).dtype if dtype is None else dtype)
-    return init
+    return _laid_out(draw, dtype)
 
 
 def uniform(scale: Any = 1e-2, dtype: Any = None) -> Initializer:
     """Uniform draws on ``[0, scale)``."""
-    def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
-        _no_sharding("uniform", out_sharding)
+    def draw(key: Any, shape: Any, dtype: Any) -> Any:
         dtype = _float_dtype("uniform", dtype)
         return random.uniform(key, shape, dtype) * jnp.array(scale, dtype)
-    return init
+    return _laid_out(draw, dtype)
 
 
 def normal(stddev: Any = 1e-2, dtype: Any = None) -> Initializer:
     """Normal draws with standard deviation ``stddev``."""
-    def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
-        _no_sharding("normal", out_sharding)
+    def draw(key: Any, shape: Any, dtype: Any) -> Any:
         dtype = _float_dtype("normal", dtype, complex_ok=True)
         return random.normal(key, shape, dtype) * jnp.array(stddev, dtype)
-    return init
+    return _laid_out(draw, dtype)
 
 
 def truncated_normal(stddev: Any = 1e-2, dtype: Any = None, lower: Any = -2.0,
                      upper: Any = 2.0) -> Initializer:
     """Normal draws truncated to ``[lower, upper]``, then scaled by ``stddev``."""
-    def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
-        _no_sharding("truncated_normal", out_sharding)
+    def draw(key: Any, shape: Any, dtype: Any) -> Any:
         dtype = _float_dtype("truncated_normal", dtype)
         return random.truncated_normal(key, lower, upper, shape, dtype) \
             * jnp.array(stddev, dtype)
-    return init
+    return _laid_out(draw, dtype)
 
 
 def _size(shape: Sequence[int], axis: int | Sequence[int]) -> int:
@@ -133,8 +134,7 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: Any = -2
         raise ValueError(f"invalid distribution for variance scaling initializer: "
                          f"{distribution}")
 
-    def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
-        _no_sharding("variance_scaling", out_sharding)
+    def draw(key: Any, shape: Any, dtype: Any) -> Any:
         shape = tuple(int(d) for d in ((shape,) if isinstance(shape, int) else shape))
         dtype = _float_dtype("variance_scaling", dtype, complex_ok=True)
         fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
@@ -156,7 +156,7 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: Any = -2
         if is_complex:
             return _complex_uniform(key, shape, dtype) * jnp.sqrt(variance)
         return random.uniform(key, shape, dtype, -1) * jnp.sqrt(3 * variance)
-    return init
+    return _laid_out(draw, dtype)
 
 
 def _polar(key: Any, shape: tuple[int, ...], dtype: np.dtype,
@@ -225,8 +225,7 @@ def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> In
     """A uniformly random orthogonal matrix (``random.orthogonal``) of the shape's
     product of the other axes by ``shape[column_axis]``, reshaped to ``shape`` and scaled
     by ``scale``; shapes need at least two dimensions."""
-    def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
-        _no_sharding("orthogonal", out_sharding)
+    def draw(key: Any, shape: Any, dtype: Any) -> Any:
         shape = tuple(int(d) for d in ((shape,) if isinstance(shape, int) else shape))
         dtype = _float_dtype("orthogonal", dtype)
         if len(shape) < 2:
@@ -238,7 +237,7 @@ def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> In
         q = jnp.reshape(q, tuple(np.delete(shape, column_axis)) + (shape[column_axis],))
         q = jnp.moveaxis(q, -1, column_axis)
         return jnp.array(scale, dtype) * q
-    return init
+    return _laid_out(draw, dtype)
 
 
 def delta_orthogonal(scale: Any = 1.0, column_axis: int = -1,
@@ -246,8 +245,7 @@ def delta_orthogonal(scale: Any = 1.0, column_axis: int = -1,
     """For a 3-, 4- or 5-D convolution kernel (spatial dims, in, out): zeros but at the
     kernel's centre, an ``orthogonal`` matrix of shape ``shape[-2:]`` (needs
     ``in <= out``)."""
-    def init(key: Any, shape: Any, dtype: Any = dtype, out_sharding: Any = None) -> Any:
-        _no_sharding("delta_orthogonal", out_sharding)
+    def draw(key: Any, shape: Any, dtype: Any) -> Any:
         shape = tuple(int(d) for d in shape)
         dtype = _float_dtype("delta_orthogonal", dtype)
         if len(shape) not in (3, 4, 5):
@@ -259,4 +257,4 @@ def delta_orthogonal(scale: Any = 1.0, column_axis: int = -1,
         matrix = orthogonal(scale, column_axis, dtype)(key, shape[-2:])
         centre = tuple((k - 1) // 2 for k in shape[:-2])
         return jnp.zeros(shape, dtype=dtype).at[centre].set(matrix)
-    return init
+    return _laid_out(draw, dtype)

@@ -23,6 +23,7 @@ from ..transforms.jit import jit
 from .distributions import canonical_shape, float_dtype, normal_body, uniform_body
 from .gamma import _split, gamma_body
 from .keys import check_key
+from .placement import takes_out_sharding
 from .samplers import _exponential, _rademacher, _shape_or_params
 
 
@@ -61,6 +62,7 @@ def _pareto(data: Any, b: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
 _pareto_jit = jit(_pareto, static_argnums=(2, 3))
 
 
+@takes_out_sharding
 def pareto(key: Any, b: Any, shape: Any = None, dtype: Any = None) -> Any:
     """Pareto(b) random values: density b / x^(b + 1) on x >= 1."""
     data, shape, dtype = _checked("pareto", key, shape, dtype, b)
@@ -77,6 +79,7 @@ def _rayleigh(data: Any, scale: Any, shape: tuple[int, ...], dtype: np.dtype) ->
 _rayleigh_jit = jit(_rayleigh, static_argnums=(2, 3))
 
 
+@takes_out_sharding
 def rayleigh(key: Any, scale: Any, shape: Any = None, dtype: Any = None) -> Any:
     """Rayleigh(scale) random values: density x exp(-x^2 / (2 scale^2)) on x >= 0."""
     data, shape, dtype = _checked("rayleigh", key, shape, dtype, scale)
@@ -125,6 +128,7 @@ def _maxwell(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
 _maxwell_jit = jit(_maxwell, static_argnums=(1, 2))
 
 
+@takes_out_sharding
 def maxwell(key: Any, shape: Any = (), dtype: Any = None) -> Any:
     """One-sided Maxwell random values: density ~ x^2 exp(-x^2 / 2) on x >= 0."""
     data, _ = check_key("maxwell", key)
@@ -175,6 +179,7 @@ def _wald(data: Any, mean: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
 _wald_jit = jit(_wald, static_argnums=(2, 3))
 
 
+@takes_out_sharding
 def wald(key: Any, mean: Any, shape: Any = None, dtype: Any = None) -> Any:
     """Wald (inverse Gaussian) random values with the given mean (and shape parameter 1)."""
     data, shape, dtype = _checked("wald", key, shape, dtype, mean)
@@ -196,6 +201,7 @@ def _triangular(data: Any, left: Any, mode: Any, right: Any, shape: tuple[int, .
 _triangular_jit = jit(_triangular, static_argnums=(4, 5))
 
 
+@takes_out_sharding
 def triangular(key: Any, left: Any, mode: Any, right: Any, shape: Any = None,
                dtype: Any = None) -> Any:
     """Triangular random values on [left, right] with its peak at ``mode``."""
@@ -213,6 +219,7 @@ _lognormal_jit = jit(_lognormal, static_argnums=(2, 3))
 _UNIT_SIGMA = np.float32(1)
 
 
+@takes_out_sharding
 def lognormal(key: Any, sigma: Any = _UNIT_SIGMA, shape: Any = None,
               dtype: Any = None) -> Any:
     """exp(sigma * N(0, 1)) random values (a float or complex dtype). The default sigma is
@@ -235,6 +242,7 @@ def _t(data: Any, df: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
 _t_jit = jit(_t, static_argnums=(2, 3))
 
 
+@takes_out_sharding
 def t(key: Any, df: Any, shape: Any = None, dtype: Any = None) -> Any:
     """Student's t random values with ``df`` degrees of freedom."""
     data, shape, dtype = _checked("t", key, shape, dtype, df)
@@ -251,6 +259,7 @@ def _chisquare(data: Any, df: Any, shape: tuple[int, ...], dtype: np.dtype) -> A
 _chisquare_jit = jit(_chisquare, static_argnums=(2, 3))
 
 
+@takes_out_sharding
 def chisquare(key: Any, df: Any, shape: Any = None, dtype: Any = None) -> Any:
     """Chi-square random values with ``df`` degrees of freedom."""
     data, shape, dtype = _checked("chisquare", key, shape, dtype, df)
@@ -271,6 +280,7 @@ def _f(data: Any, dfnum: Any, dfden: Any, shape: tuple[int, ...], dtype: np.dtyp
 _f_jit = jit(_f, static_argnums=(3, 4))
 
 
+@takes_out_sharding
 def f(key: Any, dfnum: Any, dfden: Any, shape: Any = None, dtype: Any = None) -> Any:
     """F-distribution random values with ``dfnum`` and ``dfden`` degrees of freedom."""
     data, shape, dtype = _checked("f", key, shape, dtype, dfnum, dfden)

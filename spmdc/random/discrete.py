@@ -21,6 +21,7 @@ from . import threefry
 from .distributions import canonical_shape, check_shape, float_dtype, uniform_body
 from .gamma import _split
 from .keys import check_key
+from .placement import takes_out_sharding
 from .samplers import _shape_or_params
 
 
@@ -53,6 +54,7 @@ def _geometric(data: Any, p: Any, shape: tuple[int, ...], dtype: np.dtype) -> An
 _geometric_jit = jit(_geometric, static_argnums=(2, 3))
 
 
+@takes_out_sharding
 def geometric(key: Any, p: Any, shape: Any = None, dtype: Any = None) -> Any:
     """Geometric(p) random integers: the number of trials up to the first success."""
     data, _ = check_key("geometric", key)

@@ -20,6 +20,7 @@ from ..core import dtypes
 from ..transforms.jit import jit
 from . import threefry
 from .keys import check_key
+from .placement import takes_out_sharding
 
 UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
                64: np.dtype(np.uint64)}
@@ -90,6 +91,7 @@ def broadcast_to_rank(x: Any, rank: int) -> Any:
 random_bits = jit(threefry.random_bits, static_argnums=(1, 2))
 
 
+@takes_out_sharding
 def bits(key: Any, shape: Any = (), dtype: Any = None) -> Any:
     """Uniform random bits as unsigned integers (default uint32, uint64 under x64)."""
     data, _ = check_key("bits", key)
@@ -125,6 +127,7 @@ def uniform_body(data: Any, minval: Any, maxval: Any, shape: tuple[int, ...],
 _uniform = jit(uniform_body, static_argnums=(3, 4))
 
 
+@takes_out_sharding
 def uniform(key: Any, shape: Any = (), dtype: Any = None, minval: Any = 0.,
             maxval: Any = 1.) -> Any:
     """Uniform random values in [minval, maxval) with the given shape and float dtype."""
@@ -164,6 +167,7 @@ def split_body(data: Any, shape: tuple[int, ...]) -> Any:
 _normal = jit(normal_body, static_argnums=(1, 2))
 
 
+@takes_out_sharding
 def normal(key: Any, shape: Any = (), dtype: Any = None) -> Any:
     """Standard normal random values with the given shape and float (or complex) dtype."""
     data, _ = check_key("normal", key)

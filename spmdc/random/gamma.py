@@ -32,6 +32,7 @@ from . import threefry
 from .distributions import canonical_shape, check_shape, float_dtype, normal_real_body
 from .distributions import uniform_body as _uniform
 from .keys import check_key
+from .placement import takes_out_sharding
 from .samplers import _exponential, _rademacher, _shape_or_params
 
 
@@ -153,12 +154,14 @@ def _gamma_args(name: str, key: Any, a: Any, shape: Any, dtype: Any) -> tuple:
     return data, shape, dtype
 
 
+@takes_out_sharding
 def gamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Any:
     """Gamma(a, 1) random values."""
     data, shape, dtype = _gamma_args("gamma", key, a, shape, dtype)
     return _gamma_jit(data, a, shape, dtype, False)
 
 
+@takes_out_sharding
 def loggamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Any:
     """log of Gamma(a, 1) random values, accurate for small ``a``."""
     data, shape, dtype = _gamma_args("loggamma", key, a, shape, dtype)
@@ -181,6 +184,7 @@ def _beta(data: Any, a: Any, b: Any, shape: tuple[int, ...], dtype: np.dtype) ->
 _beta_jit = jit(_beta, static_argnums=(3, 4))
 
 
+@takes_out_sharding
 def beta(key: Any, a: Any, b: Any, shape: Any = None, dtype: Any = None) -> Any:
     """Beta(a, b) random values."""
     data, _ = check_key("beta", key)
@@ -207,6 +211,7 @@ def _dirichlet(data: Any, alpha: Any, shape: tuple[int, ...], dtype: np.dtype) -
 _dirichlet_jit = jit(_dirichlet, static_argnums=(2, 3))
 
 
+@takes_out_sharding
 def dirichlet(key: Any, alpha: Any, shape: Any = None, dtype: Any = None) -> Any:
     """Dirichlet(alpha) random vectors (alpha's last axis is the simplex's)."""
     data, _ = check_key("dirichlet", key)
@@ -289,6 +294,7 @@ def _poisson(data: Any, lam: Any, shape: tuple[int, ...], dtype: np.dtype) -> An
 _poisson_jit = jit(_poisson, static_argnums=(2, 3))
 
 
+@takes_out_sharding
 def poisson(key: Any, lam: Any, shape: Any = None, dtype: Any = None) -> Any:
     """Poisson(lam) random integers."""
     data, _ = check_key("poisson", key)
@@ -318,6 +324,7 @@ def _weak_inverse(p: Any, dtype: np.dtype) -> Any:
 _generalized_normal_jit = jit(_generalized_normal, static_argnums=(2, 3))
 
 
+@takes_out_sharding
 def generalized_normal(key: Any, p: float, shape: Any = (), dtype: Any = None) -> Any:
     """Generalized normal random values: density proportional to exp(-|x|^p)."""
     data, _ = check_key("generalized_normal", key)
@@ -337,6 +344,7 @@ def _ball(data: Any, p: Any, d: int, shape: tuple[int, ...], dtype: np.dtype) ->
 _ball_jit = jit(_ball, static_argnums=(2, 3, 4))
 
 
+@takes_out_sharding
 def ball(key: Any, d: int, p: float = 2, shape: Any = (), dtype: Any = None) -> Any:
     """Points uniform in the unit Lp ball of dimension ``d``: shape ``(*shape, d)``."""
     shape = canonical_shape("ball", shape)

@@ -16,6 +16,7 @@ from ..numpy import linalg as jnp_linalg
 from ..transforms.jit import jit
 from .distributions import canonical_shape, check_shape, float_dtype, normal
 from .keys import check_key
+from .placement import takes_out_sharding
 
 __all__ = ["orthogonal", "multivariate_normal"]
 
@@ -30,12 +31,11 @@ def _orthogonal_body(key: Any, n: int, m: int, shape: tuple[int, ...], dtype: An
 _orthogonal = jit(_orthogonal_body, static_argnums=(1, 2, 3, 4))
 
 
-def orthogonal(key: Any, n: int, shape: Any = (), dtype: Any = None, m: int | None = None,
-               *, out_sharding: Any = None) -> Any:
+@takes_out_sharding
+def orthogonal(key: Any, n: int, shape: Any = (), dtype: Any = None,
+               m: int | None = None) -> Any:
     """Uniformly (Haar) distributed ``n x m`` matrices with orthonormal columns (rows when
     ``n < m``), batched over ``shape``."""
-    if out_sharding is not None:
-        raise NotImplementedError("orthogonal: out_sharding is not supported by spmdc")
     data, _ = check_key("orthogonal", key)
     try:
         n = operator.index(n)
@@ -64,13 +64,12 @@ def _multivariate_normal_body(key: Any, mean: Any, cov: Any, shape: tuple[int, .
 _multivariate_normal = jit(_multivariate_normal_body, static_argnums=(3, 4, 5))
 
 
+@takes_out_sharding
 def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype: Any = None,
-                        method: str = "cholesky", *, out_sharding: Any = None) -> Any:
+                        method: str = "cholesky") -> Any:
     """Draws from N(mean, cov) (batched over ``shape``, which the batch dimensions of
     ``mean[..., n]`` and ``cov[..., n, n]`` must broadcast to), through the Cholesky
     factor of ``cov`` (or ``method='eigh'``/``'svd'``)."""
-    if out_sharding is not None:
-        raise NotImplementedError("multivariate_normal: out_sharding is not supported by spmdc")
     data, _ = check_key("multivariate_normal", key)
     mean, cov = jnp.asarray(mean), jnp.asarray(cov)
     common, _ = dtypes.result_type(mean, cov)

@@ -23,6 +23,7 @@ from ..core import dtypes
 from ..transforms.jit import jit
 from . import threefry
 from .keys import check_key
+from .placement import takes_out_sharding
 from .samplers import _axis, _gumbel, _take
 
 
@@ -49,6 +50,7 @@ def _permutation(data: Any, x: Any, axis: int, independent: bool) -> Any:
 _permutation_jit = jit(_permutation, static_argnums=(2, 3))
 
 
+@takes_out_sharding
 def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Any:
     """A random permutation of ``arange(x)`` (an int ``x``) or of ``x``'s slices along
     ``axis`` (each 1-D slice on its own when ``independent``). See Note [sort shuffle]."""

@@ -14,7 +14,6 @@ from .. import lax
 from .. import numpy as jnp
 from ..core import dtypes
 from ..transforms.jit import jit
-from ..transforms.partitioned import place_computed
 from . import threefry
 from .distributions import (
     UINT_DTYPES,
@@ -25,6 +24,7 @@ from .distributions import (
     uniform_body,
 )
 from .keys import check_key
+from .placement import placed, takes_out_sharding
 
 
 def _finfo(dtype: np.dtype) -> Any:
@@ -66,6 +66,7 @@ def _truncated_normal(data: Any, lower: Any, upper: Any, shape: tuple[int, ...],
 _truncated_normal_jit = jit(_truncated_normal, static_argnums=(3, 4))
 
 
+@takes_out_sharding
 def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
                      dtype: Any = None) -> Any:
     """Standard normal values truncated to (lower, upper)."""
@@ -90,15 +91,6 @@ def _bernoulli(data: Any, p: Any, shape: tuple[int, ...], mode: str) -> Any:
 _bernoulli_jit = jit(_bernoulli, static_argnums=(2, 3))
 
 
-def _placed(compute: Any, out_sharding: Any) -> Any:
-    """``compute()`` laid out by ``out_sharding`` (JAX's keyword): a sharding over a mesh
-    without axes (an unsharded value's ``jax.typeof(x).sharding``) asks for nothing."""
-    if out_sharding is not None and getattr(getattr(out_sharding, "mesh", None),
-                                            "axis_names", None) == ():
-        out_sharding = None
-    return place_computed(compute, out_sharding)
-
-
 def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low", *,
               out_sharding: Any = None) -> Any:
     """Booleans that are True with probability ``p``, laid out by ``out_sharding`` (a
@@ -112,7 +104,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low", *,
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got "
                         f"{p.dtype}.")
     shape = _shape_or_params("bernoulli", shape, p)
-    return _placed(lambda: _bernoulli_jit(data, p, shape, mode), out_sharding)
+    return placed(lambda: _bernoulli_jit(data, p, shape, mode), out_sharding)
 
 
 def _rademacher(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
@@ -123,6 +115,7 @@ def _rademacher(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
 _rademacher_jit = jit(_rademacher, static_argnums=(1, 2))
 
 
+@takes_out_sharding
 def rademacher(key: Any, shape: Any = (), dtype: Any = None) -> Any:
     """-1 or 1 with equal probability (an integer dtype by default)."""
     data, _ = check_key("rademacher", key)
@@ -182,6 +175,7 @@ def _rem(x: Any, y: Any) -> Any:
 _randint_jit = jit(_randint, static_argnums=(3, 4))
 
 
+@takes_out_sharding
 def randint(key: Any, shape: Any, minval: Any, maxval: Any, dtype: Any = None) -> Any:
     """Integers uniform in [minval, maxval) (slightly biased unless the span is a power of
     two, as in JAX)."""
@@ -244,7 +238,7 @@ def _simple(name: str, body: Any, doc: str) -> Any:
         return body_jit(data, canonical_shape(name, shape), float_dtype(name, dtype))
     sampler.__name__ = sampler.__qualname__ = name
     sampler.__doc__ = doc
-    return sampler
+    return takes_out_sharding(sampler)
 
 
 exponential = _simple("exponential", _exponential, "Exponential(1) random values.")
@@ -255,6 +249,7 @@ cauchy = _simple("cauchy", _cauchy, "Standard Cauchy random values.")
 _gumbel_jit = jit(_gumbel, static_argnums=(1, 2, 3))
 
 
+@takes_out_sharding
 def gumbel(key: Any, shape: Any = (), dtype: Any = None, mode: str | None = None) -> Any:
     """Standard Gumbel random values. ``mode='high'`` uses two uniform draws per value for
     a finer lower tail; ``'highest'`` (float32 only in JAX) is not supported."""
@@ -285,6 +280,7 @@ def _categorical(data: Any, logits: Any, shape: tuple[int, ...], axis: int,
 _categorical_jit = jit(_categorical, static_argnums=(2, 3, 4))
 
 
+@takes_out_sharding
 def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None,
                 replace: bool = True, mode: str | None = None) -> Any:
     """Indices drawn from the categorical distribution ``softmax(logits)`` along
