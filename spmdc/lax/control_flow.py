@@ -265,12 +265,17 @@ def _name(f: Any, default: str) -> str:
 
 def _trace_carry_body(fun: Callable[..., Any], args: tuple[Any, ...], in_types: list[TensorType],
                       in_weak: list[bool], n_carry: int, carry_of: Callable[[Any], Any],
-                      what: str, carry_paths: Sequence[str], source: str | None
+                      what: str, carry_paths: Sequence[str], source: str | None,
+                      before: Callable[[list[TensorType], list[bool]], None] | None = None
                       ) -> tuple[Any, list[TensorType], list[bool]]:
     """Trace ``fun`` and check that its carry output matches the carry input; promote weakly
-    typed initial values (once) as JAX does. Returns the trace_pytree result and the
-    final carry types and weak flags."""
+    typed initial values (once) as JAX does: a promoted value is strongly typed, and each
+    pass first calls ``before`` with the pass's types (while_loop traces its cond there, as
+    JAX traces cond before body). Returns the trace_pytree result and the final carry types
+    and weak flags."""
     for attempt in range(2):
+        if before is not None:
+            before(in_types, in_weak)
         out = trace_pytree(fun, args, {}, _name(fun, "body"), in_types, in_weak)
         func, out_weak = out[0], out[1]
         carry_tree, in_tree = carry_of(out), tree_structure(args[0])
@@ -285,8 +290,8 @@ def _trace_carry_body(fun: Callable[..., Any], args: tuple[Any, ...], in_types: 
             # weak carry whose output is strong but of the same dtype is traced once, so
             # the body's side effects run once per trace, as in JAX.
             if in_weak[k] and t_in.shape == t_out.shape and t_in.dtype != t_out.dtype:
-                dtype, weak = dtypes.result_type((t_in.dtype, True), (t_out.dtype, out_weak[k]))
-                in_types[k], in_weak[k] = TensorType(t_in.shape, dtype), weak
+                dtype, _ = dtypes.result_type((t_in.dtype, True), (t_out.dtype, out_weak[k]))
+                in_types[k], in_weak[k] = TensorType(t_in.shape, dtype), False
                 promoted = True
         if not promoted or attempt == 1:
             break
@@ -336,12 +341,16 @@ def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_
     paths = list(map(path_name, paths))
     n = len(leaves)
     recorder = Recorder()           # See Note [refs as threaded state] in core/refs.py
+    traced_cond = []
+
+    def trace_cond(types: list[TensorType], weak: list[bool]) -> None:
+        traced_cond[:] = [trace_pytree(recorder.wrap(cond_fun), (init_val,), {},
+                                       _name(cond_fun, "cond"), list(types), list(weak))]
     body, types, weak = _trace_carry_body(
         recorder.wrap(body_fun), (init_val,), list(in_types), list(in_weak), n,
-        lambda out: out[3], what, paths, source)
+        lambda out: out[3], what, paths, source, before=trace_cond)
     body_func, _, body_consts, _, _ = body
-    cond_func, _, cond_consts, cond_tree, _ = trace_pytree(
-        recorder.wrap(cond_fun), (init_val,), {}, _name(cond_fun, "cond"), types, weak)
+    cond_func, _, cond_consts, cond_tree, _ = traced_cond[0]
     refs = recorder.written()
     if refs:                        # the refs the loop writes join its carry
         def cond2(state: Any) -> Any:

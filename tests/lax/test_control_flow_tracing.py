@@ -42,6 +42,25 @@ def test_a_dtype_change_still_promotes_the_carry():
     assert out.dtype == np.float32 and float(out) == 1.5
 
 
+def test_while_loop_traces_cond_then_body_and_both_again_after_a_promotion():
+    # JAX 0.10.2 prints cond ~int32[], body ~int32[], cond float32[], body float32[]: the
+    # promoted carry is strongly typed, and each pass traces cond first
+    seen = []
+
+    def cond(c):
+        seen.append(("cond", str(spmdc.typeof(c))))
+        return c < 3
+
+    def body(c):
+        seen.append(("body", str(spmdc.typeof(c))))
+        return c + 1.0
+
+    out = spmdc.jit(lambda: lax.while_loop(cond, body, 0))()
+    assert seen == [("cond", "~int32[]"), ("body", "~int32[]"), ("cond", "float32[]"),
+                    ("body", "float32[]")]
+    assert float(out) == 3.0 and out.dtype == np.float32 and not out.weak
+
+
 def test_a_function_given_for_several_branches_is_traced_once():
     # Haiku's stateful cond/switch check that each distinct branch runs once, as in JAX
     calls = []
