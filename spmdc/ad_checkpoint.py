@@ -216,7 +216,8 @@ def checkpoint(fun: Callable[..., Any] | None = None, *, prevent_cse: bool = Tru
             return out_leaves
 
         func, out_weak, consts = trace_function(call, [t for t, _ in sigs],
-                                                [w for _, w in sigs], _fn_name(fun))
+                                                [w for _, w in sigs], _fn_name(fun),
+                                                typed_by=leaves, constrain=False)
         outs = bind(checkpoint_p, *leaves, *consts, call=func, policy=held,
                     prevent_cse=bool(prevent_cse), num_residuals=0)
         for o, w in zip(outs, out_weak, strict=True):

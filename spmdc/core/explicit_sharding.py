@@ -14,6 +14,9 @@ from typing import Any
 
 from ..compiler.builder import Builder
 from ..compiler.ir import Atom, Func, Var
+from ..compiler.primitives.control_flow import cond_p, while_p
+from ..compiler.primitives.remat import checkpoint_p
+from ..compiler.primitives.scan import scan_p
 from ..compiler.primitives.sharding import sharding_constraint_p
 from ..errors import ShardingTypeError
 from ..runtime.array import Array
@@ -30,6 +33,7 @@ from .sharding_rules import (
     indivisible_message,
     out_sharding_given,
     rule_for,
+    sharding_rules,
     spec_text,
     to_partition_spec,
 )
@@ -38,7 +42,7 @@ __all__ = ["Spec", "ExplicitTypes", "context_abstract_mesh", "explicit_context",
            "array_spec", "spec_text", "to_partition_spec", "apply_rule", "out_sharding_given",
            "note_array", "note_traced", "type_sharding", "array_sharding",
            "constrain_outputs", "note_outputs", "note_constrained", "output_shardings",
-           "share_type", "result_shardings"]
+           "share_type", "result_shardings", "Sliced"]
 
 
 # Note [shardings in types]
@@ -62,8 +66,9 @@ __all__ = ["Spec", "ExplicitTypes", "context_abstract_mesh", "explicit_context",
 #   the default rule) on the operands' specs, and records the result's. The rules are
 #   JAX's: elementwise and broadcasting merge the operands' specs (two different axes on
 #   one dimension is an error), reductions drop the reduced dimensions, dot_general keeps
-#   the batch and free dimensions' axes, transpose permutes, reshape follows a split
-#   dimension when it stays the major part of a group, gather and convolution follow
+#   the batch and free dimensions' axes, transpose permutes, reshape splits one dimension
+#   or merges one run of them and spreads their axes in order, slicing and padding keep
+#   the operand's (if the axes still divide the size), gather and convolution follow
 #   JAX's, cumulative reductions and sort refuse a split dimension; a primitive outside
 #   the table whose operands do not share the result's shape gives a replicated result;
 # - ``reshard``/``with_sharding_constraint`` and an operation's ``out_sharding=`` set the
@@ -73,8 +78,12 @@ __all__ = ["Spec", "ExplicitTypes", "context_abstract_mesh", "explicit_context",
 #   one inlined into a trace (a nested jit) has its specs from the same rules run over
 #   its equations (``note_outputs``, ``result_shardings``); an equation a pass wrote that
 #   a rule refuses gives a replicated result there rather than an error;
+# - the functions of control flow, remat and vmap see their operands' types (a scan's x
+#   and a vmapped argument without the mapped dimension: ``Sliced``), and a loop's, a
+#   cond's or a remat's results are typed by its body's rules (below);
 # - the types reach XLA as sharding constraints: each output of a trace whose inputs are
-#   typed (jit's, eval_shape's, grad's, not vmap's per-example one) is constrained to its
+#   typed (jit's, eval_shape's, grad's; not a control-flow body's or vmap's per-example
+#   one, whose results the rules type) is constrained to its
 #   spec, replicated included, and a top-level program over the mesh asks for each result
 #   in the layout its type says (``result_shardings``), so the Array a call returns is
 #   what the type says; intermediate values are left to the partitioner's propagation;
@@ -168,23 +177,39 @@ def _state_for(trace: Any, mesh: Mesh | None, abstract: AbstractMesh) -> Explici
     return state
 
 
-def note_array(trace: Any, var: Var, value: Array) -> None:
-    """``var`` (an input of ``trace``) stands for the Array ``value``: its type takes the
-    Array's sharding over Explicit axes, if it has one."""
+class Sliced:
+    """What a scan body's ``x`` or a vmapped function's argument stands for: one slice of
+    ``value`` along dimension ``axis`` (its type is the value's without that dimension)."""
+    __slots__ = ("value", "axis")
+
+    def __init__(self, value: Any, axis: int = 0):
+        self.value, self.axis = value, axis
+
+
+def _without(spec: Spec, axis: int | None) -> Spec:
+    return spec if axis is None else spec[:axis] + spec[axis + 1:]
+
+
+def note_array(trace: Any, var: Var, value: Array, without: int | None = None) -> None:
+    """``var`` (an input of ``trace``) stands for the Array ``value`` (a slice of it
+    along dimension ``without``): its type takes the Array's sharding over Explicit
+    axes, if it has one."""
     if value._sharding.__class__ is not NamedSharding:
         return
     found = array_spec(value)
     if found is not None:
         state = _state_for(trace, found[1], found[2])
         if state is not None:
-            state.record(var, found[0])
+            state.record(var, _without(found[0], without))
 
 
-def note_traced(trace: Any, var: Var, outer: ExplicitTypes, outer_var: Var) -> None:
-    """``var`` (an input of ``trace``) stands for ``outer_var`` of a trace with types."""
+def note_traced(trace: Any, var: Var, outer: ExplicitTypes, outer_var: Var,
+                without: int | None = None) -> None:
+    """``var`` (an input of ``trace``) stands for ``outer_var`` of a trace with types (a
+    slice of it along dimension ``without``)."""
     state = _state_for(trace, outer.mesh, outer.abstract)
     if state is not None:
-        state.record(var, outer.spec(outer_var))
+        state.record(var, _without(outer.spec(outer_var), without))
 
 
 def note_constrained(trace: Any, var: Var, sharding: NamedSharding) -> None:
@@ -283,7 +308,7 @@ def output_shardings(func: Func) -> list[NamedSharding | None]:
 def _run_rules(state: ExplicitTypes, func: Func) -> None:
     """The rules run over ``func``'s equations, its inputs' specs recorded in ``state``.
     An equation whose rule refuses its operands (a transformation's pass may write what
-    a user may not) gives replicated results, as do the sub-programs of control flow."""
+    a user may not) gives replicated results."""
     with out_sharding_given():
         for eqn in func.eqns:
             try:
@@ -313,7 +338,7 @@ def apply_rule(state: ExplicitTypes, prim: Any, atoms: Sequence[Any], params: di
     ins = [a.type for a in atoms]
     rule = rule_for(prim)
     out_specs = [restrict(o, state.abstract)
-                 for o in rule(specs, ins, [v.type for v in outs], params)]
+                 for o in rule(specs, ins, [v.type for v in outs], params, state.abstract)]
     sizes = dict(state.abstract.shape_tuple)
     for v, s in zip(outs, out_specs, strict=True):
         for d, axes in enumerate(s):
@@ -321,3 +346,42 @@ def apply_rule(state: ExplicitTypes, prim: Any, atoms: Sequence[Any], params: di
             if v.type.shape[d] % parts:
                 raise ShardingTypeError(indivisible_message(prim, ins[0], s, v.type, d, parts))
         state.record(v, s)
+
+
+# --- control flow and remat ---------------------------------------------------------------
+# A loop's, a cond's or a remat's results have the types its body gives them: the body's
+# rules run on the operands' specs (a scan body's x without the leading dimension, a ys
+# result with an unsplit one in front), as JAX's types are its jaxprs' outputs'. Where
+# JAX refuses a carry or a branch whose type changes the sharding, spmdc takes the body's.
+
+def _body_specs(mesh: AbstractMesh, func: Func, specs: Sequence[Spec]) -> list[Spec]:
+    inner = ExplicitTypes(None, mesh)
+    for v, spec in zip(func.inputs, specs, strict=True):
+        inner.record(v, spec)
+    _run_rules(inner, func)
+    return [inner.spec(o) for o in func.outputs]
+
+
+def _scan_rule(specs, ins, outs, params, mesh):
+    k, n = params["num_consts"], params["num_carry"]
+    body = _body_specs(mesh, params["body"], [*specs[:k + n], *(s[1:] for s in specs[k + n:])])
+    return [*body[:n], *(((),) + s for s in body[n:])]
+
+
+def _while_rule(specs, ins, outs, params, mesh):
+    return _body_specs(mesh, params["body_func"], specs[params["cond_nconsts"]:])
+
+
+def _cond_rule(specs, ins, outs, params, mesh):
+    each = [_body_specs(mesh, br, specs[1:]) for br in params["branches"]]
+    # branches laid out differently give a replicated result there (JAX asks for one type)
+    return [tuple(d[0] if all(x == d[0] for x in d) else () for d in zip(*per, strict=True))
+            for per in zip(*each, strict=True)]
+
+
+def _checkpoint_rule(specs, ins, outs, params, mesh):
+    return _body_specs(mesh, params["call"], specs)
+
+
+sharding_rules.update({scan_p: _scan_rule, while_p: _while_rule, cond_p: _cond_rule,
+                       checkpoint_p: _checkpoint_rule})

@@ -22,7 +22,8 @@ def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
                  in_weak: Sequence[bool] | None = None,
                  axis_env: dict[str, Any] | None = None, concrete: bool = False,
                  sources: Sequence[Any] | None = None, view: TracerView | None = None,
-                 typed: bool = False
+                 typed: bool = False, typed_by: Sequence[Any] | None = None,
+                 constrain: bool = True
                  ) -> tuple[Func, list[bool], list[Any], Any, list[Any]]:
     """Trace ``fun(*args, **kwargs)`` with every array leaf abstract.
 
@@ -32,11 +33,14 @@ def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
     core/concrete.py), each input's being its leaf's, or ``sources``' where given.
     ``view``: how JAX sees the traced values (Note [tracer text] in core/tracer_text.py).
     The inputs' types take the leaves' shardings over Explicit axes (Note [shardings in
-    types]) when the leaves' own types are used, or ``typed`` says so."""
+    types]) when the leaves' own types are used, or ``typed`` says so, or those of
+    ``typed_by`` (one value per leaf: a control-flow body's operands); ``constrain``: as
+    trace_function's."""
     leaves, in_tree = tree_flatten((tuple(args), kwargs))
     if any(isinstance(leaf, Ref) for leaf in leaves):
         ref_argument(name, (tuple(args), kwargs))
-    typed_by = leaves if typed else None
+    if typed_by is None and typed:
+        typed_by = leaves
     if in_types is None:
         sigs = [type_of(v) for v in leaves]
         in_types = [t for t, _ in sigs]
@@ -57,7 +61,7 @@ def trace_pytree(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str,
         sources = leaves
     func, out_weak, captured = trace_function(flat_fun, in_types, in_weak, name, axis_env,
                                               sources if concrete else None, view,
-                                              typed_by)
+                                              typed_by, constrain)
     return func, out_weak, captured, out_tree_box[0], leaves
 
 

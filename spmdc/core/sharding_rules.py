@@ -4,6 +4,7 @@ JAX's rules with JAX's errors. A spec is a tuple with one entry per dimension, e
 tuple of mesh axes that dimension is split over (major first), ``()`` for none."""
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -62,7 +63,10 @@ def spec_text(shape: Sequence[int], spec: PartitionSpec) -> str:
     return ",".join(out)
 
 
-Rule = Callable[[list[Spec], list[TensorType], list[TensorType], dict[str, Any]], list[Spec]]
+# A rule: (operands' specs, operands' types, results' types, params, the abstract mesh of
+# the types) -> the results' specs.
+Rule = Callable[[list[Spec], list[TensorType], list[TensorType], dict[str, Any], Any],
+                list[Spec]]
 sharding_rules: dict[Any, Rule] = {}
 
 
@@ -109,7 +113,7 @@ def _merge(name: str, specs: Sequence[Spec], rank: int) -> Spec:
 
 
 def _default(name: str) -> Rule:
-    def rule(specs, ins, outs, params):
+    def rule(specs, ins, outs, params, mesh):
         shapes = {t.shape for t in outs}
         if len(shapes) == 1 and all(t.shape == outs[0].shape or t.ndim == 0 for t in ins):
             merged = _merge(name, [s for s, t in zip(specs, ins, strict=True) if t.ndim],
@@ -126,7 +130,7 @@ def rule_for(prim: Any) -> Rule:
 
 
 def _one(f: Callable[..., Spec]) -> Rule:
-    return lambda specs, ins, outs, params: [f(specs, ins, outs[0], **params)]
+    return lambda specs, ins, outs, params, mesh: [f(specs, ins, outs[0], **params)]
 
 
 @_one
@@ -156,56 +160,127 @@ def _expand_dims(specs, ins, out, *, dimensions):
     return tuple(spec)
 
 
-def _reshape_groups(old: tuple[int, ...], new: tuple[int, ...]
-                    ) -> list[tuple[list[int], list[int]]]:
-    """Runs of dimensions of ``old`` and ``new`` with equal products, in order."""
-    groups, i, j = [], 0, 0
-    while i < len(old) or j < len(new):
-        a: list[int] = []
-        b: list[int] = []
-        pa = pb = 1
-        if i < len(old):
-            pa, i = old[i], i + 1
-            a.append(i - 1)
-        if j < len(new):
-            pb, j = new[j], j + 1
-            b.append(j - 1)
-        while pa != pb:
-            if pa < pb and i < len(old):
-                pa, i = pa * old[i], i + 1
-                a.append(i - 1)
-            elif pb < pa and j < len(new):
-                pb, j = pb * new[j], j + 1
-                b.append(j - 1)
-            else:
+class _Unsupported(Exception):
+    """A reshape JAX's rule does not type (it asks for ``out_sharding``)."""
+
+
+def _one_group(small: tuple[int, ...], big: tuple[int, ...]) -> list[int | list[int]] | None:
+    """How the dimensions of ``big`` (more of them) come from those of ``small``, JAX's
+    way: per dimension of ``small``, its size where ``big`` has it unchanged, or the sizes
+    of the run of ``big``'s dimensions it splits into; at most one dimension splits
+    (else _Unsupported), and None where the sizes do not line up so. Trailing size-1
+    dimensions the two share are set aside first."""
+    ones = 0
+    while small and big and small[-1] == 1 and big[-1] == 1:
+        small, big, ones = small[:-1], big[:-1], ones + 1
+    out: list[int | list[int]] = []
+    i = j = 0
+    split = False
+    while j < len(big):
+        if i >= len(small):
+            return None
+        if small[i] == big[j]:
+            out.append(small[i])
+        else:
+            if split:
+                raise _Unsupported
+            split = True
+            run = [big[j]]
+            # grow the run until it makes small[i], taking the size-1 dimensions after it
+            # too unless the next of small starts there
+            while math.prod(run) != small[i] or (j + 1 < len(big) and big[j + 1] == 1):
+                if math.prod(run) > small[i]:
+                    return None
+                if (math.prod(run) == small[i] and i + 1 < len(small)
+                        and big[j + 1] == small[i + 1]):
+                    break
+                j += 1
+                if j >= len(big):
+                    return None
+                run.append(big[j])
+            out.append(run)
+        i += 1
+        j += 1
+    out.extend([1] * ones)
+    return out if len(out) == len(small) + ones else None
+
+
+def _spread(axes: Sequence[str], sizes: Sequence[int], mesh: Any) -> list[tuple[str, ...]]:
+    """The mesh axes ``axes`` (major first) laid over dimensions of ``sizes``, as many to
+    each as divide it in turn (JAX's rule); every axis must find a dimension."""
+    size_of = dict(mesh.shape_tuple)
+    left = iter(axes)
+    out = []
+    for n in sizes:
+        here: list[str] = []
+        while n > 1:
+            a = next(left, None)
+            if a is None:
                 break
-        groups.append((a, b))
-    return groups
+            n, rest = divmod(n, size_of[a])
+            if rest:
+                raise _Unsupported
+            here.append(a)
+        out.append(tuple(here))
+    if next(left, None) is not None:
+        raise _Unsupported
+    return out
 
 
-@_one
-def _reshape(specs, ins, out, *, new_sizes, **_):
-    old, spec = ins[0].shape, specs[0]
-    result: list[tuple[str, ...]] = [()] * len(new_sizes)
-    if not any(spec):
-        return tuple(result)
-    for a, b in _reshape_groups(old, tuple(new_sizes)):
-        split = [d for d in a if spec[d]]
-        if not split:
+def _reshape_spec(old: tuple[int, ...], spec: Spec, new: tuple[int, ...], mesh: Any) -> Spec:
+    if [n for n in old if n != 1] == [n for n in new if n != 1]:
+        # only size-1 dimensions come or go: the others keep their axes, in order
+        kept = iter(s for n, s in zip(old, spec, strict=True) if n != 1)
+        return tuple(() if n == 1 else next(kept) for n in new)
+    if len(new) > len(old):
+        parts = _one_group(old, new)
+        if parts is None:
+            raise _Unsupported
+        out: list[tuple[str, ...]] = []
+        for part, axes in zip(parts, spec, strict=True):
+            if not isinstance(part, list):
+                out.append(axes)
+            else:
+                out.extend(_spread(axes, part, mesh) if axes else [()] * len(part))
+        return tuple(out)
+    parts = _one_group(new, old) if len(new) < len(old) else None
+    if parts is None:
+        raise _Unsupported
+    merged: list[tuple[str, ...]] = []
+    specs = iter(spec)
+    for n, part in zip(new, parts, strict=True):
+        if not isinstance(part, list):
+            merged.append(next(specs))
             continue
-        major = [d for d in a if old[d] != 1][:1]
-        target = [d for d in b if new_sizes[d] != 1][:1]
-        if split != major or not target:
-            raise ShardingTypeError(
-                f"reshape of a value of shape {old} split as {_show(spec)} into shape "
-                f"{tuple(new_sizes)} would move data between devices: a split dimension "
-                "must stay the major part of the dimensions it becomes or is merged into; "
-                "reshard the value first (jax.sharding.reshard)")
-        result[target[0]] = spec[split[0]]
-    return tuple(result)
+        group = [next(specs) for _ in part]
+        if not any(group):
+            merged.append(())
+            continue
+        # the merged dimension's axes: the group's, major first; an unsplit dimension
+        # may only come after the split ones
+        while not group[-1]:
+            group.pop()
+        if not all(group):
+            raise _Unsupported
+        merged.extend(_spread([a for axes in group for a in axes], [n], mesh))
+    return tuple(merged)
 
 
-def _reduce(specs, ins, outs, params):
+def _reshape(specs, ins, outs, params, mesh):
+    old, spec, new = ins[0].shape, specs[0], tuple(params["new_sizes"])
+    if not any(spec):
+        return [((),) * len(new)]
+    try:
+        return [_reshape_spec(old, spec, new, mesh)]
+    except _Unsupported:
+        return _ambiguous(
+            "This reshape is not supported. Please specify the sharding of the output via "
+            "the `out_sharding` argument of jax.lax.reshape. Got operand type: "
+            f"{ins[0].dtype.name}[{spec_text(old, to_partition_spec(spec))}], new sizes: "
+            f"{new}", len(new))
+
+
+def _reduce(specs, ins, outs, params, mesh):
     axes = params["axes"]
     return [tuple(s for d, s in enumerate(specs[0]) if d not in axes)] * len(outs)
 
@@ -217,7 +292,7 @@ def _arg_reduce(specs, ins, out, *, axis, **_):
 
 def _along(what: str, message: Callable[[TensorType, Spec, int], str]) -> Rule:
     """Operations along one dimension, which must not be split (cumulative, sort)."""
-    def rule(specs, ins, outs, params):
+    def rule(specs, ins, outs, params, mesh):
         d = params[what]
         for s, t in zip(specs, ins, strict=True):
             if s[d]:
@@ -345,17 +420,17 @@ def _concatenate(specs, ins, out, *, dimension):
     return split[0] if split else specs[0]
 
 
-def _constraint(specs, ins, outs, params):
+def _constraint(specs, ins, outs, params, mesh):
     return [tuple(tuple(a) for a in params["spec"])]
 
 
-def _shard_map(specs, ins, outs, params):
+def _shard_map(specs, ins, outs, params, mesh):
     """Each result is laid out as its ``out_specs`` entry says (as JAX's shard_map types
     it over Explicit axes)."""
     return [tuple(tuple(a) for a in spec) for spec in params["out_specs"]]
 
 
-def _replicated(specs, ins, outs, params):
+def _replicated(specs, ins, outs, params, mesh):
     return [((),) * t.ndim for t in outs]
 
 

@@ -300,13 +300,18 @@ def _typed_inputs(trace: Trace, args: Sequence[Tracer], values: Sequence[Any]) -
 
 
 def _typed_input(trace: Trace, var: Var, value: Any) -> None:
-    """``var``, an input of ``trace`` standing for ``value``, takes the sharding in its
-    type (Note [shardings in types] in core/explicit_sharding.py)."""
+    """``var``, an input of ``trace`` standing for ``value`` (or a leading slice of it,
+    ``explicit_sharding.Sliced``), takes the sharding in its type (Note [shardings in
+    types] in core/explicit_sharding.py)."""
+    without = None
+    if value.__class__ is explicit_sharding.Sliced:
+        value, without = value.value, value.axis
     if value.__class__ is Tracer:
         if value._trace.explicit is not None:
-            explicit_sharding.note_traced(trace, var, value._trace.explicit, value._var)
+            explicit_sharding.note_traced(trace, var, value._trace.explicit, value._var,
+                                          without)
     elif value.__class__ is Array:
-        explicit_sharding.note_array(trace, var, value)
+        explicit_sharding.note_array(trace, var, value, without)
 
 
 # The largest array constant a rule run in a pass may use (Note [rules on values]).
@@ -518,7 +523,7 @@ def trace_function(fun: Callable[[list[Tracer]], list[Any]], in_types: Sequence[
                    in_weak: Sequence[bool], name: str,
                    axis_env: dict[str, Any] | None = None,
                    sources: Sequence[Any] | None = None, view: TracerView | None = None,
-                   typed_by: Sequence[Any] | None = None
+                   typed_by: Sequence[Any] | None = None, constrain: bool = True
                    ) -> tuple[Func, list[bool], list[Any]]:
     """Trace ``fun`` (flat Tracers in, flat values out) in a child of the current trace.
 
@@ -528,7 +533,9 @@ def trace_function(fun: Callable[[list[Tracer]], list[Any]], in_types: Sequence[
     and make the trace one whose values may be read (Note [concrete values while
     tracing] in core/concrete.py). ``view``: how JAX sees the traced values (Note
     [tracer text] in core/tracer_text.py). ``typed_by`` (one per input): the values whose
-    shardings over Explicit mesh axes the inputs' types take (Note [shardings in types]).
+    shardings over Explicit mesh axes the inputs' types take (Note [shardings in types]);
+    the outputs are then constrained to their types, unless ``constrain`` is False (a
+    control-flow body, whose results the loop's or cond's rule types).
     """
     with tracing(name, axis_env, concrete=sources is not None) as trace:
         trace.view = view
@@ -542,7 +549,7 @@ def trace_function(fun: Callable[[list[Tracer]], list[Any]], in_types: Sequence[
         outs = fun(args)
         atoms = [to_atom(trace, o) for o in outs]
         weak = [type_of(o)[1] for o in outs]
-        if trace.explicit is not None and typed_by is not None:   # its inputs are typed
+        if trace.explicit is not None and typed_by is not None and constrain:
             atoms = explicit_sharding.constrain_outputs(trace.explicit, b, atoms)
     if leaks.leak_checking():
         del args, outs

@@ -26,6 +26,8 @@ from ..compiler.primitives.control_flow import cond_p, while_p
 from ..compiler.primitives.remat import optimization_barrier_p
 from ..compiler.primitives.scan import scan_p
 from ..core import dtypes
+from ..core.abstract import typeof
+from ..core.explicit_sharding import Sliced
 from ..core.operands import asarray
 from ..core.pytree_tracing import trace_pytree
 from ..core.ref_scopes import Recorder, run_bound
@@ -33,6 +35,7 @@ from ..core.refs import Ref, freeze, new_ref, ref_values, write_values
 from ..core.tracing import Tracer, bind, current_trace, type_of, user_source
 from ..core.tree import keystr, tree_flatten, tree_flatten_with_path, tree_structure, tree_unflatten
 from ..errors import at_line as _where
+from ..runtime.array import Array
 from ..tracebacks import api_boundary
 from .eager_control_flow import staged_per_function
 from .elementwise import clamp
@@ -169,7 +172,8 @@ def _branches(index: Any, funs: Sequence[Callable[..., Any]], names: Sequence[st
         same = next((t for g, t in zip(funs[:k], traced, strict=False) if g is f), None)
         traced.append(same if same is not None else
                       trace_pytree(recorder.wrap(f), operands, {}, _name(f, "branch"),
-                                   in_types, in_weak))
+                                   in_types, in_weak, typed_by=leaves,
+                                   constrain=False))
     refs = recorder.written()
     if refs:                        # the refs the branches write become branch outputs
         values = ref_values(refs)
@@ -266,17 +270,20 @@ def _name(f: Any, default: str) -> str:
 def _trace_carry_body(fun: Callable[..., Any], args: tuple[Any, ...], in_types: list[TensorType],
                       in_weak: list[bool], n_carry: int, carry_of: Callable[[Any], Any],
                       what: str, carry_paths: Sequence[str], source: str | None,
-                      before: Callable[[list[TensorType], list[bool]], None] | None = None
+                      before: Callable[[list[TensorType], list[bool]], None] | None = None,
+                      typed_by: Sequence[Any] | None = None
                       ) -> tuple[Any, list[TensorType], list[bool]]:
     """Trace ``fun`` and check that its carry output matches the carry input; promote weakly
     typed initial values (once) as JAX does: a promoted value is strongly typed, and each
     pass first calls ``before`` with the pass's types (while_loop traces its cond there, as
-    JAX traces cond before body). Returns the trace_pytree result and the final carry types
-    and weak flags."""
+    JAX traces cond before body). ``typed_by``: the values whose shardings the inputs'
+    types take (Note [shardings in types] in core/explicit_sharding.py). Returns the
+    trace_pytree result and the final carry types and weak flags."""
     for attempt in range(2):
         if before is not None:
             before(in_types, in_weak)
-        out = trace_pytree(fun, args, {}, _name(fun, "body"), in_types, in_weak)
+        out = trace_pytree(fun, args, {}, _name(fun, "body"), in_types, in_weak,
+                           typed_by=typed_by, constrain=False)
         func, out_weak = out[0], out[1]
         carry_tree, in_tree = carry_of(out), tree_structure(args[0])
         if carry_tree != in_tree:
@@ -345,10 +352,11 @@ def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_
 
     def trace_cond(types: list[TensorType], weak: list[bool]) -> None:
         traced_cond[:] = [trace_pytree(recorder.wrap(cond_fun), (init_val,), {},
-                                       _name(cond_fun, "cond"), list(types), list(weak))]
+                                       _name(cond_fun, "cond"), list(types), list(weak),
+                                       typed_by=leaves, constrain=False)]
     body, types, weak = _trace_carry_body(
         recorder.wrap(body_fun), (init_val,), list(in_types), list(in_weak), n,
-        lambda out: out[3], what, paths, source, before=trace_cond)
+        lambda out: out[3], what, paths, source, before=trace_cond, typed_by=leaves)
     body_func, _, body_consts, _, _ = body
     cond_func, _, cond_consts, cond_tree, _ = traced_cond[0]
     refs = recorder.written()
@@ -572,6 +580,11 @@ def _scan(f: Callable[[Any, Any], Any], init: Any, xs: Any, length: int, reverse
     init = tree_unflatten(c_tree, c_leaves)
     xs = tree_unflatten(x_tree, x_leaves)
     n = len(c_leaves)
+    for x in x_leaves:          # See Note [shardings in types] in core/explicit_sharding.py
+        spec = typeof(x).sharding.spec if isinstance(x, (Tracer, Array)) else ()
+        if len(spec) and spec[0] is not None:
+            raise ValueError(f"0th dimension of all xs should be replicated. Got "
+                             f"{spec!r}{_where(source)}")
     slices = [TensorType(t.shape[1:], t.dtype) for t in x_types]
     y_tree_box: list[Any] = []
 
@@ -586,7 +599,8 @@ def _scan(f: Callable[[Any, Any], Any], init: Any, xs: Any, length: int, reverse
     recorder = Recorder()           # See Note [refs as threaded state] in core/refs.py
     traced, types, weak = _trace_carry_body(
         recorder.wrap(body), (init, xs), [*c_types, *slices], [*c_weak, *x_weak], n,
-        _carry_structure, what, list(map(path_name, paths)), source)
+        _carry_structure, what, list(map(path_name, paths)), source,
+        typed_by=[*c_leaves, *map(Sliced, x_leaves)])
     refs = recorder.written()
     if refs:                        # the refs the body writes join its carry
         def step(carry: Any, x: Any) -> Any:

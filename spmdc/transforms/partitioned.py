@@ -28,7 +28,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..compiler.ir import Func
+from ..compiler.ir import Func, TensorType
 from ..compiler.primitives.shard_map import shard_map_p
 from ..compiler.primitives.sharding import sharding_constraint_p
 from ..compiler.stablehlo import Partitioning
@@ -48,7 +48,7 @@ from ..runtime.array import Array
 from ..runtime.executable import compile_func
 from ..runtime.launcher import PartitionedLauncher
 from ..runtime.layouts import Format, format_sharding
-from ..runtime.mesh_axes import AbstractMesh, abstract_mesh_override
+from ..runtime.mesh_axes import AbstractMesh, AxisType, abstract_mesh_override
 from ..runtime.sharding import (
     Mesh,
     NamedSharding,
@@ -203,6 +203,26 @@ def _spec_tuple(s: NamedSharding, ndim: int) -> tuple[tuple[str, ...], ...]:
     return tuple(s.spec.axes_of(d) for d in range(ndim))
 
 
+def _as_the_user_wrote(found: list[Any], requests: Sequence[NamedSharding | None],
+                       in_shardings: Sequence[NamedSharding], in_types: Sequence[TensorType],
+                       out_types: Sequence[TensorType]) -> list[Any]:
+    """The results' shardings as JAX reports them: a requested one (``out_shardings``, a
+    type's over Explicit axes) as it was written; else the first argument's NamedSharding
+    where the partitioner laid the result out the same way and it has the same rank
+    (``P('X', None)`` stays so); else the one read from the executable."""
+    first = next(((s, t.ndim) for s, t in zip(in_shardings, in_types, strict=True)
+                  if isinstance(s, NamedSharding)), None)
+    out = []
+    for got, asked, t in zip(found, requests, out_types, strict=True):
+        if asked is not None and asked.is_equivalent_to(got, t.ndim):
+            out.append(asked)
+        elif first is not None and first[1] == t.ndim and first[0].is_equivalent_to(got, t.ndim):
+            out.append(first[0])
+        else:
+            out.append(got)
+    return out
+
+
 class PartitionedEntry:
     """One compiled partitioned program (compiled by runtime/executable.py in the partition
     form, launched by runtime/launcher.py's PartitionedLauncher: Note [grouped launch])."""
@@ -250,6 +270,10 @@ class PartitionedEntry:
         self.out_tree = out_tree
         self.launcher = PartitionedLauncher(self.executable, mesh, shardings, in_types,
                                             func.out_types, out_weak, consts)
+        if len(mesh._flat_devices) > 1:     # (one device: XLA reports no layouts)
+            self.launcher.out_shardings = _as_the_user_wrote(
+                self.launcher.out_shardings, out_requests, in_shardings, in_types[:n],
+                func.out_types)
 
     @property
     def module_text(self) -> str:
@@ -360,7 +384,20 @@ def place_result(x: Any, out_sharding: Any) -> Any:
     if not isinstance(out_sharding, (NamedSharding, PartitionSpec)):
         raise ValueError(f"out_sharding must be None, a NamedSharding or a PartitionSpec, "
                          f"got {out_sharding!r}{where()}")
-    return with_sharding_constraint(x, out_sharding)
+    return with_sharding_constraint(x, _typed_spec(out_sharding, x))
+
+
+def _typed_spec(out_sharding: Any, x: Any) -> Any:
+    """``out_sharding`` with one spec entry per dimension of ``x`` where the result's type
+    carries it (an Explicit mesh axis): JAX reports such a result's sharding from its
+    type, ``P('X', None)`` for ``P('X')``."""
+    spec = out_sharding.spec if isinstance(out_sharding, NamedSharding) else out_sharding
+    mesh = out_sharding.mesh if isinstance(out_sharding, NamedSharding) else current_mesh()
+    ndim = len(getattr(x, "shape", ()))
+    if mesh is None or AxisType.Explicit not in mesh.axis_types or len(spec) >= ndim:
+        return out_sharding
+    full = PartitionSpec(*spec, *[None] * (ndim - len(spec)))
+    return NamedSharding(mesh, full) if isinstance(out_sharding, NamedSharding) else full
 
 
 def place_computed(compute: Callable[[], Any], out_sharding: Any) -> Any:

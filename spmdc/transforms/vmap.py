@@ -13,6 +13,7 @@ from typing import Any
 
 from ..compiler.passes import run_pass
 from ..compiler.passes.vmap import BatchAxis, BatchingError, vmap_func
+from ..core.explicit_sharding import Sliced
 from ..core.pytree_tracing import fun_name as _fun_name
 from ..core.pytree_tracing import trace_pytree
 from ..core.tracer_text import TracerView
@@ -179,7 +180,10 @@ def _batched_call(fun: Callable[..., Any], name: str, args: tuple[Any, ...],
     try:
         func, out_weak, captured, out_tree, _ = trace_pytree(
             traced_fun, traced_args, traced_kwargs, name, in_types, in_weak, axis_env,
-            concrete=True, sources=sources, view=TracerView("vmap", tuple(traced_dims), size))
+            concrete=True, sources=sources, view=TracerView("vmap", tuple(traced_dims), size),
+            typed_by=[leaf if d is None else Sliced(leaf, d)   # See Note [shardings in types]
+                      for leaf, d in zip(traced_leaves, traced_dims, strict=True)],
+            constrain=False)
     finally:
         _batching.depth -= 1
     leaves, dims = traced_leaves, traced_dims

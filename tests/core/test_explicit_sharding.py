@@ -76,6 +76,13 @@ RECORDED = [
     (lambda x, y, w, w2: lax.dynamic_slice(x, (2, 0), (4, 4)), "float32[4@X,4]"),
     (lambda x, y, w, w2: jnp.split(x, [2], 0)[1], "float32[6@X,4]"),
     (lambda x, y, w, w2: jnp.concatenate([x, w2], 0), "float32[12@X,4]"),
+    # reshape: one dimension split or one run merged, the mesh axes spread in order
+    (lambda x, y, w, w2: reshard(x, P("X", "Y")).reshape(32), "float32[32@(X,Y)]"),
+    (lambda x, y, w, w2: reshard(x, P("X", "Y")).reshape(2, 4, 4), "float32[2@X,4,4@Y]"),
+    (lambda x, y, w, w2: reshard(x, P(("X", "Y"), None)).reshape(2, 4, 4),
+     "float32[2@X,4@Y,4]"),
+    (lambda x, y, w, w2: x.reshape(8, 2, 2), "float32[8@X,2,2]"),
+    (lambda x, y, w, w2: y.reshape(8, 4, 1), "float32[8,4@Y,1]"),
 ]
 
 # (operation, the start of JAX's ShardingTypeError message)
@@ -112,6 +119,14 @@ REFUSED = [
      "with spec (X) is not implemented. Got input type=f32[8@X,4] and output shape=(3, 4)"),
     (lambda x, y, w, w2: jnp.concatenate([x, y], 0),
      "All operands should have the same sharding. Got shardings "),
+    (lambda x, y, w, w2: y.reshape(32),
+     "This reshape is not supported. Please specify the sharding of the output via the "
+     "`out_sharding` argument of jax.lax.reshape. Got operand type: float32[8,4@Y], new "
+     "sizes: (32,)"),
+    (lambda x, y, w, w2: x.reshape(4, 8),
+     "This reshape is not supported. Please specify the sharding of the output via the "
+     "`out_sharding` argument of jax.lax.reshape. Got operand type: float32[8@X,4], new "
+     "sizes: (4, 8)"),
 ]
 
 
@@ -236,3 +251,80 @@ def test_a_type_sharding_prints_without_a_memory_kind(mesh):
     assert repr(typed) == ("NamedSharding(mesh=AbstractMesh('X': 2, 'Y': 4, axis_types="
                            "(Explicit, Explicit), device_kind=cpu, num_cores=None, "
                            "platform=cpu), spec=P('X', None))")
+
+
+def test_control_flow_bodies_and_results_have_jax_types(mesh):
+    # JAX 0.10.2 on 8 devices: the bodies see their operands' types (a scan's x without
+    # its leading dimension), and the results are typed by the bodies
+    x = _placed(mesh, (8, 4), P("X", None))
+    xs = _placed(mesh, (6, 8, 4), P(None, "X", None))
+    seen = []
+
+    def rec(tag, v):
+        seen.append((tag, str(spmdc.typeof(v))))
+        return v
+
+    def program(x, xs):
+        c, ys = lax.scan(lambda c, xx: (rec("scan c", c) + rec("scan x", xx), c.sum(1)), x, xs)
+        w = lax.while_loop(lambda c: rec("cond", c).sum() < 100, lambda c: rec("body", c) + 1, x)
+        f = lax.fori_loop(0, 3, lambda i, c: rec("fori", c) * 2, x)
+        b = lax.cond(x.sum() > 0, lambda a: rec("branch", a) * 2, lambda a: a, x)
+        for tag, v in (("carry", c), ("ys", ys), ("while", w), ("fori", f), ("cond", b)):
+            rec(tag, v)
+        return c
+    with spmdc.set_mesh(mesh):
+        spmdc.eval_shape(program, x, xs)
+    assert seen == [("scan c", "float32[8@X,4]"), ("scan x", "float32[8@X,4]"),
+                    ("cond", "float32[8@X,4]"), ("body", "float32[8@X,4]"),
+                    ("fori", "float32[8@X,4]"), ("branch", "float32[8@X,4]"),
+                    ("carry", "float32[8@X,4]"), ("ys", "float32[6,8@X]"),
+                    ("while", "float32[8@X,4]"), ("fori", "float32[8@X,4]"),
+                    ("cond", "float32[8@X,4]")]
+    with spmdc.set_mesh(mesh):
+        c, ys = spmdc.jit(lambda x, xs: lax.scan(
+            lambda c, xx: (c * 0.5 + xx, c.sum(1)), x, xs))(x, xs)
+    assert c.sharding.spec == P("X", None) and ys.sharding.spec == P(None, "X")
+    want_c, want_ys = np.asarray(x), []
+    for xx in np.asarray(xs):
+        want_ys.append(want_c.sum(1))
+        want_c = want_c * 0.5 + xx
+    np.testing.assert_allclose(c, want_c, rtol=1e-6)
+    np.testing.assert_allclose(ys, np.stack(want_ys), rtol=1e-6)
+
+
+def test_a_scan_over_a_split_leading_dimension_is_jax_value_error(mesh):
+    x = _placed(mesh, (8, 4), P("X", None))
+    with spmdc.set_mesh(mesh), pytest.raises(
+            ValueError, match=r"0th dimension of all xs should be replicated\. Got "
+                              r"P\('X', None\)"):
+        spmdc.eval_shape(lambda x: lax.scan(lambda c, r: (c + r.sum(), r), 0.0, x), x)
+
+
+def test_a_result_laid_out_as_the_first_argument_reports_its_sharding():
+    # JAX gives back the argument's own NamedSharding where the partitioner laid the
+    # result out the same way (P(None, 'Y') stays so), else the one it read (P('Y',))
+    auto = spmdc.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Auto,) * 2)
+    y = _placed(auto, (8, 4), P(None, "Y"))
+    assert spmdc.jit(lambda a: a * 2)(y).sharding.spec == P(None, "Y")
+    assert spmdc.jit(lambda a: a.T)(y).sharding.spec == P("Y",)
+    asked = NamedSharding(auto, P("X"))
+    assert spmdc.jit(lambda a: a * 2, out_shardings=asked)(y).sharding.spec == P("X",)
+
+
+def test_vmapped_and_rematerialised_functions_see_their_operands_types(mesh):
+    # JAX 0.10.2: vmap over the unsplit dimension keeps the other's axis (float32[8@X]),
+    # over the split one drops it (float32[4]); a checkpointed function sees its operand's
+    x = _placed(mesh, (8, 4), P("X", None))
+    seen = []
+
+    def rec(v):
+        seen.append(str(spmdc.typeof(v)))
+        return v
+
+    def program(x):
+        spmdc.vmap(lambda r: rec(r) * 2, in_axes=1)(x)
+        spmdc.vmap(lambda r: rec(r) * 2)(x)
+        return rec(spmdc.checkpoint(lambda a: rec(a) * 2)(x))
+    with spmdc.set_mesh(mesh):
+        spmdc.eval_shape(program, x)
+    assert seen == ["float32[8@X]", "float32[4]", "float32[8@X,4]", "float32[8@X,4]"]
