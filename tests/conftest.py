@@ -15,7 +15,8 @@ os.environ.setdefault("SPMDC_CHECKS", "1")
 # the compiled modules in a directory of its own under the temporary folder instead
 # (PYTHONPYCACHEPREFIX, which mirrors each source's absolute path, so checkouts never share
 # an entry and a changed source is recompiled as usual). The directory must be this user's
-# and writable by no one else (a module compiled there is run); otherwise nothing changes.
+# and writable by no one else (a module compiled there is run); otherwise, or where it cannot
+# be made, nothing changes.
 # Set here, before spmdc is imported, the environment passes to the workers and to the
 # children, which copy os.environ.
 def _keep_bytecode_outside_the_sources() -> None:
@@ -23,8 +24,11 @@ def _keep_bytecode_outside_the_sources() -> None:
         return
     prefix = os.environ.get("PYTHONPYCACHEPREFIX") or os.path.join(
         tempfile.gettempdir(), f"spmdc-tests-pycache-{os.getuid()}")
-    os.makedirs(prefix, mode=0o700, exist_ok=True)
-    status = os.stat(prefix)
+    try:
+        os.makedirs(prefix, mode=0o700, exist_ok=True)
+        status = os.stat(prefix)
+    except OSError:
+        return
     if status.st_uid != os.getuid() or status.st_mode & 0o022:
         return
     del os.environ["PYTHONDONTWRITEBYTECODE"]
