@@ -108,12 +108,13 @@ from . import (  # noqa: E402,F401  (built on the API above)
 # are loaded on first use instead, by the module ``__getattr__`` at the end of this file,
 # as JAX does for its heavier parts. ``spmdc.scipy.special.gammaln`` and
 # ``import spmdc.scipy`` work as before; only a process that never touches them no longer
-# pays for them (scipy alone is some 80 modules; profiler brings http.server). None of them
+# pays for them (scipy alone is 65 modules; profiler brings http.server). None of them
 # registers anything that code outside it relies on: a primitive, rule or pytree node they
 # define is used only through their own functions.
 _LAZY_SUBMODULES = frozenset({
     "custom_batching", "debug", "dlpack", "experimental", "ffi", "image", "lib", "nn", "ops",
     "profiler", "scipy", "test_util", "typing"})
+
 from .callbacks import effects_barrier, pure_callback  # noqa: E402
 from .ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402
 from .sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: E402,F401
