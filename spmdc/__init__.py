@@ -91,29 +91,30 @@ Array.__module__ = __name__     # users see spmdc.Array, where they construct an
 
 from . import (  # noqa: E402,F401  (built on the API above)
     ad_checkpoint,
-    custom_batching,
     custom_derivatives,
-    debug,
     distributed,
-    dlpack,
     dtypes,
-    experimental,
-    ffi,
-    image,
-    lib,
     monitoring,
-    nn,
-    ops,
-    profiler,
     ref,
-    scipy,
     sharding,
     stages,
-    test_util,
     tree,
-    typing,
     version,
 )
+
+# Note [lazy submodules]: ``import spmdc`` loads what a traced program needs (numpy, lax,
+# random, the transformations, the compiler and runtime, and the modules JAX's own
+# ``import jax`` makes usable at once: extend, interpreters, export); the namespaces below
+# are loaded on first use instead, by the module ``__getattr__`` at the end of this file,
+# as JAX does for its heavier parts. ``spmdc.scipy.special.gammaln`` and
+# ``import spmdc.scipy`` work as before; only a process that never touches them no longer
+# pays for them (scipy alone is 65 modules; profiler brings http.server). None of them
+# registers anything that code outside it relies on: a primitive, rule or pytree node they
+# define is used only through their own functions.
+_LAZY_SUBMODULES = frozenset({
+    "custom_batching", "debug", "dlpack", "experimental", "ffi", "image", "lib", "nn", "ops",
+    "profiler", "scipy", "test_util", "typing"})
+
 from .callbacks import effects_barrier, pure_callback  # noqa: E402
 from .ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402
 from .sharding import NamedSharding, P, make_mesh, reshard, set_mesh  # noqa: E402,F401
@@ -208,3 +209,16 @@ from . import api_util, export, extend, interpreters  # noqa: E402,F401
 from ._src import core  # noqa: E402,F401
 
 _aliases.install(_sys.modules[__name__])
+
+
+def __getattr__(name: str):
+    # See Note [lazy submodules].
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _LAZY_SUBMODULES)

@@ -12,7 +12,15 @@ import pytest
 
 
 def test_jax_alias_resolves_submodules():
+    # The heavier namespaces load on first use (Note [lazy submodules] in spmdc/__init__.py).
     code = ("import sys, spmdc; sys.modules['jax'] = spmdc\n"
+            "lazy = ['experimental', 'nn', 'profiler', 'scipy']\n"
+            "loaded = [m for m in lazy if 'spmdc.' + m in sys.modules]\n"
+            "assert not loaded, loaded\n"
+            "assert set(lazy) <= set(dir(spmdc))\n"
+            "import jax\n"
+            "assert jax.profiler is sys.modules['spmdc.profiler'] is spmdc.profiler\n"
+            "assert spmdc.experimental.io_callback is spmdc.callbacks.io_callback\n"
             "from jax.scipy.special import logsumexp\n"
             "from jax.scipy.stats import norm\n"
             "import jax.nn, jax.scipy.stats.t\n"

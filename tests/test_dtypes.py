@@ -4,10 +4,9 @@ as Flax's fp8 ops and Equinox read it."""
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 import textwrap
 
+import alias_programs
 import numpy as np
 import pytest
 
@@ -68,18 +67,19 @@ def test_type_promotion_error_is_jaxs_value_error():
     assert issubclass(dtypes.TypePromotionError, ValueError)
 
 
+ALIAS_PROGRAM = alias_programs.register("private_dtypes", textwrap.dedent("""
+    import sys, spmdc
+    sys.modules['jax'] = spmdc
+    from jax._src import dtypes
+    from jax._src.dtypes import TypePromotionError
+    import jax
+    class fp8_meta_dtype(dtypes.extended): pass
+    print(dtypes.DType is __import__('numpy').dtype,
+          TypePromotionError is jax.dtypes.TypePromotionError,
+          dtypes.ExtendedDType is jax.dtypes.ExtendedDType)
+    """))
+
+
 def test_private_dtypes_resolve_under_the_jax_alias():
-    code = textwrap.dedent("""
-        import sys, spmdc
-        sys.modules['jax'] = spmdc
-        from jax._src import dtypes
-        from jax._src.dtypes import TypePromotionError
-        import jax
-        class fp8_meta_dtype(dtypes.extended): pass
-        print(dtypes.DType is __import__('numpy').dtype,
-              TypePromotionError is jax.dtypes.TypePromotionError,
-              dtypes.ExtendedDType is jax.dtypes.ExtendedDType)
-        """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+    out = alias_programs.run(ALIAS_PROGRAM)      # one child for the alias programs
     assert out.stdout.split() == ["True", "True", "True"], out.stderr

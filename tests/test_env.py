@@ -71,10 +71,14 @@ def run(code: str, **variables: str) -> subprocess.CompletedProcess:
 def test_bad_values_in_a_fresh_process():
     # SPMDC_ENABLE_X64=yes/on silently meant off; now they mean on, and nonsense is an
     # error naming the variable.
-    code = "import spmdc.numpy as jnp; print(jnp.ones(2, 'float64').dtype)"
-    assert run(code, SPMDC_ENABLE_X64="on").stdout.strip() == "float64"
-    assert run(code, SPMDC_ENABLE_X64="Yes").stdout.strip() == "float64"
-    assert run(code, SPMDC_ENABLE_X64="off").stdout.strip() == "float32"
+    # Both variables in one process where both are valid (five processes for six checks):
+    # the x64 flag is read at the import, the device count at the devices' first use.
+    code = ("import spmdc, spmdc.numpy as jnp; print(jnp.ones(2, 'float64').dtype)\n"
+            "print(spmdc.device_count())\n")
+    on = run(code, SPMDC_ENABLE_X64="on", SPMDC_CPU_DEVICES="3")
+    assert on.stdout.split() == ["float64", "3"], on.stderr
+    assert run(code, SPMDC_ENABLE_X64="Yes").stdout.split()[0] == "float64"
+    assert run(code, SPMDC_ENABLE_X64="off").stdout.split()[0] == "float32"
     bad = run(code, SPMDC_ENABLE_X64="enabled")
     assert bad.returncode != 0
     assert "EnvironmentVariableError: environment variable SPMDC_ENABLE_X64='enabled' is " \
@@ -82,5 +86,3 @@ def test_bad_values_in_a_fresh_process():
     bad = run("import spmdc; print(spmdc.device_count())", SPMDC_CPU_DEVICES="four")
     assert bad.returncode != 0
     assert "SPMDC_CPU_DEVICES='four' must be a positive integer" in bad.stderr
-    assert run("import spmdc; print(spmdc.device_count())",
-               SPMDC_CPU_DEVICES="3").stdout.strip() == "3"

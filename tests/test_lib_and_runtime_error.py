@@ -3,10 +3,9 @@ class jaxlib raises (Note [jaxlib's runtime error] in spmdc/errors.py), so progr
 catch it by that name (Equinox's filter_jit) catch what the runtime raises."""
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 
+import alias_programs
 import jaxlib
 import jaxlib._jax
 import pytest
@@ -36,16 +35,17 @@ def test_adopting_something_else_is_refused():
         spmdc.errors.adopt_runtime_error(ValueError)
 
 
+ALIAS_PROGRAM = alias_programs.register("lib_and_runtime_error", textwrap.dedent("""
+    import sys, spmdc
+    sys.modules["jax"] = spmdc
+    from jax.errors import JaxRuntimeError
+    import jax.lib, jaxlib, jaxlib._jax
+    assert JaxRuntimeError is jaxlib._jax.JaxRuntimeError
+    assert jax.lib.__version__ == jaxlib.__version__
+    print("ok")
+"""))
+
+
 def test_both_names_resolve_under_the_alias():
-    code = textwrap.dedent("""
-        import sys, spmdc
-        sys.modules["jax"] = spmdc
-        from jax.errors import JaxRuntimeError
-        import jax.lib, jaxlib, jaxlib._jax
-        assert JaxRuntimeError is jaxlib._jax.JaxRuntimeError
-        assert jax.lib.__version__ == jaxlib.__version__
-        print("ok")
-    """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+    out = alias_programs.run(ALIAS_PROGRAM)      # one child for the alias programs
     assert out.stdout.strip() == "ok", out.stderr

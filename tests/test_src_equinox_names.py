@@ -1,10 +1,9 @@
 """The ``jax._src`` and ``jax.custom_derivatives`` names Equinox and Lineax read at import
 (``jax._src.dispatch.wait_for_tokens``, ``jax._src.ad_util.stop_gradient_p``,
 ``jax.custom_derivatives.custom_jvp_call_p``), under the alias, each spmdc's real object."""
-import subprocess
-import sys
 import textwrap
 
+import alias_programs
 import numpy as np
 
 import spmdc
@@ -41,17 +40,18 @@ def test_wait_for_tokens_and_stop_gradient_p():
     np.testing.assert_allclose(np.asarray(y), [1.0, 2.0])
 
 
+ALIAS_PROGRAM = alias_programs.register("src_equinox_names", textwrap.dedent("""
+    import atexit, sys, spmdc
+    sys.modules['jax'] = spmdc
+    import jax._src.dispatch
+    from jax._src.ad_util import stop_gradient_p
+    import jax.custom_derivatives
+    atexit.unregister(jax._src.dispatch.wait_for_tokens)     # as equinox/_jit.py does
+    print(jax._src.dispatch is spmdc._src.dispatch, stop_gradient_p is jax.lax.stop_gradient_p,
+          jax.custom_derivatives.custom_jvp_call_p.name)
+    """))
+
+
 def test_the_names_resolve_under_the_jax_alias():
-    code = textwrap.dedent("""
-        import atexit, sys, spmdc
-        sys.modules['jax'] = spmdc
-        import jax._src.dispatch
-        from jax._src.ad_util import stop_gradient_p
-        import jax.custom_derivatives
-        atexit.unregister(jax._src.dispatch.wait_for_tokens)     # as equinox/_jit.py does
-        print(jax._src.dispatch is spmdc._src.dispatch, stop_gradient_p is jax.lax.stop_gradient_p,
-              jax.custom_derivatives.custom_jvp_call_p.name)
-        """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+    out = alias_programs.run(ALIAS_PROGRAM)      # one child for the alias programs
     assert out.stdout.split() == ["True", "True", "custom_jvp_call"], out.stderr

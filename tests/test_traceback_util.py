@@ -19,6 +19,7 @@ import sys
 import textwrap
 import traceback
 
+import alias_programs
 import numpy as np
 import pytest
 
@@ -214,19 +215,20 @@ def test_api_boundary_wraps_a_librarys_entry_point(library):
     np.testing.assert_allclose(traceback_util.api_boundary(lambda x: x * 2)(3.0), 6.0)
 
 
+ALIAS_PROGRAM = alias_programs.register("traceback_util", textwrap.dedent("""
+    import sys, spmdc
+    sys.modules['jax'] = spmdc
+    import jax._src.traceback_util as traceback_util
+    from jax._src import traceback_util as tu
+    from jax.extend import source_info_util
+    traceback_util.register_exclusion("/lib/a.py")
+    source_info_util.register_exclusion("/lib/b.py")
+    assert tu is spmdc._src.traceback_util
+    print("/lib/a.py" in spmdc.errors._exclude_paths,
+          "/lib/b.py" in spmdc.errors._source_exclude_paths)
+    """))
+
+
 def test_the_library_names_resolve_under_the_jax_alias():
-    code = textwrap.dedent("""
-        import sys, spmdc
-        sys.modules['jax'] = spmdc
-        import jax._src.traceback_util as traceback_util
-        from jax._src import traceback_util as tu
-        from jax.extend import source_info_util
-        traceback_util.register_exclusion("/lib/a.py")
-        source_info_util.register_exclusion("/lib/b.py")
-        assert tu is spmdc._src.traceback_util
-        print("/lib/a.py" in spmdc.errors._exclude_paths,
-              "/lib/b.py" in spmdc.errors._source_exclude_paths)
-        """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+    out = alias_programs.run(ALIAS_PROGRAM)      # one child for the alias programs
     assert out.stdout.split() == ["True", "True"], out.stderr

@@ -3,11 +3,10 @@ the instance tests give what JAX 0.10.2 gives (recorded below), and the alias re
 them as Optax, NumPyro and chex import them."""
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 import typing
 
+import alias_programs
 import numpy as np
 import pytest
 
@@ -49,17 +48,18 @@ def test_the_version_is_the_jax_api_spmdc_implements():
     assert spmdc.version.__version__ == spmdc.__version__
 
 
+ALIAS_PROGRAM = alias_programs.register("typing", textwrap.dedent("""
+    import sys, spmdc
+    sys.modules['jax'] = spmdc
+    import jax
+    from jax.typing import ArrayLike, DTypeLike
+    from jax import Device
+    import jax.typing
+    assert jax.typing is spmdc.typing and Device is spmdc.Device
+    print(jax.__version_info__ >= (0, 4, 36), isinstance(jax.devices()[0], jax.Device))
+    """))
+
+
 def test_the_names_resolve_under_the_jax_alias():
-    code = textwrap.dedent("""
-        import sys, spmdc
-        sys.modules['jax'] = spmdc
-        import jax
-        from jax.typing import ArrayLike, DTypeLike
-        from jax import Device
-        import jax.typing
-        assert jax.typing is spmdc.typing and Device is spmdc.Device
-        print(jax.__version_info__ >= (0, 4, 36), isinstance(jax.devices()[0], jax.Device))
-        """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+    out = alias_programs.run(ALIAS_PROGRAM)      # one child for the alias programs
     assert out.stdout.split() == ["True", "True"], out.stderr

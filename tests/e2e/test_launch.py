@@ -1,6 +1,9 @@
 """``python -m spmdc.launch`` on small throwaway scripts that print their environment, exit
 with a status or sleep; none of them imports spmdc, so each run takes well under a second
-unless it is meant to wait."""
+unless it is meant to wait. The launcher runs in the test's own process (``launch(argv)``,
+what ``python -m spmdc.launch`` calls, its output captured) except where the test is about
+the launcher's process itself (Ctrl-C), which saves a Python start and an ``import spmdc``
+per run."""
 from __future__ import annotations
 
 import os
@@ -37,20 +40,23 @@ def write(tmp_path: Path, name: str, body: str) -> str:
     return str(path)
 
 
-def run_launcher(*argv: str, timeout: float = 30,
-                 pythonpath: str = "") -> tuple[subprocess.CompletedProcess, float]:
-    environ = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), pythonpath])))
-    start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "spmdc.launch", *argv], env=environ,
-                          capture_output=True, text=True, timeout=timeout)
-    return done, time.monotonic() - start
+@pytest.fixture
+def run_launcher(capsys):
+    """Run the launcher on ``argv`` here; its status, output and the seconds it took."""
+    def run(*argv: str) -> tuple[subprocess.CompletedProcess, float]:
+        start = time.monotonic()
+        status = launch(list(argv))
+        elapsed = time.monotonic() - start
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(argv, status, out.out, out.err), elapsed
+    return run
 
 
 def lines(text: str, prefix: str) -> list[str]:
     return [line[len(prefix):] for line in text.splitlines() if line.startswith(prefix)]
 
 
-def test_environment_and_prefixes(tmp_path):
+def test_environment_and_prefixes(tmp_path, run_launcher):
     script = write(tmp_path, "who.py", SCRIPT)
     done, _ = run_launcher("-n", "3", "--devices-per-process", "4", "--gpus-per-process", "2",
                            script, "--flag", "x")
@@ -74,7 +80,7 @@ GLOO = ("[Gloo] Rank {} is connected to 7 peer ranks. Expected number of connect
         "ranks is : 7\n")
 
 
-def test_gloo_connection_lines_are_dropped_unless_asked_for(tmp_path):
+def test_gloo_connection_lines_are_dropped_unless_asked_for(tmp_path, run_launcher):
     script = write(tmp_path, "chatty.py", f"""
         import sys
         sys.stdout.write({GLOO.format(0)!r})
@@ -90,7 +96,7 @@ def test_gloo_connection_lines_are_dropped_unless_asked_for(tmp_path):
     assert "[p0] " + GLOO.format(0).strip() in done.stdout.splitlines()
 
 
-def test_port_and_defaults(tmp_path):
+def test_port_and_defaults(tmp_path, run_launcher):
     script = write(tmp_path, "who.py", SCRIPT)
     done, _ = run_launcher("-n", "1", "--port", "23456", "--", script)
     assert done.returncode == 0, done.stderr
@@ -100,17 +106,19 @@ def test_port_and_defaults(tmp_path):
         assert "SPMDC_CPU_DEVICES=None" in env
 
 
-def test_module(tmp_path):
+def test_module(tmp_path, run_launcher, monkeypatch):
     package = tmp_path / "pkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
     write(package, "main.py", SCRIPT)
-    done, _ = run_launcher("-n", "2", "-m", "pkg.main", "-n", "7", pythonpath=str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    done, _ = run_launcher("-n", "2", "-m", "pkg.main", "-n", "7")
     assert done.returncode == 0, done.stderr
     assert lines(done.stdout, "[p1] ")[1] == "args -n 7"
 
 
-def test_first_failure_stops_a_sleeping_peer(tmp_path):
+def test_first_failure_stops_a_sleeping_peer(tmp_path, run_launcher):
     script = write(tmp_path, "fail.py", """\
         import os, sys, time
         p = int(os.environ["SPMDC_PROCESS_ID"])
@@ -130,7 +138,7 @@ def test_first_failure_stops_a_sleeping_peer(tmp_path):
             os.kill(int((tmp_path / f"pid{p}").read_text()), 0)
 
 
-def test_first_failure_in_time_not_in_rank(tmp_path):
+def test_first_failure_in_time_not_in_rank(tmp_path, run_launcher):
     script = write(tmp_path, "fail.py", """\
         import os, sys, time
         p = int(os.environ["SPMDC_PROCESS_ID"])
@@ -142,7 +150,7 @@ def test_first_failure_in_time_not_in_rank(tmp_path):
     assert "process 1 exited with status 7" in done.stderr
 
 
-def test_a_peer_ignoring_sigterm_is_killed(tmp_path):
+def test_a_peer_ignoring_sigterm_is_killed(tmp_path, run_launcher):
     script = write(tmp_path, "stubborn.py", """\
         import os, signal, sys, time
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -155,7 +163,7 @@ def test_a_peer_ignoring_sigterm_is_killed(tmp_path):
     assert elapsed < 15
 
 
-def test_death_by_signal(tmp_path):
+def test_death_by_signal(tmp_path, run_launcher):
     script = write(tmp_path, "killed.py", """\
         import os, signal, time
         if os.environ["SPMDC_PROCESS_ID"] == "1":
@@ -167,7 +175,7 @@ def test_death_by_signal(tmp_path):
     assert "process 1 exited with status 137" in done.stderr
 
 
-def test_timeout(tmp_path):
+def test_timeout(tmp_path, run_launcher):
     script = write(tmp_path, "sleep.py", "import time; print('up'); time.sleep(60)\n")
     done, elapsed = run_launcher("-n", "2", "--timeout", "1", script)
     assert done.returncode == 124
@@ -215,7 +223,7 @@ def test_launch_in_process(tmp_path, capsys):
     assert sorted(capsys.readouterr().out.splitlines()) == ["[p0] hi", "[p1] hi"]
 
 
-def test_each_run_has_its_own_token(tmp_path):
+def test_each_run_has_its_own_token(tmp_path, run_launcher):
     # Note [rendezvous]: the processes of one run share a secret that no other run has.
     script = write(tmp_path, "token.py", "import os; print(os.environ['SPMDC_RUN_TOKEN'])\n")
     tokens = []

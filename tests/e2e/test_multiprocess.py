@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import spmdc as jax
+from spmdc.launch import launch
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKER = os.path.join(TESTS, "multiprocess_worker.py")
@@ -35,17 +36,29 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _launch(procs: int, devices: int, *args: str, timeout: float = 240
-            ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "spmdc.launch", "-n", str(procs), "--devices-per-process",
-         str(devices), WORKER, *args], env=_env(), capture_output=True, text=True,
-        timeout=timeout, cwd=TESTS)
+def _launch(pytest_fixtures: tuple, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``python -m spmdc.launch argv`` run here, by ``launch(argv)`` (what that command
+    calls), with its output captured: the processes it starts are what is tested, and
+    the launcher's own Python start would add an ``import spmdc``. They get ``_env()``'s
+    environment and start in tests/; ``--timeout`` bounds the run (status 124)."""
+    monkeypatch, capsys = pytest_fixtures
+    wanted = _env()
+    with monkeypatch.context() as here:
+        for name in [name for name in os.environ if name not in wanted]:
+            here.delenv(name)
+        for name, value in wanted.items():
+            here.setenv(name, value)
+        here.chdir(TESTS)
+        status = launch(["--timeout", "240", *argv])
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(argv, status, out.out, out.err)
 
 
-def _check_programs(procs: int, devices: int, tmp_path: object) -> None:
+def _check_programs(procs: int, devices: int, tmp_path: object,
+                    pytest_fixtures: tuple) -> None:
     out = os.path.join(str(tmp_path), "results")
-    run = _launch(procs, devices, "programs", out)
+    run = _launch(pytest_fixtures, "-n", str(procs), "--devices-per-process", str(devices),
+                  WORKER, "programs", out)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "[Gloo]" not in run.stdout + run.stderr      # silenced by the launcher
     n = procs * devices
@@ -91,14 +104,14 @@ def _check_multihost(got: object, procs: int, n: int, p: int) -> None:
                               "process"), message
 
 
-def test_two_processes_of_four_devices(tmp_path: object) -> None:
-    _check_programs(2, 4, tmp_path)
+def test_two_processes_of_four_devices(tmp_path: object, monkeypatch, capsys) -> None:
+    _check_programs(2, 4, tmp_path, (monkeypatch, capsys))
 
 
 @pytest.mark.slow
-def test_three_processes_of_two_devices(tmp_path: object) -> None:
+def test_three_processes_of_two_devices(tmp_path: object, monkeypatch, capsys) -> None:
     # 6 devices: the nested program's outer axis has 3, split one per process.
-    _check_programs(3, 2, tmp_path)
+    _check_programs(3, 2, tmp_path, (monkeypatch, capsys))
 
 
 def _free_port() -> int:
@@ -242,12 +255,12 @@ def test_processes_with_different_device_counts_are_refused() -> None:
                 "process 1: 3 cpu devices)") in text, text
 
 
-def test_a_launched_program_that_does_not_initialize_is_refused(tmp_path: object) -> None:
+def test_a_launched_program_that_does_not_initialize_is_refused(tmp_path: object, monkeypatch,
+                                                                capsys) -> None:
     script = os.path.join(str(tmp_path), "alone.py")
     with open(script, "w") as f:
         f.write("import spmdc.numpy as jnp\nprint('sum', jnp.ones(4).sum())\n")
-    run = subprocess.run([sys.executable, "-m", "spmdc.launch", "-n", "2", script],
-                         env=_env(), capture_output=True, text=True, timeout=120)
+    run = _launch((monkeypatch, capsys), "-n", "2", script)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "sum" not in run.stdout
     assert "DistributedError: this process was started as process " in run.stdout + \

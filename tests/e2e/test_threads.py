@@ -3,7 +3,8 @@ runtime/pjrt/once.py).
 
 Each scenario runs in a subprocess, so that a crash of the interpreter (which is how
 unguarded first use used to fail) is a failed test rather than a dead test runner.
-The first-use race needs a fresh process each time; the trace-state scenarios are made
+The first-use race needs a fresh process each time (it runs twice, the second time
+ahead of the concurrent tracing scenario); the trace-state scenarios are made
 deterministic with events: one thread stops in the middle of tracing while another
 thread works, which is exactly the interleaving that went wrong when the current trace
 was one global.
@@ -81,9 +82,10 @@ in_threads(*[guarded(first_use, i) for i in range(8)])
 @pytest.mark.devices(8)
 def test_first_use_from_several_threads():
     # Two threads making the first call at once used to create two PJRT clients (and
-    # build in the MLIR context concurrently): the process crashed most of the time.
-    for _ in range(2):
-        run_script(FIRST_USE)
+    # build in the MLIR context concurrently): the process crashed most of the time. The
+    # race runs in two fresh processes: this one, and the one that goes on to
+    # test_tracing_and_calling_concurrently's scenario (one Python start fewer).
+    run_script(FIRST_USE)
 
 
 PAUSED_TRACE = """
@@ -233,4 +235,4 @@ in_threads(tracers, guarded(call_compiled), guarded(call_compiled))
 
 @pytest.mark.devices(8)
 def test_tracing_and_calling_concurrently():
-    run_script(STRESS)
+    run_script(FIRST_USE + STRESS)      # first use: see test_first_use_from_several_threads

@@ -2,7 +2,6 @@
 JAX 0.10.2's recorded results (`tools/record.py ode`), adjoint gradients against
 finite differences, a neural-ODE training step, and the errors."""
 import pathlib
-import subprocess
 import sys
 
 import numpy as np
@@ -14,6 +13,7 @@ import spmdc.numpy as jnp
 from spmdc.experimental.ode import odeint
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[1]))
+import alias_programs  # noqa: E402
 import ode_cases  # noqa: E402
 import oracle  # noqa: E402
 
@@ -118,14 +118,17 @@ def test_errors():
         odeint(f, jnp.ones(2, jnp.complex64), jnp.linspace(0.0, 1.0, 3))
 
 
+ALIAS_PROGRAM = alias_programs.register("experimental_ode", (
+    "import sys, spmdc; sys.modules['jax'] = spmdc\n"
+    "import jax.experimental.ode\n"
+    "from jax.experimental.ode import odeint\n"
+    "assert odeint is spmdc.experimental.ode.odeint\n"
+    "assert jax.experimental.ode.odeint is odeint\n"
+    "print('ok')\n"))
+
+
 def test_jax_alias_resolves_experimental_ode():
-    code = ("import sys, spmdc; sys.modules['jax'] = spmdc\n"
-            "import jax.experimental.ode\n"
-            "from jax.experimental.ode import odeint\n"
-            "assert odeint is spmdc.experimental.ode.odeint\n"
-            "assert jax.experimental.ode.odeint is odeint\n"
-            "print('ok')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    out = alias_programs.run(ALIAS_PROGRAM)      # one child for the alias programs
     assert out.stdout.strip() == "ok", out.stderr
 
 

@@ -4,9 +4,7 @@ transposes, sums, scalar arithmetic; JAX 0.10.2's layout (indices, padding at ``
 BCOO as a pytree under jit and grad, and JAX's errors."""
 from __future__ import annotations
 
-import subprocess
-import sys
-
+import alias_programs
 import numpy as np
 import pytest
 
@@ -159,11 +157,13 @@ def test_errors():
     assert jnp.asarray(BCOO.fromdense(M).sum()).shape == ()
 
 
+ALIAS_PROGRAM = alias_programs.register("experimental_sparse", (
+    "import sys, spmdc; sys.modules['jax'] = spmdc\n"
+    "from jax.experimental import sparse\n"
+    "assert sparse.BCOO is spmdc.experimental.sparse.BCOO\n"
+    "print('ok')\n"))
+
+
 def test_jax_s_import_path_resolves():
-    code = ("import sys, spmdc; sys.modules['jax'] = spmdc\n"
-            "from jax.experimental import sparse\n"
-            "assert sparse.BCOO is spmdc.experimental.sparse.BCOO\n"
-            "print('ok')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+    out = alias_programs.run(ALIAS_PROGRAM)      # one child for the alias programs
     assert out.stdout.strip() == "ok", out.stderr

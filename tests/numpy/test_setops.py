@@ -44,13 +44,15 @@ def test_matches_jax(name):
        st.lists(st.integers(-5, 5), min_size=0, max_size=8))
 def test_set_operations_match_numpy(a, b):
     a, b = np.asarray(a, np.int32), np.asarray(b, np.int32)
-    for name in ("intersect1d", "union1d", "setdiff1d", "setxor1d"):
-        np.testing.assert_array_equal(getattr(jnp, name)(a, b), getattr(np, name)(a, b),
-                                      err_msg=name)
-        want = getattr(np, name)(a, b)
-        size = len(want) + 2
-        got = spmdc.jit(lambda x, y, name=name: getattr(jnp, name)(
-            x, y, size=size, fill_value=-9))(a, b)
+    names = ("intersect1d", "union1d", "setdiff1d", "setxor1d")
+    wants = [getattr(np, name)(a, b) for name in names]
+    for name, want in zip(names, wants, strict=True):
+        np.testing.assert_array_equal(getattr(jnp, name)(a, b), want, err_msg=name)
+    # the size= forms of the four in one program (one compile per example)
+    sized = spmdc.jit(lambda x, y: tuple(
+        getattr(jnp, name)(x, y, size=len(want) + 2, fill_value=-9)
+        for name, want in zip(names, wants, strict=True)))(a, b)
+    for name, want, got in zip(names, wants, sized, strict=True):
         np.testing.assert_array_equal(got, np.concatenate([want, [-9, -9]]), err_msg=name)
     if a.size:
         values, index, inverse, counts = jnp.unique(a, True, True, True)

@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 
 import spmdc
+import spmdc.numpy as jnp
 from spmdc.runtime import cache, pjrt
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+# a child's program; _run_here below computes the same in the test's process
 PROGRAM = """
 import sys, numpy as np, spmdc, spmdc.numpy as jnp
 from spmdc.runtime import pjrt
@@ -38,6 +40,24 @@ def _run(directory, program=PROGRAM, extra_env=None):
     assert out.returncode == 0, out.stderr
     hit, value, grad = out.stdout.split()
     return hit == "True", float(value), float(grad)
+
+
+def _run_here(directory):
+    """PROGRAM's computation in this process, over the cache in ``directory`` (the same
+    program, so the same entry as a child's), with fresh in-memory caches before and
+    after: what a process start would give, without one."""
+    before = spmdc.config.read("jax_compilation_cache_dir")
+    spmdc.clear_caches()
+    try:
+        spmdc.config.update("jax_compilation_cache_dir", str(directory))
+        f = spmdc.jit(spmdc.value_and_grad(lambda w, x: jnp.sum(jnp.tanh(x @ w) ** 2)))
+        w = np.linspace(-1, 1, 64 * 32, dtype=np.float32).reshape(64, 32)
+        value, grad = f(w, np.ones((8, 64), np.float32))
+        exe = list(f._cache.values())[0].executable.exe
+        return pjrt.from_cache(exe), float(value), float(np.asarray(grad).sum())
+    finally:
+        spmdc.config.update("jax_compilation_cache_dir", before)
+        spmdc.clear_caches()
 
 
 def _entries(directory):
@@ -70,16 +90,22 @@ def test_a_second_process_loads_the_program(stored, tmp_path):
 
 
 def test_a_damaged_entry_is_compiled_again_and_replaced(stored, tmp_path):
+    # in this process (_run_here): the entries are the first process's, under the same keys
     tmp_path, first = _copy_of(stored, tmp_path)
-    for name in _entries(tmp_path):          # truncate every entry to half its length
+    names = _entries(tmp_path)
+    assert _run_here(tmp_path)[0]            # the same key: this process finds the entry
+    for name in names:                       # truncate every entry to half its length
         path = tmp_path / name
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-    again = _run(tmp_path)
+    with pytest.warns(UserWarning, match="is damaged: its checksum does not match"):
+        again = _run_here(tmp_path)
     assert not again[0] and again[1:] == first[1:]
-    assert _run(tmp_path)[0]                 # and the replacement loads
-    for name in _entries(tmp_path):          # garbage behind a valid-looking name
+    assert _entries(tmp_path) == names       # replaced, under the same name
+    assert _run_here(tmp_path)[0]            # and the replacement loads
+    for name in names:                       # garbage behind a valid-looking name
         (tmp_path / name).write_bytes(b"not an executable")
-    assert _run(tmp_path)[1:] == first[1:]
+    with pytest.warns(UserWarning, match="is damaged: its header is not spmdc's"):
+        assert _run_here(tmp_path)[1:] == first[1:]
 
 
 def test_concurrent_writers_of_one_program(tmp_path):

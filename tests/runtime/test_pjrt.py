@@ -25,18 +25,30 @@ def test_cuda_without_the_plugin_or_a_gpu_is_a_clear_error() -> None:
     if pjrt.backend._cuda_plugin_path() is not None:
         import pytest
         pytest.skip("a CUDA plugin is installed here: the GPU checks run on a GPU host")
-    code = ("import spmdc, spmdc.numpy as jnp\n"
-            "try:\n"
-            "    jnp.ones(3) + 1\n"
-            "except RuntimeError as e:\n"
-            "    print('refused:', e)\n")
-    for how in ({"SPMDC_PLATFORM": "cuda"}, {"SPMDC_PLATFORM": " CUDA "}):
-        run = _run(code, **how)
-        assert run.returncode == 0, run.stderr
-        assert "refused: spmdc was asked for the CUDA platform" in run.stdout
-        assert "pip install 'spmdc[cuda13]'" in run.stdout
-    run = _run("import spmdc\nspmdc.config.update('jax_platforms', 'cuda,cpu')\n" + code)
-    assert "refused: spmdc was asked for the CUDA platform" in run.stdout, run.stderr
+    # One process for the three ways of asking: a refused request makes no client, so the
+    # next request in the same process is a first one again.
+    code = ("import os, spmdc, spmdc.numpy as jnp\n"
+            "def attempt():\n"
+            "    try:\n"
+            "        jnp.ones(3) + 1\n"
+            "    except RuntimeError as e:\n"
+            "        print('refused:', str(e).replace(chr(10), ' '))\n"
+            "    else:\n"
+            "        print('ran')\n"
+            "for raw in ('cuda', ' CUDA '):\n"
+            "    os.environ['SPMDC_PLATFORM'] = raw\n"
+            "    attempt()\n"
+            "del os.environ['SPMDC_PLATFORM']\n"
+            "spmdc.config.update('jax_platforms', 'cuda,cpu')\n"
+            "attempt()\n")
+    run = _run(code)
+    assert run.returncode == 0, run.stderr
+    answers = run.stdout.splitlines()
+    assert len(answers) == 3, run.stdout
+    for answer in answers:
+        assert answer.startswith("refused: spmdc was asked for the CUDA platform"), answer
+    for answer in answers[:2]:                   # the two asked by SPMDC_PLATFORM
+        assert "pip install 'spmdc[cuda13]'" in answer, answer
 
 
 def test_an_unknown_platform_names_the_variable() -> None:

@@ -5,9 +5,8 @@ does; and JAX's import paths of the scipy namespaces added with them resolve."""
 from __future__ import annotations
 
 import functools
-import subprocess
-import sys
 
+import alias_programs
 import numpy as np
 import pytest
 import scipy.optimize
@@ -135,19 +134,21 @@ def test_errors():
         minimize(rosen, np.zeros((2, 2)), method="BFGS")
 
 
+ALIAS_PROGRAM = alias_programs.register("scipy_optimize_and_friends", (
+    "import sys, spmdc; sys.modules['jax'] = spmdc\n"
+    "from jax.scipy.optimize import minimize, OptimizeResults\n"
+    "from jax.scipy.sparse.linalg import cg, bicgstab, gmres\n"
+    "from jax.scipy.fft import dct, dctn, idct, idctn\n"
+    "from jax.scipy.stats import gaussian_kde\n"
+    "import jax.scipy.sparse, jax.scipy.optimize\n"
+    "assert minimize is spmdc.scipy.optimize.minimize\n"
+    "assert cg is spmdc.scipy.sparse.linalg.cg\n"
+    "assert jax.scipy.fft.dct is spmdc.scipy.fft.dct\n"
+    "assert gaussian_kde is spmdc.scipy.stats.gaussian_kde\n"
+    "print('ok')\n"))
+
+
 def test_jax_s_import_paths_resolve():
     # programs import these namespaces by JAX's names once spmdc is aliased as jax
-    code = ("import sys, spmdc; sys.modules['jax'] = spmdc\n"
-            "from jax.scipy.optimize import minimize, OptimizeResults\n"
-            "from jax.scipy.sparse.linalg import cg, bicgstab, gmres\n"
-            "from jax.scipy.fft import dct, dctn, idct, idctn\n"
-            "from jax.scipy.stats import gaussian_kde\n"
-            "import jax.scipy.sparse, jax.scipy.optimize\n"
-            "assert minimize is spmdc.scipy.optimize.minimize\n"
-            "assert cg is spmdc.scipy.sparse.linalg.cg\n"
-            "assert jax.scipy.fft.dct is spmdc.scipy.fft.dct\n"
-            "assert gaussian_kde is spmdc.scipy.stats.gaussian_kde\n"
-            "print('ok')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+    out = alias_programs.run(ALIAS_PROGRAM)      # one child for the alias programs
     assert out.stdout.strip() == "ok", out.stderr

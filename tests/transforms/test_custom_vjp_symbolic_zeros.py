@@ -2,9 +2,8 @@
 zeros]): fwd sees CustomVJPPrimal(value, perturbed), bwd sees SymbolicZero for zero
 output cotangents, as JAX 0.10.2 does (the flags below are JAX's for the same calls);
 and the spmdc.custom_derivatives namespace."""
-import subprocess
-import sys
 
+import alias_programs
 import numpy as np
 import pytest
 
@@ -101,13 +100,16 @@ def test_optimize_remat_is_refused_clearly():
         f.defvjp(lambda x: (x, None), lambda r, g: (g,), optimize_remat=True)
 
 
+ALIAS_PROGRAM = alias_programs.register("custom_derivatives", (
+    "import sys, spmdc; sys.modules['jax'] = spmdc\n"
+    "import jax\n"
+    "from jax.custom_derivatives import SymbolicZero, CustomVJPPrimal\n"
+    "assert jax.custom_derivatives.custom_vjp is spmdc.custom_vjp\n"
+    "print('ok')\n"))
+
+
 def test_jax_alias_resolves_custom_derivatives():
-    code = ("import sys, spmdc; sys.modules['jax'] = spmdc\n"
-            "import jax\n"
-            "from jax.custom_derivatives import SymbolicZero, CustomVJPPrimal\n"
-            "assert jax.custom_derivatives.custom_vjp is spmdc.custom_vjp\n"
-            "print('ok')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    out = alias_programs.run(ALIAS_PROGRAM)      # one child for the alias programs
     assert out.stdout.strip() == "ok", out.stderr
 
 
