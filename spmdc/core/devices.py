@@ -13,6 +13,7 @@ from ..compiler.ir import TensorType
 from ..runtime import config_states, pjrt, transfers
 from ..runtime.array import Array, is_concrete
 from ..runtime.launcher import place
+from ..runtime.layouts import Format, format_sharding
 from ..runtime.sharding import (
     Mesh,
     NamedSharding,
@@ -137,7 +138,10 @@ def default_device() -> Any:
 
 def device_put(x: Any, device: Any = None) -> Any:
     """Put ``x`` (a pytree) on ``device``; a *list* of devices shards the leading axis; a
-    NamedSharding (or a PartitionSpec over the current mesh) places each device's block."""
+    NamedSharding (or a PartitionSpec over the current mesh) places each device's block; a
+    Format stands for its sharding (Note [formats])."""
+    if isinstance(device, Format):
+        device = format_sharding(device, "device_put")
     check_device("device_put", device)
     for leaf in tree_flatten(x)[0]:      # (a donated Array is gone)
         if is_concrete(leaf):

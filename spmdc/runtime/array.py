@@ -386,6 +386,15 @@ class Array(metaclass=_ArrayType):
         return SingleDeviceSharding(self._devices[0])
 
     @property
+    def device(self) -> Any:
+        """The one device holding the array, or its sharding when it spans several (as
+        JAX's ``Array.device``)."""
+        self.check_not_deleted()
+        sharding = self.sharding
+        devices = sharding.device_set
+        return next(iter(devices)) if len(devices) == 1 else sharding
+
+    @property
     def is_fully_replicated(self) -> bool:
         return self.sharding.is_fully_replicated
 

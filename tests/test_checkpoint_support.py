@@ -1,0 +1,52 @@
+"""What Orbax's save and restore read from JAX besides array_serialization, each as JAX
+0.10.2 has it: ``Array.device`` (the one device, or the sharding), a sharding's
+``_addressable_device_assignment``, ``make_single_device_sharding(memory_kind=)``,
+``device_put`` to a ``Format``, ``multihost_utils.reached_preemption_sync_point`` (False in
+one process), ``jax._src.distributed.global_state`` and ``jax._src.tree_util`` as
+attributes, and ``jax.extend.ifrt_programs``."""
+import numpy as np
+import pytest
+from needs import needs_devices
+
+import spmdc
+from spmdc.experimental import multihost_utils
+from spmdc.experimental.layout import Format, Layout
+from spmdc.sharding import NamedSharding, make_single_device_sharding
+from spmdc.sharding import PartitionSpec as P
+
+
+def test_array_device_is_the_device_or_the_sharding():
+    needs_devices(2)
+    d = spmdc.devices()
+    assert spmdc.device_put(np.ones(2), d[1]).device == d[1]
+    mesh = spmdc.make_mesh((2,), ("x",))
+    s = NamedSharding(mesh, P("x"))
+    x = spmdc.device_put(np.ones(4), s)
+    assert x.device == s
+    assert s._addressable_device_assignment == list(mesh.devices.flat)
+
+
+def test_single_device_sharding_memory_kind_and_format_targets():
+    d = spmdc.devices()[0]
+    s = make_single_device_sharding(d, memory_kind="device")
+    assert s.memory_kind == "device" and s.device_set == {d}
+    x = spmdc.device_put(np.arange(3.0), Format(None, s))
+    assert x.sharding == s and np.asarray(x).tolist() == [0.0, 1.0, 2.0]
+    y = spmdc.device_put(np.ones((2, 2)), Format(Layout((0, 1)), s))
+    assert y.device == d
+    with pytest.raises(ValueError, match="default row-major order"):
+        spmdc.device_put(np.ones((2, 2)), Format(Layout((1, 0)), s))
+
+
+def test_preemption_and_distributed_state_in_one_process():
+    assert multihost_utils.reached_preemption_sync_point(7) is False
+    state = spmdc._src.distributed.global_state
+    assert state.client is None and state.process_id == 0 and state.num_processes == 1
+    children, _ = spmdc._src.tree_util.flatten_one_level({"a": 1, "b": 2})
+    assert children == [1, 2]
+
+
+def test_ifrt_programs_is_jaxlibs():
+    from spmdc.extend import ifrt_programs
+    assert callable(ifrt_programs.ifrt_programs.make_plugin_program)
+    assert ifrt_programs.ifrt_programs.__name__.endswith("ifrt_programs")
