@@ -50,3 +50,38 @@ def test_ifrt_programs_is_jaxlibs():
     from spmdc.extend import ifrt_programs
     assert callable(ifrt_programs.ifrt_programs.make_plugin_program)
     assert ifrt_programs.ifrt_programs.__name__.endswith("ifrt_programs")
+
+
+def test_itemsize():
+    assert spmdc.numpy.ones(3, spmdc.numpy.int16).itemsize == 2
+    assert spmdc.numpy.ones((), spmdc.numpy.float32).itemsize == 4
+
+
+class _Flags:
+    """absl.flags.FLAGS as parse_flags_with_absl uses it (absl is not installed here)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def is_parsed(self):
+        return bool(self.calls)
+
+    def __call__(self, argv, known_only=False):
+        self.calls.append((list(argv), known_only))
+
+
+def test_parse_flags_with_absl_marks_absl_flags_parsed(monkeypatch):
+    import sys
+    import types
+    flags = types.ModuleType("absl.flags")
+    flags.FLAGS = _Flags()
+    absl = types.ModuleType("absl")
+    absl.flags = flags
+    monkeypatch.setitem(sys.modules, "absl", absl)
+    monkeypatch.setitem(sys.modules, "absl.flags", flags)
+    monkeypatch.setattr(sys, "argv", ["prog", "-q", "--jax_numpy_rank_promotion=allow",
+                                      "--", "--jax_other"])
+    spmdc.config.parse_flags_with_absl()
+    spmdc.config.parse_flags_with_absl()
+    assert flags.FLAGS.calls == [(["", "--jax_numpy_rank_promotion=allow"], True)]
+    assert spmdc.config.jax_numpy_rank_promotion == "allow"

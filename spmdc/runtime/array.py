@@ -156,6 +156,11 @@ class Array(metaclass=_ArrayType):
     def nbytes(self) -> int:
         return self.type.size * self.type.dtype.itemsize
 
+    @property
+    def itemsize(self) -> int:
+        """The bytes of one element (JAX's ``Array.itemsize``, which Orbax reads)."""
+        return self.type.dtype.itemsize
+
     def devices(self) -> set[Any]:
         """Every device holding a block, this process's or not."""
         if self._sharding is not None:
