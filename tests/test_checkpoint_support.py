@@ -85,3 +85,15 @@ def test_parse_flags_with_absl_marks_absl_flags_parsed(monkeypatch):
     spmdc.config.parse_flags_with_absl()
     assert flags.FLAGS.calls == [(["", "--jax_numpy_rank_promotion=allow"], True)]
     assert spmdc.config.jax_numpy_rank_promotion == "allow"
+
+
+def test_shape_dtype_struct_keeps_the_dtype_given():
+    # JAX 0.10.2 (x64 off): ShapeDtypeStruct((3,), np.float64).dtype is float64, int is
+    # int64; a value traced from it is float32 / int32 (Orbax restores a NumPy leaf with
+    # the struct's dtype).
+    s = spmdc.ShapeDtypeStruct((3,), np.float64)
+    assert s.dtype == np.float64 and spmdc.ShapeDtypeStruct((), int).dtype == np.int64
+    assert spmdc.ShapeDtypeStruct((), spmdc.numpy.float64).dtype == np.float64
+    assert spmdc.ShapeDtypeStruct((), spmdc.numpy.bfloat16).dtype == spmdc.numpy.bfloat16
+    assert spmdc.eval_shape(lambda x: x * 2, s).dtype == np.float32
+    assert str(spmdc.make_jaxpr(lambda x: x + 1)(s)).startswith("{ lambda ; a:f32[3].")

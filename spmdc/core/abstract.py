@@ -33,6 +33,15 @@ def _abstract_dtype(dtype: Any) -> Any:
     return dtype if isinstance(dtype, tuple(extended_dtype_classes)) else np.dtype(dtype)
 
 
+def _struct_dtype(dtype: Any) -> np.dtype:
+    """``dtype`` as a NumPy dtype, uncanonicalized: Python's int and float are the 64-bit
+    types, as ``np.dtype`` makes them; JAX's weak scalar types (``jnp.float64``) too."""
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        return np.dtype(dtype.dtype)
+
+
 class ShapeDtypeStruct:
     """A shape and a dtype (and whether the type is weak), standing in for an array."""
     __slots__ = ("shape", "dtype", "weak_type", "sharding")
@@ -48,8 +57,10 @@ class ShapeDtypeStruct:
             raise ValueError(f"ShapeDtypeStruct shape {self.shape} has a negative dimension")
         if dtype is None:
             raise TypeError("ShapeDtypeStruct needs a dtype")
+        # The dtype as given (int is int64, float64 stays float64 with x64 off), as
+        # JAX keeps it; a value traced from this struct has the canonical one (``type``).
         self.dtype = dtype if isinstance(dtype, tuple(extended_dtype_classes)) else \
-            np.dtype(dtypes.canonicalize(dtype))
+            _struct_dtype(dtype)
         self.weak_type = bool(weak_type)
         self.sharding = sharding
 
@@ -64,7 +75,7 @@ class ShapeDtypeStruct:
         if not isinstance(self.dtype, np.dtype):
             raise TypeError(f"a ShapeDtypeStruct of dtype {self.dtype} stands for no array "
                             "spmdc can trace; pass a key array (or its key_data) instead")
-        return TensorType(self.shape, self.dtype)
+        return TensorType(self.shape, np.dtype(dtypes.canonicalize(self.dtype)))
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
