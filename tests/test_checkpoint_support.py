@@ -97,3 +97,25 @@ def test_shape_dtype_struct_keeps_the_dtype_given():
     assert spmdc.ShapeDtypeStruct((), spmdc.numpy.bfloat16).dtype == spmdc.numpy.bfloat16
     assert spmdc.eval_shape(lambda x: x * 2, s).dtype == np.float32
     assert str(spmdc.make_jaxpr(lambda x: x + 1)(s)).startswith("{ lambda ; a:f32[3].")
+
+
+def test_make_array_from_callback_scalar_with_unsharding_spec_entries():
+    needs_devices(2)
+    mesh = spmdc.make_mesh((2,), ("x",))
+    x = spmdc.make_array_from_callback((), NamedSharding(mesh, P(None)),
+                                       lambda idx: np.asarray(5.0)[idx])
+    assert float(x) == 5.0 and x.sharding.spec == P()
+    with pytest.raises(ValueError, match="has 1 entries"):
+        spmdc.make_array_from_callback((), NamedSharding(mesh, P("x")),
+                                       lambda idx: np.asarray(5.0)[idx])
+
+
+def test_key_arrays_are_arrays_with_a_logical_sharding():
+    needs_devices(4)
+    from spmdc.random.keys import PRNGKeyArray
+    assert issubclass(PRNGKeyArray, spmdc.Array) and not issubclass(int, spmdc.Array)
+    keys = spmdc.random.split(spmdc.random.key(0), 4)
+    assert keys.sharding == spmdc.sharding.SingleDeviceSharding(spmdc.devices()[0])
+    mesh = spmdc.make_mesh((4,), ("x",))
+    placed = spmdc.device_put(keys, NamedSharding(mesh, P("x")))
+    assert placed.sharding == NamedSharding(mesh, P("x"))

@@ -284,6 +284,12 @@ def make_array_from_callback(shape: Any, sharding: Any, data_callback: Callable[
     """The array of ``shape`` laid out by ``sharding`` whose block on each device is
     ``data_callback(index)``, ``index`` being that block's tuple of slices (called once
     per distinct block)."""
+    if isinstance(sharding, NamedSharding) and len(sharding.spec) > len(tuple(shape)) and \
+            all(p is None for p in tuple(sharding.spec)[len(tuple(shape)):]):
+        # JAX lays a scalar out by P(None) here (Orbax's replicated restore shardings):
+        # entries past the array's rank that shard nothing are dropped.
+        sharding = NamedSharding(sharding.mesh, PartitionSpec(*tuple(sharding.spec)[
+            :len(tuple(shape))]), memory_kind=sharding.memory_kind)
     shape, sharding = _layout("make_array_from_callback", shape, sharding)
     index = sharding.devices_indices_map(shape)
     devs = sharding._addressable_assignment       # Note [arrays over processes]

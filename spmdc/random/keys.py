@@ -35,6 +35,7 @@ from ..core.tracing import Tracer
 from ..dtypes import ExtendedDType, prng_key
 from ..numpy.core import extended_array_rules
 from ..runtime.array import register_array_type
+from ..runtime.sharding import NamedSharding, PartitionSpec
 from . import key_reuse, threefry
 
 IMPL_NAME = "threefry2x32"
@@ -198,6 +199,16 @@ class PRNGKeyArray:
         return jnp.any(self._base != other._base, axis=-1)
 
     __hash__ = None  # type: ignore[assignment]   # like arrays: mutable-looking, unhashable
+
+    @property
+    def sharding(self) -> Any:
+        """The keys' sharding: their data's, without the key-data dimension (JAX's
+        logical sharding of a key array; Orbax reads it to save and restore keys)."""
+        data = self._base.sharding
+        if isinstance(data, NamedSharding):
+            spec = tuple(data.spec)[:self.ndim]
+            return NamedSharding(data.mesh, PartitionSpec(*spec), memory_kind=data.memory_kind)
+        return data
 
     def block_until_ready(self) -> PRNGKeyArray:
         if hasattr(self._base, "block_until_ready"):

@@ -52,8 +52,9 @@ __all__ = ["Array", "is_concrete", "set_traced_type", "array_text"]
 # exact-type fast path, before this check. spmdc's own code that needs an array with
 # buffers asks ``is_concrete``.
 # Typed PRNG key arrays (spmdc/random/keys.py's PRNGKeyArray) are Arrays too, as in JAX
-# (Flax tells a key from other values by ``isinstance(rng, jnp.ndarray)``); the random
-# package registers its class with ``register_array_type``.
+# (Flax tells a key from other values by ``isinstance(rng, jnp.ndarray)``, Orbax picks
+# a key's handler by ``issubclass(type(key), jax.Array)``); the random package registers
+# its class with ``register_array_type``.
 class _ArrayType(type):
     traced: type | None = None      # the core's Tracer, once set_traced_type ran
     others: tuple[type, ...] = ()   # registered array types (typed key arrays)
@@ -62,6 +63,12 @@ class _ArrayType(type):
         # An Array never gets here (exact type); the common other case is one test.
         return (x.__class__ is _ArrayType.traced or type.__instancecheck__(cls, x)
                 or isinstance(x, _ArrayType.others))
+
+    def __subclasscheck__(cls, t: type) -> bool:
+        # A registered array type is a subclass, as JAX's PRNGKeyArray subclasses
+        # jax.Array (Orbax picks its handler by issubclass(type(value), jax.Array)).
+        return type.__subclasscheck__(cls, t) or (
+            isinstance(t, type) and issubclass(t, _ArrayType.others))
 
 
 def register_array_type(t: type) -> None:
