@@ -119,3 +119,22 @@ def test_key_arrays_are_arrays_with_a_logical_sharding():
     mesh = spmdc.make_mesh((4,), ("x",))
     placed = spmdc.device_put(keys, NamedSharding(mesh, P("x")))
     assert placed.sharding == NamedSharding(mesh, P("x"))
+
+
+def test_eval_shape_of_a_struct_of_key_dtype():
+    # Orbax reads a saved key's data shape this way (JAX: ((3, 2), uint32)).
+    struct = spmdc.ShapeDtypeStruct((3,), spmdc.random.key(0).dtype)
+    data = spmdc.eval_shape(spmdc.random.key_data, struct)
+    assert data.shape == (3, 2) and data.dtype == np.uint32
+    assert spmdc.eval_shape(lambda k: k, struct) == struct
+    split = spmdc.eval_shape(lambda k: spmdc.random.split(k[0], 5), struct)
+    assert split.shape == (5,) and split.dtype == struct.dtype
+
+
+def test_jnp_array_device():
+    needs_devices(2)
+    d = spmdc.devices()[1]
+    x = spmdc.numpy.array([1.0, 2.0], device=d)
+    assert x.device == d and np.asarray(x).tolist() == [1.0, 2.0]
+    keys = spmdc.numpy.array(spmdc.random.split(spmdc.random.key(1), 2), device=d)
+    assert keys.sharding == spmdc.sharding.SingleDeviceSharding(d)

@@ -18,7 +18,7 @@ from .explicit_sharding import array_sharding, restrict, spec_text, to_partition
 from .tracing import Tracer, type_of
 
 __all__ = ["ShapeDtypeStruct", "AbstractValue", "ShapedArray", "typeof",
-           "extended_dtype_classes", "aval_rules"]
+           "extended_dtype_classes", "aval_rules", "struct_values"]
 
 extended_dtype_classes: list[type] = []
 """The classes of dtypes that are not NumPy's, which a ShapedArray keeps as they are
@@ -27,6 +27,12 @@ extended_dtype_classes: list[type] = []
 aval_rules: dict[type, Callable[[Any], Any]] = {}
 """``typeof`` of the array types the floors above define, which the tracer does not
 know (spmdc/random/keys.py registers its typed key arrays)."""
+
+
+struct_values: dict[type, Callable[[Any], Any]] = {}
+"""For a ShapeDtypeStruct of an extended dtype (by the dtype's class), the abstract value
+a transformation traces in its place (spmdc/random/keys.py registers the typed keys':
+a key array around the struct of its data), since such a struct has no IR type."""
 
 
 def _abstract_dtype(dtype: Any) -> Any:

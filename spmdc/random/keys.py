@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import numpy as jnp
 from ..core import tree as _tree
-from ..core.abstract import ShapedArray, aval_rules
+from ..core.abstract import ShapedArray, ShapeDtypeStruct, aval_rules, struct_values
 from ..core.tracer_text import tracer_repr
 from ..core.tracing import Tracer
 from ..dtypes import ExtendedDType, prng_key
@@ -313,3 +313,6 @@ extended_array_rules[PRNGKeyArray] = {
     "isclose": _key_isclose}
 register_array_type(PRNGKeyArray)     # a key array is a jax.Array, as in JAX
 aval_rules[PRNGKeyArray] = lambda k: ShapedArray(k.shape, k.dtype)   # key<fry>[...]
+# a ShapeDtypeStruct of key dtype, traced: keys around the struct of their data
+struct_values[PRNGKeyDType] = lambda s: PRNGKeyArray._wrap(
+    ShapeDtypeStruct((*s.shape, 2), np.uint32))
