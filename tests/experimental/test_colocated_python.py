@@ -145,3 +145,25 @@ def test_serialization_without_cloudpickle_says_so():
     from spmdc.experimental.colocated_python import serialization as ser
     with pytest.raises(ModuleNotFoundError, match="cloudpickle"):
         ser._serialize(1)
+
+
+def test_devices_specialized_allow_arguments_in_other_device_orders():
+    # JAX's test_inputs_with_different_device_orders
+    cpu = cp.colocated_cpu_devices(spmdc.local_devices())[:2]
+
+    @cp.colocated_python
+    def add(x, y):
+        blocks = [x.addressable_shards[1].data + y.addressable_shards[0].data,
+                  x.addressable_shards[0].data + y.addressable_shards[1].data]
+        return spmdc.make_array_from_single_device_arrays(y.shape, y.sharding, blocks)
+
+    s1 = NamedSharding(Mesh(np.array([cpu[0], cpu[1]]), "x"), P("x"))
+    s2 = NamedSharding(Mesh(np.array([cpu[1], cpu[0]]), "x"), P("x"))
+    x = spmdc.device_put(np.array([0, 2]), s1)
+    y = spmdc.device_put(np.array([4, 8]), s2)
+    with pytest.raises(ValueError, match="All arguments must use the same device list"):
+        add(x, y)
+    out = add.specialize(devices=cpu)(x, y)
+    assert out.sharding == s2
+    assert [s.device for s in out.addressable_shards] == [cpu[1], cpu[0]]
+    np.testing.assert_array_equal(np.asarray(out), [2 + 4, 0 + 8])

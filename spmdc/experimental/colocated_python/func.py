@@ -18,7 +18,7 @@ What JAX checks on that path is checked here, with JAX's messages:
   ``jax.Array`` (``ValueError: colocated_python only supports jax.Array as input and
   output, but got <type>.``);
 - the arguments share one device list (``ValueError: All arguments must use the same
-  device list ...``);
+  device list ...``), unless ``specialize(devices=...)`` named the devices;
 - a call without array arguments needs ``specialize(devices=...)`` first
   (``ValueError: No devices found. ...``);
 - ``specialize`` may give each of ``in_specs``, ``out_specs_fn`` and ``devices`` once
@@ -131,7 +131,8 @@ def _check_arguments(info: FunctionInfo, spec: Specialization,
                          "arguments must be first specialized with devices.")
     for x in leaves:
         _get_spec(x)
-    _infer_devices_from_args(leaves)
+    if spec.devices is None:       # devices given: the arguments' orders may differ
+        _infer_devices_from_args(leaves)
 
 
 def _make_callable(info: FunctionInfo, spec: Specialization) -> Callable[..., Any]:
