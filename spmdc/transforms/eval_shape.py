@@ -35,11 +35,12 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     returned as it is, as in JAX, where it is an abstract value. A mutable hi value among
     the arguments is traced as jit traces it and keeps its state: nothing runs (Note
     [mutable hi values through jit] in core/mutable_hi.py)."""
-    # a struct of a key dtype stands for keys: traced as a key array around the struct of
-    # its data (JAX's Orbax: eval_shape(random.key_data, ShapeDtypeStruct(s, key<fry>)))
-    args, kwargs = tree_map(_struct_value, (args, kwargs),
-                            is_leaf=lambda x: isinstance(x, ShapeDtypeStruct))
     with mutable_hi.allowing_flatten(True):
+        # a struct of a key dtype stands for keys: traced as a key array around the struct
+        # of its data (Orbax: eval_shape(random.key_data, ShapeDtypeStruct(s, key<fry>)));
+        # the tree is rebuilt only then (a mutable hi argument keeps its identity)
+        if any(_struct_value(x) is not x for x in tree_flatten((args, kwargs))[0]):
+            args, kwargs = tree_map(_struct_value, (args, kwargs))
         leaves, _ = tree_flatten((args, kwargs))
         sigs = [_signature(x) for x in leaves]
         # [the output leaves with None where a traced one was, where those are, treedef]:
