@@ -144,8 +144,9 @@ def use_mesh(mesh: Mesh) -> Iterator[Mesh]:
         yield mesh
 
 
-def make_single_device_sharding(device: Any) -> SingleDeviceSharding:
-    return SingleDeviceSharding(device)
+def make_single_device_sharding(device: Any, *, memory_kind: str | None = None
+                                 ) -> SingleDeviceSharding:
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
 
 
 # --- switching axis types for a function (auto_axes, explicit_axes) -------------------------

@@ -293,7 +293,6 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(INTERNAL, "device_kind_handler_dict"),
     },
     "jax.experimental.multihost_utils": {
-        **_because(PREEMPTION, "reached_preemption_sync_point"),
         **_because(INTERNAL, """
             P global_array_to_host_local_array_impl
             global_array_to_host_local_array_p gtl_abstract_eval

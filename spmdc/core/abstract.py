@@ -18,7 +18,7 @@ from .explicit_sharding import array_sharding, restrict, spec_text, to_partition
 from .tracing import Tracer, type_of
 
 __all__ = ["ShapeDtypeStruct", "AbstractValue", "ShapedArray", "typeof",
-           "extended_dtype_classes", "aval_rules"]
+           "extended_dtype_classes", "aval_rules", "struct_values"]
 
 extended_dtype_classes: list[type] = []
 """The classes of dtypes that are not NumPy's, which a ShapedArray keeps as they are
@@ -29,8 +29,23 @@ aval_rules: dict[type, Callable[[Any], Any]] = {}
 know (spmdc/random/keys.py registers its typed key arrays)."""
 
 
+struct_values: dict[type, Callable[[Any], Any]] = {}
+"""For a ShapeDtypeStruct of an extended dtype (by the dtype's class), the abstract value
+a transformation traces in its place (spmdc/random/keys.py registers the typed keys':
+a key array around the struct of its data), since such a struct has no IR type."""
+
+
 def _abstract_dtype(dtype: Any) -> Any:
     return dtype if isinstance(dtype, tuple(extended_dtype_classes)) else np.dtype(dtype)
+
+
+def _struct_dtype(dtype: Any) -> np.dtype:
+    """``dtype`` as a NumPy dtype, uncanonicalized: Python's int and float are the 64-bit
+    types, as ``np.dtype`` makes them; JAX's weak scalar types (``jnp.float64``) too."""
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        return np.dtype(dtype.dtype)
 
 
 class ShapeDtypeStruct:
@@ -48,8 +63,10 @@ class ShapeDtypeStruct:
             raise ValueError(f"ShapeDtypeStruct shape {self.shape} has a negative dimension")
         if dtype is None:
             raise TypeError("ShapeDtypeStruct needs a dtype")
+        # The dtype as given (int is int64, float64 stays float64 with x64 off), as
+        # JAX keeps it; a value traced from this struct has the canonical one (``type``).
         self.dtype = dtype if isinstance(dtype, tuple(extended_dtype_classes)) else \
-            np.dtype(dtypes.canonicalize(dtype))
+            _struct_dtype(dtype)
         self.weak_type = bool(weak_type)
         self.sharding = sharding
 
@@ -64,7 +81,7 @@ class ShapeDtypeStruct:
         if not isinstance(self.dtype, np.dtype):
             raise TypeError(f"a ShapeDtypeStruct of dtype {self.dtype} stands for no array "
                             "spmdc can trace; pass a key array (or its key_data) instead")
-        return TensorType(self.shape, self.dtype)
+        return TensorType(self.shape, np.dtype(dtypes.canonicalize(self.dtype)))
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""

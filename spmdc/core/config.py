@@ -203,7 +203,11 @@ class Config:
     def parse_flags_with_absl(self) -> None:
         """Apply the ``--jax_<option>=value`` (``--jax_<flag>``, ``--nojax_<flag>`` for
         True/False options) arguments of the command line, before any ``--``, as absl
-        flags would (test programs call this first); other arguments are left alone."""
+        flags would (test programs call this first); other arguments are left alone.
+        Where absl is installed its flags are then marked parsed, as JAX's call leaves
+        them (absltest's ``create_tempdir`` reads ``--test_tmpdir``; unparsed, that read
+        is an error)."""
+        _mark_absl_flags_parsed()
         for arg in itertools.takewhile(lambda a: a != "--", sys.argv[1:]):
             name, eq, text = arg[2:].partition("=")
             negated = name.startswith("nojax_") and not eq
@@ -374,3 +378,15 @@ def transfer_guard(new_val: str) -> Iterator[None]:
                       config_states.transfer_guard_all):
             stack.enter_context(state(new_val))
         yield
+
+
+def _mark_absl_flags_parsed() -> None:
+    """Parse absl's flags from the ``--jax*`` arguments alone (``known_only``: others are
+    skipped), once, when absl is installed (spmdc does not need it)."""
+    try:
+        from absl import flags
+    except ImportError:
+        return
+    if not flags.FLAGS.is_parsed():
+        argv = itertools.takewhile(lambda a: a != "--", sys.argv)
+        flags.FLAGS(["", *(a for a in argv if a.startswith("--jax"))], known_only=True)

@@ -13,6 +13,7 @@ from ..compiler.ir import TensorType
 from ..runtime import config_states, pjrt, transfers
 from ..runtime.array import Array, is_concrete
 from ..runtime.launcher import place
+from ..runtime.layouts import Format, format_sharding
 from ..runtime.sharding import (
     Mesh,
     NamedSharding,
@@ -137,7 +138,10 @@ def default_device() -> Any:
 
 def device_put(x: Any, device: Any = None) -> Any:
     """Put ``x`` (a pytree) on ``device``; a *list* of devices shards the leading axis; a
-    NamedSharding (or a PartitionSpec over the current mesh) places each device's block."""
+    NamedSharding (or a PartitionSpec over the current mesh) places each device's block; a
+    Format stands for its sharding (Note [formats])."""
+    if isinstance(device, Format):
+        device = format_sharding(device, "device_put")
     check_device("device_put", device)
     for leaf in tree_flatten(x)[0]:      # (a donated Array is gone)
         if is_concrete(leaf):
@@ -280,6 +284,12 @@ def make_array_from_callback(shape: Any, sharding: Any, data_callback: Callable[
     """The array of ``shape`` laid out by ``sharding`` whose block on each device is
     ``data_callback(index)``, ``index`` being that block's tuple of slices (called once
     per distinct block)."""
+    if isinstance(sharding, NamedSharding) and len(sharding.spec) > len(tuple(shape)) and \
+            all(p is None for p in tuple(sharding.spec)[len(tuple(shape)):]):
+        # JAX lays a scalar out by P(None) here (Orbax's replicated restore shardings):
+        # entries past the array's rank that shard nothing are dropped.
+        sharding = NamedSharding(sharding.mesh, PartitionSpec(*tuple(sharding.spec)[
+            :len(tuple(shape))]), memory_kind=sharding.memory_kind)
     shape, sharding = _layout("make_array_from_callback", shape, sharding)
     index = sharding.devices_indices_map(shape)
     devs = sharding._addressable_assignment       # Note [arrays over processes]

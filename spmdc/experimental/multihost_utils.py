@@ -35,7 +35,8 @@ from ..transforms.pmap import pmap
 
 __all__ = ["process_allgather", "broadcast_one_to_all", "sync_global_devices",
            "assert_equal", "host_local_array_to_global_array",
-           "global_array_to_host_local_array", "live_devices", "ProcessFailureError"]
+           "global_array_to_host_local_array", "live_devices", "ProcessFailureError",
+           "reached_preemption_sync_point"]
 
 
 def _gather_rows(x: Any) -> np.ndarray:
@@ -278,3 +279,18 @@ class _LiveDevices:
 
 
 live_devices = _LiveDevices()
+
+
+def reached_preemption_sync_point(step_id: int) -> bool:
+    """Whether every process has reached the step agreed on after a preemption notice.
+    A single-process program has no such step: False, as in JAX. spmdc's distributed
+    runtime does not start JAX's preemption service (a signal ends a process: Note
+    [failing fast] in runtime/distributed.py), so with several processes this is the
+    RuntimeError JAX raises when that service is off (callers such as Orbax read it as
+    "no preemption")."""
+    if pjrt.process_count() == 1:
+        return False
+    raise RuntimeError(
+        f"reached_preemption_sync_point({step_id}): Preemption sync manager has not been "
+        "initialized: spmdc's distributed runtime runs without JAX's preemption service "
+        "(a SIGTERM ends the program; checkpoint on a schedule instead)")

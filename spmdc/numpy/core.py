@@ -20,6 +20,7 @@ import numpy as np
 from .. import lax
 from ..core import dtypes
 from ..core import rank_promotion as _rank_promotion
+from ..core.devices import device_put as _device_put
 from ..core.operands import (
     ARRAY_TYPES,
     asarray,
@@ -80,13 +81,15 @@ _ARRAY_TYPES = ARRAY_TYPES
 
 # --- conversion --------------------------------------------------------------------------
 
-def array(x: Any, dtype: Any = None, copy: bool = True) -> Any:
+def array(x: Any, dtype: Any = None, copy: bool = True, *, device: Any = None) -> Any:
     """``x`` as an spmdc array; with ``copy=True`` (the default) an spmdc Array given as
-    it is comes back in a buffer of its own (Note [copies are new buffers])."""
+    it is comes back in a buffer of its own (Note [copies are new buffers]); ``device``
+    (a device or a sharding) places it, as ``device_put`` does."""
     if copy not in (True, False, None):
         raise _error("array", f"copy must be True, False or None, got {copy!r}")
     out = asarray(x, dtype)
-    return copied(out) if copy and out is x else out
+    out = copied(out) if copy and out is x else out
+    return out if device is None else _device_put(out, device)
 
 
 # Note [copies are new buffers]

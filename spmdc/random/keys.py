@@ -29,12 +29,13 @@ import numpy as np
 
 from .. import numpy as jnp
 from ..core import tree as _tree
-from ..core.abstract import ShapedArray, aval_rules
+from ..core.abstract import ShapedArray, ShapeDtypeStruct, aval_rules, struct_values
 from ..core.tracer_text import tracer_repr
 from ..core.tracing import Tracer
 from ..dtypes import ExtendedDType, prng_key
 from ..numpy.core import extended_array_rules
 from ..runtime.array import register_array_type
+from ..runtime.sharding import NamedSharding, PartitionSpec
 from . import key_reuse, threefry
 
 IMPL_NAME = "threefry2x32"
@@ -199,6 +200,16 @@ class PRNGKeyArray:
 
     __hash__ = None  # type: ignore[assignment]   # like arrays: mutable-looking, unhashable
 
+    @property
+    def sharding(self) -> Any:
+        """The keys' sharding: their data's, without the key-data dimension (JAX's
+        logical sharding of a key array; Orbax reads it to save and restore keys)."""
+        data = self._base.sharding
+        if isinstance(data, NamedSharding):
+            spec = tuple(data.spec)[:self.ndim]
+            return NamedSharding(data.mesh, PartitionSpec(*spec), memory_kind=data.memory_kind)
+        return data
+
     def block_until_ready(self) -> PRNGKeyArray:
         if hasattr(self._base, "block_until_ready"):
             self._base.block_until_ready()
@@ -302,3 +313,6 @@ extended_array_rules[PRNGKeyArray] = {
     "isclose": _key_isclose}
 register_array_type(PRNGKeyArray)     # a key array is a jax.Array, as in JAX
 aval_rules[PRNGKeyArray] = lambda k: ShapedArray(k.shape, k.dtype)   # key<fry>[...]
+# a ShapeDtypeStruct of key dtype, traced: keys around the struct of their data
+struct_values[PRNGKeyDType] = lambda s: PRNGKeyArray._wrap(
+    ShapeDtypeStruct((*s.shape, 2), np.uint32))

@@ -52,8 +52,9 @@ __all__ = ["Array", "is_concrete", "set_traced_type", "array_text"]
 # exact-type fast path, before this check. spmdc's own code that needs an array with
 # buffers asks ``is_concrete``.
 # Typed PRNG key arrays (spmdc/random/keys.py's PRNGKeyArray) are Arrays too, as in JAX
-# (Flax tells a key from other values by ``isinstance(rng, jnp.ndarray)``); the random
-# package registers its class with ``register_array_type``.
+# (Flax tells a key from other values by ``isinstance(rng, jnp.ndarray)``, Orbax picks
+# a key's handler by ``issubclass(type(key), jax.Array)``); the random package registers
+# its class with ``register_array_type``.
 class _ArrayType(type):
     traced: type | None = None      # the core's Tracer, once set_traced_type ran
     others: tuple[type, ...] = ()   # registered array types (typed key arrays)
@@ -62,6 +63,12 @@ class _ArrayType(type):
         # An Array never gets here (exact type); the common other case is one test.
         return (x.__class__ is _ArrayType.traced or type.__instancecheck__(cls, x)
                 or isinstance(x, _ArrayType.others))
+
+    def __subclasscheck__(cls, t: type) -> bool:
+        # A registered array type is a subclass, as JAX's PRNGKeyArray subclasses
+        # jax.Array (Orbax picks its handler by issubclass(type(value), jax.Array)).
+        return type.__subclasscheck__(cls, t) or (
+            isinstance(t, type) and issubclass(t, _ArrayType.others))
 
 
 def register_array_type(t: type) -> None:
@@ -155,6 +162,11 @@ class Array(metaclass=_ArrayType):
     @property
     def nbytes(self) -> int:
         return self.type.size * self.type.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        """The bytes of one element (JAX's ``Array.itemsize``, which Orbax reads)."""
+        return self.type.dtype.itemsize
 
     def devices(self) -> set[Any]:
         """Every device holding a block, this process's or not."""
@@ -384,6 +396,15 @@ class Array(metaclass=_ArrayType):
             mesh = Mesh(np.array(self._devices, dtype=object), ("pmap",))
             return NamedSharding(mesh, PartitionSpec("pmap"))
         return SingleDeviceSharding(self._devices[0])
+
+    @property
+    def device(self) -> Any:
+        """The one device holding the array, or its sharding when it spans several (as
+        JAX's ``Array.device``)."""
+        self.check_not_deleted()
+        sharding = self.sharding
+        devices = sharding.device_set
+        return next(iter(devices)) if len(devices) == 1 else sharding
 
     @property
     def is_fully_replicated(self) -> bool:

@@ -325,6 +325,11 @@ class Sharding:
         """This process's devices, in the order of ``_device_assignment``."""
         return _local(self._device_assignment)
 
+    @property
+    def _addressable_device_assignment(self) -> list[Any]:
+        """JAX's name for ``_addressable_assignment`` (a list), which Orbax reads."""
+        return list(self._addressable_assignment)
+
     def addressable_devices_indices_map(self, global_shape: tuple[int, ...]
                                         ) -> dict[Any, tuple[slice, ...]]:
         index = self.devices_indices_map(global_shape)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core import mutable_hi
-from ..core.abstract import ShapedArray, ShapeDtypeStruct
+from ..core.abstract import ShapedArray, ShapeDtypeStruct, struct_values
 from ..core.explicit_sharding import output_shardings
 from ..core.pytree_tracing import fun_name, trace_pytree
 from ..core.tracing import type_of
@@ -22,6 +22,11 @@ def _signature(x: Any) -> tuple[Any, bool]:
     return type_of(x)
 
 
+def _struct_value(x: Any) -> Any:
+    rule = struct_values.get(type(x.dtype)) if isinstance(x, ShapeDtypeStruct) else None
+    return x if rule is None else rule(x)
+
+
 @api_boundary  # See Note [library frames] (errors.py)
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fun(*args, **kwargs)``'s outputs as ShapeDtypeStructs. Arguments may be arrays,
@@ -31,6 +36,11 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     the arguments is traced as jit traces it and keeps its state: nothing runs (Note
     [mutable hi values through jit] in core/mutable_hi.py)."""
     with mutable_hi.allowing_flatten(True):
+        # a struct of a key dtype stands for keys: traced as a key array around the struct
+        # of its data (Orbax: eval_shape(random.key_data, ShapeDtypeStruct(s, key<fry>)));
+        # the tree is rebuilt only then (a mutable hi argument keeps its identity)
+        if any(_struct_value(x) is not x for x in tree_flatten((args, kwargs))[0]):
+            args, kwargs = tree_map(_struct_value, (args, kwargs))
         leaves, _ = tree_flatten((args, kwargs))
         sigs = [_signature(x) for x in leaves]
         # [the output leaves with None where a traced one was, where those are, treedef]:

@@ -21,10 +21,12 @@ from __future__ import annotations
 from .backend import (
     Client,
     Device,
+    DeviceList,
     client,
     client_exists,
     device_count_env,
     devices,
+    ifrt_programs,
     local_devices,
     platform_name,
     platform_wanted,
@@ -101,7 +103,8 @@ from .distributed import (
 from .execution import addressable, execute, launch, launch_and_split
 from .recursion import ROOM, recursion_reserve
 
-__all__ = ["Client", "Device", "compile_options", "HloSharding", "OpSharding",
+__all__ = ["Client", "Device", "DeviceList", "ifrt_programs", "compile_options", "HloSharding",
+           "OpSharding",
            "op_sharding_from_proto", "hlo_sharding_from_proto", "hlo_sharding_to_proto",
            "pytree_registry", "Buffer", "Executable", "client", "client_exists", "device_count_env",
            "devices", "local_devices", "platform_name", "platform_wanted",

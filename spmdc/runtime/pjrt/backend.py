@@ -17,6 +17,8 @@ from .once import init_lock, once
 
 Device = _jax.Device   # the class of every device (CpuDevice(id=0) ...): jax.Device
 Client = _jax.Client   # the class of the client: jax.interpreters.xla.Backend
+DeviceList = _jax.DeviceList   # an ordered, hashable tuple of devices (xla_client's)
+ifrt_programs = _jax.ifrt_programs   # jaxlib's IFRT program builders: jax.extend's name
 errors.adopt_runtime_error(_jax.JaxRuntimeError)   # See Note [jaxlib's runtime error]
 
 _cpu_devices_set: list[int] = []     # config.update('jax_num_cpu_devices', n), if called
