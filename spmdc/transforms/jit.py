@@ -388,6 +388,7 @@ class Jitted:
             outs = apply_func(func, [*leaves, *captured], out_weak)
             return tree_unflatten(out_tree, outs), None
         leaves, in_tree = tree_flatten((args, kwargs))
+        tracing.raise_if_escaped(leaves)
         if self._partitioned or is_sharded_call(leaves):   # Note [jit over sharded arrays]
             ran = self._call_partitioned(statics, args, kwargs, leaves, in_tree)
             if ran is not None:

@@ -240,6 +240,14 @@ def test_a_tracer_leaked_out_of_jit_and_used_later():
         jnp.sin(leaked[0])
     with pytest.raises(spmdc.errors.UnexpectedTracerError, match="escaped"):
         spmdc.jit(lambda x: x + leaked[0])(X)
+    # passed to a jitted function (regression: a failed conversion to NumPy, a
+    # TracerArrayConversionError, where JAX raises UnexpectedTracerError; Haiku's hint
+    # about its own transforms hangs on the latter): random.split is one
+    with pytest.raises(spmdc.errors.UnexpectedTracerError, match="escaped"):
+        spmdc.jit(lambda x: x + 1)(leaked[0])
+    with pytest.raises(spmdc.errors.UnexpectedTracerError, match="escaped"):
+        spmdc.jit(lambda k: leaked.append(k) or k)(spmdc.random.PRNGKey(0))
+        spmdc.random.split(leaked[-1])
     np.testing.assert_allclose(spmdc.jit(f)(X), X * 2)                  # still works
 
 
