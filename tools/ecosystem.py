@@ -52,7 +52,7 @@ class Library:
     dist: str                       # the name on the package index
     version: str
     modules: tuple[str, ...]        # imported by the smoke test, in this order
-    tests: tuple[str, ...] = ()     # paths in the source tree that pytest runs; () = none
+    tests: tuple[str, ...] = ()     # paths (or globs) in the source tree that pytest runs
     tag_archive: str = ""           # the git tag's archive, where the sdist has no tests
     devices: int = 1                # CPU devices the suite runs with (as its CI does)
     deselect: tuple[str, ...] = ()  # test files that need what is not installed
@@ -68,7 +68,9 @@ LIBRARIES = {
     "flax": Library(
         "flax", "0.12.8", ("flax", "flax.linen", "flax.nnx"),
         tests=("tests/linen", "tests/nnx", "tests/core"), devices=4),
-    "dm-haiku": Library("dm-haiku", "0.0.17", ("haiku",)),
+    # The unit tests beside each module; not integration/ (every module under every
+    # transformation) nor nets/ and flax/.
+    "dm-haiku": Library("dm-haiku", "0.0.17", ("haiku",), tests=("haiku/_src/*_test.py",)),
     "numpyro": Library("numpyro", "0.22.0", ("numpyro", "numpyro.infer")),
     "diffrax": Library("diffrax", "0.7.2", ("diffrax",)),
     "optimistix": Library("optimistix", "0.1.0", ("optimistix",)),
@@ -338,13 +340,20 @@ def _own_pytest_root(tree: Path) -> None:
         (tree / "pytest.ini").write_text("[pytest]\n")
 
 
+def suite_paths(tree: Path, tests: tuple[str, ...]) -> list[str]:
+    """The paths pytest runs: each of ``tests`` relative to ``tree``, a glob expanded
+    (sorted), a path that matches nothing left for pytest to name."""
+    return [str(p.relative_to(tree)) for pattern in tests
+            for p in sorted(tree.glob(pattern)) or [tree / pattern]]
+
+
 def run_suite(cache: Path, name: str, env_name: str, tree: Path, cap: float,
               per_test: float, results: Path) -> dict:
     lib = LIBRARIES[name]
     log = results / f"{name}.{env_name}.jsonl"
     log.unlink(missing_ok=True)
     env = {**environment(cache, lib.devices), "ECOSYSTEM_RESULT_LOG": str(log)}
-    cmd = [python_of(cache, env_name), "-m", "pytest", *lib.tests, "-q",
+    cmd = [python_of(cache, env_name), "-m", "pytest", *suite_paths(tree, lib.tests), "-q",
            "-p", "no:cacheprovider", "-p", "result_log", "--continue-on-collection-errors",
            f"--timeout={per_test:.0f}",
            *(f"--deselect={path}" for path in lib.deselect)]

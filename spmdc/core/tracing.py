@@ -278,6 +278,14 @@ def _escaped(x: Tracer) -> UnexpectedTracerError:
         "instead of storing them in globals or closures.")
 
 
+def raise_if_escaped(values: Sequence[Any]) -> None:
+    """Called with no trace current: a Tracer among ``values`` outlived its trace (JAX's
+    UnexpectedTracerError, not a failed conversion to NumPy)."""
+    for x in values:
+        if x.__class__ is Tracer:
+            raise _escaped(x)
+
+
 def _capture(trace: Trace, key: int, value: Any, t: TensorType) -> Var:
     var = trace.captures.get(key)
     if var is None:

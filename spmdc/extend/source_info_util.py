@@ -21,9 +21,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..compiler.ir import SourceInfo as _ScopedSource
 from ..core import names
 from ..errors import pin_source, user_source
 from ..errors import register_source_exclusion as register_exclusion
+from ..transforms.jaxpr_view import set_source_info_maker
 
 __all__ = ["register_exclusion", "NameStack", "SourceInfo", "current", "current_name_stack",
            "extend_name_stack", "new_name_stack", "new_source_info", "reset_name_stack",
@@ -100,6 +102,19 @@ class SourceInfo:
                 ) -> SourceInfo:
         return SourceInfo(self.traceback if traceback is None else traceback,
                           self.name_stack if name_stack is None else name_stack)
+
+
+def _of_equation(source: Any) -> SourceInfo:
+    """An IR equation's source (None, a ``file:line`` string, or one that also holds the
+    names it was traced under) as JAX's ``SourceInfo``. See Note [an equation's source
+    info] in spmdc/transforms/jaxpr_view.py."""
+    if isinstance(source, _ScopedSource):
+        stack = NameStack(tuple(Scope(n) for n in source.scope.split("/") if n))
+        return SourceInfo(str(source) or None, stack)
+    return SourceInfo(source or None, NameStack())
+
+
+set_source_info_maker(_of_equation)
 
 
 def new_name_stack(name: str = "") -> NameStack:

@@ -23,6 +23,7 @@ kind it was given.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ from ..core.tracing import Tracer
 from ..dtypes import ExtendedDType, prng_key
 from ..numpy.core import extended_array_rules
 from ..runtime.array import register_array_type
+from ..runtime.config_states import enable_custom_prng
 from ..runtime.sharding import NamedSharding, PartitionSpec
 from . import key_reuse, threefry
 
@@ -250,6 +252,10 @@ def check_key(name: str, key: Any, *, allow_batched: bool = False) -> tuple[Any,
                                 "make keys with random.key(seed) or random.PRNGKey(seed)")
         data, typed = jnp.asarray(key), False
         _check_data(name, data)
+        if enable_custom_prng.value:
+            warnings.warn("Raw arrays as random keys to jax.random functions are deprecated. "
+                          "Assuming valid threefry2x32 key for now.", FutureWarning,
+                          stacklevel=3)
     if not allow_batched and data.ndim != 1:
         shape = tuple(data.shape[:-1])
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
@@ -260,8 +266,9 @@ def check_key(name: str, key: Any, *, allow_batched: bool = False) -> tuple[Any,
 
 
 def as_keys(data: Any, typed: bool) -> Any:
-    """New key data returned as the kind of key the caller gave."""
-    return PRNGKeyArray._wrap(data) if typed else data
+    """New key data returned as the kind of key the caller gave (typed keys always under
+    ``jax.enable_custom_prng``, as JAX's)."""
+    return PRNGKeyArray._wrap(data) if typed or enable_custom_prng.value else data
 
 
 def seed_array(seed: Any, name: str) -> Any:

@@ -29,7 +29,8 @@ from .jaxpr_print import PrintContext, format_doc, pp_eqn, pp_toplevel
 __all__ = ["Jaxpr", "ClosedJaxpr", "JaxprEqn", "JaxprEqnContext", "Var", "Literal", "DropVar",
            "DebugInfo", "eval_jaxpr", "jaxpr_as_fun", "new_jaxpr_eqn",
            "jaxprs_in_params", "subjaxprs",
-           "closed_jaxpr", "DebugEffect", "OrderedDebugEffect", "spmdc_params"]
+           "closed_jaxpr", "DebugEffect", "OrderedDebugEffect", "spmdc_params",
+           "set_source_info_maker"]
 
 # Note [running a jaxpr]
 # eval_jaxpr walks the equations and binds each one's primitive with its params turned
@@ -40,6 +41,22 @@ __all__ = ["Jaxpr", "ClosedJaxpr", "JaxprEqn", "JaxprEqnContext", "Var", "Litera
 # back; any other (built or rewritten by a library) is traced into a Func by evaluating
 # it, as jit traces a function. Sub-jaxprs are closed, as spmdc's sub-Funcs are: one
 # with constants of its own is refused (JAX's control flow passes constants as operands).
+
+# Note [an equation's source info]
+# A JaxprEqn's ``source_info`` is JAX's: ``.traceback`` (the user's frame) and
+# ``.name_stack`` (the named_scope names, ``str`` joined by ``/``), which Haiku's
+# jaxpr_info reads to nest equations under their modules. JAX's SourceInfo class is
+# jax.extend.source_info_util's (spmdc/extend/source_info_util.py), a floor above this
+# one, so that module hands its maker down when it is imported (``import spmdc`` imports
+# it); until then an equation's source is spmdc's own (a ``file:line`` string).
+_source_info_of: Callable[[Any], Any] = lambda source: source
+
+
+def set_source_info_maker(maker: Callable[[Any], Any]) -> None:
+    """``maker(source)``: an IR equation's source as a JaxprEqn's ``source_info``. See Note
+    [an equation's source info]."""
+    global _source_info_of
+    _source_info_of = maker
 
 
 class Var:
@@ -339,7 +356,7 @@ class _Viewer:
             invars = [invars[i] for i in form.order]
         effects = {_effect_of(e)} if has_effects(e) else set()
         return JaxprEqn(invars, [var(v) for v in e.outputs], jax_primitive(e.prim), params,
-                        effects, e.source)
+                        effects, _source_info_of(e.source))
 
     def value(self, v: Any, open_jaxpr: bool = False) -> Any:
         if isinstance(v, Func):

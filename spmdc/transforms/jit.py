@@ -28,7 +28,7 @@ from ..core import dtypes, float_checks, mutable_hi, tracing
 from ..core import precision as _precision
 from ..core import rank_promotion as _rank_promotion
 from ..core.concrete import concretisations
-from ..core.config import checked_call, runtime_checks
+from ..core.config import checked_call, disable_jit_enabled, runtime_checks
 from ..core.devices import check_backend, check_device
 from ..core.float_checks import replay
 from ..core.mutable_hi import MutableHiArgument
@@ -307,6 +307,12 @@ class Jitted:
         dispatcher's key differs anyway (Note [dispatch fast path])."""
         if self._threads_refs and (self._closed_refs or has_refs((args, kwargs))):
             return self._call_with_refs(args, kwargs), None
+        if (runtime_checks and not self._concrete and tracing._state.current is not None
+                and disable_jit_enabled()):
+            # As JAX's: under disable_jit a jit called inside another transformation
+            # runs its function there too, traced anew (Haiku's summaries count the
+            # modules a jitted step calls by tracing it under eval_shape)
+            return self.fun(*args, **kwargs), None
         try:
             if runtime_checks and tracing._state.current is None:
                 # disable_jit turns off jit, not the eager transformations' own jit (vmap,
@@ -388,6 +394,7 @@ class Jitted:
             outs = apply_func(func, [*leaves, *captured], out_weak)
             return tree_unflatten(out_tree, outs), None
         leaves, in_tree = tree_flatten((args, kwargs))
+        tracing.raise_if_escaped(leaves)
         if self._partitioned or is_sharded_call(leaves):   # Note [jit over sharded arrays]
             ran = self._call_partitioned(statics, args, kwargs, leaves, in_tree)
             if ran is not None:

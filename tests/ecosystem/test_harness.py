@@ -200,6 +200,17 @@ def test_source_tree_from_a_local_archive(tmp_path):
     assert tool._dist_name("Flax_Lib==1.0") == "flax-lib"
 
 
+def test_suite_paths_expand_globs(tmp_path):
+    # Haiku's unit tests lie beside its modules (haiku/_src/*_test.py), its integration
+    # tests in a folder below that the suite leaves out
+    tool = _tool()
+    for name in ("b_test.py", "a_test.py", "a.py", "integration/c_test.py"):
+        (tmp_path / "haiku" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "haiku" / name).write_text("")
+    assert tool.suite_paths(tmp_path, ("haiku/*_test.py", "haiku/integration", "gone")) == [
+        "haiku/a_test.py", "haiku/b_test.py", "haiku/integration", "gone"]
+
+
 def test_archive_from_a_git_tag_holds_the_tests_and_configuration(tmp_path):
     tool = _tool()
     repo = tmp_path / "repo"

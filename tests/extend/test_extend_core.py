@@ -326,3 +326,28 @@ def test_every_primitive_in_a_jaxpr_is_a_jax_primitive():
     assert not isinstance(1, core.Primitive) and not isinstance(X, core.Primitive)
     mine = core.Primitive("mine")
     assert isinstance(mine, core.Primitive) and type(mine) is core.Primitive
+
+
+def test_an_impl_without_a_lowering_runs_on_the_host():
+    # Haiku's stateful tests count the calls of a primitive with only def_impl and
+    # deflinear under value_and_grad and checkpoint outside jit, where JAX evaluates
+    # the impl eagerly: spmdc's compiled gradient calls it on the host (regression: "no
+    # lowering rule for primitive"). JAX's values: (9., 6.), one forward call each.
+    calls = []
+    p = core.Primitive("counted")
+    p.def_impl(lambda x, *, scale: (calls.append("forward"), x * scale)[1])
+    p.def_abstract_eval(lambda x, *, scale: x)
+    ad.deflinear(p, lambda ct, *, scale: (calls.append("backward"), (ct * scale,))[1])
+
+    def f(x):
+        return p.bind(x * x, scale=2.0)
+    for g in (f, spmdc.checkpoint(f)):
+        calls.clear()
+        value, grad = spmdc.value_and_grad(g)(3.0)
+        assert (float(value), float(grad)) == (18.0, 12.0)
+        assert sorted(calls) == ["backward", "forward"]
+    np.testing.assert_allclose(spmdc.jit(lambda x: p.bind(x, scale=3.0))(X), X * 3)
+    mlir.register_lowering(p, mlir.lower_fun(lambda x, *, scale: -x, False))
+    calls.clear()
+    np.testing.assert_allclose(spmdc.jit(lambda x: p.bind(x, scale=1.0))(X), -X)
+    assert calls == []

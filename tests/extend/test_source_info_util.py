@@ -76,3 +76,23 @@ def test_user_context_says_where_operations_come_from():
     else:
         raise AssertionError("no error")
     assert siu.current().traceback != ELSEWHERE           # unpinned afterwards
+
+
+def test_jaxpr_equations_carry_jaxs_source_info():
+    # Haiku's jaxpr_info nests equations under their modules by
+    # str(eqn.source_info.name_stack) (regression: spmdc's file:line string was the
+    # source_info, without name_stack). JAX 0.10.2 gives 'outer/inner', 'outer', ''.
+    def f(x):
+        with spmdc.named_scope("outer"):
+            with spmdc.named_scope("inner"):
+                y = jnp.sin(x)
+            z = jnp.cos(y)
+        return z + 1
+    eqns = spmdc.make_jaxpr(f)(1.0).eqns
+    assert [(e.primitive.name, str(e.source_info.name_stack)) for e in eqns] == [
+        ("sin", "outer/inner"), ("cos", "outer"), ("add", "")]
+    assert all(isinstance(e.source_info, siu.SourceInfo) for e in eqns)
+    first = f.__code__.co_firstlineno
+    assert [str(e.source_info.traceback).rsplit(":", 1)[1] for e in eqns] == [
+        str(first + 3), str(first + 4), str(first + 5)]
+    assert siu.summarize(eqns[0].source_info).endswith(f"test_source_info_util.py:{first + 3}")

@@ -240,6 +240,14 @@ def test_a_tracer_leaked_out_of_jit_and_used_later():
         jnp.sin(leaked[0])
     with pytest.raises(spmdc.errors.UnexpectedTracerError, match="escaped"):
         spmdc.jit(lambda x: x + leaked[0])(X)
+    # passed to a jitted function (regression: a failed conversion to NumPy, a
+    # TracerArrayConversionError, where JAX raises UnexpectedTracerError; Haiku's hint
+    # about its own transforms hangs on the latter): random.split is one
+    with pytest.raises(spmdc.errors.UnexpectedTracerError, match="escaped"):
+        spmdc.jit(lambda x: x + 1)(leaked[0])
+    with pytest.raises(spmdc.errors.UnexpectedTracerError, match="escaped"):
+        spmdc.jit(lambda k: leaked.append(k) or k)(spmdc.random.PRNGKey(0))
+        spmdc.random.split(leaked[-1])
     np.testing.assert_allclose(spmdc.jit(f)(X), X * 2)                  # still works
 
 
@@ -493,6 +501,26 @@ def test_eager_transformations_still_transform_under_disable_jit():
         np.testing.assert_allclose(spmdc.vmap(lambda r: r @ r)(x), (x * x).sum(1))
         np.testing.assert_allclose(spmdc.jit(spmdc.vmap(lambda r: r * 2))(x), x * 2)
         np.testing.assert_allclose(spmdc.grad(lambda v: (v ** 2).sum())(x[0]), 2 * x[0])
+
+
+def test_disable_jit_runs_a_jitted_function_called_under_a_transformation():
+    # Haiku's eval_summary traces a jitted (and already compiled) step under
+    # eval_shape and disable_jit, counting the modules it calls: JAX calls the function
+    # again there (regression: spmdc inlined the jit's kept trace). Counts are JAX's.
+    calls = []
+
+    def f(p, x):
+        calls.append(None)
+        return x * p["w"]
+    jf = spmdc.jit(f)
+    p, x = {"w": np.ones(2, np.float32)}, np.zeros(2, np.float32)
+    jf(p, x)
+    with spmdc.disable_jit():
+        out = spmdc.eval_shape(lambda p, x: jf(p, x), p, x)
+        spmdc.eval_shape(lambda: spmdc.jit(lambda: jf(p, x))())
+        jaxpr = spmdc.make_jaxpr(lambda x: jf(p, x))(x)
+    assert (out.shape, len(calls)) == ((2,), 4)
+    assert [e.primitive.name for e in jaxpr.eqns] == ["mul"]     # no pjit equation
 
 
 def test_signature_of_a_jitted_function_without_following_wrappers():

@@ -16,21 +16,36 @@ constructor and definers: its shape rule is the library's abstract evaluation, s
 through ShapedArrays, so an equation of it in spmdc's IR has the types that rule gives,
 and every pass treats it as any other primitive, with the rules that JAX's tables
 install (Note [JAX's rule tables] in spmdc/interpreters/tables.py).
+
+Note [an evaluation rule without a lowering]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+JAX runs a primitive's ``impl`` wherever it evaluates eagerly, and that includes the
+primal and backward passes of ``grad``, ``vjp`` and ``checkpoint`` outside ``jit``: a
+primitive with only ``def_impl`` and an abstract evaluation (Haiku's tests count calls
+that way) differentiates there without a lowering. spmdc compiles every evaluation,
+eager gradients included, so ``def_impl`` also installs a lowering that calls ``impl`` on
+the host (a host callback, Note [host callbacks] in compiler/stablehlo.py), with the
+equation's operands as arrays and its params as keywords. A lowering the library
+registers with ``mlir.register_lowering`` replaces it, before or after ``def_impl``. So such
+a primitive runs under ``jit`` too, where JAX asks for a lowering rule.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-from ...compiler.ir import TensorType
+from ...compiler.ir import Eqn, TensorType
 from ...compiler.passes.cleanup import effectful
 from ...compiler.primitives.core import Primitive as _SpmdcPrimitive
 from ...compiler.primitives.core import library_primitives
+from ...compiler.stablehlo import LoweringContext, host_callback_op, lower_rules
 from ...core import tracing
 from ...core.abstract import AbstractValue, ShapedArray, typeof
+from ...core.devices import device_put
 from ...transforms.jaxpr_params import JaxPrimitive
 from ...transforms.jaxpr_view import (
     ClosedJaxpr,
@@ -128,8 +143,11 @@ class Primitive(_SpmdcPrimitive, metaclass=_PrimitiveClass):
     # --- JAX's definers ------------------------------------------------------------------
 
     def def_impl(self, impl: Callable[..., Any]) -> Callable[..., Any]:
-        """``impl(*args, **params)``: what ``bind`` runs outside any transformation."""
+        """``impl(*args, **params)``: what ``bind`` runs outside any transformation (and,
+        until a lowering is registered, what a compiled program calls on the host: Note
+        [an evaluation rule without a lowering])."""
         self.impl = impl
+        lower_rules.setdefault(self, functools.partial(_impl_on_host, self))
         return impl
 
     def def_abstract_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
@@ -187,6 +205,23 @@ class Primitive(_SpmdcPrimitive, metaclass=_PrimitiveClass):
             raise TypeError(f"{what} returned {out!r}; a primitive with multiple_results "
                             "must return a sequence of abstract values")
         return tuple(type_of_aval(a, what) for a in out)
+
+
+def _impl_on_host(prim: Primitive, ctx: LoweringContext, eqn: Eqn, /,
+                  *operands: Any) -> list[Any]:
+    """Lower ``eqn`` as a host call of ``prim.impl``. See Note [an evaluation rule
+    without a lowering]."""
+    results = [v.type for v in eqn.outputs]
+
+    def on_host(*arrays: Any) -> tuple[Any, ...]:
+        out = prim.impl(*map(device_put, arrays), **eqn.params)
+        outs = list(out) if prim.multiple_results else [out]
+        if len(outs) != len(results):
+            raise ValueError(f"the evaluation rule of primitive '{prim.name}' gave "
+                             f"{len(outs)} results for {len(results)} outputs")
+        return tuple(np.asarray(o, t.dtype) for o, t in zip(outs, results, strict=True))
+    return host_callback_op(ctx, on_host, operands, results,
+                            has_side_effect=prim in effectful, ordered=False)
 
 
 def mapped_aval(size: int, axis: int | None, aval: ShapedArray) -> ShapedArray:
