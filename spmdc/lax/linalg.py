@@ -1,7 +1,7 @@
 """spmdc.lax.linalg (JAX's ``jax.lax.linalg``): the linear-algebra primitives themselves,
-batched over leading dimensions, with no dtype promotion (operands must be float32 or
-float64 matrices already), as in JAX. spmdc.numpy.linalg and spmdc.scipy.linalg compose
-these decompositions.
+batched over leading dimensions, with no dtype promotion (operands must be float32,
+float64, complex64 or complex128 matrices already), as in JAX. spmdc.numpy.linalg and
+spmdc.scipy.linalg compose these decompositions.
 
 Present: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eig, eigh, svd,
 and (spmdc/lax/linalg_lapack.py) schur, hessenberg, tridiagonal, tridiagonal_solve,
@@ -62,8 +62,14 @@ def _mT(x: Any) -> Any:
     return transpose(x, (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2))
 
 
+def _mH(x: Any) -> Any:
+    """The conjugate transpose of ``x``'s matrices (the transpose of real ones)."""
+    return _mT(x).conj() if dtypes.is_complex(x.dtype) else _mT(x)
+
+
 def symmetrize(x: Any) -> Any:
-    return (x + _mT(x)) / 2
+    """``(x + x^H) / 2``: the Hermitian part (the symmetric part of real matrices)."""
+    return (x + _mH(x)) / 2
 
 
 def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
@@ -76,9 +82,11 @@ def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = F
                      transpose_a: bool = False, conjugate_a: bool = False,
                      unit_diagonal: bool = False) -> Any:
     """``op(a) x = b`` (``x op(a) = b`` unless ``left_side``); ``b`` may have one
-    dimension less than ``a`` (a vector per matrix). ``conjugate_a`` has no effect on
-    real matrices (the only ones spmdc's LAPACK lowering takes)."""
+    dimension less than ``a`` (a vector per matrix). ``op`` transposes with
+    ``transpose_a`` and conjugates with ``conjugate_a`` (no effect on real matrices)."""
     a, b = asarray(a), asarray(b)
+    if conjugate_a and dtypes.is_complex(a.dtype):
+        a = a.conj()
     singleton = b.ndim == a.ndim - 1
     if singleton:
         b = b.reshape(b.shape + (1,)) if left_side else b.reshape(b.shape[:-1] + (1, b.shape[-1]))
@@ -149,16 +157,21 @@ class EighImplementation(enum.Enum):
 
 
 def eig(x: Any, *, compute_left_eigenvectors: bool = True,
-        compute_right_eigenvectors: bool = True, use_magma: bool | None = None,
-        implementation: EigImplementation | None = None) -> list[Any]:
+        compute_right_eigenvectors: bool = True, enable_eigvec_derivs: bool = False,
+        implementation: EigImplementation | None = None,
+        use_magma: bool | None = None) -> list[Any]:
     """``[w, vl, vr]``: the (complex) eigenvalues of general square matrices, then the
-    left and the right eigenvectors (columns) where asked for (LAPACK's geev). Not
-    differentiable yet. ``implementation`` may be LAPACK (or None) only, as on JAX's CPU."""
+    left and the right eigenvectors (columns) where asked for (LAPACK's geev). The
+    eigenvalues are differentiable; the eigenvectors with ``enable_eigvec_derivs=True``
+    (valid for distinct eigenvalues only; Note [eig derivatives] in
+    compiler/primitives/linalg_eig.py). ``implementation`` may be LAPACK (or None) only,
+    as on JAX's CPU."""
     if implementation is not None and implementation != EigImplementation.LAPACK:
         raise ValueError("Only the lapack implementation is supported on CPU "
                          f"(eig's implementation={implementation}).")
+    flag = {"enable_eigvec_derivs": True} if enable_eigvec_derivs else {}
     return list(bind(eig_p, asarray(x), compute_left=bool(compute_left_eigenvectors),
-                     compute_right=bool(compute_right_eigenvectors)))
+                     compute_right=bool(compute_right_eigenvectors), **flag))
 
 
 def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,

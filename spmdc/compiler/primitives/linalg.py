@@ -2,15 +2,17 @@
 qr, eigh, svd (linalg_decomp.py).
 
 Every primitive works on a batch of matrices ``[..., m, n]`` (the kernels loop over the
-leading dimensions themselves) of float32 or float64, and lowers to a custom call of the
-``lapack_<s|d><routine>_ffi`` family that jaxlib registers for its CPU client (Note
-[LAPACK custom calls] in runtime/pjrt/custom_calls.py); on CUDA, to cuSOLVER's (linalg_cuda.py). A
-factorisation that fails (a matrix that is not positive definite for cholesky, LAPACK's
-``info != 0``) gives NaNs, as in JAX. The derivative rules are JAX's published formulas;
-the VJP rules are their transposes, written out.
+leading dimensions themselves) of float32, float64, complex64 or complex128, and lowers
+to a custom call of the ``lapack_<s|d|c|z><routine>_ffi`` family that jaxlib registers
+for its CPU client (Note [LAPACK custom calls] in runtime/pjrt/custom_calls.py); on CUDA,
+to cuSOLVER's (linalg_cuda.py). A factorisation that fails (a matrix that is not positive
+definite for cholesky, LAPACK's ``info != 0``) gives NaNs, as in JAX. The derivative
+rules are JAX's published formulas; the VJP rules are their transposes, written out for
+real matrices and derived from the JVP rule for complex ones (Note [complex linear
+algebra derivatives]).
 
-- ``cholesky(a) -> l``: the lower Cholesky factor of the symmetric matrix whose lower
-  triangle is ``a``'s (the upper triangle is not read); ``l``'s upper triangle is zero.
+- ``cholesky(a) -> l``: the lower Cholesky factor of the symmetric (Hermitian) matrix
+  whose lower triangle is ``a``'s (the upper triangle is not read); ``l``'s upper triangle is zero.
   Its derivative rules assume a symmetric tangent, as JAX's do (see Note [symmetric
   inputs]).
 - ``triangular_solve(a, b, left_side, lower, transpose_a, unit_diagonal) -> x``:
@@ -39,10 +41,26 @@ from .core import ShapeError, declare
 from .reductions import compare
 
 __all__ = ["cholesky_p", "triangular_solve_p", "lu_p", "check_matrix", "lapack_target",
-           "matrix_batch_rule", "mT", "matmul", "tril", "eye_mask", "not_ok_to_nan",
-           "lu_lowering"]
+           "matrix_batch_rule", "mT", "mH", "matmul", "tril", "eye_mask", "not_ok_to_nan",
+           "lu_lowering", "vjp_by_transposing", "LAPACK_KINDS"]
 
 INT32 = np.dtype(np.int32)
+LAPACK_KINDS = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
+                np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
+"""The letter of LAPACK's routines for each dtype it has kernels for."""
+
+# Note [complex linear algebra derivatives]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The JVP rules are JAX's, written once for real and complex matrices: where JAX's rule
+# takes a conjugate transpose (``_H``), ours does (``mH``, the plain transpose on real
+# matrices). JAX differentiates in reverse by transposing the JVP's linear part under
+# the pairing ``<x, y> = re(sum(x * y))`` (no conjugation: ``M x`` transposes to
+# ``M^T ct``, ``conj(x)`` to ``conj(ct)``). For real matrices the VJP rules are those
+# transposes written out; for complex ones ``vjp_by_transposing`` builds the JVP rule's
+# linear part as a program of its own and runs spmdc's reverse pass over it, which
+# transposes every primitive by that pairing, so the derivatives of complex inputs are
+# JAX's exactly, conjugates included. The holomorphic rules (triangular_solve, lu) are
+# the same formula for both and keep one written-out VJP.
 
 # Note [symmetric inputs]
 # ~~~~~~~~~~~~~~~~~~~~~~~
@@ -57,19 +75,27 @@ INT32 = np.dtype(np.int32)
 # --- shared pieces -----------------------------------------------------------------------------
 
 def check_matrix(name: str, t: TensorType, square: bool = False) -> None:
-    """A shape-rule check: a (batch of) float32/float64 matrices."""
+    """A shape-rule check: a (batch of) float32/float64/complex64/complex128 matrices."""
     if t.ndim < 2:
         raise ShapeError(f"{name} needs a matrix (or a batch of matrices, [..., m, n]); "
                          f"got {t}")
     if square and t.shape[-1] != t.shape[-2]:
         raise ShapeError(f"{name} needs square matrices; got {t}")
-    if t.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+    if t.dtype not in LAPACK_KINDS:
         raise ShapeError(f"{name}: LAPACK on CPU has no kernel for {dtype_name(t.dtype)} here; "
-                         "convert to float32 or float64")
+                         "convert to float32, float64, complex64 or complex128")
+
+
+_COMPLEX_NAMES = {"orgqr": "ungqr", "syevd": "heevd", "sytrd": "hetrd"}
 
 
 def lapack_target(routine: str, dtype: np.dtype) -> str:
-    return f"lapack_{'s' if np.dtype(dtype) == np.float32 else 'd'}{routine}_ffi"
+    """jaxlib's kernel for ``routine`` (its real name: ``orgqr``, ``syevd``) on ``dtype``;
+    the complex ones are LAPACK's unitary/Hermitian names (``ungqr``, ``heevd``)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        routine = _COMPLEX_NAMES.get(routine, routine)
+    return f"lapack_{LAPACK_KINDS[dtype]}{routine}_ffi"
 
 
 def matrix_batch_rule(prim: Any):
@@ -87,6 +113,40 @@ def mT(b: Builder, x: Any) -> Any:
     """The matrix transpose of the last two dimensions."""
     n = x.type.ndim
     return b.transpose(x, permutation=(*range(n - 2), n - 1, n - 2))
+
+
+def mH(b: Builder, x: Any) -> Any:
+    """The conjugate transpose of the last two dimensions (the transpose of real ones)."""
+    return b.conj(mT(b, x)) if x.type.dtype.kind == "c" else mT(b, x)
+
+
+def vjp_by_transposing(jvp_rule: Callable[..., Any], multiple_results: bool,
+                       real_vjp: Callable[..., Any] | None) -> Callable[..., Any]:
+    """A VJP rule: ``real_vjp`` (if given) when every operand is real, else the transpose
+    of ``jvp_rule``'s linear part, built as a program and run through the reverse pass.
+    See Note [complex linear algebra derivatives]."""
+    from ..passes.autodiff import is_float, vjp_func, zeros
+
+    def rule(b, ct, *inputs, **params):
+        if real_vjp is not None and all(a.type.dtype.kind != "c" for a in inputs):
+            return real_vjp(b, ct, *inputs, **params)
+        cts = list(ct) if multiple_results else [ct]
+        g = Builder("linear_part")
+        primals = [g.input(a.type) for a in inputs]
+        tangents = [g.input(a.type) if is_float(a.type) else None for a in inputs]
+        _, touts = jvp_rule(g, primals, tangents, **params)
+        seeded = [k for k, (t, c) in enumerate(zip(touts, cts, strict=True))
+                  if t is not None and c is not None]
+        if not seeded:
+            return [None] * len(inputs)
+        given = [t for t in tangents if t is not None]
+        linear = g.build([touts[k] for k in seeded])
+        transposed = vjp_func(linear, [False] * len(primals) + [True] * len(given))
+        dummies = [zeros(b, t.type) for t in given]     # dead: the program is linear in them
+        outs = b.inline(transposed, [*inputs, *dummies, *[cts[k] for k in seeded]])
+        grads = iter(outs[len(seeded):])
+        return [next(grads) if t is not None else None for t in tangents]
+    return rule
 
 
 def matmul(b: Builder, x: Any, y: Any) -> Any:
@@ -155,7 +215,7 @@ def _cholesky_impl(a):
     for i in np.ndindex(a.shape[:-2]):
         low = np.tril(a[i])
         try:
-            out[i] = np.linalg.cholesky(low + np.tril(low, -1).T)
+            out[i] = np.linalg.cholesky(low + np.tril(low, -1).T.conj())
         except np.linalg.LinAlgError:
             pass
     return out
@@ -184,10 +244,11 @@ def _solve_lower(b, low, rhs, *, left_side, transpose_a):
 
 
 def _cholesky_jvp(b, primals, tangents):
-    # dL = L phi(L^-1 dA L^-T)   (Murray 2016, as JAX)
+    # dL = L phi(L^-1 dA L^-H)   (Murray 2016, as JAX)
     (a,), (da,) = primals, tangents
     low = b.cholesky(a)
-    tmp = _solve_lower(b, low, da, left_side=False, transpose_a=True)     # dA L^-T
+    tmp = _solve_lower(b, b.conj(low) if low.type.dtype.kind == "c" else low, da,
+                       left_side=False, transpose_a=True)                  # dA L^-H
     tmp = _solve_lower(b, low, tmp, left_side=True, transpose_a=False)    # L^-1 dA L^-T
     return [low], [matmul(b, low, _phi(b, tmp))]
 
@@ -203,7 +264,7 @@ def _cholesky_vjp(b, ct, a):
 cholesky_p = declare("cholesky", _cholesky_rule, _cholesky_impl)
 batch_rules[cholesky_p] = matrix_batch_rule(cholesky_p)
 jvp_rules[cholesky_p] = _cholesky_jvp
-vjp_rules[cholesky_p] = _cholesky_vjp
+vjp_rules[cholesky_p] = vjp_by_transposing(_cholesky_jvp, False, _cholesky_vjp)
 lower_rules[cholesky_p] = _cholesky_lowering
 
 
@@ -334,7 +395,7 @@ def _lu_impl(a):
     lu = np.empty_like(a)
     pivots = np.zeros((*batch, min(m, n)), np.int32)
     perm = np.zeros((*batch, m), np.int32)
-    getrf = lapack.sgetrf if a.dtype == np.float32 else lapack.dgetrf
+    getrf = getattr(lapack, f"{LAPACK_KINDS[a.dtype]}getrf")
     for i in np.ndindex(batch):
         lu[i], piv, _ = getrf(a[i])
         pivots[i] = piv[:min(m, n)]

@@ -87,7 +87,7 @@ def _eigh(ctx, eqn, a):
     t = eqn.inputs[0].type
     if t.shape[-1] == 0:
         return _CPU_RULES[eigh_p](ctx, eqn, a)      # no kernel call
-    w_t = TensorType(t.shape[:-1], t.dtype)
+    w_t = eqn.outputs[1].type          # real: float32 for complex64 matrices
     info_t = TensorType(t.shape[:-2], INT32)
     v, w, info = ffi_call(cusolver_target("syevd", t.dtype), [a], [t], [t, w_t, info_t],
                           {"algorithm": 0, "lower": bool(eqn.params["lower"])},
@@ -112,7 +112,7 @@ def _svd(ctx, eqn, a):
             "have no divide-and-conquer SVD, and spmdc does not call cuSOLVER's polar "
             "gesvdp); use SvdAlgorithm.JACOBI, QR or DEFAULT")
     k = min(m, n)
-    s_t = TensorType((*batch, k), t.dtype)
+    s_t = TensorType((*batch, k), eqn.outputs[0].type.dtype)   # real for complex matrices
     u_t = TensorType((*batch, m, m if full else k), t.dtype)
     vt_t = TensorType((*batch, n if full else k, n), t.dtype)
     info_t = TensorType(tuple(batch), INT32)

@@ -1,16 +1,19 @@
 """The orthogonal decompositions on jaxlib's LAPACK kernels: qr, eigh, svd (the rest of
 linear algebra and the shared pieces are in linalg.py).
 
-- ``qr(a, full_matrices) -> (q, r)``: Householder QR (``geqrf``, then ``orgqr`` forms
-  ``q``); ``q`` is ``[..., m, m]`` with ``full_matrices`` else ``[..., m, min(m, n)]``.
+- ``qr(a, full_matrices) -> (q, r)``: Householder QR (``geqrf``, then ``orgqr``, or
+  ``ungqr`` for complex matrices, forms ``q``); ``q`` is ``[..., m, m]`` with
+  ``full_matrices`` else ``[..., m, min(m, n)]``.
 - ``eigh(a, lower) -> (v, w)``: eigenvalues ``w`` in ascending order and eigenvectors in
-  the columns of ``v`` of the symmetric matrix whose ``lower`` (or upper) triangle is
-  ``a``'s (``syevd``); the derivative rules assume symmetric tangents (Note [symmetric
-  inputs] in linalg.py).
+  the columns of ``v`` of the symmetric (Hermitian) matrix whose ``lower`` (or upper)
+  triangle is ``a``'s (``syevd``, ``heevd``); ``w`` is real (float32 for complex64);
+  the derivative rules assume symmetric tangents (Note [symmetric inputs] in linalg.py).
 - ``svd(a, full_matrices, compute_uv, algorithm) -> (s,)`` or ``(s, u, vt)``: singular
   values in descending order, ``a = u diag(s) vt``, by the LAPACK driver ``algorithm``
   names (Note [svd algorithms]).
-The JVP rules are JAX's; the VJP rules their transposes (derivations in the comments).
+The JVP rules are JAX's; the VJP rules their transposes (derivations in the comments) for
+real matrices, derived from the JVP for complex ones (Note [complex linear algebra
+derivatives] in linalg.py; svd's complex rules are in linalg_svd_complex.py).
 """
 from __future__ import annotations
 
@@ -36,9 +39,11 @@ from .linalg import (
     lapack_target,
     matmul,
     matrix_batch_rule,
+    mH,
     mT,
     not_ok_to_nan,
     tril,
+    vjp_by_transposing,
 )
 
 __all__ = ["qr_p", "eigh_p", "svd_p", "qr_lowering", "SVD_ALGORITHMS"]
@@ -135,16 +140,19 @@ def _qr_check_derivative(t: TensorType, full_matrices: bool) -> None:
 
 
 def _qr_jvp(b, primals, tangents, *, full_matrices):
-    # C = dA R^-1, W = Q^T C, O = tril(W, -1) - tril(W, -1)^T;
-    # dQ = Q (O - W) + C, dR = (W - O) R.
+    # C = dA R^-1, W = Q^H C, O = tril(W, -1) - tril(W, -1)^H (+ i im(diag(W)) for
+    # complex matrices, JAX's correction); dQ = Q (O - W) + C, dR = (W - O) R.
     (a,), (da,) = primals, tangents
     _qr_check_derivative(a.type, full_matrices)
     q, r = b.qr(a, full_matrices=full_matrices)
     c = b.triangular_solve(r, da, left_side=False, lower=False, transpose_a=False,
                            unit_diagonal=False)
-    w = matmul(b, mT(b, q), c)
+    w = matmul(b, mH(b, q), c)
     low = tril(b, w, -1)
-    o = b.sub(low, mT(b, low))
+    o = b.sub(low, mH(b, low))
+    if a.type.dtype.kind == "c":
+        imag_part = b.sub(w, b.convert(b.real(w), new_dtype=w.type.dtype))
+        o = b.add(o, b.select(eye_mask(b, w.type.shape), imag_part, lit(0, w.type.dtype)))
     dq = b.add(matmul(b, q, b.sub(o, w)), c)
     dr = matmul(b, b.sub(w, o), r)
     return [q, r], [dq, dr]
@@ -167,7 +175,7 @@ def _qr_vjp(b, ct, a, *, full_matrices):
 qr_p = declare("qr", _qr_rule, _qr_impl, multiple_results=True)
 batch_rules[qr_p] = matrix_batch_rule(qr_p)
 jvp_rules[qr_p] = _qr_jvp
-vjp_rules[qr_p] = _qr_vjp
+vjp_rules[qr_p] = vjp_by_transposing(_qr_jvp, True, _qr_vjp)
 lower_rules[qr_p] = qr_lowering(lapack_target)
 
 
@@ -175,19 +183,19 @@ lower_rules[qr_p] = qr_lowering(lapack_target)
 
 def _eigh_rule(a: TensorType, *, lower: bool):
     check_matrix("eigh", a, square=True)
-    return a, TensorType(a.shape[:-1], a.dtype)
+    return a, TensorType(a.shape[:-1], _singular_dtype(a.dtype))
 
 
 def _eigh_impl(a, *, lower):
     w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")
-    return v.astype(a.dtype), w.astype(a.dtype)
+    return v.astype(a.dtype), w.astype(_singular_dtype(a.dtype))
 
 
 def _eigh_lowering(ctx, eqn, a):
     t = eqn.inputs[0].type
     if t.shape[-1] == 0:
         return _lower_func(ctx, lambda b, x: [x, zeros(b, eqn.outputs[1].type)], [t], [a])
-    w_t = TensorType(t.shape[:-1], t.dtype)
+    w_t = eqn.outputs[1].type
     info_t = TensorType(t.shape[:-2], INT32)
     v, w, info = ffi_call(lapack_target("syevd", t.dtype), [a], [t], [t, w_t, info_t],
                           {"uplo": ord("L" if eqn.params["lower"] else "U"), "mode": ord("V")},
@@ -201,11 +209,16 @@ def _eigh_gaps(b, w):
 
 
 def _eigh_jvp(b, primals, tangents, *, lower):
-    # M = V^T dA V; dV = V (F o M), dw = diag(M), F_ij = 1 / (w_j - w_i) off the diagonal.
+    # M = V^H dA V; dV = V (F o M), dw = re(diag(M)), F_ij = 1 / (w_j - w_i) off the
+    # diagonal.
     (a,), (da,) = primals, tangents
     v, w = b.eigh(a, lower=lower)
-    m = matmul(b, mT(b, v), matmul(b, da, v))
-    return [v, w], [matmul(b, v, b.mul(_eigh_gaps(b, w), m)), _diagonal(b, m)]
+    m = matmul(b, mH(b, v), matmul(b, da, v))
+    gaps = _eigh_gaps(b, w)
+    if a.type.dtype.kind == "c":
+        gaps = b.convert(gaps, new_dtype=a.type.dtype)
+        return [v, w], [matmul(b, v, b.mul(gaps, m)), _diagonal(b, b.real(m))]
+    return [v, w], [matmul(b, v, b.mul(gaps, m)), _diagonal(b, m)]
 
 
 def _eigh_vjp(b, ct, a, *, lower):
@@ -222,7 +235,7 @@ def _eigh_vjp(b, ct, a, *, lower):
 eigh_p = declare("eigh", _eigh_rule, _eigh_impl, multiple_results=True)
 batch_rules[eigh_p] = matrix_batch_rule(eigh_p)
 jvp_rules[eigh_p] = _eigh_jvp
-vjp_rules[eigh_p] = _eigh_vjp
+vjp_rules[eigh_p] = vjp_by_transposing(_eigh_jvp, True, _eigh_vjp)
 lower_rules[eigh_p] = _eigh_lowering
 
 

@@ -128,7 +128,7 @@ def test_shape_errors_say_what_is_wrong():
     b = Builder()
     with pytest.raises(ShapeError, match="square"):
         b.cholesky(b.input(TensorType((3, 4), np.dtype(np.float32))))
-    with pytest.raises(ShapeError, match="float32 or float64"):
+    with pytest.raises(ShapeError, match="float32, float64, complex64 or complex128"):
         b.eigh(b.input(TensorType((3, 3), np.dtype(np.int32))), lower=True)
     with pytest.raises(ShapeError, match="matrix"):
         b.svd(b.input(TensorType((3,), np.dtype(np.float32))), full_matrices=False,
