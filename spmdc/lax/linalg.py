@@ -85,13 +85,13 @@ def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = F
     dimension less than ``a`` (a vector per matrix). ``op`` transposes with
     ``transpose_a`` and conjugates with ``conjugate_a`` (no effect on real matrices)."""
     a, b = asarray(a), asarray(b)
-    if conjugate_a and dtypes.is_complex(a.dtype):
-        a = a.conj()
+    # bound only where it conjugates (complex matrices), so real programs are unchanged
+    conj = {"conjugate_a": True} if conjugate_a and dtypes.is_complex(a.dtype) else {}
     singleton = b.ndim == a.ndim - 1
     if singleton:
         b = b.reshape(b.shape + (1,)) if left_side else b.reshape(b.shape[:-1] + (1, b.shape[-1]))
     out = bind(triangular_solve_p, a, b, left_side=bool(left_side), lower=bool(lower),
-               transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal))
+               transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal), **conj)
     if singleton:
         out = out[..., 0] if left_side else out[..., 0, :]
     return out

@@ -15,10 +15,11 @@ algebra derivatives]).
   whose lower triangle is ``a``'s (the upper triangle is not read); ``l``'s upper triangle is zero.
   Its derivative rules assume a symmetric tangent, as JAX's do (see Note [symmetric
   inputs]).
-- ``triangular_solve(a, b, left_side, lower, transpose_a, unit_diagonal) -> x``:
-  ``op(a) x = b`` (``x op(a) = b`` when not ``left_side``), ``op`` the transpose or not,
-  reading only ``a``'s ``lower`` (or upper) triangle, its diagonal taken as ones with
-  ``unit_diagonal``.
+- ``triangular_solve(a, b, left_side, lower, transpose_a, unit_diagonal[, conjugate_a])
+  -> x``: ``op(a) x = b`` (``x op(a) = b`` when not ``left_side``), ``op`` the transpose
+  or not, conjugated with ``conjugate_a`` (complex matrices; the parameter is bound only
+  when true, so real programs are unchanged), reading only ``a``'s ``lower`` (or upper)
+  triangle, its diagonal taken as ones with ``unit_diagonal``.
 - ``lu(a) -> (lu, pivots, permutation)``: partial-pivoting LU, ``p a = l u``; ``lu`` holds
   ``l`` below the diagonal (unit diagonal implied) and ``u`` on and above; ``pivots``
   (int32, ``[..., min(m, n)]``) are LAPACK's row swaps (0-based), ``permutation`` (int32,
@@ -238,17 +239,22 @@ def _phi(b: Builder, x: Any) -> Any:
     return b.add(low, half)
 
 
-def _solve_lower(b, low, rhs, *, left_side, transpose_a):
+def _solve_lower(b, low, rhs, *, left_side, transpose_a, **conjugate_a):
     return b.triangular_solve(low, rhs, left_side=left_side, lower=True,
-                              transpose_a=transpose_a, unit_diagonal=False)
+                              transpose_a=transpose_a, unit_diagonal=False, **conjugate_a)
+
+
+def _conjugated(t: TensorType) -> dict[str, bool]:
+    """triangular_solve's ``conjugate_a=True`` for complex matrices (bound only then)."""
+    return {"conjugate_a": True} if t.dtype.kind == "c" else {}
 
 
 def _cholesky_jvp(b, primals, tangents):
     # dL = L phi(L^-1 dA L^-H)   (Murray 2016, as JAX)
     (a,), (da,) = primals, tangents
     low = b.cholesky(a)
-    tmp = _solve_lower(b, b.conj(low) if low.type.dtype.kind == "c" else low, da,
-                       left_side=False, transpose_a=True)                  # dA L^-H
+    tmp = _solve_lower(b, low, da, left_side=False, transpose_a=True,
+                       **_conjugated(a.type))                              # dA L^-H
     tmp = _solve_lower(b, low, tmp, left_side=True, transpose_a=False)    # L^-1 dA L^-T
     return [low], [matmul(b, low, _phi(b, tmp))]
 
@@ -271,7 +277,8 @@ lower_rules[cholesky_p] = _cholesky_lowering
 # --- triangular_solve ------------------------------------------------------------------------
 
 def _triangular_solve_rule(a: TensorType, rhs: TensorType, *, left_side: bool, lower: bool,
-                           transpose_a: bool, unit_diagonal: bool) -> TensorType:
+                           transpose_a: bool, unit_diagonal: bool,
+                           conjugate_a: bool = False) -> TensorType:
     check_matrix("triangular_solve", a, square=True)
     check_matrix("triangular_solve", rhs)
     if a.dtype != rhs.dtype:
@@ -294,8 +301,11 @@ def _triangle(a, lower, unit_diagonal):
     return t
 
 
-def _triangular_solve_impl(a, rhs, *, left_side, lower, transpose_a, unit_diagonal):
+def _triangular_solve_impl(a, rhs, *, left_side, lower, transpose_a, unit_diagonal,
+                           conjugate_a=False):
     op = _triangle(np.asarray(a), lower, unit_diagonal)
+    if conjugate_a:
+        op = np.conj(op)
     if transpose_a:
         op = np.swapaxes(op, -1, -2)
     if left_side:
@@ -310,9 +320,13 @@ def _triangular_solve_lowering(ctx, eqn, a, rhs):
     p = eqn.params
     left_side, lower, transpose_a = p["left_side"], p["lower"], p["transpose_a"]
     unit_diagonal = p["unit_diagonal"]
+    conjugate_a = p.get("conjugate_a", False)
+    if conjugate_a and not transpose_a:          # LAPACK conjugates only with a transpose
+        (a,) = _lower_func(ctx, lambda b, x: [b.conj(x)], [at], [a])
+        conjugate_a = False
+    trans = ("C" if conjugate_a else "T") if transpose_a else "N"
     attrs = {"side": ord("L" if left_side else "R"), "uplo": ord("L" if lower else "U"),
-             "trans_x": ord("T" if transpose_a else "N"),
-             "diag": ord("U" if unit_diagonal else "N")}
+             "trans_x": ord(trans), "diag": ord("U" if unit_diagonal else "N")}
     return ffi_call(lapack_target("trsm", at.dtype), [a, rhs], [at, bt], [bt], attrs,
                     aliases={0: 1}, column_major=[True, True, True])
 
@@ -330,6 +344,8 @@ def _triangular_solve_jvp(b, primals, tangents, **params):
     if da is not None:
         # d(op(A)^-1 B) = -op(A)^-1 op(dA) X   (left side; mirrored on the right)
         op_da = _triangle_of(b, da, params["lower"], params["unit_diagonal"])
+        if params.get("conjugate_a", False):
+            op_da = b.conj(op_da)
         if params["transpose_a"]:
             op_da = mT(b, op_da)
         prod = matmul(b, op_da, x) if params["left_side"] else matmul(b, x, op_da)
@@ -338,16 +354,23 @@ def _triangular_solve_jvp(b, primals, tangents, **params):
     return [x], [out]
 
 
-def _triangular_solve_vjp(b, ct, a, rhs, *, left_side, lower, transpose_a, unit_diagonal):
+def _triangular_solve_vjp(b, ct, a, rhs, *, left_side, lower, transpose_a, unit_diagonal,
+                          conjugate_a=False):
+    # The transpose of the JVP under JAX's pairing, for real and complex matrices alike
+    # (Note [complex linear algebra derivatives]): op(A)^-1 transposes to op(A)^-T (the
+    # same conjugation), and the cotangent of op(dA) is conjugated back with conjugate_a.
+    conj = {"conjugate_a": True} if conjugate_a else {}
     flipped = dict(left_side=left_side, lower=lower, transpose_a=not transpose_a,
-                   unit_diagonal=unit_diagonal)
+                   unit_diagonal=unit_diagonal, **conj)
     rhs_bar = b.triangular_solve(a, ct, **flipped)          # op(A)^-T xbar
     x = b.triangular_solve(a, rhs, left_side=left_side, lower=lower,
-                           transpose_a=transpose_a, unit_diagonal=unit_diagonal)
+                           transpose_a=transpose_a, unit_diagonal=unit_diagonal, **conj)
     if left_side:
         prod = matmul(b, x, mT(b, rhs_bar)) if transpose_a else matmul(b, rhs_bar, mT(b, x))
     else:
         prod = matmul(b, mT(b, rhs_bar), x) if transpose_a else matmul(b, mT(b, x), rhs_bar)
+    if conjugate_a:
+        prod = b.conj(prod)
     a_bar = b.neg(_triangle_of(b, prod, lower, unit_diagonal))
     return [a_bar, rhs_bar]
 

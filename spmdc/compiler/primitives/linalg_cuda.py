@@ -35,6 +35,10 @@ attributes (bools where LAPACK has characters) and, for the SVD, the algorithm:
   MAGMA/LAPACK kernels otherwise, which spmdc does not wire up: left eigenvectors on CUDA
   are an error). Like LAPACK's geev, for a real matrix it packs a complex conjugate pair
   of eigenvectors into two real columns (re, im), unpacked here; its ``w`` is complex.
+
+Each kernel is one name for every dtype: complex64 and complex128 matrices call the same
+ones as real matrices, with real ``w`` (eigh) and ``s`` (svd) and, after gesvdj, the
+conjugate transpose of ``v``, as JAX (tests/cuda_lowering_cases.py has complex cases).
 """
 from __future__ import annotations
 
@@ -51,7 +55,7 @@ from .linalg import (
     cholesky_p,
     lu_lowering,
     lu_p,
-    mT,
+    mH,
     not_ok_to_nan,
     triangular_solve_p,
     tril,
@@ -77,8 +81,12 @@ def _cholesky(ctx, eqn, a):
 
 def _triangular_solve(ctx, eqn, a, rhs):
     p = eqn.params
-    transpose = ir.Attribute.parse(
-        f"#stablehlo<transpose {'TRANSPOSE' if p['transpose_a'] else 'NO_TRANSPOSE'}>")
+    conjugate_a = p.get("conjugate_a", False)
+    if conjugate_a and not p["transpose_a"]:       # as JAX: conjugate, then no transpose
+        (a,) = _lower_func(ctx, lambda b, x: [b.conj(x)], [eqn.inputs[0].type], [a])
+        conjugate_a = False
+    kind = ("ADJOINT" if conjugate_a else "TRANSPOSE") if p["transpose_a"] else "NO_TRANSPOSE"
+    transpose = ir.Attribute.parse(f"#stablehlo<transpose {kind}>")
     return hlo.TriangularSolveOp(a, rhs, p["left_side"], p["lower"], p["unit_diagonal"],
                                  transpose).result
 
@@ -128,7 +136,7 @@ def _svd(ctx, eqn, a):
             {"full_matrices": not economic, "compute_uv": compute_uv}, aliases={0: 0})
         if compute_uv:
             def factors(b, u, v):
-                vt = mT(b, v)
+                vt = mH(b, v)              # gesvdj gives V; conjugated for complex ones
                 if not full and not economic:      # the full factors' leading columns
                     zero = (0,) * t.ndim
                     u = b.slice(u, start_indices=zero, limit_indices=u_t.shape, strides=None)
