@@ -230,3 +230,25 @@ def test_complex_kernels_in_the_cpu_lowering():
         assert target in text, target
     assert "trans_x = 67 : ui8" in text                       # ord("C")
     assert "tensor<4xf32>" in text                             # heevd's eigenvalues
+
+
+@pytest.mark.slow
+def test_qdwh_and_tridiagonal_eigenvectors_of_complex_matrices():
+    a = A[:, :3].astype(np.complex64)
+    u, h, _, converged = lax_linalg.qdwh(a)
+    want_u, want_h = sl.polar(a)
+    assert bool(converged)
+    np.testing.assert_allclose(u, want_u, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(h, want_h, rtol=1e-4, atol=1e-4)
+    d = RNG.normal(size=5).astype(np.complex64)
+    e = _complex(4).astype(np.complex64)
+    w, v = jsl.eigh_tridiagonal(d, e)         # e above the diagonal, conj(e) below
+    t = np.diag(d) + np.diag(e, 1) + np.diag(e.conj(), -1)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(t), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(t @ np.asarray(v), np.asarray(v) * np.asarray(w), atol=1e-4)
+    assert np.asarray(v).dtype == np.complex64
+
+
+def test_cholesky_update_takes_real_factors_as_jax():
+    with pytest.raises(TypeError, match="does not accept dtype complex64 at position 1"):
+        lax_linalg.cholesky_update(np.eye(3, dtype=np.float32), np.ones(3, np.complex64))
