@@ -1,4 +1,5 @@
-"""Derivatives of linear algebra on complex matrices (and eig's on real ones), run on spmdc
+"""Derivatives of linear algebra on complex matrices (and eig's on real ones, and rectangular
+lu and wide qr), run on spmdc
 and on JAX 0.10.2 (`tools/record.py linalg_complex` records JAX's results in
 tests/data/linalg_complex_reference.json; tests/numpy/test_linalg_complex.py compares).
 ``cases(lib)`` maps a name to a thunk returning a pytree of arrays: a gradient (JAX's
@@ -30,6 +31,7 @@ BATCH = _complex(2, 3, 3) + 3 * np.eye(3, dtype=np.complex64)
 def _pairing(jnp, x, w):
     """A real function of ``x`` that reads all of it: ``re(sum(x * w[:shape]))``."""
     w = np.resize(WEIGHTS.ravel(), x.shape)
+    w = w if np.issubdtype(x.dtype, np.complexfloating) else w.real
     return jnp.real(jnp.sum(x * w.astype(x.dtype)))
 
 
@@ -64,6 +66,9 @@ def cases(lib):
         "triangular_solve.right.jvp": jvp(lambda a: linalg.triangular_solve(
             a, RHS.T, left_side=False, lower=True), A, TANGENT),
         "lu.grad": lambda: grad(loss(lambda a: linalg.lu(a)[0]))(A),
+        "lu.tall.grad": lambda: grad(loss(lambda a: linalg.lu(a)[0]))(TALL),
+        "lu.wide.jvp": jvp(lambda a: linalg.lu(a)[0], TALL.T.copy(), TALL.T.conj().copy()),
+        "lu.real_wide.grad": lambda: grad(loss(lambda a: linalg.lu(a)[0]))(REAL[:3]),
         "solve.grad": lambda: grad(loss(jnp.linalg.solve), argnums=(0, 1))(A, RHS),
         "inv.grad": lambda: grad(loss(jnp.linalg.inv))(A),
         "det.grad": lambda: grad(lambda a: jnp.abs(jnp.linalg.det(a)))(A),
@@ -71,6 +76,10 @@ def cases(lib):
         "slogdet.grad": lambda: grad(lambda a: jnp.linalg.slogdet(a)[1])(A),
         "qr.grad": lambda: grad(lossv(lambda a: jnp.linalg.qr(a)))(TALL),
         "qr.square.jvp": jvp(lambda a: jnp.linalg.qr(a), A, TANGENT),
+        "qr.wide.grad": lambda: grad(lossv(lambda a: jnp.linalg.qr(a)))(TALL.T.copy()),
+        "qr.wide_complete.jvp": jvp(lambda a: jnp.linalg.qr(a, mode="complete"),
+                                    TALL.T.copy(), TALL.conj().T.copy()),
+        "qr.real_wide.grad": lambda: grad(lossv(lambda a: jnp.linalg.qr(a)))(REAL[:3]),
         "eigh.grad": lambda: grad(lambda a: jnp.sum(jnp.linalg.eigh(a)[0] * np.arange(4.0))
                                   + jnp.sum(gauge_free(jnp.linalg.eigh(a)[1]) * REAL))(
             HERMITIAN),

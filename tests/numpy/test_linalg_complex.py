@@ -19,7 +19,7 @@ from spmdc.lax import linalg as lax_linalg
 REFERENCE = oracle.recorded_cases("linalg_complex_reference.json")
 # one case per primitive in the quick suite; every case with make test-slow
 QUICK = {"cholesky.jvp", "triangular_solve.conjugate.grad", "qr.grad", "eigvalsh.jvp",
-         "eigvals.grad", "solve_triangular.adjoint.grad"}
+         "eigvals.grad", "solve_triangular.adjoint.grad", "qr.wide.grad", "lu.tall.grad"}
 
 RNG = np.random.default_rng(5)
 

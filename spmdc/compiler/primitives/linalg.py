@@ -501,20 +501,30 @@ def _permutation_matrix(b: Builder, perm: Any, dtype: np.dtype) -> Any:
     return b.convert(b.eq(rows, cols), new_dtype=dtype)
 
 
-def _check_square_derivative(t: TensorType) -> None:
-    if t.shape[-1] != t.shape[-2]:
-        raise NotImplementedError(
-            f"the derivative of lu is implemented for square matrices only; got {t}")
-
-
 def _lu_factors(b, lu):
-    return _ones_on_diagonal(b, tril(b, lu, -1)), tril(b, lu, 0, lower=False)
+    """``L`` (m x m, unit lower) and ``U`` (n x n, upper) of an m x n ``lu``; for a
+    rectangular one, JAX's completion: ``L``'s last m - k columns and ``U``'s last n - k
+    rows those of the identity (k = min(m, n))."""
+    *batch, m, n = lu.type.shape
+    if m == n:
+        return _ones_on_diagonal(b, tril(b, lu, -1)), tril(b, lu, 0, lower=False)
+    k = min(m, n)
+    zero, nd = lit(0, lu.type.dtype), lu.type.ndim
+    start = (0,) * nd
+    low = b.slice(lu, start_indices=start, limit_indices=(*batch, m, k), strides=None)
+    low = b.pad(tril(b, low, -1), zero, padding_config=((0, 0, 0),) * (nd - 1) + ((0, m - k, 0),))
+    up = b.slice(lu, start_indices=start, limit_indices=(*batch, k, n), strides=None)
+    up = b.pad(tril(b, up, 0, lower=False), zero,
+               padding_config=((0, 0, 0),) * (nd - 2) + ((0, n - k, 0), (0, 0, 0)))
+    rows = b.iota(dtype=INT32, shape=up.type.shape, dimension=nd - 2)
+    tail = getattr(b, "and")(eye_mask(b, up.type.shape), b.ge(rows, lit(k, INT32)))
+    return _ones_on_diagonal(b, low), b.select(tail, lit(1, lu.type.dtype), up)
 
 
 def _lu_jvp(b, primals, tangents):
-    # lau = L^-1 P dA U^-1; dLU = L tril(lau, -1) + triu(lau) U   (JAX's rule, square a)
+    # lau = L^-1 P dA U^-1; dLU = L tril(lau, -1) + triu(lau) U   (JAX's rule, with JAX's
+    # square completions of L and U for a rectangular a: _lu_factors)
     (a,), (da,) = primals, tangents
-    _check_square_derivative(a.type)
     lu, pivots, perm = b.lu(a)
     low, up = _lu_factors(b, lu)
     x = matmul(b, _permutation_matrix(b, perm, a.type.dtype), da)
@@ -530,7 +540,8 @@ def _lu_vjp(b, ct, a):
     ct_lu = ct[0]
     if ct_lu is None:
         return [None]
-    _check_square_derivative(a.type)
+    if a.type.shape[-1] != a.type.shape[-2]:        # the transpose of the JVP, derived
+        return _lu_vjp_transposed(b, ct, a)
     lu, _, perm = b.lu(a)
     low, up = _lu_factors(b, lu)
     lau_bar = b.add(tril(b, matmul(b, mT(b, low), ct_lu), -1),
@@ -545,6 +556,7 @@ def _lu_vjp(b, ct, a):
 lu_p = declare("lu", _lu_rule, _lu_impl, multiple_results=True)
 batch_rules[lu_p] = matrix_batch_rule(lu_p)
 jvp_rules[lu_p] = _lu_jvp
+_lu_vjp_transposed = vjp_by_transposing(_lu_jvp, True, None)
 vjp_rules[lu_p] = _lu_vjp
 lower_rules[lu_p] = lu_lowering(lapack_target)
 

@@ -133,35 +133,54 @@ def qr_lowering(target: Callable[[str, np.dtype], str]) -> Any:
 
 def _qr_check_derivative(t: TensorType, full_matrices: bool) -> None:
     m, n = t.shape[-2:]
-    if m < n or (full_matrices and m != n):
+    if full_matrices and m > n:
         raise NotImplementedError(
-            f"the derivative of qr is implemented for m >= n (and full_matrices=False "
-            f"unless m == n), as in JAX; got {t} with full_matrices={full_matrices}")
+            f"the derivative of qr with full_matrices=True is implemented for m <= n in "
+            f"spmdc; got {t}: use full_matrices=False (mode='reduced')")
+
+
+def _columns(b, x, start: int, stop: int):
+    """The columns ``start:stop`` of a batch of matrices."""
+    *batch, rows, _ = x.type.shape
+    return b.slice(x, start_indices=(*(0,) * (x.type.ndim - 1), start),
+                   limit_indices=(*batch, rows, stop), strides=None)
 
 
 def _qr_jvp(b, primals, tangents, *, full_matrices):
-    # C = dA R^-1, W = Q^H C, O = tril(W, -1) - tril(W, -1)^H (+ i im(diag(W)) for
-    # complex matrices, JAX's correction); dQ = Q (O - W) + C, dR = (W - O) R.
+    # A wide a = [A1 A2] (m < n, A1 square): Q R1 = A1 is the square case, and
+    # R2 = Q^H A2 gives dR2 = dQ^H A2 + Q^H dA2 (JAX's rule).
     (a,), (da,) = primals, tangents
     _qr_check_derivative(a.type, full_matrices)
     q, r = b.qr(a, full_matrices=full_matrices)
+    m, n = a.type.shape[-2:]
+    if m >= n:
+        return [q, r], list(_thin_qr_jvp(b, q, r, da))
+    dq, dr1 = _thin_qr_jvp(b, q, _columns(b, r, 0, m), _columns(b, da, 0, m))
+    dr2 = b.add(matmul(b, mH(b, dq), _columns(b, a, m, n)),
+                matmul(b, mH(b, q), _columns(b, da, m, n)))
+    return [q, r], [dq, b.concatenate(dr1, dr2, dimension=a.type.ndim - 1)]
+
+
+def _thin_qr_jvp(b, q, r, da):
+    # C = dA R^-1, W = Q^H C, O = tril(W, -1) - tril(W, -1)^H (+ i im(diag(W)) for
+    # complex matrices, JAX's correction); dQ = Q (O - W) + C, dR = (W - O) R.
     c = b.triangular_solve(r, da, left_side=False, lower=False, transpose_a=False,
                            unit_diagonal=False)
     w = matmul(b, mH(b, q), c)
     low = tril(b, w, -1)
     o = b.sub(low, mH(b, low))
-    if a.type.dtype.kind == "c":
+    if w.type.dtype.kind == "c":
         imag_part = b.sub(w, b.convert(b.real(w), new_dtype=w.type.dtype))
         o = b.add(o, b.select(eye_mask(b, w.type.shape), imag_part, lit(0, w.type.dtype)))
-    dq = b.add(matmul(b, q, b.sub(o, w)), c)
-    dr = matmul(b, b.sub(w, o), r)
-    return [q, r], [dq, dr]
+    return b.add(matmul(b, q, b.sub(o, w)), c), matmul(b, b.sub(w, o), r)
 
 
 def _qr_vjp(b, ct, a, *, full_matrices):
     # Transposing the JVP: G = Q^T qbar - rbar R^T, wbar = tril(G - G^T, -1) - G,
     # cbar = qbar + Q wbar, abar = cbar R^-T.
     _qr_check_derivative(a.type, full_matrices)
+    if a.type.shape[-2] < a.type.shape[-1]:       # wide: the transpose of the JVP, derived
+        return _qr_vjp_transposed(b, ct, a, full_matrices=full_matrices)
     q, r = b.qr(a, full_matrices=full_matrices)
     q_bar = zeros(b, q.type) if ct[0] is None else ct[0]
     r_bar = zeros(b, r.type) if ct[1] is None else ct[1]
@@ -175,6 +194,7 @@ def _qr_vjp(b, ct, a, *, full_matrices):
 qr_p = declare("qr", _qr_rule, _qr_impl, multiple_results=True)
 batch_rules[qr_p] = matrix_batch_rule(qr_p)
 jvp_rules[qr_p] = _qr_jvp
+_qr_vjp_transposed = vjp_by_transposing(_qr_jvp, True, None)
 vjp_rules[qr_p] = vjp_by_transposing(_qr_jvp, True, _qr_vjp)
 lower_rules[qr_p] = qr_lowering(lapack_target)
 
