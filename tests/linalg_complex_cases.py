@@ -1,5 +1,5 @@
 """Derivatives of linear algebra on complex matrices (and eig's on real ones, and rectangular
-lu and wide qr), run on spmdc
+lu and qr), run on spmdc
 and on JAX 0.10.2 (`tools/record.py linalg_complex` records JAX's results in
 tests/data/linalg_complex_reference.json; tests/numpy/test_linalg_complex.py compares).
 ``cases(lib)`` maps a name to a thunk returning a pytree of arrays: a gradient (JAX's
@@ -80,6 +80,10 @@ def cases(lib):
         "qr.wide_complete.jvp": jvp(lambda a: jnp.linalg.qr(a, mode="complete"),
                                     TALL.T.copy(), TALL.conj().T.copy()),
         "qr.real_wide.grad": lambda: grad(lossv(lambda a: jnp.linalg.qr(a)))(REAL[:3]),
+        "qr.tall_complete.grad": lambda: grad(lossv(lambda a: jnp.linalg.qr(
+            a, mode="complete")))(TALL),
+        "qr.real_tall_complete.jvp": jvp(lambda a: jnp.linalg.qr(a, mode="complete"),
+                                         REAL[:, :2].copy(), REAL_TANGENT[:, :2].copy()),
         "eigh.grad": lambda: grad(lambda a: jnp.sum(jnp.linalg.eigh(a)[0] * np.arange(4.0))
                                   + jnp.sum(gauge_free(jnp.linalg.eigh(a)[1]) * REAL))(
             HERMITIAN),

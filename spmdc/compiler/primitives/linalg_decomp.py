@@ -34,6 +34,7 @@ from .linalg import (
     INT32,
     _diagonal,
     _lower_func,
+    _permutation_matrix,
     check_matrix,
     eye_mask,
     lapack_target,
@@ -131,14 +132,6 @@ def qr_lowering(target: Callable[[str, np.dtype], str]) -> Any:
     return rule
 
 
-def _qr_check_derivative(t: TensorType, full_matrices: bool) -> None:
-    m, n = t.shape[-2:]
-    if full_matrices and m > n:
-        raise NotImplementedError(
-            f"the derivative of qr with full_matrices=True is implemented for m <= n in "
-            f"spmdc; got {t}: use full_matrices=False (mode='reduced')")
-
-
 def _columns(b, x, start: int, stop: int):
     """The columns ``start:stop`` of a batch of matrices."""
     *batch, rows, _ = x.type.shape
@@ -146,13 +139,53 @@ def _columns(b, x, start: int, stop: int):
                    limit_indices=(*batch, rows, stop), strides=None)
 
 
+def _matrix_rows(b, x, start: int, stop: int):
+    """The rows ``start:stop`` of a batch of matrices."""
+    *batch, _, cols = x.type.shape
+    return b.slice(x, start_indices=(*(0,) * (x.type.ndim - 2), start, 0),
+                   limit_indices=(*batch, stop, cols), strides=None)
+
+
+def _solve_adjoint(b, a, rhs):
+    """``a^-H rhs`` for square ``a``, by partial-pivoting LU (``a = P^T L U``)."""
+    lu, _, perm = b.lu(a)
+    conj = {"conjugate_a": True} if a.type.dtype.kind == "c" else {}
+    y = b.triangular_solve(lu, rhs, left_side=True, lower=False, transpose_a=True,
+                           unit_diagonal=False, **conj)
+    z = b.triangular_solve(lu, y, left_side=True, lower=True, transpose_a=True,
+                           unit_diagonal=True, **conj)
+    return matmul(b, mT(b, _permutation_matrix(b, perm, a.type.dtype)), z)
+
+
+def _full_qr_jvp(b, q, r, da):
+    # A tall a with full_matrices (JAX's rule, arXiv:2409.13374 eqs 32-33): the thin
+    # part's derivative, then dQ's last m - n columns from Z = Q_pn (Q_nn - I)^-1:
+    # dQ_mp = dQ_mn Z^H - (Q_mn + Q_mp Z) (dQ_pn - Z dQ_nn)^H; dR's last rows are zero.
+    m, n = da.type.shape[-2:]
+    q_mn, q_mp = _columns(b, q, 0, n), _columns(b, q, n, m)
+    dq_mn, dr_nn = _thin_qr_jvp(b, q_mn, _matrix_rows(b, r, 0, n), da)
+    q_nn, q_pn = _matrix_rows(b, q_mn, 0, n), _matrix_rows(b, q_mn, n, m)
+    dq_nn, dq_pn = _matrix_rows(b, dq_mn, 0, n), _matrix_rows(b, dq_mn, n, m)
+    eye = b.convert(eye_mask(b, q_nn.type.shape), new_dtype=q.type.dtype)
+    z_h = _solve_adjoint(b, b.sub(q_nn, eye), mH(b, q_pn))
+    z = mH(b, z_h)
+    dq_mp = b.sub(matmul(b, dq_mn, z_h),
+                  matmul(b, b.add(q_mn, matmul(b, q_mp, z)),
+                         mH(b, b.sub(dq_pn, matmul(b, z, dq_nn)))))
+    nd = da.type.ndim
+    dr = b.pad(dr_nn, lit(0, r.type.dtype),
+               padding_config=((0, 0, 0),) * (nd - 2) + ((0, m - n, 0), (0, 0, 0)))
+    return b.concatenate(dq_mn, dq_mp, dimension=nd - 1), dr
+
+
 def _qr_jvp(b, primals, tangents, *, full_matrices):
     # A wide a = [A1 A2] (m < n, A1 square): Q R1 = A1 is the square case, and
     # R2 = Q^H A2 gives dR2 = dQ^H A2 + Q^H dA2 (JAX's rule).
     (a,), (da,) = primals, tangents
-    _qr_check_derivative(a.type, full_matrices)
     q, r = b.qr(a, full_matrices=full_matrices)
     m, n = a.type.shape[-2:]
+    if full_matrices and m > n:
+        return [q, r], list(_full_qr_jvp(b, q, r, da))
     if m >= n:
         return [q, r], list(_thin_qr_jvp(b, q, r, da))
     dq, dr1 = _thin_qr_jvp(b, q, _columns(b, r, 0, m), _columns(b, da, 0, m))
@@ -178,8 +211,8 @@ def _thin_qr_jvp(b, q, r, da):
 def _qr_vjp(b, ct, a, *, full_matrices):
     # Transposing the JVP: G = Q^T qbar - rbar R^T, wbar = tril(G - G^T, -1) - G,
     # cbar = qbar + Q wbar, abar = cbar R^-T.
-    _qr_check_derivative(a.type, full_matrices)
-    if a.type.shape[-2] < a.type.shape[-1]:       # wide: the transpose of the JVP, derived
+    m, n = a.type.shape[-2:]
+    if m < n or (full_matrices and m > n):        # the transpose of the JVP, derived
         return _qr_vjp_transposed(b, ct, a, full_matrices=full_matrices)
     q, r = b.qr(a, full_matrices=full_matrices)
     q_bar = zeros(b, q.type) if ct[0] is None else ct[0]
