@@ -2,9 +2,11 @@
 primitives of compiler/primitives/linalg.py and linalg_decomp.py, and the functions built
 on them, with JAX 0.10.2's signatures and formulas.
 
-Real float32/float64 matrices only, but for ``eig``/``eigvals`` (LAPACK's geev, which
-also takes complex matrices; results are complex, and not differentiable yet: a clear
-error). Missing besides: ``qr(mode='raw')`` (a clear error).
+float32, float64, complex64 and complex128 matrices (integers become the default float;
+other float dtypes are a clear error, LAPACK having no kernels for them). ``eig`` and
+``eigvals`` give complex results; their eigenvalues are differentiable, the eigenvectors
+of ``eig`` are not (as JAX's: lax.linalg.eig's ``enable_eigvec_derivs`` opts in).
+Missing: ``qr(mode='raw')`` (a clear error).
 """
 from __future__ import annotations
 

@@ -3,10 +3,9 @@ primitives, with JAX 0.10.2's signatures and results.
 
 As in JAX, ``overwrite_a``/``overwrite_b`` (arrays are immutable, nothing is overwritten),
 ``check_finite``, ``lwork``, ``debug`` and ``lapack_driver`` are accepted for SciPy
-compatibility and have no effect on the result. Real float32/float64 matrices only (see
-spmdc.numpy.linalg). Absent: the complex-valued ``schur``/``eig`` family, ``qr`` with
-``pivoting=True`` (spmdc has no geqp3 primitive yet), ``eigh_tridiagonal``, ``sqrtm``,
-``funm``, ``rsf2csf``, ``solve_sylvester``. The special-matrix constructors (``toeplitz``,
+compatibility and have no effect on the result. float32, float64, complex64 and complex128
+matrices (see spmdc.numpy.linalg). Absent: ``qr`` with ``pivoting=True`` (a clear error:
+spmdc has no geqp3 primitive yet). The special-matrix constructors (``toeplitz``,
 ``hankel`` ...) are in linalg_special.py; ``qr_multiply``, ``hessenberg`` and ``polar`` in
 linalg_decompositions.py; ``schur``, ``rsf2csf``, ``sqrtm``, ``funm`` and ``solve_sylvester``
 in linalg_schur.py; ``eigh_tridiagonal`` in linalg_tridiagonal.py.
