@@ -252,3 +252,20 @@ def test_qdwh_and_tridiagonal_eigenvectors_of_complex_matrices():
 def test_cholesky_update_takes_real_factors_as_jax():
     with pytest.raises(TypeError, match="does not accept dtype complex64 at position 1"):
         lax_linalg.cholesky_update(np.eye(3, dtype=np.float32), np.ones(3, np.complex64))
+
+
+def test_cuda_svd_conjugates_the_jacobi_v_as_jax():
+    """cuSOLVER's gesvdj gives V; V^H is its conjugate transpose for complex matrices
+    (the kernel calls themselves are compared in tests/compiler/test_stablehlo.py)."""
+    import types
+
+    import cuda_lowering_cases
+    make, args = cuda_lowering_cases.CASES["svd_c64_reduced"]
+    lib = types.SimpleNamespace(lax=spmdc.lax, jnp=jnp)
+    ours = spmdc.jit(make(lib)).trace(*args).lower(lowering_platforms=("cuda",)).as_text()
+    theirs = oracle.recorded("cuda_lowerings.json")["modules"]["svd_c64_reduced"]
+
+    def conjugation(text):
+        return [line.split("=", 1)[1].strip() for line in text.splitlines()
+                if "stablehlo.imag" in line or "stablehlo.negate" in line]
+    assert conjugation(ours) == conjugation(theirs) != []
