@@ -128,7 +128,9 @@ def _permutation_from_pivots(pivots: Any, m: int) -> Any:
         is_k, is_j = slots == k, slots == j
         pk = reduce_sum(_where(is_k, perm, 0).astype(wide), (perm.ndim - 1,))
         pj = reduce_sum(_where(is_j, perm, 0).astype(wide), (perm.ndim - 1,))
-        pk, pj = pk.reshape((*batch, 1)), pj.reshape((*batch, 1))
+        # back to int32: the permutation's dtype (mixing it with the wide sums would be
+        # a promotion, an error under jax_numpy_dtype_promotion='strict')
+        pk, pj = (x.reshape((*batch, 1)).astype(np.int32) for x in (pk, pj))
         perm = _where(is_k, pj, _where(is_j, pk, perm))
     return perm
 

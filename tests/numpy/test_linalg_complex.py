@@ -269,3 +269,12 @@ def test_cuda_svd_conjugates_the_jacobi_v_as_jax():
         return [line.split("=", 1)[1].strip() for line in text.splitlines()
                 if "stablehlo.imag" in line or "stablehlo.negate" in line]
     assert conjugation(ours) == conjugation(theirs) != []
+
+
+def test_lu_solve_under_strict_promotion(x64):
+    # Lineax solves with jax_numpy_dtype_promotion='strict': the permutation from the
+    # pivots must not mix int64 and int32.
+    a, b = A.astype(np.complex128), B.astype(np.complex128)
+    with spmdc.numpy_dtype_promotion("strict"):
+        x = spmdc.jit(lambda a, b: jsl.lu_solve(jsl.lu_factor(a), b, trans=2))(a, b)
+    np.testing.assert_allclose(x, sl.lu_solve(sl.lu_factor(a), b, trans=2), rtol=1e-10)
