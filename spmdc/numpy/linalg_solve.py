@@ -98,10 +98,9 @@ def triangular_solve(a: Any, b: Any, *, left_side: bool, lower: bool, transpose_
 
 
 def permute_rows(perm: Any, b: Any, inverse: bool = False) -> Any:
-    """``b[..., perm, :]`` (its inverse with ``inverse``), as a gather."""
-    if perm.ndim == 1 and not inverse:          # one matrix (also each one under vmap)
-        from .indexing import take
-        return take(b, perm, axis=-2)
+    """``b[..., perm, :]`` (its inverse with ``inverse``), as a gather; a permutation is in
+    bounds, so no bounds check (whose mixed-rank comparison jnp.take would make, refused
+    under jax_numpy_rank_promotion='raise')."""
     from .editing import take_along_axis
     if inverse:
         from .sorting import argsort

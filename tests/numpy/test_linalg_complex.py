@@ -272,9 +272,11 @@ def test_cuda_svd_conjugates_the_jacobi_v_as_jax():
 
 
 def test_lu_solve_under_strict_promotion(x64):
-    # Lineax solves with jax_numpy_dtype_promotion='strict': the permutation from the
-    # pivots must not mix int64 and int32.
+    # Lineax solves with jax_numpy_dtype_promotion='strict' and rank promotion 'raise':
+    # the permutation from the pivots must not mix int64 and int32, nor ranks.
     a, b = A.astype(np.complex128), B.astype(np.complex128)
-    with spmdc.numpy_dtype_promotion("strict"):
+    with spmdc.numpy_dtype_promotion("strict"), spmdc.numpy_rank_promotion("raise"):
         x = spmdc.jit(lambda a, b: jsl.lu_solve(jsl.lu_factor(a), b, trans=2))(a, b)
+        y = spmdc.jit(lambda a, b: jsl.lu_solve(jsl.lu_factor(a), b))(a, b[:, 0])
+    np.testing.assert_allclose(y, sl.lu_solve(sl.lu_factor(a), b[:, 0]), rtol=1e-10)
     np.testing.assert_allclose(x, sl.lu_solve(sl.lu_factor(a), b, trans=2), rtol=1e-10)
