@@ -65,6 +65,18 @@ CASES = {
             a, b, left_side=False, lower=False, transpose_a=True, unit_diagonal=True),
         [np.swapaxes(_lower_triangular(2, 4, 4, dtype=np.float64), -1, -2).copy(),
          _general(2, 3, 4, dtype=np.float64)]),
+    "cholesky_c64": (lambda lib: lib.lax.linalg.cholesky, [_spd(4, 4, dtype=np.complex64)]),
+    "lu_c128_batched": (lambda lib: lib.lax.linalg.lu,
+                        [_general(2, 4, 4, dtype=np.float64).astype(np.complex128)]),
+    "qr_c64_reduced": (lambda lib: lambda a: lib.lax.linalg.qr(a, full_matrices=False),
+                       [(_general(5, 3) + 1j * _general(5, 3, seed=1)).astype(np.complex64)]),
+    "eigh_c64": (lambda lib: lib.lax.linalg.eigh, [_spd(4, 4, dtype=np.complex64)]),
+    "svd_c64_reduced": (lambda lib: lambda a: lib.lax.linalg.svd(a, full_matrices=False),
+                        [(_general(5, 3) + 1j * _general(5, 3, seed=1)).astype(np.complex64)]),
+    "triangular_solve_c128_adjoint": (
+        lambda lib: lambda a, b: lib.lax.linalg.triangular_solve(
+            a, b, left_side=True, lower=True, transpose_a=True, conjugate_a=True),
+        [_lower_triangular(4, 4, dtype=np.complex128), _general(4, 3).astype(np.complex128)]),
     "eig_f32": (lambda lib: lib.jnp.linalg.eig, [_general(5, 5)]),
     "eig_f64_batched_values": (lambda lib: lib.jnp.linalg.eigvals,
                                [_general(2, 4, 4, dtype=np.float64)]),

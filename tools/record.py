@@ -76,6 +76,8 @@ CASE_SETS: dict[str, CaseSet] = {
                           "stats_more_reference.json"),
     "linalg_more": CaseSet("linalg_more_cases", "values.record_tuple_leaves",
                            "values.thunk_names", "linalg_more_reference.json"),
+    "linalg_complex": CaseSet("linalg_complex_cases", "values.record_tree_leaves",
+                              "values.thunk_names", "linalg_complex_reference.json"),
     "signal": CaseSet("signal_cases", "values.record_tuple_leaves", "values.thunk_names",
                       "signal_reference.json"),
     "ndimage": CaseSet("ndimage_cases", "values.record_tuple_leaves", "values.thunk_names",

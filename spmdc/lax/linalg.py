@@ -1,7 +1,7 @@
 """spmdc.lax.linalg (JAX's ``jax.lax.linalg``): the linear-algebra primitives themselves,
-batched over leading dimensions, with no dtype promotion (operands must be float32 or
-float64 matrices already), as in JAX. spmdc.numpy.linalg and spmdc.scipy.linalg compose
-these decompositions.
+batched over leading dimensions, with no dtype promotion (operands must be float32,
+float64, complex64 or complex128 matrices already), as in JAX. spmdc.numpy.linalg and
+spmdc.scipy.linalg compose these decompositions.
 
 Present: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr, eig, eigh, svd,
 and (spmdc/lax/linalg_lapack.py) schur, hessenberg, tridiagonal, tridiagonal_solve,
@@ -62,8 +62,14 @@ def _mT(x: Any) -> Any:
     return transpose(x, (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2))
 
 
+def _mH(x: Any) -> Any:
+    """The conjugate transpose of ``x``'s matrices (the transpose of real ones)."""
+    return _mT(x).conj() if dtypes.is_complex(x.dtype) else _mT(x)
+
+
 def symmetrize(x: Any) -> Any:
-    return (x + _mT(x)) / 2
+    """``(x + x^H) / 2``: the Hermitian part (the symmetric part of real matrices)."""
+    return (x + _mH(x)) / 2
 
 
 def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
@@ -76,14 +82,16 @@ def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = F
                      transpose_a: bool = False, conjugate_a: bool = False,
                      unit_diagonal: bool = False) -> Any:
     """``op(a) x = b`` (``x op(a) = b`` unless ``left_side``); ``b`` may have one
-    dimension less than ``a`` (a vector per matrix). ``conjugate_a`` has no effect on
-    real matrices (the only ones spmdc's LAPACK lowering takes)."""
+    dimension less than ``a`` (a vector per matrix). ``op`` transposes with
+    ``transpose_a`` and conjugates with ``conjugate_a`` (no effect on real matrices)."""
     a, b = asarray(a), asarray(b)
+    # bound only where it conjugates (complex matrices), so real programs are unchanged
+    conj = {"conjugate_a": True} if conjugate_a and dtypes.is_complex(a.dtype) else {}
     singleton = b.ndim == a.ndim - 1
     if singleton:
         b = b.reshape(b.shape + (1,)) if left_side else b.reshape(b.shape[:-1] + (1, b.shape[-1]))
     out = bind(triangular_solve_p, a, b, left_side=bool(left_side), lower=bool(lower),
-               transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal))
+               transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal), **conj)
     if singleton:
         out = out[..., 0] if left_side else out[..., 0, :]
     return out
@@ -120,7 +128,9 @@ def _permutation_from_pivots(pivots: Any, m: int) -> Any:
         is_k, is_j = slots == k, slots == j
         pk = reduce_sum(_where(is_k, perm, 0).astype(wide), (perm.ndim - 1,))
         pj = reduce_sum(_where(is_j, perm, 0).astype(wide), (perm.ndim - 1,))
-        pk, pj = pk.reshape((*batch, 1)), pj.reshape((*batch, 1))
+        # back to int32: the permutation's dtype (mixing it with the wide sums would be
+        # a promotion, an error under jax_numpy_dtype_promotion='strict')
+        pk, pj = (x.reshape((*batch, 1)).astype(np.int32) for x in (pk, pj))
         perm = _where(is_k, pj, _where(is_j, pk, perm))
     return perm
 
@@ -149,16 +159,21 @@ class EighImplementation(enum.Enum):
 
 
 def eig(x: Any, *, compute_left_eigenvectors: bool = True,
-        compute_right_eigenvectors: bool = True, use_magma: bool | None = None,
-        implementation: EigImplementation | None = None) -> list[Any]:
+        compute_right_eigenvectors: bool = True, enable_eigvec_derivs: bool = False,
+        implementation: EigImplementation | None = None,
+        use_magma: bool | None = None) -> list[Any]:
     """``[w, vl, vr]``: the (complex) eigenvalues of general square matrices, then the
-    left and the right eigenvectors (columns) where asked for (LAPACK's geev). Not
-    differentiable yet. ``implementation`` may be LAPACK (or None) only, as on JAX's CPU."""
+    left and the right eigenvectors (columns) where asked for (LAPACK's geev). The
+    eigenvalues are differentiable; the eigenvectors with ``enable_eigvec_derivs=True``
+    (valid for distinct eigenvalues only; Note [eig derivatives] in
+    compiler/primitives/linalg_eig.py). ``implementation`` may be LAPACK (or None) only,
+    as on JAX's CPU."""
     if implementation is not None and implementation != EigImplementation.LAPACK:
         raise ValueError("Only the lapack implementation is supported on CPU "
                          f"(eig's implementation={implementation}).")
+    flag = {"enable_eigvec_derivs": True} if enable_eigvec_derivs else {}
     return list(bind(eig_p, asarray(x), compute_left=bool(compute_left_eigenvectors),
-                     compute_right=bool(compute_right_eigenvectors)))
+                     compute_right=bool(compute_right_eigenvectors), **flag))
 
 
 def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True,

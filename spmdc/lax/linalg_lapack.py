@@ -18,6 +18,7 @@ from ..compiler.primitives.linalg_lapack import (
     tridiagonal_p,
     tridiagonal_solve_p,
 )
+from ..core import dtypes
 from ..core.operands import asarray
 from ..core.precision import Precision
 from ..core.tracing import bind
@@ -140,6 +141,11 @@ def cholesky_update(r_matrix: Any, w_vector: Any) -> Any:
         raise ValueError("Rank-1 update to Cholesky decomposition takes a square matrix and "
                          f"a vector of the same size as input. Got shapes {r.shape} and "
                          f"{w.shape} instead")
+    for position, x in enumerate((r, w)):
+        if not dtypes.is_float(x.dtype):             # real factors only, as JAX's
+            raise TypeError(f"cholesky_update does not accept dtype {x.dtype} at position "
+                            f"{position}. Accepted dtypes at position {position} are "
+                            "subtypes of floating.")
     n = w.shape[0]
     one, zero = np.ones((), r.dtype), np.zeros((), r.dtype)
     for k in range(n):

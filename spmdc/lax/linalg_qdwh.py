@@ -1,7 +1,7 @@
 """``qdwh`` of ``spmdc.lax.linalg`` (JAX's ``jax.lax.linalg.qdwh``): the polar
 decomposition ``x = u h`` of a tall matrix by the QR-based dynamically weighted Halley
-iteration, written with lax on spmdc's QR, Cholesky and triangular solve (real matrices).
-See Note [QDWH's schedule].
+iteration, written with lax on spmdc's QR, Cholesky and triangular solve (real or complex
+matrices: ``X^H`` where this says ``X^T``). See Note [QDWH's schedule].
 """
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ import numpy as np
 
 from ..compiler.primitives.linalg import cholesky_p, triangular_solve_p
 from ..compiler.primitives.linalg_decomp import qr_p
+from ..core import dtypes
 from ..core.operands import asarray
 from ..core.tracing import Tracer, bind
+from .complex_parts import conj
 from .control_flow import fori_loop, while_loop
 from .dot import dot_general
 from .elementwise import _where, abs, rsqrt, sqrt
@@ -43,7 +45,8 @@ def _matmul(a: Any, b: Any) -> Any:
 
 
 def _t(x: Any) -> Any:
-    return transpose(x, (1, 0))
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return conj(transpose(x, (1, 0))) if dtypes.is_complex(x.dtype) else transpose(x, (1, 0))
 
 
 def _mask(x: Any, dims: tuple[Any, Any], alternative: Any = 0) -> Any:
@@ -104,23 +107,27 @@ def _cholesky_step(u: Any, m: Any, n: Any, params: Any) -> Any:
     eye = _eye(cols, u.dtype)
     x = _mask(c * _matmul(_t(u), u) + eye, (n, n), eye)
     factor = bind(cholesky_p, x)
+    # (L L^H)^-1 u^H, then its conjugate transpose: u (I + c u^H u)^-1
+    conjugate = {"conjugate_a": True} if dtypes.is_complex(u.dtype) else {}
     z = bind(triangular_solve_p, factor, _t(u), left_side=True, lower=True,
              transpose_a=False, unit_diagonal=False)
     z = bind(triangular_solve_p, factor, z, left_side=True, lower=True,
-             transpose_a=True, unit_diagonal=False)
+             transpose_a=True, unit_diagonal=False, **conjugate)
     return e * u + a_minus_e * _t(z)
 
 
 def _frobenius(x: Any) -> Any:
-    return sqrt(reduce_sum(x * x, (0, 1)))
+    magnitude = abs(x)
+    return sqrt(reduce_sum(magnitude * magnitude, (0, 1)))
 
 
 def _run(x: Any, m: Any, n: Any, max_iterations: int, eps: float | None) -> tuple[Any, ...]:
     eps = float(np.finfo(x.dtype).eps) if eps is None else float(eps)
     one_norm = reduce_max(reduce_sum(abs(x), (0,)), (0,))
     inf_norm = reduce_max(reduce_sum(abs(x), (1,)), (0,))
-    scale = _where(one_norm == 0, np.ones((), x.dtype), rsqrt(one_norm) * rsqrt(inf_norm))
-    u = x * scale
+    scale = _where(one_norm == 0, np.ones((), one_norm.dtype),
+                   rsqrt(one_norm) * rsqrt(inf_norm))
+    u = x * scale.astype(x.dtype)
     tol_norm = float(np.cbrt(10.0 * eps / 2.0))
     qr_steps, cholesky_steps = _schedule(eps, max_iterations)
 
@@ -161,8 +168,8 @@ def qdwh(x: Any, *, is_hermitian: bool = False, max_iterations: int | None = Non
          eps: float | None = None, dynamic_shape: tuple[Any, Any] | None = None
          ) -> tuple[Any, Any, Any, Any]:
     """``(u, h, num_iters, is_converged)``: the polar decomposition ``x = u h`` of an
-    M x N (M >= N) real matrix, u with orthonormal columns and h symmetric positive
-    semidefinite, by at most ``max_iterations`` (10) steps until X moves less than
+    M x N (M >= N) real or complex matrix, u with orthonormal columns and h Hermitian
+    positive semidefinite, by at most ``max_iterations`` (10) steps until X moves less than
     cbrt(5 eps). ``dynamic_shape=(m, n)``: only the leading m x n block is the matrix.
     ``is_hermitian`` must be a static bool and, as in JAX, does not change the method.
     See Note [QDWH's schedule]."""
@@ -177,9 +184,10 @@ def qdwh(x: Any, *, is_hermitian: bool = False, max_iterations: int | None = Non
     x = asarray(x)
     if x.ndim != 2:
         raise ValueError(f"qdwh needs a matrix (M x N); got shape {x.shape}")
-    if x.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise TypeError(f"qdwh: spmdc's QR and Cholesky take float32 or float64 matrices; "
-                        f"got {x.dtype}")
+    if x.dtype not in (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
+                       np.dtype(np.complex128)):
+        raise TypeError(f"qdwh: spmdc's QR and Cholesky take float32, float64, complex64 or "
+                        f"complex128 matrices; got {x.dtype}")
     rows, cols = x.shape
     if rows < cols:
         raise ValueError("The input matrix of shape M x N must have M >= N.")

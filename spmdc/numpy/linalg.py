@@ -2,9 +2,11 @@
 primitives of compiler/primitives/linalg.py and linalg_decomp.py, and the functions built
 on them, with JAX 0.10.2's signatures and formulas.
 
-Real float32/float64 matrices only, but for ``eig``/``eigvals`` (LAPACK's geev, which
-also takes complex matrices; results are complex, and not differentiable yet: a clear
-error). Missing besides: ``qr(mode='raw')`` (a clear error).
+float32, float64, complex64 and complex128 matrices (integers become the default float;
+other float dtypes are a clear error, LAPACK having no kernels for them). ``eig`` and
+``eigvals`` give complex results; their eigenvalues are differentiable, the eigenvectors
+of ``eig`` are not (as JAX's: lax.linalg.eig's ``enable_eigvec_derivs`` opts in).
+Missing: ``qr(mode='raw')`` (a clear error).
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ from .linalg_solve import (  # noqa: F401  (re-exported)
     svdvals,
 )
 from .linalg_solve import inexact as _inexact
+from .linalg_solve import mH as _mH
 from .linalg_solve import mT as _mT
 from .reductions import any as _any
 from .reductions import max as _max
@@ -87,8 +90,8 @@ def _lstsq(a: Any, b: Any, rcond: Any, *, numpy_resid: bool) -> Any:
         u, s, vt = svd(a, full_matrices=False)
         mask = s >= asarray(cut).astype(s.dtype) * s[0]
         rank = sum(mask)
-        s_inv = expand_dims(where(mask, 1 / where(mask, s, 1), 0), -1)
-        x = matmul(_mT(vt), s_inv * matmul(_mT(u), b))
+        s_inv = expand_dims(where(mask, 1 / where(mask, s, 1), 0), -1).astype(a.dtype)
+        x = matmul(_mH(vt), s_inv * matmul(_mH(u), b))
     if numpy_resid and (int(rank) < n or m <= n):
         resid = asarray(np.zeros(0, a.dtype))
     else:
@@ -232,7 +235,7 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False,  # noqa: N
         if rtol is not None:
             raise ValueError("matrix_rank: only one of tol or rtol may be specified.")
         rtol = tol
-    (M,) = _inexact("matrix_rank", M, complex_ok=not hermitian)
+    (M,) = _inexact("matrix_rank", M)
     if M.ndim < 2:
         return _any(M != 0).astype(np.int32)
     s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
@@ -245,7 +248,7 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False,  # noqa: N
 
 @library_jit(static_argnames=("p",))
 def cond(x: Any, p: Any = None) -> Any:
-    (x,) = _inexact("cond", x, complex_ok=p in (None, 2, -2))     # SVD-based orders
+    (x,) = _inexact("cond", x)
     if x.ndim < 2:
         raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got {x.shape}")
     if 0 in x.shape[-2:]:
@@ -411,7 +414,8 @@ def _eig_operand(op: str, a: Any) -> Any:
 
 def eig(a: Any) -> tuple[Any, Any]:
     """The eigenvalues and right eigenvectors (columns) of general square matrices,
-    complex (LAPACK's geev). Not differentiable yet."""
+    complex (LAPACK's geev). As JAX's, differentiating the eigenvectors is refused: use
+    lax.linalg.eig with ``enable_eigvec_derivs=True``, or eigvals for the eigenvalues."""
     w, v = lax_linalg.eig(_eig_operand("eig", a), compute_left_eigenvectors=False)
     return w, v
 

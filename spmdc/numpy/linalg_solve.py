@@ -17,7 +17,7 @@ from .array_creation import eye
 from .comparisons import where
 from .core import asarray, broadcast_to
 from .reductions import any as _any
-from .reductions import sum
+from .reductions import prod, sum
 from .shape_ops import expand_dims, swapaxes
 from .tensor_contractions import matmul
 from .ufuncs import abs, exp, log, sign
@@ -49,16 +49,13 @@ class SlogdetResult(NamedTuple):
 
 # --- shared pieces (also used by spmdc.scipy.linalg) --------------------------------------------
 
-def inexact(op: str, *xs: Any, complex_ok: bool = False) -> list[Any]:
-    """The operands as arrays of one float dtype (integers become the default float);
-    ``complex_ok``: complex64/complex128 operands stay complex (the op has kernels)."""
+def inexact(op: str, *xs: Any) -> list[Any]:
+    """The operands as arrays of one float or complex dtype (integers become the default
+    float), one that LAPACK has kernels for."""
     xs = [asarray(x) for x in xs]
     dtype, _ = dtypes.result_type(*xs)
-    if dtypes.is_complex(dtype) and complex_ok:
-        return [x.astype(dtype) if x.dtype != dtype else x for x in xs]
     if dtypes.is_complex(dtype):
-        raise TypeError(f"{op}: complex matrices are not supported by spmdc's linear "
-                        "algebra yet; use real float32 or float64 matrices")
+        return [x.astype(dtype) if x.dtype != dtype else x for x in xs]
     if not dtypes.is_float(dtype):
         dtype = dtypes.default_float()
     if np.dtype(dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
@@ -76,6 +73,11 @@ def mT(x: Any) -> Any:
     return swapaxes(x, -1, -2)
 
 
+def mH(x: Any) -> Any:
+    """The conjugate transpose of matrices (the transpose of real ones)."""
+    return mT(x).conj() if dtypes.is_complex(x.dtype) else mT(x)
+
+
 def batch_broadcast(op: str, a: Any, b: Any) -> tuple[Any, Any]:
     """``a`` and ``b`` (both ``[..., r, c]``) with their batch dimensions broadcast."""
     try:
@@ -87,18 +89,18 @@ def batch_broadcast(op: str, a: Any, b: Any) -> tuple[Any, Any]:
 
 
 def triangular_solve(a: Any, b: Any, *, left_side: bool, lower: bool, transpose_a: bool,
-                     unit_diagonal: bool = False) -> Any:
+                     conjugate_a: bool = False, unit_diagonal: bool = False) -> Any:
     """lax.linalg.triangular_solve with the batch dimensions broadcast."""
     a, b = batch_broadcast("triangular_solve", a, b)
     return lax_linalg.triangular_solve(a, b, left_side=left_side, lower=lower,
-                                       transpose_a=transpose_a, unit_diagonal=unit_diagonal)
+                                       transpose_a=transpose_a, conjugate_a=conjugate_a,
+                                       unit_diagonal=unit_diagonal)
 
 
 def permute_rows(perm: Any, b: Any, inverse: bool = False) -> Any:
-    """``b[..., perm, :]`` (its inverse with ``inverse``), as a gather."""
-    if perm.ndim == 1 and not inverse:          # one matrix (also each one under vmap)
-        from .indexing import take
-        return take(b, perm, axis=-2)
+    """``b[..., perm, :]`` (its inverse with ``inverse``), as a gather; a permutation is in
+    bounds, so no bounds check (whose mixed-rank comparison jnp.take would make, refused
+    under jax_numpy_rank_promotion='raise')."""
     from .editing import take_along_axis
     if inverse:
         from .sorting import argsort
@@ -109,16 +111,18 @@ def permute_rows(perm: Any, b: Any, inverse: bool = False) -> Any:
 
 
 def lu_solve_factored(lu: Any, perm: Any, b: Any, trans: int = 0) -> Any:
-    """Solve ``a x = b`` (``a^T x = b`` with trans) for a matrix ``b`` from ``p a = l u``."""
+    """Solve ``a x = b`` (``a^T x = b`` with ``trans=1``, ``a^H x = b`` with ``trans=2``)
+    for a matrix ``b`` from ``p a = l u``."""
     lu, b = batch_broadcast("lu_solve", lu, b)
     perm = broadcast_to(perm, (*lu.shape[:-2], perm.shape[-1]))
     if trans == 0:
         x = triangular_solve(lu, permute_rows(perm, b), left_side=True, lower=True,
                              transpose_a=False, unit_diagonal=True)
         return triangular_solve(lu, x, left_side=True, lower=False, transpose_a=False)
-    x = triangular_solve(lu, b, left_side=True, lower=False, transpose_a=True)
+    x = triangular_solve(lu, b, left_side=True, lower=False, transpose_a=True,
+                         conjugate_a=trans == 2)
     x = triangular_solve(lu, x, left_side=True, lower=True, transpose_a=True,
-                         unit_diagonal=True)
+                         conjugate_a=trans == 2, unit_diagonal=True)
     return permute_rows(perm, x, inverse=True)
 
 
@@ -131,12 +135,12 @@ def _diag(x: Any) -> Any:
 
 @library_jit(static_argnames=("upper", "symmetrize_input"))
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
-    """The lower Cholesky factor (upper with ``upper=True``) of symmetric positive-definite
-    matrices ``[..., n, n]``; NaNs where the factorisation fails."""
+    """The lower Cholesky factor (upper, ``L^H``, with ``upper=True``) of Hermitian
+    positive-definite matrices ``[..., n, n]``; NaNs where the factorisation fails."""
     (a,) = inexact("cholesky", a)
     square("cholesky", a)
     low = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
-    return mT(low) if upper else low
+    return mH(low) if upper else low
 
 
 @library_jit(static_argnames=("mode",))
@@ -157,7 +161,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
                               "subset_by_index"))
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
         subset_by_index: Any = None) -> Any:
-    (a,) = inexact("svd", a, complex_ok=not hermitian)
+    (a,) = inexact("svd", a)
     if a.ndim < 2:
         raise ValueError(f"svd: the argument must have shape [..., m, n], got {a.shape}")
     if subset_by_index is not None and tuple(subset_by_index) != (0, builtins.min(a.shape[-2:])):
@@ -172,7 +176,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
         if not compute_uv:
             return s
         u = _take_cols(v, order)
-        vh = mT(u * expand_dims(_take_last(sign(w), order), -2))
+        vh = mH(u * expand_dims(_take_last(sign(w), order), -2).astype(u.dtype))
         return SVDResult(u, s, vh)
     if compute_uv:
         return SVDResult(*lax_linalg.svd(a, full_matrices=full_matrices))
@@ -198,7 +202,7 @@ def svdvals(x: Any, /) -> Any:
 
 @library_jit(static_argnames=("UPLO", "symmetrize_input"))
 def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Any:  # noqa: N803
-    """Eigenvalues (ascending) and eigenvectors (columns) of symmetric matrices."""
+    """Eigenvalues (ascending, real) and eigenvectors (columns) of Hermitian matrices."""
     if UPLO not in (None, "L", "U"):
         raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {UPLO}")
     (a,) = inexact("eigh", a)
@@ -246,9 +250,14 @@ def _slogdet_lu(a: Any) -> tuple[Any, Any]:
     lu, pivots, _ = lax_linalg.lu(a)
     diag = _diag(lu)
     is_zero = _any(diag == 0, axis=-1)
-    parity = sum(pivots != np.arange(a.shape[-1], dtype=np.int32), axis=-1) + \
-        sum(diag < 0, axis=-1)
-    s = where(is_zero, 0, 1 - 2 * (parity % 2)).astype(a.dtype)
+    parity = sum(pivots != np.arange(a.shape[-1], dtype=np.int32), axis=-1)
+    if dtypes.is_complex(a.dtype):          # the product of the diagonal's phases
+        phase = prod(diag / abs(diag).astype(diag.dtype), axis=-1)
+    else:
+        phase = asarray(np.ones((), a.dtype))
+        parity = parity + sum(diag < 0, axis=-1)
+    s = where(is_zero, np.zeros((), a.dtype),
+              phase * (1 - 2 * (parity % 2)).astype(a.dtype))
     logdet = where(is_zero, -np.inf, sum(log(abs(diag)), axis=-1))
     return s, logdet
 
@@ -295,7 +304,7 @@ def det(a: Any) -> Any:
 def pinv(a: Any, rtol: Any = None, hermitian: bool = False) -> Any:
     """The Moore-Penrose pseudo-inverse through the SVD (cut-off ``rtol`` times the
     largest singular value; default ``10 * max(m, n) * eps``)."""
-    (a,) = inexact("pinv", a, complex_ok=not hermitian)
+    (a,) = inexact("pinv", a)
     if a.ndim < 2:
         raise ValueError(f"pinv: the argument must have shape [..., m, n], got {a.shape}")
     m, n = a.shape[-2:]

@@ -3,10 +3,9 @@ primitives, with JAX 0.10.2's signatures and results.
 
 As in JAX, ``overwrite_a``/``overwrite_b`` (arrays are immutable, nothing is overwritten),
 ``check_finite``, ``lwork``, ``debug`` and ``lapack_driver`` are accepted for SciPy
-compatibility and have no effect on the result. Real float32/float64 matrices only (see
-spmdc.numpy.linalg). Absent: the complex-valued ``schur``/``eig`` family, ``qr`` with
-``pivoting=True`` (spmdc has no geqp3 primitive yet), ``eigh_tridiagonal``, ``sqrtm``,
-``funm``, ``rsf2csf``, ``solve_sylvester``. The special-matrix constructors (``toeplitz``,
+compatibility and have no effect on the result. float32, float64, complex64 and complex128
+matrices (see spmdc.numpy.linalg). Absent: ``qr`` with ``pivoting=True`` (a clear error:
+spmdc has no geqp3 primitive yet). The special-matrix constructors (``toeplitz``,
 ``hankel`` ...) are in linalg_special.py; ``qr_multiply``, ``hessenberg`` and ``polar`` in
 linalg_decompositions.py; ``schur``, ``rsf2csf``, ``sqrtm``, ``funm`` and ``solve_sylvester``
 in linalg_schur.py; ``eigh_tridiagonal`` in linalg_tridiagonal.py.
@@ -65,13 +64,13 @@ def _solve_with(op: str, a: Any, b: Any, solve_matrix: Any) -> Any:
 
 def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
              check_finite: bool = True) -> Any:
-    """The Cholesky factor (upper by default, as SciPy) read from the ``lower`` (or
-    upper) triangle of ``a`` alone."""
+    """The Cholesky factor (upper, ``L^H``, by default, as SciPy) read from the ``lower``
+    (or upper) triangle of ``a`` alone."""
     (a,) = _nl.inexact("cholesky", a)
     _nl.square("cholesky", a)
     if lower:
         return lax_linalg.cholesky(a, symmetrize_input=False)
-    return _nl.mT(lax_linalg.cholesky(_nl.mT(a), symmetrize_input=False))
+    return _nl.mH(lax_linalg.cholesky(_nl.mH(a), symmetrize_input=False))
 
 
 def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
@@ -87,9 +86,11 @@ def cho_solve(c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False,
     _nl.square("cho_solve", c)
 
     def matrix(rhs: Any) -> Any:
-        # lower: L L^T x = b; upper: U^T U x = b
-        y = _nl.triangular_solve(c, rhs, left_side=True, lower=lower, transpose_a=not lower)
-        return _nl.triangular_solve(c, y, left_side=True, lower=lower, transpose_a=lower)
+        # lower: L L^H x = b; upper: U^H U x = b
+        y = _nl.triangular_solve(c, rhs, left_side=True, lower=lower, transpose_a=not lower,
+                                 conjugate_a=not lower)
+        return _nl.triangular_solve(c, y, left_side=True, lower=lower, transpose_a=lower,
+                                    conjugate_a=lower)
     return _solve_with("cho_solve", c, b, matrix)
 
 
@@ -97,16 +98,18 @@ def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False,
                      unit_diagonal: bool = False, overwrite_b: bool = False, debug: Any = None,
                      check_finite: bool = True) -> Any:
     if trans in (0, "N"):
-        transpose_a = False
-    elif trans in (1, "T", 2, "C"):           # real matrices: the adjoint is the transpose
-        transpose_a = True
+        transpose_a = conjugate_a = False
+    elif trans in (1, "T"):
+        transpose_a, conjugate_a = True, False
+    elif trans in (2, "C"):                   # the adjoint (the transpose of real matrices)
+        transpose_a = conjugate_a = True
     else:
         raise ValueError(f"Invalid 'trans' value {trans}")
     a, b = _nl.inexact("solve_triangular", a, b)
     _nl.square("solve_triangular", a)
     return _solve_with("solve_triangular", a, b, lambda rhs: _nl.triangular_solve(
         a, rhs, left_side=True, lower=lower, transpose_a=transpose_a,
-        unit_diagonal=unit_diagonal))
+        conjugate_a=conjugate_a, unit_diagonal=unit_diagonal))
 
 
 # --- LU ------------------------------------------------------------------------------------------
@@ -123,7 +126,8 @@ def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> t
 
 def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0, overwrite_b: bool = False,
              check_finite: bool = True) -> Any:
-    """Solve ``a x = b`` (``trans=1`` or ``2``: ``a^T x = b``) from ``lu_factor(a)``."""
+    """Solve ``a x = b`` (``trans=1``: ``a^T x = b``; ``trans=2``: ``a^H x = b``) from
+    ``lu_factor(a)``."""
     lu_, pivots = lu_and_piv
     lu_, b = _nl.inexact("lu_solve", lu_, b)
     _nl.square("lu_solve", lu_)
@@ -132,7 +136,7 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0, overwrite_b: b
     perm = lax_linalg.lu_pivots_to_permutation(asarray(pivots).astype(np.int32),
                                                lu_.shape[-1])
     return _solve_with("lu_solve", lu_, b, lambda rhs: _nl.lu_solve_factored(
-        lu_, perm, rhs, trans=min(trans, 1)))
+        lu_, perm, rhs, trans=trans))
 
 
 def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False,
@@ -278,7 +282,7 @@ def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> 
                                   max_squarings=max_squarings))(flat)
         return out.reshape(a.shape)
     l1 = _public.norm(a, 1)
-    if a.dtype == np.float64:
+    if a.dtype in (np.float64, np.complex128):
         maxnorm, conds, orders = 5.371920351148152, (1.495585217958292e-002,
                                                     2.539398330063230e-001,
                                                     9.504178996162932e-001,

@@ -25,9 +25,9 @@ __all__ = ["eigh_tridiagonal"]
 # run out. Eigenvectors come from inverse iteration on the shifted matrices T - lambda I
 # (tridiagonal_solve with perturb_singular), from random starting vectors drawn with
 # ``key`` (JAX's default: key(42)), at most 5 steps as LAPACK's stein, the vectors of
-# eigenvalues closer than sqrt(eps) |T| re-orthogonalised (by QR) after each step. spmdc's
-# QR is real, so the eigenvectors of a complex (Hermitian) matrix are not computed (its
-# eigenvalues are).
+# eigenvalues closer than sqrt(eps) |T| re-orthogonalised (by QR) after each step. For a
+# complex (Hermitian) matrix the diagonal is real and the solves complex: the starting
+# vectors are the real draws, made complex, as JAX's.
 
 
 def _sturm_counts(alpha: Any, beta_sq: Any, pivmin: Any, alpha0_perturbation: Any,
@@ -63,8 +63,9 @@ def _eigenvectors(alpha: Any, beta: Any, eigvals: Any, key: Any) -> Any:
     ends = jnp.nonzero(left_close & ~right_close, size=max_clusters)[0] + 1
     num_clusters = jnp.sum(~left_close & right_close)
     rows = jnp.arange(k)
+    solve_dtype = jnp.result_type(alpha.dtype, beta.dtype)
     v = random.normal(key, (k, n), dtype=alpha.dtype)
-    v = v / jnp.linalg.norm(v, axis=-1, keepdims=True)
+    v = (v / jnp.linalg.norm(v, axis=-1, keepdims=True)).astype(solve_dtype)
 
     def orthogonalize(ev):
         def cluster(i, ev):
@@ -78,15 +79,15 @@ def _eigenvectors(alpha: Any, beta: Any, eigvals: Any, key: Any) -> Any:
             return jnp.where(inside[:, None], update, ev)
         return lax.fori_loop(0, num_clusters, cluster, ev)
 
-    shifted = alpha[None, :] - eigvals[:, None]
-    dl_k, du_k = jnp.broadcast_to(dl[None, :], (k, n)), jnp.broadcast_to(du[None, :], (k, n))
+    shifted = (alpha[None, :] - eigvals[:, None]).astype(solve_dtype)
+    dl_k, du_k = (jnp.broadcast_to(x[None, :], (k, n)).astype(solve_dtype) for x in (dl, du))
 
     def step(state):
         i, v, norm, _ = state
         new = lax_linalg.tridiagonal_solve(dl_k, shifted, du_k, v[:, :, None],
                                            perturb_singular=True)[..., 0]
         new_norm = jnp.linalg.norm(new, axis=-1, keepdims=True)
-        return i + 1, orthogonalize(new / new_norm), new_norm[:, 0], norm
+        return i + 1, orthogonalize(new / new_norm.astype(new.dtype)), new_norm[:, 0], norm
 
     def going(state):               # LAPACK stein's limits: 5 steps, 10% norm growth
         i, _, norm, old_norm = state
@@ -117,10 +118,6 @@ def eigh_tridiagonal(d: Any, e: Any, *, eigvals_only: bool = False, select: str 
         raise ValueError(f"eigh_tridiagonal: d must be (n,) and e (n - 1,); got shapes "
                          f"{alpha.shape} and {beta.shape}")
     complex_input = alpha.dtype.kind == "c"
-    if complex_input and not eigvals_only:
-        raise TypeError("eigh_tridiagonal: the eigenvectors of a complex (Hermitian) "
-                        "tridiagonal matrix need a complex QR, which spmdc lacks; pass "
-                        "eigvals_only=True, or a real matrix")
     if not eigvals_only and key is None:
         key = random.key(42)
     n = alpha.shape[0]

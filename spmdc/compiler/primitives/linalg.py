@@ -2,21 +2,24 @@
 qr, eigh, svd (linalg_decomp.py).
 
 Every primitive works on a batch of matrices ``[..., m, n]`` (the kernels loop over the
-leading dimensions themselves) of float32 or float64, and lowers to a custom call of the
-``lapack_<s|d><routine>_ffi`` family that jaxlib registers for its CPU client (Note
-[LAPACK custom calls] in runtime/pjrt/custom_calls.py); on CUDA, to cuSOLVER's (linalg_cuda.py). A
-factorisation that fails (a matrix that is not positive definite for cholesky, LAPACK's
-``info != 0``) gives NaNs, as in JAX. The derivative rules are JAX's published formulas;
-the VJP rules are their transposes, written out.
+leading dimensions themselves) of float32, float64, complex64 or complex128, and lowers
+to a custom call of the ``lapack_<s|d|c|z><routine>_ffi`` family that jaxlib registers
+for its CPU client (Note [LAPACK custom calls] in runtime/pjrt/custom_calls.py); on CUDA,
+to cuSOLVER's (linalg_cuda.py). A factorisation that fails (a matrix that is not positive
+definite for cholesky, LAPACK's ``info != 0``) gives NaNs, as in JAX. The derivative
+rules are JAX's published formulas; the VJP rules are their transposes, written out for
+real matrices and derived from the JVP rule for complex ones (Note [complex linear
+algebra derivatives]).
 
-- ``cholesky(a) -> l``: the lower Cholesky factor of the symmetric matrix whose lower
-  triangle is ``a``'s (the upper triangle is not read); ``l``'s upper triangle is zero.
+- ``cholesky(a) -> l``: the lower Cholesky factor of the symmetric (Hermitian) matrix
+  whose lower triangle is ``a``'s (the upper triangle is not read); ``l``'s upper triangle is zero.
   Its derivative rules assume a symmetric tangent, as JAX's do (see Note [symmetric
   inputs]).
-- ``triangular_solve(a, b, left_side, lower, transpose_a, unit_diagonal) -> x``:
-  ``op(a) x = b`` (``x op(a) = b`` when not ``left_side``), ``op`` the transpose or not,
-  reading only ``a``'s ``lower`` (or upper) triangle, its diagonal taken as ones with
-  ``unit_diagonal``.
+- ``triangular_solve(a, b, left_side, lower, transpose_a, unit_diagonal[, conjugate_a])
+  -> x``: ``op(a) x = b`` (``x op(a) = b`` when not ``left_side``), ``op`` the transpose
+  or not, conjugated with ``conjugate_a`` (complex matrices; the parameter is bound only
+  when true, so real programs are unchanged), reading only ``a``'s ``lower`` (or upper)
+  triangle, its diagonal taken as ones with ``unit_diagonal``.
 - ``lu(a) -> (lu, pivots, permutation)``: partial-pivoting LU, ``p a = l u``; ``lu`` holds
   ``l`` below the diagonal (unit diagonal implied) and ``u`` on and above; ``pivots``
   (int32, ``[..., min(m, n)]``) are LAPACK's row swaps (0-based), ``permutation`` (int32,
@@ -39,10 +42,26 @@ from .core import ShapeError, declare
 from .reductions import compare
 
 __all__ = ["cholesky_p", "triangular_solve_p", "lu_p", "check_matrix", "lapack_target",
-           "matrix_batch_rule", "mT", "matmul", "tril", "eye_mask", "not_ok_to_nan",
-           "lu_lowering"]
+           "matrix_batch_rule", "mT", "mH", "matmul", "tril", "eye_mask", "not_ok_to_nan",
+           "lu_lowering", "vjp_by_transposing", "LAPACK_KINDS"]
 
 INT32 = np.dtype(np.int32)
+LAPACK_KINDS = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
+                np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
+"""The letter of LAPACK's routines for each dtype it has kernels for."""
+
+# Note [complex linear algebra derivatives]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# The JVP rules are JAX's, written once for real and complex matrices: where JAX's rule
+# takes a conjugate transpose (``_H``), ours does (``mH``, the plain transpose on real
+# matrices). JAX differentiates in reverse by transposing the JVP's linear part under
+# the pairing ``<x, y> = re(sum(x * y))`` (no conjugation: ``M x`` transposes to
+# ``M^T ct``, ``conj(x)`` to ``conj(ct)``). For real matrices the VJP rules are those
+# transposes written out; for complex ones ``vjp_by_transposing`` builds the JVP rule's
+# linear part as a program of its own and runs spmdc's reverse pass over it, which
+# transposes every primitive by that pairing, so the derivatives of complex inputs are
+# JAX's exactly, conjugates included. The holomorphic rules (triangular_solve, lu) are
+# the same formula for both and keep one written-out VJP.
 
 # Note [symmetric inputs]
 # ~~~~~~~~~~~~~~~~~~~~~~~
@@ -57,19 +76,27 @@ INT32 = np.dtype(np.int32)
 # --- shared pieces -----------------------------------------------------------------------------
 
 def check_matrix(name: str, t: TensorType, square: bool = False) -> None:
-    """A shape-rule check: a (batch of) float32/float64 matrices."""
+    """A shape-rule check: a (batch of) float32/float64/complex64/complex128 matrices."""
     if t.ndim < 2:
         raise ShapeError(f"{name} needs a matrix (or a batch of matrices, [..., m, n]); "
                          f"got {t}")
     if square and t.shape[-1] != t.shape[-2]:
         raise ShapeError(f"{name} needs square matrices; got {t}")
-    if t.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+    if t.dtype not in LAPACK_KINDS:
         raise ShapeError(f"{name}: LAPACK on CPU has no kernel for {dtype_name(t.dtype)} here; "
-                         "convert to float32 or float64")
+                         "convert to float32, float64, complex64 or complex128")
+
+
+_COMPLEX_NAMES = {"orgqr": "ungqr", "syevd": "heevd", "sytrd": "hetrd"}
 
 
 def lapack_target(routine: str, dtype: np.dtype) -> str:
-    return f"lapack_{'s' if np.dtype(dtype) == np.float32 else 'd'}{routine}_ffi"
+    """jaxlib's kernel for ``routine`` (its real name: ``orgqr``, ``syevd``) on ``dtype``;
+    the complex ones are LAPACK's unitary/Hermitian names (``ungqr``, ``heevd``)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        routine = _COMPLEX_NAMES.get(routine, routine)
+    return f"lapack_{LAPACK_KINDS[dtype]}{routine}_ffi"
 
 
 def matrix_batch_rule(prim: Any):
@@ -87,6 +114,40 @@ def mT(b: Builder, x: Any) -> Any:
     """The matrix transpose of the last two dimensions."""
     n = x.type.ndim
     return b.transpose(x, permutation=(*range(n - 2), n - 1, n - 2))
+
+
+def mH(b: Builder, x: Any) -> Any:
+    """The conjugate transpose of the last two dimensions (the transpose of real ones)."""
+    return b.conj(mT(b, x)) if x.type.dtype.kind == "c" else mT(b, x)
+
+
+def vjp_by_transposing(jvp_rule: Callable[..., Any], multiple_results: bool,
+                       real_vjp: Callable[..., Any] | None) -> Callable[..., Any]:
+    """A VJP rule: ``real_vjp`` (if given) when every operand is real, else the transpose
+    of ``jvp_rule``'s linear part, built as a program and run through the reverse pass.
+    See Note [complex linear algebra derivatives]."""
+    from ..passes.autodiff import is_float, vjp_func, zeros
+
+    def rule(b, ct, *inputs, **params):
+        if real_vjp is not None and all(a.type.dtype.kind != "c" for a in inputs):
+            return real_vjp(b, ct, *inputs, **params)
+        cts = list(ct) if multiple_results else [ct]
+        g = Builder("linear_part")
+        primals = [g.input(a.type) for a in inputs]
+        tangents = [g.input(a.type) if is_float(a.type) else None for a in inputs]
+        _, touts = jvp_rule(g, primals, tangents, **params)
+        seeded = [k for k, (t, c) in enumerate(zip(touts, cts, strict=True))
+                  if t is not None and c is not None]
+        if not seeded:
+            return [None] * len(inputs)
+        given = [t for t in tangents if t is not None]
+        linear = g.build([touts[k] for k in seeded])
+        transposed = vjp_func(linear, [False] * len(primals) + [True] * len(given))
+        dummies = [zeros(b, t.type) for t in given]     # dead: the program is linear in them
+        outs = b.inline(transposed, [*inputs, *dummies, *[cts[k] for k in seeded]])
+        grads = iter(outs[len(seeded):])
+        return [next(grads) if t is not None else None for t in tangents]
+    return rule
 
 
 def matmul(b: Builder, x: Any, y: Any) -> Any:
@@ -155,7 +216,7 @@ def _cholesky_impl(a):
     for i in np.ndindex(a.shape[:-2]):
         low = np.tril(a[i])
         try:
-            out[i] = np.linalg.cholesky(low + np.tril(low, -1).T)
+            out[i] = np.linalg.cholesky(low + np.tril(low, -1).T.conj())
         except np.linalg.LinAlgError:
             pass
     return out
@@ -178,16 +239,22 @@ def _phi(b: Builder, x: Any) -> Any:
     return b.add(low, half)
 
 
-def _solve_lower(b, low, rhs, *, left_side, transpose_a):
+def _solve_lower(b, low, rhs, *, left_side, transpose_a, **conjugate_a):
     return b.triangular_solve(low, rhs, left_side=left_side, lower=True,
-                              transpose_a=transpose_a, unit_diagonal=False)
+                              transpose_a=transpose_a, unit_diagonal=False, **conjugate_a)
+
+
+def _conjugated(t: TensorType) -> dict[str, bool]:
+    """triangular_solve's ``conjugate_a=True`` for complex matrices (bound only then)."""
+    return {"conjugate_a": True} if t.dtype.kind == "c" else {}
 
 
 def _cholesky_jvp(b, primals, tangents):
-    # dL = L phi(L^-1 dA L^-T)   (Murray 2016, as JAX)
+    # dL = L phi(L^-1 dA L^-H)   (Murray 2016, as JAX)
     (a,), (da,) = primals, tangents
     low = b.cholesky(a)
-    tmp = _solve_lower(b, low, da, left_side=False, transpose_a=True)     # dA L^-T
+    tmp = _solve_lower(b, low, da, left_side=False, transpose_a=True,
+                       **_conjugated(a.type))                              # dA L^-H
     tmp = _solve_lower(b, low, tmp, left_side=True, transpose_a=False)    # L^-1 dA L^-T
     return [low], [matmul(b, low, _phi(b, tmp))]
 
@@ -203,14 +270,15 @@ def _cholesky_vjp(b, ct, a):
 cholesky_p = declare("cholesky", _cholesky_rule, _cholesky_impl)
 batch_rules[cholesky_p] = matrix_batch_rule(cholesky_p)
 jvp_rules[cholesky_p] = _cholesky_jvp
-vjp_rules[cholesky_p] = _cholesky_vjp
+vjp_rules[cholesky_p] = vjp_by_transposing(_cholesky_jvp, False, _cholesky_vjp)
 lower_rules[cholesky_p] = _cholesky_lowering
 
 
 # --- triangular_solve ------------------------------------------------------------------------
 
 def _triangular_solve_rule(a: TensorType, rhs: TensorType, *, left_side: bool, lower: bool,
-                           transpose_a: bool, unit_diagonal: bool) -> TensorType:
+                           transpose_a: bool, unit_diagonal: bool,
+                           conjugate_a: bool = False) -> TensorType:
     check_matrix("triangular_solve", a, square=True)
     check_matrix("triangular_solve", rhs)
     if a.dtype != rhs.dtype:
@@ -233,8 +301,11 @@ def _triangle(a, lower, unit_diagonal):
     return t
 
 
-def _triangular_solve_impl(a, rhs, *, left_side, lower, transpose_a, unit_diagonal):
+def _triangular_solve_impl(a, rhs, *, left_side, lower, transpose_a, unit_diagonal,
+                           conjugate_a=False):
     op = _triangle(np.asarray(a), lower, unit_diagonal)
+    if conjugate_a:
+        op = np.conj(op)
     if transpose_a:
         op = np.swapaxes(op, -1, -2)
     if left_side:
@@ -249,9 +320,13 @@ def _triangular_solve_lowering(ctx, eqn, a, rhs):
     p = eqn.params
     left_side, lower, transpose_a = p["left_side"], p["lower"], p["transpose_a"]
     unit_diagonal = p["unit_diagonal"]
+    conjugate_a = p.get("conjugate_a", False)
+    if conjugate_a and not transpose_a:          # LAPACK conjugates only with a transpose
+        (a,) = _lower_func(ctx, lambda b, x: [b.conj(x)], [at], [a])
+        conjugate_a = False
+    trans = ("C" if conjugate_a else "T") if transpose_a else "N"
     attrs = {"side": ord("L" if left_side else "R"), "uplo": ord("L" if lower else "U"),
-             "trans_x": ord("T" if transpose_a else "N"),
-             "diag": ord("U" if unit_diagonal else "N")}
+             "trans_x": ord(trans), "diag": ord("U" if unit_diagonal else "N")}
     return ffi_call(lapack_target("trsm", at.dtype), [a, rhs], [at, bt], [bt], attrs,
                     aliases={0: 1}, column_major=[True, True, True])
 
@@ -269,6 +344,8 @@ def _triangular_solve_jvp(b, primals, tangents, **params):
     if da is not None:
         # d(op(A)^-1 B) = -op(A)^-1 op(dA) X   (left side; mirrored on the right)
         op_da = _triangle_of(b, da, params["lower"], params["unit_diagonal"])
+        if params.get("conjugate_a", False):
+            op_da = b.conj(op_da)
         if params["transpose_a"]:
             op_da = mT(b, op_da)
         prod = matmul(b, op_da, x) if params["left_side"] else matmul(b, x, op_da)
@@ -277,16 +354,23 @@ def _triangular_solve_jvp(b, primals, tangents, **params):
     return [x], [out]
 
 
-def _triangular_solve_vjp(b, ct, a, rhs, *, left_side, lower, transpose_a, unit_diagonal):
+def _triangular_solve_vjp(b, ct, a, rhs, *, left_side, lower, transpose_a, unit_diagonal,
+                          conjugate_a=False):
+    # The transpose of the JVP under JAX's pairing, for real and complex matrices alike
+    # (Note [complex linear algebra derivatives]): op(A)^-1 transposes to op(A)^-T (the
+    # same conjugation), and the cotangent of op(dA) is conjugated back with conjugate_a.
+    conj = {"conjugate_a": True} if conjugate_a else {}
     flipped = dict(left_side=left_side, lower=lower, transpose_a=not transpose_a,
-                   unit_diagonal=unit_diagonal)
+                   unit_diagonal=unit_diagonal, **conj)
     rhs_bar = b.triangular_solve(a, ct, **flipped)          # op(A)^-T xbar
     x = b.triangular_solve(a, rhs, left_side=left_side, lower=lower,
-                           transpose_a=transpose_a, unit_diagonal=unit_diagonal)
+                           transpose_a=transpose_a, unit_diagonal=unit_diagonal, **conj)
     if left_side:
         prod = matmul(b, x, mT(b, rhs_bar)) if transpose_a else matmul(b, rhs_bar, mT(b, x))
     else:
         prod = matmul(b, mT(b, rhs_bar), x) if transpose_a else matmul(b, mT(b, x), rhs_bar)
+    if conjugate_a:
+        prod = b.conj(prod)
     a_bar = b.neg(_triangle_of(b, prod, lower, unit_diagonal))
     return [a_bar, rhs_bar]
 
@@ -334,7 +418,7 @@ def _lu_impl(a):
     lu = np.empty_like(a)
     pivots = np.zeros((*batch, min(m, n)), np.int32)
     perm = np.zeros((*batch, m), np.int32)
-    getrf = lapack.sgetrf if a.dtype == np.float32 else lapack.dgetrf
+    getrf = getattr(lapack, f"{LAPACK_KINDS[a.dtype]}getrf")
     for i in np.ndindex(batch):
         lu[i], piv, _ = getrf(a[i])
         pivots[i] = piv[:min(m, n)]
@@ -417,20 +501,30 @@ def _permutation_matrix(b: Builder, perm: Any, dtype: np.dtype) -> Any:
     return b.convert(b.eq(rows, cols), new_dtype=dtype)
 
 
-def _check_square_derivative(t: TensorType) -> None:
-    if t.shape[-1] != t.shape[-2]:
-        raise NotImplementedError(
-            f"the derivative of lu is implemented for square matrices only; got {t}")
-
-
 def _lu_factors(b, lu):
-    return _ones_on_diagonal(b, tril(b, lu, -1)), tril(b, lu, 0, lower=False)
+    """``L`` (m x m, unit lower) and ``U`` (n x n, upper) of an m x n ``lu``; for a
+    rectangular one, JAX's completion: ``L``'s last m - k columns and ``U``'s last n - k
+    rows those of the identity (k = min(m, n))."""
+    *batch, m, n = lu.type.shape
+    if m == n:
+        return _ones_on_diagonal(b, tril(b, lu, -1)), tril(b, lu, 0, lower=False)
+    k = min(m, n)
+    zero, nd = lit(0, lu.type.dtype), lu.type.ndim
+    start = (0,) * nd
+    low = b.slice(lu, start_indices=start, limit_indices=(*batch, m, k), strides=None)
+    low = b.pad(tril(b, low, -1), zero, padding_config=((0, 0, 0),) * (nd - 1) + ((0, m - k, 0),))
+    up = b.slice(lu, start_indices=start, limit_indices=(*batch, k, n), strides=None)
+    up = b.pad(tril(b, up, 0, lower=False), zero,
+               padding_config=((0, 0, 0),) * (nd - 2) + ((0, n - k, 0), (0, 0, 0)))
+    rows = b.iota(dtype=INT32, shape=up.type.shape, dimension=nd - 2)
+    tail = getattr(b, "and")(eye_mask(b, up.type.shape), b.ge(rows, lit(k, INT32)))
+    return _ones_on_diagonal(b, low), b.select(tail, lit(1, lu.type.dtype), up)
 
 
 def _lu_jvp(b, primals, tangents):
-    # lau = L^-1 P dA U^-1; dLU = L tril(lau, -1) + triu(lau) U   (JAX's rule, square a)
+    # lau = L^-1 P dA U^-1; dLU = L tril(lau, -1) + triu(lau) U   (JAX's rule, with JAX's
+    # square completions of L and U for a rectangular a: _lu_factors)
     (a,), (da,) = primals, tangents
-    _check_square_derivative(a.type)
     lu, pivots, perm = b.lu(a)
     low, up = _lu_factors(b, lu)
     x = matmul(b, _permutation_matrix(b, perm, a.type.dtype), da)
@@ -446,7 +540,8 @@ def _lu_vjp(b, ct, a):
     ct_lu = ct[0]
     if ct_lu is None:
         return [None]
-    _check_square_derivative(a.type)
+    if a.type.shape[-1] != a.type.shape[-2]:        # the transpose of the JVP, derived
+        return _lu_vjp_transposed(b, ct, a)
     lu, _, perm = b.lu(a)
     low, up = _lu_factors(b, lu)
     lau_bar = b.add(tril(b, matmul(b, mT(b, low), ct_lu), -1),
@@ -461,6 +556,7 @@ def _lu_vjp(b, ct, a):
 lu_p = declare("lu", _lu_rule, _lu_impl, multiple_results=True)
 batch_rules[lu_p] = matrix_batch_rule(lu_p)
 jvp_rules[lu_p] = _lu_jvp
+_lu_vjp_transposed = vjp_by_transposing(_lu_jvp, True, None)
 vjp_rules[lu_p] = _lu_vjp
 lower_rules[lu_p] = lu_lowering(lapack_target)
 

@@ -35,6 +35,10 @@ attributes (bools where LAPACK has characters) and, for the SVD, the algorithm:
   MAGMA/LAPACK kernels otherwise, which spmdc does not wire up: left eigenvectors on CUDA
   are an error). Like LAPACK's geev, for a real matrix it packs a complex conjugate pair
   of eigenvectors into two real columns (re, im), unpacked here; its ``w`` is complex.
+
+Each kernel is one name for every dtype: complex64 and complex128 matrices call the same
+ones as real matrices, with real ``w`` (eigh) and ``s`` (svd) and, after gesvdj, the
+conjugate transpose of ``v``, as JAX (tests/cuda_lowering_cases.py has complex cases).
 """
 from __future__ import annotations
 
@@ -51,7 +55,7 @@ from .linalg import (
     cholesky_p,
     lu_lowering,
     lu_p,
-    mT,
+    mH,
     not_ok_to_nan,
     triangular_solve_p,
     tril,
@@ -77,8 +81,12 @@ def _cholesky(ctx, eqn, a):
 
 def _triangular_solve(ctx, eqn, a, rhs):
     p = eqn.params
-    transpose = ir.Attribute.parse(
-        f"#stablehlo<transpose {'TRANSPOSE' if p['transpose_a'] else 'NO_TRANSPOSE'}>")
+    conjugate_a = p.get("conjugate_a", False)
+    if conjugate_a and not p["transpose_a"]:       # as JAX: conjugate, then no transpose
+        (a,) = _lower_func(ctx, lambda b, x: [b.conj(x)], [eqn.inputs[0].type], [a])
+        conjugate_a = False
+    kind = ("ADJOINT" if conjugate_a else "TRANSPOSE") if p["transpose_a"] else "NO_TRANSPOSE"
+    transpose = ir.Attribute.parse(f"#stablehlo<transpose {kind}>")
     return hlo.TriangularSolveOp(a, rhs, p["left_side"], p["lower"], p["unit_diagonal"],
                                  transpose).result
 
@@ -87,7 +95,7 @@ def _eigh(ctx, eqn, a):
     t = eqn.inputs[0].type
     if t.shape[-1] == 0:
         return _CPU_RULES[eigh_p](ctx, eqn, a)      # no kernel call
-    w_t = TensorType(t.shape[:-1], t.dtype)
+    w_t = eqn.outputs[1].type          # real: float32 for complex64 matrices
     info_t = TensorType(t.shape[:-2], INT32)
     v, w, info = ffi_call(cusolver_target("syevd", t.dtype), [a], [t], [t, w_t, info_t],
                           {"algorithm": 0, "lower": bool(eqn.params["lower"])},
@@ -112,7 +120,7 @@ def _svd(ctx, eqn, a):
             "have no divide-and-conquer SVD, and spmdc does not call cuSOLVER's polar "
             "gesvdp); use SvdAlgorithm.JACOBI, QR or DEFAULT")
     k = min(m, n)
-    s_t = TensorType((*batch, k), t.dtype)
+    s_t = TensorType((*batch, k), eqn.outputs[0].type.dtype)   # real for complex matrices
     u_t = TensorType((*batch, m, m if full else k), t.dtype)
     vt_t = TensorType((*batch, n if full else k, n), t.dtype)
     info_t = TensorType(tuple(batch), INT32)
@@ -128,7 +136,7 @@ def _svd(ctx, eqn, a):
             {"full_matrices": not economic, "compute_uv": compute_uv}, aliases={0: 0})
         if compute_uv:
             def factors(b, u, v):
-                vt = mT(b, v)
+                vt = mH(b, v)              # gesvdj gives V; conjugated for complex ones
                 if not full and not economic:      # the full factors' leading columns
                     zero = (0,) * t.ndim
                     u = b.slice(u, start_indices=zero, limit_indices=u_t.shape, strides=None)

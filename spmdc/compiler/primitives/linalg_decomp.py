@@ -1,16 +1,19 @@
 """The orthogonal decompositions on jaxlib's LAPACK kernels: qr, eigh, svd (the rest of
 linear algebra and the shared pieces are in linalg.py).
 
-- ``qr(a, full_matrices) -> (q, r)``: Householder QR (``geqrf``, then ``orgqr`` forms
-  ``q``); ``q`` is ``[..., m, m]`` with ``full_matrices`` else ``[..., m, min(m, n)]``.
+- ``qr(a, full_matrices) -> (q, r)``: Householder QR (``geqrf``, then ``orgqr``, or
+  ``ungqr`` for complex matrices, forms ``q``); ``q`` is ``[..., m, m]`` with
+  ``full_matrices`` else ``[..., m, min(m, n)]``.
 - ``eigh(a, lower) -> (v, w)``: eigenvalues ``w`` in ascending order and eigenvectors in
-  the columns of ``v`` of the symmetric matrix whose ``lower`` (or upper) triangle is
-  ``a``'s (``syevd``); the derivative rules assume symmetric tangents (Note [symmetric
-  inputs] in linalg.py).
+  the columns of ``v`` of the symmetric (Hermitian) matrix whose ``lower`` (or upper)
+  triangle is ``a``'s (``syevd``, ``heevd``); ``w`` is real (float32 for complex64);
+  the derivative rules assume symmetric tangents (Note [symmetric inputs] in linalg.py).
 - ``svd(a, full_matrices, compute_uv, algorithm) -> (s,)`` or ``(s, u, vt)``: singular
   values in descending order, ``a = u diag(s) vt``, by the LAPACK driver ``algorithm``
   names (Note [svd algorithms]).
-The JVP rules are JAX's; the VJP rules their transposes (derivations in the comments).
+The JVP rules are JAX's; the VJP rules their transposes (derivations in the comments) for
+real matrices, derived from the JVP for complex ones (Note [complex linear algebra
+derivatives] in linalg.py; svd's complex rules are in linalg_svd_complex.py).
 """
 from __future__ import annotations
 
@@ -31,14 +34,17 @@ from .linalg import (
     INT32,
     _diagonal,
     _lower_func,
+    _permutation_matrix,
     check_matrix,
     eye_mask,
     lapack_target,
     matmul,
     matrix_batch_rule,
+    mH,
     mT,
     not_ok_to_nan,
     tril,
+    vjp_by_transposing,
 )
 
 __all__ = ["qr_p", "eigh_p", "svd_p", "qr_lowering", "SVD_ALGORITHMS"]
@@ -126,34 +132,88 @@ def qr_lowering(target: Callable[[str, np.dtype], str]) -> Any:
     return rule
 
 
-def _qr_check_derivative(t: TensorType, full_matrices: bool) -> None:
-    m, n = t.shape[-2:]
-    if m < n or (full_matrices and m != n):
-        raise NotImplementedError(
-            f"the derivative of qr is implemented for m >= n (and full_matrices=False "
-            f"unless m == n), as in JAX; got {t} with full_matrices={full_matrices}")
+def _columns(b, x, start: int, stop: int):
+    """The columns ``start:stop`` of a batch of matrices."""
+    *batch, rows, _ = x.type.shape
+    return b.slice(x, start_indices=(*(0,) * (x.type.ndim - 1), start),
+                   limit_indices=(*batch, rows, stop), strides=None)
+
+
+def _matrix_rows(b, x, start: int, stop: int):
+    """The rows ``start:stop`` of a batch of matrices."""
+    *batch, _, cols = x.type.shape
+    return b.slice(x, start_indices=(*(0,) * (x.type.ndim - 2), start, 0),
+                   limit_indices=(*batch, stop, cols), strides=None)
+
+
+def _solve_adjoint(b, a, rhs):
+    """``a^-H rhs`` for square ``a``, by partial-pivoting LU (``a = P^T L U``)."""
+    lu, _, perm = b.lu(a)
+    conj = {"conjugate_a": True} if a.type.dtype.kind == "c" else {}
+    y = b.triangular_solve(lu, rhs, left_side=True, lower=False, transpose_a=True,
+                           unit_diagonal=False, **conj)
+    z = b.triangular_solve(lu, y, left_side=True, lower=True, transpose_a=True,
+                           unit_diagonal=True, **conj)
+    return matmul(b, mT(b, _permutation_matrix(b, perm, a.type.dtype)), z)
+
+
+def _full_qr_jvp(b, q, r, da):
+    # A tall a with full_matrices (JAX's rule, arXiv:2409.13374 eqs 32-33): the thin
+    # part's derivative, then dQ's last m - n columns from Z = Q_pn (Q_nn - I)^-1:
+    # dQ_mp = dQ_mn Z^H - (Q_mn + Q_mp Z) (dQ_pn - Z dQ_nn)^H; dR's last rows are zero.
+    m, n = da.type.shape[-2:]
+    q_mn, q_mp = _columns(b, q, 0, n), _columns(b, q, n, m)
+    dq_mn, dr_nn = _thin_qr_jvp(b, q_mn, _matrix_rows(b, r, 0, n), da)
+    q_nn, q_pn = _matrix_rows(b, q_mn, 0, n), _matrix_rows(b, q_mn, n, m)
+    dq_nn, dq_pn = _matrix_rows(b, dq_mn, 0, n), _matrix_rows(b, dq_mn, n, m)
+    eye = b.convert(eye_mask(b, q_nn.type.shape), new_dtype=q.type.dtype)
+    z_h = _solve_adjoint(b, b.sub(q_nn, eye), mH(b, q_pn))
+    z = mH(b, z_h)
+    dq_mp = b.sub(matmul(b, dq_mn, z_h),
+                  matmul(b, b.add(q_mn, matmul(b, q_mp, z)),
+                         mH(b, b.sub(dq_pn, matmul(b, z, dq_nn)))))
+    nd = da.type.ndim
+    dr = b.pad(dr_nn, lit(0, r.type.dtype),
+               padding_config=((0, 0, 0),) * (nd - 2) + ((0, m - n, 0), (0, 0, 0)))
+    return b.concatenate(dq_mn, dq_mp, dimension=nd - 1), dr
 
 
 def _qr_jvp(b, primals, tangents, *, full_matrices):
-    # C = dA R^-1, W = Q^T C, O = tril(W, -1) - tril(W, -1)^T;
-    # dQ = Q (O - W) + C, dR = (W - O) R.
+    # A wide a = [A1 A2] (m < n, A1 square): Q R1 = A1 is the square case, and
+    # R2 = Q^H A2 gives dR2 = dQ^H A2 + Q^H dA2 (JAX's rule).
     (a,), (da,) = primals, tangents
-    _qr_check_derivative(a.type, full_matrices)
     q, r = b.qr(a, full_matrices=full_matrices)
+    m, n = a.type.shape[-2:]
+    if full_matrices and m > n:
+        return [q, r], list(_full_qr_jvp(b, q, r, da))
+    if m >= n:
+        return [q, r], list(_thin_qr_jvp(b, q, r, da))
+    dq, dr1 = _thin_qr_jvp(b, q, _columns(b, r, 0, m), _columns(b, da, 0, m))
+    dr2 = b.add(matmul(b, mH(b, dq), _columns(b, a, m, n)),
+                matmul(b, mH(b, q), _columns(b, da, m, n)))
+    return [q, r], [dq, b.concatenate(dr1, dr2, dimension=a.type.ndim - 1)]
+
+
+def _thin_qr_jvp(b, q, r, da):
+    # C = dA R^-1, W = Q^H C, O = tril(W, -1) - tril(W, -1)^H (+ i im(diag(W)) for
+    # complex matrices, JAX's correction); dQ = Q (O - W) + C, dR = (W - O) R.
     c = b.triangular_solve(r, da, left_side=False, lower=False, transpose_a=False,
                            unit_diagonal=False)
-    w = matmul(b, mT(b, q), c)
+    w = matmul(b, mH(b, q), c)
     low = tril(b, w, -1)
-    o = b.sub(low, mT(b, low))
-    dq = b.add(matmul(b, q, b.sub(o, w)), c)
-    dr = matmul(b, b.sub(w, o), r)
-    return [q, r], [dq, dr]
+    o = b.sub(low, mH(b, low))
+    if w.type.dtype.kind == "c":
+        imag_part = b.sub(w, b.convert(b.real(w), new_dtype=w.type.dtype))
+        o = b.add(o, b.select(eye_mask(b, w.type.shape), imag_part, lit(0, w.type.dtype)))
+    return b.add(matmul(b, q, b.sub(o, w)), c), matmul(b, b.sub(w, o), r)
 
 
 def _qr_vjp(b, ct, a, *, full_matrices):
     # Transposing the JVP: G = Q^T qbar - rbar R^T, wbar = tril(G - G^T, -1) - G,
     # cbar = qbar + Q wbar, abar = cbar R^-T.
-    _qr_check_derivative(a.type, full_matrices)
+    m, n = a.type.shape[-2:]
+    if m < n or (full_matrices and m > n):        # the transpose of the JVP, derived
+        return _qr_vjp_transposed(b, ct, a, full_matrices=full_matrices)
     q, r = b.qr(a, full_matrices=full_matrices)
     q_bar = zeros(b, q.type) if ct[0] is None else ct[0]
     r_bar = zeros(b, r.type) if ct[1] is None else ct[1]
@@ -167,7 +227,8 @@ def _qr_vjp(b, ct, a, *, full_matrices):
 qr_p = declare("qr", _qr_rule, _qr_impl, multiple_results=True)
 batch_rules[qr_p] = matrix_batch_rule(qr_p)
 jvp_rules[qr_p] = _qr_jvp
-vjp_rules[qr_p] = _qr_vjp
+_qr_vjp_transposed = vjp_by_transposing(_qr_jvp, True, None)
+vjp_rules[qr_p] = vjp_by_transposing(_qr_jvp, True, _qr_vjp)
 lower_rules[qr_p] = qr_lowering(lapack_target)
 
 
@@ -175,19 +236,19 @@ lower_rules[qr_p] = qr_lowering(lapack_target)
 
 def _eigh_rule(a: TensorType, *, lower: bool):
     check_matrix("eigh", a, square=True)
-    return a, TensorType(a.shape[:-1], a.dtype)
+    return a, TensorType(a.shape[:-1], _singular_dtype(a.dtype))
 
 
 def _eigh_impl(a, *, lower):
     w, v = np.linalg.eigh(a, UPLO="L" if lower else "U")
-    return v.astype(a.dtype), w.astype(a.dtype)
+    return v.astype(a.dtype), w.astype(_singular_dtype(a.dtype))
 
 
 def _eigh_lowering(ctx, eqn, a):
     t = eqn.inputs[0].type
     if t.shape[-1] == 0:
         return _lower_func(ctx, lambda b, x: [x, zeros(b, eqn.outputs[1].type)], [t], [a])
-    w_t = TensorType(t.shape[:-1], t.dtype)
+    w_t = eqn.outputs[1].type
     info_t = TensorType(t.shape[:-2], INT32)
     v, w, info = ffi_call(lapack_target("syevd", t.dtype), [a], [t], [t, w_t, info_t],
                           {"uplo": ord("L" if eqn.params["lower"] else "U"), "mode": ord("V")},
@@ -201,11 +262,16 @@ def _eigh_gaps(b, w):
 
 
 def _eigh_jvp(b, primals, tangents, *, lower):
-    # M = V^T dA V; dV = V (F o M), dw = diag(M), F_ij = 1 / (w_j - w_i) off the diagonal.
+    # M = V^H dA V; dV = V (F o M), dw = re(diag(M)), F_ij = 1 / (w_j - w_i) off the
+    # diagonal.
     (a,), (da,) = primals, tangents
     v, w = b.eigh(a, lower=lower)
-    m = matmul(b, mT(b, v), matmul(b, da, v))
-    return [v, w], [matmul(b, v, b.mul(_eigh_gaps(b, w), m)), _diagonal(b, m)]
+    m = matmul(b, mH(b, v), matmul(b, da, v))
+    gaps = _eigh_gaps(b, w)
+    if a.type.dtype.kind == "c":
+        gaps = b.convert(gaps, new_dtype=a.type.dtype)
+        return [v, w], [matmul(b, v, b.mul(gaps, m)), _diagonal(b, b.real(m))]
+    return [v, w], [matmul(b, v, b.mul(gaps, m)), _diagonal(b, m)]
 
 
 def _eigh_vjp(b, ct, a, *, lower):
@@ -222,7 +288,7 @@ def _eigh_vjp(b, ct, a, *, lower):
 eigh_p = declare("eigh", _eigh_rule, _eigh_impl, multiple_results=True)
 batch_rules[eigh_p] = matrix_batch_rule(eigh_p)
 jvp_rules[eigh_p] = _eigh_jvp
-vjp_rules[eigh_p] = _eigh_vjp
+vjp_rules[eigh_p] = vjp_by_transposing(_eigh_jvp, True, _eigh_vjp)
 lower_rules[eigh_p] = _eigh_lowering
 
 

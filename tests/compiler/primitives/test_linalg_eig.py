@@ -57,9 +57,13 @@ def test_roots_and_poly():
         spmdc.jit(jnp.roots)(np.array([1.0, 2.0], np.float32))
 
 
-def test_derivatives_are_a_clear_error():
+def test_eigenvector_derivatives_need_the_opt_in():
+    # As JAX's: eigenvalues alone are differentiable (d tr(A) = tr(dA): the real parts
+    # sum to the trace), eigenvectors only with enable_eigvec_derivs=True.
     a = R.normal(size=(3, 3)).astype(np.float32)
-    with pytest.raises(Exception, match="derivatives of eig"):
-        spmdc.grad(lambda m: jnp.real(jnp.linalg.eigvals(m)).sum())(a)
+    g = spmdc.grad(lambda m: jnp.real(jnp.linalg.eigvals(m)).sum())(a)
+    np.testing.assert_allclose(np.asarray(g), np.eye(3), atol=1e-5)
+    with pytest.raises(NotImplementedError, match="enable_eigvec_derivs=True"):
+        spmdc.grad(lambda m: jnp.real(jnp.linalg.eig(m)[1]).sum())(a)
     with pytest.raises(ValueError, match=r"\[..., n, n\]"):
         jnp.linalg.eig(np.ones((2, 3)))
