@@ -197,12 +197,22 @@ class _Args:
 
 
 class _Rule:
-    """A user's rule function, traced to a Func per key on first use (``get``)."""
+    """A user's rule function, traced to a Func per key on first use (``get``).
+    ``zero_outputs``, filled by a custom_jvp rule as it is traced: per key, which of its
+    tangent outputs were symbolic zeros (Note [symbolic zero tangents from a rule])."""
 
     def __init__(self, name: str, build: Callable[[Any], tuple[Callable[..., Any],
-                                                                 list[TensorType], list[bool]]]):
+                                                                 list[TensorType], list[bool]]],
+                 zero_outputs: dict[Any, frozenset[int]] | None = None):
         self.name, self._build = name, build
         self._cache: dict[Any, Func] = {}
+        self._zero_outputs = {} if zero_outputs is None else zero_outputs
+
+    def symbolic_zero_outputs(self, key: Any) -> frozenset[int]:
+        """The positions, among the tangent outputs of the rule traced for ``key``, of
+        those the rule gave as symbolic zeros."""
+        self.get(key)
+        return self._zero_outputs.get(key, frozenset())
 
     def get(self, key: Any, sources: Sequence[Any] | None = None) -> Func:
         func = self._cache.get(key)
@@ -390,11 +400,15 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         diff = [k for k in range(len(a.leaves)) if a.float[k]]
         float_out = [is_float(t) for t in out_types]
 
+        zero_outputs: dict[tuple[bool, ...], frozenset[int]] = {}
+
         def build(mask: tuple[bool, ...]) -> tuple[Callable[..., Any], list[TensorType],
                                                    list[bool]]:
-            return self._rule_fn(a, diff, mask, out_tree, out_types, float_out, name)
+            def record(zeros: frozenset[int]) -> None:
+                zero_outputs[mask] = zeros
+            return self._rule_fn(a, diff, mask, out_tree, out_types, float_out, name, record)
 
-        jvp_rule = _Rule(self._rule_name(), build)
+        jvp_rule = _Rule(self._rule_name(), build, zero_outputs)
         if eager and diff and not self.symbolic_zeros:   # reverse mode's mask: all given
             jvp_rule.prepare((True,) * len(diff), [*a.leaves, *([None] * len(diff))])
         if (kept_at is not None and concretisations() == read
@@ -423,7 +437,8 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         return _name(self.jvp) if _name(self.jvp) != "jvp" else _name(self.fun) + "_jvp"
 
     def _rule_fn(self, a: _Args, diff: list[int], mask: tuple[bool, ...], out_tree: Any,
-                 out_types: list[TensorType], float_out: list[bool], name: str) -> Any:
+                 out_types: list[TensorType], float_out: list[bool], name: str,
+                 record: Callable[[frozenset[int]], None]) -> Any:
         given = [k for k, m in zip(diff, mask, strict=True) if m]
         n = len(a.leaves)
 
@@ -450,8 +465,13 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             t_out = _check_like("the tangent output of the custom_jvp rule", res[1], out_tree,
                                 out_types, name)
             p_out = _zeros_for(p_out, out_types)
-            t_out = _zeros_for(t_out, out_types)
-            return [*p_out, *(t for t, f in zip(t_out, float_out, strict=True) if f)]
+            float_t_out = [t for t, f in zip(t_out, float_out, strict=True) if f]
+            # See Note [symbolic zero tangents from a rule]
+            record(frozenset(k for k, t in enumerate(float_t_out)
+                             if t is None or isinstance(t, SymbolicZero)))
+            return [*p_out, *_zeros_for(float_t_out, [t for t, f in
+                                                      zip(out_types, float_out, strict=True)
+                                                      if f])]
 
         types = [*a.types, *(a.types[k] for k in given)]
         weak = [*a.weak, *(a.weak[k] for k in given)]
@@ -609,6 +629,19 @@ class custom_vjp:  # noqa: N801  (JAX's name)
 # Not kept: calls with ``nondiff_argnums`` (their Python values reach the rules), eager
 # traces whose values may be read, a trace that read a value or captured a traced one.
 # As in a kept jit trace, a global the function reads is read once per outermost trace.
+
+# Note [symbolic zero tangents from a rule]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A custom_jvp rule may give ``SymbolicZero`` (or None) as an output tangent; JAX then
+# holds that output's tangent as a symbolic ``Zero`` (whether or not the rule was defined
+# with ``symbolic_zeros``), so what follows is not perturbed by it: a later custom_jvp
+# rule is not called for it, and a ``custom_vjp`` with ``symbolic_zeros`` sees it
+# unperturbed. Equinox's checkpointed ``while_loop`` stops the gradient of the carry
+# entries it finds unperturbed that way, and ``nondifferentiable`` on them must not
+# raise. The traced rule's Func still returns a zero array there (its outputs are
+# arrays); the rule records, per key, which tangent outputs were symbolic zeros
+# (``_Rule.symbolic_zero_outputs``), and the forward pass's rule for
+# ``custom_jvp_call`` gives those outputs no tangent.
 
 # Note [custom_vjp symbolic zeros]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
