@@ -434,8 +434,11 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             if mask is not None and any(mask):
                 jvp_rule.get(tuple(mask), sources(sum(mask)))
             return
-        if not eager and perturbed() is None:
-            return                   # not differentiated here: traced when needed
+        if not eager:                # the rule is traced only where JAX would run it
+            mask = perturbed()
+            if mask is not None and any(mask):
+                jvp_rule.get((True,) * len(diff))
+            return
         try:                         # reverse mode's mask: all given
             jvp_rule.prepare((True,) * len(diff), sources(len(diff)), reraise=True)
         except Exception:
