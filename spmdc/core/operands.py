@@ -268,6 +268,36 @@ def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tu
     return tuple(out)
 
 
+def stretch_size_one(operands: Sequence[Any]) -> list[Any]:
+    """The operands of a binary ``lax`` operation with their size-1 dimensions stretched,
+    as JAX 0.10.2's ``lax.add`` and its kin accept them (``add a:f32[2,3] b:f32[1,3]``):
+    operands of one rank (rank-0 ones aside) whose sizes agree but where one is 1 are
+    broadcast to the common shape (Note [size-1 dimensions of lax operations]). Operands
+    that do not fit so are returned as they are, for the primitive to refuse."""
+    shapes = [shape_of(x) for x in operands]
+    ranked = [s for s in shapes if s != ()]
+    if len({*ranked}) <= 1 or len({len(s) for s in ranked}) != 1:
+        return list(operands)
+    target = []
+    for sizes in zip(*ranked, strict=True):
+        others = {n for n in sizes if n != 1}
+        if len(others) > 1:
+            return list(operands)
+        target.append(others.pop() if others else 1)
+    return [broadcast_to(x, tuple(target)) for x in operands]
+
+
+# Note [size-1 dimensions of lax operations]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# JAX 0.10.2's n-ary elementwise primitives (add, mul, max, the comparisons, ...) accept
+# operands of one rank whose dimensions differ where one of them is 1, and its jnp
+# emits them so (``add a:f32[2] b:f32[1]``, no broadcast first). spmdc's primitives keep
+# one shape (rank-0 operands aside): ``lax``'s functions and a primitive's ``bind`` in
+# JAX's form (a jaxpr a library runs again) stretch such operands with a
+# ``broadcast_in_dim`` first, and the jaxpr view shows such a broadcast folded into the
+# operation that uses it, as JAX prints it (transforms/jaxpr_view.py).
+
+
 def broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
     """NumPy broadcasting of one operand; rank-0 operands stay rank 0 (primitives take them)."""
     xs = shape_of(x)

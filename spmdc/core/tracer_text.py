@@ -18,7 +18,7 @@ import numpy as np
 from ..compiler.ir import Var, dtype_name
 from ..runtime.array import array_text
 
-__all__ = ["TracerView", "tracer_repr", "tracer_str", "held_as_jvp_tracer"]
+__all__ = ["TracerView", "tracer_repr", "tracer_str", "held_as_jvp_tracer", "perturbed_values"]
 
 
 # Note [tracer text]
@@ -118,6 +118,32 @@ def held_as_jvp_tracer(x: Any) -> bool:
             continue
         found.update(out for out in eqn.outputs if is_float(out.type))
     return x._var in found
+
+
+def perturbed_values(xs: list[Any]) -> list[bool] | None:
+    """For the values ``xs`` (Tracers of the current trace, or anything else): whether JAX,
+    differentiating as the current trace does (the trace of a ``grad``, ``vjp``,
+    ``linearize`` or ``jvp``), holds each with a tangent that is not a symbolic zero.
+    None where the current trace is no such trace. See Note [custom rules run when
+    the call is made] in transforms/custom_derivatives.py."""
+    from ..compiler.passes.autodiff import activity_rules, is_float, nondifferentiable
+    from ..compiler.passes.forward import zero_tangent
+    from .tracing import Tracer, current_trace
+    trace = current_trace()
+    view = trace.view if trace is not None else None
+    if view is None or view.kind not in ("grad", "jvp"):
+        return None
+    seeds = view.tangents if view.kind == "jvp" else view.dims
+    found = {v for v, d, s in zip(trace.builder.inputs, view.dims, seeds, strict=False)
+             if d is not None and s is not None and is_float(v.type)}
+    for eqn in trace.builder.eqns:
+        ins = [isinstance(a, Var) and a in found for a in eqn.inputs]
+        if not any(ins) or eqn.prim in nondifferentiable or eqn.prim in zero_tangent:
+            continue
+        rule = activity_rules.get(eqn.prim)
+        outs = rule(ins, **eqn.params) if rule is not None else [True] * len(eqn.outputs)
+        found.update(v for v, o in zip(eqn.outputs, outs, strict=True) if o and is_float(v.type))
+    return [isinstance(x, Tracer) and x._trace is trace and x._var in found for x in xs]
 
 
 def _outer_values(trace: Any) -> dict[Var, Any]:

@@ -88,6 +88,7 @@ from ..core.operands import (
     literal,
     promote,
     shape_of,
+    stretch_size_one,
     strong,
 )
 from ..core.tracing import bind
@@ -164,6 +165,8 @@ def _binary(name: str, prim: Primitive, weak_out: bool = True) -> Any:
             raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
                             f"{dtype_of(x)}, {dtype_of(y)}; convert one with "
                             f"lax.convert_element_type")
+        # See Note [size-1 dimensions of lax operations] (core/operands.py)
+        x, y = stretch_size_one([x, y])
         return bind(prim, x, y, weak=weak_out and all_weak(x, y))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` of two arrays of one dtype."
@@ -179,7 +182,8 @@ def _binary_unchecked(name: str, prim: Primitive) -> Any:
     """A binary wrapper that leaves the dtypes to the primitive (add, sub, mul, div, max,
     min), unlike ``_binary``, which requires them to agree."""
     def fn(x: Any, y: Any) -> Any:
-        x, y = literal(x), literal(y)
+        # See Note [size-1 dimensions of lax operations] (core/operands.py)
+        x, y = stretch_size_one([literal(x), literal(y)])
         return bind(prim, x, y, weak=all_weak(x, y))
     fn.__name__ = name
     return fn

@@ -37,6 +37,7 @@ from ..compiler.primitives.custom_derivatives import (
 from ..core.concrete import concrete_value, concretisations, values_readable
 from ..core.devices import put_implicitly
 from ..core.operands import asarray, dtype_of, full, shape_of
+from ..core.tracer_text import perturbed_values
 from ..core.tracing import (
     Tracer,
     apply_func,
@@ -197,12 +198,22 @@ class _Args:
 
 
 class _Rule:
-    """A user's rule function, traced to a Func per key on first use (``get``)."""
+    """A user's rule function, traced to a Func per key on first use (``get``).
+    ``zero_outputs``, filled by a custom_jvp rule as it is traced: per key, which of its
+    tangent outputs were symbolic zeros (Note [symbolic zero tangents from a rule])."""
 
     def __init__(self, name: str, build: Callable[[Any], tuple[Callable[..., Any],
-                                                                 list[TensorType], list[bool]]]):
+                                                                 list[TensorType], list[bool]]],
+                 zero_outputs: dict[Any, frozenset[int]] | None = None):
         self.name, self._build = name, build
         self._cache: dict[Any, Func] = {}
+        self._zero_outputs = {} if zero_outputs is None else zero_outputs
+
+    def symbolic_zero_outputs(self, key: Any) -> frozenset[int]:
+        """The positions, among the tangent outputs of the rule traced for ``key``, of
+        those the rule gave as symbolic zeros."""
+        self.get(key)
+        return self._zero_outputs.get(key, frozenset())
 
     def get(self, key: Any, sources: Sequence[Any] | None = None) -> Func:
         func = self._cache.get(key)
@@ -216,19 +227,21 @@ class _Rule:
             self._cache[key] = func
         return func
 
-    def prepare(self, key: Any, sources: Sequence[Any]) -> None:
+    def prepare(self, key: Any, sources: Sequence[Any] | None, reraise: bool = False) -> None:
         """Trace the rule for ``key`` now, where its inputs' values (``sources``) may be
         read (eager autodiff; Note [concrete values while tracing] in core/concrete.py).
-        A failure is left to the trace on first use to report. Rules called while a rule
-        is prepared (a rule calling its own function, typically) are not prepared: the
-        rule's own trace is what differentiates them, later."""
+        A failure is left to the trace on first use to report (``reraise``: raised to the
+        caller, who decides). Rules called while a rule is prepared (a rule calling its
+        own function, typically) are not prepared: the rule's own trace is what
+        differentiates them, later."""
         if key in self._cache or getattr(_preparing, "active", False):
             return
         _preparing.active = True
         try:
             self.get(key, sources)
         except Exception:               # noqa: BLE001  (reported by the lazy trace)
-            pass
+            if reraise:
+                raise
         finally:
             _preparing.active = False
 
@@ -390,17 +403,49 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         diff = [k for k in range(len(a.leaves)) if a.float[k]]
         float_out = [is_float(t) for t in out_types]
 
+        zero_outputs: dict[tuple[bool, ...], frozenset[int]] = {}
+
         def build(mask: tuple[bool, ...]) -> tuple[Callable[..., Any], list[TensorType],
                                                    list[bool]]:
-            return self._rule_fn(a, diff, mask, out_tree, out_types, float_out, name)
+            def record(zeros: frozenset[int]) -> None:
+                zero_outputs[mask] = zeros
+            return self._rule_fn(a, diff, mask, out_tree, out_types, float_out, name, record)
 
-        jvp_rule = _Rule(self._rule_name(), build)
-        if eager and diff and not self.symbolic_zeros:   # reverse mode's mask: all given
-            jvp_rule.prepare((True,) * len(diff), [*a.leaves, *([None] * len(diff))])
+        jvp_rule = _Rule(self._rule_name(), build, zero_outputs)
+        if diff:                    # See Note [custom rules run when the call is made]
+            self._run_rule_now(jvp_rule, a, diff, eager)
         if (kept_at is not None and concretisations() == read
                 and not any(isinstance(c, Tracer) for c in consts)):
             trace.kept[kept_at] = (call_func, out_weak, consts, out_tree, jvp_rule)
         return self._bind(a.leaves, call_func, out_weak, consts, out_tree, jvp_rule)
+
+    def _run_rule_now(self, jvp_rule: _Rule, a: _Args, diff: list[int], eager: bool) -> None:
+        """Trace the rule now, in the trace of a ``grad``/``jvp``/``linearize`` (and in
+        eager autodiff), as JAX runs it here: with the tangents JAX would give it, its
+        errors raised where the arguments are perturbed."""
+        def perturbed() -> list[bool] | None:
+            return perturbed_values([a.leaves[k] for k in diff])
+
+        def sources(n: int) -> list[Any] | None:
+            return [*a.leaves, *([None] * n)] if eager else None
+
+        if self.symbolic_zeros:
+            mask = perturbed()
+            if mask is not None and any(mask):
+                jvp_rule.get(tuple(mask), sources(sum(mask)))
+            return
+        if not eager:                # the rule is traced only where JAX would run it
+            mask = perturbed()
+            if mask is not None and any(mask):
+                jvp_rule.get((True,) * len(diff))
+            return
+        try:                         # reverse mode's mask: all given
+            jvp_rule.prepare((True,) * len(diff), sources(len(diff)), reraise=True)
+        except Exception:
+            mask = perturbed()
+            if mask is not None and any(mask):
+                raise
+            # a rule JAX would not run here: its error is for the trace on first use
 
     def _kept_at(self, args: tuple[Any, ...], eager: bool) -> Any | None:
         """Where a trace of this call is kept in the outermost trace, or None where it may
@@ -423,7 +468,8 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         return _name(self.jvp) if _name(self.jvp) != "jvp" else _name(self.fun) + "_jvp"
 
     def _rule_fn(self, a: _Args, diff: list[int], mask: tuple[bool, ...], out_tree: Any,
-                 out_types: list[TensorType], float_out: list[bool], name: str) -> Any:
+                 out_types: list[TensorType], float_out: list[bool], name: str,
+                 record: Callable[[frozenset[int]], None]) -> Any:
         given = [k for k, m in zip(diff, mask, strict=True) if m]
         n = len(a.leaves)
 
@@ -450,8 +496,13 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             t_out = _check_like("the tangent output of the custom_jvp rule", res[1], out_tree,
                                 out_types, name)
             p_out = _zeros_for(p_out, out_types)
-            t_out = _zeros_for(t_out, out_types)
-            return [*p_out, *(t for t, f in zip(t_out, float_out, strict=True) if f)]
+            float_t_out = [t for t, f in zip(t_out, float_out, strict=True) if f]
+            # See Note [symbolic zero tangents from a rule]
+            record(frozenset(k for k, t in enumerate(float_t_out)
+                             if t is None or isinstance(t, SymbolicZero)))
+            return [*p_out, *_zeros_for(float_t_out, [t for t, f in
+                                                      zip(out_types, float_out, strict=True)
+                                                      if f])]
 
         types = [*a.types, *(a.types[k] for k in given)]
         weak = [*a.weak, *(a.weak[k] for k in given)]
@@ -609,6 +660,41 @@ class custom_vjp:  # noqa: N801  (JAX's name)
 # Not kept: calls with ``nondiff_argnums`` (their Python values reach the rules), eager
 # traces whose values may be read, a trace that read a value or captured a traced one.
 # As in a kept jit trace, a global the function reads is read once per outermost trace.
+
+# Note [custom rules run when the call is made]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# JAX's eager ``grad``/``linearize``/``jvp`` runs a custom_jvp rule when the call is made,
+# if an argument is perturbed (its tangent is not a symbolic zero), so the rule's
+# errors are raised from the call: a library's guard that refuses differentiation
+# (Equinox's ``nondifferentiable``) raises where its caller can catch it, and is silent
+# for a value JAX sees unperturbed. spmdc traces the rules when a transformation needs
+# them, after the function's trace; in the trace of a ``grad``, ``vjp``, ``linearize``
+# or ``jvp`` (which knows which inputs it differentiates: Note [tracer text] in
+# core/tracer_text.py) a custom_jvp call therefore traces its rule at once:
+# ``perturbed_values`` follows the trace's equations from the differentiated inputs as
+# the forward pass would give them tangents
+# (stop_gradient and nondifferentiable primitives give none, control flow per output,
+# a custom_jvp rule's symbolic zero outputs none), and the rule is traced for the mask
+# JAX's would see (symbolic zeros), or for reverse mode's full mask, as before. An error
+# is raised where an argument is perturbed; elsewhere it is left to the trace on first
+# use, as JAX never runs that rule. A ``grad`` under ``jit`` runs them so too (JAX's
+# does); a ``jit`` under ``grad`` traces its function first and differentiates it later,
+# in JAX as in spmdc. Not reproduced: the second equal call of a custom_jvp function
+# under an abstract trace reuses the first call's trace (Note [a custom_jvp traced once
+# per signature]) and does not check again.
+
+# Note [symbolic zero tangents from a rule]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A custom_jvp rule may give ``SymbolicZero`` (or None) as an output tangent; JAX then
+# holds that output's tangent as a symbolic ``Zero`` (whether or not the rule was defined
+# with ``symbolic_zeros``), so what follows is not perturbed by it: a later custom_jvp
+# rule is not called for it, and a ``custom_vjp`` with ``symbolic_zeros`` sees it
+# unperturbed. Equinox's checkpointed ``while_loop`` stops the gradient of the carry
+# entries it finds unperturbed that way, and ``nondifferentiable`` on them must not
+# raise. The traced rule's Func still returns a zero array there (its outputs are
+# arrays); the rule records, per key, which tangent outputs were symbolic zeros
+# (``_Rule.symbolic_zero_outputs``), and the forward pass's rule for
+# ``custom_jvp_call`` gives those outputs no tangent.
 
 # Note [custom_vjp symbolic zeros]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~

@@ -33,6 +33,7 @@ from ..core.tracer_text import TracerView
 from ..core.tracing import apply_func, current_trace, type_of, where
 from ..core.tree import tree_flatten, tree_leaves, tree_unflatten
 from ..tracebacks import api_boundary
+from ..tree_util import Partial
 from .arguments import check_array_arguments, checking_results
 from .jit import Jitted, _display_name, _fun_name, eager_jit, trace_pytree
 from .mapping import refuse_in_shard_map_body
@@ -57,11 +58,12 @@ def _callable(fun: Any, what: str) -> None:
         raise TypeError(f"{what} expects a callable, got {type(fun).__name__}")
 
 
-def _check_tangents(primals: list[Any], tangents: list[Any], what: str) -> list[Any]:
-    """Validate tangent leaves against primal leaves; return the floating ones."""
+def _check_tangents(primal_types: list[TensorType], tangents: list[Any], what: str
+                    ) -> list[Any]:
+    """Validate tangent leaves against the primal leaves' types; return the floating
+    ones."""
     kept = []
-    for k, (p, t) in enumerate(zip(primals, tangents, strict=True)):
-        pt = type_of(p)[0]
+    for k, (pt, t) in enumerate(zip(primal_types, tangents, strict=True)):
         if not is_float(pt):
             if not _is_float0(t):
                 got = getattr(t, "dtype", type(t).__name__)
@@ -168,7 +170,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
                         f"structure; got {p_tree} and {t_tree}")
     shown = _display_name(fun)     # See Note [arguments that are not arrays]
     try:
-        float_tangents = _check_tangents(p_leaves, t_leaves, "jvp")
+        float_tangents = _check_tangents([type_of(p)[0] for p in p_leaves], t_leaves, "jvp")
     except TypeError:
         check_array_arguments("jvp", shown, [("primals", tuple(primals)),
                                              ("tangents", tuple(tangents))])
@@ -235,22 +237,40 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     out, residuals = tree_unflatten(out_tree, outs[:n_out]), outs[n_out:]
     main = out[0] if has_aux else out
     p_leaves, p_tree = tree_flatten(tuple(primals))
+    p_types = [type_of(v)[0] for v in p_leaves]
+    main_leaves, main_tree = tree_flatten(main)
+    float0_zeros = [None if is_float(type_of(v)[0]) else _float0_zeros(type_of(v)[0])
+                    for v in main_leaves]
 
     def linear_program(residuals_: list[Any], tangents_: list[Any]) -> list[Any]:
         return apply_func(linear_func, [*residuals_, *tangents_], tangent_weak)
 
     linear_jitted = Jitted(linear_program)
 
-    def f_jvp(*tangents: Any) -> Any:
+    def f_jvp(residuals_: list[Any], *tangents: Any) -> Any:
         t_leaves, t_tree = tree_flatten(tuple(tangents))
         if t_tree != p_tree:
             raise TypeError(f"linearize: the linear function takes tangents shaped like the "
                             f"primals, {p_tree}; got {t_tree}")
-        float_tangents = _check_tangents(p_leaves, t_leaves, "linearize")
+        float_tangents = _check_tangents(p_types, t_leaves, "linearize")
         run = linear_program if current_trace() is not None else linear_jitted
-        return _with_float0(main, run(residuals, float_tangents))
+        computed = iter(run(residuals_, float_tangents))
+        return tree_unflatten(main_tree, [next(computed) if z is None else z
+                                          for z in float0_zeros])
 
-    return (main, f_jvp, out[1]) if has_aux else (main, f_jvp)
+    # See Note [the linear function of linearize is a Partial]
+    linear_fn = Partial(f_jvp, list(residuals))
+    return (main, linear_fn, out[1]) if has_aux else (main, linear_fn)
+
+
+# Note [the linear function of linearize is a Partial]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# As JAX's, the linear function ``linearize`` returns is a ``tree_util.Partial`` whose
+# children are the residuals of the primal half, so it is a pytree that ``vmap`` and
+# ``jit`` can return (Equinox's ``jit(vmap(lambda ...: linearize(loop, xs)))``) and that
+# can cross into another function. Its function, the aux data, keeps only what is known
+# without values: the linear program, the primals' types and the output tree (a Partial
+# returned from a trace must not hold the trace's values there).
 
 
 def linear_transpose(fun: Callable[..., Any], *primals: Any,

@@ -32,10 +32,13 @@ from ..compiler.primitives.control_flow import while_p
 from ..compiler.primitives.core import Primitive, bind_params_rules, set_binder
 from ..compiler.primitives.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from ..compiler.primitives.elementwise import (
+    add_p,
+    atan2_p,
     bitcast_convert_p,
     cbrt_p,
     convert_p,
     cos_p,
+    div_p,
     exp2_p,
     exp_p,
     expm1_p,
@@ -43,23 +46,45 @@ from ..compiler.primitives.elementwise import (
     log1p_p,
     log_p,
     logistic_p,
+    max_p,
+    min_p,
     mul_p,
+    nextafter_p,
+    pow_p,
+    rem_p,
     rsqrt_p,
     sin_p,
     sqrt_p,
+    sub_p,
     tan_p,
     tanh_p,
 )
 from ..compiler.primitives.fft import FFT_TYPES, fft_p
-from ..compiler.primitives.logic import select_p
+from ..compiler.primitives.logic import (
+    and_p,
+    eq_p,
+    ge_p,
+    gt_p,
+    le_p,
+    lt_p,
+    ne_p,
+    or_p,
+    select_p,
+    shift_left_p,
+    shift_right_arithmetic_p,
+    shift_right_logical_p,
+    xor_p,
+)
 from ..compiler.primitives.reductions import argmax_p, argmin_p, dot_general_p, reduce_sum_p
 from ..compiler.primitives.remat import checkpoint_p
 from ..compiler.primitives.scan import scan_p
 from ..compiler.primitives.structural import broadcast_in_dim_p, iota_p, reshape_p
 from ..core.abstract import ShapedArray
+from ..core.operands import stretch_size_one
 from ..core.tracing import bind, current_trace, user_source
 
 __all__ = ["JaxForm", "JaxPrimitive", "jax_form", "jax_primitive", "bind_jax", "subfun_binders",
+           "SIZE_ONE_STRETCHING",
            "bind_params_rules",
            "convert_element_type_p", "bitcast_convert_type_p", "select_n_p", "remat_p",
            "square_p"]
@@ -384,6 +409,14 @@ subfun_binders: dict[Any, Callable[[tuple[Any, ...], Sequence[Any], Params], Any
 ``get_bind_params`` (Note [bind params and subfuns] in spmdc/extend/core/bind_params.py)."""
 
 
+SIZE_ONE_STRETCHING = frozenset({
+    add_p, sub_p, mul_p, div_p, max_p, min_p, atan2_p, rem_p, pow_p, nextafter_p, and_p, or_p,
+    xor_p, shift_left_p, shift_right_arithmetic_p, shift_right_logical_p, eq_p, ne_p, lt_p,
+    le_p, gt_p, ge_p})
+"""The binary primitives whose operands JAX stretches where a dimension is 1 (Note
+[size-1 dimensions of lax operations] in core/operands.py)."""
+
+
 def bind_jax(primitive: Any, args: Sequence[Any], params: Params) -> Any:
     """Apply ``primitive`` (spmdc's, a JaxPrimitive, or any object with ``bind``) to
     ``args`` with params in JAX's form; sub-jaxprs in ``params`` may be Funcs or jaxprs
@@ -400,6 +433,8 @@ def bind_jax(primitive: Any, args: Sequence[Any], params: Params) -> Any:
         params = spmdc_params(params)
     else:
         return primitive.bind(*args, **params)
+    if prim in SIZE_ONE_STRETCHING:     # See Note [size-1 dimensions of lax operations]
+        args = stretch_size_one(args)
     form = _FORMS.get(prim)
     weak = False
     if form is not None:

@@ -21,9 +21,10 @@ import numpy as np
 from ..compiler.ir import Eqn, Func, Lit, TensorType
 from ..compiler.ir import Var as IRVar
 from ..compiler.passes.cleanup import has_effects
+from ..compiler.primitives.structural import broadcast_in_dim_p
 from ..core.abstract import ShapedArray
 from ..core.tracing import Tracer, trace_function
-from .jaxpr_params import bind_jax, jax_form, jax_primitive
+from .jaxpr_params import SIZE_ONE_STRETCHING, bind_jax, jax_form, jax_primitive
 from .jaxpr_print import PrintContext, format_doc, pp_eqn, pp_toplevel
 
 __all__ = ["Jaxpr", "ClosedJaxpr", "JaxprEqn", "JaxprEqnContext", "Var", "Literal", "DropVar",
@@ -335,7 +336,13 @@ class _Viewer:
                                    ShapedArray((), v.type.dtype))
             else:
                 constvars.append(var(v))
-        eqns = [self.eqn(e, atom, var) for e in func.eqns]
+        folded = _folded_broadcasts(func)     # See Note [size-1 dimensions of lax operations]
+        eqns = []
+        for e in func.eqns:
+            if id(e) in folded:
+                names[e.outputs[0]] = atom(e.inputs[0])
+            else:
+                eqns.append(self.eqn(e, atom, var))
         outvars = [atom(a) for a in func.outputs]
         if out_weak is not None:           # outputs' weak types, as the trace knows them
             outvars = [_with_weak(a, w) for a, w in zip(outvars, out_weak, strict=True)]
@@ -365,6 +372,28 @@ class _Viewer:
         if type(v) is tuple and any(isinstance(x, Func) for x in v):
             return tuple(self.value(x, open_jaxpr) for x in v)
         return v
+
+
+def _folded_broadcasts(func: Func) -> set[int]:
+    """The ids of ``func``'s ``broadcast_in_dim`` equations that only stretch size-1
+    dimensions for binary operations JAX lets stretch them themselves: the jaxpr shows
+    those operations on the unstretched operand, as JAX's (Note [size-1 dimensions of lax
+    operations] in core/operands.py)."""
+    candidates: dict[IRVar, Eqn] = {}
+    for e in func.eqns:
+        if e.prim is broadcast_in_dim_p and isinstance(e.inputs[0], IRVar):
+            before, after = e.inputs[0].type.shape, e.outputs[0].type.shape
+            if (before != after and len(before) == len(after)
+                    and e.params["broadcast_dimensions"] == tuple(range(len(after)))
+                    and all(m in (n, 1) for m, n in zip(before, after, strict=True))):
+                candidates[e.outputs[0]] = e
+    if not candidates:
+        return set()
+    kept = {a for a in func.outputs if isinstance(a, IRVar)}
+    for e in func.eqns:
+        if e.prim not in SIZE_ONE_STRETCHING:
+            kept.update(a for a in e.inputs if isinstance(a, IRVar))
+    return {id(e) for v, e in candidates.items() if v not in kept}
 
 
 def _with_weak(a: Any, weak: bool) -> Any:

@@ -222,3 +222,66 @@ def test_user_rules_run_in_program_order():
             run(spmdc.grad(lambda x: f(x, guard(x))))
     f.defvjp(lambda x, y: (x + y, None), lambda r, g: (g, 2 * g))
     assert float(spmdc.grad(lambda x: f(x, 3 * x))(1.0)) == 7.0
+
+
+def test_transposed_custom_jvp_rule_leaves_unreached_cotangents_symbolic():
+    # Note [symbolic zeros through a transposed custom_jvp rule]: an identity custom_jvp
+    # after a custom_vjp, one output used: bwd sees SymbolicZero for the others (JAX's
+    # flags and gradient for the same program).
+    seen = []
+
+    @spmdc.custom_vjp
+    def record(x):
+        return x
+
+    def fwd(x):
+        return custom_vjp_primal_tree_values(x), None
+
+    def bwd(_, g):
+        seen.append(tuple(isinstance(v, SymbolicZero) for v in g))
+        return (tuple(None if isinstance(v, SymbolicZero) else v for v in g),)
+
+    record.defvjp(fwd, bwd, symbolic_zeros=True)
+
+    @spmdc.custom_jvp
+    def ident(x):
+        return x
+
+    ident.defjvp(lambda p, t: (p[0], t[0]))
+    vals = (jnp.array(1.0), jnp.array(2.0), jnp.array(3.0))
+    g = spmdc.grad(lambda v: ident(record(v))[1] * 2.0)(vals)
+    assert seen == [(True, False, True)]
+    np.testing.assert_array_equal([float(x) for x in g], [0.0, 2.0, 0.0])
+
+
+def test_symbolic_zero_tangent_from_a_rule_perturbs_nothing_after_it():
+    # Note [symbolic zero tangents from a rule]: a rule's SymbolicZero output tangent
+    # leaves that output unperturbed, so a later rule that refuses differentiation is
+    # never called (Equinox's nondifferentiable after its while loop's stop_gradient).
+    @spmdc.custom_jvp
+    def stop_second(x, y):
+        return x, y
+
+    def stop_second_jvp(p, t):
+        return p, (t[0], SymbolicZero(spmdc.typeof(p[1])))
+
+    stop_second.defjvp(stop_second_jvp, symbolic_zeros=True)
+
+    @spmdc.custom_jvp
+    def refuse(x):
+        return x
+
+    def refuse_jvp(p, t):
+        raise RuntimeError("refuse was differentiated")
+
+    refuse.defjvp(refuse_jvp)
+
+    def h(x):
+        a, b = stop_second(x, 2.0 * x)
+        return a * 3.0 + refuse(b)
+
+    out, tangent = spmdc.jvp(h, (1.0,), (1.0,))      # JAX: 5.0, 3.0
+    assert (float(out), float(tangent)) == (5.0, 3.0)
+    assert float(spmdc.grad(h)(1.0)) == 3.0
+    assert float(spmdc.jit(spmdc.grad(h))(1.0)) == 3.0
+    assert float(spmdc.linearize(h, 1.0)[1](1.0)) == 3.0

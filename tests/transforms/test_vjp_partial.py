@@ -1,5 +1,7 @@
-"""vjp's ``vjp_fn`` is a ``tree_util.Partial`` over its residuals, as in JAX: it crosses
-jit and serves as a custom_vjp residual (Note [vjp_fn is a Partial] in grad.py)."""
+"""vjp's ``vjp_fn`` and linearize's linear function are ``tree_util.Partial``s over their
+residuals, as in JAX: they cross jit and vmap and serve as custom_vjp residuals (Note
+[vjp_fn is a Partial] in grad.py, Note [the linear function of linearize is a Partial]
+in forward.py)."""
 import numpy as np
 
 import spmdc
@@ -41,3 +43,17 @@ def test_vjp_fn_as_a_custom_vjp_residual():
     h.defvjp(fwd, bwd)
     g = spmdc.jit(spmdc.grad(lambda x: h(x).sum()))(X)
     np.testing.assert_allclose(np.asarray(g), WANT, rtol=1e-6)
+
+
+def test_linearize_fn_is_a_partial_that_vmap_and_jit_return():
+    # Note [the linear function of linearize is a Partial] (forward.py): JAX returns the
+    # same pytree from jit(vmap(linearize)), its residuals batched.
+    y, lin = spmdc.linearize(f, X)
+    assert isinstance(lin, Partial)
+    np.testing.assert_allclose(np.asarray(lin(jnp.ones(3))), WANT, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(spmdc.jit(lambda fn, t: fn(t))(lin, jnp.ones(3))),
+                               WANT, rtol=1e-6)
+    out, batched = spmdc.jit(spmdc.vmap(lambda x: spmdc.linearize(f, x)))(X)
+    assert isinstance(batched, Partial)
+    np.testing.assert_allclose(np.asarray(out), np.asarray(y), rtol=1e-6)
+    assert all(leaf.shape[0] == 3 for leaf in tree_leaves(batched))

@@ -19,8 +19,8 @@ from ..ir import Atom, Eqn, Func, Lit, TensorType, Var, dtype_kind
 from .cleanup import without_debug_effects
 
 __all__ = ["vjp_rules", "nondifferentiable", "activity_rules", "active_outputs", "vjp_func",
-           "zeros", "is_float", "unbroadcast", "expand_rules", "forward_rules",
-           "wants_activity", "rule_preparers", "transpose_state", "transposing"]
+           "vjp_func_and_zeros", "zeros", "is_float", "unbroadcast", "expand_rules",
+           "forward_rules", "wants_activity", "rule_preparers", "transpose_state", "transposing"]
 
 VJPRule = Callable[..., Sequence[Atom | None]]
 """``rule(b, ct, *inputs, **params) -> [cotangent or None for each input]``
@@ -206,6 +206,15 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
     """``seeded[k]``: output k gets a cotangent input (default: every output).
     ``primal_effects=False``: the forward sweep drops its prints too, for a pullback
     whose primal already ran them (``vjp``'s ``vjp_fn``: Note [effects])."""
+    return vjp_func_and_zeros(func, wrt, seeded, primal_effects=primal_effects)[0]
+
+
+def vjp_func_and_zeros(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = None,
+                       *, primal_effects: bool = True) -> tuple[Func, tuple[bool, ...]]:
+    """``vjp_func``'s Func, and for each input marked in ``wrt`` whether its gradient is a
+    symbolic zero: no cotangent reached it, so the Func's output there is a zero array
+    (a caller that keeps symbolic zeros, as a transposed custom_jvp rule does, passes
+    ``None`` on instead)."""
     func = _expanded(func, wrt)
     b = Builder(func.name)
     inputs = [b.input(v.type) for v in func.inputs]
@@ -264,12 +273,13 @@ def vjp_func(func: Func, wrt: Sequence[bool], seeded: Sequence[bool] | None = No
             if c is not None and isinstance(a, Var) and a in active:
                 accumulate(a, c)
 
+    reached = [v in cts for v, w in zip(func.inputs, wrt, strict=True) if w]
     grads = [cts.get(v) if v in cts else zeros(b, v.type)
              for v, w in zip(func.inputs, wrt, strict=True) if w]
     b.eqns[n_forward:] = without_debug_effects(b.eqns[n_forward:])  # Note [effects]
     if not primal_effects:
         b.eqns[:n_forward] = without_debug_effects(b.eqns[:n_forward])
-    return b.build([*primal_outs, *grads])
+    return b.build([*primal_outs, *grads]), tuple(not r for r in reached)
 
 
 

@@ -15,8 +15,10 @@ Func`` (the frontend's, transforms/custom_derivatives.py) and ``ir_text()`` for 
 
 - ``jvp.get(mask)``: ``(*args, *tangents) -> (*outs, *tangent outs)``, one tangent per
   argument of ``mask`` (a tuple of bools over the floating point arguments), one tangent
-  output per floating point output. Without ``symbolic_zeros`` the mask is always full
-  and absent tangents are zeros (Note [symbolic zeros in custom rules]).
+  output per floating point output; ``jvp.symbolic_zero_outputs(mask)``: which of those
+  the rule gave as symbolic zeros (Note [symbolic zero tangents from a rule]). Without
+  ``symbolic_zeros`` the mask is always full and absent tangents are zeros (Note
+  [symbolic zeros in custom rules]).
 - ``fwd.get(None)``: ``(*args) -> (*outs, *residuals)``; ``bwd.get(None)``:
   ``(*residuals, *cotangents of outs) -> (one cotangent per floating point argument)``
   (with ``symbolic_zeros``, keyed as Note [custom_vjp symbolic zeros] says).
@@ -62,6 +64,7 @@ from ..passes.autodiff import (
     is_float,
     rule_preparers,
     vjp_func,
+    vjp_func_and_zeros,
     vjp_rules,
     wants_activity,
     zeros,
@@ -120,10 +123,22 @@ def _call_varying(ins, *, call, **params):
     return varying_axes(call, ins)
 
 
-def _call_activity(active, *, call, **params):
+def _call_activity(active, *, call, jvp, num_consts, symbolic_zeros):
     # Outputs depend on inputs as the function does; the VJP rules also get ``active``, to
-    # refuse a closed-over value (Note [differentiating closed-over values]).
-    return active_outputs(call, active)
+    # refuse a closed-over value (Note [differentiating closed-over values]). A rule with
+    # symbolic zeros may give an output no tangent: that output is not active (Note
+    # [symbolic zero tangents from a rule]).
+    outs = active_outputs(call, active)
+    n_args = len(call.in_types) - num_consts
+    diff = _float_positions(list(call.in_types[:n_args]))
+    if not symbolic_zeros or _tangent_part.active or any(active[n_args:]) or not any(
+            active[k] for k in diff):
+        return outs
+    mask = tuple(bool(active[k]) for k in diff)
+    symbolic = jvp.symbolic_zero_outputs(mask)
+    floats = [k for k, t in enumerate(call.out_types) if is_float(t)]
+    return [o and not (k in floats and floats.index(k) in symbolic)
+            for k, o in enumerate(outs)]
 
 
 class BatchedRule:
@@ -140,6 +155,10 @@ class BatchedRule:
             func = vmap_func(func, list(self.in_dims(key)), self.axis, [0] * len(func.outputs))
             self._cache[key] = self.finish(func) if self.finish else func
         return self._cache[key]
+
+    def symbolic_zero_outputs(self, key) -> frozenset[int]:
+        """The inner custom_jvp rule's symbolic zero tangent outputs for ``key``."""
+        return self.inner.symbolic_zero_outputs(key)
 
     @property
     def name(self) -> str:
@@ -169,7 +188,8 @@ def _custom_jvp_jvp(b, primals, tangents, *, call, jvp, num_consts, symbolic_zer
         given = [instantiate(b, t_args[k], args[k]) for k in diff]
     outs = b.inline(jvp.get(mask), [*args, *given])
     n = len(call.outputs)
-    tangent_outs = iter(outs[n:])
+    symbolic = jvp.symbolic_zero_outputs(mask)   # See Note [symbolic zero tangents from a rule]
+    tangent_outs = iter(None if k in symbolic else t for k, t in enumerate(outs[n:]))
     return outs[:n], [next(tangent_outs) if is_float(t) else None for t in call.out_types]
 
 
@@ -197,11 +217,25 @@ def _custom_jvp_vjp(b, ct, *operands, call, jvp, num_consts, symbolic_zeros, act
     wrt = [False] * n_args + [True] * len(given)
     seeded = [False] * n_out + [c is not None for c in seeded_cts]
     with tangent_part(True):
-        transposed = vjp_func(rule, wrt, seeded)
+        transposed, zero_grads = vjp_func_and_zeros(rule, wrt, seeded)
     tangents = [zeros(b, args[k].type) for k in given]
     outs = b.inline(transposed, [*args, *tangents, *(c for c in seeded_cts if c is not None)])
-    by_position = dict(zip(given, outs[len(rule.outputs):], strict=True))
+    # An input no cotangent reached keeps a symbolic zero, as JAX's transpose leaves it
+    # (Note [symbolic zeros through a transposed custom_jvp rule]).
+    by_position = {k: None if z else g for k, g, z in
+                   zip(given, outs[len(rule.outputs):], zero_grads, strict=True)}
     return [by_position.get(k) for k in range(n_args)] + [None] * num_consts
+
+
+# Note [symbolic zeros through a transposed custom_jvp rule]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Reverse mode of a ``custom_jvp_call`` transposes the tangent part of its rule; an
+# input tangent that no seeded output's cotangent reaches (an identity rule whose
+# caller uses one output of several) gets no cotangent: JAX's backward pass leaves it a
+# symbolic ``Zero``, so a ``custom_vjp`` with ``symbolic_zeros=True`` before it sees
+# ``SymbolicZero`` for that output (Equinox's checkpointed ``while_loop`` decides from
+# those which carry entries to propagate cotangents for). The transposed rule's output
+# there is a zero array, which DCE removes once nothing reads it.
 
 
 def _prepare_custom_jvp(active, *, call, jvp, num_consts, symbolic_zeros) -> None:
