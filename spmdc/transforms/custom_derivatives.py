@@ -252,6 +252,9 @@ def _embed_constants(func: Func, captured: list[Any], name: str) -> Func:
     inputs = [b.input(v.type) for v in func.inputs[:n]]
     consts = []
     for value, var in zip(captured, func.inputs[n:], strict=True):
+        if isinstance(value, Tracer):   # See Note [rules closing over known values]
+            known = concrete_value(value)
+            value = value if known is None else known
         if isinstance(value, Tracer):
             raise TypeError(
                 f"the custom derivative rule {name} closes over a traced value of type "
@@ -268,6 +271,20 @@ def _embed_constants(func: Func, captured: list[Any], name: str) -> Func:
         consts.append(_constant(b, array, var.type))
     outs = b.inline(func, [*inputs, *consts])
     return b.build(outs)
+
+
+# Note [rules closing over known values]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A rule may close over a value the traced function computed: a solver object built
+# inside ``grad`` keeps its bracket (jaxopt's ``Bisection(lower=stop_gradient(...))``) and
+# its ``custom_vjp`` fwd runs the solver again. Under JAX the value is concrete in eager
+# autodiff (a stopped gradient leaves no JVP tracer) and a live tracer under ``jit``.
+# spmdc traces rules lazily, after the call's trace has ended, where such a Tracer is out
+# of reach; but in eager autodiff the fwd rule is prepared at the call (``_Rule.prepare``)
+# and the Tracer's value is known there (Note [concrete values while tracing] in
+# core/concrete.py), so it is built into the rule as a constant, like an array the rule
+# closes over. Reading it specialises the program to the value (never cached), as any
+# read does. A Tracer whose value is not known stays an error naming the rule.
 
 
 def _constant(b: Builder, array: np.ndarray, t: TensorType) -> Any:

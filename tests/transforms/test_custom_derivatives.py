@@ -374,3 +374,33 @@ def test_nondiff_argnums_may_name_a_parameter_left_at_its_default():
     assert float(scaled(3.0)) == 6.0
     assert float(spmdc.grad(scaled)(3.0)) == 20.0
     assert float(spmdc.jit(spmdc.grad(lambda x: scaled(x, 3.0)))(1.0)) == 30.0
+
+
+def test_custom_vjp_rules_closing_over_a_stopped_value_of_an_eager_grad():
+    # Note [rules closing over known values]: a root finder built inside grad keeps its
+    # bracket (a stop_gradient of the input) and its fwd reruns the solver, as jaxopt's
+    # Bisection under custom_root does; JAX gives the value 0.6 and the gradient below.
+    def solver(c):
+        @spmdc.custom_vjp
+        def solve(x):
+            return jnp.maximum(x - c, 0.0)
+
+        def fwd(x):
+            r = solve(x)
+            return r, r
+
+        def bwd(r, g):
+            return (g * (r > 0),)
+
+        solve.defvjp(fwd, bwd)
+        return solve
+
+    def loss(x):
+        c = lax.stop_gradient(jnp.max(x)) - 0.5
+        return jnp.sum(solver(c)(x))
+
+    x = np.array([0.1, 0.5, -0.3, 0.9, 0.2])
+    value, grad = spmdc.value_and_grad(loss)(x)
+    close(value, 0.6)
+    close(grad, [0.0, 1.0, 0.0, 1.0, 0.0])
+    close(spmdc.grad(lambda v: loss(v) * 2.0)(x), [0.0, 2.0, 0.0, 2.0, 0.0])
