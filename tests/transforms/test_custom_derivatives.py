@@ -406,3 +406,25 @@ def test_custom_vjp_rules_closing_over_a_stopped_value_of_an_eager_grad():
     close(grad, [0.0, 1.0, 0.0, 1.0, 0.0])
     # the rule's own call, made inside fwd, is differentiated by the outer grad
     close(spmdc.grad(lambda v: spmdc.value_and_grad(loss)(v)[0])(x), grad)
+
+
+def test_second_order_reverse_mode_of_a_custom_jvp_around_a_pure_callback():
+    # jaxopt's isotonic regression: the function is a pure_callback, the rule calls the
+    # function again; the rule here says d sin(u) = sin(u) du, so the numbers show it was
+    # used at both orders (JAX gives the same).
+    @spmdc.custom_jvp
+    def f(y):
+        return spmdc.pure_callback(lambda v: np.sin(v), spmdc.ShapeDtypeStruct(y.shape, y.dtype),
+                                   y)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        out = f(primals[0])
+        return out, out * tangents[0]
+
+    def loss(y):
+        return jnp.mean(f(y ** 3) + f(y) ** 2)
+
+    y = np.array([0.1, 0.2, 0.3])
+    want = (9 * y ** 4 * np.sin(y ** 3) + 6 * y * np.sin(y ** 3) + 4 * np.sin(y) ** 2) / 3
+    close(spmdc.grad(lambda v: jnp.sum(spmdc.grad(loss)(v)))(y), want)

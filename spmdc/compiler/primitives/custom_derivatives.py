@@ -123,7 +123,14 @@ def _call_varying(ins, *, call, **params):
 def _call_activity(active, *, call, **params):
     # Outputs depend on inputs as the function does; the VJP rules also get ``active``, to
     # refuse a closed-over value (Note [differentiating closed-over values]).
-    return active_outputs(call, active)
+    try:
+        return active_outputs(call, active)
+    except ValueError:
+        # The function holds an operation with no derivative (a pure_callback: jaxopt's
+        # isotonic regression), whose activity rule refuses differentiation. The rule is
+        # what gets differentiated, never the function: every output may depend on an
+        # active input, as for custom_vjp_call.
+        return [any(active)] * len(call.outputs)
 
 
 class BatchedRule:
