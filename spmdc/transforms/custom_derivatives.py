@@ -232,24 +232,35 @@ class _Rule:
         read (eager autodiff; Note [concrete values while tracing] in core/concrete.py).
         A failure is left to the trace on first use to report (``reraise``: raised to the
         caller, who decides). Rules called while a rule is prepared (a rule calling its
-        own function, typically) are not prepared: the rule's own trace is what
-        differentiates them, later."""
-        if key in self._cache or getattr(_preparing, "active", False):
+        own function, typically) are prepared as deep as the enclosing derivatives reach
+        (Note [rules closing over known values])."""
+        depth = getattr(_preparing, "depth", 0)
+        limit = _derivative_levels() if depth == 0 else _preparing.limit
+        if key in self._cache or depth >= limit:
             return
-        _preparing.active = True
+        _preparing.depth, _preparing.limit = depth + 1, limit
         try:
             self.get(key, sources)
         except Exception:               # noqa: BLE001  (reported by the lazy trace)
             if reraise:
                 raise
         finally:
-            _preparing.active = False
+            _preparing.depth = depth
 
     def ir_text(self) -> str:
         return f"@{self.name}"
 
 
 _preparing = threading.local()     # see _Rule.prepare
+
+
+def _derivative_levels() -> int:
+    """How many ``grad``/``jvp`` traces enclose the current one (Note [tracer text])."""
+    levels, trace = 0, current_trace()
+    while trace is not None:
+        levels += trace.view is not None and trace.view.kind in ("grad", "jvp")
+        trace = trace.parent
+    return levels
 
 
 MAX_EMBEDDED_CONSTANT = 256
@@ -265,6 +276,9 @@ def _embed_constants(func: Func, captured: list[Any], name: str) -> Func:
     inputs = [b.input(v.type) for v in func.inputs[:n]]
     consts = []
     for value, var in zip(captured, func.inputs[n:], strict=True):
+        if isinstance(value, Tracer):   # See Note [rules closing over known values]
+            known = concrete_value(value)
+            value = value if known is None else known
         if isinstance(value, Tracer):
             raise TypeError(
                 f"the custom derivative rule {name} closes over a traced value of type "
@@ -281,6 +295,27 @@ def _embed_constants(func: Func, captured: list[Any], name: str) -> Func:
         consts.append(_constant(b, array, var.type))
     outs = b.inline(func, [*inputs, *consts])
     return b.build(outs)
+
+
+# Note [rules closing over known values]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A rule may close over a value the traced function computed: a solver object built
+# inside ``grad`` keeps its bracket (jaxopt's ``Bisection(lower=stop_gradient(...))``) and
+# its ``custom_vjp`` fwd runs the solver again. Under JAX the value is concrete in eager
+# autodiff (a stopped gradient leaves no JVP tracer) and a live tracer under ``jit``.
+# spmdc traces rules lazily, after the call's trace has ended, where such a Tracer is out
+# of reach; but in eager autodiff the fwd rule is prepared at the call (``_Rule.prepare``)
+# and the Tracer's value is known there (Note [concrete values while tracing] in
+# core/concrete.py), so it is built into the rule as a constant, like an array the rule
+# closes over. Reading it specialises the program to the value (never cached), as any
+# read does. A Tracer whose value is not known stays an error naming the rule.
+#
+# The fwd rule that calls its own function makes a new call there, whose rules the next
+# derivative out needs (``grad`` of a function that takes a ``value_and_grad`` through
+# the solver): so a rule prepared while another is prepared is prepared too, as many
+# levels deep as there are ``grad``/``jvp`` traces around the outermost call (each
+# differentiates one level of calls made by the rules inlined by the one inside it).
+# The count is fixed at the outermost call, so the recursion ends.
 
 
 def _constant(b: Builder, array: np.ndarray, t: TensorType) -> Any:

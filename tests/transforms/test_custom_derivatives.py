@@ -374,3 +374,57 @@ def test_nondiff_argnums_may_name_a_parameter_left_at_its_default():
     assert float(scaled(3.0)) == 6.0
     assert float(spmdc.grad(scaled)(3.0)) == 20.0
     assert float(spmdc.jit(spmdc.grad(lambda x: scaled(x, 3.0)))(1.0)) == 30.0
+
+
+def test_custom_vjp_rules_closing_over_a_stopped_value_of_an_eager_grad():
+    # Note [rules closing over known values]: a root finder built inside grad keeps its
+    # bracket (a stop_gradient of the input) and its fwd reruns the solver, as jaxopt's
+    # Bisection under custom_root does (also under a grad of value_and_grad); JAX gives
+    # the value 0.6 and the gradients below.
+    def solver(c):
+        @spmdc.custom_vjp
+        def solve(x):
+            return jnp.maximum(x - c, 0.0)
+
+        def fwd(x):
+            r = solve(x)
+            return r, r
+
+        def bwd(r, g):
+            return (g * (r > 0),)
+
+        solve.defvjp(fwd, bwd)
+        return solve
+
+    def loss(x):
+        c = lax.stop_gradient(jnp.max(x)) - 0.5
+        return jnp.sum(solver(c)(x))
+
+    x = np.array([0.1, 0.5, -0.3, 0.9, 0.2])
+    value, grad = spmdc.value_and_grad(loss)(x)
+    close(value, 0.6)
+    close(grad, [0.0, 1.0, 0.0, 1.0, 0.0])
+    # the rule's own call, made inside fwd, is differentiated by the outer grad
+    close(spmdc.grad(lambda v: spmdc.value_and_grad(loss)(v)[0])(x), grad)
+
+
+def test_second_order_reverse_mode_of_a_custom_jvp_around_a_pure_callback():
+    # jaxopt's isotonic regression: the function is a pure_callback, the rule calls the
+    # function again; the rule here says d sin(u) = sin(u) du, so the numbers show it was
+    # used at both orders (JAX gives the same).
+    @spmdc.custom_jvp
+    def f(y):
+        return spmdc.pure_callback(lambda v: np.sin(v), spmdc.ShapeDtypeStruct(y.shape, y.dtype),
+                                   y)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        out = f(primals[0])
+        return out, out * tangents[0]
+
+    def loss(y):
+        return jnp.mean(f(y ** 3) + f(y) ** 2)
+
+    y = np.array([0.1, 0.2, 0.3])
+    want = (9 * y ** 4 * np.sin(y ** 3) + 6 * y * np.sin(y ** 3) + 4 * np.sin(y) ** 2) / 3
+    close(spmdc.grad(lambda v: jnp.sum(spmdc.grad(loss)(v)))(y), want)

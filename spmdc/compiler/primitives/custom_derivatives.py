@@ -128,7 +128,14 @@ def _call_activity(active, *, call, jvp, num_consts, symbolic_zeros):
     # refuse a closed-over value (Note [differentiating closed-over values]). A rule with
     # symbolic zeros may give an output no tangent: that output is not active (Note
     # [symbolic zero tangents from a rule]).
-    outs = active_outputs(call, active)
+    try:
+        outs = active_outputs(call, active)
+    except ValueError:
+        # The function holds an operation with no derivative (a pure_callback: jaxopt's
+        # isotonic regression), whose activity rule refuses differentiation. The rule is
+        # what gets differentiated, never the function: every output may depend on an
+        # active input, as for custom_vjp_call.
+        return [any(active)] * len(call.outputs)
     n_args = len(call.in_types) - num_consts
     diff = _float_positions(list(call.in_types[:n_args]))
     if not symbolic_zeros or _tangent_part.active or any(active[n_args:]) or not any(
