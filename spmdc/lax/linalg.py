@@ -120,7 +120,9 @@ def _permutation_from_pivots(pivots: Any, m: int) -> Any:
         is_k, is_j = slots == k, slots == j
         pk = reduce_sum(_where(is_k, perm, 0).astype(wide), (perm.ndim - 1,))
         pj = reduce_sum(_where(is_j, perm, 0).astype(wide), (perm.ndim - 1,))
-        pk, pj = pk.reshape((*batch, 1)), pj.reshape((*batch, 1))
+        # back to int32 (JAX's permutation dtype), so no promotion joins the two widths
+        pk = pk.astype(np.int32).reshape((*batch, 1))
+        pj = pj.astype(np.int32).reshape((*batch, 1))
         perm = _where(is_k, pj, _where(is_j, pk, perm))
     return perm
 

@@ -1,0 +1,68 @@
+"""What Lineax, Optimistix and Diffrax do, reproduced without them: their test suites run
+with ``jax_enable_x64``, ``jax_numpy_dtype_promotion='strict'`` and
+``jax_numpy_rank_promotion='raise'`` (their conftest.py), so spmdc's own jnp, lax and scipy
+code must promote neither dtypes nor ranks behind the user's back, and the factorisations
+they solve with (LAPACK's packed QR among them) must be there. Expected values are NumPy's
+or SciPy's."""
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+import spmdc
+import spmdc.numpy as jnp
+import spmdc.scipy as jsp
+
+A = np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]])
+B = np.array([1.0, 2.0, 3.0])
+TALL = np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0], [1.0, 1.0, 1.0]])
+
+
+@pytest.fixture
+def strict_x64():
+    """The configuration of the libraries' test suites."""
+    with spmdc.enable_x64(True), spmdc.numpy_dtype_promotion("strict"), \
+            spmdc.numpy_rank_promotion("raise"):
+        yield
+
+
+def test_lu_solve_under_strict_promotion(strict_x64):
+    # Lineax's LU solver: lu_factor, then lu_solve; the pivots' permutation was built
+    # from int32 and int64 values, which strict promotion refuses
+    lu = jsp.linalg.lu_factor(jnp.asarray(A))
+    x = spmdc.jit(jsp.linalg.lu_solve)(lu, jnp.asarray(B))
+    np.testing.assert_allclose(np.asarray(x), sla.lu_solve(sla.lu_factor(A), B), rtol=1e-12)
+    perm = spmdc.lax.linalg.lu_pivots_to_permutation(jnp.asarray([2, 2, 2], jnp.int32), 3)
+    assert perm.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(perm), [2, 0, 1])
+
+
+def test_gather_fill_mode_under_strict_and_rank_raise(strict_x64):
+    # an out-of-bounds check of int32 indices against the bounds (lu_solve's row
+    # permutation takes this path); mode='fill' compares them
+    b = jnp.arange(6.0).reshape(3, 2)
+    got = spmdc.jit(lambda b, p: jnp.take(b, p, axis=-2))(b, jnp.asarray([2, 0, 5], jnp.int32))
+    np.testing.assert_array_equal(np.asarray(got), [[4.0, 5.0], [0.0, 1.0], [np.nan, np.nan]])
+
+
+def test_qr_raw_is_lapacks_packing(strict_x64):
+    # Lineax's QR solver: jnp.linalg.qr(mode='raw'), then lax.linalg.ormqr
+    h, taus = jnp.linalg.qr(jnp.asarray(TALL), mode="raw")
+    nh, ntaus = np.linalg.qr(TALL, mode="raw")
+    assert h.shape == (3, 4) and taus.shape == (3,)
+    np.testing.assert_allclose(np.asarray(h), nh, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(taus), ntaus, rtol=1e-12)
+    # the least-squares solution from the reflectors, as Lineax computes it
+    b = np.array([1.0, 2.0, 3.0, 4.0])
+
+    def lstsq(h, taus, b):
+        a = h.mT
+        qhb = spmdc.lax.linalg.ormqr(a, taus, b[:, None], transpose=True)[:3, 0]
+        return jsp.linalg.solve_triangular(a[:3], qhb, trans="N")
+    got = spmdc.jit(lstsq)(h, taus, jnp.asarray(b))
+    np.testing.assert_allclose(np.asarray(got), np.linalg.lstsq(TALL, b, rcond=None)[0],
+                               rtol=1e-10)
+    # batched under vmap: one geqrf per matrix
+    hs, ts = spmdc.vmap(lambda m: jnp.linalg.qr(m, mode="raw"))(jnp.stack([TALL, 2 * TALL]))
+    np.testing.assert_allclose(np.asarray(hs[1]), np.linalg.qr(2 * TALL, mode="raw")[0],
+                               rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(ts[0]), ntaus, rtol=1e-12)
