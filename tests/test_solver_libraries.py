@@ -66,3 +66,19 @@ def test_qr_raw_is_lapacks_packing(strict_x64):
     np.testing.assert_allclose(np.asarray(hs[1]), np.linalg.qr(2 * TALL, mode="raw")[0],
                                rtol=1e-12)
     np.testing.assert_allclose(np.asarray(ts[0]), ntaus, rtol=1e-12)
+
+
+def test_like_of_a_weak_value_is_weak(strict_x64):
+    # Optimistix's tests clip with max=jnp.ones_like(1): a weak int, as in JAX, so
+    # clipping float64 weights by it is allowed under strict promotion
+    ub = jnp.ones_like(1)
+    assert (ub.dtype, ub.weak_type) == (np.dtype(np.int64), True)
+    assert jnp.zeros_like(2.0).weak_type and jnp.full_like(2.0, 3, shape=(2,)).weak_type
+    assert not jnp.ones_like(True).weak_type and not jnp.ones_like(jnp.ones(2)).weak_type
+    assert not jnp.ones_like(2.0, dtype=jnp.float64).weak_type
+    assert spmdc.jit(jnp.zeros_like)(2.0).weak_type
+    assert spmdc.lax.full_like(2.0, 1).weak_type
+    w = jnp.asarray([[0.5, 2.0], [-1.0, 0.25]])
+    got = jnp.clip(w, min=jnp.zeros_like(w), max=ub)
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(got), [[0.5, 1.0], [0.0, 0.25]])
