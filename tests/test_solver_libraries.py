@@ -82,3 +82,16 @@ def test_like_of_a_weak_value_is_weak(strict_x64):
     got = jnp.clip(w, min=jnp.zeros_like(w), max=ub)
     assert got.dtype == np.float64
     np.testing.assert_array_equal(np.asarray(got), [[0.5, 1.0], [0.0, 0.25]])
+
+
+def test_eager_transformations_give_a_passed_through_argument_back():
+    # Lineax's and Optimistix's inexact_asarray: vmap of a function returning its
+    # argument returns that very Array, as JAX's eager vmap (jit returns a new one)
+    y = jnp.asarray([1.0, 2.0])
+    assert spmdc.vmap(lambda x: x)(y) is y
+    assert spmdc.vmap(lambda x: (x, 2 * x))(y)[0] is y
+    assert spmdc.jvp(lambda x: x, (y,), (y,))[0] is y
+    assert spmdc.vmap(lambda x: x * 1)(y) is not y
+    assert spmdc.jit(lambda x: x)(y) is not y
+    moved = spmdc.vmap(lambda x: x, in_axes=1, out_axes=0)(jnp.asarray([[1.0, 2.0]]))
+    np.testing.assert_array_equal(np.asarray(moved), [[1.0], [2.0]])
