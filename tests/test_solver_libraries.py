@@ -95,3 +95,16 @@ def test_eager_transformations_give_a_passed_through_argument_back():
     assert spmdc.jit(lambda x: x)(y) is not y
     moved = spmdc.vmap(lambda x: x, in_axes=1, out_axes=0)(jnp.asarray([[1.0, 2.0]]))
     np.testing.assert_array_equal(np.asarray(moved), [[1.0], [2.0]])
+
+
+def test_polyval_with_trailing_coefficient_dimensions():
+    # Diffrax's local interpolation: polyval of coefficients [order, state] at a time
+    c = np.arange(8.0).reshape(4, 2)
+    horner = lambda x: ((c[0] * x + c[1]) * x + c[2]) * x + c[3]  # noqa: E731
+    np.testing.assert_allclose(np.asarray(jnp.polyval(c, 0.5)), horner(0.5))
+    np.testing.assert_allclose(np.asarray(jnp.polyval(c, jnp.asarray([0.5, 2.0]))),
+                               [horner(0.5)[0], horner(2.0)[1]])
+    got = spmdc.vmap(lambda cc: jnp.polyval(cc, 0.25))(jnp.stack([c, 2 * c]))
+    np.testing.assert_allclose(np.asarray(got), [horner(0.25), 2 * horner(0.25)])
+    with pytest.raises(ValueError, match="at least 1-d"):
+        jnp.polyval(jnp.asarray(1.0), 2.0)
