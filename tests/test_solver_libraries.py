@@ -108,3 +108,21 @@ def test_polyval_with_trailing_coefficient_dimensions():
     np.testing.assert_allclose(np.asarray(got), [horner(0.25), 2 * horner(0.25)])
     with pytest.raises(ValueError, match="at least 1-d"):
         jnp.polyval(jnp.asarray(1.0), 2.0)
+
+
+def test_cond_and_barrier_keep_weak_types_as_jax(strict_x64):
+    # Diffrax's direction = jnp.where(t0 < t1, 1, -1) is a weak int; Equinox's error_if
+    # passes the solution through a cond (branch 0 the value, branch 1 a callback) and an
+    # optimization barrier; t * direction must still be allowed under strict promotion.
+    # JAX's cond takes its outputs' weak types from branch 0 (cond's false_fun).
+    def f(p):
+        d = jnp.where(p < 1.0, 1, -1)
+        s = jnp.asarray(2, jnp.int64)
+        return (spmdc.lax.cond(p > 5.0, lambda: s, lambda: d),
+                spmdc.lax.cond(p > 5.0, lambda: d, lambda: s),
+                spmdc.lax.switch(1, [lambda: s, lambda: d]),
+                spmdc.lax.optimization_barrier(d))
+    outs = spmdc.jit(f)(jnp.asarray(0.0))
+    assert [o.weak_type for o in outs] == [True, False, False, True]
+    assert [int(o) for o in outs] == [1, 2, 1, 1]
+    assert (0.5 * outs[0]).dtype == np.float64
