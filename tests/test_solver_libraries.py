@@ -28,10 +28,11 @@ def strict_x64():
 def test_lu_solve_under_strict_promotion(strict_x64):
     # Lineax's LU solver: lu_factor, then lu_solve; the pivots' permutation was built
     # from int32 and int64 values, which strict promotion refuses
-    lu = jsp.linalg.lu_factor(jnp.asarray(A))
-    x = spmdc.jit(jsp.linalg.lu_solve)(lu, jnp.asarray(B))
+    def solve(a, b, pivots):             # one program for every check
+        return (jsp.linalg.lu_solve(jsp.linalg.lu_factor(a), b),
+                spmdc.lax.linalg.lu_pivots_to_permutation(pivots, 3))
+    x, perm = spmdc.jit(solve)(jnp.asarray(A), jnp.asarray(B), jnp.asarray([2, 2, 2], jnp.int32))
     np.testing.assert_allclose(np.asarray(x), sla.lu_solve(sla.lu_factor(A), B), rtol=1e-12)
-    perm = spmdc.lax.linalg.lu_pivots_to_permutation(jnp.asarray([2, 2, 2], jnp.int32), 3)
     assert perm.dtype == np.int32
     np.testing.assert_array_equal(np.asarray(perm), [2, 0, 1])
 
@@ -101,11 +102,13 @@ def test_polyval_with_trailing_coefficient_dimensions():
     # Diffrax's local interpolation: polyval of coefficients [order, state] at a time
     c = np.arange(8.0).reshape(4, 2)
     horner = lambda x: ((c[0] * x + c[1]) * x + c[2]) * x + c[3]  # noqa: E731
-    np.testing.assert_allclose(np.asarray(jnp.polyval(c, 0.5)), horner(0.5))
-    np.testing.assert_allclose(np.asarray(jnp.polyval(c, jnp.asarray([0.5, 2.0]))),
-                               [horner(0.5)[0], horner(2.0)[1]])
-    got = spmdc.vmap(lambda cc: jnp.polyval(cc, 0.25))(jnp.stack([c, 2 * c]))
-    np.testing.assert_allclose(np.asarray(got), [horner(0.25), 2 * horner(0.25)])
+    def run(c, xs):                      # one program for every check
+        return (jnp.polyval(c, 0.5), jnp.polyval(c, xs),
+                spmdc.vmap(lambda cc: jnp.polyval(cc, 0.25))(jnp.stack([c, 2 * c])))
+    at_half, at_xs, batched = spmdc.jit(run)(jnp.asarray(c), jnp.asarray([0.5, 2.0]))
+    np.testing.assert_allclose(np.asarray(at_half), horner(0.5))
+    np.testing.assert_allclose(np.asarray(at_xs), [horner(0.5)[0], horner(2.0)[1]])
+    np.testing.assert_allclose(np.asarray(batched), [horner(0.25), 2 * horner(0.25)])
     with pytest.raises(ValueError, match="at least 1-d"):
         jnp.polyval(jnp.asarray(1.0), 2.0)
 
