@@ -63,6 +63,13 @@ def strong(x: Any) -> Any:
                  x.committed)
 
 
+def weakly_typed(x: Any) -> Any:
+    """The spmdc array ``x`` with a weak type: the same value, no equation."""
+    if isinstance(x, Tracer):
+        return Tracer(x._var, x._trace, True)
+    return Array(x._buffers, x.type, True, x._devices, x.split, x._sharding, x.committed)
+
+
 def error(op: str, message: str, kind: type[Exception] = TypeError) -> Exception:
     """An exception of class ``kind`` (TypeError unless JAX raises another there) naming
     ``op``, with the user's line appended."""

@@ -28,7 +28,7 @@ from ..compiler.primitives.scan import scan_p
 from ..core import dtypes
 from ..core.abstract import typeof
 from ..core.explicit_sharding import Sliced
-from ..core.operands import asarray
+from ..core.operands import asarray, weakly_typed
 from ..core.pytree_tracing import trace_pytree
 from ..core.ref_scopes import Recorder, run_bound
 from ..core.refs import Ref, freeze, new_ref, ref_values, write_values
@@ -212,7 +212,10 @@ def _branches(index: Any, funs: Sequence[Callable[..., Any]], names: Sequence[st
         funcs.append(Func(func.name, func.inputs[:n] + before + func.inputs[n:] + after,
                           func.eqns, func.outputs))
         offset += len(caps)
-    out_weak = [all(ws) for ws in zip(*(w for _, w, _, _, _ in traced), strict=True)]
+    # weakly typed as branch 0's outputs (cond's false_fun), as JAX's cond_p gives the
+    # avals of its first branch: Equinox's error_if is a cond whose branch 0 passes the
+    # value through and whose other branch is a callback
+    out_weak = list(traced[0][1])
     operands_in = [*leaves, *captured]
     forwarded = _forwarded_outputs(funcs)
     kept = [j for j, fwd in enumerate(forwarded) if fwd is None]
@@ -652,4 +655,7 @@ def optimization_barrier(operand: Any) -> Any:
     if current_trace() is None:
         return tree_unflatten(tree, arrays)      # eager: nothing to reorder
     outs = bind(optimization_barrier_p, *arrays, prevent_cse=True)
-    return tree_unflatten(tree, list(outs))
+    # each output weakly typed as its operand, as JAX's (Equinox's error_if passes values
+    # through a barrier)
+    return tree_unflatten(tree, [weakly_typed(o) if a.weak else o
+                                 for a, o in zip(arrays, outs, strict=True)])

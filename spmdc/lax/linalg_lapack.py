@@ -1,5 +1,5 @@
 """The rest of ``jax.lax.linalg`` that runs on the CPU: ``schur``, ``hessenberg``,
-``tridiagonal``, ``householder_product``, ``ormqr`` and ``tridiagonal_solve`` (one LAPACK
+``tridiagonal``, ``geqrf``, ``householder_product``, ``ormqr`` and ``tridiagonal_solve`` (one LAPACK
 kernel each, spmdc/compiler/primitives/linalg_lapack.py), and ``symmetric_product`` and
 ``cholesky_update``, which JAX computes with other operations on the CPU and so does
 spmdc. spmdc/lax/linalg.py exports them as ``spmdc.lax.linalg``'s.
@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..compiler.primitives.linalg_lapack import (
+    geqrf_p,
     hessenberg_p,
     householder_product_p,
     ormqr_p,
@@ -27,7 +28,7 @@ from .elementwise import _where, abs, sqrt
 from .shape import reshape, transpose
 from .slicing import dynamic_update_slice, slice
 
-__all__ = ["cholesky_update", "hessenberg", "householder_product", "ormqr", "schur",
+__all__ = ["cholesky_update", "geqrf", "hessenberg", "householder_product", "ormqr", "schur",
            "symmetric_product", "tridiagonal", "tridiagonal_solve"]
 
 
@@ -73,6 +74,17 @@ def tridiagonal(a: Any, *, lower: bool = True) -> list[Any]:
         raise ValueError(f"The input to tridiagonal must be a square matrix. Got shape "
                          f"{a.shape}.")
     return list(bind(tridiagonal_p, a, lower=bool(lower)))
+
+
+def geqrf(a: Any) -> tuple[Any, Any]:
+    """The QR decomposition as LAPACK's ``geqrf`` packs it: ``(a, taus)``, R in the upper
+    triangle of ``a``, the Householder reflectors of Q below it with their scale factors
+    ``taus`` ([..., min(m, n)]); ``householder_product`` and ``ormqr`` take them."""
+    a = asarray(a)
+    if a.ndim < 2:
+        raise ValueError(f"geqrf: the argument must have shape [..., m, n], got {a.shape}")
+    out, taus = bind(geqrf_p, a)
+    return out, taus
 
 
 def householder_product(a: Any, taus: Any) -> Any:

@@ -168,8 +168,12 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
-    return full(operands.shape_of(x) if shape is None else shape, fill_value,
-                dtype if dtype is not None else operands.dtype_of(x))
+    """An array of ``x``'s shape and dtype (unless given) filled with ``fill_value``;
+    weakly typed as ``x`` is when it keeps ``x``'s dtype, as JAX's."""
+    out = full(operands.shape_of(x) if shape is None else shape, fill_value,
+               dtype if dtype is not None else operands.dtype_of(x))
+    return operands.weakly_typed(out) if dtype is None and dtypes.dtype_and_weak(x)[1] \
+        else out
 
 
 def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Any:

@@ -24,6 +24,7 @@ from ..core.operands import full as _full
 from ..core.operands import iota as _iota
 from ..core.operands import shape_arg as _shape_arg
 from ..core.operands import shape_of as _shape
+from ..core.operands import weakly_typed as _weakly_typed
 from ..core.tracing import Tracer, current_trace
 from ..core.tracing import where as _where
 from ..runtime.array import Array
@@ -62,9 +63,10 @@ def empty(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
 def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
     """An array like ``x`` (its shape and dtype unless given) filled with ``fill_value``,
     laid out as ``x`` where JAX keeps its layout. See Note [the layout of a *_like array]."""
-    out = full(_shape(x) if shape is None else shape, fill_value,
-               dtype if dtype is not None else _dtype_of(x))
-    return _laid_out_like(x, out)
+    out = _laid_out_like(x, full(_shape(x) if shape is None else shape, fill_value,
+                                 dtype if dtype is not None else _dtype_of(x)))
+    # weakly typed as x is when it keeps x's dtype, as JAX's (jnp.ones_like(1) is weak)
+    return _weakly_typed(out) if dtype is None and dtypes.dtype_and_weak(x)[1] else out
 
 
 def _laid_out_like(x: Any, out: Any) -> Any:

@@ -78,10 +78,13 @@ def default_fill_value(dtype: np.dtype) -> Any:
 
 
 def _window_bounds(plan: _Plan) -> np.ndarray:
-    """The largest in-bounds start of each index-vector entry (size - window)."""
-    int_type = dtypes.default_int()
-    return np.asarray([plan.operand_shape[d] - plan.slice_sizes[d] for d in plan.index_map],
-                      int_type)
+    """The largest in-bounds start of each index-vector entry (size - window), of the
+    indices' dtype and rank: comparing them with the indices promotes neither dtype nor
+    rank, which strict promotion and rank promotion 'raise' would refuse."""
+    int_type = plan.indices.dtype if hasattr(plan.indices, "dtype") else dtypes.default_int()
+    bounds = np.asarray([plan.operand_shape[d] - plan.slice_sizes[d] for d in plan.index_map],
+                        int_type)
+    return bounds.reshape((1,) * (np.ndim(plan.indices) - 1) + bounds.shape)
 
 
 def _clamped_indices(plan: _Plan) -> Any:

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core import dtypes
 from ..lax import linalg as lax_linalg
+from ..lax.linalg_lapack import geqrf
 from ..transforms.eager import library_jit  # See Note [library functions run as one program]
 from .array_creation import eye
 from .comparisons import where
@@ -146,13 +147,13 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> A
 @library_jit(static_argnames=("mode",))
 def qr(a: Any, mode: str = "reduced") -> Any:
     (a,) = inexact("qr", a)
-    if mode == "raw":
-        raise ValueError("qr: mode='raw' is not supported by spmdc; use 'reduced', "
-                         "'complete' or 'r'")
-    if mode not in ("reduced", "complete", "r", "full"):
+    if mode not in ("reduced", "complete", "r", "full", "raw"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     if a.ndim < 2:
         raise ValueError(f"qr: the argument must have shape [..., m, n], got {a.shape}")
+    if mode == "raw":            # LAPACK's packing, transposed as NumPy's: (h, taus)
+        h, taus = geqrf(a)
+        return QRResult(mT(h), taus)
     q, r = lax_linalg.qr(a, full_matrices=mode == "complete")
     return r if mode == "r" else QRResult(q, r)
 

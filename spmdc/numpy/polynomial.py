@@ -15,7 +15,7 @@ from ..core.tracing import Tracer
 from ..core.tracing import where as _where
 from .array_creation import ones, zeros
 from .convolve import convolve
-from .core import asarray, result_type
+from .core import asarray, broadcast_shapes, result_type
 from .linalg import inv, lstsq
 from .shape_ops import atleast_1d, concatenate, reshape
 from .tensor_contractions import dot, outer
@@ -169,15 +169,17 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
 
 def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     """``p[0] * x**(n-1) + ... + p[n-1]`` by Horner's rule (``unroll`` is accepted for
-    JAX's signature; the loop is unrolled at trace time, so it changes nothing)."""
+    JAX's signature; the loop is unrolled at trace time, so it changes nothing). As JAX's,
+    ``p`` may have trailing dimensions: each ``p[i]`` broadcasts against ``x`` (Diffrax
+    evaluates the polynomials of every state component at once)."""
     if isinstance(unroll, bool) or not isinstance(unroll, (int, np.integer)) or unroll < 1:
         raise TypeError(f"polyval: unroll must be a positive int, got {unroll!r}")
     p, x = asarray(p), asarray(x)
-    if p.ndim != 1:
-        raise ValueError(f"polyval: coefficients must be 1-d, got shape {p.shape}")
+    if p.ndim < 1:
+        raise ValueError(f"polyval: coefficients must be at least 1-d, got shape {p.shape}")
     dtype = result_type(p, x)
     p, x = p.astype(dtype), x.astype(dtype)
-    out = zeros(x.shape, dtype)
+    out = zeros(broadcast_shapes(p.shape[1:], x.shape), dtype)
     for i in range(p.shape[0]):
         out = out * x + p[i]
     return out

@@ -57,7 +57,9 @@ _eager: dict[Any, Jitted] = {}
 # MLP's gradient), where a fresh compile costs tens of milliseconds; JAX's own eager
 # gradient pays its op-by-op dispatch instead. ``_compiled`` keeps the 256 programs used
 # last, so a loop that makes a new program every step (a captured Python scalar that
-# changes) does not keep every one alive.
+# changes) does not keep every one alive. An output that is an argument passed through is
+# that argument's Array itself, as JAX's op-by-op transformations give it back
+# (``vmap(lambda x: x)(y) is y``; jit's ``_forwarding_inputs``).
 
 
 def apply_primitive(prim: Any, args: Sequence[Any], params: dict[str, Any],

@@ -445,18 +445,20 @@ class Jitted:
         # its signature), so a call that finds its program skips it
         structure = program_key(func)
         if structure is None:
-            return self._compile_traced(traced, device, donated)(leaves)
+            outs = self._compile_traced(traced, device, donated)(leaves)
+            return _forwarding_inputs(func, out_weak, leaves, donated, outs)
         key = (structure, len(leaves), device, donated, dtypes._x64, _precision._default[0])
         known = _compiled.get(key)
         if known is not None:               # (executable, the donations it takes)
-            return Entry(known[0], func, consts, out_weak, out_tree, len(leaves),
+            outs = Entry(known[0], func, consts, out_weak, out_tree, len(leaves),
                          known[1])(leaves)
-        func = run_pass("cleanup", cleanup, func)
+            return _forwarding_inputs(func, out_weak, leaves, donated, outs)
+        traced_func, func = func, run_pass("cleanup", cleanup, func)
         if constraint_mesh(func) is not None:         # over a mesh: for this call alone
             return self._compile_traced((func, *traced[1:]), device, donated)(leaves)
         entry = compile_entry(func, device, consts, out_weak, out_tree, len(leaves), donated)
         _compiled.put(key, (entry.executable, entry.donated))   # not the captured values
-        return entry(leaves)
+        return _forwarding_inputs(traced_func, out_weak, leaves, donated, entry(leaves))
 
     def _call_partitioned(self, statics: tuple[Any, ...], args: tuple[Any, ...],
                           kwargs: dict[str, Any], leaves: list[Any], in_tree: Any
@@ -684,6 +686,30 @@ def eager_jit(fun: Callable[..., Any]) -> Jitted:
     tracing] in core/concrete.py), traced every call (Note [eager transformations trace
     every call] in eager.py)."""
     return Jitted(fun, _concrete=True)
+
+
+def _forwarding_inputs(func: Func, out_weak: list[bool], leaves: list[Any],
+                       donated: tuple[int, ...], outs: Any) -> Any:
+    """``outs`` of an eager transformation's program ``func``, with each output that is an
+    argument passed through (the same variable, type and weak type) the argument's Array
+    itself, as JAX's eager transformations return it (``vmap(lambda x: x)(y) is y``;
+    Lineax's and Optimistix's ``inexact_asarray`` rely on it). A donated argument is not
+    forwarded: its buffer is gone."""
+    position = {id(v): j for j, v in enumerate(func.inputs[:len(leaves)])}
+    if not any(id(a) in position for a in func.outputs):
+        return outs
+    flat, tree = tree_flatten(outs)
+    if len(flat) != len(func.outputs):
+        return outs
+    for i, (a, weak) in enumerate(zip(func.outputs, out_weak, strict=True)):
+        j = position.get(id(a))
+        if j is None or j in donated:
+            continue
+        leaf = leaves[j]
+        if type(leaf) is Array and type(flat[i]) is Array and leaf.weak == weak \
+                and leaf.type == flat[i].type:
+            flat[i] = leaf
+    return tree_unflatten(tree, flat)
 
 
 def _evaluate_specialised(func: Func, out_weak: list[bool], consts: list[Any], out_tree: Any,

@@ -1,6 +1,7 @@
 """The decompositions JAX's ``jax.lax.linalg`` computes with one LAPACK kernel each on
 the CPU, on jaxlib's kernels of the same names: ``schur`` (``gees``), ``hessenberg``
-(``gehrd``), ``tridiagonal`` (``sytrd``/``hetrd``), ``householder_product``
+(``gehrd``), ``tridiagonal`` (``sytrd``/``hetrd``), ``geqrf`` (``geqrf``),
+``householder_product``
 (``orgqr``/``ungqr``), ``ormqr`` (``ormqr``/``unmqr``) and ``tridiagonal_solve``
 (``gtsv``, or jaxlib's ``tridiagonal_solve_perturbed`` kernel). Each takes float32,
 float64, complex64 and complex128 matrices, batched over leading dimensions; a matrix
@@ -26,8 +27,8 @@ from ..stablehlo import by_platform, ffi_call, lower_rules
 from .core import ShapeError, declare
 from .linalg import INT32, matrix_batch_rule, not_ok_to_nan
 
-__all__ = ["hessenberg_p", "householder_product_p", "ormqr_p", "schur_p", "tridiagonal_p",
-           "tridiagonal_solve_p"]
+__all__ = ["geqrf_p", "hessenberg_p", "householder_product_p", "ormqr_p", "schur_p",
+           "tridiagonal_p", "tridiagonal_solve_p"]
 
 _KINDS = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
           np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
@@ -183,6 +184,35 @@ tridiagonal_p = declare("tridiagonal", _tridiagonal_rule, _tridiagonal_impl,
                         multiple_results=True)
 batch_rules[tridiagonal_p] = matrix_batch_rule(tridiagonal_p)
 lower_rules[tridiagonal_p] = by_platform(cpu=_tridiagonal_lowering)
+
+
+# --- geqrf ------------------------------------------------------------------------------------
+
+def _geqrf_rule(a: TensorType):
+    _check("geqrf", a)
+    *batch, m, n = a.shape
+    return a, TensorType((*batch, min(m, n)), a.dtype)
+
+
+def _geqrf_impl(a):
+    a = np.asarray(a)
+    out = np.empty_like(a)
+    taus = np.empty((*a.shape[:-2], min(a.shape[-2:])), a.dtype)
+    geqrf = _lapack("geqrf", a.dtype)
+    for i in np.ndindex(a.shape[:-2]):
+        out[i], taus[i], _, _ = geqrf(a[i])
+    return out, taus
+
+
+def _geqrf_lowering(ctx, eqn, a):
+    at = eqn.inputs[0].type
+    return ffi_call(_target("geqrf", at.dtype), [a], [at], [v.type for v in eqn.outputs],
+                    aliases={0: 0})
+
+
+geqrf_p = declare("geqrf", _geqrf_rule, _geqrf_impl, multiple_results=True)
+batch_rules[geqrf_p] = matrix_batch_rule(geqrf_p)
+lower_rules[geqrf_p] = by_platform(cpu=_geqrf_lowering)
 
 
 # --- householder_product and ormqr -------------------------------------------------------------
@@ -422,6 +452,6 @@ def _no_derivative(prim: Any) -> Any:
     return rule
 
 
-for _prim in (schur_p, hessenberg_p, tridiagonal_p, householder_product_p, ormqr_p):
+for _prim in (schur_p, hessenberg_p, tridiagonal_p, geqrf_p, householder_product_p, ormqr_p):
     jvp_rules[_prim] = _no_derivative(_prim)
     vjp_rules[_prim] = _no_derivative(_prim)
