@@ -193,7 +193,7 @@ EXCLUDED: dict[str, dict[str, str]] = {
         **_because(THREAD_GUARD, "thread_guard"),
         **_because(REF_SLICES, "ds"),
         **_because(THREEFRY_ONLY, "threefry_partitionable"),
-        **_because(LEGACY_PRNG, "default_prng_impl enable_custom_prng legacy_prng_key"),
+        **_because(LEGACY_PRNG, "default_prng_impl legacy_prng_key"),
         **_because(MEMORY_SPACES, "memory"),
     },
     "jax.lax.linalg": {

@@ -76,9 +76,10 @@ def _impl_check(name: str, impl: Any) -> None:
 
 
 def PRNGKey(seed: Any, *, impl: Any = None) -> Any:
-    """A legacy raw key: ``uint32[2]`` from an integer seed."""
+    """A legacy raw key: ``uint32[2]`` from an integer seed (a typed key under
+    ``jax_enable_custom_prng``)."""
     _impl_check("PRNGKey", impl)
-    return _seed(seed_array(seed, "PRNGKey"))
+    return as_keys(_seed(seed_array(seed, "PRNGKey")), False)
 
 
 def key(seed: Any, *, impl: Any = None, dtype: Any = None) -> PRNGKeyArray:

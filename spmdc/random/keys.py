@@ -19,10 +19,14 @@ data's last axis (give a non-negative one), ``key.at[...]`` has ``get`` and ``se
 only (of typed keys), and the other ``jnp`` functions do not accept typed keys (use
 ``key_data``/``wrap_key_data``).
 Every function in spmdc.random accepts a typed key or a raw one and returns keys of the
-kind it was given.
+kind it was given; under ``jax.enable_custom_prng`` (``jax_enable_custom_prng``), as in
+JAX, ``PRNGKey``, ``split`` and ``fold_in`` return typed keys whatever they were given,
+and a raw key given to a random function warns (``FutureWarning``) that it is taken as
+threefry2x32 key data.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -35,6 +39,7 @@ from ..core.tracing import Tracer
 from ..dtypes import ExtendedDType, prng_key
 from ..numpy.core import extended_array_rules
 from ..runtime.array import register_array_type
+from ..runtime.config_states import enable_custom_prng
 from . import key_reuse, threefry
 
 IMPL_NAME = "threefry2x32"
@@ -239,6 +244,10 @@ def check_key(name: str, key: Any, *, allow_batched: bool = False) -> tuple[Any,
                                 "make keys with random.key(seed) or random.PRNGKey(seed)")
         data, typed = jnp.asarray(key), False
         _check_data(name, data)
+        if enable_custom_prng.value:
+            warnings.warn("Raw arrays as random keys to jax.random functions are deprecated. "
+                          "Assuming valid threefry2x32 key for now.", FutureWarning,
+                          stacklevel=3)
     if not allow_batched and data.ndim != 1:
         shape = tuple(data.shape[:-1])
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
@@ -249,8 +258,9 @@ def check_key(name: str, key: Any, *, allow_batched: bool = False) -> tuple[Any,
 
 
 def as_keys(data: Any, typed: bool) -> Any:
-    """New key data returned as the kind of key the caller gave."""
-    return PRNGKeyArray._wrap(data) if typed else data
+    """New key data returned as the kind of key the caller gave (typed keys whatever it
+    gave under ``jax_enable_custom_prng``: Note [typed keys])."""
+    return PRNGKeyArray._wrap(data) if typed or enable_custom_prng.value else data
 
 
 def seed_array(seed: Any, name: str) -> Any:

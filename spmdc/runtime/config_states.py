@@ -22,7 +22,7 @@ __all__ = ["State", "states", "hot_states", "on_change", "debug_nans", "debug_in
            "transfer_guard_device_to_device", "transfer_guard_device_to_host",
            "transfer_guard_all", "TRANSFER_LEVELS", "transfer_level", "parse_bool",
            "UserConfig", "make_user_context", "jit_key_values", "softmax_custom_jvp",
-           "allow_f16_reductions", "debug_key_reuse"]
+           "allow_f16_reductions", "debug_key_reuse", "enable_custom_prng"]
 
 _NO_DEFAULT = object()
 _UNSET = object()
@@ -295,6 +295,14 @@ debug_key_reuse = State(
     "incorrect reuse of a previously-used key will lead to an error. (spmdc's checker: "
     "Note [key reuse] in spmdc/random/key_reuse.py.)",
     parse_bool, context_default=True, in_jit_key=True)
+
+enable_custom_prng = State(
+    "jax_enable_custom_prng", False,
+    "Enables an internal upgrade that allows one to define custom pseudo-random number "
+    "generator implementations. (spmdc has only threefry2x32 keys: with this on, "
+    "random.PRNGKey, random.split and random.fold_in return typed key arrays, and a raw "
+    "uint32 key given to a random function warns, as in JAX.)",
+    parse_bool, context_default=True)
 
 _TRANSFER_DOC = ("Select the transfer guard level for {} transfers. Default is 'allow'. "
                  "'log': log implicit transfers; 'disallow': disallow implicit transfers; "
