@@ -70,7 +70,9 @@ def _inner(x: Any, y: Any) -> complex:
 def _close(what: str, got: Any, want: Any, atol: float, rtol: float, err_msg: str) -> None:
     for g, w in zip(tree_leaves(got), tree_leaves(want), strict=True):
         g64, w64 = np.asarray(g, np.complex128), np.asarray(w, np.complex128)
-        if not np.allclose(g64, w64, atol=atol, rtol=rtol):
+        # NaN where finite differences give NaN too is a match, as in JAX's check (which
+        # is NumPy's assert_allclose: equal_nan=True).
+        if not np.allclose(g64, w64, atol=atol, rtol=rtol, equal_nan=True):
             raise AssertionError(f"{err_msg}{what} does not match finite differences "
                                  f"(atol={atol}, rtol={rtol}):\n got  {g64}\n want {w64}")
 

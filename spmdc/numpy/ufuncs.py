@@ -23,6 +23,8 @@ from ..core.operands import error as _error
 from ..core.operands import is_array as _is_array
 from ..core.operands import operand as _operand
 from ..core.operands import promote as _promote
+from ..core.tracing import current_trace
+from ..transforms.jit import jit
 from .comparisons import (
     bitwise_and,
     equal,
@@ -202,7 +204,36 @@ def subtract(x: Any, y: Any) -> Any:
 
 def multiply(x: Any, y: Any) -> Any:
     # On booleans * is "and" (as in JAX and NumPy).
-    return _elementwise("multiply", lax.bitwise_and if _both_bool(x, y) else lax.mul, x, y)
+    if _both_bool(x, y):
+        return _elementwise("multiply", lax.bitwise_and, x, y)
+    if current_trace() is None and _one_bool_operand(x, y):
+        return _multiply_by_bool_program(x, y)      # See Note [multiplying by a boolean]
+    return _elementwise("multiply", lax.mul, x, y)
+
+
+# Note [multiplying by a boolean]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# JAX's jnp.multiply is a jitted function, so even called outside jit the boolean
+# operand's conversion and the product are one XLA program, and XLA's algebraic
+# simplifier rewrites ``a * convert(pred)`` into ``select(pred, a, 0)``: JAX gives
+# ``inf * False == 0`` and ``nan * False == 0`` (NumPyro's
+# binary_cross_entropy_with_logits relies on it), where IEEE arithmetic op by op gives
+# nan. Under a trace spmdc emits the same convert and multiply, so XLA makes the same
+# rewrite; an eager product with exactly one boolean operand is compiled as one program
+# the same way (a jit, cached per signature), so it gives JAX's values too.
+
+def _one_bool_operand(x: Any, y: Any) -> bool:
+    scalars = (int, float, complex, np.generic)
+    if not all(_is_array(a) or isinstance(a, scalars) for a in (x, y)):
+        return False
+    return (_dtype_of(x) == np.bool_) != (_dtype_of(y) == np.bool_)
+
+
+def _multiply_elementwise(x: Any, y: Any) -> Any:
+    return _elementwise("multiply", lax.mul, x, y)
+
+
+_multiply_by_bool_program = jit(_multiply_elementwise)
 
 
 def true_divide(x: Any, y: Any) -> Any:

@@ -178,23 +178,44 @@ def _concrete_nondiff(args: tuple[Any, ...], nondiff: tuple[int, ...]) -> tuple[
 
 
 class _Args:
-    """The call's arguments split into the differentiable ones (flattened: the operands)
-    and the nondiff ones (kept as Python values)."""
+    """The signature of a call's arguments: the differentiable ones flattened (their
+    types, weak flags and tree: the operands) and the nondiff ones (kept as Python
+    values). It holds no operand value, because the rules that close over it outlive
+    the call: see Note [rules hold no traced values]."""
 
     def __init__(self, args: tuple[Any, ...], nondiff: tuple[int, ...]):
-        self.args, self.nondiff = args, nondiff
-        self.diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
-        self.leaves, self.tree = tree_flatten(self.diff)
-        sigs = [type_of(v) for v in self.leaves]
+        self.count, self.nondiff = len(args), nondiff
+        diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
+        self.n_diff = len(diff)
+        leaves, self.tree = tree_flatten(diff)
+        sigs = [type_of(v) for v in leaves]
         self.types = [t for t, _ in sigs]
         self.weak = [w for _, w in sigs]
         self.float = [is_float(t) for t in self.types]
         self.nondiff_values = tuple(args[i] for i in nondiff)
 
+    @staticmethod
+    def leaves(args: tuple[Any, ...], nondiff: tuple[int, ...]) -> list[Any]:
+        """The operands: the differentiable arguments' leaves."""
+        return tree_flatten(tuple(a for i, a in enumerate(args) if i not in nondiff))[0]
+
     def full(self, diff: Sequence[Any]) -> list[Any]:
         """All positional arguments, with ``diff`` in the differentiable positions."""
         it = iter(diff)
-        return [self.args[i] if i in self.nondiff else next(it) for i in range(len(self.args))]
+        given = dict(zip(self.nondiff, self.nondiff_values, strict=True))
+        return [given[i] if i in given else next(it) for i in range(self.count)]
+
+
+# Note [rules hold no traced values]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# A custom_jvp's JVP rule and a custom_vjp's fwd and bwd rules are traced later, on
+# demand (``_Rule``), by closures that go into the program as the equation's params and
+# into the outermost trace's ``kept`` table (Note [a custom_jvp traced once per
+# signature]): they outlive the call, and the trace the call was made in. So they close
+# over the arguments' signature (``_Args``), never the operands: an operand is a Tracer
+# of the calling trace, and holding it past that trace is a leak (which
+# ``jax.check_tracer_leaks`` reports: a custom_jvp called inside a JVP rule, as TFP's
+# betainc under NumPyro's truncated StudentT, kept its rule trace's Tracers alive).
 
 
 class _Rule:
@@ -420,7 +441,7 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             call_func, out_weak, consts, out_tree, jvp_rule = kept
             return self._bind(tree_flatten(args)[0], call_func, out_weak, consts, out_tree,
                               jvp_rule)
-        a = _Args(args, nondiff)
+        a, leaves = _Args(args, nondiff), _Args.leaves(args, nondiff)
         out_box: list[Any] = []
 
         def call(tracers: list[Tracer]) -> list[Any]:
@@ -431,11 +452,11 @@ class custom_jvp:  # noqa: N801  (JAX's name)
 
         read = concretisations()
         call_func, out_weak, consts = trace_function(call, a.types, a.weak, name,
-                                                     sources=a.leaves if eager else None)
+                                                     sources=leaves if eager else None)
         if kept_at is not None:       # clean already: a cleanup keeps it the same object
             call_func = cleanup(call_func)
         out_tree, out_types = out_box
-        diff = [k for k in range(len(a.leaves)) if a.float[k]]
+        diff = [k for k in range(len(leaves)) if a.float[k]]
         float_out = [is_float(t) for t in out_types]
 
         zero_outputs: dict[tuple[bool, ...], frozenset[int]] = {}
@@ -448,21 +469,22 @@ class custom_jvp:  # noqa: N801  (JAX's name)
 
         jvp_rule = _Rule(self._rule_name(), build, zero_outputs)
         if diff:                    # See Note [custom rules run when the call is made]
-            self._run_rule_now(jvp_rule, a, diff, eager)
+            self._run_rule_now(jvp_rule, leaves, diff, eager)
         if (kept_at is not None and concretisations() == read
                 and not any(isinstance(c, Tracer) for c in consts)):
             trace.kept[kept_at] = (call_func, out_weak, consts, out_tree, jvp_rule)
-        return self._bind(a.leaves, call_func, out_weak, consts, out_tree, jvp_rule)
+        return self._bind(leaves, call_func, out_weak, consts, out_tree, jvp_rule)
 
-    def _run_rule_now(self, jvp_rule: _Rule, a: _Args, diff: list[int], eager: bool) -> None:
+    def _run_rule_now(self, jvp_rule: _Rule, leaves: list[Any], diff: list[int],
+                      eager: bool) -> None:
         """Trace the rule now, in the trace of a ``grad``/``jvp``/``linearize`` (and in
         eager autodiff), as JAX runs it here: with the tangents JAX would give it, its
         errors raised where the arguments are perturbed."""
         def perturbed() -> list[bool] | None:
-            return perturbed_values([a.leaves[k] for k in diff])
+            return perturbed_values([leaves[k] for k in diff])
 
         def sources(n: int) -> list[Any] | None:
-            return [*a.leaves, *([None] * n)] if eager else None
+            return [*leaves, *([None] * n)] if eager else None
 
         if self.symbolic_zeros:
             mask = perturbed()
@@ -506,7 +528,7 @@ class custom_jvp:  # noqa: N801  (JAX's name)
                  out_types: list[TensorType], float_out: list[bool], name: str,
                  record: Callable[[frozenset[int]], None]) -> Any:
         given = [k for k, m in zip(diff, mask, strict=True) if m]
-        n = len(a.leaves)
+        n = len(a.types)
 
         def rule(tracers: list[Tracer]) -> list[Any]:
             primals, given_tangents = tracers[:n], dict(zip(given, tracers[n:], strict=True))
@@ -600,7 +622,7 @@ class custom_vjp:  # noqa: N801  (JAX's name)
         nondiff = _nondiff(self.nondiff_argnums, len(args), "custom_vjp")
         if nondiff and values_readable():
             args = _concrete_nondiff(args, nondiff)
-        a = _Args(args, nondiff)
+        a, leaves = _Args(args, nondiff), _Args.leaves(args, nondiff)
         box: dict[str, Any] = {}
 
         def call(tracers: list[Tracer]) -> list[Any]:
@@ -611,7 +633,7 @@ class custom_vjp:  # noqa: N801  (JAX's name)
 
         eager = values_readable()          # See Note [concrete values while tracing]
         call_func, out_weak, consts = trace_function(call, a.types, a.weak, name,
-                                                     sources=a.leaves if eager else None)
+                                                     sources=leaves if eager else None)
         out_tree, out_types = box["out"]
 
         symbolic = self.symbolic_zeros
@@ -641,7 +663,7 @@ class custom_vjp:  # noqa: N801  (JAX's name)
 
         fwd_rule = _Rule(_name(self.fwd), lambda key: (make_fwd(key), a.types, a.weak))
         if eager and not symbolic:         # (with symbolic zeros the key is not known yet)
-            fwd_rule.prepare(None, a.leaves)
+            fwd_rule.prepare(None, leaves)
 
         def bwd_signature(key: Any) -> Any:
             perturbed, given = key if symbolic else (None, (True,) * len(out_types))
@@ -660,9 +682,9 @@ class custom_vjp:  # noqa: N801  (JAX's name)
                     raise TypeError(f"the custom_vjp bwd rule of {name} must return a tuple "
                                     f"with one cotangent per differentiable argument, got "
                                     f"{type(got).__name__}{where()}")
-                if len(got) != len(a.diff):
+                if len(got) != a.n_diff:
                     raise TypeError(f"the custom_vjp bwd rule of {name} returned {len(got)} "
-                                    f"cotangents for {len(a.diff)} differentiable arguments"
+                                    f"cotangents for {a.n_diff} differentiable arguments"
                                     f"{where()}")
                 leaves = _cotangent_leaves(tuple(got), a.tree, a.types, name)
                 return [v for k, v in enumerate(leaves) if a.float[k]]
@@ -672,7 +694,7 @@ class custom_vjp:  # noqa: N801  (JAX's name)
                     [*(w for _, w in r_sigs), *(w for w, g in zip(out_weak, given, strict=True)
                                                 if g)])
 
-        outs = bind(custom_vjp_call_p, *a.leaves, *consts, call=call_func, fwd=fwd_rule,
+        outs = bind(custom_vjp_call_p, *leaves, *consts, call=call_func, fwd=fwd_rule,
                     bwd=_Rule(_name(self.bwd), bwd_signature), num_consts=len(consts),
                     symbolic_zeros=symbolic)
         for o, w in zip(outs, out_weak, strict=True):
