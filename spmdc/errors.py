@@ -89,6 +89,11 @@ __all__ = [
 
 # --- JAX's public classes (jax.errors) ----------------------------------------------------
 
+class BarrierTimeoutError(Exception):
+    """The processes did not all reach a checkpoint's commit barrier in time
+    (``jax.experimental.array_serialization``)."""
+
+
 class JAXTypeError(TypeError):
     """The base of JAX's TypeErrors about traced values (JAX's ``JAXTypeError``)."""
 

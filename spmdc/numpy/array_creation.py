@@ -65,8 +65,10 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     laid out as ``x`` where JAX keeps its layout. See Note [the layout of a *_like array]."""
     out = _laid_out_like(x, full(_shape(x) if shape is None else shape, fill_value,
                                  dtype if dtype is not None else _dtype_of(x)))
-    # weakly typed as x is when it keeps x's dtype, as JAX's (jnp.ones_like(1) is weak)
-    return _weakly_typed(out) if dtype is None and dtypes.dtype_and_weak(x)[1] else out
+    # weakly typed as x is when it keeps x's dtype, as JAX's (jnp.ones_like(1) is weak);
+    # an object standing for an array (__jax_array__: Flax's hijax Variable) is its array
+    like = x.__jax_array__() if hasattr(x, "__jax_array__") else x
+    return _weakly_typed(out) if dtype is None and dtypes.dtype_and_weak(like)[1] else out
 
 
 def _laid_out_like(x: Any, out: Any) -> Any:

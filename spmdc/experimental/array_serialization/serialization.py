@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ...errors import BarrierTimeoutError
 from ...runtime import distributed, monitoring, pjrt
 from . import tensorstore_impl as ts_impl
 from .tensorstore_impl import _LimitInFlightBytes, async_deserialize, async_serialize
@@ -62,10 +63,6 @@ def __getattr__(name: str) -> Any:
     if name == "TS_CONTEXT":
         return ts_impl._module_value("_TS_CONTEXT")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class BarrierTimeoutError(Exception):
-    """The processes did not all reach a checkpoint's commit barrier in time."""
 
 
 def is_remote_storage(tspec: dict[str, Any] | str) -> bool:
